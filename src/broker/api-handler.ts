@@ -1,0 +1,32 @@
+import type { Reader } from '../protocol/reader.js';
+import type { Writer } from '../protocol/writer.js';
+
+/** What a handler knows about the request it serves. */
+export interface RequestContext {
+  readonly apiKey: number;
+  readonly apiVersion: number;
+  readonly correlationId: number;
+  readonly clientId: string | null;
+  /** Unique per connection, for fetch sessions and diagnostics. */
+  readonly connectionId: string;
+  /** `User:ANONYMOUS` until SASL exists. */
+  readonly principal: string;
+  readonly clientAddress: string;
+  /** Aborted when the connection closes: long polls stop waiting. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * One API key served by the node. The connection decodes the body with `decode`, calls `handle`,
+ * and encodes what it returns with `encode` in the request's version. `handle` returning null
+ * sends no response (Produce with acks=0). A thrown error is mapped to a connection close by the
+ * connection, so handlers return per-partition error codes instead of throwing.
+ */
+export interface ApiHandler<Req = unknown, Res = unknown> {
+  readonly apiKey: number;
+  readonly minVersion: number;
+  readonly maxVersion: number;
+  decode(r: Reader, version: number): Req;
+  encode(w: Writer, res: Res, version: number): void;
+  handle(ctx: RequestContext, req: Req): Promise<Res | null> | Res | null;
+}
