@@ -1,0 +1,76 @@
+/**
+ * What a coordinator needs from the node it runs in. The broker implements this once and hands
+ * it to `createGroupApiHandlers` (and later the transaction and mirror coordinators). Kept narrow
+ * on purpose: a coordinator never sees sockets, the controller or other partitions' logs.
+ */
+
+/** Milliseconds since the epoch; injected so tests drive time by hand. */
+export interface CoordinatorClock {
+  now(): number;
+}
+
+/** Cancels a scheduled callback; calling it after the callback ran is harmless. */
+export type CancelTimer = () => void;
+
+/** Schedules callbacks on the injected clock (setTimeout in production, a manual queue in tests). */
+export interface CoordinatorTimers {
+  schedule(delayMs: number, fn: () => void): CancelTimer;
+}
+
+export interface CoordinatorAppendResult {
+  /** 0 when the batch is durable per the log's flush policy; a Kafka error code otherwise. */
+  readonly errorCode: number;
+  readonly baseOffset: number;
+  readonly lastOffset: number;
+}
+
+/**
+ * The slice of a partition log a coordinator uses: append one batch as leader, read batches back
+ * for replay. `PartitionLog` (src/storage/partition-log.ts) provides this through
+ * `coordinatorLogOf(log)` in `./partition-log-adapter.ts`, so the broker can return that.
+ */
+export interface CoordinatorLog {
+  readonly logStartOffset: number;
+  readonly logEndOffset: number;
+  /** Appends one record batch (offsets are assigned by the log); resolves once committed. */
+  append(batch: Buffer): Promise<CoordinatorAppendResult>;
+  /** Whole record batches starting at or before `fetchOffset`, at most about `maxBytes` (at least one batch). */
+  readFrom(fetchOffset: number, maxBytes: number): Promise<Buffer>;
+}
+
+export interface CoordinatorHost {
+  readonly nodeId: number;
+  /** Advertised address answered by FindCoordinator. */
+  readonly host: string;
+  readonly port: number;
+  readonly clock: CoordinatorClock;
+  readonly timers: CoordinatorTimers;
+  /**
+   * Broker config by Kafka key (offsets.topic.num.partitions, group.initial.rebalance.delay.ms,
+   * group.min.session.timeout.ms, group.max.session.timeout.ms, offsets.retention.minutes,
+   * group.consumer.heartbeat.interval.ms, group.consumer.session.timeout.ms, ...); undefined means
+   * the coordinator uses Kafka's default.
+   */
+  config(key: string): string | undefined;
+  /**
+   * Opens (creating on first use, with cleanup.policy=compact and `partitions` partitions in the
+   * metadata) one partition of an internal topic such as __consumer_offsets.
+   */
+  openInternalPartition(topic: string, partition: number, partitions: number): Promise<CoordinatorLog>;
+  topicIdByName(name: string): string | undefined;
+  topicNameById(id: string): string | undefined;
+  partitionCount(topic: string): number | undefined;
+  /** Called after every metadata change (topics created, deleted, partitions added). Returns an unsubscribe. */
+  onMetadataChange(cb: () => void): () => void;
+}
+
+/** Production timers over the real event loop. */
+export const realTimers: CoordinatorTimers = {
+  schedule(delayMs, fn) {
+    const t = setTimeout(fn, Math.max(0, delayMs));
+    t.unref();
+    return () => clearTimeout(t);
+  },
+};
+
+export const systemClock: CoordinatorClock = { now: () => Date.now() };
