@@ -1,0 +1,192 @@
+/**
+ * What cluster mirroring (KIP-1279) needs from the node it runs in. The broker implements this
+ * once and passes it to `createMirrorApiHandlers(host)` (./mirror-api-handlers.ts).
+ *
+ * It extends the coordinator seam because the cluster-mirror coordinator keeps its state in the
+ * internal compacted topic `__mirror_state`, opened through `openInternalPartition` exactly like
+ * `__consumer_offsets`.
+ *
+ * Concurrency contract: every method is called on the node's event loop. A promise returned by a
+ * controller write resolves once the records are in the metadata log AND applied to the image the
+ * other getters read (so a getter called right after sees the change).
+ */
+import type { ApiHandler } from '../broker/api-handler.js';
+import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
+import type { MirrorPartitionStateValue } from './mirror-partition-state.js';
+
+/** ConfigResource type id of a cluster mirror (KIP-1279 §3.1). */
+export const CLUSTER_MIRROR_RESOURCE_TYPE = 64;
+
+/** The part of a partition log the mirror fetcher and the STOPPING sequence use. */
+export interface MirrorLog {
+  readonly logStartOffset: number;
+  readonly logEndOffset: number;
+  readonly highWatermark: number;
+  /** Epoch of the last entry of the leader-epoch cache; -1 when the log has none. */
+  readonly latestEpoch: number;
+  /**
+   * Appends whole record batches exactly as the source wrote them: offsets and partition leader
+   * epochs are kept, the epoch cache is built from the batch epochs, producer state is updated
+   * and a MIRROR_PID_RESET control batch clears it. The first batch must start at logEndOffset.
+   */
+  appendAsMirror(records: Buffer): Promise<MirrorAppendResult>;
+  /** Drops everything at and above `offset` (no-op when offset >= logEndOffset). */
+  truncateTo(offset: number): Promise<void>;
+  /** Empties the log and restarts it at `offset` (out of range below the source log start). */
+  truncateFullyAndStartAt(offset: number): Promise<void>;
+  /**
+   * Kafka's `endOffsetForEpoch`: the start offset of the first epoch greater than `epoch`, or the
+   * log end offset when `epoch` is the latest; `{ epoch: -1, endOffset: -1 }` when unknown.
+   */
+  endOffsetForEpoch(epoch: number): { epoch: number; endOffset: number };
+}
+
+export interface MirrorAppendResult {
+  readonly errorCode: number;
+  readonly baseOffset: number;
+  readonly lastOffset: number;
+  readonly errorMessage?: string;
+}
+
+/** A producer whose transaction is open in a partition (STOPPING aborts it, spec §8.5 d). */
+export interface OpenTransaction {
+  readonly producerId: number;
+  readonly producerEpoch: number;
+  /** Coordinator epoch of the last marker seen, 0 when unknown (as Kafka writes it). */
+  readonly coordinatorEpoch: number;
+}
+
+/** A topic's mirror binding as replayed from MirrorTopicStateChangeRecord into the image. */
+export interface MirrorTopicBinding {
+  readonly topicName: string;
+  readonly topicId: string;
+  readonly mirrorName: string;
+  /** Desired state for every partition, a `MirrorPartitionState` byte (MIRRORING, PAUSED, STOPPED). */
+  readonly desiredState: MirrorPartitionStateValue;
+  /** Metadata-log offset of the last MirrorTopicStateChangeRecord for this topic (optimistic locking). */
+  readonly lastStateChangeOffset: number;
+}
+
+/**
+ * One controller write. The broker turns a list of these into metadata records appended as one
+ * atomic batch (all or nothing):
+ * - createTopic → TopicRecord with the given (source) topic id + PartitionRecords + ConfigRecords,
+ *   replication factor = the node's default (CreateTopics v8 MirrorInfo semantics).
+ * - mirrorTopicState → MirrorTopicStateChangeRecord { TopicId, MirrorName (null = unbind), DesiredState }.
+ * - mirrorConfig → ConfigRecord { ResourceType 64, ResourceName = mirror, Name, Value (null = delete) }.
+ * - bumpLeaderEpoch → PartitionChangeRecord v3 with LeaderEpoch set, leader and ISR unchanged.
+ */
+export type MirrorControllerOp =
+  | {
+      readonly type: 'createTopic';
+      readonly name: string;
+      readonly topicId: string;
+      readonly numPartitions: number;
+      readonly configs: ReadonlyMap<string, string>;
+    }
+  | {
+      readonly type: 'mirrorTopicState';
+      readonly topicId: string;
+      readonly mirrorName: string | null;
+      readonly desiredState: MirrorPartitionStateValue;
+    }
+  | {
+      readonly type: 'mirrorConfig';
+      readonly mirrorName: string;
+      readonly name: string;
+      readonly value: string | null;
+    }
+  | {
+      readonly type: 'bumpLeaderEpoch';
+      readonly topicId: string;
+      readonly partition: number;
+      readonly leaderEpoch: number;
+    };
+
+export interface MirrorControllerResult {
+  /** 0 on success; otherwise a Kafka error code (e.g. TOPIC_ALREADY_EXISTS, INVALID_REPLICATION_FACTOR). */
+  readonly errorCode: number;
+  readonly errorMessage?: string;
+  /** Metadata-log offset of the last record written (the image offset after applying). */
+  readonly metadataOffset: number;
+}
+
+export interface MirrorHost extends CoordinatorHost {
+  /** This cluster's id (sent as ClusterId in DescribeClusterMirrors LME lookups, compared for loops). */
+  readonly clusterId: string;
+
+  /** Offset of the last metadata record applied to the image (StateValidationOffset). */
+  metadataOffset(): number;
+
+  /** Every topic name in the image. */
+  topicNames(): readonly string[];
+
+  /** Current leader epoch of a partition in the image, undefined when the partition does not exist. */
+  leaderEpoch(topic: string, partition: number): number | undefined;
+
+  /** True when this node leads the partition (always, for a single-node cluster). */
+  isLocalLeader(topic: string, partition: number): boolean;
+
+  /** The partition's log when led here, undefined otherwise. */
+  partitionLog(topic: string, partition: number): MirrorLog | undefined;
+
+  /** Open transactions of a partition's producer state (for STOPPING's ABORT markers). */
+  openTransactions(topic: string, partition: number): readonly OpenTransaction[];
+
+  /**
+   * Appends a control batch built by the mirror coordinator (ABORT markers, MIRROR_PID_RESET) as
+   * the partition leader at the current leader epoch; the log assigns offsets. The read-only guard
+   * must let it through: it is called only while the partition is STOPPING.
+   */
+  appendCoordinatorBatch(topic: string, partition: number, batch: Buffer): Promise<MirrorAppendResult>;
+
+  /** Mirror bindings of all topics (replayed MirrorTopicStateChangeRecords with a non-null mirror). */
+  mirrorTopicBindings(): readonly MirrorTopicBinding[];
+
+  /** CLUSTER_MIRROR config resources: mirror name → key → value (only keys set explicitly). */
+  mirrorConfigs(): ReadonlyMap<string, ReadonlyMap<string, string>>;
+
+  /** Applies controller writes atomically (see MirrorControllerOp). */
+  controllerWrite(ops: readonly MirrorControllerOp[]): Promise<MirrorControllerResult>;
+}
+
+/** A DescribeConfigs entry for a CLUSTER_MIRROR resource. */
+export interface MirrorConfigEntry {
+  readonly name: string;
+  readonly value: string | null;
+  readonly isDefault: boolean;
+  readonly isSensitive: boolean;
+}
+
+/** One IncrementalAlterConfigs operation (op: 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT). */
+export interface MirrorConfigAlteration {
+  readonly name: string;
+  readonly op: number;
+  readonly value: string | null;
+}
+
+/**
+ * What `createMirrorApiHandlers(host)` returns to the broker. The broker registers `handlers`
+ * (API keys 94-96, 98-105), routes DescribeConfigs / IncrementalAlterConfigs for resource type 64
+ * to `describeMirrorConfig` / `alterMirrorConfig`, and asks `isProduceAllowed` for every Produce
+ * partition (false → READ_ONLY_TOPIC, error 134).
+ */
+export interface MirrorApiHandlers {
+  readonly handlers: ApiHandler[];
+  /**
+   * Client produce to `topic` is allowed: the topic is not bound to a mirror, or its partition is
+   * STOPPED (spec §2 read-only guard). The coordinator's own ABORT / MIRROR_PID_RESET appends go
+   * through `appendCoordinatorBatch`, not Produce.
+   */
+  isProduceAllowed(topic: string, partition: number): boolean;
+  /** null when the mirror does not exist (→ UNKNOWN_CLUSTER_MIRROR / resource not found). */
+  describeMirrorConfig(mirrorName: string): readonly MirrorConfigEntry[] | null;
+  /** Returns a Kafka error code (0 ok; INVALID_CONFIG 40, UNKNOWN_CLUSTER_MIRROR 137, ...) and message. */
+  alterMirrorConfig(
+    mirrorName: string,
+    alterations: readonly MirrorConfigAlteration[],
+    validateOnly: boolean,
+  ): Promise<{ errorCode: number; errorMessage: string | null }>;
+  /** Stops fetchers and timers; leaves state persisted. */
+  close(): Promise<void>;
+}
