@@ -1,0 +1,400 @@
+/**
+ * The mirror partition state machine (KIP-1279 spec §7): legal transitions, the next-state choice
+ * when a leader (re)discovers a partition, persistence before action, and FAILED retries with
+ * exponential backoff and jitter.
+ *
+ * Concurrency contract: single event loop. Transitions of one partition are serialised through a
+ * per-partition promise chain; a state's action starts only after the transition has been
+ * persisted and runs outside that chain, so an action may itself request the next transition.
+ * Actions that finish late check `expectedFrom` so a stale action (the partition moved on while it
+ * ran, e.g. a stop arrived during truncation) cannot drive the partition backwards.
+ */
+import type { CancelTimer, CoordinatorClock, CoordinatorTimers } from '../coordinator/coordinator-host.js';
+import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
+
+export type State = MirrorPartitionStateValue;
+
+/** (mirror, topic id, partition): the key of every `__mirror_state` record. */
+export interface MirrorPartitionKey {
+  readonly mirrorName: string;
+  readonly topicId: string;
+  readonly topicName: string;
+  readonly partition: number;
+}
+
+export function partitionKeyString(k: MirrorPartitionKey): string {
+  return `${k.mirrorName}:${k.topicId}:${k.partition}`;
+}
+
+/** What `__mirror_state` holds per partition (MirrorPartitionStateValue). */
+export interface PersistedPartitionState {
+  readonly state: State;
+  readonly previousState: State;
+  /** Number of FAILED entries since the partition last made progress; -1 = non-retryable. */
+  readonly retryAttempt: number;
+  readonly errorMessage: string | null;
+}
+
+/**
+ * Legal transitions, spec §7.2 (the reference implementation's switch). `from` null means no
+ * state at all (never persisted). Self-transitions are always legal (MIRRORING→MIRRORING re-adds
+ * fetchers).
+ */
+export function isValidTransition(from: State | null, to: State): boolean {
+  if (from === to) return true;
+  switch (to) {
+    case S.LOG_TRUNCATION:
+      return from === null || from === S.UNKNOWN || from === S.STOPPED || from === S.FAILED;
+    case S.EPOCH_FENCING:
+      return from === S.MIRRORING;
+    case S.MIRRORING:
+      return from === S.LOG_TRUNCATION || from === S.EPOCH_FENCING || from === S.PAUSED || from === S.FAILED;
+    case S.PAUSING:
+      return from === S.MIRRORING;
+    case S.PAUSED:
+      return from === S.PAUSING;
+    case S.STOPPING:
+      return (
+        from === S.LOG_TRUNCATION ||
+        from === S.EPOCH_FENCING ||
+        from === S.MIRRORING ||
+        // A pause still running when a stop arrives; the reference marks this a race guard.
+        from === S.PAUSING ||
+        from === S.PAUSED ||
+        from === S.FAILED
+      );
+    case S.STOPPED:
+      return from === S.STOPPING;
+    case S.FAILED:
+      return true;
+    case S.UNKNOWN:
+      return false;
+  }
+}
+
+/**
+ * The state a leader moves a partition to when it (re)discovers it or its desired state changes,
+ * spec §7.3, in this order:
+ *  1. FAILED stays FAILED: the retry logic decides, not the desired state;
+ *  2. desired STOPPED → STOPPING (or stay STOPPED);
+ *  3. desired PAUSED → PAUSING (or stay PAUSED); from a state that cannot pause directly
+ *     (truncating, fencing) the partition first finishes into MIRRORING, so stay;
+ *  4. PAUSED with desired MIRRORING → MIRRORING (resume: no truncation);
+ *  5. UNKNOWN or STOPPED → LOG_TRUNCATION (fresh start, or restart after failover);
+ *  6. otherwise re-enter the current state: a new leader redoes the half-done step.
+ */
+export function chooseNextState(current: State, desired: State): State {
+  if (current === S.FAILED) return S.FAILED;
+  if (desired === S.STOPPED) return current === S.STOPPED ? S.STOPPED : S.STOPPING;
+  if (desired === S.PAUSED) {
+    if (current === S.PAUSED || current === S.PAUSING) return current;
+    if (current === S.MIRRORING) return S.PAUSING;
+    if (current === S.UNKNOWN || current === S.STOPPED) return current;
+    return current;
+  }
+  if (current === S.PAUSED || current === S.PAUSING) return S.MIRRORING;
+  if (current === S.UNKNOWN || current === S.STOPPED) return S.LOG_TRUNCATION;
+  return current;
+}
+
+/** Where a FAILED retry goes, by the state that failed (every target is legal from FAILED). */
+export function retryTarget(previous: State): State {
+  switch (previous) {
+    case S.MIRRORING:
+    case S.EPOCH_FENCING:
+    case S.PAUSING:
+    case S.PAUSED:
+      // Re-entering MIRRORING re-runs the epoch checks; desired PAUSED is re-applied after it.
+      return S.MIRRORING;
+    case S.STOPPING:
+      return S.STOPPING;
+    default:
+      return S.LOG_TRUNCATION;
+  }
+}
+
+/** Persistence seam: the coordinator on `__mirror_state` (local append or WriteMirrorStates). */
+export interface MirrorStateStore {
+  /** Resolves once the record is committed; rejects when it could not be written. */
+  writeState(key: MirrorPartitionKey, value: PersistedPartitionState): Promise<void>;
+}
+
+/** A failure that retrying cannot fix (source topic deleted, source cluster id changed, loop). */
+export class NonRetryableMirrorError extends Error {
+  override readonly name = 'NonRetryableMirrorError';
+}
+
+/**
+ * The work done on entering a state. The action requests the next transition itself (e.g.
+ * LOG_TRUNCATION truncates then calls `machine.transition(key, MIRRORING, { expectedFrom:
+ * LOG_TRUNCATION })`). A thrown error moves the partition to FAILED (non-retryable when it is a
+ * NonRetryableMirrorError).
+ */
+export type StateAction = (key: MirrorPartitionKey, machine: MirrorStateMachine) => Promise<void> | void;
+
+export interface RetryPolicy {
+  /** mirror.failed.retry.initial.backoff.ms (default 1000). */
+  readonly initialBackoffMs: number;
+  /** mirror.failed.retry.max.backoff.ms (default 300000). */
+  readonly maxBackoffMs: number;
+  /** mirror.failed.retry.max.attempts (default 100; 0 disables retries). */
+  readonly maxAttempts: number;
+  /** ± fraction applied to each backoff (Kafka's ExponentialBackoff uses 0.2). */
+  readonly jitter: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  initialBackoffMs: 1000,
+  maxBackoffMs: 300_000,
+  maxAttempts: 100,
+  jitter: 0.2,
+};
+
+/** Backoff before retry number `attempt` (1-based): min(max, initial·2^(attempt-1)) · (1 ± jitter). */
+export function retryBackoffMs(policy: RetryPolicy, attempt: number, random: () => number): number {
+  const term = policy.initialBackoffMs * 2 ** Math.max(0, attempt - 1);
+  const value = Math.min(term, policy.maxBackoffMs);
+  const factor = policy.jitter > 0 ? 1 - policy.jitter + random() * 2 * policy.jitter : 1;
+  return Math.floor(value * factor);
+}
+
+export interface TransitionOptions {
+  /** Apply only when the partition is still in this state (guards late actions). */
+  readonly expectedFrom?: State;
+  /** For FAILED: the reason shown by describe --failed. */
+  readonly errorMessage?: string;
+  /** For FAILED: never retry. */
+  readonly nonRetryable?: boolean;
+}
+
+interface Entry {
+  key: MirrorPartitionKey;
+  persisted: PersistedPartitionState | null;
+  desired: State;
+  chain: Promise<unknown>;
+  retryTimer: CancelTimer | null;
+  /** Bumped on every applied transition; an action whose generation is stale is ignored. */
+  generation: number;
+}
+
+export interface MirrorStateMachineOptions {
+  readonly store: MirrorStateStore;
+  readonly actions: Partial<Record<State, StateAction>>;
+  readonly clock: CoordinatorClock;
+  readonly timers: CoordinatorTimers;
+  readonly retry?: RetryPolicy;
+  readonly random?: () => number;
+  /** Called after every applied transition (metrics, describe caches, tests). */
+  readonly onTransition?: (key: MirrorPartitionKey, from: State | null, to: PersistedPartitionState) => void;
+  /** Called when a state write or an action fails in a way that is only logged. */
+  readonly onError?: (key: MirrorPartitionKey, err: unknown) => void;
+}
+
+export class MirrorStateMachine {
+  private readonly entries = new Map<string, Entry>();
+  private readonly retry: RetryPolicy;
+  private readonly random: () => number;
+  private closed = false;
+
+  constructor(private readonly opts: MirrorStateMachineOptions) {
+    this.retry = opts.retry ?? DEFAULT_RETRY_POLICY;
+    this.random = opts.random ?? Math.random;
+  }
+
+  /** Current persisted state (UNKNOWN when nothing is known). */
+  state(key: MirrorPartitionKey): State {
+    return this.entries.get(partitionKeyString(key))?.persisted?.state ?? S.UNKNOWN;
+  }
+
+  snapshot(key: MirrorPartitionKey): PersistedPartitionState | null {
+    return this.entries.get(partitionKeyString(key))?.persisted ?? null;
+  }
+
+  keys(): MirrorPartitionKey[] {
+    return [...this.entries.values()].map((e) => e.key);
+  }
+
+  /**
+   * Registers a partition this node leads, with what the coordinator holds for it (null = nothing
+   * persisted) and the topic's desired state, then applies §7.3. A FAILED partition that is still
+   * retryable gets its retry scheduled again (a new leader resumes the persisted state).
+   */
+  async resume(key: MirrorPartitionKey, persisted: PersistedPartitionState | null, desired: State): Promise<void> {
+    const e = this.entry(key);
+    e.persisted = persisted;
+    e.desired = desired;
+    if (persisted?.state === S.FAILED) {
+      this.scheduleRetry(e);
+      return;
+    }
+    await this.reconcile(key);
+  }
+
+  /** The topic's desired state changed (MirrorTopicStateChangeRecord); applies §7.3. */
+  async setDesired(key: MirrorPartitionKey, desired: State): Promise<void> {
+    const e = this.entry(key);
+    e.desired = desired;
+    await this.reconcile(key);
+  }
+
+  /** Applies §7.3 to the partition's current state. */
+  async reconcile(key: MirrorPartitionKey): Promise<void> {
+    const e = this.entry(key);
+    const cur = e.persisted?.state ?? S.UNKNOWN;
+    const next = chooseNextState(cur, e.desired);
+    // Re-entering the current state only re-runs its action when nothing is running it already:
+    // MIRRORING is always re-run (it re-adds fetchers), others only when resuming from a store.
+    if (next === cur && cur !== S.MIRRORING && (e.generation > 0 || this.opts.actions[cur] === undefined)) return;
+    if (next === S.UNKNOWN) return;
+    await this.transition(key, next, { expectedFrom: cur });
+  }
+
+  /** The partition stopped being led here: forget it and cancel its retry timer. */
+  forget(key: MirrorPartitionKey): void {
+    const k = partitionKeyString(key);
+    const e = this.entries.get(k);
+    if (e === undefined) return;
+    e.retryTimer?.();
+    e.generation++;
+    this.entries.delete(k);
+  }
+
+  /** The partition made progress (data appended / caught up): retry counting starts over. */
+  markHealthy(key: MirrorPartitionKey): void {
+    const e = this.entries.get(partitionKeyString(key));
+    if (e?.persisted && e.persisted.retryAttempt > 0 && e.persisted.state === S.MIRRORING) {
+      e.persisted = { ...e.persisted, retryAttempt: 0, errorMessage: null };
+    }
+  }
+
+  /** Moves the partition to FAILED with a reason. */
+  fail(key: MirrorPartitionKey, err: unknown): Promise<boolean> {
+    const nonRetryable = err instanceof NonRetryableMirrorError;
+    const message = err instanceof Error ? err.message : String(err);
+    return this.transition(key, S.FAILED, { errorMessage: message, nonRetryable });
+  }
+
+  /**
+   * Persists `to`, then runs its action. Resolves true when the transition was applied, false
+   * when it was illegal, stale (expectedFrom no longer holds) or the write failed.
+   */
+  transition(key: MirrorPartitionKey, to: State, options: TransitionOptions = {}): Promise<boolean> {
+    const e = this.entry(key);
+    const run = e.chain.then(() => this.applyTransition(e, to, options));
+    e.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const e of this.entries.values()) {
+      e.retryTimer?.();
+      e.retryTimer = null;
+      e.generation++;
+    }
+  }
+
+  private entry(key: MirrorPartitionKey): Entry {
+    const k = partitionKeyString(key);
+    let e = this.entries.get(k);
+    if (e === undefined) {
+      e = { key, persisted: null, desired: S.UNKNOWN, chain: Promise.resolve(), retryTimer: null, generation: 0 };
+      this.entries.set(k, e);
+    }
+    return e;
+  }
+
+  private async applyTransition(e: Entry, to: State, options: TransitionOptions): Promise<boolean> {
+    if (this.closed || this.entries.get(partitionKeyString(e.key)) !== e) return false;
+    const cur = e.persisted?.state ?? null;
+    const curOrUnknown = cur ?? S.UNKNOWN;
+    if (options.expectedFrom !== undefined && curOrUnknown !== options.expectedFrom) return false;
+    if (!isValidTransition(cur === S.UNKNOWN ? null : cur, to)) return false;
+
+    const next = this.nextPersisted(e.persisted, to, options);
+    try {
+      await this.opts.store.writeState(e.key, next);
+    } catch (err) {
+      this.opts.onError?.(e.key, err);
+      return false;
+    }
+    if (this.closed || this.entries.get(partitionKeyString(e.key)) !== e) return false;
+    e.retryTimer?.();
+    e.retryTimer = null;
+    e.persisted = next;
+    const generation = ++e.generation;
+    this.opts.onTransition?.(e.key, cur, next);
+    if (to === S.FAILED) {
+      this.scheduleRetry(e);
+    } else if (to === S.MIRRORING && e.desired !== S.MIRRORING && e.desired !== S.UNKNOWN) {
+      // A pause or stop arrived while truncating/fencing/retrying: apply it now instead of
+      // starting a fetcher (queued behind this transition on the partition's chain).
+      void this.reconcile(e.key);
+    } else {
+      this.runAction(e, to, generation);
+    }
+    return true;
+  }
+
+  private nextPersisted(prev: PersistedPartitionState | null, to: State, options: TransitionOptions): PersistedPartitionState {
+    const prevState = prev?.state ?? S.UNKNOWN;
+    if (to === S.FAILED) {
+      const wasFailed = prevState === S.FAILED;
+      const previousState = wasFailed ? (prev?.previousState ?? S.UNKNOWN) : prevState;
+      const priorAttempts = prev !== null && prev.retryAttempt > 0 ? prev.retryAttempt : 0;
+      const retryAttempt = options.nonRetryable === true || (wasFailed && prev?.retryAttempt === -1) ? -1 : priorAttempts + 1;
+      return { state: S.FAILED, previousState, retryAttempt, errorMessage: options.errorMessage ?? prev?.errorMessage ?? null };
+    }
+    // An operator restart (stop, then start) clears the failure history.
+    const fresh = to === S.STOPPING || to === S.STOPPED || (to === S.LOG_TRUNCATION && prevState !== S.FAILED);
+    return {
+      state: to,
+      previousState: prevState,
+      retryAttempt: fresh || prev === null ? 0 : Math.max(0, prev.retryAttempt),
+      errorMessage: fresh || prev === null ? null : prev.errorMessage,
+    };
+  }
+
+  private runAction(e: Entry, state: State, generation: number): void {
+    const action = this.opts.actions[state];
+    if (action === undefined) return;
+    const stillCurrent = (): boolean => !this.closed && e.generation === generation && this.entries.get(partitionKeyString(e.key)) === e;
+    Promise.resolve()
+      .then(() => action(e.key, this))
+      .catch((err: unknown) => {
+        if (!stillCurrent()) return;
+        void this.transition(e.key, S.FAILED, {
+          expectedFrom: state,
+          errorMessage: err instanceof Error ? err.message : String(err),
+          nonRetryable: err instanceof NonRetryableMirrorError,
+        });
+      });
+  }
+
+  private scheduleRetry(e: Entry): void {
+    const p = e.persisted;
+    if (p === null || p.state !== S.FAILED || this.closed) return;
+    if (p.retryAttempt < 0) return; // non-retryable
+    if (this.retry.maxAttempts === 0 || p.retryAttempt > this.retry.maxAttempts) return;
+    e.retryTimer?.();
+    const delay = retryBackoffMs(this.retry, p.retryAttempt, this.random);
+    const generation = e.generation;
+    e.retryTimer = this.opts.timers.schedule(delay, () => {
+      e.retryTimer = null;
+      if (this.closed || e.generation !== generation) return;
+      const target = retryTarget(p.previousState);
+      void this.transition(e.key, target, { expectedFrom: S.FAILED });
+    });
+  }
+
+  /** For describe: "n/max" or "NonRetryable". */
+  retryLabel(key: MirrorPartitionKey): string {
+    const p = this.snapshot(key);
+    if (p === null) return '0/' + this.retry.maxAttempts;
+    return p.retryAttempt < 0 ? 'NonRetryable' : `${p.retryAttempt}/${this.retry.maxAttempts}`;
+  }
+
+  describe(key: MirrorPartitionKey): string {
+    return mirrorStateName(this.state(key));
+  }
+}

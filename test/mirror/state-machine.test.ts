@@ -1,0 +1,281 @@
+import { describe, expect, it } from 'vitest';
+import type { CoordinatorTimers } from '../../src/coordinator/coordinator-host.js';
+import { MirrorPartitionState as S } from '../../src/mirror/mirror-partition-state.js';
+import {
+  chooseNextState,
+  isValidTransition,
+  MirrorStateMachine,
+  NonRetryableMirrorError,
+  retryBackoffMs,
+  type MirrorPartitionKey,
+  type PersistedPartitionState,
+  type State,
+  type StateAction,
+} from '../../src/mirror/state-machine.js';
+
+/** Timers driven by hand: `advance(ms)` fires what is due, in order. */
+class ManualTimers implements CoordinatorTimers {
+  now = 0;
+  private queue: { at: number; fn: () => void; id: number }[] = [];
+  private seq = 0;
+  schedule(delayMs: number, fn: () => void): () => void {
+    const id = ++this.seq;
+    this.queue.push({ at: this.now + delayMs, fn, id });
+    return () => {
+      this.queue = this.queue.filter((t) => t.id !== id);
+    };
+  }
+  get pending(): number[] {
+    return this.queue.map((t) => t.at - this.now);
+  }
+  async advance(ms: number): Promise<void> {
+    const until = this.now + ms;
+    for (;;) {
+      this.queue.sort((a, b) => a.at - b.at);
+      const t = this.queue[0];
+      if (t === undefined || t.at > until) break;
+      this.queue.shift();
+      this.now = t.at;
+      t.fn();
+      await flush();
+    }
+    this.now = until;
+  }
+}
+
+async function flush(): Promise<void> {
+  for (let i = 0; i < 20; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
+const ALL: State[] = [S.UNKNOWN, S.LOG_TRUNCATION, S.EPOCH_FENCING, S.MIRRORING, S.PAUSING, S.PAUSED, S.STOPPING, S.STOPPED, S.FAILED];
+
+const key: MirrorPartitionKey = { mirrorName: 'm1', topicId: 'AAAAAAAAAAAAAAAAAAAAAA', topicName: 'orders', partition: 0 };
+
+function setup(opts: { failWrites?: () => boolean; actions?: Partial<Record<State, StateAction>>; maxAttempts?: number } = {}) {
+  const timers = new ManualTimers();
+  const writes: PersistedPartitionState[] = [];
+  const order: string[] = [];
+  const machine = new MirrorStateMachine({
+    store: {
+      async writeState(_k, v) {
+        await Promise.resolve();
+        if (opts.failWrites?.() === true) throw new Error('coordinator not available');
+        order.push(`persist:${v.state}`);
+        writes.push(v);
+      },
+    },
+    actions: opts.actions ?? {},
+    clock: { now: () => timers.now },
+    timers,
+    retry: { initialBackoffMs: 1000, maxBackoffMs: 8000, maxAttempts: opts.maxAttempts ?? 100, jitter: 0.2 },
+    random: () => 0.5,
+  });
+  return { timers, writes, machine, order };
+}
+
+describe('legal transitions (spec §7.2)', () => {
+  it('matches the table exactly', () => {
+    const allowed: Record<number, (State | null)[]> = {
+      [S.LOG_TRUNCATION]: [null, S.UNKNOWN, S.STOPPED, S.FAILED],
+      [S.EPOCH_FENCING]: [S.MIRRORING],
+      [S.MIRRORING]: [S.LOG_TRUNCATION, S.EPOCH_FENCING, S.PAUSED, S.FAILED],
+      [S.PAUSING]: [S.MIRRORING],
+      [S.PAUSED]: [S.PAUSING],
+      [S.STOPPING]: [S.LOG_TRUNCATION, S.EPOCH_FENCING, S.MIRRORING, S.PAUSING, S.PAUSED, S.FAILED],
+      [S.STOPPED]: [S.STOPPING],
+      [S.FAILED]: [null, ...ALL],
+      [S.UNKNOWN]: [],
+    };
+    for (const to of ALL) {
+      for (const from of [null, ...ALL]) {
+        const expected = from === to || (allowed[to] ?? []).includes(from);
+        expect(isValidTransition(from, to), `${String(from)} -> ${to}`).toBe(expected);
+      }
+    }
+  });
+});
+
+describe('next-state choice (spec §7.3)', () => {
+  it('follows the rules in order', () => {
+    expect(chooseNextState(S.FAILED, S.STOPPED)).toBe(S.FAILED);
+    expect(chooseNextState(S.MIRRORING, S.STOPPED)).toBe(S.STOPPING);
+    expect(chooseNextState(S.STOPPED, S.STOPPED)).toBe(S.STOPPED);
+    expect(chooseNextState(S.MIRRORING, S.PAUSED)).toBe(S.PAUSING);
+    expect(chooseNextState(S.PAUSED, S.PAUSED)).toBe(S.PAUSED);
+    expect(chooseNextState(S.PAUSED, S.MIRRORING)).toBe(S.MIRRORING);
+    expect(chooseNextState(S.UNKNOWN, S.MIRRORING)).toBe(S.LOG_TRUNCATION);
+    expect(chooseNextState(S.STOPPED, S.MIRRORING)).toBe(S.LOG_TRUNCATION);
+    expect(chooseNextState(S.EPOCH_FENCING, S.MIRRORING)).toBe(S.EPOCH_FENCING);
+    expect(chooseNextState(S.STOPPING, S.MIRRORING)).toBe(S.STOPPING);
+  });
+});
+
+describe('MirrorStateMachine', () => {
+  it('persists each state before running its action and walks start → mirroring', async () => {
+    const { machine, order } = setup({
+      actions: {
+        [S.LOG_TRUNCATION]: async (k, m) => {
+          order.push('action:truncate');
+          await m.transition(k, S.MIRRORING, { expectedFrom: S.LOG_TRUNCATION });
+        },
+        [S.MIRRORING]: () => {
+          order.push('action:fetch');
+        },
+      },
+    });
+    await machine.resume(key, null, S.MIRRORING);
+    await flush();
+    expect(order).toEqual([`persist:${S.LOG_TRUNCATION}`, 'action:truncate', `persist:${S.MIRRORING}`, 'action:fetch']);
+    expect(machine.state(key)).toBe(S.MIRRORING);
+  });
+
+  it('does not run the action when the state write fails', async () => {
+    let fail = true;
+    const ran: string[] = [];
+    const { machine } = setup({ failWrites: () => fail, actions: { [S.LOG_TRUNCATION]: () => void ran.push('truncate') } });
+    expect(await machine.transition(key, S.LOG_TRUNCATION)).toBe(false);
+    await flush();
+    expect(ran).toEqual([]);
+    expect(machine.state(key)).toBe(S.UNKNOWN);
+    fail = false;
+    expect(await machine.transition(key, S.LOG_TRUNCATION)).toBe(true);
+    await flush();
+    expect(ran).toEqual(['truncate']);
+  });
+
+  it('rejects illegal transitions and stale actions', async () => {
+    const { machine } = setup();
+    expect(await machine.transition(key, S.PAUSED)).toBe(false);
+    expect(await machine.transition(key, S.LOG_TRUNCATION)).toBe(true);
+    expect(await machine.transition(key, S.STOPPING)).toBe(true);
+    // the truncation finishing late must not move a stopping partition to MIRRORING
+    expect(await machine.transition(key, S.MIRRORING, { expectedFrom: S.LOG_TRUNCATION })).toBe(false);
+    expect(machine.state(key)).toBe(S.STOPPING);
+  });
+
+  it('pause while truncating lands in PAUSED after the truncation', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { machine } = setup({
+      actions: {
+        [S.LOG_TRUNCATION]: async (k, m) => {
+          await gate;
+          await m.transition(k, S.MIRRORING, { expectedFrom: S.LOG_TRUNCATION });
+        },
+        [S.PAUSING]: (k, m) => m.transition(k, S.PAUSED, { expectedFrom: S.PAUSING }).then(() => undefined),
+      },
+    });
+    await machine.resume(key, null, S.MIRRORING);
+    await machine.setDesired(key, S.PAUSED);
+    expect(machine.state(key)).toBe(S.LOG_TRUNCATION);
+    release();
+    await flush();
+    expect(machine.state(key)).toBe(S.PAUSED);
+    await machine.setDesired(key, S.MIRRORING);
+    await flush();
+    expect(machine.state(key)).toBe(S.MIRRORING);
+  });
+
+  it('FAILED retries with exponential backoff and jitter, keeping the original previous state', async () => {
+    let failures = 3;
+    const { machine, timers, writes } = setup({
+      actions: {
+        [S.MIRRORING]: () => {
+          if (failures-- > 0) throw new Error('source broker unreachable');
+        },
+      },
+    });
+    await machine.resume(key, { state: S.MIRRORING, previousState: S.LOG_TRUNCATION, retryAttempt: 0, errorMessage: null }, S.MIRRORING);
+    await flush();
+    expect(machine.snapshot(key)).toEqual({ state: S.FAILED, previousState: S.MIRRORING, retryAttempt: 1, errorMessage: 'source broker unreachable' });
+    // random() = 0.5 → jitter factor 1.0: 1000, 2000, 4000 ms
+    expect(timers.pending).toEqual([1000]);
+    await timers.advance(999);
+    expect(machine.state(key)).toBe(S.FAILED);
+    await timers.advance(1);
+    expect(machine.snapshot(key)?.retryAttempt).toBe(2);
+    expect(timers.pending).toEqual([2000]);
+    await timers.advance(2000);
+    expect(machine.snapshot(key)?.retryAttempt).toBe(3);
+    expect(timers.pending).toEqual([4000]);
+    await timers.advance(4000);
+    expect(machine.state(key)).toBe(S.MIRRORING);
+    expect(writes.filter((w) => w.state === S.FAILED).map((w) => w.previousState)).toEqual([S.MIRRORING, S.MIRRORING, S.MIRRORING]);
+  });
+
+  it('gives up after max attempts, until the operator stops and starts the topic', async () => {
+    const { machine, timers } = setup({
+      maxAttempts: 2,
+      actions: {
+        [S.LOG_TRUNCATION]: () => {
+          throw new Error('no source leader');
+        },
+      },
+    });
+    await machine.resume(key, null, S.MIRRORING);
+    await flush();
+    await timers.advance(1000);
+    await timers.advance(2000);
+    expect(machine.snapshot(key)?.retryAttempt).toBe(3);
+    expect(timers.pending).toEqual([]);
+    await timers.advance(1_000_000);
+    expect(machine.state(key)).toBe(S.FAILED);
+    // stop then start clears the history
+    await machine.setDesired(key, S.STOPPED); // FAILED stays FAILED by §7.3 …
+    expect(machine.state(key)).toBe(S.FAILED);
+    expect(await machine.transition(key, S.STOPPING)).toBe(true); // … the stop path moves it explicitly
+    expect(await machine.transition(key, S.STOPPED)).toBe(true);
+    expect(machine.snapshot(key)?.retryAttempt).toBe(0);
+    expect(machine.snapshot(key)?.errorMessage).toBeNull();
+  });
+
+  it('never retries a non-retryable failure and says so', async () => {
+    const { machine, timers } = setup({
+      actions: {
+        [S.MIRRORING]: () => {
+          throw new NonRetryableMirrorError('The source topic is deleted.');
+        },
+      },
+    });
+    await machine.resume(key, { state: S.MIRRORING, previousState: S.LOG_TRUNCATION, retryAttempt: 0, errorMessage: null }, S.MIRRORING);
+    await flush();
+    expect(machine.snapshot(key)).toMatchObject({ state: S.FAILED, retryAttempt: -1, errorMessage: 'The source topic is deleted.' });
+    expect(machine.retryLabel(key)).toBe('NonRetryable');
+    expect(timers.pending).toEqual([]);
+    // FAILED → FAILED keeps it non-retryable
+    await machine.fail(key, new Error('again'));
+    expect(machine.snapshot(key)?.retryAttempt).toBe(-1);
+  });
+
+  it('a new leader resumes a persisted FAILED state and its retry', async () => {
+    const { machine, timers } = setup({ actions: { [S.LOG_TRUNCATION]: (k, m) => m.transition(k, S.MIRRORING).then(() => undefined) } });
+    await machine.resume(key, { state: S.FAILED, previousState: S.UNKNOWN, retryAttempt: 2, errorMessage: 'x' }, S.MIRRORING);
+    expect(timers.pending).toEqual([2000]);
+    await timers.advance(2000);
+    expect(machine.state(key)).toBe(S.MIRRORING);
+  });
+
+  it('a new leader redoes a half-done STOPPING', async () => {
+    const ran: string[] = [];
+    const { machine } = setup({
+      actions: {
+        [S.STOPPING]: async (k, m) => {
+          ran.push('stop-steps');
+          await m.transition(k, S.STOPPED, { expectedFrom: S.STOPPING });
+        },
+      },
+    });
+    await machine.resume(key, { state: S.STOPPING, previousState: S.MIRRORING, retryAttempt: 0, errorMessage: null }, S.STOPPED);
+    await flush();
+    expect(ran).toEqual(['stop-steps']);
+    expect(machine.state(key)).toBe(S.STOPPED);
+  });
+
+  it('backoff is capped and jittered by ±20 %', () => {
+    const p = { initialBackoffMs: 1000, maxBackoffMs: 300_000, maxAttempts: 100, jitter: 0.2 };
+    expect(retryBackoffMs(p, 1, () => 0)).toBe(800);
+    expect(retryBackoffMs(p, 1, () => 0.999999)).toBe(1199);
+    expect(retryBackoffMs(p, 4, () => 0.5)).toBe(8000);
+    expect(retryBackoffMs(p, 30, () => 0.5)).toBe(300_000);
+  });
+});
