@@ -1,4 +1,4 @@
-import { crc32c } from '@node-rs/crc32';
+import { crc32c } from './crc32c.js';
 import { DecodeError } from './decode-error.js';
 
 /**
@@ -102,11 +102,206 @@ export class RecordBatchView {
   get bytes(): Buffer {
     return this.buf.subarray(this.offset, this.offset + this.sizeInBytes);
   }
+  get timestampType(): 'create' | 'log-append' {
+    return (this.attributes & ATTR.TIMESTAMP_LOG_APPEND) !== 0 ? 'log-append' : 'create';
+  }
+  get hasDeleteHorizon(): boolean {
+    return (this.attributes & ATTR.DELETE_HORIZON) !== 0;
+  }
+  /** Offset one past the last record: where the next batch in the log starts. */
+  get nextOffset(): number {
+    return this.lastOffset + 1;
+  }
+  /** The bytes after the header: the records, or one compressed blob of them (a subarray). */
+  get recordsBytes(): Buffer {
+    return this.buf.subarray(this.offset + BATCH.HEADER_SIZE, this.offset + this.sizeInBytes);
+  }
   /** CRC-32C over attributes..end compared with the stored CRC. */
   isValid(): boolean {
     const end = this.offset + this.sizeInBytes;
+    if (this.magic !== 2 || this.sizeInBytes < BATCH.HEADER_SIZE || end > this.buf.length) return false;
     return crc32c(this.buf.subarray(this.offset + BATCH.ATTRIBUTES, end)) === this.crc;
   }
+  /** Recomputes and stores the CRC (after a change to a field the CRC covers). */
+  updateCrc(): void {
+    const end = this.offset + this.sizeInBytes;
+    this.buf.writeUInt32BE(crc32c(this.buf.subarray(this.offset + BATCH.ATTRIBUTES, end)), this.offset + BATCH.CRC);
+  }
+}
+
+/**
+ * The smallest size a log entry may claim (Kafka's LegacyRecord.RECORD_OVERHEAD_V0): below it
+ * the entry is corrupt, whatever its magic. A magic-2 batch needs BATCH.HEADER_SIZE.
+ */
+export const MIN_ENTRY_SIZE = 14;
+
+/**
+ * Walks the batches of a `records` blob (a log segment slice, a Fetch partition's records, a
+ * Produce partition's records) without copying. Iteration stops cleanly at a trailing partial
+ * batch, which Fetch responses may legitimately end with (the broker cuts at maxBytes); after the
+ * loop `partialTail` says whether one was found and `validBytes` how many bytes whole batches
+ * took. A size field that no batch can have is corruption: DecodeError.
+ *
+ * Views of any magic are yielded; entries with magic 0/1 are legacy message sets (same 12-byte
+ * offset+size prefix) that `legacy-message-set.ts` reads. Matches Kafka's ByteBufferLogInputStream.
+ */
+export class BatchIterator implements IterableIterator<RecordBatchView> {
+  private pos: number;
+  /** True once iteration stopped at an incomplete trailing batch. */
+  partialTail = false;
+
+  constructor(
+    readonly buf: Buffer,
+    readonly start = 0,
+    readonly end = buf.length,
+  ) {
+    this.pos = start;
+  }
+
+  /** Bytes covered by the whole batches returned so far. */
+  get validBytes(): number {
+    return this.pos - this.start;
+  }
+
+  next(): IteratorResult<RecordBatchView> {
+    const remaining = this.end - this.pos;
+    if (remaining === 0) return { done: true, value: undefined };
+    if (remaining < BATCH.LOG_OVERHEAD) return this.stopPartial();
+    const batchLength = this.buf.readInt32BE(this.pos + BATCH.BATCH_LENGTH);
+    if (batchLength < MIN_ENTRY_SIZE) throw new DecodeError(`record batch size ${batchLength} below ${MIN_ENTRY_SIZE}`, this.pos);
+    if (remaining < BATCH.LOG_OVERHEAD + batchLength) return this.stopPartial();
+    const view = new RecordBatchView(this.buf, this.pos);
+    if (view.magic >= 2 && batchLength + BATCH.LOG_OVERHEAD < BATCH.HEADER_SIZE) {
+      throw new DecodeError(`record batch size ${batchLength} below the magic-2 header`, this.pos);
+    }
+    this.pos += BATCH.LOG_OVERHEAD + batchLength;
+    return { done: false, value: view };
+  }
+
+  private stopPartial(): IteratorResult<RecordBatchView> {
+    this.partialTail = true;
+    return { done: true, value: undefined };
+  }
+
+  [Symbol.iterator](): this {
+    return this;
+  }
+}
+
+/** Iterates the batches in `buf[start, end)`; see BatchIterator. */
+export function iterateBatches(buf: Buffer, start = 0, end = buf.length): BatchIterator {
+  return new BatchIterator(buf, start, end);
+}
+
+/** Kafka error codes a batch check can return (values from Kafka's Errors.java). */
+export const BatchErrorCode = {
+  NONE: 0,
+  CORRUPT_MESSAGE: 2,
+  MESSAGE_TOO_LARGE: 10,
+  INVALID_REQUEST: 42,
+  UNSUPPORTED_FOR_MESSAGE_FORMAT: 43,
+  UNSUPPORTED_COMPRESSION_TYPE: 76,
+  INVALID_RECORD: 87,
+} as const;
+
+export interface BatchCheck {
+  /** 0 when the records may be appended, otherwise a Kafka error code for the partition. */
+  readonly errorCode: number;
+  /** Why, for the response's errorMessage (Produce v8+). */
+  readonly message: string | null;
+  /** The one batch (Produce v3+ carries exactly one) when errorCode is 0. */
+  readonly batch: RecordBatchView | null;
+}
+
+export interface ProduceCheckOptions {
+  /** Produce request version (zstd needs ≥ 7). */
+  readonly apiVersion: number;
+  /** The topic's max.message.bytes; a larger batch is MESSAGE_TOO_LARGE. */
+  readonly maxMessageSize?: number;
+  /** Control batches are refused from clients; the broker's own writers (markers) may pass true. */
+  readonly allowControl?: boolean;
+}
+
+const fail = (errorCode: number, message: string): BatchCheck => ({ errorCode, message, batch: null });
+
+/**
+ * Checks one partition's Produce records before append, without decoding records, the way Kafka
+ * does it (ProduceRequest.validateRecords, UnifiedLog.analyzeAndValidateRecords,
+ * LogValidator.validateBatch): exactly one magic-2 batch, baseOffset 0, sizes, CRC-32C,
+ * lastOffsetDelta + 1 == recordsCount > 0, codec allowed at this version, producer fields
+ * coherent. Never throws: every problem is an error code for the partition response. Bytes after
+ * the batch that do not form a whole batch are ignored, as Kafka trims them.
+ */
+export function validateProduceRecords(records: Buffer | null, options: ProduceCheckOptions): BatchCheck {
+  if (records === null || records.length === 0) {
+    return fail(BatchErrorCode.INVALID_RECORD, 'Produce requests must have one record batch per partition');
+  }
+  let batch: RecordBatchView | null = null;
+  try {
+    const it = iterateBatches(records);
+    for (const view of it) {
+      if (batch !== null) return fail(BatchErrorCode.INVALID_RECORD, 'Produce requests may carry exactly one record batch per partition');
+      batch = view;
+    }
+  } catch (e) {
+    if (e instanceof DecodeError) return fail(BatchErrorCode.CORRUPT_MESSAGE, e.message);
+    throw e;
+  }
+  if (batch === null) return fail(BatchErrorCode.INVALID_RECORD, 'Produce requests must have one whole record batch per partition');
+  if (batch.magic !== 2) {
+    return fail(BatchErrorCode.INVALID_RECORD, `Produce v${options.apiVersion} only accepts record batches with magic 2, got ${batch.magic}`);
+  }
+  const code = checkBatchHeader(batch);
+  if (code.errorCode !== 0) return code;
+  if (batch.compression === 4 && options.apiVersion < 7) {
+    return fail(BatchErrorCode.UNSUPPORTED_COMPRESSION_TYPE, 'zstd needs Produce v7 or later');
+  }
+  if (batch.compression > 4) return fail(BatchErrorCode.CORRUPT_MESSAGE, `unknown compression codec ${batch.compression}`);
+  if (batch.baseOffset !== 0) return fail(BatchErrorCode.INVALID_RECORD, `baseOffset should be 0, got ${batch.baseOffset}`);
+  if (options.maxMessageSize !== undefined && batch.sizeInBytes > options.maxMessageSize) {
+    return fail(BatchErrorCode.MESSAGE_TOO_LARGE, `batch of ${batch.sizeInBytes} bytes exceeds max.message.bytes ${options.maxMessageSize}`);
+  }
+  if (!batch.isValid()) return fail(BatchErrorCode.CORRUPT_MESSAGE, 'record batch CRC mismatch');
+  if (batch.isControl && options.allowControl !== true) {
+    return fail(BatchErrorCode.INVALID_RECORD, 'clients may not write control records');
+  }
+  const count = batch.recordsCount;
+  if (count <= 0) return fail(BatchErrorCode.INVALID_RECORD, `invalid record count ${count}`);
+  if (batch.lastOffsetDelta + 1 !== count) {
+    return fail(BatchErrorCode.INVALID_RECORD, `lastOffsetDelta ${batch.lastOffsetDelta} inconsistent with ${count} records`);
+  }
+  const producerId = batch.producerId;
+  if (producerId >= 0 && batch.baseSequence < 0) return fail(BatchErrorCode.INVALID_RECORD, 'idempotent batch without a base sequence');
+  if (batch.isTransactional && producerId < 0) return fail(BatchErrorCode.INVALID_RECORD, 'transactional batch without a producer id');
+  return { errorCode: 0, message: null, batch };
+}
+
+/**
+ * Structural header check of one magic-2 batch, for any origin (Produce, replication, mirror
+ * fetch, log recovery): the int64 fields are in range and the records region can hold
+ * recordsCount records. It does not check the CRC (isValid does).
+ */
+export function checkBatchHeader(batch: RecordBatchView): BatchCheck {
+  try {
+    if (batch.magic !== 2) return fail(BatchErrorCode.CORRUPT_MESSAGE, `magic ${batch.magic} is not 2`);
+    if (batch.sizeInBytes < BATCH.HEADER_SIZE) return fail(BatchErrorCode.CORRUPT_MESSAGE, 'batch smaller than its header');
+    if (batch.offset + batch.sizeInBytes > batch.buf.length) return fail(BatchErrorCode.CORRUPT_MESSAGE, 'batch extends past its buffer');
+    void batch.baseOffset;
+    void batch.baseTimestamp;
+    void batch.maxTimestamp;
+    void batch.producerId;
+    const count = batch.recordsCount;
+    if (count < 0) return fail(BatchErrorCode.CORRUPT_MESSAGE, `negative record count ${count}`);
+    // An uncompressed record takes at least 7 bytes (length, attributes, two deltas, key and value
+    // lengths, header count: one byte each), so the count is bounded before any record is read.
+    if (batch.compression === 0 && count * 7 > batch.sizeInBytes - BATCH.HEADER_SIZE) {
+      return fail(BatchErrorCode.CORRUPT_MESSAGE, `${count} records cannot fit in ${batch.sizeInBytes - BATCH.HEADER_SIZE} bytes`);
+    }
+  } catch (e) {
+    if (e instanceof DecodeError) return fail(BatchErrorCode.CORRUPT_MESSAGE, e.message);
+    throw e;
+  }
+  return { errorCode: 0, message: null, batch };
 }
 
 /**
