@@ -192,6 +192,12 @@ export class Reader {
     return out;
   }
 
+  /** A Reader over the next `len` bytes, which this one skips (a tagged field's value). */
+  sub(len: number): Reader {
+    const at = this.need(len);
+    return new Reader(this.buf, at, at + len);
+  }
+
   fail(message: string): never {
     throw new DecodeError(message, this.offset);
   }

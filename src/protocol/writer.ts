@@ -190,6 +190,26 @@ export class Writer {
     return b === null ? this.uvarint(0) : this.compactBytes(b);
   }
 
+  /**
+   * A tagged-field section: known fields (already encoded, ascending tag order) merged with
+   * unknown ones carried over from decoding, all in ascending tag order as Kafka requires.
+   */
+  taggedFields(known: ReadonlyArray<readonly [number, Buffer]> | null, unknown?: ReadonlyMap<number, Buffer>): this {
+    const nKnown = known === null ? 0 : known.length;
+    const nUnknown = unknown === undefined ? 0 : unknown.size;
+    if (nKnown + nUnknown === 0) return this.uvarint(0);
+    let all: Array<readonly [number, Buffer]> = known === null ? [] : known.slice();
+    if (unknown !== undefined && nUnknown > 0) {
+      for (const e of unknown) all.push(e);
+      all = all.sort((a, b) => a[0] - b[0]);
+    }
+    this.uvarint(all.length);
+    for (const [tag, value] of all) {
+      this.uvarint(tag).uvarint(value.length).raw(value);
+    }
+    return this;
+  }
+
   /** Reserves `n` bytes (≤ 16) to be patched later; the scratch buffer keeps them in place. */
   reserve(n: number): Reservation {
     this.ensure(n);
