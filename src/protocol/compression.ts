@@ -229,7 +229,8 @@ function zstdDecompress(data: Buffer, maxSize: number): Buffer {
   for (;;) {
     const chunk = Buffer.allocUnsafe(Math.min(ZSTD_CHUNK, Math.max(1, maxSize - total + 1)));
     const [ret, produced, consumed] = zstdD.decompressStream(chunk, input);
-    hint = ret;
+    // A call on exhausted input after a complete frame returns the next frame's size hint.
+    if (produced > 0 || consumed > 0) hint = ret;
     input = input.subarray(consumed);
     if (produced > 0) {
       total += produced;

@@ -218,7 +218,11 @@ export interface ProduceCheckOptions {
   readonly apiVersion: number;
   /** The topic's max.message.bytes; a larger batch is MESSAGE_TOO_LARGE. */
   readonly maxMessageSize?: number;
-  /** Control batches are refused from clients; the broker's own writers (markers) may pass true. */
+  /**
+   * True when the batch comes from the broker itself (transaction markers, coordinators), not a
+   * client: Kafka's LogValidator skips its client-only checks (no control batches, a sequence
+   * with every producer id) for those origins.
+   */
   readonly allowControl?: boolean;
 }
 
@@ -262,16 +266,15 @@ export function validateProduceRecords(records: Buffer | null, options: ProduceC
     return fail(BatchErrorCode.MESSAGE_TOO_LARGE, `batch of ${batch.sizeInBytes} bytes exceeds max.message.bytes ${options.maxMessageSize}`);
   }
   if (!batch.isValid()) return fail(BatchErrorCode.CORRUPT_MESSAGE, 'record batch CRC mismatch');
-  if (batch.isControl && options.allowControl !== true) {
-    return fail(BatchErrorCode.INVALID_RECORD, 'clients may not write control records');
-  }
+  const fromClient = options.allowControl !== true;
+  if (batch.isControl && fromClient) return fail(BatchErrorCode.INVALID_RECORD, 'clients may not write control records');
   const count = batch.recordsCount;
   if (count <= 0) return fail(BatchErrorCode.INVALID_RECORD, `invalid record count ${count}`);
   if (batch.lastOffsetDelta + 1 !== count) {
     return fail(BatchErrorCode.INVALID_RECORD, `lastOffsetDelta ${batch.lastOffsetDelta} inconsistent with ${count} records`);
   }
   const producerId = batch.producerId;
-  if (producerId >= 0 && batch.baseSequence < 0) return fail(BatchErrorCode.INVALID_RECORD, 'idempotent batch without a base sequence');
+  if (fromClient && producerId >= 0 && batch.baseSequence < 0) return fail(BatchErrorCode.INVALID_RECORD, 'idempotent batch without a base sequence');
   if (batch.isTransactional && producerId < 0) return fail(BatchErrorCode.INVALID_RECORD, 'transactional batch without a producer id');
   return { errorCode: 0, message: null, batch };
 }
