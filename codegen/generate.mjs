@@ -197,7 +197,7 @@ function genRead(t, target, rd, flex, nullable, m, ctx, depth, what) {
 
 /** Statements writing value v of type t. `nullMarker` is the null encoding of a tagged struct. */
 function genWrite(t, v, flex, nullable, m, ctx, depth, what) {
-  const nullCheck = nullable === 'true' ? null : `if (${v} === null) throw new Error('${what} is not nullable in version ' + version);`;
+  const nullCheck = nullable === 'true' ? null : `if (${nullable === 'false' ? `${v} === null` : `${v} === null && !${paren(nullable)}`}) throw new Error('${what} is not nullable in version ' + version);`;
   if (t.kind === 'prim') {
     const lines = [];
     if (t.prim !== 'records' && nullable !== 'true' && ctx.fieldNullable) lines.push(nullCheck);

@@ -131,7 +131,7 @@ export function encodeConsumerGroupHeartbeatRequest(w: Writer, m: ConsumerGroupH
   const f_subscribedTopicRegex = m.subscribedTopicRegex === undefined ? null : m.subscribedTopicRegex;
   if ((!(version >= 1)) && (f_subscribedTopicRegex !== null)) throw new Error('ConsumerGroupHeartbeatRequest.SubscribedTopicRegex cannot be set in version ' + version);
   if (version >= 1) {
-    if (f_subscribedTopicRegex === null) throw new Error('ConsumerGroupHeartbeatRequest.SubscribedTopicRegex is not nullable in version ' + version);
+    if (f_subscribedTopicRegex === null && !(version >= 1)) throw new Error('ConsumerGroupHeartbeatRequest.SubscribedTopicRegex is not nullable in version ' + version);
     (version >= 1 ? w.compactNullableString(f_subscribedTopicRegex) : w.compactString(f_subscribedTopicRegex));
   }
   const f_serverAssignor = m.serverAssignor === undefined ? null : m.serverAssignor;

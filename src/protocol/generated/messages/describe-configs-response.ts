@@ -255,7 +255,7 @@ export function encodeDescribeConfigsResponseDescribeConfigsResourceResult(w: Wr
   }
   const f_documentation = m.documentation === undefined ? "" : m.documentation;
   if (version >= 3) {
-    if (f_documentation === null) throw new Error('DescribeConfigsResponse.DescribeConfigsResourceResult.Documentation is not nullable in version ' + version);
+    if (f_documentation === null && !(version >= 3)) throw new Error('DescribeConfigsResponse.DescribeConfigsResourceResult.Documentation is not nullable in version ' + version);
     (version >= 3 ? (flexible ? w.compactNullableString(f_documentation) : w.nullableString(f_documentation)) : (flexible ? w.compactString(f_documentation) : w.string(f_documentation)));
   }
   if (flexible) {

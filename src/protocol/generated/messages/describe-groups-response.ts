@@ -173,7 +173,7 @@ export function encodeDescribeGroupsResponseDescribedGroup(w: Writer, m: Describ
   const f_errorMessage = m.errorMessage === undefined ? null : m.errorMessage;
   if ((!(version >= 6)) && (f_errorMessage !== null)) throw new Error('DescribeGroupsResponse.DescribedGroup.ErrorMessage cannot be set in version ' + version);
   if (version >= 6) {
-    if (f_errorMessage === null) throw new Error('DescribeGroupsResponse.DescribedGroup.ErrorMessage is not nullable in version ' + version);
+    if (f_errorMessage === null && !(version >= 6)) throw new Error('DescribeGroupsResponse.DescribedGroup.ErrorMessage is not nullable in version ' + version);
     (version >= 6 ? (flexible ? w.compactNullableString(f_errorMessage) : w.nullableString(f_errorMessage)) : (flexible ? w.compactString(f_errorMessage) : w.string(f_errorMessage)));
   }
   const f_groupId = m.groupId === undefined ? "" : m.groupId;
@@ -238,7 +238,7 @@ export function encodeDescribeGroupsResponseDescribedGroupMember(w: Writer, m: D
   (flexible ? w.compactString(f_memberId) : w.string(f_memberId));
   const f_groupInstanceId = m.groupInstanceId === undefined ? null : m.groupInstanceId;
   if (version >= 4) {
-    if (f_groupInstanceId === null) throw new Error('DescribeGroupsResponse.DescribedGroupMember.GroupInstanceId is not nullable in version ' + version);
+    if (f_groupInstanceId === null && !(version >= 4)) throw new Error('DescribeGroupsResponse.DescribedGroupMember.GroupInstanceId is not nullable in version ' + version);
     (version >= 4 ? (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId)) : (flexible ? w.compactString(f_groupInstanceId) : w.string(f_groupInstanceId)));
   }
   const f_clientId = m.clientId === undefined ? "" : m.clientId;

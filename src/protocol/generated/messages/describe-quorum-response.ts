@@ -157,7 +157,7 @@ export function encodeDescribeQuorumResponse(w: Writer, m: DescribeQuorumRespons
   w.int16(f_errorCode);
   const f_errorMessage = m.errorMessage === undefined ? "" : m.errorMessage;
   if (version >= 2) {
-    if (f_errorMessage === null) throw new Error('DescribeQuorumResponse.ErrorMessage is not nullable in version ' + version);
+    if (f_errorMessage === null && !(version >= 2)) throw new Error('DescribeQuorumResponse.ErrorMessage is not nullable in version ' + version);
     (version >= 2 ? w.compactNullableString(f_errorMessage) : w.compactString(f_errorMessage));
   }
   const f_topics = m.topics === undefined ? [] : m.topics;
@@ -277,7 +277,7 @@ export function encodeDescribeQuorumResponsePartitionData(w: Writer, m: Describe
   w.int16(f_errorCode);
   const f_errorMessage = m.errorMessage === undefined ? "" : m.errorMessage;
   if (version >= 2) {
-    if (f_errorMessage === null) throw new Error('DescribeQuorumResponse.PartitionData.ErrorMessage is not nullable in version ' + version);
+    if (f_errorMessage === null && !(version >= 2)) throw new Error('DescribeQuorumResponse.PartitionData.ErrorMessage is not nullable in version ' + version);
     (version >= 2 ? w.compactNullableString(f_errorMessage) : w.compactString(f_errorMessage));
   }
   const f_leaderId = m.leaderId === undefined ? 0 : m.leaderId;

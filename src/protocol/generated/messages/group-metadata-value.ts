@@ -166,7 +166,7 @@ export function encodeGroupMetadataValueMemberMetadata(w: Writer, m: GroupMetada
   (flexible ? w.compactString(f_memberId) : w.string(f_memberId));
   const f_groupInstanceId = m.groupInstanceId === undefined ? null : m.groupInstanceId;
   if (version >= 3) {
-    if (f_groupInstanceId === null) throw new Error('GroupMetadataValue.MemberMetadata.groupInstanceId is not nullable in version ' + version);
+    if (f_groupInstanceId === null && !(version >= 3)) throw new Error('GroupMetadataValue.MemberMetadata.groupInstanceId is not nullable in version ' + version);
     (version >= 3 ? (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId)) : (flexible ? w.compactString(f_groupInstanceId) : w.string(f_groupInstanceId)));
   }
   const f_clientId = m.clientId === undefined ? "" : m.clientId;

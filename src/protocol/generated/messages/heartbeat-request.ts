@@ -62,7 +62,7 @@ export function encodeHeartbeatRequest(w: Writer, m: HeartbeatRequestInput, vers
   const f_groupInstanceId = m.groupInstanceId === undefined ? null : m.groupInstanceId;
   if ((!(version >= 3)) && (f_groupInstanceId !== null)) throw new Error('HeartbeatRequest.GroupInstanceId cannot be set in version ' + version);
   if (version >= 3) {
-    if (f_groupInstanceId === null) throw new Error('HeartbeatRequest.GroupInstanceId is not nullable in version ' + version);
+    if (f_groupInstanceId === null && !(version >= 3)) throw new Error('HeartbeatRequest.GroupInstanceId is not nullable in version ' + version);
     (version >= 3 ? (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId)) : (flexible ? w.compactString(f_groupInstanceId) : w.string(f_groupInstanceId)));
   }
   if (flexible) {

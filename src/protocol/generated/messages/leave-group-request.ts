@@ -137,12 +137,12 @@ export function encodeLeaveGroupRequestMemberIdentity(w: Writer, m: LeaveGroupRe
   const f_groupInstanceId = m.groupInstanceId === undefined ? null : m.groupInstanceId;
   if ((!(version >= 3)) && (f_groupInstanceId !== null)) throw new Error('LeaveGroupRequest.MemberIdentity.GroupInstanceId cannot be set in version ' + version);
   if (version >= 3) {
-    if (f_groupInstanceId === null) throw new Error('LeaveGroupRequest.MemberIdentity.GroupInstanceId is not nullable in version ' + version);
+    if (f_groupInstanceId === null && !(version >= 3)) throw new Error('LeaveGroupRequest.MemberIdentity.GroupInstanceId is not nullable in version ' + version);
     (version >= 3 ? (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId)) : (flexible ? w.compactString(f_groupInstanceId) : w.string(f_groupInstanceId)));
   }
   const f_reason = m.reason === undefined ? null : m.reason;
   if (version >= 5) {
-    if (f_reason === null) throw new Error('LeaveGroupRequest.MemberIdentity.Reason is not nullable in version ' + version);
+    if (f_reason === null && !(version >= 5)) throw new Error('LeaveGroupRequest.MemberIdentity.Reason is not nullable in version ' + version);
     (version >= 5 ? (flexible ? w.compactNullableString(f_reason) : w.nullableString(f_reason)) : (flexible ? w.compactString(f_reason) : w.string(f_reason)));
   }
   if (flexible) {

@@ -1,0 +1,28 @@
+import { ERRORS } from './generated/errors.js';
+
+/**
+ * An error that carries a Kafka error code, so the one place that maps exceptions to responses
+ * can answer with the right code instead of UNKNOWN_SERVER_ERROR.
+ */
+export class KafkaError extends Error {
+  override readonly name = 'KafkaError';
+  readonly code: number;
+  readonly retriable: boolean;
+
+  constructor(code: number, message?: string) {
+    const info = ERRORS.get(code);
+    super(message ?? info?.message ?? `Kafka error ${code}`);
+    this.code = code;
+    this.retriable = info?.retriable ?? false;
+  }
+
+  /** Kafka's name for the code, e.g. `UNKNOWN_TOPIC_OR_PARTITION`. */
+  get codeName(): string {
+    return ERRORS.get(this.code)?.name ?? `UNKNOWN_${this.code}`;
+  }
+}
+
+/** The code to answer with for any thrown value: its own code, else UNKNOWN_SERVER_ERROR (-1). */
+export function errorCodeOf(err: unknown): number {
+  return err instanceof KafkaError ? err.code : -1;
+}
