@@ -1,10 +1,17 @@
 import { createRequire } from 'node:module';
+import { runStart } from './start.js';
 
 const require = createRequire(import.meta.url);
 
+const USAGE = `usage: fjord <command> [options]
+
+commands:
+  start             run a node (fjord start --help)
+  version           print the version`;
+
 /** The `fjord` command. Returns the process exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
-  const [command] = argv;
+  const [command, ...rest] = argv;
   const { version } = require('../../package.json') as { version: string };
   switch (command) {
     case undefined:
@@ -12,8 +19,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     case '--version':
       console.log(`fjord ${version}`);
       return 0;
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(USAGE);
+      return 0;
+    case 'start':
+      return runStart(rest);
     default:
-      console.error(`fjord: unknown command '${command}'`);
+      console.error(`fjord: unknown command '${command}'\n${USAGE}`);
       return 2;
   }
 }

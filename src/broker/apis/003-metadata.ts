@@ -1,0 +1,102 @@
+/**
+ * Metadata (key 3), v0-13.
+ *
+ * Behavior:
+ * - One broker (this node, at its advertised address); ControllerId is this node (Java, KafkaJS,
+ *   librdkafka and franz-go send admin requests to the controller and wait while it is -1).
+ * - Topics: v0 empty list or v1+ null = all topics, internal ones included. An unknown topic is
+ *   created when AllowAutoTopicCreation (always true before v4) and auto.create.topics.enable
+ *   allow it; the answer then already carries the new topic (our controller is local, so there is
+ *   no LEADER_NOT_AVAILABLE window). Lookup by topic id (v10+ with a null name) is refused with
+ *   UNKNOWN_TOPIC_ID like Kafka (ids are for DescribeTopicPartitions / Fetch).
+ * - Every partition is led here with its leader epoch from the metadata image.
+ *
+ * Version notes: TopicAuthorizedOperations (v8+) = every topic operation when asked (no
+ * authorizer), ClusterAuthorizedOperations (v8-10) likewise; top-level ErrorCode v13+.
+ */
+import { ErrorCode } from '../../protocol/generated/errors.js';
+import { decodeMetadataRequest, type MetadataRequest } from '../../protocol/generated/messages/metadata-request.js';
+import { encodeMetadataResponse, type MetadataResponseInput } from '../../protocol/generated/messages/metadata-response.js';
+import type { ApiHandler } from '../api-handler.js';
+import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
+import { topicNameError } from '../controller.js';
+import type { TopicImage } from '../metadata-image.js';
+
+const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+const NOT_REQUESTED = -2147483648;
+/** READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS (AclOperation codes). */
+export const TOPIC_OPERATIONS = [3, 4, 5, 6, 7, 8, 10, 11].reduce((m, op) => m | (1 << op), 0);
+/** CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, CREATE_TOKENS, DESCRIBE_TOKENS. */
+export const CLUSTER_OPERATIONS = [5, 7, 8, 9, 10, 11, 12, 13, 14].reduce((m, op) => m | (1 << op), 0);
+
+type TopicOut = NonNullable<MetadataResponseInput['topics']>[number];
+
+export function topicMetadata(ctx: BrokerContext, t: TopicImage, version: number, includeOps: boolean): TopicOut {
+  return {
+    errorCode: ErrorCode.NONE,
+    name: t.name,
+    topicId: t.topicId,
+    ...(version >= 1 ? { isInternal: INTERNAL_TOPICS.has(t.name) } : {}),
+    partitions: t.partitions.map((p) => ({
+      errorCode: ErrorCode.NONE,
+      partitionIndex: p.partition,
+      leaderId: p.leader,
+      ...(version >= 7 ? { leaderEpoch: p.leaderEpoch } : {}),
+      replicaNodes: p.replicas,
+      isrNodes: p.isr,
+      offlineReplicas: [],
+    })),
+    ...(version >= 8 ? { topicAuthorizedOperations: includeOps ? TOPIC_OPERATIONS : NOT_REQUESTED } : {}),
+  };
+}
+
+export function metadataHandler(ctx: BrokerContext): ApiHandler<MetadataRequest, MetadataResponseInput> {
+  return {
+    apiKey: 3,
+    minVersion: 0,
+    maxVersion: 13,
+    decode: decodeMetadataRequest,
+    encode: encodeMetadataResponse,
+    async handle(rc, req) {
+      const v = rc.apiVersion;
+      const includeOps = v >= 8 && req.includeTopicAuthorizedOperations;
+      const all = req.topics === null || (v === 0 && req.topics.length === 0);
+      const topics: TopicOut[] = [];
+      if (all) {
+        for (const t of ctx.image.topicsByName.values()) topics.push(topicMetadata(ctx, t, v, includeOps));
+      } else {
+        const allowAuto = v < 4 || req.allowAutoTopicCreation;
+        for (const rt of req.topics ?? []) {
+          const name = rt.name;
+          if (name === null || name === undefined) {
+            topics.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topicId: rt.topicId ?? ZERO_UUID, partitions: [] });
+            continue;
+          }
+          let t = ctx.image.topic(name);
+          if (!t && allowAuto && ctx.config.bool('auto.create.topics.enable') && !INTERNAL_TOPICS.has(name)) {
+            if (topicNameError(name) !== null) {
+              topics.push({ errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, name, topicId: ZERO_UUID, partitions: [] });
+              continue;
+            }
+            await ctx.autoCreateTopic(name);
+            t = ctx.image.topic(name);
+          }
+          if (!t) {
+            topics.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name, topicId: ZERO_UUID, partitions: [] });
+            continue;
+          }
+          topics.push(topicMetadata(ctx, t, v, includeOps));
+        }
+      }
+      return {
+        throttleTimeMs: 0,
+        brokers: [{ nodeId: ctx.nodeId, host: ctx.host, port: ctx.port, rack: null }],
+        ...(v >= 2 ? { clusterId: ctx.clusterId } : {}),
+        ...(v >= 1 ? { controllerId: ctx.nodeId } : {}),
+        topics,
+        ...(v >= 8 && v <= 10 ? { clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : NOT_REQUESTED } : {}),
+        errorCode: ErrorCode.NONE,
+      };
+    },
+  };
+}

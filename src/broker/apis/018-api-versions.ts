@@ -1,0 +1,37 @@
+/**
+ * ApiVersions (key 18), v0-4.
+ *
+ * Behavior:
+ * - Lists every registered handler's version range (Produce from v0, like Kafka 4: KAFKA-18659).
+ * - v3+: ClientSoftwareName/Version must match Kafka's pattern, else INVALID_REQUEST (librdkafka
+ *   then retries with v0).
+ * - A too-new version never reaches this handler: the connection answers it with the KIP-511
+ *   v0-format UNSUPPORTED_VERSION body (ApiRegistry.unsupportedApiVersionsBody).
+ *
+ * Version notes: the response header is always v0 (even for the flexible v3+ bodies). No
+ * finalized features are reported, so Java/franz-go producers use transactions V1.
+ */
+import { ErrorCode } from '../../protocol/generated/errors.js';
+import { decodeApiVersionsRequest, type ApiVersionsRequest } from '../../protocol/generated/messages/api-versions-request.js';
+import { encodeApiVersionsResponse, type ApiVersionsResponseInput } from '../../protocol/generated/messages/api-versions-response.js';
+import type { ApiHandler } from '../api-handler.js';
+import type { BrokerContext } from '../broker-context.js';
+
+const SOFTWARE_RE = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/;
+
+export function apiVersionsHandler(ctx: BrokerContext): ApiHandler<ApiVersionsRequest, ApiVersionsResponseInput> {
+  return {
+    apiKey: 18,
+    minVersion: 0,
+    maxVersion: 4,
+    decode: decodeApiVersionsRequest,
+    encode: encodeApiVersionsResponse,
+    handle(rc, req) {
+      const apiKeys = ctx.registry.advertised().map((a) => ({ apiKey: a.apiKey, minVersion: a.minVersion, maxVersion: a.maxVersion }));
+      if (rc.apiVersion >= 3 && (!SOFTWARE_RE.test(req.clientSoftwareName) || !SOFTWARE_RE.test(req.clientSoftwareVersion))) {
+        return { errorCode: ErrorCode.INVALID_REQUEST, apiKeys: [], throttleTimeMs: 0 };
+      }
+      return { errorCode: ErrorCode.NONE, apiKeys, throttleTimeMs: 0 };
+    },
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * CreateTopics (key 19), v2-8.
+ *
+ * Behavior:
+ * - NumPartitions / ReplicationFactor -1 take num.partitions / default.replication.factor. A
+ *   replication factor above 1 is INVALID_REPLICATION_FACTOR (one broker), explicit assignments
+ *   must name this node only (INVALID_REPLICA_ASSIGNMENT) and then fix the partition count.
+ * - Configs are validated by key and value (INVALID_CONFIG); a topic named twice in one request
+ *   fails with INVALID_REQUEST for each occurrence (Kafka's ControllerApis).
+ * - ValidateOnly runs every check and writes nothing.
+ * - v8 MirrorInfo (KIP-1279): the topic is created with the given topic id.
+ * - The topic, its partitions (leader = this node, epoch 0) and configs are one atomic batch in
+ *   the metadata log; the answer comes after it is applied, so Metadata sees the topic at once.
+ *
+ * Version notes: v5+ return partitions, replication factor and the effective configs; v7+ the id.
+ */
+import { ErrorCode } from '../../protocol/generated/errors.js';
+import { decodeCreateTopicsRequest, type CreateTopicsRequest } from '../../protocol/generated/messages/create-topics-request.js';
+import { encodeCreateTopicsResponse, type CreateTopicsResponseInput } from '../../protocol/generated/messages/create-topics-response.js';
+import type { ApiHandler } from '../api-handler.js';
+import type { BrokerContext } from '../broker-context.js';
+import { checkTopicConfig } from '../config.js';
+import { topicNameError } from '../controller.js';
+
+const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+type Result = NonNullable<CreateTopicsResponseInput['topics']>[number];
+
+export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopicsRequest, CreateTopicsResponseInput> {
+  return {
+    apiKey: 19,
+    minVersion: 2,
+    maxVersion: 8,
+    decode: decodeCreateTopicsRequest,
+    encode: encodeCreateTopicsResponse,
+    async handle(rc, req) {
+      const v = rc.apiVersion;
+      const counts = new Map<string, number>();
+      for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
+      const results: Result[] = [];
+      for (const t of req.topics) {
+        const fail = (errorCode: number, errorMessage: string): Result => ({ name: t.name, topicId: ZERO_UUID, errorCode, errorMessage });
+        if ((counts.get(t.name) ?? 0) > 1) {
+          results.push(fail(ErrorCode.INVALID_REQUEST, 'Duplicate topic name.'));
+          continue;
+        }
+        const nameErr = topicNameError(t.name);
+        if (nameErr) {
+          results.push(fail(ErrorCode.INVALID_TOPIC_EXCEPTION, nameErr));
+          continue;
+        }
+        if (ctx.image.topic(t.name)) {
+          results.push(fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${t.name}' already exists.`));
+          continue;
+        }
+        let numPartitions = t.numPartitions;
+        let rf = t.replicationFactor;
+        if (t.assignments.length > 0) {
+          if (numPartitions !== -1 || rf !== -1) {
+            results.push(fail(ErrorCode.INVALID_REQUEST, 'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.'));
+            continue;
+          }
+          const bad = t.assignments.find((a) => a.brokerIds.length !== 1 || a.brokerIds[0] !== ctx.nodeId);
+          const indexes = t.assignments.map((a) => a.partitionIndex).sort((a, b) => a - b);
+          if (bad || indexes.some((p, i) => p !== i)) {
+            results.push(fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Replica assignments must name broker ${ctx.nodeId} once for partitions 0..n-1.`));
+            continue;
+          }
+          numPartitions = t.assignments.length;
+          rf = 1;
+        }
+        if (numPartitions === -1) numPartitions = ctx.config.int('num.partitions');
+        if (rf === -1) rf = ctx.config.int('default.replication.factor');
+        if (numPartitions <= 0) {
+          results.push(fail(ErrorCode.INVALID_PARTITIONS, 'Number of partitions was set to an invalid non-positive value.'));
+          continue;
+        }
+        if (rf <= 0) {
+          results.push(fail(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0, or -1 to use the default value.'));
+          continue;
+        }
+        if (rf > 1) {
+          results.push(
+            fail(ErrorCode.INVALID_REPLICATION_FACTOR, `Unable to replicate the partition ${rf} time(s): The target replication factor of ${rf} cannot be reached because only 1 broker(s) are registered.`),
+          );
+          continue;
+        }
+        const configs = new Map<string, string>();
+        let configErr: string | null = null;
+        for (const c of t.configs) {
+          configErr = checkTopicConfig(c.name, c.value);
+          if (configErr) break;
+          if (c.value !== null) configs.set(c.name, c.value);
+        }
+        if (configErr) {
+          results.push(fail(ErrorCode.INVALID_CONFIG, configErr));
+          continue;
+        }
+        const mirrorTopicId = v >= 8 && t.mirrorInfo ? t.mirrorInfo.topicId : undefined;
+        if (mirrorTopicId !== undefined && (mirrorTopicId === ZERO_UUID || ctx.image.topicsById.has(mirrorTopicId))) {
+          results.push(fail(ErrorCode.INVALID_REQUEST, `Topic id ${mirrorTopicId} is not usable for a new topic.`));
+          continue;
+        }
+        let topicId = ZERO_UUID;
+        if (!req.validateOnly) {
+          const res = await ctx.controller.createTopic(t.name, numPartitions, configs, mirrorTopicId);
+          if (res.errorCode !== 0) {
+            results.push(fail(res.errorCode, res.errorMessage ?? ''));
+            continue;
+          }
+          topicId = ctx.image.topic(t.name)?.topicId ?? ZERO_UUID;
+        }
+        const described = req.validateOnly
+          ? ctx.configs.describeTopic(t.name).map((c) => (configs.has(c.name) ? { ...c, value: configs.get(c.name)!, source: 1 } : c))
+          : ctx.configs.describeTopic(t.name);
+        results.push({
+          name: t.name,
+          topicId,
+          errorCode: ErrorCode.NONE,
+          errorMessage: null,
+          numPartitions,
+          replicationFactor: rf,
+          configs: described.map((c) => ({ name: c.name, value: c.value, readOnly: c.readOnly, configSource: c.source, isSensitive: c.isSensitive })),
+        });
+      }
+      return { throttleTimeMs: 0, topics: results };
+    },
+  };
+}

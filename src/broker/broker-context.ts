@@ -1,0 +1,41 @@
+/**
+ * What API handlers see of the node. Handlers are built by factories taking this context, so
+ * each handler file depends on the node's parts, never on the node class itself.
+ */
+import type { ApiRegistry } from './api-registry.js';
+import type { BrokerConfig } from './config.js';
+import type { ConfigResolver } from './config-resolver.js';
+import type { Controller } from './controller.js';
+import type { Logger } from './logger.js';
+import type { MetadataImage } from './metadata-image.js';
+import type { ReplicaManager } from './replica-manager.js';
+
+export interface ProduceGuard {
+  /** false → READ_ONLY_TOPIC (a mirror topic that is not STOPPED, KIP-1279). */
+  isProduceAllowed(topic: string, partition: number): boolean;
+}
+
+export interface BrokerContext {
+  readonly nodeId: number;
+  readonly clusterId: string;
+  readonly config: BrokerConfig;
+  /** Effective values and sources (dynamic broker and topic configs included). */
+  readonly configs: ConfigResolver;
+  readonly controller: Controller;
+  readonly image: MetadataImage;
+  readonly log: Logger;
+  readonly registry: ApiRegistry;
+  readonly replicas: ReplicaManager;
+  /** The advertised address of this node (first advertised listener). */
+  readonly host: string;
+  readonly port: number;
+  /** Set once mirroring is wired; null means every topic is writable. */
+  produceGuard: ProduceGuard | null;
+  /**
+   * Creates a topic with the broker's defaults when `auto.create.topics.enable` allows it
+   * (Metadata with AllowAutoTopicCreation). Returns a Kafka error code.
+   */
+  autoCreateTopic(name: string): Promise<number>;
+}
+
+export const INTERNAL_TOPICS: ReadonlySet<string> = new Set(['__consumer_offsets', '__transaction_state', '__mirror_state', '__share_group_state']);

@@ -1,0 +1,117 @@
+/**
+ * Effective configuration values with their source, the way Kafka's DescribeConfigs reports
+ * them: a topic value comes from the topic override, else the broker's dynamic per-node value,
+ * else the dynamic cluster-wide default, else the static server.properties value, else Kafka's
+ * default (ConfigSource 1 → 2 → 3 → 4 → 5), and the lower levels are listed as synonyms.
+ */
+import { BROKER_CONFIG_DEFS, TOPIC_CONFIG_DEFS, brokerConfigDef, type BrokerConfig } from './config.js';
+import type { MetadataImage } from './metadata-image.js';
+
+export const ConfigSource = {
+  UNKNOWN: 0,
+  DYNAMIC_TOPIC_CONFIG: 1,
+  DYNAMIC_BROKER_CONFIG: 2,
+  DYNAMIC_DEFAULT_BROKER_CONFIG: 3,
+  STATIC_BROKER_CONFIG: 4,
+  DEFAULT_CONFIG: 5,
+} as const;
+
+/** ConfigType in DescribeConfigs v3+ (Kafka's ConfigDef.Type ids). */
+export const ConfigTypeId = { UNKNOWN: 0, BOOLEAN: 1, STRING: 2, INT: 3, SHORT: 4, LONG: 5, DOUBLE: 6, LIST: 7, CLASS: 8, PASSWORD: 9 } as const;
+
+export interface ResolvedConfig {
+  readonly name: string;
+  readonly value: string | null;
+  readonly source: number;
+  readonly readOnly: boolean;
+  readonly isSensitive: boolean;
+  readonly type: number;
+  readonly synonyms: { name: string; value: string | null; source: number }[];
+}
+
+const typeId = (t: string): number =>
+  ({ int: ConfigTypeId.INT, long: ConfigTypeId.LONG, boolean: ConfigTypeId.BOOLEAN, string: ConfigTypeId.STRING, list: ConfigTypeId.LIST, double: ConfigTypeId.DOUBLE, password: ConfigTypeId.PASSWORD })[t] ??
+  ConfigTypeId.UNKNOWN;
+
+export class ConfigResolver {
+  constructor(
+    private readonly config: BrokerConfig,
+    private readonly image: MetadataImage,
+  ) {}
+
+  private brokerLevels(key: string): { name: string; value: string | null; source: number }[] {
+    const out: { name: string; value: string | null; source: number }[] = [];
+    const node = this.image.brokerConfigs.get(String(this.config.nodeId))?.get(key);
+    if (node !== undefined) out.push({ name: key, value: node, source: ConfigSource.DYNAMIC_BROKER_CONFIG });
+    const dflt = this.image.brokerConfigs.get('')?.get(key);
+    if (dflt !== undefined) out.push({ name: key, value: dflt, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG });
+    if (this.config.isExplicit(key)) out.push({ name: key, value: this.config.get(key) ?? null, source: ConfigSource.STATIC_BROKER_CONFIG });
+    const def = brokerConfigDef(key);
+    if (def && def.defaultValue !== null) out.push({ name: key, value: def.defaultValue, source: ConfigSource.DEFAULT_CONFIG });
+    return out;
+  }
+
+  /** The broker's effective value of a key (dynamic overrides included). */
+  brokerValue(key: string): string | undefined {
+    return this.brokerLevels(key)[0]?.value ?? undefined;
+  }
+
+  describeBroker(): ResolvedConfig[] {
+    const out: ResolvedConfig[] = [];
+    for (const def of BROKER_CONFIG_DEFS) {
+      const levels = this.brokerLevels(def.name);
+      const top = levels[0];
+      out.push({
+        name: def.name,
+        value: top?.value ?? null,
+        source: top?.source ?? ConfigSource.DEFAULT_CONFIG,
+        readOnly: def.readOnly === true,
+        isSensitive: def.type === 'password',
+        type: typeId(def.type),
+        synonyms: levels,
+      });
+    }
+    return out;
+  }
+
+  describeTopic(topic: string): ResolvedConfig[] {
+    const t = this.image.topic(topic);
+    const out: ResolvedConfig[] = [];
+    for (const def of TOPIC_CONFIG_DEFS) {
+      const levels: { name: string; value: string | null; source: number }[] = [];
+      const own = t?.configs.get(def.name);
+      if (own !== undefined) levels.push({ name: def.name, value: own, source: ConfigSource.DYNAMIC_TOPIC_CONFIG });
+      if (def.brokerKey !== null) {
+        let brokerLevels = this.brokerLevels(def.brokerKey);
+        if (def.name === 'retention.ms' && brokerLevels.every((l) => l.source === ConfigSource.DEFAULT_CONFIG)) {
+          brokerLevels = [{ name: 'log.retention.ms', value: String(this.config.retentionMs), source: this.config.isExplicit('log.retention.hours') || this.config.isExplicit('log.retention.minutes') ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG }];
+        } else if (def.name === 'segment.ms' && brokerLevels.length === 0) {
+          brokerLevels = [{ name: 'log.roll.ms', value: String(this.config.segmentMs), source: this.config.isExplicit('log.roll.hours') ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG }];
+        } else if (def.name === 'flush.ms' && brokerLevels.length === 0) {
+          brokerLevels = [{ name: 'log.flush.interval.ms', value: def.defaultValue, source: ConfigSource.DEFAULT_CONFIG }];
+        }
+        levels.push(...brokerLevels);
+      } else {
+        levels.push({ name: def.name, value: def.defaultValue, source: ConfigSource.DEFAULT_CONFIG });
+      }
+      const top = levels[0];
+      out.push({
+        name: def.name,
+        value: top?.value ?? def.defaultValue,
+        source: top?.source ?? ConfigSource.DEFAULT_CONFIG,
+        readOnly: false,
+        isSensitive: false,
+        type: typeId(def.type),
+        synonyms: levels,
+      });
+    }
+    return out;
+  }
+
+  /** Effective topic properties (Kafka topic keys → values) for building the log's LogConfig. */
+  topicProps(topic: string): Record<string, string> {
+    const props: Record<string, string> = {};
+    for (const c of this.describeTopic(topic)) if (c.value !== null) props[c.name] = c.value;
+    return props;
+  }
+}

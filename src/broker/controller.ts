@@ -1,0 +1,212 @@
+/**
+ * The embedded controller of a one-node cluster. Every metadata change is a list of Kafka
+ * metadata records appended atomically (one record batch) to the metadata log and then applied to
+ * the image; at start the log is replayed to rebuild the image.
+ *
+ * Concurrency contract: writes are serialized through one promise chain, so a write validates
+ * against the image that results from every write before it (two CreateTopics for the same name
+ * cannot both succeed). Readers use `image` directly; it only changes after an append commits.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import type { Logger } from './logger.js';
+import { ConfigResourceType, MetadataImage, type TopicImage } from './metadata-image.js';
+import { decodeMetadataRecord, encodeMetadataRecord, type MetadataRecord } from './metadata-records.js';
+
+/** Where the controller's records live (`<data>/__cluster_metadata-0/`). */
+export interface MetadataLogStore {
+  /** Appends the record values as one batch; resolves with the offset of the last one. */
+  append(values: readonly Buffer[]): Promise<number>;
+  /** Calls `cb` for every record in offset order. */
+  replay(cb: (offset: number, value: Buffer) => void): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ControllerResult {
+  readonly errorCode: number;
+  readonly errorMessage: string | null;
+  /** Offset of the last record written (image offset after applying); -1 when nothing was written. */
+  readonly metadataOffset: number;
+}
+
+const OK = (offset: number): ControllerResult => ({ errorCode: 0, errorMessage: null, metadataOffset: offset });
+const FAIL = (errorCode: number, errorMessage: string): ControllerResult => ({ errorCode, errorMessage, metadataOffset: -1 });
+
+/** Legal topic names (Kafka's `Topic.validate`). */
+export function topicNameError(name: string): string | null {
+  if (name.length === 0) return 'Topic name is illegal, it can\'t be empty';
+  if (name === '.' || name === '..') return 'Topic name cannot be "." or ".."';
+  if (name.length > 249) return `Topic name is illegal, it can't be longer than 249 characters, topic name: ${name}`;
+  if (!/^[a-zA-Z0-9._-]+$/.test(name)) return `Topic name "${name}" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'`;
+  return null;
+}
+
+/** A random topic id as Kafka makes them: a v4 UUID that is neither zero nor METADATA_TOPIC_ID. */
+export function newTopicId(): string {
+  return randomUUID();
+}
+
+/** Kafka's cluster id format: 16 random bytes, URL-safe base64 without padding (22 characters). */
+export function newClusterId(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+export class Controller {
+  readonly image = new MetadataImage();
+  private chain: Promise<unknown> = Promise.resolve();
+  private readonly listeners = new Set<(records: readonly MetadataRecord[]) => void>();
+
+  private constructor(
+    readonly nodeId: number,
+    readonly clusterId: string,
+    private readonly store: MetadataLogStore,
+    private readonly log: Logger,
+  ) {}
+
+  static async open(opts: { nodeId: number; clusterId: string; store: MetadataLogStore; log: Logger }): Promise<Controller> {
+    const c = new Controller(opts.nodeId, opts.clusterId, opts.store, opts.log);
+    let count = 0;
+    await opts.store.replay((offset, value) => {
+      const rec = decodeMetadataRecord(value);
+      if (rec) c.apply(rec, offset);
+      c.image.offset = offset;
+      count++;
+    });
+    opts.log.info('metadata image loaded', { records: count, topics: c.image.topicsByName.size, offset: c.image.offset });
+    return c;
+  }
+
+  /** Subscribes to applied changes; returns an unsubscribe. */
+  onChange(cb: (records: readonly MetadataRecord[]) => void): () => void {
+    this.listeners.add(cb);
+    return () => this.listeners.delete(cb);
+  }
+
+  private apply(rec: MetadataRecord, offset: number): void {
+    const img = this.image;
+    switch (rec.type) {
+      case 'topic':
+        img.applyTopic(rec.name, rec.topicId);
+        break;
+      case 'partition':
+        img.applyPartition(rec.topicId, {
+          partition: rec.partition,
+          leader: rec.leader,
+          leaderEpoch: rec.leaderEpoch,
+          partitionEpoch: rec.partitionEpoch,
+          replicas: [...rec.replicas],
+          isr: [...rec.isr],
+        });
+        break;
+      case 'config':
+        img.applyConfig(rec.resourceType, rec.resourceName, rec.name, rec.value);
+        break;
+      case 'partitionChange':
+        img.applyPartitionChange(rec.topicId, rec.partition, { leaderEpoch: rec.leaderEpoch });
+        break;
+      case 'removeTopic': {
+        const t = img.topicsById.get(rec.topicId);
+        img.applyRemoveTopic(rec.topicId);
+        // Topic configs go with the topic (Kafka's ConfigurationControlManager.deleteTopicConfigs).
+        if (t) t.configs.clear();
+        break;
+      }
+      case 'mirrorTopicState':
+        img.applyMirrorTopicState(rec.topicId, rec.mirrorName, rec.desiredState, offset);
+        break;
+    }
+  }
+
+  /**
+   * Validates against the current image (via `build`) and appends the resulting records as one
+   * batch, then applies them. `build` returns records, or a failure result.
+   */
+  write(build: (image: MetadataImage) => MetadataRecord[] | ControllerResult): Promise<ControllerResult> {
+    const run = async (): Promise<ControllerResult> => {
+      const out = build(this.image);
+      if (!Array.isArray(out)) return out;
+      if (out.length === 0) return OK(this.image.offset);
+      const values = out.map(encodeMetadataRecord);
+      const last = await this.store.append(values);
+      const first = last - out.length + 1;
+      out.forEach((rec, i) => this.apply(rec, first + i));
+      this.image.offset = last;
+      for (const l of this.listeners) {
+        try {
+          l(out);
+        } catch (err) {
+          this.log.error('metadata listener failed', { err: err instanceof Error ? err : String(err) });
+        }
+      }
+      return OK(last);
+    };
+    const p = this.chain.then(run, run);
+    this.chain = p.catch(() => undefined);
+    return p;
+  }
+
+  /** Records that create a topic (TopicRecord, PartitionRecords with epoch 0, ConfigRecords). */
+  topicRecords(name: string, topicId: string, numPartitions: number, configs: ReadonlyMap<string, string>): MetadataRecord[] {
+    const recs: MetadataRecord[] = [{ type: 'topic', name, topicId }];
+    for (let p = 0; p < numPartitions; p++) {
+      recs.push({ type: 'partition', topicId, partition: p, leader: this.nodeId, leaderEpoch: 0, partitionEpoch: 0, replicas: [this.nodeId], isr: [this.nodeId] });
+    }
+    for (const [k, v] of configs) recs.push({ type: 'config', resourceType: ConfigResourceType.TOPIC, resourceName: name, name: k, value: v });
+    return recs;
+  }
+
+  createTopic(name: string, numPartitions: number, configs: ReadonlyMap<string, string>, topicId?: string): Promise<ControllerResult> {
+    return this.write((img) => {
+      const err = topicNameError(name);
+      if (err) return FAIL(ErrorCode.INVALID_TOPIC_EXCEPTION, err);
+      if (img.topicsByName.has(name)) return FAIL(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`);
+      if (topicId !== undefined && img.topicsById.has(topicId)) return FAIL(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic id ${topicId} already exists.`);
+      if (numPartitions < 1) return FAIL(ErrorCode.INVALID_PARTITIONS, 'Number of partitions must be larger than 0.');
+      return this.topicRecords(name, topicId ?? newTopicId(), numPartitions, configs);
+    });
+  }
+
+  deleteTopic(topicId: string): Promise<ControllerResult> {
+    return this.write((img) => {
+      if (!img.topicsById.has(topicId)) return FAIL(ErrorCode.UNKNOWN_TOPIC_ID, 'This server does not host this topic ID.');
+      return [{ type: 'removeTopic', topicId }];
+    });
+  }
+
+  createPartitions(name: string, newTotal: number): Promise<ControllerResult> {
+    return this.write((img) => {
+      const t = img.topicsByName.get(name);
+      if (!t) return FAIL(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${name}' does not exist.`);
+      const current = t.partitions.length;
+      if (newTotal < current) return FAIL(ErrorCode.INVALID_PARTITIONS, `The topic ${name} currently has ${current} partition(s); ${newTotal} would not be an increase.`);
+      if (newTotal === current) return FAIL(ErrorCode.INVALID_PARTITIONS, `Topic already has ${current} partition(s).`);
+      const recs: MetadataRecord[] = [];
+      for (let p = current; p < newTotal; p++) {
+        recs.push({ type: 'partition', topicId: t.topicId, partition: p, leader: this.nodeId, leaderEpoch: 0, partitionEpoch: 0, replicas: [this.nodeId], isr: [this.nodeId] });
+      }
+      return recs;
+    });
+  }
+
+  /** Sets (value) or deletes (null) config keys of one resource in one atomic write. */
+  alterConfigs(resourceType: number, resourceName: string, changes: ReadonlyArray<readonly [string, string | null]>): Promise<ControllerResult> {
+    return this.write(() => changes.map(([name, value]) => ({ type: 'config' as const, resourceType, resourceName, name, value })));
+  }
+
+  bumpLeaderEpoch(topicId: string, partition: number, leaderEpoch: number): Promise<ControllerResult> {
+    return this.write((img) => {
+      const p = img.topicsById.get(topicId)?.partitions[partition];
+      if (!p) return FAIL(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'Unknown partition');
+      if (leaderEpoch <= p.leaderEpoch) return [];
+      return [{ type: 'partitionChange', topicId, partition, leaderEpoch }];
+    });
+  }
+
+  topic(name: string): TopicImage | undefined {
+    return this.image.topicsByName.get(name);
+  }
+
+  close(): Promise<void> {
+    return this.chain.then(() => this.store.close());
+  }
+}

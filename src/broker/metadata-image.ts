@@ -1,0 +1,104 @@
+/**
+ * The metadata image: what the controller's metadata log says the cluster looks like, rebuilt
+ * by replaying the log at start. Plain data, mutated only by `apply*` calls from the controller
+ * (on the event loop), read by every handler.
+ */
+
+/** ConfigRecord resource types (Kafka's ConfigResource.Type). */
+export const ConfigResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, CLUSTER_MIRROR: 64 } as const;
+
+export interface PartitionImage {
+  readonly partition: number;
+  leader: number;
+  leaderEpoch: number;
+  partitionEpoch: number;
+  replicas: number[];
+  isr: number[];
+}
+
+export interface TopicImage {
+  readonly name: string;
+  readonly topicId: string;
+  readonly partitions: PartitionImage[];
+  /** Topic-level overrides (ConfigRecords of resource type TOPIC). */
+  readonly configs: Map<string, string>;
+  /** Mirror binding (KIP-1279), null when the topic is not mirrored. */
+  mirror: { mirrorName: string; desiredState: number; lastStateChangeOffset: number } | null;
+}
+
+export class MetadataImage {
+  readonly topicsByName = new Map<string, TopicImage>();
+  readonly topicsById = new Map<string, TopicImage>();
+  /** Broker-level dynamic configs: resource name ('' = cluster default, or node id) → key → value. */
+  readonly brokerConfigs = new Map<string, Map<string, string>>();
+  /** Other config resources (e.g. CLUSTER_MIRROR): type → name → key → value. */
+  readonly otherConfigs = new Map<number, Map<string, Map<string, string>>>();
+  /** Offset of the last record applied; -1 for an empty log. */
+  offset = -1;
+
+  topic(name: string): TopicImage | undefined {
+    return this.topicsByName.get(name);
+  }
+
+  applyTopic(name: string, topicId: string): void {
+    const t: TopicImage = { name, topicId, partitions: [], configs: new Map(), mirror: null };
+    this.topicsByName.set(name, t);
+    this.topicsById.set(topicId, t);
+  }
+
+  applyPartition(topicId: string, p: PartitionImage): void {
+    const t = this.topicsById.get(topicId);
+    if (!t) return;
+    t.partitions[p.partition] = p;
+  }
+
+  applyPartitionChange(topicId: string, partition: number, change: { leader?: number; leaderEpoch?: number; isr?: number[] | null; replicas?: number[] | null }): void {
+    const p = this.topicsById.get(topicId)?.partitions[partition];
+    if (!p) return;
+    if (change.leader !== undefined && change.leader !== -2) {
+      p.leader = change.leader;
+      // A leader change without an explicit epoch bumps it by one (Kafka's PartitionChangeBuilder).
+      if (change.leaderEpoch === undefined || change.leaderEpoch < 0) p.leaderEpoch += 1;
+    }
+    if (change.leaderEpoch !== undefined && change.leaderEpoch >= 0) p.leaderEpoch = change.leaderEpoch;
+    if (change.isr) p.isr = change.isr;
+    if (change.replicas) p.replicas = change.replicas;
+    p.partitionEpoch += 1;
+  }
+
+  applyRemoveTopic(topicId: string): void {
+    const t = this.topicsById.get(topicId);
+    if (!t) return;
+    this.topicsById.delete(topicId);
+    if (this.topicsByName.get(t.name) === t) this.topicsByName.delete(t.name);
+  }
+
+  applyConfig(resourceType: number, resourceName: string, name: string, value: string | null): void {
+    if (resourceType === ConfigResourceType.TOPIC) {
+      const t = this.topicsByName.get(resourceName);
+      if (!t) return;
+      if (value === null) t.configs.delete(name);
+      else t.configs.set(name, value);
+      return;
+    }
+    let byName: Map<string, Map<string, string>>;
+    if (resourceType === ConfigResourceType.BROKER) {
+      byName = this.brokerConfigs;
+    } else {
+      let m = this.otherConfigs.get(resourceType);
+      if (!m) this.otherConfigs.set(resourceType, (m = new Map()));
+      byName = m;
+    }
+    let entries = byName.get(resourceName);
+    if (!entries) byName.set(resourceName, (entries = new Map()));
+    if (value === null) entries.delete(name);
+    else entries.set(name, value);
+    if (entries.size === 0) byName.delete(resourceName);
+  }
+
+  applyMirrorTopicState(topicId: string, mirrorName: string | null, desiredState: number, offset: number): void {
+    const t = this.topicsById.get(topicId);
+    if (!t) return;
+    t.mirror = mirrorName === null ? null : { mirrorName, desiredState, lastStateChangeOffset: offset };
+  }
+}

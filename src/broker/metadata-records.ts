@@ -1,0 +1,135 @@
+/**
+ * Kafka metadata records as the controller writes them into `__cluster_metadata-0`: each record
+ * value is `uvarint frameVersion (1) | uvarint apiKey | uvarint version | message` (Kafka's
+ * `MetadataRecordSerde`), key null, in ordinary uncompressed record batches.
+ */
+import { Reader } from '../protocol/reader.js';
+import { Writer } from '../protocol/writer.js';
+import { decodeConfigRecord, encodeConfigRecord } from '../protocol/generated/messages/config-record.js';
+import { decodePartitionChangeRecord, encodePartitionChangeRecord } from '../protocol/generated/messages/partition-change-record.js';
+import { decodePartitionRecord, encodePartitionRecord } from '../protocol/generated/messages/partition-record.js';
+import { decodeRemoveTopicRecord, encodeRemoveTopicRecord } from '../protocol/generated/messages/remove-topic-record.js';
+import { decodeTopicRecord, encodeTopicRecord } from '../protocol/generated/messages/topic-record.js';
+import { decodeMirrorTopicStateChangeRecord, encodeMirrorTopicStateChangeRecord } from '../protocol/generated/messages/mirror-topic-state-change-record.js';
+import { DecodeError } from '../protocol/decode-error.js';
+
+export const MetadataRecordType = {
+  TOPIC: 2,
+  PARTITION: 3,
+  CONFIG: 4,
+  PARTITION_CHANGE: 5,
+  REMOVE_TOPIC: 9,
+  MIRROR_TOPIC_STATE_CHANGE: 29,
+} as const;
+
+export type MetadataRecord =
+  | { readonly type: 'topic'; readonly name: string; readonly topicId: string }
+  | {
+      readonly type: 'partition';
+      readonly topicId: string;
+      readonly partition: number;
+      readonly leader: number;
+      readonly leaderEpoch: number;
+      readonly partitionEpoch: number;
+      readonly replicas: readonly number[];
+      readonly isr: readonly number[];
+    }
+  | { readonly type: 'config'; readonly resourceType: number; readonly resourceName: string; readonly name: string; readonly value: string | null }
+  | { readonly type: 'partitionChange'; readonly topicId: string; readonly partition: number; readonly leaderEpoch: number }
+  | { readonly type: 'removeTopic'; readonly topicId: string }
+  | { readonly type: 'mirrorTopicState'; readonly topicId: string; readonly mirrorName: string | null; readonly desiredState: number };
+
+const FRAME_VERSION = 1;
+
+export function encodeMetadataRecord(rec: MetadataRecord): Buffer {
+  const w = new Writer(256);
+  w.uvarint(FRAME_VERSION);
+  switch (rec.type) {
+    case 'topic':
+      w.uvarint(MetadataRecordType.TOPIC).uvarint(0);
+      encodeTopicRecord(w, { name: rec.name, topicId: rec.topicId }, 0);
+      break;
+    case 'partition':
+      w.uvarint(MetadataRecordType.PARTITION).uvarint(0);
+      encodePartitionRecord(
+        w,
+        {
+          partitionId: rec.partition,
+          topicId: rec.topicId,
+          replicas: [...rec.replicas],
+          isr: [...rec.isr],
+          removingReplicas: [],
+          addingReplicas: [],
+          leader: rec.leader,
+          leaderEpoch: rec.leaderEpoch,
+          partitionEpoch: rec.partitionEpoch,
+        },
+        0,
+      );
+      break;
+    case 'config':
+      w.uvarint(MetadataRecordType.CONFIG).uvarint(0);
+      encodeConfigRecord(w, { resourceType: rec.resourceType, resourceName: rec.resourceName, name: rec.name, value: rec.value }, 0);
+      break;
+    case 'partitionChange':
+      // v3 (KIP-1279) carries the leader epoch explicitly; the leader itself does not change.
+      w.uvarint(MetadataRecordType.PARTITION_CHANGE).uvarint(3);
+      encodePartitionChangeRecord(w, { partitionId: rec.partition, topicId: rec.topicId, leaderEpoch: rec.leaderEpoch }, 3);
+      break;
+    case 'removeTopic':
+      w.uvarint(MetadataRecordType.REMOVE_TOPIC).uvarint(0);
+      encodeRemoveTopicRecord(w, { topicId: rec.topicId }, 0);
+      break;
+    case 'mirrorTopicState':
+      w.uvarint(MetadataRecordType.MIRROR_TOPIC_STATE_CHANGE).uvarint(0);
+      encodeMirrorTopicStateChangeRecord(w, { topicId: rec.topicId, mirrorName: rec.mirrorName, desiredState: rec.desiredState }, 0);
+      break;
+  }
+  return w.toBuffer();
+}
+
+/** Decodes one record value; returns null for record types this node does not use. */
+export function decodeMetadataRecord(value: Buffer): MetadataRecord | null {
+  const r = new Reader(value);
+  const frame = r.uvarint();
+  if (frame !== FRAME_VERSION) throw new DecodeError(`unknown metadata record frame version ${frame}`);
+  const apiKey = r.uvarint();
+  const version = r.uvarint();
+  switch (apiKey) {
+    case MetadataRecordType.TOPIC: {
+      const m = decodeTopicRecord(r, version);
+      return { type: 'topic', name: m.name, topicId: m.topicId };
+    }
+    case MetadataRecordType.PARTITION: {
+      const m = decodePartitionRecord(r, version);
+      return {
+        type: 'partition',
+        topicId: m.topicId,
+        partition: m.partitionId,
+        leader: m.leader,
+        leaderEpoch: m.leaderEpoch,
+        partitionEpoch: m.partitionEpoch,
+        replicas: m.replicas,
+        isr: m.isr,
+      };
+    }
+    case MetadataRecordType.CONFIG: {
+      const m = decodeConfigRecord(r, version);
+      return { type: 'config', resourceType: m.resourceType, resourceName: m.resourceName, name: m.name, value: m.value };
+    }
+    case MetadataRecordType.PARTITION_CHANGE: {
+      const m = decodePartitionChangeRecord(r, version);
+      return { type: 'partitionChange', topicId: m.topicId, partition: m.partitionId, leaderEpoch: m.leaderEpoch };
+    }
+    case MetadataRecordType.REMOVE_TOPIC: {
+      const m = decodeRemoveTopicRecord(r, version);
+      return { type: 'removeTopic', topicId: m.topicId };
+    }
+    case MetadataRecordType.MIRROR_TOPIC_STATE_CHANGE: {
+      const m = decodeMirrorTopicStateChangeRecord(r, version);
+      return { type: 'mirrorTopicState', topicId: m.topicId, mirrorName: m.mirrorName, desiredState: m.desiredState };
+    }
+    default:
+      return null;
+  }
+}
