@@ -201,7 +201,10 @@ function genWrite(t, v, flex, nullable, m, ctx, depth, what) {
   if (t.kind === 'prim') {
     const lines = [];
     if (t.prim !== 'records' && nullable !== 'true' && ctx.fieldNullable) lines.push(nullCheck);
-    lines.push(`${primWrite(t.prim, v, flex, nullable)};`);
+    // after the check null can only reach a version that allows it, and the nullable
+    // encodings of a present value are the same bytes as the non-nullable ones
+    const n = nullable === 'true' || nullable === 'false' ? nullable : 'true';
+    lines.push(`${primWrite(t.prim, v, flex, n)};`);
     return lines;
   }
   if (t.kind === 'struct') {
@@ -210,7 +213,7 @@ function genWrite(t, v, flex, nullable, m, ctx, depth, what) {
     if (nullable === 'false') return [nullCheck, call];
     const inner = [`if (${v} === null) {`, `  w.int8(-1);`, `} else {`, `  w.int8(1);`, `  ${call}`, `}`];
     if (nullable === 'true') return inner;
-    return [`if (${nullable}) {`, ...indent(inner), `} else {`, `  ${nullCheck}`, `  ${call}`, `}`];
+    return [`if (${nullable}) {`, ...indent(inner), `} else {`, `  if (${v} === null) throw new Error('${what} is not nullable in version ' + version);`, `  ${call}`, `}`];
   }
   const lines = [];
   if (ctx.fieldNullable) {

@@ -132,7 +132,7 @@ export function encodeConsumerGroupHeartbeatRequest(w: Writer, m: ConsumerGroupH
   if ((!(version >= 1)) && (f_subscribedTopicRegex !== null)) throw new Error('ConsumerGroupHeartbeatRequest.SubscribedTopicRegex cannot be set in version ' + version);
   if (version >= 1) {
     if (f_subscribedTopicRegex === null && !(version >= 1)) throw new Error('ConsumerGroupHeartbeatRequest.SubscribedTopicRegex is not nullable in version ' + version);
-    (version >= 1 ? w.compactNullableString(f_subscribedTopicRegex) : w.compactString(f_subscribedTopicRegex));
+    w.compactNullableString(f_subscribedTopicRegex);
   }
   const f_serverAssignor = m.serverAssignor === undefined ? null : m.serverAssignor;
   w.compactNullableString(f_serverAssignor);

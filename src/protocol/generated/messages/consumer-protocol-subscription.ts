@@ -98,7 +98,7 @@ export function encodeConsumerProtocolSubscription(w: Writer, m: ConsumerProtoco
   const f_rackId = m.rackId === undefined ? null : m.rackId;
   if (version >= 3) {
     if (f_rackId === null && !(version >= 3)) throw new Error('ConsumerProtocolSubscription.RackId is not nullable in version ' + version);
-    (version >= 3 ? w.nullableString(f_rackId) : w.string(f_rackId));
+    w.nullableString(f_rackId);
   }
 }
 

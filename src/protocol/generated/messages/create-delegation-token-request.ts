@@ -82,13 +82,13 @@ export function encodeCreateDelegationTokenRequest(w: Writer, m: CreateDelegatio
   if ((!(version >= 3)) && (f_ownerPrincipalType !== "")) throw new Error('CreateDelegationTokenRequest.OwnerPrincipalType cannot be set in version ' + version);
   if (version >= 3) {
     if (f_ownerPrincipalType === null && !(version >= 3)) throw new Error('CreateDelegationTokenRequest.OwnerPrincipalType is not nullable in version ' + version);
-    (version >= 3 ? (flexible ? w.compactNullableString(f_ownerPrincipalType) : w.nullableString(f_ownerPrincipalType)) : (flexible ? w.compactString(f_ownerPrincipalType) : w.string(f_ownerPrincipalType)));
+    (flexible ? w.compactNullableString(f_ownerPrincipalType) : w.nullableString(f_ownerPrincipalType));
   }
   const f_ownerPrincipalName = m.ownerPrincipalName === undefined ? "" : m.ownerPrincipalName;
   if ((!(version >= 3)) && (f_ownerPrincipalName !== "")) throw new Error('CreateDelegationTokenRequest.OwnerPrincipalName cannot be set in version ' + version);
   if (version >= 3) {
     if (f_ownerPrincipalName === null && !(version >= 3)) throw new Error('CreateDelegationTokenRequest.OwnerPrincipalName is not nullable in version ' + version);
-    (version >= 3 ? (flexible ? w.compactNullableString(f_ownerPrincipalName) : w.nullableString(f_ownerPrincipalName)) : (flexible ? w.compactString(f_ownerPrincipalName) : w.string(f_ownerPrincipalName)));
+    (flexible ? w.compactNullableString(f_ownerPrincipalName) : w.nullableString(f_ownerPrincipalName));
   }
   const f_renewers = m.renewers === undefined ? [] : m.renewers;
   (flexible ? w.uvarint(f_renewers.length + 1) : w.int32(f_renewers.length));

@@ -214,7 +214,7 @@ export function encodeCreateTopicsRequestCreatableTopic(w: Writer, m: CreateTopi
         encodeCreateTopicsRequestMirrorInfo(w, f_mirrorInfo, version);
       }
     } else {
-      if (f_mirrorInfo === null && !(version >= 8)) throw new Error('CreateTopicsRequest.CreatableTopic.MirrorInfo is not nullable in version ' + version);
+      if (f_mirrorInfo === null) throw new Error('CreateTopicsRequest.CreatableTopic.MirrorInfo is not nullable in version ' + version);
       encodeCreateTopicsRequestMirrorInfo(w, f_mirrorInfo, version);
     }
   }

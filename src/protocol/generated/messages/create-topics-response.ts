@@ -260,7 +260,7 @@ export function encodeCreateTopicsResponseCreatableTopicConfigs(w: Writer, m: Cr
   if ((!(version >= 5)) && (f_value !== "")) throw new Error('CreateTopicsResponse.CreatableTopicConfigs.Value cannot be set in version ' + version);
   if (version >= 5) {
     if (f_value === null && !(version >= 5)) throw new Error('CreateTopicsResponse.CreatableTopicConfigs.Value is not nullable in version ' + version);
-    (version >= 5 ? (flexible ? w.compactNullableString(f_value) : w.nullableString(f_value)) : (flexible ? w.compactString(f_value) : w.string(f_value)));
+    (flexible ? w.compactNullableString(f_value) : w.nullableString(f_value));
   }
   const f_readOnly = m.readOnly === undefined ? false : m.readOnly;
   if ((!(version >= 5)) && (f_readOnly !== false)) throw new Error('CreateTopicsResponse.CreatableTopicConfigs.ReadOnly cannot be set in version ' + version);

@@ -140,7 +140,7 @@ export function encodeDeleteTopicsRequestDeleteTopicState(w: Writer, m: DeleteTo
   if ((!(version >= 6)) && (f_name !== null)) throw new Error('DeleteTopicsRequest.DeleteTopicState.Name cannot be set in version ' + version);
   if (version >= 6) {
     if (f_name === null && !(version >= 6)) throw new Error('DeleteTopicsRequest.DeleteTopicState.Name is not nullable in version ' + version);
-    (version >= 6 ? (flexible ? w.compactNullableString(f_name) : w.nullableString(f_name)) : (flexible ? w.compactString(f_name) : w.string(f_name)));
+    (flexible ? w.compactNullableString(f_name) : w.nullableString(f_name));
   }
   const f_topicId = m.topicId === undefined ? "00000000-0000-0000-0000-000000000000" : m.topicId;
   if ((!(version >= 6)) && (f_topicId !== "00000000-0000-0000-0000-000000000000")) throw new Error('DeleteTopicsRequest.DeleteTopicState.TopicId cannot be set in version ' + version);

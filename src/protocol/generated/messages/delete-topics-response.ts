@@ -117,7 +117,7 @@ export function encodeDeleteTopicsResponseDeletableTopicResult(w: Writer, m: Del
   const flexible = version >= 4;
   const f_name = m.name === undefined ? "" : m.name;
   if (f_name === null && !(version >= 6)) throw new Error('DeleteTopicsResponse.DeletableTopicResult.Name is not nullable in version ' + version);
-  (version >= 6 ? (flexible ? w.compactNullableString(f_name) : w.nullableString(f_name)) : (flexible ? w.compactString(f_name) : w.string(f_name)));
+  (flexible ? w.compactNullableString(f_name) : w.nullableString(f_name));
   const f_topicId = m.topicId === undefined ? "00000000-0000-0000-0000-000000000000" : m.topicId;
   if (version >= 6) {
     w.uuid(f_topicId);
@@ -127,7 +127,7 @@ export function encodeDeleteTopicsResponseDeletableTopicResult(w: Writer, m: Del
   const f_errorMessage = m.errorMessage === undefined ? null : m.errorMessage;
   if (version >= 5) {
     if (f_errorMessage === null && !(version >= 5)) throw new Error('DeleteTopicsResponse.DeletableTopicResult.ErrorMessage is not nullable in version ' + version);
-    (version >= 5 ? (flexible ? w.compactNullableString(f_errorMessage) : w.nullableString(f_errorMessage)) : (flexible ? w.compactString(f_errorMessage) : w.string(f_errorMessage)));
+    (flexible ? w.compactNullableString(f_errorMessage) : w.nullableString(f_errorMessage));
   }
   if (flexible) {
     w.taggedFields(null, m.unknownTaggedFields);

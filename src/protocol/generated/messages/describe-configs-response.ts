@@ -256,7 +256,7 @@ export function encodeDescribeConfigsResponseDescribeConfigsResourceResult(w: Wr
   const f_documentation = m.documentation === undefined ? "" : m.documentation;
   if (version >= 3) {
     if (f_documentation === null && !(version >= 3)) throw new Error('DescribeConfigsResponse.DescribeConfigsResourceResult.Documentation is not nullable in version ' + version);
-    (version >= 3 ? (flexible ? w.compactNullableString(f_documentation) : w.nullableString(f_documentation)) : (flexible ? w.compactString(f_documentation) : w.string(f_documentation)));
+    (flexible ? w.compactNullableString(f_documentation) : w.nullableString(f_documentation));
   }
   if (flexible) {
     w.taggedFields(null, m.unknownTaggedFields);

@@ -174,7 +174,7 @@ export function encodeDescribeGroupsResponseDescribedGroup(w: Writer, m: Describ
   if ((!(version >= 6)) && (f_errorMessage !== null)) throw new Error('DescribeGroupsResponse.DescribedGroup.ErrorMessage cannot be set in version ' + version);
   if (version >= 6) {
     if (f_errorMessage === null && !(version >= 6)) throw new Error('DescribeGroupsResponse.DescribedGroup.ErrorMessage is not nullable in version ' + version);
-    (version >= 6 ? (flexible ? w.compactNullableString(f_errorMessage) : w.nullableString(f_errorMessage)) : (flexible ? w.compactString(f_errorMessage) : w.string(f_errorMessage)));
+    (flexible ? w.compactNullableString(f_errorMessage) : w.nullableString(f_errorMessage));
   }
   const f_groupId = m.groupId === undefined ? "" : m.groupId;
   (flexible ? w.compactString(f_groupId) : w.string(f_groupId));
@@ -239,7 +239,7 @@ export function encodeDescribeGroupsResponseDescribedGroupMember(w: Writer, m: D
   const f_groupInstanceId = m.groupInstanceId === undefined ? null : m.groupInstanceId;
   if (version >= 4) {
     if (f_groupInstanceId === null && !(version >= 4)) throw new Error('DescribeGroupsResponse.DescribedGroupMember.GroupInstanceId is not nullable in version ' + version);
-    (version >= 4 ? (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId)) : (flexible ? w.compactString(f_groupInstanceId) : w.string(f_groupInstanceId)));
+    (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId));
   }
   const f_clientId = m.clientId === undefined ? "" : m.clientId;
   (flexible ? w.compactString(f_clientId) : w.string(f_clientId));

@@ -158,7 +158,7 @@ export function encodeDescribeQuorumResponse(w: Writer, m: DescribeQuorumRespons
   const f_errorMessage = m.errorMessage === undefined ? "" : m.errorMessage;
   if (version >= 2) {
     if (f_errorMessage === null && !(version >= 2)) throw new Error('DescribeQuorumResponse.ErrorMessage is not nullable in version ' + version);
-    (version >= 2 ? w.compactNullableString(f_errorMessage) : w.compactString(f_errorMessage));
+    w.compactNullableString(f_errorMessage);
   }
   const f_topics = m.topics === undefined ? [] : m.topics;
   w.uvarint(f_topics.length + 1);
@@ -278,7 +278,7 @@ export function encodeDescribeQuorumResponsePartitionData(w: Writer, m: Describe
   const f_errorMessage = m.errorMessage === undefined ? "" : m.errorMessage;
   if (version >= 2) {
     if (f_errorMessage === null && !(version >= 2)) throw new Error('DescribeQuorumResponse.PartitionData.ErrorMessage is not nullable in version ' + version);
-    (version >= 2 ? w.compactNullableString(f_errorMessage) : w.compactString(f_errorMessage));
+    w.compactNullableString(f_errorMessage);
   }
   const f_leaderId = m.leaderId === undefined ? 0 : m.leaderId;
   w.int32(f_leaderId);

@@ -233,7 +233,7 @@ export function encodeFetchRequest(w: Writer, m: FetchRequestInput, version: num
     if ((version >= 12) && (f_clusterId !== null)) {
       const tw = new Writer(64);
       if (f_clusterId === null && !(version >= 12)) throw new Error('FetchRequest.ClusterId is not nullable in version ' + version);
-      (version >= 12 ? tw.compactNullableString(f_clusterId) : tw.compactString(f_clusterId));
+      tw.compactNullableString(f_clusterId);
       tagged.push([0, tw.toBuffer()]);
     }
     if ((version >= 15) && (!isDefaultFetchRequestReplicaState(f_replicaState))) {

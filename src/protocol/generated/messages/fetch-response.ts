@@ -630,7 +630,7 @@ export function encodeFetchResponseNodeEndpoint(w: Writer, m: FetchResponseNodeE
   if ((!(version >= 16)) && (f_rack !== null)) throw new Error('FetchResponse.NodeEndpoint.Rack cannot be set in version ' + version);
   if (version >= 16) {
     if (f_rack === null && !(version >= 16)) throw new Error('FetchResponse.NodeEndpoint.Rack is not nullable in version ' + version);
-    (version >= 16 ? (flexible ? w.compactNullableString(f_rack) : w.nullableString(f_rack)) : (flexible ? w.compactString(f_rack) : w.string(f_rack)));
+    (flexible ? w.compactNullableString(f_rack) : w.nullableString(f_rack));
   }
   if (flexible) {
     w.taggedFields(null, m.unknownTaggedFields);

@@ -120,7 +120,7 @@ export function encodeFindCoordinatorResponse(w: Writer, m: FindCoordinatorRespo
   const f_errorMessage = m.errorMessage === undefined ? "" : m.errorMessage;
   if (version >= 1 && version <= 3) {
     if (f_errorMessage === null && !(version >= 1 && version <= 3)) throw new Error('FindCoordinatorResponse.ErrorMessage is not nullable in version ' + version);
-    (version >= 1 && version <= 3 ? (flexible ? w.compactNullableString(f_errorMessage) : w.nullableString(f_errorMessage)) : (flexible ? w.compactString(f_errorMessage) : w.string(f_errorMessage)));
+    (flexible ? w.compactNullableString(f_errorMessage) : w.nullableString(f_errorMessage));
   }
   const f_nodeId = m.nodeId === undefined ? 0 : m.nodeId;
   if ((!(version <= 3)) && (f_nodeId !== 0)) throw new Error('FindCoordinatorResponse.NodeId cannot be set in version ' + version);
@@ -223,7 +223,7 @@ export function encodeFindCoordinatorResponseCoordinator(w: Writer, m: FindCoord
   const f_errorMessage = m.errorMessage === undefined ? "" : m.errorMessage;
   if (version >= 4) {
     if (f_errorMessage === null && !(version >= 4)) throw new Error('FindCoordinatorResponse.Coordinator.ErrorMessage is not nullable in version ' + version);
-    (version >= 4 ? (flexible ? w.compactNullableString(f_errorMessage) : w.nullableString(f_errorMessage)) : (flexible ? w.compactString(f_errorMessage) : w.string(f_errorMessage)));
+    (flexible ? w.compactNullableString(f_errorMessage) : w.nullableString(f_errorMessage));
   }
   if (flexible) {
     w.taggedFields(null, m.unknownTaggedFields);

@@ -167,7 +167,7 @@ export function encodeGroupMetadataValueMemberMetadata(w: Writer, m: GroupMetada
   const f_groupInstanceId = m.groupInstanceId === undefined ? null : m.groupInstanceId;
   if (version >= 3) {
     if (f_groupInstanceId === null && !(version >= 3)) throw new Error('GroupMetadataValue.MemberMetadata.groupInstanceId is not nullable in version ' + version);
-    (version >= 3 ? (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId)) : (flexible ? w.compactString(f_groupInstanceId) : w.string(f_groupInstanceId)));
+    (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId));
   }
   const f_clientId = m.clientId === undefined ? "" : m.clientId;
   (flexible ? w.compactString(f_clientId) : w.string(f_clientId));

@@ -63,7 +63,7 @@ export function encodeHeartbeatRequest(w: Writer, m: HeartbeatRequestInput, vers
   if ((!(version >= 3)) && (f_groupInstanceId !== null)) throw new Error('HeartbeatRequest.GroupInstanceId cannot be set in version ' + version);
   if (version >= 3) {
     if (f_groupInstanceId === null && !(version >= 3)) throw new Error('HeartbeatRequest.GroupInstanceId is not nullable in version ' + version);
-    (version >= 3 ? (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId)) : (flexible ? w.compactString(f_groupInstanceId) : w.string(f_groupInstanceId)));
+    (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId));
   }
   if (flexible) {
     w.taggedFields(null, m.unknownTaggedFields);

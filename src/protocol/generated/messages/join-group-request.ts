@@ -112,7 +112,7 @@ export function encodeJoinGroupRequest(w: Writer, m: JoinGroupRequestInput, vers
   if ((!(version >= 5)) && (f_groupInstanceId !== null)) throw new Error('JoinGroupRequest.GroupInstanceId cannot be set in version ' + version);
   if (version >= 5) {
     if (f_groupInstanceId === null && !(version >= 5)) throw new Error('JoinGroupRequest.GroupInstanceId is not nullable in version ' + version);
-    (version >= 5 ? (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId)) : (flexible ? w.compactString(f_groupInstanceId) : w.string(f_groupInstanceId)));
+    (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId));
   }
   const f_protocolType = m.protocolType === undefined ? "" : m.protocolType;
   (flexible ? w.compactString(f_protocolType) : w.string(f_protocolType));
@@ -124,7 +124,7 @@ export function encodeJoinGroupRequest(w: Writer, m: JoinGroupRequestInput, vers
   const f_reason = m.reason === undefined ? null : m.reason;
   if (version >= 8) {
     if (f_reason === null && !(version >= 8)) throw new Error('JoinGroupRequest.Reason is not nullable in version ' + version);
-    (version >= 8 ? (flexible ? w.compactNullableString(f_reason) : w.nullableString(f_reason)) : (flexible ? w.compactString(f_reason) : w.string(f_reason)));
+    (flexible ? w.compactNullableString(f_reason) : w.nullableString(f_reason));
   }
   if (flexible) {
     w.taggedFields(null, m.unknownTaggedFields);

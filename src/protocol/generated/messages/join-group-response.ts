@@ -115,11 +115,11 @@ export function encodeJoinGroupResponse(w: Writer, m: JoinGroupResponseInput, ve
   const f_protocolType = m.protocolType === undefined ? null : m.protocolType;
   if (version >= 7) {
     if (f_protocolType === null && !(version >= 7)) throw new Error('JoinGroupResponse.ProtocolType is not nullable in version ' + version);
-    (version >= 7 ? (flexible ? w.compactNullableString(f_protocolType) : w.nullableString(f_protocolType)) : (flexible ? w.compactString(f_protocolType) : w.string(f_protocolType)));
+    (flexible ? w.compactNullableString(f_protocolType) : w.nullableString(f_protocolType));
   }
   const f_protocolName = m.protocolName === undefined ? "" : m.protocolName;
   if (f_protocolName === null && !(version >= 7)) throw new Error('JoinGroupResponse.ProtocolName is not nullable in version ' + version);
-  (version >= 7 ? (flexible ? w.compactNullableString(f_protocolName) : w.nullableString(f_protocolName)) : (flexible ? w.compactString(f_protocolName) : w.string(f_protocolName)));
+  (flexible ? w.compactNullableString(f_protocolName) : w.nullableString(f_protocolName));
   const f_leader = m.leader === undefined ? "" : m.leader;
   (flexible ? w.compactString(f_leader) : w.string(f_leader));
   const f_skipAssignment = m.skipAssignment === undefined ? false : m.skipAssignment;
@@ -173,7 +173,7 @@ export function encodeJoinGroupResponseJoinGroupResponseMember(w: Writer, m: Joi
   const f_groupInstanceId = m.groupInstanceId === undefined ? null : m.groupInstanceId;
   if (version >= 5) {
     if (f_groupInstanceId === null && !(version >= 5)) throw new Error('JoinGroupResponse.JoinGroupResponseMember.GroupInstanceId is not nullable in version ' + version);
-    (version >= 5 ? (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId)) : (flexible ? w.compactString(f_groupInstanceId) : w.string(f_groupInstanceId)));
+    (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId));
   }
   const f_metadata = m.metadata === undefined ? EMPTY : m.metadata;
   (flexible ? w.compactBytes(f_metadata) : w.bytes(f_metadata));

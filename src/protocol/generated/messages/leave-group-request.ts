@@ -138,12 +138,12 @@ export function encodeLeaveGroupRequestMemberIdentity(w: Writer, m: LeaveGroupRe
   if ((!(version >= 3)) && (f_groupInstanceId !== null)) throw new Error('LeaveGroupRequest.MemberIdentity.GroupInstanceId cannot be set in version ' + version);
   if (version >= 3) {
     if (f_groupInstanceId === null && !(version >= 3)) throw new Error('LeaveGroupRequest.MemberIdentity.GroupInstanceId is not nullable in version ' + version);
-    (version >= 3 ? (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId)) : (flexible ? w.compactString(f_groupInstanceId) : w.string(f_groupInstanceId)));
+    (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId));
   }
   const f_reason = m.reason === undefined ? null : m.reason;
   if (version >= 5) {
     if (f_reason === null && !(version >= 5)) throw new Error('LeaveGroupRequest.MemberIdentity.Reason is not nullable in version ' + version);
-    (version >= 5 ? (flexible ? w.compactNullableString(f_reason) : w.nullableString(f_reason)) : (flexible ? w.compactString(f_reason) : w.string(f_reason)));
+    (flexible ? w.compactNullableString(f_reason) : w.nullableString(f_reason));
   }
   if (flexible) {
     w.taggedFields(null, m.unknownTaggedFields);

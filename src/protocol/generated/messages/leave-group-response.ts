@@ -137,7 +137,7 @@ export function encodeLeaveGroupResponseMemberResponse(w: Writer, m: LeaveGroupR
   if ((!(version >= 3)) && (f_groupInstanceId !== "")) throw new Error('LeaveGroupResponse.MemberResponse.GroupInstanceId cannot be set in version ' + version);
   if (version >= 3) {
     if (f_groupInstanceId === null && !(version >= 3)) throw new Error('LeaveGroupResponse.MemberResponse.GroupInstanceId is not nullable in version ' + version);
-    (version >= 3 ? (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId)) : (flexible ? w.compactString(f_groupInstanceId) : w.string(f_groupInstanceId)));
+    (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId));
   }
   const f_errorCode = m.errorCode === undefined ? 0 : m.errorCode;
   if ((!(version >= 3)) && (f_errorCode !== 0)) throw new Error('LeaveGroupResponse.MemberResponse.ErrorCode cannot be set in version ' + version);

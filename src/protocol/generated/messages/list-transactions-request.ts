@@ -92,7 +92,7 @@ export function encodeListTransactionsRequest(w: Writer, m: ListTransactionsRequ
   if ((!(version >= 2)) && (f_transactionalIdPattern !== null)) throw new Error('ListTransactionsRequest.TransactionalIdPattern cannot be set in version ' + version);
   if (version >= 2) {
     if (f_transactionalIdPattern === null && !(version >= 2)) throw new Error('ListTransactionsRequest.TransactionalIdPattern is not nullable in version ' + version);
-    (version >= 2 ? w.compactNullableString(f_transactionalIdPattern) : w.compactString(f_transactionalIdPattern));
+    w.compactNullableString(f_transactionalIdPattern);
   }
   w.taggedFields(null, m.unknownTaggedFields);
 }

@@ -143,7 +143,7 @@ export function encodeMetadataRequestMetadataRequestTopic(w: Writer, m: Metadata
   }
   const f_name = m.name === undefined ? "" : m.name;
   if (f_name === null && !(version >= 10)) throw new Error('MetadataRequest.MetadataRequestTopic.Name is not nullable in version ' + version);
-  (version >= 10 ? (flexible ? w.compactNullableString(f_name) : w.nullableString(f_name)) : (flexible ? w.compactString(f_name) : w.string(f_name)));
+  (flexible ? w.compactNullableString(f_name) : w.nullableString(f_name));
   if (flexible) {
     w.taggedFields(null, m.unknownTaggedFields);
   } else if (m.unknownTaggedFields !== undefined && m.unknownTaggedFields.size > 0) {

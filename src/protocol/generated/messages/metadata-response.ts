@@ -165,7 +165,7 @@ export function encodeMetadataResponse(w: Writer, m: MetadataResponseInput, vers
   const f_clusterId = m.clusterId === undefined ? null : m.clusterId;
   if (version >= 2) {
     if (f_clusterId === null && !(version >= 2)) throw new Error('MetadataResponse.ClusterId is not nullable in version ' + version);
-    (version >= 2 ? (flexible ? w.compactNullableString(f_clusterId) : w.nullableString(f_clusterId)) : (flexible ? w.compactString(f_clusterId) : w.string(f_clusterId)));
+    (flexible ? w.compactNullableString(f_clusterId) : w.nullableString(f_clusterId));
   }
   const f_controllerId = m.controllerId === undefined ? -1 : m.controllerId;
   if (version >= 1) {
@@ -230,7 +230,7 @@ export function encodeMetadataResponseMetadataResponseBroker(w: Writer, m: Metad
   const f_rack = m.rack === undefined ? null : m.rack;
   if (version >= 1) {
     if (f_rack === null && !(version >= 1)) throw new Error('MetadataResponse.MetadataResponseBroker.Rack is not nullable in version ' + version);
-    (version >= 1 ? (flexible ? w.compactNullableString(f_rack) : w.nullableString(f_rack)) : (flexible ? w.compactString(f_rack) : w.string(f_rack)));
+    (flexible ? w.compactNullableString(f_rack) : w.nullableString(f_rack));
   }
   if (flexible) {
     w.taggedFields(null, m.unknownTaggedFields);
@@ -291,7 +291,7 @@ export function encodeMetadataResponseMetadataResponseTopic(w: Writer, m: Metada
   w.int16(f_errorCode);
   const f_name = m.name === undefined ? "" : m.name;
   if (f_name === null && !(version >= 12)) throw new Error('MetadataResponse.MetadataResponseTopic.Name is not nullable in version ' + version);
-  (version >= 12 ? (flexible ? w.compactNullableString(f_name) : w.nullableString(f_name)) : (flexible ? w.compactString(f_name) : w.string(f_name)));
+  (flexible ? w.compactNullableString(f_name) : w.nullableString(f_name));
   const f_topicId = m.topicId === undefined ? "00000000-0000-0000-0000-000000000000" : m.topicId;
   if (version >= 10) {
     w.uuid(f_topicId);

@@ -114,7 +114,7 @@ export function encodeOffsetCommitRequest(w: Writer, m: OffsetCommitRequestInput
   if ((!(version >= 7)) && (f_groupInstanceId !== null)) throw new Error('OffsetCommitRequest.GroupInstanceId cannot be set in version ' + version);
   if (version >= 7) {
     if (f_groupInstanceId === null && !(version >= 7)) throw new Error('OffsetCommitRequest.GroupInstanceId is not nullable in version ' + version);
-    (version >= 7 ? (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId)) : (flexible ? w.compactString(f_groupInstanceId) : w.string(f_groupInstanceId)));
+    (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId));
   }
   const f_retentionTimeMs = m.retentionTimeMs === undefined ? -1n : m.retentionTimeMs;
   if (version <= 4) {

@@ -273,7 +273,7 @@ export function encodeOffsetFetchRequestOffsetFetchRequestGroup(w: Writer, m: Of
   const f_memberId = m.memberId === undefined ? null : m.memberId;
   if (version >= 9) {
     if (f_memberId === null && !(version >= 9)) throw new Error('OffsetFetchRequest.OffsetFetchRequestGroup.MemberId is not nullable in version ' + version);
-    (version >= 9 ? (flexible ? w.compactNullableString(f_memberId) : w.nullableString(f_memberId)) : (flexible ? w.compactString(f_memberId) : w.string(f_memberId)));
+    (flexible ? w.compactNullableString(f_memberId) : w.nullableString(f_memberId));
   }
   const f_memberEpoch = m.memberEpoch === undefined ? -1 : m.memberEpoch;
   if (version >= 9) {

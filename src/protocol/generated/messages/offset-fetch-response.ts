@@ -303,7 +303,7 @@ export function encodeOffsetFetchResponseOffsetFetchResponsePartition(w: Writer,
   if ((!(version <= 7)) && (f_metadata !== "")) throw new Error('OffsetFetchResponse.OffsetFetchResponsePartition.Metadata cannot be set in version ' + version);
   if (version <= 7) {
     if (f_metadata === null && !(version <= 7)) throw new Error('OffsetFetchResponse.OffsetFetchResponsePartition.Metadata is not nullable in version ' + version);
-    (version <= 7 ? (flexible ? w.compactNullableString(f_metadata) : w.nullableString(f_metadata)) : (flexible ? w.compactString(f_metadata) : w.string(f_metadata)));
+    (flexible ? w.compactNullableString(f_metadata) : w.nullableString(f_metadata));
   }
   const f_errorCode = m.errorCode === undefined ? 0 : m.errorCode;
   if ((!(version <= 7)) && (f_errorCode !== 0)) throw new Error('OffsetFetchResponse.OffsetFetchResponsePartition.ErrorCode cannot be set in version ' + version);
@@ -506,7 +506,7 @@ export function encodeOffsetFetchResponseOffsetFetchResponsePartitions(w: Writer
   if ((!(version >= 8)) && (f_metadata !== "")) throw new Error('OffsetFetchResponse.OffsetFetchResponsePartitions.Metadata cannot be set in version ' + version);
   if (version >= 8) {
     if (f_metadata === null && !(version >= 8)) throw new Error('OffsetFetchResponse.OffsetFetchResponsePartitions.Metadata is not nullable in version ' + version);
-    (version >= 8 ? (flexible ? w.compactNullableString(f_metadata) : w.nullableString(f_metadata)) : (flexible ? w.compactString(f_metadata) : w.string(f_metadata)));
+    (flexible ? w.compactNullableString(f_metadata) : w.nullableString(f_metadata));
   }
   const f_errorCode = m.errorCode === undefined ? 0 : m.errorCode;
   if ((!(version >= 8)) && (f_errorCode !== 0)) throw new Error('OffsetFetchResponse.OffsetFetchResponsePartitions.ErrorCode cannot be set in version ' + version);

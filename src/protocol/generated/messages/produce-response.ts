@@ -314,7 +314,7 @@ export function encodeProduceResponsePartitionProduceResponse(w: Writer, m: Prod
   const f_errorMessage = m.errorMessage === undefined ? null : m.errorMessage;
   if (version >= 8) {
     if (f_errorMessage === null && !(version >= 8)) throw new Error('ProduceResponse.PartitionProduceResponse.ErrorMessage is not nullable in version ' + version);
-    (version >= 8 ? (flexible ? w.compactNullableString(f_errorMessage) : w.nullableString(f_errorMessage)) : (flexible ? w.compactString(f_errorMessage) : w.string(f_errorMessage)));
+    (flexible ? w.compactNullableString(f_errorMessage) : w.nullableString(f_errorMessage));
   }
   const f_currentLeader = m.currentLeader === undefined ? {} : m.currentLeader;
   if ((!(version >= 10)) && (!isDefaultProduceResponseLeaderIdAndEpoch(f_currentLeader))) throw new Error('ProduceResponse.PartitionProduceResponse.CurrentLeader cannot be set in version ' + version);
@@ -367,7 +367,7 @@ export function encodeProduceResponseBatchIndexAndErrorMessage(w: Writer, m: Pro
   if ((!(version >= 8)) && (f_batchIndexErrorMessage !== null)) throw new Error('ProduceResponse.BatchIndexAndErrorMessage.BatchIndexErrorMessage cannot be set in version ' + version);
   if (version >= 8) {
     if (f_batchIndexErrorMessage === null && !(version >= 8)) throw new Error('ProduceResponse.BatchIndexAndErrorMessage.BatchIndexErrorMessage is not nullable in version ' + version);
-    (version >= 8 ? (flexible ? w.compactNullableString(f_batchIndexErrorMessage) : w.nullableString(f_batchIndexErrorMessage)) : (flexible ? w.compactString(f_batchIndexErrorMessage) : w.string(f_batchIndexErrorMessage)));
+    (flexible ? w.compactNullableString(f_batchIndexErrorMessage) : w.nullableString(f_batchIndexErrorMessage));
   }
   if (flexible) {
     w.taggedFields(null, m.unknownTaggedFields);
@@ -474,7 +474,7 @@ export function encodeProduceResponseNodeEndpoint(w: Writer, m: ProduceResponseN
   if ((!(version >= 10)) && (f_rack !== null)) throw new Error('ProduceResponse.NodeEndpoint.Rack cannot be set in version ' + version);
   if (version >= 10) {
     if (f_rack === null && !(version >= 10)) throw new Error('ProduceResponse.NodeEndpoint.Rack is not nullable in version ' + version);
-    (version >= 10 ? (flexible ? w.compactNullableString(f_rack) : w.nullableString(f_rack)) : (flexible ? w.compactString(f_rack) : w.string(f_rack)));
+    (flexible ? w.compactNullableString(f_rack) : w.nullableString(f_rack));
   }
   if (flexible) {
     w.taggedFields(null, m.unknownTaggedFields);

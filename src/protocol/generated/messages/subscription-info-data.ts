@@ -307,7 +307,7 @@ export function encodeSubscriptionInfoDataTaskOffsetSum(w: Writer, m: Subscripti
   if ((!(version >= 10)) && (f_namedTopology !== "")) throw new Error('SubscriptionInfoData.TaskOffsetSum.namedTopology cannot be set in version ' + version);
   if (version >= 10) {
     if (f_namedTopology === null && !(version >= 10)) throw new Error('SubscriptionInfoData.TaskOffsetSum.namedTopology is not nullable in version ' + version);
-    (version >= 10 ? w.nullableString(f_namedTopology) : w.string(f_namedTopology));
+    w.nullableString(f_namedTopology);
   }
   const f_partitionToOffsetSum = m.partitionToOffsetSum === undefined ? [] : m.partitionToOffsetSum;
   if ((!(version >= 7 && version <= 9)) && (f_partitionToOffsetSum.length !== 0)) throw new Error('SubscriptionInfoData.TaskOffsetSum.partitionToOffsetSum cannot be set in version ' + version);

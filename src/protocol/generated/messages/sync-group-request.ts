@@ -104,17 +104,17 @@ export function encodeSyncGroupRequest(w: Writer, m: SyncGroupRequestInput, vers
   if ((!(version >= 3)) && (f_groupInstanceId !== null)) throw new Error('SyncGroupRequest.GroupInstanceId cannot be set in version ' + version);
   if (version >= 3) {
     if (f_groupInstanceId === null && !(version >= 3)) throw new Error('SyncGroupRequest.GroupInstanceId is not nullable in version ' + version);
-    (version >= 3 ? (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId)) : (flexible ? w.compactString(f_groupInstanceId) : w.string(f_groupInstanceId)));
+    (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId));
   }
   const f_protocolType = m.protocolType === undefined ? null : m.protocolType;
   if (version >= 5) {
     if (f_protocolType === null && !(version >= 5)) throw new Error('SyncGroupRequest.ProtocolType is not nullable in version ' + version);
-    (version >= 5 ? (flexible ? w.compactNullableString(f_protocolType) : w.nullableString(f_protocolType)) : (flexible ? w.compactString(f_protocolType) : w.string(f_protocolType)));
+    (flexible ? w.compactNullableString(f_protocolType) : w.nullableString(f_protocolType));
   }
   const f_protocolName = m.protocolName === undefined ? null : m.protocolName;
   if (version >= 5) {
     if (f_protocolName === null && !(version >= 5)) throw new Error('SyncGroupRequest.ProtocolName is not nullable in version ' + version);
-    (version >= 5 ? (flexible ? w.compactNullableString(f_protocolName) : w.nullableString(f_protocolName)) : (flexible ? w.compactString(f_protocolName) : w.string(f_protocolName)));
+    (flexible ? w.compactNullableString(f_protocolName) : w.nullableString(f_protocolName));
   }
   const f_assignments = m.assignments === undefined ? [] : m.assignments;
   (flexible ? w.uvarint(f_assignments.length + 1) : w.int32(f_assignments.length));

@@ -72,12 +72,12 @@ export function encodeSyncGroupResponse(w: Writer, m: SyncGroupResponseInput, ve
   const f_protocolType = m.protocolType === undefined ? null : m.protocolType;
   if (version >= 5) {
     if (f_protocolType === null && !(version >= 5)) throw new Error('SyncGroupResponse.ProtocolType is not nullable in version ' + version);
-    (version >= 5 ? (flexible ? w.compactNullableString(f_protocolType) : w.nullableString(f_protocolType)) : (flexible ? w.compactString(f_protocolType) : w.string(f_protocolType)));
+    (flexible ? w.compactNullableString(f_protocolType) : w.nullableString(f_protocolType));
   }
   const f_protocolName = m.protocolName === undefined ? null : m.protocolName;
   if (version >= 5) {
     if (f_protocolName === null && !(version >= 5)) throw new Error('SyncGroupResponse.ProtocolName is not nullable in version ' + version);
-    (version >= 5 ? (flexible ? w.compactNullableString(f_protocolName) : w.nullableString(f_protocolName)) : (flexible ? w.compactString(f_protocolName) : w.string(f_protocolName)));
+    (flexible ? w.compactNullableString(f_protocolName) : w.nullableString(f_protocolName));
   }
   const f_assignment = m.assignment === undefined ? EMPTY : m.assignment;
   (flexible ? w.compactBytes(f_assignment) : w.bytes(f_assignment));

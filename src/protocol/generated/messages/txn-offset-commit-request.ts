@@ -134,7 +134,7 @@ export function encodeTxnOffsetCommitRequest(w: Writer, m: TxnOffsetCommitReques
   if ((!(version >= 3)) && (f_groupInstanceId !== null)) throw new Error('TxnOffsetCommitRequest.GroupInstanceId cannot be set in version ' + version);
   if (version >= 3) {
     if (f_groupInstanceId === null && !(version >= 3)) throw new Error('TxnOffsetCommitRequest.GroupInstanceId is not nullable in version ' + version);
-    (version >= 3 ? (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId)) : (flexible ? w.compactString(f_groupInstanceId) : w.string(f_groupInstanceId)));
+    (flexible ? w.compactNullableString(f_groupInstanceId) : w.nullableString(f_groupInstanceId));
   }
   const f_topics = m.topics === undefined ? [] : m.topics;
   (flexible ? w.uvarint(f_topics.length + 1) : w.int32(f_topics.length));
