@@ -255,7 +255,14 @@ public final class Scenarios {
       for (int t = 0; t < txns.length; t++) {
         p.beginTransaction();
         for (String v : txns[t]) p.send(new ProducerRecord<>(topic, 0, 1_700_000_000_000L, v, v));
-        if (t == 1) p.abortTransaction(); else p.commitTransaction();
+        if (t == 1) {
+          // Flushed first so the aborted records reach the log and are skipped by read_committed
+          // because of the abort marker, not because they were never sent.
+          p.flush();
+          p.abortTransaction();
+        } else {
+          p.commitTransaction();
+        }
       }
     }
     Map<String, Object> out = new LinkedHashMap<>();

@@ -1,0 +1,48 @@
+/**
+ * Once per interop run: compile Fjord to dist/, start the shared Apache Kafka broker, and at the end
+ * stop it and gather the differential report.
+ */
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startKafkaBroker } from './kafka-broker.js';
+import { writeDifferentialReport } from './lib/report.js';
+import { KAFKA_VERSION, REPORT_DIR, ROOT } from './lib/paths.js';
+import { run, tail } from './lib/run.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    kafkaBootstrap: string;
+    kafkaVersion: string;
+    /** Empty when dist/ was built; otherwise why the Fjord side cannot start. */
+    fjordBuildProblem: string;
+  }
+}
+
+async function buildFjord(): Promise<string> {
+  // tsc still emits when a file in progress elsewhere has a type error, so dist/ decides, not the exit code.
+  const r = await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+    cwd: ROOT,
+    timeoutMs: 300_000,
+  });
+  if (!existsSync(join(ROOT, 'dist/cli/main.js'))) return `npm run build produced no dist/cli/main.js:\n${tail(r.stdout)}`;
+  if (r.code !== 0) console.warn(`[interop] tsc reported errors but emitted dist/:\n${tail(r.stdout, 10)}`);
+  return '';
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  rmSync(REPORT_DIR, { recursive: true, force: true });
+  mkdirSync(REPORT_DIR, { recursive: true });
+  const fjordBuildProblem = await buildFjord();
+  const started = Date.now();
+  const kafka = await startKafkaBroker({ version: KAFKA_VERSION });
+  console.log(`[interop] Apache Kafka ${kafka.version} serving on ${kafka.bootstrap} after ${Date.now() - started} ms`);
+  project.provide('kafkaBootstrap', kafka.bootstrap);
+  project.provide('kafkaVersion', kafka.version);
+  project.provide('fjordBuildProblem', fjordBuildProblem);
+  return async () => {
+    await kafka.stop();
+    const file = writeDifferentialReport();
+    console.log(`[interop] differential report: ${file}`);
+  };
+}

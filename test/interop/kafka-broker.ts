@@ -1,0 +1,129 @@
+/**
+ * Starts a real single-node Apache Kafka (KRaft, combined broker+controller) from the Maven-resolved
+ * kafka_2.13 classpath: formats a temporary data directory, starts `kafka.Kafka` on free loopback
+ * ports, waits until ApiVersions answers, and stops it with SIGTERM. Used by every interop test
+ * that needs "real Kafka", and reusable as a mirror source.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KAFKA_VERSION, LOG4J2_CONFIG, kafkaClasspath } from './lib/paths.js';
+import { ManagedProcess } from './lib/process.js';
+import { freePort, waitServing } from './lib/net.js';
+import { run, tail } from './lib/run.js';
+import type { Target } from './lib/target.js';
+
+export interface KafkaBrokerOptions {
+  /** A version setup.sh resolved (default 4.1.2). */
+  readonly version?: string;
+  /** Extra server.properties entries; they win over the defaults below. */
+  readonly overrides?: Readonly<Record<string, string>>;
+  /** Keep the data directory after stop (for inspecting segments). */
+  readonly keepData?: boolean;
+}
+
+export interface KafkaBroker extends Target {
+  readonly version: string;
+  readonly logFile: string;
+  readonly process: ManagedProcess;
+}
+
+/**
+ * Broker settings for a single node: what librdkafka's suite expects of its "default" scenario
+ * (auto-create with 4 partitions, a short initial rebalance delay) and replication factor 1 for
+ * the internal topics so they can be created at all.
+ */
+function defaultProperties(port: number, controllerPort: number, dataDir: string): Record<string, string> {
+  return {
+    'process.roles': 'broker,controller',
+    'node.id': '1',
+    'controller.quorum.voters': `1@127.0.0.1:${controllerPort}`,
+    listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
+    'advertised.listeners': `PLAINTEXT://127.0.0.1:${port}`,
+    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    'controller.listener.names': 'CONTROLLER',
+    'inter.broker.listener.name': 'PLAINTEXT',
+    'log.dirs': join(dataDir, 'logs'),
+    'metadata.log.dir': join(dataDir, 'metadata'),
+    'num.partitions': '4',
+    'auto.create.topics.enable': 'true',
+    'delete.topic.enable': 'true',
+    'offsets.topic.replication.factor': '1',
+    'offsets.topic.num.partitions': '10',
+    'transaction.state.log.replication.factor': '1',
+    'transaction.state.log.min.isr': '1',
+    'transaction.state.log.num.partitions': '4',
+    'share.coordinator.state.topic.replication.factor': '1',
+    'share.coordinator.state.topic.min.isr': '1',
+    'group.initial.rebalance.delay.ms': '0',
+    'num.network.threads': '2',
+    'num.io.threads': '4',
+    'log.flush.interval.messages': '9223372036854775807',
+  };
+}
+
+function kafkaUuid(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+function jvmArgs(classpath: string): string[] {
+  return [
+    '-Xms256m',
+    '-Xmx768m',
+    '-XX:+UseG1GC',
+    // C1 only: the broker starts in about half the time, and test loads never need C2's peak speed.
+    '-XX:TieredStopAtLevel=1',
+    '-Djava.awt.headless=true',
+    `-Dlog4j2.configurationFile=${LOG4J2_CONFIG}`,
+    `-Dfjord.loglevel=${process.env.FJORD_INTEROP_LOG_LEVEL ?? 'WARN'}`,
+    '-cp',
+    classpath,
+  ];
+}
+
+export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<KafkaBroker> {
+  const version = opts.version ?? KAFKA_VERSION;
+  const classpath = kafkaClasspath(version);
+  const dataDir = mkdtempSync(join(tmpdir(), `fjord-interop-kafka-${version}-`));
+  const port = await freePort();
+  const controllerPort = await freePort();
+  const props = { ...defaultProperties(port, controllerPort, dataDir), ...opts.overrides };
+  const propsFile = join(dataDir, 'server.properties');
+  writeFileSync(propsFile, Object.entries(props).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
+
+  const format = await run(
+    'java',
+    [...jvmArgs(classpath), 'kafka.tools.StorageTool', 'format', '-t', kafkaUuid(), '-c', propsFile],
+    { timeoutMs: 60_000 },
+  );
+  if (format.code !== 0) {
+    throw new Error(`kafka-storage format failed (exit ${format.code}):\n${tail(format.stdout)}\n${tail(format.stderr)}`);
+  }
+
+  const logFile = join(dataDir, 'server.log');
+  const proc = new ManagedProcess(`kafka-${version}`, 'java', [...jvmArgs(classpath), 'kafka.Kafka', propsFile], logFile);
+  const stop = async (): Promise<void> => {
+    await proc.stop();
+    if (!opts.keepData) rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await waitServing('127.0.0.1', port, 90_000, () => proc.deadReason());
+  } catch (e) {
+    const log = proc.logTail();
+    await stop();
+    throw new Error(`Apache Kafka ${version} did not start: ${(e as Error).message}\n${log}`);
+  }
+  return {
+    name: `kafka-${version}`,
+    kind: 'kafka',
+    version,
+    host: '127.0.0.1',
+    port,
+    bootstrap: `127.0.0.1:${port}`,
+    dataDir,
+    logFile,
+    process: proc,
+    stop,
+  };
+}

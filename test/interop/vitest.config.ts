@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+import { ROOT } from './lib/paths.js';
+
+// One Apache Kafka broker (global setup) is shared by every file; files run one at a time because
+// the machine has two cores and each scenario starts JVMs or native clients of its own.
+export default defineConfig({
+  root: ROOT,
+  test: {
+    include: ['test/interop/**/*.test.ts'],
+    globalSetup: ['test/interop/global-setup.ts'],
+    testTimeout: 300_000,
+    hookTimeout: 180_000,
+    pool: 'forks',
+    fileParallelism: false,
+  },
+});
