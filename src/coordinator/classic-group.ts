@@ -1,0 +1,209 @@
+import type { GroupMemberMetadata, GroupMetadataValue } from './group-records.js';
+
+/**
+ * The in-memory state of one classic consumer group (Kafka's `ClassicGroup`). The group is the
+ * authority while the node runs; a GroupMetadataValue snapshot is persisted when a generation's
+ * assignment is stored and when the group becomes empty, and replaying it restores the group.
+ */
+export const ClassicState = {
+  EMPTY: 'Empty',
+  PREPARING_REBALANCE: 'PreparingRebalance',
+  COMPLETING_REBALANCE: 'CompletingRebalance',
+  STABLE: 'Stable',
+  DEAD: 'Dead',
+} as const;
+export type ClassicState = (typeof ClassicState)[keyof typeof ClassicState];
+
+export interface JoinProtocol {
+  readonly name: string;
+  readonly metadata: Buffer;
+}
+
+export interface JoinResult {
+  readonly errorCode: number;
+  readonly generationId: number;
+  readonly protocolType: string | null;
+  readonly protocolName: string | null;
+  readonly leader: string;
+  readonly skipAssignment: boolean;
+  readonly memberId: string;
+  readonly members: readonly { memberId: string; groupInstanceId: string | null; metadata: Buffer }[];
+}
+
+export interface SyncResult {
+  readonly errorCode: number;
+  readonly protocolType: string | null;
+  readonly protocolName: string | null;
+  readonly assignment: Buffer;
+}
+
+export interface ClassicMember {
+  memberId: string;
+  groupInstanceId: string | null;
+  clientId: string;
+  clientHost: string;
+  rebalanceTimeoutMs: number;
+  sessionTimeoutMs: number;
+  protocolType: string;
+  protocols: JoinProtocol[];
+  assignment: Buffer;
+  /** Answers the member's pending JoinGroup once the rebalance completes. */
+  awaitingJoin: ((r: JoinResult) => void) | null;
+  /** Answers the member's pending SyncGroup once the leader's assignment is stored. */
+  awaitingSync: ((r: SyncResult) => void) | null;
+  /** Joined during the current rebalance (for the initial-delay extension). */
+  isNew: boolean;
+}
+
+export class ClassicGroup {
+  state: ClassicState = ClassicState.EMPTY;
+  generationId = 0;
+  protocolType: string | null = null;
+  protocolName: string | null = null;
+  leaderId: string | null = null;
+  currentStateTimestamp: number;
+  readonly members = new Map<string, ClassicMember>();
+  /** group.instance.id → member id, for static membership. */
+  readonly staticMembers = new Map<string, string>();
+  /** Member ids handed out with MEMBER_ID_REQUIRED that have not joined yet. */
+  readonly pendingMembers = new Set<string>();
+  /** When the first member of the current (initial) rebalance joined. */
+  rebalanceStartedAt = 0;
+  newMemberAdded = false;
+
+  constructor(
+    readonly groupId: string,
+    now: number,
+  ) {
+    this.currentStateTimestamp = now;
+  }
+
+  transition(state: ClassicState, now: number): void {
+    this.state = state;
+    this.currentStateTimestamp = now;
+  }
+
+  isEmpty(): boolean {
+    return this.members.size === 0;
+  }
+
+  add(member: ClassicMember): void {
+    if (this.members.size === 0) this.protocolType = member.protocolType;
+    this.members.set(member.memberId, member);
+    if (member.groupInstanceId !== null) this.staticMembers.set(member.groupInstanceId, member.memberId);
+    this.leaderId ??= member.memberId;
+  }
+
+  remove(memberId: string): ClassicMember | undefined {
+    const m = this.members.get(memberId);
+    if (!m) return undefined;
+    this.members.delete(memberId);
+    if (m.groupInstanceId !== null && this.staticMembers.get(m.groupInstanceId) === memberId) this.staticMembers.delete(m.groupInstanceId);
+    if (this.leaderId === memberId) this.leaderId = this.members.keys().next().value ?? null;
+    return m;
+  }
+
+  /** Protocols every member supports. */
+  candidateProtocols(): Set<string> {
+    let out: Set<string> | null = null;
+    for (const m of this.members.values()) {
+      const names = new Set(m.protocols.map((p) => p.name));
+      if (out === null) out = names;
+      else for (const n of out) if (!names.has(n)) out.delete(n);
+    }
+    return out ?? new Set();
+  }
+
+  /** A new member fits if its protocol type matches and it shares a protocol with everyone. */
+  supportsProtocols(protocolType: string, protocols: readonly JoinProtocol[]): boolean {
+    if (this.members.size === 0) return protocolType.length > 0 && protocols.length > 0;
+    if (protocolType !== this.protocolType) return false;
+    const candidates = this.candidateProtocols();
+    return protocols.some((p) => candidates.has(p.name));
+  }
+
+  /** Each member votes for its most preferred candidate; the most voted wins (Kafka's selectProtocol). */
+  selectProtocol(): string | null {
+    const candidates = this.candidateProtocols();
+    const votes = new Map<string, number>();
+    for (const m of this.members.values()) {
+      const choice = m.protocols.find((p) => candidates.has(p.name));
+      if (choice) votes.set(choice.name, (votes.get(choice.name) ?? 0) + 1);
+    }
+    let best: string | null = null;
+    let bestVotes = -1;
+    for (const [name, n] of votes) {
+      if (n > bestVotes) {
+        best = name;
+        bestVotes = n;
+      }
+    }
+    return best;
+  }
+
+  metadataFor(member: ClassicMember, protocol: string | null): Buffer {
+    return member.protocols.find((p) => p.name === protocol)?.metadata ?? Buffer.alloc(0);
+  }
+
+  allMembersJoined(): boolean {
+    for (const m of this.members.values()) if (m.awaitingJoin === null) return false;
+    return this.pendingMembers.size === 0;
+  }
+
+  maxRebalanceTimeoutMs(): number {
+    let max = 0;
+    for (const m of this.members.values()) max = Math.max(max, m.rebalanceTimeoutMs);
+    return max;
+  }
+
+  /** The snapshot persisted in __consumer_offsets. */
+  toRecord(): GroupMetadataValue {
+    const members: GroupMemberMetadata[] = [];
+    for (const m of this.members.values()) {
+      members.push({
+        memberId: m.memberId,
+        groupInstanceId: m.groupInstanceId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        rebalanceTimeout: m.rebalanceTimeoutMs,
+        sessionTimeout: m.sessionTimeoutMs,
+        subscription: this.metadataFor(m, this.protocolName),
+        assignment: m.assignment,
+      });
+    }
+    return {
+      protocolType: this.protocolType ?? '',
+      generation: this.generationId,
+      protocol: this.protocolName,
+      leader: this.leaderId,
+      currentStateTimestamp: this.currentStateTimestamp,
+      members,
+    };
+  }
+
+  static fromRecord(groupId: string, v: GroupMetadataValue, now: number): ClassicGroup {
+    const g = new ClassicGroup(groupId, v.currentStateTimestamp >= 0 ? v.currentStateTimestamp : now);
+    g.generationId = v.generation;
+    g.protocolName = v.protocol;
+    for (const m of v.members) {
+      g.add({
+        memberId: m.memberId,
+        groupInstanceId: m.groupInstanceId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        rebalanceTimeoutMs: m.rebalanceTimeout >= 0 ? m.rebalanceTimeout : m.sessionTimeout,
+        sessionTimeoutMs: m.sessionTimeout,
+        protocolType: v.protocolType,
+        protocols: v.protocol === null ? [] : [{ name: v.protocol, metadata: m.subscription }],
+        assignment: m.assignment,
+        awaitingJoin: null,
+        awaitingSync: null,
+        isNew: false,
+      });
+    }
+    g.protocolType = v.protocolType;
+    g.leaderId = v.leader;
+    g.state = v.members.length === 0 ? ClassicState.EMPTY : ClassicState.STABLE;
+    return g;
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * The in-memory state of one KIP-848 consumer group (Kafka's `ConsumerGroup`): a group epoch
+ * bumped on every membership or subscription change, a target assignment computed by a server
+ * assignor at that epoch, and per member the epoch it has reconciled to, the partitions it owns
+ * and the ones it must still wait for (revoked by others first).
+ */
+export const ConsumerState = {
+  EMPTY: 'Empty',
+  ASSIGNING: 'Assigning',
+  RECONCILING: 'Reconciling',
+  STABLE: 'Stable',
+  DEAD: 'Dead',
+} as const;
+export type ConsumerState = (typeof ConsumerState)[keyof typeof ConsumerState];
+
+/** topic id → partitions. */
+export type Assignment = Map<string, number[]>;
+
+export interface ConsumerMember {
+  readonly memberId: string;
+  instanceId: string | null;
+  rackId: string | null;
+  clientId: string;
+  clientHost: string;
+  subscribedTopicNames: string[];
+  subscribedTopicRegex: string | null;
+  serverAssignor: string | null;
+  rebalanceTimeoutMs: number;
+  /** The epoch the member has reconciled to. */
+  memberEpoch: number;
+  previousMemberEpoch: number;
+  /** Partitions the member owns now. */
+  assigned: Assignment;
+  /** Partitions of its target it cannot take yet: another member still owns them. */
+  pendingAssignment: Assignment;
+  /** Partitions it must give up (revoking), by the epoch in which it was asked. */
+  revoking: Assignment;
+}
+
+export class ConsumerGroup {
+  groupEpoch = 0;
+  assignmentEpoch = 0;
+  /** Target assignment per member at assignmentEpoch. */
+  readonly target = new Map<string, Assignment>();
+  readonly members = new Map<string, ConsumerMember>();
+  readonly staticMembers = new Map<string, string>();
+  /** Partition counts per subscribed topic name when the target was last computed. */
+  metadataHash = '';
+
+  constructor(readonly groupId: string) {}
+
+  get state(): ConsumerState {
+    if (this.members.size === 0) return ConsumerState.EMPTY;
+    if (this.assignmentEpoch < this.groupEpoch) return ConsumerState.ASSIGNING;
+    for (const m of this.members.values()) if (m.memberEpoch !== this.assignmentEpoch) return ConsumerState.RECONCILING;
+    return ConsumerState.STABLE;
+  }
+}

@@ -1,0 +1,346 @@
+import type { ApiHandler, RequestContext } from '../broker/api-handler.js';
+import type { Reader } from '../protocol/reader.js';
+import type { Writer } from '../protocol/writer.js';
+import { decodeFindCoordinatorRequest } from '../protocol/generated/messages/find-coordinator-request.js';
+import type { FindCoordinatorRequest } from '../protocol/generated/messages/find-coordinator-request.js';
+import { encodeFindCoordinatorResponse } from '../protocol/generated/messages/find-coordinator-response.js';
+import type { FindCoordinatorResponseInput } from '../protocol/generated/messages/find-coordinator-response.js';
+import { decodeJoinGroupRequest } from '../protocol/generated/messages/join-group-request.js';
+import type { JoinGroupRequest } from '../protocol/generated/messages/join-group-request.js';
+import { encodeJoinGroupResponse } from '../protocol/generated/messages/join-group-response.js';
+import type { JoinGroupResponseInput } from '../protocol/generated/messages/join-group-response.js';
+import { decodeSyncGroupRequest } from '../protocol/generated/messages/sync-group-request.js';
+import type { SyncGroupRequest } from '../protocol/generated/messages/sync-group-request.js';
+import { encodeSyncGroupResponse } from '../protocol/generated/messages/sync-group-response.js';
+import type { SyncGroupResponseInput } from '../protocol/generated/messages/sync-group-response.js';
+import { decodeHeartbeatRequest } from '../protocol/generated/messages/heartbeat-request.js';
+import type { HeartbeatRequest } from '../protocol/generated/messages/heartbeat-request.js';
+import { encodeHeartbeatResponse } from '../protocol/generated/messages/heartbeat-response.js';
+import type { HeartbeatResponseInput } from '../protocol/generated/messages/heartbeat-response.js';
+import { decodeLeaveGroupRequest } from '../protocol/generated/messages/leave-group-request.js';
+import type { LeaveGroupRequest } from '../protocol/generated/messages/leave-group-request.js';
+import { encodeLeaveGroupResponse } from '../protocol/generated/messages/leave-group-response.js';
+import type { LeaveGroupResponseInput } from '../protocol/generated/messages/leave-group-response.js';
+import { decodeOffsetCommitRequest } from '../protocol/generated/messages/offset-commit-request.js';
+import type { OffsetCommitRequest } from '../protocol/generated/messages/offset-commit-request.js';
+import { encodeOffsetCommitResponse } from '../protocol/generated/messages/offset-commit-response.js';
+import type { OffsetCommitResponseInput } from '../protocol/generated/messages/offset-commit-response.js';
+import { decodeOffsetFetchRequest } from '../protocol/generated/messages/offset-fetch-request.js';
+import type { OffsetFetchRequest } from '../protocol/generated/messages/offset-fetch-request.js';
+import { encodeOffsetFetchResponse } from '../protocol/generated/messages/offset-fetch-response.js';
+import type { OffsetFetchResponseInput } from '../protocol/generated/messages/offset-fetch-response.js';
+import { decodeOffsetDeleteRequest } from '../protocol/generated/messages/offset-delete-request.js';
+import type { OffsetDeleteRequest } from '../protocol/generated/messages/offset-delete-request.js';
+import { encodeOffsetDeleteResponse } from '../protocol/generated/messages/offset-delete-response.js';
+import type { OffsetDeleteResponseInput } from '../protocol/generated/messages/offset-delete-response.js';
+import { decodeListGroupsRequest } from '../protocol/generated/messages/list-groups-request.js';
+import type { ListGroupsRequest } from '../protocol/generated/messages/list-groups-request.js';
+import { encodeListGroupsResponse } from '../protocol/generated/messages/list-groups-response.js';
+import type { ListGroupsResponseInput } from '../protocol/generated/messages/list-groups-response.js';
+import { decodeDescribeGroupsRequest } from '../protocol/generated/messages/describe-groups-request.js';
+import type { DescribeGroupsRequest } from '../protocol/generated/messages/describe-groups-request.js';
+import { encodeDescribeGroupsResponse } from '../protocol/generated/messages/describe-groups-response.js';
+import type { DescribeGroupsResponseInput } from '../protocol/generated/messages/describe-groups-response.js';
+import { decodeDeleteGroupsRequest } from '../protocol/generated/messages/delete-groups-request.js';
+import type { DeleteGroupsRequest } from '../protocol/generated/messages/delete-groups-request.js';
+import { encodeDeleteGroupsResponse } from '../protocol/generated/messages/delete-groups-response.js';
+import type { DeleteGroupsResponseInput } from '../protocol/generated/messages/delete-groups-response.js';
+import type { CoordinatorHost } from './coordinator-host.js';
+import { GroupCoordinator, errorCodeOf } from './group-coordinator.js';
+import { GroupError } from './group-errors.js';
+import { ClassicState } from './classic-group.js';
+import { consumerGroupHandlers } from './consumer-group-handlers.js';
+
+/**
+ * The group APIs served by this node's group coordinator. The node is the coordinator for every
+ * group (single-node cluster), so FindCoordinator answers with itself for every key.
+ */
+
+function handler<Req, Res>(
+  apiKey: number,
+  minVersion: number,
+  maxVersion: number,
+  decode: (r: Reader, v: number) => Req,
+  encode: (w: Writer, m: Res, v: number) => void,
+  handle: (ctx: RequestContext, req: Req) => Promise<Res> | Res,
+): ApiHandler<Req, Res> {
+  return { apiKey, minVersion, maxVersion, decode, encode, handle };
+}
+
+const nz = (s: string | null): string => s ?? '';
+
+export async function createGroupApiHandlers(host: CoordinatorHost): Promise<{ handlers: ApiHandler[]; close(): Promise<void>; coordinator: GroupCoordinator }> {
+  const gc = await GroupCoordinator.start(host);
+
+  /*
+   * FindCoordinator v0-6. v0-3 carry one key, v4+ a batch (CoordinatorKeys). Key types 0 (group)
+   * and 1 (transaction) are answered with this node; share groups (2) are not served.
+   */
+  const findCoordinator = handler<FindCoordinatorRequest, FindCoordinatorResponseInput>(
+    10, 0, 6, decodeFindCoordinatorRequest, encodeFindCoordinatorResponse,
+    (ctx, req) => {
+      const answer = (key: string): { errorCode: number; errorMessage: string | null } => {
+        if (req.keyType !== 0 && req.keyType !== 1) return { errorCode: GroupError.INVALID_REQUEST, errorMessage: `key type ${req.keyType} is not served` };
+        if (req.keyType === 0) gc.preload(key);
+        return { errorCode: GroupError.NONE, errorMessage: null };
+      };
+      if (ctx.apiVersion < 4) {
+        const a = answer(req.key);
+        const ok = a.errorCode === GroupError.NONE;
+        return {
+          errorCode: a.errorCode,
+          ...(ctx.apiVersion >= 1 ? { errorMessage: a.errorMessage } : {}),
+          nodeId: ok ? host.nodeId : -1,
+          host: ok ? host.host : '',
+          port: ok ? host.port : -1,
+        };
+      }
+      return {
+        coordinators: req.coordinatorKeys.map((key) => {
+          const a = answer(key);
+          const ok = a.errorCode === GroupError.NONE;
+          return { key, nodeId: ok ? host.nodeId : -1, host: ok ? host.host : '', port: ok ? host.port : -1, errorCode: a.errorCode, errorMessage: a.errorMessage };
+        }),
+      };
+    },
+  );
+
+  /*
+   * JoinGroup v0-9. v0 has no rebalance timeout (the session timeout serves); v4+ an unknown
+   * member first gets MEMBER_ID_REQUIRED with its id; v5 static membership; v7 echoes the
+   * protocol type; v9 SkipAssignment for a static leader rejoining.
+   */
+  const joinGroup = handler<JoinGroupRequest, JoinGroupResponseInput>(
+    11, 0, 9, decodeJoinGroupRequest, encodeJoinGroupResponse,
+    async (ctx, req) => {
+      const v = ctx.apiVersion;
+      try {
+        const r = await gc.join({
+          groupId: req.groupId,
+          sessionTimeoutMs: req.sessionTimeoutMs,
+          rebalanceTimeoutMs: v >= 1 && req.rebalanceTimeoutMs >= 0 ? req.rebalanceTimeoutMs : req.sessionTimeoutMs,
+          memberId: req.memberId,
+          groupInstanceId: v >= 5 ? req.groupInstanceId : null,
+          protocolType: req.protocolType,
+          protocols: req.protocols.map((p) => ({ name: p.name, metadata: Buffer.from(p.metadata) })),
+          clientId: ctx.clientId ?? '',
+          clientHost: ctx.clientAddress,
+          requireKnownMemberId: v >= 4,
+        });
+        return {
+          errorCode: r.errorCode,
+          generationId: r.generationId,
+          ...(v >= 7 ? { protocolType: r.protocolType, protocolName: r.protocolName } : { protocolName: nz(r.protocolName) }),
+          leader: r.leader,
+          ...(v >= 9 ? { skipAssignment: r.skipAssignment } : {}),
+          memberId: r.memberId,
+          members: r.members.map((m) => ({ memberId: m.memberId, ...(v >= 5 ? { groupInstanceId: m.groupInstanceId } : {}), metadata: m.metadata })),
+        };
+      } catch (e) {
+        return { errorCode: errorCodeOf(e), memberId: req.memberId, ...(v >= 7 ? { protocolName: null } : {}) };
+      }
+    },
+  );
+
+  /* SyncGroup v0-5: the leader sends every member's assignment; v5 echoes protocol type and name. */
+  const syncGroup = handler<SyncGroupRequest, SyncGroupResponseInput>(
+    14, 0, 5, decodeSyncGroupRequest, encodeSyncGroupResponse,
+    async (ctx, req) => {
+      const v = ctx.apiVersion;
+      try {
+        const r = await gc.sync({
+          groupId: req.groupId,
+          generationId: req.generationId,
+          memberId: req.memberId,
+          groupInstanceId: v >= 3 ? req.groupInstanceId : null,
+          protocolType: v >= 5 ? req.protocolType : null,
+          protocolName: v >= 5 ? req.protocolName : null,
+          assignments: req.assignments.map((a) => ({ memberId: a.memberId, assignment: a.assignment })),
+        });
+        return { errorCode: r.errorCode, ...(v >= 5 ? { protocolType: r.protocolType, protocolName: r.protocolName } : {}), assignment: r.assignment };
+      } catch (e) {
+        return { errorCode: errorCodeOf(e) };
+      }
+    },
+  );
+
+  /* Heartbeat v0-4: REBALANCE_IN_PROGRESS tells the member to rejoin. */
+  const heartbeat = handler<HeartbeatRequest, HeartbeatResponseInput>(
+    12, 0, 4, decodeHeartbeatRequest, encodeHeartbeatResponse,
+    async (ctx, req) => {
+      try {
+        const errorCode = await gc.heartbeat({ groupId: req.groupId, generationId: req.generationId, memberId: req.memberId, groupInstanceId: ctx.apiVersion >= 3 ? req.groupInstanceId : null });
+        return { errorCode };
+      } catch (e) {
+        return { errorCode: errorCodeOf(e) };
+      }
+    },
+  );
+
+  /* LeaveGroup v0-5: v0-2 one member id; v3+ a batch of (member id, instance id). */
+  const leaveGroup = handler<LeaveGroupRequest, LeaveGroupResponseInput>(
+    13, 0, 5, decodeLeaveGroupRequest, encodeLeaveGroupResponse,
+    async (ctx, req) => {
+      const v = ctx.apiVersion;
+      const members = v >= 3 ? req.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })) : [{ memberId: req.memberId, groupInstanceId: null }];
+      try {
+        const r = await gc.leave(req.groupId, members);
+        if (v < 3) return { errorCode: r.errorCode !== GroupError.NONE ? r.errorCode : (r.members[0]?.errorCode ?? GroupError.NONE) };
+        return { errorCode: r.errorCode, members: r.members };
+      } catch (e) {
+        return { errorCode: errorCodeOf(e) };
+      }
+    },
+  );
+
+  /*
+   * OffsetCommit v2-9. Generation -1 with an empty member id is an admin / simple-consumer
+   * commit (only while the group is empty); v6+ committed leader epoch; v7+ instance id; v9 the
+   * member epoch of a KIP-848 member. v10 (topic ids) is not offered.
+   */
+  const offsetCommit = handler<OffsetCommitRequest, OffsetCommitResponseInput>(
+    8, 2, 9, decodeOffsetCommitRequest, encodeOffsetCommitResponse,
+    async (ctx, req) => {
+      const v = ctx.apiVersion;
+      const commit = {
+        groupId: req.groupId,
+        generationIdOrMemberEpoch: req.generationIdOrMemberEpoch,
+        memberId: req.memberId,
+        groupInstanceId: v >= 7 ? req.groupInstanceId : null,
+        topics: req.topics.map((t) => ({
+          name: t.name,
+          partitions: t.partitions.map((p) => ({
+            partitionIndex: p.partitionIndex,
+            committedOffset: Number(p.committedOffset),
+            committedLeaderEpoch: v >= 6 ? p.committedLeaderEpoch : -1,
+            committedMetadata: p.committedMetadata,
+          })),
+        })),
+      };
+      try {
+        return { topics: await gc.commitOffsets(commit) };
+      } catch (e) {
+        const code = errorCodeOf(e);
+        return { topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) })) };
+      }
+    },
+  );
+
+  /*
+   * OffsetFetch v1-9. Offset -1 where nothing is committed; topics null (v2+) = all; v2+ a
+   * top-level error; v5+ leader epoch; v7 RequireStable (no pending transactional offsets are
+   * kept, so nothing is unstable); v8+ many groups; v9 member id/epoch for KIP-848 members.
+   */
+  const offsetFetch = handler<OffsetFetchRequest, OffsetFetchResponseInput>(
+    9, 1, 9, decodeOffsetFetchRequest, encodeOffsetFetchResponse,
+    async (ctx, req) => {
+      const v = ctx.apiVersion;
+      const fetchOne = async (groupId: string, topics: readonly { name: string; partitionIndexes: readonly number[] }[] | null, memberId: string | null, memberEpoch: number) => {
+        try {
+          return await gc.fetchOffsets(groupId, topics, memberId, memberEpoch);
+        } catch (e) {
+          return { errorCode: errorCodeOf(e), topics: [] };
+        }
+      };
+      if (v >= 8) {
+        const groups = await Promise.all(
+          req.groups.map(async (g) => {
+            const r = await fetchOne(g.groupId, g.topics, v >= 9 ? g.memberId : null, v >= 9 ? g.memberEpoch : -1);
+            return {
+              groupId: g.groupId,
+              errorCode: r.errorCode,
+              topics: r.topics.map((t) => ({
+                name: t.name,
+                partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, committedOffset: BigInt(p.committedOffset), committedLeaderEpoch: p.committedLeaderEpoch, metadata: p.metadata, errorCode: p.errorCode })),
+              })),
+            };
+          }),
+        );
+        return { groups };
+      }
+      const r = await fetchOne(req.groupId, v >= 2 ? req.topics : (req.topics ?? []), null, -1);
+      return {
+        ...(v >= 2 ? { errorCode: r.errorCode } : {}),
+        topics: r.topics.map((t) => ({
+          name: t.name,
+          partitions: t.partitions.map((p) => ({
+            partitionIndex: p.partitionIndex,
+            committedOffset: BigInt(p.committedOffset),
+            ...(v >= 5 ? { committedLeaderEpoch: p.committedLeaderEpoch } : {}),
+            metadata: p.metadata,
+            errorCode: v < 2 && r.errorCode !== GroupError.NONE ? r.errorCode : p.errorCode,
+          })),
+        })),
+      };
+    },
+  );
+
+  /* OffsetDelete v0: refused per partition while a live consumer group subscribes to the topic. */
+  const offsetDelete = handler<OffsetDeleteRequest, OffsetDeleteResponseInput>(
+    47, 0, 0, decodeOffsetDeleteRequest, encodeOffsetDeleteResponse,
+    async (_ctx, req) => {
+      try {
+        return await gc.deleteOffsets(req.groupId, req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => p.partitionIndex) })));
+      } catch (e) {
+        return { errorCode: errorCodeOf(e) };
+      }
+    },
+  );
+
+  /* ListGroups v0-5: v4 states filter, v5 types filter ("classic", "consumer"). */
+  const listGroups = handler<ListGroupsRequest, ListGroupsResponseInput>(
+    16, 0, 5, decodeListGroupsRequest, encodeListGroupsResponse,
+    async (ctx, req) => {
+      const v = ctx.apiVersion;
+      try {
+        const groups = await gc.listGroups(v >= 4 ? req.statesFilter : [], v >= 5 ? req.typesFilter : []);
+        return {
+          groups: groups.map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, ...(v >= 4 ? { groupState: g.groupState } : {}), ...(v >= 5 ? { groupType: g.groupType } : {}) })),
+        };
+      } catch (e) {
+        return { errorCode: errorCodeOf(e) };
+      }
+    },
+  );
+
+  /* DescribeGroups v0-6: unknown groups are Dead (v6: GROUP_ID_NOT_FOUND); consumer groups are described as classic-compatible. */
+  const describeGroups = handler<DescribeGroupsRequest, DescribeGroupsResponseInput>(
+    15, 0, 6, decodeDescribeGroupsRequest, encodeDescribeGroupsResponse,
+    async (ctx, req) => {
+      const v = ctx.apiVersion;
+      const groups = await Promise.all(
+        req.groups.map(async (groupId) => {
+          try {
+            const d = await gc.describeGroup(groupId);
+            const notFound = d.errorCode === GroupError.GROUP_ID_NOT_FOUND;
+            return {
+              errorCode: notFound && v < 6 ? GroupError.NONE : d.errorCode,
+              ...(v >= 6 && notFound ? { errorMessage: `Group ${groupId} not found.` } : {}),
+              groupId,
+              groupState: notFound ? ClassicState.DEAD : d.groupState,
+              protocolType: d.protocolType,
+              protocolData: d.protocolData,
+              members: d.members.map((m) => ({ ...m, ...(v >= 4 ? {} : { groupInstanceId: null }) })),
+              ...(v >= 3 ? { authorizedOperations: req.includeAuthorizedOperations ? 0 : -2147483648 } : {}),
+            };
+          } catch (e) {
+            return { errorCode: errorCodeOf(e), groupId, groupState: '', protocolType: '', protocolData: '', members: [] };
+          }
+        }),
+      );
+      return { groups };
+    },
+  );
+
+  /* DeleteGroups v0-2: only empty groups; their offsets go with them. */
+  const deleteGroups = handler<DeleteGroupsRequest, DeleteGroupsResponseInput>(
+    42, 0, 2, decodeDeleteGroupsRequest, encodeDeleteGroupsResponse,
+    async (_ctx, req) => ({ results: await gc.deleteGroups(req.groupsNames) }),
+  );
+
+  const handlers = [
+    findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch,
+    offsetDelete, listGroups, describeGroups, deleteGroups, ...consumerGroupHandlers(gc),
+  ] as unknown as ApiHandler[];
+  return { handlers, close: () => gc.close(), coordinator: gc };
+}

@@ -1,0 +1,129 @@
+import type { CoordinatorHost } from './coordinator-host.js';
+import { CoordinatorError, CoordinatorRuntime } from './coordinator-runtime.js';
+import { groupConfigFrom } from './group-config.js';
+import type { GroupConfig } from './group-config.js';
+import { GroupShard } from './group-shard.js';
+import type { CommitRequest, DescribedGroup, FetchGroupResult, ListedGroup, TopicPartitionErrors } from './group-shard.js';
+import type { JoinResult, SyncResult } from './classic-group.js';
+import type { HeartbeatRequest, JoinRequest, LeaveMember, LeaveResult, SyncRequest } from './classic-ops.js';
+import { GroupError } from './group-errors.js';
+
+export const CONSUMER_OFFSETS = '__consumer_offsets';
+
+/**
+ * The group coordinator: the API-level operations over the runtime's shards of
+ * __consumer_offsets. Every group id maps to one shard (Kafka's partitionFor); operations that
+ * cover many groups fan out per shard.
+ */
+export class GroupCoordinator {
+  readonly runtime: CoordinatorRuntime<GroupShard>;
+
+  private constructor(
+    readonly host: CoordinatorHost,
+    readonly cfg: GroupConfig,
+  ) {
+    this.runtime = new CoordinatorRuntime<GroupShard>({
+      host,
+      topic: CONSUMER_OFFSETS,
+      partitions: cfg.offsetsTopicPartitions,
+      newShard: (ctx) => new GroupShard(ctx, cfg),
+    });
+  }
+
+  /**
+   * Starts the coordinator. Shards holding data are loaded now (so groups come back and offsets
+   * expire after a restart); others load on first use.
+   */
+  static async start(host: CoordinatorHost): Promise<GroupCoordinator> {
+    const c = new GroupCoordinator(host, groupConfigFrom(host));
+    if (host.partitionCount(CONSUMER_OFFSETS) !== undefined) await c.runtime.loadAll();
+    return c;
+  }
+
+  close(): Promise<void> {
+    return this.runtime.close();
+  }
+
+  partitionFor(groupId: string): number {
+    return this.runtime.partitionFor(groupId);
+  }
+
+  /** Warms the shard of a group (FindCoordinator), so the first JoinGroup does not wait on replay. */
+  preload(groupId: string): void {
+    this.runtime.load(this.partitionFor(groupId)).catch(() => undefined);
+  }
+
+  async join(req: JoinRequest): Promise<JoinResult> {
+    return this.runtime.write(req.groupId, (s) => s.classicOps.join(req));
+  }
+
+  async sync(req: SyncRequest): Promise<SyncResult> {
+    return this.runtime.write(req.groupId, (s) => s.classicOps.sync(req));
+  }
+
+  async heartbeat(req: HeartbeatRequest): Promise<number> {
+    return this.runtime.write(req.groupId, (s) => s.classicOps.heartbeat(req));
+  }
+
+  async leave(groupId: string, members: readonly LeaveMember[]): Promise<LeaveResult> {
+    return this.runtime.write(groupId, (s) => s.classicOps.leave(groupId, members));
+  }
+
+  async commitOffsets(req: CommitRequest): Promise<TopicPartitionErrors[]> {
+    return this.runtime.write(req.groupId, (s) => s.commitOffsets(req));
+  }
+
+  async fetchOffsets(
+    groupId: string,
+    topics: readonly { name: string; partitionIndexes: readonly number[] }[] | null,
+    memberId: string | null = null,
+    memberEpoch = -1,
+  ): Promise<FetchGroupResult> {
+    return this.runtime.read(groupId, (s) => s.fetchOffsets(groupId, topics, memberId, memberEpoch));
+  }
+
+  async deleteOffsets(groupId: string, topics: readonly { name: string; partitions: readonly number[] }[]): Promise<{ errorCode: number; topics: TopicPartitionErrors[] }> {
+    return this.runtime.write(groupId, (s) => s.deleteOffsets(groupId, topics));
+  }
+
+  async listGroups(states: readonly string[] = [], types: readonly string[] = []): Promise<ListedGroup[]> {
+    await this.loadKnownShards();
+    const out: ListedGroup[] = [];
+    for (const shard of this.runtime.loadedShards().values()) out.push(...shard.listGroups(states, types));
+    return out.sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
+  }
+
+  async describeGroup(groupId: string): Promise<DescribedGroup> {
+    return this.runtime.read(groupId, (s) => s.describeClassic(groupId));
+  }
+
+  async deleteGroups(groupIds: readonly string[]): Promise<{ groupId: string; errorCode: number }[]> {
+    const byShard = new Map<number, string[]>();
+    for (const id of groupIds) {
+      const p = this.partitionFor(id);
+      byShard.set(p, [...(byShard.get(p) ?? []), id]);
+    }
+    const results = await Promise.all(
+      [...byShard].map(([p, ids]) =>
+        this.runtime.writeTo(p, (s) => s.deleteGroups(ids)).catch((e: unknown) => ids.map((groupId) => ({ groupId, errorCode: errorCodeOf(e) }))),
+      ),
+    );
+    const found = new Map(results.flat().map((r) => [r.groupId, r] as const));
+    return groupIds.map((id) => found.get(id) ?? { groupId: id, errorCode: GroupError.UNKNOWN_SERVER_ERROR });
+  }
+
+  /** Runs offset expiry on every loaded shard now (the periodic check does the same). */
+  async expireOffsetsNow(): Promise<void> {
+    await Promise.all([...this.runtime.loadedShards().keys()].map((p) => this.runtime.writeTo(p, (s) => s.expireOffsets())));
+  }
+
+  /** ListGroups must see groups of shards not touched since start: load the topic's shards when it exists. */
+  private async loadKnownShards(): Promise<void> {
+    if (this.host.partitionCount(CONSUMER_OFFSETS) !== undefined) await this.runtime.loadAll();
+  }
+}
+
+/** The Kafka error code for an exception thrown by a coordinator operation. */
+export function errorCodeOf(e: unknown): number {
+  return e instanceof CoordinatorError ? e.errorCode : GroupError.UNKNOWN_SERVER_ERROR;
+}
