@@ -1,0 +1,106 @@
+/**
+ * DescribeConfigs (key 32), v1-4.
+ *
+ * Behavior:
+ * - TOPIC (2): every topic config Kafka knows, with its effective value and source (topic
+ *   override → dynamic broker → dynamic default → static → default); unknown topic →
+ *   UNKNOWN_TOPIC_OR_PARTITION.
+ * - BROKER (4): resource name = this node id (all broker keys) or "" (only the dynamic
+ *   cluster-wide defaults, as Kafka); another id → INVALID_REQUEST.
+ * - CLUSTER_MIRROR (64, KIP-1279): answered by the mirror module when it is wired.
+ * - ConfigurationKeys filters (null = all); synonyms only when IncludeSynonyms.
+ *
+ * Version notes: v3+ ConfigType; documentation is not kept (null).
+ */
+import { ErrorCode } from '../../protocol/generated/errors.js';
+import { decodeDescribeConfigsRequest, type DescribeConfigsRequest } from '../../protocol/generated/messages/describe-configs-request.js';
+import { encodeDescribeConfigsResponse, type DescribeConfigsResponseInput } from '../../protocol/generated/messages/describe-configs-response.js';
+import type { ApiHandler } from '../api-handler.js';
+import type { BrokerContext } from '../broker-context.js';
+import { ConfigSource, type ResolvedConfig } from '../config-resolver.js';
+import { ConfigResourceType } from '../metadata-image.js';
+
+type Result = NonNullable<DescribeConfigsResponseInput['results']>[number];
+
+export interface MirrorConfigDescriber {
+  describeMirrorConfig(mirrorName: string): readonly { name: string; value: string | null; isDefault: boolean; isSensitive: boolean }[] | null;
+}
+
+export function describeConfigsHandler(ctx: BrokerContext, mirror: () => MirrorConfigDescriber | null): ApiHandler<DescribeConfigsRequest, DescribeConfigsResponseInput> {
+  return {
+    apiKey: 32,
+    minVersion: 1,
+    maxVersion: 4,
+    decode: decodeDescribeConfigsRequest,
+    encode: encodeDescribeConfigsResponse,
+    handle(rc, req) {
+      const v = rc.apiVersion;
+      const results: Result[] = [];
+      for (const res of req.resources) {
+        const base = { resourceType: res.resourceType, resourceName: res.resourceName };
+        const fail = (errorCode: number, errorMessage: string): Result => ({ ...base, errorCode, errorMessage, configs: [] });
+        let configs: ResolvedConfig[];
+        if (res.resourceType === ConfigResourceType.TOPIC) {
+          if (!ctx.image.topic(res.resourceName)) {
+            results.push(fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${res.resourceName} does not exist.`));
+            continue;
+          }
+          configs = ctx.configs.describeTopic(res.resourceName);
+        } else if (res.resourceType === ConfigResourceType.BROKER) {
+          if (res.resourceName === '') {
+            configs = [...(ctx.image.brokerConfigs.get('') ?? new Map<string, string>())].map(([name, value]) => ({
+              name,
+              value,
+              source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+              readOnly: false,
+              isSensitive: false,
+              type: 0,
+              synonyms: [{ name, value, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG }],
+            }));
+          } else if (res.resourceName === String(ctx.nodeId)) {
+            configs = ctx.configs.describeBroker();
+          } else {
+            results.push(fail(ErrorCode.INVALID_REQUEST, `Unexpected broker id, expected ${ctx.nodeId} or empty string, but received ${res.resourceName}`));
+            continue;
+          }
+        } else if (res.resourceType === ConfigResourceType.CLUSTER_MIRROR && mirror()) {
+          const entries = mirror()!.describeMirrorConfig(res.resourceName);
+          if (entries === null) {
+            results.push(fail(ErrorCode.UNKNOWN_CLUSTER_MIRROR, `Cluster mirror ${res.resourceName} does not exist.`));
+            continue;
+          }
+          configs = entries.map((e) => ({
+            name: e.name,
+            value: e.value,
+            source: e.isDefault ? ConfigSource.DEFAULT_CONFIG : ConfigSource.DYNAMIC_TOPIC_CONFIG,
+            readOnly: false,
+            isSensitive: e.isSensitive,
+            type: 0,
+            synonyms: [],
+          }));
+        } else {
+          results.push(fail(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${res.resourceType}`));
+          continue;
+        }
+        const keys = res.configurationKeys === null ? null : new Set(res.configurationKeys);
+        results.push({
+          ...base,
+          errorCode: ErrorCode.NONE,
+          errorMessage: null,
+          configs: configs
+            .filter((c) => keys === null || keys.has(c.name))
+            .map((c) => ({
+              name: c.name,
+              value: c.isSensitive ? null : c.value,
+              readOnly: c.readOnly,
+              configSource: c.source,
+              isSensitive: c.isSensitive,
+              synonyms: req.includeSynonyms ? c.synonyms.map((s) => ({ name: s.name, value: s.value, source: s.source })) : [],
+              ...(v >= 3 ? { configType: c.type, documentation: null } : {}),
+            })),
+        });
+      }
+      return { throttleTimeMs: 0, results };
+    },
+  };
+}

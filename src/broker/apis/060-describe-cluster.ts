@@ -1,0 +1,47 @@
+/**
+ * DescribeCluster (key 60), v0-2.
+ *
+ * Behavior: this node is the only broker and the controller. EndpointType 1 (brokers) is the
+ * only kind served; 2 (controllers) answers UNSUPPORTED_ENDPOINT_TYPE as a broker listener does.
+ * Cluster authorized operations are every cluster operation when asked (no authorizer).
+ */
+import { ErrorCode } from '../../protocol/generated/errors.js';
+import { decodeDescribeClusterRequest, type DescribeClusterRequest } from '../../protocol/generated/messages/describe-cluster-request.js';
+import { encodeDescribeClusterResponse, type DescribeClusterResponseInput } from '../../protocol/generated/messages/describe-cluster-response.js';
+import type { ApiHandler } from '../api-handler.js';
+import type { BrokerContext } from '../broker-context.js';
+import { CLUSTER_OPERATIONS } from './003-metadata.js';
+
+export function describeClusterHandler(ctx: BrokerContext): ApiHandler<DescribeClusterRequest, DescribeClusterResponseInput> {
+  return {
+    apiKey: 60,
+    minVersion: 0,
+    maxVersion: 2,
+    decode: decodeDescribeClusterRequest,
+    encode: encodeDescribeClusterResponse,
+    handle(rc, req) {
+      const v = rc.apiVersion;
+      if (v >= 1 && req.endpointType !== 1) {
+        return {
+          throttleTimeMs: 0,
+          errorCode: ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
+          errorMessage: 'The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER',
+          endpointType: req.endpointType,
+          clusterId: ctx.clusterId,
+          controllerId: -1,
+          brokers: [],
+        };
+      }
+      return {
+        throttleTimeMs: 0,
+        errorCode: ErrorCode.NONE,
+        errorMessage: null,
+        ...(v >= 1 ? { endpointType: 1 } : {}),
+        clusterId: ctx.clusterId,
+        controllerId: ctx.nodeId,
+        brokers: [{ brokerId: ctx.nodeId, host: ctx.host, port: ctx.port, rack: null, ...(v >= 2 ? { isFenced: false } : {}) }],
+        clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : -2147483648,
+      };
+    },
+  };
+}

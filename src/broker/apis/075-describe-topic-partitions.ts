@@ -1,0 +1,72 @@
+/**
+ * DescribeTopicPartitions (key 75), v0.
+ *
+ * Behavior: the named topics (or every topic when the list is empty), sorted by name, partitions
+ * in order, paginated by ResponsePartitionLimit with a cursor (topic name, first partition) like
+ * Kafka's DescribeTopicPartitionsRequestHandler. Unknown named topics → UNKNOWN_TOPIC_OR_PARTITION.
+ */
+import { ErrorCode } from '../../protocol/generated/errors.js';
+import { decodeDescribeTopicPartitionsRequest, type DescribeTopicPartitionsRequest } from '../../protocol/generated/messages/describe-topic-partitions-request.js';
+import {
+  encodeDescribeTopicPartitionsResponse,
+  type DescribeTopicPartitionsResponseInput,
+} from '../../protocol/generated/messages/describe-topic-partitions-response.js';
+import type { ApiHandler } from '../api-handler.js';
+import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
+import { TOPIC_OPERATIONS } from './003-metadata.js';
+
+const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+type TopicOut = NonNullable<DescribeTopicPartitionsResponseInput['topics']>[number];
+
+export function describeTopicPartitionsHandler(ctx: BrokerContext): ApiHandler<DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponseInput> {
+  return {
+    apiKey: 75,
+    minVersion: 0,
+    maxVersion: 0,
+    decode: decodeDescribeTopicPartitionsRequest,
+    encode: encodeDescribeTopicPartitionsResponse,
+    handle(_rc, req) {
+      const names = req.topics.length === 0 ? [...ctx.image.topicsByName.keys()] : [...new Set(req.topics.map((t) => t.name))];
+      names.sort();
+      const cursor = req.cursor;
+      let budget = Math.max(1, req.responsePartitionLimit);
+      const topics: TopicOut[] = [];
+      let nextCursor: { topicName: string; partitionIndex: number } | null = null;
+      for (const name of names) {
+        if (cursor && name < cursor.topicName) continue;
+        const t = ctx.image.topic(name);
+        if (!t) {
+          topics.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name, topicId: ZERO_UUID, isInternal: false, partitions: [] });
+          continue;
+        }
+        if (budget === 0) {
+          nextCursor = { topicName: name, partitionIndex: 0 };
+          break;
+        }
+        const first = cursor && name === cursor.topicName ? cursor.partitionIndex : 0;
+        const parts: NonNullable<TopicOut['partitions']>[number][] = [];
+        let p = first;
+        for (; p < t.partitions.length && budget > 0; p++, budget--) {
+          const part = t.partitions[p]!;
+          parts.push({
+            errorCode: ErrorCode.NONE,
+            partitionIndex: part.partition,
+            leaderId: part.leader,
+            leaderEpoch: part.leaderEpoch,
+            replicaNodes: part.replicas,
+            isrNodes: part.isr,
+            eligibleLeaderReplicas: [],
+            lastKnownElr: [],
+            offlineReplicas: [],
+          });
+        }
+        topics.push({ errorCode: ErrorCode.NONE, name, topicId: t.topicId, isInternal: INTERNAL_TOPICS.has(name), partitions: parts, topicAuthorizedOperations: TOPIC_OPERATIONS });
+        if (p < t.partitions.length) {
+          nextCursor = { topicName: name, partitionIndex: p };
+          break;
+        }
+      }
+      return { throttleTimeMs: 0, topics, nextCursor };
+    },
+  };
+}

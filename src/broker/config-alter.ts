@@ -1,0 +1,65 @@
+/**
+ * Shared by AlterConfigs and IncrementalAlterConfigs: validates changes to a topic or broker
+ * resource and writes them as ConfigRecords in one atomic controller write.
+ */
+import { ErrorCode } from '../protocol/generated/errors.js';
+import type { BrokerContext } from './broker-context.js';
+import { brokerConfigDef, checkTopicConfig, checkValue } from './config.js';
+import { ConfigResourceType } from './metadata-image.js';
+
+export interface AlterOutcome {
+  readonly errorCode: number;
+  readonly errorMessage: string | null;
+}
+
+const OK: AlterOutcome = { errorCode: 0, errorMessage: null };
+
+/** Checks that the resource exists and is alterable here; OK or an error. */
+export function checkResource(ctx: BrokerContext, resourceType: number, resourceName: string): AlterOutcome {
+  if (resourceType === ConfigResourceType.TOPIC) {
+    if (!ctx.image.topic(resourceName)) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `Topic ${resourceName} does not exist.` };
+    return OK;
+  }
+  if (resourceType === ConfigResourceType.BROKER) {
+    if (resourceName !== '' && resourceName !== String(ctx.nodeId)) {
+      return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unexpected broker id, expected ${ctx.nodeId} or empty string, but received ${resourceName}` };
+    }
+    return OK;
+  }
+  return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported resource type ${resourceType}` };
+}
+
+export function checkChange(resourceType: number, name: string, value: string | null): AlterOutcome {
+  if (resourceType === ConfigResourceType.TOPIC) {
+    const err = checkTopicConfig(name, value);
+    return err ? { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: err } : OK;
+  }
+  const def = brokerConfigDef(name);
+  if (!def) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: `Unknown broker config ${name}` };
+  if (def.readOnly) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: `Cannot update these configs dynamically: Set(${name})` };
+  if (value === null) return OK;
+  const err = checkValue(def.type, value, def);
+  return err ? { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: `Invalid value ${value} for configuration ${name}: ${err}` } : OK;
+}
+
+/** The current explicit entries of a resource (topic overrides or dynamic broker configs). */
+export function currentEntries(ctx: BrokerContext, resourceType: number, resourceName: string): Map<string, string> {
+  if (resourceType === ConfigResourceType.TOPIC) return new Map(ctx.image.topic(resourceName)?.configs ?? []);
+  return new Map(ctx.image.brokerConfigs.get(resourceName) ?? []);
+}
+
+export async function applyChanges(
+  ctx: BrokerContext,
+  resourceType: number,
+  resourceName: string,
+  changes: ReadonlyArray<readonly [string, string | null]>,
+  validateOnly: boolean,
+): Promise<AlterOutcome> {
+  for (const [name, value] of changes) {
+    const r = checkChange(resourceType, name, value);
+    if (r.errorCode !== 0) return r;
+  }
+  if (validateOnly || changes.length === 0) return OK;
+  const res = await ctx.controller.alterConfigs(resourceType, resourceName, changes);
+  return { errorCode: res.errorCode, errorMessage: res.errorMessage };
+}
