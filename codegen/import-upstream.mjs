@@ -40,6 +40,13 @@ function clean(spec) {
     else out[k] = spec[k];
   }
   if (REMAP_API_KEY[out.name] !== undefined) out.apiKey = REMAP_API_KEY[out.name];
+  // An unset MirrorInfo must mean "not a mirror topic": with Java's implicit default (an empty
+  // struct) a plain v8 CreateTopics would carry a MirrorInfo with a zero topic id.
+  if (out.name === 'CreateTopicsRequest') {
+    const topic = out.fields.find((f) => f.name === 'Topics');
+    const i = topic?.fields?.findIndex((f) => f.name === 'MirrorInfo') ?? -1;
+    if (i >= 0) topic.fields[i] = cleanField({ ...topic.fields[i], default: 'null' });
+  }
   return out;
 }
 

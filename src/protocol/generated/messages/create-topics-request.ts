@@ -135,7 +135,7 @@ export function decodeCreateTopicsRequestCreatableTopic(r: Reader, version: numb
   let f_replicationFactor: number = 0;
   let f_assignments: CreateTopicsRequestCreatableReplicaAssignment[] = [];
   let f_configs: CreateTopicsRequestCreatableTopicConfig[] = [];
-  let f_mirrorInfo: CreateTopicsRequestMirrorInfo | null = defaultCreateTopicsRequestMirrorInfo();
+  let f_mirrorInfo: CreateTopicsRequestMirrorInfo | null = null;
   f_name = (flexible ? r.compactString() : r.string());
   f_numPartitions = r.int32();
   f_replicationFactor = r.int16();
@@ -204,7 +204,7 @@ export function encodeCreateTopicsRequestCreatableTopic(w: Writer, m: CreateTopi
   for (const e0 of f_configs) {
     encodeCreateTopicsRequestCreatableTopicConfig(w, e0, version);
   }
-  const f_mirrorInfo = m.mirrorInfo === undefined ? {} : m.mirrorInfo;
+  const f_mirrorInfo = m.mirrorInfo === undefined ? null : m.mirrorInfo;
   if (version >= 8) {
     if (version >= 8) {
       if (f_mirrorInfo === null) {
@@ -340,8 +340,4 @@ export function encodeCreateTopicsRequestMirrorInfo(w: Writer, m: CreateTopicsRe
   } else if (m.unknownTaggedFields !== undefined && m.unknownTaggedFields.size > 0) {
     throw new Error('CreateTopicsRequest.MirrorInfo: tagged fields cannot be written in version ' + version);
   }
-}
-
-function defaultCreateTopicsRequestMirrorInfo(): CreateTopicsRequestMirrorInfo {
-  return { topicId: "00000000-0000-0000-0000-000000000000" };
 }
