@@ -59,7 +59,6 @@ function defaultProperties(port: number, controllerPort: number, dataDir: string
     'group.initial.rebalance.delay.ms': '0',
     'num.network.threads': '2',
     'num.io.threads': '4',
-    'log.flush.interval.messages': '9223372036854775807',
   };
 }
 
