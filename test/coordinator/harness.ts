@@ -1,0 +1,80 @@
+import type { CancelTimer, CoordinatorHost, CoordinatorLog, CoordinatorTimers } from '../../src/coordinator/coordinator-host.js';
+
+/** Timers on a hand-driven clock: `advance` fires what falls due, in deadline order. */
+export class ManualTimers implements CoordinatorTimers {
+  now = 1_700_000_000_000;
+  private seq = 0;
+  private readonly queue = new Map<number, { at: number; fn: () => void }>();
+
+  schedule(delayMs: number, fn: () => void): CancelTimer {
+    const id = this.seq++;
+    this.queue.set(id, { at: this.now + Math.max(0, delayMs), fn });
+    return () => {
+      this.queue.delete(id);
+    };
+  }
+
+  /** Moves time forward, firing due timers one by one and letting their write ops run. */
+  async advance(ms: number): Promise<void> {
+    const target = this.now + ms;
+    for (;;) {
+      let next: [number, { at: number; fn: () => void }] | undefined;
+      for (const e of this.queue) if (e[1].at <= target && (!next || e[1].at < next[1].at)) next = e;
+      if (!next) break;
+      this.queue.delete(next[0]);
+      this.now = Math.max(this.now, next[1].at);
+      next[1].fn();
+      await settle();
+    }
+    this.now = target;
+    await settle();
+  }
+
+  pending(): number {
+    return this.queue.size;
+  }
+}
+
+/** Lets queued promise chains and I/O callbacks run. */
+export async function settle(rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
+export interface TestHost extends CoordinatorHost {
+  readonly manual: ManualTimers;
+  readonly logs: Map<string, CoordinatorLog>;
+}
+
+export function testHost(
+  openLog: (topic: string, partition: number) => Promise<CoordinatorLog>,
+  config: Record<string, string> = {},
+  existingTopics: Record<string, number> = {},
+): TestHost {
+  const manual = new ManualTimers();
+  const logs = new Map<string, CoordinatorLog>();
+  const topics = new Map(Object.entries(existingTopics));
+  return {
+    nodeId: 1,
+    host: '127.0.0.1',
+    port: 9092,
+    clock: { now: () => manual.now },
+    timers: manual,
+    manual,
+    logs,
+    config: (k) => config[k],
+    async openInternalPartition(topic, partition, partitions) {
+      topics.set(topic, partitions);
+      const key = `${topic}-${partition}`;
+      let log = logs.get(key);
+      if (!log) {
+        log = await openLog(topic, partition);
+        logs.set(key, log);
+      }
+      return log;
+    },
+    topicIdByName: () => undefined,
+    topicNameById: () => undefined,
+    partitionCount: (t) => topics.get(t),
+    onMetadataChange: () => () => undefined,
+  };
+}

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { GroupCoordinator } from '../../src/coordinator/group-coordinator.js';
+import { GroupError } from '../../src/coordinator/group-errors.js';
+import type { CommitRequest } from '../../src/coordinator/group-shard.js';
+import { testHost } from './harness.js';
+import type { TestHost } from './harness.js';
+import { MemoryLog } from './logs.js';
+
+const CFG = {
+  'offsets.topic.num.partitions': '4',
+  'group.initial.rebalance.delay.ms': '0',
+  'offsets.retention.minutes': '60',
+  'offsets.retention.check.interval.ms': '60000',
+};
+
+function commit(groupId: string, offsets: Record<string, number>, over: Partial<CommitRequest> = {}): CommitRequest {
+  const topics = new Map<string, { partitionIndex: number; committedOffset: number; committedLeaderEpoch: number; committedMetadata: string | null }[]>();
+  for (const [tp, offset] of Object.entries(offsets)) {
+    const [topic, p] = tp.split(':') as [string, string];
+    topics.set(topic, [...(topics.get(topic) ?? []), { partitionIndex: Number(p), committedOffset: offset, committedLeaderEpoch: 3, committedMetadata: 'm' }]);
+  }
+  return { groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [...topics].map(([name, partitions]) => ({ name, partitions })), ...over };
+}
+
+async function snapshot(gc: GroupCoordinator, groups: string[]) {
+  const out: Record<string, unknown> = {};
+  for (const g of groups) out[g] = { offsets: await gc.fetchOffsets(g, null), describe: await gc.describeGroup(g) };
+  out['list'] = await gc.listGroups();
+  return out;
+}
+
+describe('offsets on the coordinator runtime', () => {
+  it('commits and fetches offsets; unknown partitions read -1', async () => {
+    const host = testHost(async () => new MemoryLog(), CFG);
+    const gc = await GroupCoordinator.start(host);
+    const res = await gc.commitOffsets(commit('ga', { 't:0': 10, 't:1': 20, 'u:0': 5 }));
+    expect(res.flatMap((t) => t.partitions.map((p) => p.errorCode))).toEqual([0, 0, 0]);
+    const f = await gc.fetchOffsets('ga', [{ name: 't', partitionIndexes: [0, 1, 2] }]);
+    expect(f.topics[0]!.partitions.map((p) => [p.committedOffset, p.committedLeaderEpoch, p.metadata])).toEqual([
+      [10, 3, 'm'],
+      [20, 3, 'm'],
+      [-1, -1, ''],
+    ]);
+    expect((await gc.fetchOffsets('nobody', null)).topics).toEqual([]);
+    const big = await gc.commitOffsets({ ...commit('ga', { 't:0': 11 }), topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 11, committedLeaderEpoch: -1, committedMetadata: 'x'.repeat(5000) }] }] });
+    expect(big[0]!.partitions[0]!.errorCode).toBe(GroupError.OFFSET_METADATA_TOO_LARGE);
+    expect((await gc.listGroups()).map((g) => [g.groupId, g.groupState])).toEqual([['ga', 'Empty']]);
+    await gc.close();
+  });
+
+  it('a failed append leaves state untouched and answers with a coordinator error', async () => {
+    const logs: MemoryLog[] = [];
+    const host = testHost(async () => {
+      const l = new MemoryLog();
+      logs.push(l);
+      return l;
+    }, CFG);
+    const gc = await GroupCoordinator.start(host);
+    await gc.commitOffsets(commit('gb', { 't:0': 1 }));
+    const before = await snapshot(gc, ['gb']);
+    const log = host.logs.get(`__consumer_offsets-${gc.partitionFor('gb')}`) as MemoryLog;
+    log.failNextAppend(6); // NOT_LEADER_OR_FOLLOWER
+    const failed = await gc.commitOffsets(commit('gb', { 't:0': 99, 't:1': 7 }));
+    expect(failed[0]!.partitions.map((p) => p.errorCode)).toEqual([GroupError.NOT_COORDINATOR, GroupError.NOT_COORDINATOR]);
+    expect(await snapshot(gc, ['gb'])).toEqual(before);
+    log.failNextAppend(3);
+    expect((await gc.deleteGroups(['gb']))[0]!.errorCode).toBe(GroupError.COORDINATOR_NOT_AVAILABLE);
+    expect(await snapshot(gc, ['gb'])).toEqual(before);
+    // The next write goes through and is applied.
+    await gc.commitOffsets(commit('gb', { 't:0': 100 }));
+    expect((await gc.fetchOffsets('gb', null)).topics[0]!.partitions[0]!.committedOffset).toBe(100);
+    await gc.close();
+  });
+
+  it('replaying the log after a restart rebuilds the same groups and offsets', async () => {
+    const shared = new Map<string, MemoryLog>();
+    const open = async (topic: string, p: number) => {
+      const k = `${topic}-${p}`;
+      if (!shared.has(k)) shared.set(k, new MemoryLog());
+      return shared.get(k)!;
+    };
+    const host1 = testHost(open, CFG);
+    const gc1 = await GroupCoordinator.start(host1);
+    // A classic group with one stable member and committed offsets.
+    const j1 = await gc1.join({ groupId: 'gc', sessionTimeoutMs: 10000, rebalanceTimeoutMs: 10000, memberId: '', groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.from('s') }], clientId: 'c', clientHost: 'h', requireKnownMemberId: false });
+    await gc1.sync({ groupId: 'gc', generationId: j1.generationId, memberId: j1.memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments: [{ memberId: j1.memberId, assignment: Buffer.from('asg') }] });
+    await gc1.commitOffsets(commit('gc', { 't:0': 42 }, { generationIdOrMemberEpoch: j1.generationId, memberId: j1.memberId }));
+    expect((await gc1.commitOffsets(commit('gc', { 't:0': 1 })))[0]!.partitions[0]!.errorCode).toBe(GroupError.UNKNOWN_MEMBER_ID);
+    await gc1.commitOffsets(commit('gd', { 'x:3': 7 }));
+    await gc1.commitOffsets(commit('ge', { 'x:0': 1 }));
+    await gc1.deleteGroups(['ge']);
+    await gc1.deleteOffsets('gd', [{ name: 'x', partitions: [9] }]);
+    const live = await snapshot(gc1, ['gc', 'gd', 'ge']);
+    await gc1.close();
+
+    const host2 = testHost(open, CFG, { __consumer_offsets: 4 });
+    const gc2 = await GroupCoordinator.start(host2);
+    expect(await snapshot(gc2, ['gc', 'gd', 'ge'])).toEqual(live);
+    expect((live['gc'] as { describe: { groupState: string } }).describe.groupState).toBe('Stable');
+    await gc2.close();
+  });
+
+  it('expires offsets of empty groups after offsets.retention.minutes and then the group', async () => {
+    const host = testHost(async () => new MemoryLog(), CFG);
+    const gc = await GroupCoordinator.start(host);
+    await gc.commitOffsets(commit('old', { 't:0': 1 }));
+    await host.manual.advance(30 * 60000);
+    await gc.commitOffsets(commit('new', { 't:0': 2 }));
+    await host.manual.advance(31 * 60000); // the periodic check runs every minute
+    expect((await gc.fetchOffsets('old', null)).topics).toEqual([]);
+    expect((await gc.fetchOffsets('new', null)).topics[0]!.partitions[0]!.committedOffset).toBe(2);
+    expect((await gc.listGroups()).map((g) => g.groupId)).toEqual(['new']);
+    await host.manual.advance(30 * 60000);
+    expect((await gc.fetchOffsets('new', null)).topics).toEqual([]);
+    await gc.close();
+  });
+});
+
