@@ -27,7 +27,7 @@ export interface CoordinatorAppendResult {
 /**
  * The slice of a partition log a coordinator uses: append one batch as leader, read batches back
  * for replay. `PartitionLog` (src/storage/partition-log.ts) provides this through
- * `coordinatorLogOf(log)` in `./partition-log-adapter.ts`, so the broker can return that.
+ * `coordinatorLogOf(log)` in `./partition-log-adapter.ts`; the broker returns that.
  */
 export interface CoordinatorLog {
   readonly logStartOffset: number;

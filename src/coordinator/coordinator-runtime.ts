@@ -297,6 +297,11 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
     return result;
   }
 
+  /** Resolves once every write queued so far (timers included) has finished. */
+  async idle(): Promise<void> {
+    for (const h of this.shards.values()) await h.tail;
+  }
+
   /** Stops timers and answers pending operations; the logs stay open (the node owns them). */
   async close(): Promise<void> {
     this.closed = true;

@@ -4,7 +4,13 @@ import { GroupError } from '../../src/coordinator/group-errors.js';
 import type { JoinRequest } from '../../src/coordinator/classic-ops.js';
 import type { JoinResult } from '../../src/coordinator/classic-group.js';
 import { settle, testHost } from './harness.js';
-import { MemoryLog } from './logs.js';
+import { TempLogs } from './logs.js';
+import { afterEach } from 'vitest';
+
+const temps: TempLogs[] = [];
+afterEach(async () => {
+  for (const t of temps.splice(0)) await t.destroy();
+});
 
 const CFG = {
   'offsets.topic.num.partitions': '3',
@@ -29,7 +35,9 @@ function joinReq(groupId: string, over: Partial<JoinRequest> = {}): JoinRequest 
 }
 
 async function setup(config: Record<string, string> = {}) {
-  const host = testHost(async () => new MemoryLog(), { ...CFG, ...config });
+  const t = new TempLogs();
+  temps.push(t);
+  const host = testHost(t.openLog, { ...CFG, ...config });
   const gc = await GroupCoordinator.start(host);
   return { host, gc };
 }

@@ -1,38 +1,36 @@
-import type { CoordinatorAppendResult, CoordinatorLog } from '../../src/coordinator/coordinator-host.js';
-import { RecordBatchView, patchBaseOffset } from '../../src/protocol/record-batch.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CoordinatorLog } from '../../src/coordinator/coordinator-host.js';
+import { coordinatorLogOf } from '../../src/coordinator/partition-log-adapter.js';
+import { FaultyFileSystem } from '../../src/storage/faulty-file-system.js';
+import { logConfig } from '../../src/storage/log-config.js';
+import { PartitionLog } from '../../src/storage/partition-log.js';
 
-/** A log kept in memory, with injectable append failures. */
-export class MemoryLog implements CoordinatorLog {
-  private readonly batches: Buffer[] = [];
-  private failures: number[] = [];
-  logStartOffset = 0;
-  logEndOffset = 0;
+/** Real partition logs of internal topics in a temp dir, over a file system that fails on request. */
+export class TempLogs {
+  readonly root = mkdtempSync(join(tmpdir(), 'fjord-coord-'));
+  readonly fs = new FaultyFileSystem();
+  private readonly open = new Map<string, PartitionLog>();
 
-  failNextAppend(errorCode: number): void {
-    this.failures.push(errorCode);
-  }
-
-  async append(batch: Buffer): Promise<CoordinatorAppendResult> {
-    await Promise.resolve();
-    const fail = this.failures.shift();
-    if (fail !== undefined) return { errorCode: fail, baseOffset: -1, lastOffset: -1 };
-    const copy = Buffer.from(batch);
-    const base = this.logEndOffset;
-    patchBaseOffset(copy, 0, base);
-    this.batches.push(copy);
-    this.logEndOffset = base + new RecordBatchView(copy).lastOffsetDelta + 1;
-    return { errorCode: 0, baseOffset: base, lastOffset: this.logEndOffset - 1 };
-  }
-
-  async readFrom(fetchOffset: number, maxBytes: number): Promise<Buffer> {
-    const out: Buffer[] = [];
-    let size = 0;
-    for (const b of this.batches) {
-      if (new RecordBatchView(b).lastOffset < fetchOffset) continue;
-      if (out.length > 0 && size + b.length > maxBytes) break;
-      out.push(b);
-      size += b.length;
+  readonly openLog = async (topic: string, partition: number): Promise<CoordinatorLog> => {
+    const key = `${topic}-${partition}`;
+    let log = this.open.get(key);
+    if (!log) {
+      log = await PartitionLog.open({ dir: join(this.root, key), topicId: '00000000-0000-0000-0000-000000000001', config: logConfig({ cleanupPolicy: ['compact'] }), fs: this.fs });
+      this.open.set(key, log);
     }
-    return Buffer.concat(out);
+    return coordinatorLogOf(log);
+  };
+
+  /** Closes every log (a node stopping); the next openLog reads them back from disk. */
+  async closeAll(): Promise<void> {
+    for (const log of this.open.values()) await log.close();
+    this.open.clear();
+  }
+
+  async destroy(): Promise<void> {
+    await this.closeAll();
+    rmSync(this.root, { recursive: true, force: true });
   }
 }

@@ -4,7 +4,18 @@ import { GroupError } from '../../src/coordinator/group-errors.js';
 import type { CommitRequest } from '../../src/coordinator/group-shard.js';
 import { testHost } from './harness.js';
 import type { TestHost } from './harness.js';
-import { MemoryLog } from './logs.js';
+import { TempLogs } from './logs.js';
+import { afterEach } from 'vitest';
+
+const temps: TempLogs[] = [];
+function logs(): TempLogs {
+  const t = new TempLogs();
+  temps.push(t);
+  return t;
+}
+afterEach(async () => {
+  for (const t of temps.splice(0)) await t.destroy();
+});
 
 const CFG = {
   'offsets.topic.num.partitions': '4',
@@ -31,7 +42,7 @@ async function snapshot(gc: GroupCoordinator, groups: string[]) {
 
 describe('offsets on the coordinator runtime', () => {
   it('commits and fetches offsets; unknown partitions read -1', async () => {
-    const host = testHost(async () => new MemoryLog(), CFG);
+    const host = testHost(logs().openLog, CFG);
     const gc = await GroupCoordinator.start(host);
     const res = await gc.commitOffsets(commit('ga', { 't:0': 10, 't:1': 20, 'u:0': 5 }));
     expect(res.flatMap((t) => t.partitions.map((p) => p.errorCode))).toEqual([0, 0, 0]);
@@ -49,22 +60,17 @@ describe('offsets on the coordinator runtime', () => {
   });
 
   it('a failed append leaves state untouched and answers with a coordinator error', async () => {
-    const logs: MemoryLog[] = [];
-    const host = testHost(async () => {
-      const l = new MemoryLog();
-      logs.push(l);
-      return l;
-    }, CFG);
+    const t = logs();
+    const host = testHost(t.openLog, CFG);
     const gc = await GroupCoordinator.start(host);
     await gc.commitOffsets(commit('gb', { 't:0': 1 }));
     const before = await snapshot(gc, ['gb']);
-    const log = host.logs.get(`__consumer_offsets-${gc.partitionFor('gb')}`) as MemoryLog;
-    log.failNextAppend(6); // NOT_LEADER_OR_FOLLOWER
+    t.fs.failNextWrite(); // the log answers KAFKA_STORAGE_ERROR and undoes the write
     const failed = await gc.commitOffsets(commit('gb', { 't:0': 99, 't:1': 7 }));
     expect(failed[0]!.partitions.map((p) => p.errorCode)).toEqual([GroupError.NOT_COORDINATOR, GroupError.NOT_COORDINATOR]);
     expect(await snapshot(gc, ['gb'])).toEqual(before);
-    log.failNextAppend(3);
-    expect((await gc.deleteGroups(['gb']))[0]!.errorCode).toBe(GroupError.COORDINATOR_NOT_AVAILABLE);
+    t.fs.failNextWrite();
+    expect((await gc.deleteGroups(['gb']))[0]!.errorCode).toBe(GroupError.NOT_COORDINATOR);
     expect(await snapshot(gc, ['gb'])).toEqual(before);
     // The next write goes through and is applied.
     await gc.commitOffsets(commit('gb', { 't:0': 100 }));
@@ -73,12 +79,8 @@ describe('offsets on the coordinator runtime', () => {
   });
 
   it('replaying the log after a restart rebuilds the same groups and offsets', async () => {
-    const shared = new Map<string, MemoryLog>();
-    const open = async (topic: string, p: number) => {
-      const k = `${topic}-${p}`;
-      if (!shared.has(k)) shared.set(k, new MemoryLog());
-      return shared.get(k)!;
-    };
+    const t = logs();
+    const open = t.openLog;
     const host1 = testHost(open, CFG);
     const gc1 = await GroupCoordinator.start(host1);
     // A classic group with one stable member and committed offsets.
@@ -92,6 +94,7 @@ describe('offsets on the coordinator runtime', () => {
     await gc1.deleteOffsets('gd', [{ name: 'x', partitions: [9] }]);
     const live = await snapshot(gc1, ['gc', 'gd', 'ge']);
     await gc1.close();
+    await t.closeAll();
 
     const host2 = testHost(open, CFG, { __consumer_offsets: 4 });
     const gc2 = await GroupCoordinator.start(host2);
@@ -101,16 +104,18 @@ describe('offsets on the coordinator runtime', () => {
   });
 
   it('expires offsets of empty groups after offsets.retention.minutes and then the group', async () => {
-    const host = testHost(async () => new MemoryLog(), CFG);
+    const host = testHost(logs().openLog, CFG);
     const gc = await GroupCoordinator.start(host);
     await gc.commitOffsets(commit('old', { 't:0': 1 }));
     await host.manual.advance(30 * 60000);
     await gc.commitOffsets(commit('new', { 't:0': 2 }));
     await host.manual.advance(31 * 60000); // the periodic check runs every minute
+    await gc.runtime.idle();
     expect((await gc.fetchOffsets('old', null)).topics).toEqual([]);
     expect((await gc.fetchOffsets('new', null)).topics[0]!.partitions[0]!.committedOffset).toBe(2);
     expect((await gc.listGroups()).map((g) => g.groupId)).toEqual(['new']);
     await host.manual.advance(30 * 60000);
+    await gc.runtime.idle();
     expect((await gc.fetchOffsets('new', null)).topics).toEqual([]);
     await gc.close();
   });
