@@ -54,6 +54,15 @@ export class Reader {
   int64(): bigint {
     return this.buf.readBigInt64BE(this.need(8));
   }
+  /** int64 as a number; throws DecodeError beyond ±2^53 (offsets, timestamps in practice). */
+  int64Number(): number {
+    const at = this.need(8);
+    const hi = this.buf.readInt32BE(at);
+    const lo = this.buf.readUInt32BE(at + 4);
+    const v = hi * 4294967296 + lo;
+    if (!Number.isSafeInteger(v)) throw new DecodeError('int64 beyond 2^53', at);
+    return v;
+  }
   float64(): number {
     return this.buf.readDoubleBE(this.need(8));
   }

@@ -86,6 +86,17 @@ export class Writer {
     this.length += 8;
     return this;
   }
+  /** int64 from a safe-integer number (no bigint allocation). */
+  int64Number(v: number): this {
+    if (!Number.isSafeInteger(v)) throw new RangeError(`int64 value is not a safe integer: ${v}`);
+    const hi = Math.floor(v / 4294967296);
+    this.ensure(8);
+    this.cur.writeInt32BE(hi, this.pos);
+    this.cur.writeUInt32BE(v - hi * 4294967296, this.pos + 4);
+    this.pos += 8;
+    this.length += 8;
+    return this;
+  }
   float64(v: number): this {
     this.ensure(8);
     this.cur.writeDoubleBE(v, this.pos);
