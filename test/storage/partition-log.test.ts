@@ -126,7 +126,7 @@ describe('PartitionLog append as leader and read', () => {
   it('rejects bad batches with Kafka error codes and stays usable', async () => {
     const { log } = await openLog(dir, { maxMessageBytes: 500 });
     const corrupt = batch(2);
-    corrupt[corrupt.length - 1] ^= 0xff;
+    corrupt.writeUInt8((corrupt.at(-1) as number) ^ 0xff, corrupt.length - 1);
     expect((await log.appendAsLeader(corrupt, 0)).errorCode).toBe(StorageError.CORRUPT_MESSAGE);
     const big = batch(1, { values: ['x'.repeat(600)] });
     expect((await log.appendAsLeader(big, 0)).errorCode).toBe(StorageError.MESSAGE_TOO_LARGE);
