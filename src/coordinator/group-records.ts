@@ -1,13 +1,17 @@
 import { Reader } from '../protocol/reader.js';
 import { Writer } from '../protocol/writer.js';
 import type { CoordinatorRecord } from './coordinator-batch.js';
+import { encodeOffsetCommitKey, decodeOffsetCommitKey } from '../protocol/generated/messages/offset-commit-key.js';
+import { encodeOffsetCommitValue, decodeOffsetCommitValue as decodeOffsetCommitValueRecord } from '../protocol/generated/messages/offset-commit-value.js';
+import { encodeGroupMetadataKey, decodeGroupMetadataKey } from '../protocol/generated/messages/group-metadata-key.js';
+import { encodeGroupMetadataValue, decodeGroupMetadataValue as decodeGroupMetadataValueRecord } from '../protocol/generated/messages/group-metadata-value.js';
 
 /**
  * __consumer_offsets record keys and values. A key starts with an int16 record type (Kafka's
  * `apiKey` of the coordinator-key schemas: 0/1 offset commit, 2 group metadata, 3.. KIP-848
- * records), a value with an int16 schema version. Classic records are written in the versions
- * Kafka 3.x+ writes (OffsetCommitValue v3, GroupMetadataValue v3) and read in every version, so a
- * log written by Kafka replays here too.
+ * records), a value with an int16 schema version; the structs use the generated codecs of the
+ * coordinator record schemas. Classic records are written in the versions Kafka 3.x+ writes
+ * (OffsetCommitValue v3, GroupMetadataValue v3) and read in every version.
  */
 export const RecordType = {
   OFFSET_COMMIT_LEGACY: 0,
@@ -57,82 +61,57 @@ export type GroupRecordKey =
   | { readonly type: 'group'; readonly group: string }
   | { readonly type: 'other'; readonly recordType: number };
 
+/** A record key: the int16 record type, then the key struct (version 0). */
+function keyOf(type: number, encode: (w: Writer) => void): Buffer {
+  const w = new Writer(64).int16(type);
+  encode(w);
+  return w.toBuffer();
+}
+
+/** A record value: the int16 schema version, then the value struct in that version. */
+function valueOf(version: number, encode: (w: Writer) => void): Buffer {
+  const w = new Writer(256).int16(version);
+  encode(w);
+  return w.toBuffer();
+}
+
 export function offsetCommitRecord(key: OffsetCommitKey, value: OffsetCommitValue | null): CoordinatorRecord {
-  const k = new Writer(64).int16(RecordType.OFFSET_COMMIT).string(key.group).string(key.topic).int32(key.partition);
-  if (value === null) return { key: k.toBuffer(), value: null };
-  const v = new Writer(64);
-  v.int16(3).int64(BigInt(value.offset)).int32(value.leaderEpoch).string(value.metadata).int64(BigInt(value.commitTimestamp));
-  return { key: k.toBuffer(), value: v.toBuffer() };
+  const k = keyOf(RecordType.OFFSET_COMMIT, (w) => encodeOffsetCommitKey(w, key, 0));
+  if (value === null) return { key: k, value: null };
+  const v = valueOf(3, (w) =>
+    encodeOffsetCommitValue(w, { offset: BigInt(value.offset), leaderEpoch: value.leaderEpoch, metadata: value.metadata, commitTimestamp: BigInt(value.commitTimestamp) }, 3),
+  );
+  return { key: k, value: v };
 }
 
 export function groupMetadataRecord(group: string, value: GroupMetadataValue | null): CoordinatorRecord {
-  const k = new Writer(64).int16(RecordType.GROUP_METADATA).string(group).toBuffer();
+  const k = keyOf(RecordType.GROUP_METADATA, (w) => encodeGroupMetadataKey(w, { group }, 0));
   if (value === null) return { key: k, value: null };
-  const w = new Writer(256);
-  w.int16(3).string(value.protocolType).int32(value.generation).nullableString(value.protocol).nullableString(value.leader);
-  w.int64(BigInt(value.currentStateTimestamp));
-  w.int32(value.members.length);
-  for (const m of value.members) {
-    w.string(m.memberId).nullableString(m.groupInstanceId).string(m.clientId).string(m.clientHost);
-    w.int32(m.rebalanceTimeout).int32(m.sessionTimeout).bytes(m.subscription).bytes(m.assignment);
-  }
-  return { key: k, value: w.toBuffer() };
+  return { key: k, value: valueOf(3, (w) => encodeGroupMetadataValue(w, { ...value, currentStateTimestamp: BigInt(value.currentStateTimestamp) }, 3)) };
 }
 
 export function decodeGroupRecordKey(buf: Buffer): GroupRecordKey {
   const r = new Reader(buf);
   const type = r.int16();
-  if (type === RecordType.OFFSET_COMMIT_LEGACY || type === RecordType.OFFSET_COMMIT) {
-    return { type: 'offset', key: { group: r.string(), topic: r.string(), partition: r.int32() } };
-  }
-  if (type === RecordType.GROUP_METADATA) return { type: 'group', group: r.string() };
+  if (type === RecordType.OFFSET_COMMIT_LEGACY || type === RecordType.OFFSET_COMMIT) return { type: 'offset', key: decodeOffsetCommitKey(r, 0) };
+  if (type === RecordType.GROUP_METADATA) return { type: 'group', group: decodeGroupMetadataKey(r, 0).group };
   return { type: 'other', recordType: type };
-}
-
-/** Reads an int64 that must fit a JS number (offsets, timestamps). */
-function num(r: Reader): number {
-  return Number(r.int64());
 }
 
 export function decodeOffsetCommitValue(buf: Buffer): OffsetCommitValue {
   const r = new Reader(buf);
-  const version = r.int16();
-  const flexible = version >= 4;
-  const offset = num(r);
-  const leaderEpoch = version >= 3 ? r.int32() : -1;
-  const metadata = flexible ? r.compactString() : r.string();
-  const commitTimestamp = num(r);
-  const expireTimestamp = version === 1 ? num(r) : -1;
-  return { offset, leaderEpoch, metadata, commitTimestamp, expireTimestamp };
+  const v = decodeOffsetCommitValueRecord(r, r.int16());
+  return { offset: Number(v.offset), leaderEpoch: v.leaderEpoch, metadata: v.metadata, commitTimestamp: Number(v.commitTimestamp), expireTimestamp: Number(v.expireTimestamp) };
 }
 
 export function decodeGroupMetadataValue(buf: Buffer): GroupMetadataValue {
   const r = new Reader(buf);
-  const version = r.int16();
-  const flex = version >= 4;
-  const str = (): string => (flex ? r.compactString() : r.string());
-  const nstr = (): string | null => (flex ? r.compactNullableString() : r.nullableString());
-  const bytes = (): Buffer => Buffer.from(flex ? r.compactBytes() : r.bytes());
-  const protocolType = str();
-  const generation = r.int32();
-  const protocol = nstr();
-  const leader = nstr();
-  const currentStateTimestamp = version >= 2 ? num(r) : -1;
-  const n = flex ? r.compactArrayLength(8) : r.arrayLength(8);
-  const members: GroupMemberMetadata[] = [];
-  for (let i = 0; i < n; i++) {
-    const memberId = str();
-    const groupInstanceId = version >= 3 ? nstr() : null;
-    const clientId = str();
-    const clientHost = str();
-    const rebalanceTimeout = version >= 1 ? r.int32() : -1;
-    const sessionTimeout = r.int32();
-    const subscription = bytes();
-    const assignment = bytes();
-    if (flex) r.taggedFields();
-    members.push({ memberId, groupInstanceId, clientId, clientHost, rebalanceTimeout, sessionTimeout, subscription, assignment });
-  }
-  return { protocolType, generation, protocol, leader, currentStateTimestamp, members };
+  const v = decodeGroupMetadataValueRecord(r, r.int16());
+  return {
+    ...v,
+    currentStateTimestamp: Number(v.currentStateTimestamp),
+    members: v.members.map((m) => ({ ...m, subscription: Buffer.from(m.subscription), assignment: Buffer.from(m.assignment) })),
+  };
 }
 
 /** Topics of a ConsumerProtocolSubscription (the bytes classic consumers put in JoinGroup). */
