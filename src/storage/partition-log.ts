@@ -15,6 +15,7 @@ import { FileSlice } from './file-slice.js';
 import { realFileSystem, type FileSystem } from './file-system.js';
 import { GroupCommit, type Syncable } from './group-commit.js';
 import type { AbortedTxn } from './indexes.js';
+import { compactLog, type CleanStats } from './log-cleaner.js';
 import { LeaderEpochCache, type EpochEntry } from './leader-epoch-cache.js';
 import type { LogConfig } from './log-config.js';
 import { LogSegment, type AppendedBatch } from './log-segment.js';
@@ -856,6 +857,10 @@ export class PartitionLog implements Syncable {
   /** Unlinks a segment's files now and closes its handles after file.delete.delay.ms (open fetches finish). */
   private async retire(seg: LogSegment): Promise<void> {
     await seg.deleteFiles();
+    this.closeLater(seg);
+  }
+
+  private closeLater(seg: LogSegment): void {
     const entry = {
       seg,
       timer: setTimeout(() => {
@@ -947,9 +952,17 @@ export class PartitionLog implements Syncable {
       fn(this.segments.slice(), async (oldSegs, newSeg) => {
         const first = this.segments.indexOf(oldSegs[0] as LogSegment);
         this.segments.splice(first, oldSegs.length, newSeg);
-        for (const s of oldSegs) if (s.baseOffset !== newSeg.baseOffset) await this.retire(s);
+        for (const s of oldSegs) {
+          if (s.baseOffset === newSeg.baseOffset) this.closeLater(s);
+          else await this.retire(s);
+        }
       }),
     );
+  }
+
+  /** Compacts the log (cleanup.policy=compact); see log-cleaner.ts. */
+  compact(): Promise<CleanStats> {
+    return compactLog(this);
   }
 
   /** Flushes, snapshots producer state at the log end, and closes every file. */
