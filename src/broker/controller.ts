@@ -22,6 +22,9 @@ export interface MetadataLogStore {
   close(): Promise<void>;
 }
 
+/** Called after records are applied; `removed` holds the topics RemoveTopicRecords took away. */
+export type MetadataListener = (records: readonly MetadataRecord[], removed: ReadonlyMap<string, TopicImage>) => void;
+
 export interface ControllerResult {
   readonly errorCode: number;
   readonly errorMessage: string | null;
@@ -54,7 +57,7 @@ export function newClusterId(): string {
 export class Controller {
   readonly image = new MetadataImage();
   private chain: Promise<unknown> = Promise.resolve();
-  private readonly listeners = new Set<(records: readonly MetadataRecord[]) => void>();
+  private readonly listeners = new Set<MetadataListener>();
 
   private constructor(
     readonly nodeId: number,
@@ -77,7 +80,7 @@ export class Controller {
   }
 
   /** Subscribes to applied changes; returns an unsubscribe. */
-  onChange(cb: (records: readonly MetadataRecord[]) => void): () => void {
+  onChange(cb: MetadataListener): () => void {
     this.listeners.add(cb);
     return () => this.listeners.delete(cb);
   }
@@ -129,11 +132,17 @@ export class Controller {
       const values = out.map(encodeMetadataRecord);
       const last = await this.store.append(values);
       const first = last - out.length + 1;
+      const removed = new Map<string, TopicImage>();
+      for (const rec of out) {
+        if (rec.type !== 'removeTopic') continue;
+        const t = this.image.topicsById.get(rec.topicId);
+        if (t) removed.set(rec.topicId, { ...t, partitions: [...t.partitions] });
+      }
       out.forEach((rec, i) => this.apply(rec, first + i));
       this.image.offset = last;
       for (const l of this.listeners) {
         try {
-          l(out);
+          l(out, removed);
         } catch (err) {
           this.log.error('metadata listener failed', { err: err instanceof Error ? err : String(err) });
         }

@@ -1,0 +1,120 @@
+/**
+ * Produce (key 0), v3-13 (advertised from v0 like Kafka 4; v0-2 requests close the connection).
+ *
+ * Behavior:
+ * - Acks must be -1, 0 or 1 (INVALID_REQUIRED_ACKS). acks=0 gets no response; if any partition
+ *   failed, the connection is closed instead so the producer notices (Kafka's KafkaApis).
+ * - Per partition: unknown topic/partition → UNKNOWN_TOPIC_OR_PARTITION (v13 by id:
+ *   UNKNOWN_TOPIC_ID); internal topics → INVALID_TOPIC_EXCEPTION; mirror topics that are not
+ *   STOPPED → READ_ONLY_TOPIC (KIP-1279); the batch header is validated without decoding records
+ *   (one magic-2 batch, CRC-32C, sizes vs max.message.bytes, zstd only from v7, no control
+ *   batches); then appended at the partition's leader epoch. Idempotent sequence/epoch checks and
+ *   LogAppendTime rewriting happen in the log; duplicates return the original offsets.
+ * - acks=-1 answers after the fsync (group commit); acks=1 after the write.
+ *
+ * Version notes: LogAppendTimeMs v2+, LogStartOffset v5+, RecordErrors/ErrorMessage v8+; v13
+ * addresses topics by id. Broker-side recompression (topic compression.type ≠ producer) is not
+ * done: batches are stored as the producer compressed them.
+ */
+import { ErrorCode } from '../../protocol/generated/errors.js';
+import { decodeProduceRequest, type ProduceRequest } from '../../protocol/generated/messages/produce-request.js';
+import { encodeProduceResponse, type ProduceResponseInput } from '../../protocol/generated/messages/produce-response.js';
+import { validateProduceRecords } from '../../protocol/record-batch.js';
+import type { ApiHandler } from '../api-handler.js';
+import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
+
+type TopicOut = NonNullable<ProduceResponseInput['responses']>[number];
+type PartOut = NonNullable<TopicOut['partitionResponses']>[number];
+
+export class AcksZeroFailure extends Error {
+  override readonly name = 'AcksZeroFailure';
+}
+
+export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, ProduceResponseInput> {
+  return {
+    apiKey: 0,
+    minVersion: 3,
+    maxVersion: 13,
+    decode: decodeProduceRequest,
+    encode: encodeProduceResponse,
+    async handle(rc, req) {
+      const v = rc.apiVersion;
+      const acks = req.acks;
+      const byId = v >= 13;
+      const pending: Promise<void>[] = [];
+      const responses: TopicOut[] = [];
+      let failed = false;
+      for (const td of req.topicData) {
+        const topic = byId ? ctx.image.topicsById.get(td.topicId) : ctx.image.topic(td.name);
+        const parts: PartOut[] = [];
+        responses.push({ ...(byId ? { topicId: td.topicId } : { name: td.name }), partitionResponses: parts });
+        for (const pd of td.partitionData) {
+          const out = (errorCode: number, errorMessage: string | null): PartOut => {
+            if (errorCode !== 0) failed = true;
+            return {
+              index: pd.index,
+              errorCode,
+              baseOffset: -1n,
+              logAppendTimeMs: -1n,
+              logStartOffset: -1n,
+              ...(v >= 8 ? { errorMessage } : {}),
+            };
+          };
+          if (acks !== -1 && acks !== 0 && acks !== 1) {
+            parts.push(out(ErrorCode.INVALID_REQUIRED_ACKS, null));
+            continue;
+          }
+          if (!topic || !topic.partitions[pd.index]) {
+            parts.push(out(byId && !topic ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, null));
+            continue;
+          }
+          if (INTERNAL_TOPICS.has(topic.name)) {
+            parts.push(out(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${topic.name}`));
+            continue;
+          }
+          if (ctx.produceGuard && !ctx.produceGuard.isProduceAllowed(topic.name, pd.index)) {
+            parts.push(out(ErrorCode.READ_ONLY_TOPIC, `Topic ${topic.name} is a mirror topic and is read-only.`));
+            continue;
+          }
+          const log = ctx.replicas.getLog(topic.name, pd.index) ?? (await ctx.replicas.ensureLog(topic.name, pd.index));
+          if (!log) {
+            parts.push(out(ErrorCode.NOT_LEADER_OR_FOLLOWER, null));
+            continue;
+          }
+          const check = validateProduceRecords(pd.records, { apiVersion: v, maxMessageSize: log.config.maxMessageBytes });
+          if (check.errorCode !== 0) {
+            parts.push(out(check.errorCode, check.message));
+            continue;
+          }
+          const slot = out(0, null);
+          parts.push(slot);
+          const epoch = topic.partitions[pd.index]!.leaderEpoch;
+          pending.push(
+            log.appendAsLeader(pd.records!, epoch, { requiredAcks: acks, prevalidated: true }).then((r) => {
+              const i = parts.indexOf(slot);
+              if (r.errorCode !== 0) {
+                failed = true;
+                parts[i] = out(r.errorCode, r.errorMessage ?? null);
+                return;
+              }
+              parts[i] = {
+                index: pd.index,
+                errorCode: 0,
+                baseOffset: BigInt(r.baseOffset),
+                logAppendTimeMs: BigInt(r.logAppendTime),
+                logStartOffset: BigInt(r.logStartOffset),
+                ...(v >= 8 ? { errorMessage: null } : {}),
+              };
+            }),
+          );
+        }
+      }
+      await Promise.all(pending);
+      if (acks === 0) {
+        if (failed) throw new AcksZeroFailure('acks=0 produce failed for some partition');
+        return null;
+      }
+      return { responses, throttleTimeMs: 0 };
+    },
+  };
+}

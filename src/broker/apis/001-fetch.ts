@@ -1,0 +1,283 @@
+/**
+ * Fetch (key 1), v4-18, consumer form (replica id -1).
+ *
+ * Behavior:
+ * - Per partition: unknown topic/partition → UNKNOWN_TOPIC_OR_PARTITION (v13+ by id:
+ *   UNKNOWN_TOPIC_ID); CurrentLeaderEpoch older/newer than the partition's → FENCED_LEADER_EPOCH
+ *   / UNKNOWN_LEADER_EPOCH; LastFetchedEpoch (v12+) that diverges from the log → DivergingEpoch
+ *   (epoch, end offset) and no records; fetch offset outside [log start, log end] →
+ *   OFFSET_OUT_OF_RANGE.
+ * - Reads up to the high watermark (read_uncommitted) or the last stable offset with the aborted
+ *   transactions in range (read_committed). Response MaxBytes and PartitionMaxBytes are honoured,
+ *   but the first batch of the response is returned whole even above them (KIP-74).
+ * - Long poll: with fewer than MinBytes and no error, the request waits for appends to any of
+ *   its partitions (woken by the log's onAppend), up to MaxWaitMs, never blocking the loop; a
+ *   closed connection ends the wait.
+ * - Sessions (KIP-227, v7+): see fetch-session.ts. Full responses list every requested
+ *   partition; incremental ones only partitions with news.
+ * - Records are Buffers handed to the Writer by reference: the response is written to the
+ *   socket without copying record data again.
+ *
+ * Version notes: v4 isolation level, v5 log start offset, v7 sessions, v11 rack (no preferred
+ * read replica: -1), v12 flexible + DivergingEpoch, v13 topic ids.
+ */
+import { ErrorCode } from '../../protocol/generated/errors.js';
+import { decodeFetchRequest, type FetchRequest } from '../../protocol/generated/messages/fetch-request.js';
+import { encodeFetchResponse, type FetchResponseInput } from '../../protocol/generated/messages/fetch-response.js';
+import type { PartitionLog } from '../../storage/partition-log.js';
+import type { ApiHandler } from '../api-handler.js';
+import type { BrokerContext } from '../broker-context.js';
+import { FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH, partitionKey, type FetchSession, type FetchSessionCache, type SessionPartition } from '../fetch-session.js';
+import type { TopicImage } from '../metadata-image.js';
+
+const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+const EMPTY = Buffer.alloc(0);
+
+type TopicOut = NonNullable<FetchResponseInput['responses']>[number];
+type PartOut = NonNullable<TopicOut['partitions']>[number];
+
+interface Wanted extends SessionPartition {
+  topic: TopicImage | undefined;
+}
+
+interface ReadOutcome {
+  readonly out: PartOut;
+  readonly bytes: number;
+  readonly error: boolean;
+  readonly log: PartitionLog | undefined;
+  readonly hw: number;
+  readonly lso: number;
+  readonly logStart: number;
+}
+
+export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): ApiHandler<FetchRequest, FetchResponseInput> {
+  const readPartition = async (w: Wanted, maxBytes: number, minOneMessage: boolean, readCommitted: boolean, v: number): Promise<ReadOutcome> => {
+    const fail = (errorCode: number, log?: PartitionLog): ReadOutcome => {
+      const hw = log?.highWatermark ?? -1;
+      const lso = log?.lastStableOffset ?? -1;
+      const logStart = log?.logStartOffset ?? -1;
+      return {
+        out: {
+          partitionIndex: w.partition,
+          errorCode,
+          highWatermark: BigInt(hw),
+          lastStableOffset: BigInt(lso),
+          logStartOffset: BigInt(logStart),
+          abortedTransactions: null,
+          records: EMPTY,
+        },
+        bytes: 0,
+        error: true,
+        log,
+        hw,
+        lso,
+        logStart,
+      };
+    };
+    const t = w.topic;
+    const p = t?.partitions[w.partition];
+    if (!t || !p) return fail(v >= 13 && !t ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    const log = ctx.replicas.getLog(t.name, w.partition) ?? (await ctx.replicas.ensureLog(t.name, w.partition));
+    if (!log) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    if (w.currentLeaderEpoch >= 0 && w.currentLeaderEpoch < p.leaderEpoch) return fail(ErrorCode.FENCED_LEADER_EPOCH, log);
+    if (w.currentLeaderEpoch > p.leaderEpoch) return fail(ErrorCode.UNKNOWN_LEADER_EPOCH, log);
+    const hw = log.highWatermark;
+    const lso = log.lastStableOffset;
+    const logStart = log.logStartOffset;
+    const base = {
+      partitionIndex: w.partition,
+      errorCode: ErrorCode.NONE,
+      highWatermark: BigInt(hw),
+      lastStableOffset: BigInt(lso),
+      logStartOffset: BigInt(logStart),
+    };
+    if (v >= 12 && w.lastFetchedEpoch >= 0) {
+      const eo = log.endOffsetForEpoch(w.lastFetchedEpoch);
+      if (eo.endOffset < 0 || eo.epoch < w.lastFetchedEpoch || eo.endOffset < w.fetchOffset) {
+        return {
+          out: { ...base, divergingEpoch: { epoch: eo.epoch, endOffset: BigInt(eo.endOffset) }, abortedTransactions: null, records: EMPTY },
+          bytes: 0,
+          error: false,
+          log,
+          hw,
+          lso,
+          logStart,
+        };
+      }
+    }
+    const r = await log.readToBuffer({
+      fetchOffset: w.fetchOffset,
+      maxOffset: readCommitted ? lso : hw,
+      maxBytes: Math.max(0, maxBytes),
+      minOneMessage,
+      readCommitted,
+    });
+    if (r.errorCode !== 0) return fail(r.errorCode, log);
+    return {
+      out: {
+        ...base,
+        abortedTransactions: readCommitted ? r.abortedTransactions.map((a) => ({ producerId: BigInt(a.producerId), firstOffset: BigInt(a.firstOffset) })) : null,
+        records: r.records,
+      },
+      bytes: r.records.length,
+      error: false,
+      log,
+      hw,
+      lso,
+      logStart,
+    };
+  };
+
+  /** Resolves when any of the logs is appended to, the time is up, or the request is aborted. */
+  const waitForAppend = (logs: PartitionLog[], ms: number, signal: AbortSignal): Promise<void> =>
+    new Promise((resolve) => {
+      const offs: (() => void)[] = [];
+      const done = (): void => {
+        clearTimeout(timer);
+        for (const off of offs) off();
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done);
+      for (const l of logs) offs.push(l.onAppend(done));
+    });
+
+  return {
+    apiKey: 1,
+    minVersion: 4,
+    maxVersion: 18,
+    decode: decodeFetchRequest,
+    encode: encodeFetchResponse,
+    async handle(rc, req) {
+      const v = rc.apiVersion;
+      const byId = v >= 13;
+      const readCommitted = req.isolationLevel === 1;
+      const now = Date.now();
+      const topError = (errorCode: number): FetchResponseInput => ({ throttleTimeMs: 0, errorCode, sessionId: 0, responses: [] });
+
+      const resolveTopic = (name: string, id: string): TopicImage | undefined => (byId ? ctx.image.topicsById.get(id) : ctx.image.topic(name));
+      const fromRequest = (): Wanted[] => {
+        const out: Wanted[] = [];
+        for (const ft of req.topics) {
+          const topic = resolveTopic(ft.topic, ft.topicId);
+          for (const fp of ft.partitions) {
+            out.push({
+              topicId: byId ? ft.topicId : (topic?.topicId ?? ZERO_UUID),
+              topicName: byId ? (topic?.name ?? '') : ft.topic,
+              partition: fp.partition,
+              fetchOffset: Number(fp.fetchOffset),
+              maxBytes: fp.partitionMaxBytes,
+              currentLeaderEpoch: fp.currentLeaderEpoch,
+              lastFetchedEpoch: fp.lastFetchedEpoch,
+              highWatermark: -1,
+              lastStableOffset: -1,
+              logStartOffset: -1,
+              topic,
+            });
+          }
+        }
+        return out;
+      };
+      const keyOf = (w: { topicId: string; topicName: string; partition: number }): string => partitionKey(byId ? w.topicId : w.topicName, w.partition);
+
+      let session: FetchSession | null = null;
+      let incremental = false;
+      let wanted: Wanted[];
+      if (v >= 7 && !(req.sessionId === 0 && req.sessionEpoch === -1)) {
+        if (req.sessionId === 0) {
+          if (req.sessionEpoch !== 0) return topError(INVALID_FETCH_SESSION_EPOCH);
+          wanted = fromRequest();
+          session = sessions.create(byId, now);
+          if (session) for (const w of wanted) session.partitions.set(keyOf(w), w);
+        } else if (req.sessionEpoch === -1) {
+          sessions.remove(req.sessionId);
+          wanted = fromRequest();
+        } else {
+          const s = sessions.get(req.sessionId);
+          if (!s || s.keyedById !== byId) return topError(FETCH_SESSION_ID_NOT_FOUND);
+          if (s.epoch !== req.sessionEpoch) return topError(INVALID_FETCH_SESSION_EPOCH);
+          session = s;
+          incremental = true;
+          for (const w of fromRequest()) {
+            const k = keyOf(w);
+            const prev = s.partitions.get(k);
+            if (prev) {
+              prev.fetchOffset = w.fetchOffset;
+              prev.maxBytes = w.maxBytes;
+              prev.currentLeaderEpoch = w.currentLeaderEpoch;
+              prev.lastFetchedEpoch = w.lastFetchedEpoch;
+            } else {
+              s.partitions.set(k, w);
+            }
+          }
+          for (const f of req.forgottenTopicsData) {
+            const name = byId ? (ctx.image.topicsById.get(f.topicId)?.name ?? '') : f.topic;
+            for (const p of f.partitions) s.partitions.delete(partitionKey(byId ? f.topicId : name, p));
+          }
+          wanted = [...s.partitions.values()].map((sp) => {
+            const topic = byId ? ctx.image.topicsById.get(sp.topicId) : ctx.image.topic(sp.topicName);
+            return Object.assign(sp, { topic, topicName: topic?.name ?? sp.topicName }) as Wanted;
+          });
+        }
+        if (session) {
+          session.lastUsed = now;
+          session.epoch = session.epoch >= 0x7fffffff ? 1 : session.epoch + 1;
+        }
+      } else {
+        wanted = fromRequest();
+      }
+
+      const readAll = async (): Promise<{ outcomes: ReadOutcome[]; bytes: number; error: boolean }> => {
+        let budget = req.maxBytes;
+        let bytes = 0;
+        let error = false;
+        const outcomes: ReadOutcome[] = [];
+        for (const w of wanted) {
+          const o = await readPartition(w, Math.min(w.maxBytes, budget), bytes === 0, readCommitted, v);
+          outcomes.push(o);
+          bytes += o.bytes;
+          budget -= o.bytes;
+          if (o.error) error = true;
+        }
+        return { outcomes, bytes, error };
+      };
+
+      let result = await readAll();
+      const deadline = now + Math.max(0, req.maxWaitMs);
+      while (!result.error && result.bytes < Math.max(1, req.minBytes) && Date.now() < deadline && !rc.signal.aborted && wanted.length > 0) {
+        const logs = result.outcomes.map((o) => o.log).filter((l): l is PartitionLog => l !== undefined);
+        await waitForAppend(logs, deadline - Date.now(), rc.signal);
+        if (rc.signal.aborted) break;
+        result = await readAll();
+      }
+
+      const responses: TopicOut[] = [];
+      let current: TopicOut | null = null;
+      let currentKey = '';
+      result.outcomes.forEach((o, i) => {
+        const w = wanted[i]!;
+        if (incremental) {
+          const changed = o.error || o.bytes > 0 || o.out.divergingEpoch !== undefined || o.hw !== w.highWatermark || o.lso !== w.lastStableOffset || o.logStart !== w.logStartOffset;
+          if (!changed) return;
+        }
+        w.highWatermark = o.hw;
+        w.lastStableOffset = o.lso;
+        w.logStartOffset = o.logStart;
+        const tk = byId ? w.topicId : w.topicName;
+        if (!current || currentKey !== tk) {
+          current = { ...(byId ? { topicId: w.topicId } : { topic: w.topicName }), partitions: [] };
+          currentKey = tk;
+          responses.push(current);
+        }
+        (current.partitions as PartOut[]).push(o.out);
+      });
+      return {
+        throttleTimeMs: 0,
+        errorCode: ErrorCode.NONE,
+        ...(v >= 7 ? { sessionId: session?.id ?? 0 } : {}),
+        responses,
+      };
+    },
+  };
+}

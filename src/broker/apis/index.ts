@@ -1,0 +1,42 @@
+/**
+ * Every API the broker itself serves (group, transaction and mirror APIs come from their
+ * modules and are registered beside these in node.ts).
+ */
+import type { ApiHandler } from '../api-handler.js';
+import type { BrokerContext } from '../broker-context.js';
+import { FetchSessionCache } from '../fetch-session.js';
+import type { MirrorConfigDescriber } from './032-describe-configs.js';
+import type { MirrorConfigAlterer } from './044-incremental-alter-configs.js';
+import { produceHandler } from './000-produce.js';
+import { fetchHandler } from './001-fetch.js';
+import { metadataHandler } from './003-metadata.js';
+import { apiVersionsHandler } from './018-api-versions.js';
+import { createTopicsHandler } from './019-create-topics.js';
+import { deleteTopicsHandler } from './020-delete-topics.js';
+import { describeConfigsHandler } from './032-describe-configs.js';
+import { alterConfigsHandler } from './033-alter-configs.js';
+import { createPartitionsHandler } from './037-create-partitions.js';
+import { incrementalAlterConfigsHandler } from './044-incremental-alter-configs.js';
+import { describeClusterHandler } from './060-describe-cluster.js';
+import { describeTopicPartitionsHandler } from './075-describe-topic-partitions.js';
+
+export interface MirrorConfigHooks extends MirrorConfigDescriber, MirrorConfigAlterer {}
+
+export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHooks | null = () => null): ApiHandler[] {
+  const sessions = new FetchSessionCache(ctx.config.int('max.incremental.fetch.session.cache.slots'));
+  const hs: ApiHandler<never, never>[] = [
+    produceHandler(ctx),
+    fetchHandler(ctx, sessions),
+    metadataHandler(ctx),
+    apiVersionsHandler(ctx),
+    createTopicsHandler(ctx),
+    deleteTopicsHandler(ctx),
+    describeConfigsHandler(ctx, mirror),
+    alterConfigsHandler(ctx),
+    createPartitionsHandler(ctx),
+    incrementalAlterConfigsHandler(ctx, mirror),
+    describeClusterHandler(ctx),
+    describeTopicPartitionsHandler(ctx),
+  ] as unknown as ApiHandler<never, never>[];
+  return hs as unknown as ApiHandler[];
+}

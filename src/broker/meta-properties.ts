@@ -1,0 +1,35 @@
+/**
+ * `<data>/meta.properties`, as Kafka writes it: the cluster id is generated once, on the first
+ * start of an empty data directory, and a data directory formatted for another node id is
+ * refused (Kafka's MetaPropertiesEnsemble check).
+ */
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { ConfigError, parseProperties } from './config.js';
+import { newClusterId } from './controller.js';
+
+export interface MetaProperties {
+  readonly clusterId: string;
+  readonly nodeId: number;
+  readonly directoryId: string;
+}
+
+export function loadOrCreateMetaProperties(dataDir: string, nodeId: number): MetaProperties {
+  const file = join(dataDir, 'meta.properties');
+  if (existsSync(file)) {
+    const props = new Map(parseProperties(readFileSync(file, 'utf8')));
+    const clusterId = props.get('cluster.id');
+    const storedNode = Number(props.get('node.id'));
+    if (!clusterId) throw new ConfigError(`${file} has no cluster.id`);
+    if (storedNode !== nodeId) {
+      throw new ConfigError(`Stored node id ${storedNode} in ${file} doesn't match the configured node.id ${nodeId}`);
+    }
+    return { clusterId, nodeId, directoryId: props.get('directory.id') ?? '' };
+  }
+  const meta: MetaProperties = { clusterId: newClusterId(), nodeId, directoryId: randomBytes(16).toString('base64url') };
+  const text = `#\n#${new Date().toString()}\ncluster.id=${meta.clusterId}\ndirectory.id=${meta.directoryId}\nnode.id=${nodeId}\nversion=1\n`;
+  writeFileSync(file + '.tmp', text);
+  renameSync(file + '.tmp', file);
+  return meta;
+}

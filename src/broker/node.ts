@@ -1,0 +1,144 @@
+/**
+ * One Fjord node: data directory, embedded controller and its metadata log, partition logs, the
+ * API handler table, coordinators and the TCP listener, started in that order and closed in the
+ * reverse order (stop accepting → answer in-flight requests → coordinators → flush and close
+ * logs → clean-shutdown marker → metadata log).
+ */
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createGroupApiHandlers } from '../coordinator/group-api-handlers.js';
+import type { ApiHandler } from './api-handler.js';
+import { ApiRegistry } from './api-registry.js';
+import type { BrokerContext, ProduceGuard } from './broker-context.js';
+import type { BrokerConfig } from './config.js';
+import { ConfigResolver } from './config-resolver.js';
+import { Controller } from './controller.js';
+import { createCoordinatorHost } from './coordinator-host-impl.js';
+import type { Logger } from './logger.js';
+import { loadOrCreateMetaProperties } from './meta-properties.js';
+import { FileMetadataLog } from './metadata-log.js';
+import { ReplicaManager } from './replica-manager.js';
+import { BrokerServer } from './server.js';
+import { brokerHandlers } from './apis/index.js';
+
+export class BrokerNode {
+  private closing: Promise<void> | null = null;
+
+  private constructor(
+    readonly ctx: BrokerContext,
+    private readonly server: BrokerServer,
+    private readonly closers: (() => Promise<void>)[],
+  ) {}
+
+  get port(): number {
+    return this.server.port;
+  }
+
+  static async start(config: BrokerConfig, log: Logger): Promise<BrokerNode> {
+    const dataDir = resolve(config.dataDir);
+    mkdirSync(dataDir, { recursive: true });
+    const nodeId = config.nodeId;
+    const meta = loadOrCreateMetaProperties(dataDir, nodeId);
+    const listener = config.listeners[0]!;
+    const advertised = config.advertisedListeners[0]!;
+
+    const store = await FileMetadataLog.open(dataDir);
+    const controller = await Controller.open({ nodeId, clusterId: meta.clusterId, store, log: log.child({ component: 'controller' }) });
+    const configs = new ConfigResolver(config, controller.image);
+    const replicas = new ReplicaManager(dataDir, controller.image, configs, log.child({ component: 'replicas' }), {
+      retentionCheckIntervalMs: config.int('log.retention.check.interval.ms'),
+      producerIdExpirationMs: config.int('producer.id.expiration.ms'),
+    });
+    controller.onChange((records, removed) => replicas.onMetadata(records, removed));
+    await replicas.start();
+
+    const registry = new ApiRegistry();
+    let boundPort = listener.port;
+    let produceGuard: ProduceGuard | null = null;
+    const autoCreates = new Map<string, Promise<number>>();
+    const ctx: BrokerContext = {
+      nodeId,
+      clusterId: meta.clusterId,
+      config,
+      configs,
+      controller,
+      image: controller.image,
+      log,
+      registry,
+      replicas,
+      host: advertised.host,
+      get port() {
+        return advertised.port === 0 ? boundPort : advertised.port;
+      },
+      get produceGuard() {
+        return produceGuard;
+      },
+      set produceGuard(g) {
+        produceGuard = g;
+      },
+      autoCreateTopic(name) {
+        let p = autoCreates.get(name);
+        if (!p) {
+          p = controller
+            .createTopic(name, config.int('num.partitions'), new Map())
+            .then((r) => {
+              if (r.errorCode === 0) log.info('auto-created topic', { topic: name, partitions: config.int('num.partitions') });
+              return r.errorCode;
+            })
+            .finally(() => autoCreates.delete(name));
+          autoCreates.set(name, p);
+        }
+        return p;
+      },
+    };
+
+    const closers: (() => Promise<void>)[] = [];
+    registry.registerAll(brokerHandlers(ctx));
+    const groups = await createGroupApiHandlers(createCoordinatorHost(ctx));
+    registry.registerAll(groups.handlers as ApiHandler[]);
+    closers.push(() => groups.close());
+
+    const server = new BrokerServer({
+      host: listener.host,
+      port: listener.port,
+      handlers: registry.handlers,
+      headers: registry.headers,
+      maxFrameBytes: config.int('socket.request.max.bytes'),
+      idleTimeoutMs: config.int('connections.max.idle.ms'),
+      maxInFlight: config.int('queued.max.requests'),
+      log: log.child({ component: 'network' }),
+      unsupportedApiVersionsBody: () => registry.unsupportedApiVersionsBody(),
+    });
+    boundPort = await server.listen();
+    const node = new BrokerNode(ctx, server, closers);
+    closers.push(
+      () => replicas.close(),
+      () => controller.close(),
+    );
+    log.info('node started', {
+      nodeId,
+      clusterId: meta.clusterId,
+      listener: `${listener.name}://${listener.host}:${boundPort}`,
+      advertised: `${ctx.host}:${ctx.port}`,
+      dataDir,
+      topics: controller.image.topicsByName.size,
+      apis: registry.handlers.size,
+    });
+    return node;
+  }
+
+  /** Clean shutdown; safe to call more than once. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.server.close();
+      for (const c of this.closers) {
+        try {
+          await c();
+        } catch (err) {
+          this.ctx.log.error('shutdown step failed', { err: err instanceof Error ? err : String(err) });
+        }
+      }
+    })();
+    return this.closing;
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * The partitions this node leads (all of them, in a one-node cluster) and their logs: opened at
+ * start from the metadata image, created when topics or partitions appear, closed and deleted
+ * when topics are removed, reconfigured when topic configs change. Also runs the periodic log
+ * work (retention, time-based flush, producer expiry) and writes Kafka's clean-shutdown marker.
+ *
+ * Concurrency contract: log lifecycle operations of one partition run one after another
+ * (`lifecycle` chain per partition), so a delete racing a re-create of the same topic name
+ * cannot interleave. Appends and reads go straight to the PartitionLog, which serializes its own
+ * mutations.
+ */
+import { existsSync } from 'node:fs';
+import { readdir, rm, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { logConfigFromProps, type LogConfig } from '../storage/log-config.js';
+import { PartitionLog } from '../storage/partition-log.js';
+import type { ConfigResolver } from './config-resolver.js';
+import type { Logger } from './logger.js';
+import type { MetadataImage, TopicImage } from './metadata-image.js';
+import type { MetadataRecord } from './metadata-records.js';
+import { METADATA_TOPIC_DIR } from './metadata-log.js';
+
+/** Kafka's marker file: present when the previous run shut down cleanly. */
+export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
+
+export interface Partition {
+  readonly topic: TopicImage;
+  readonly partition: number;
+  readonly log: PartitionLog;
+}
+
+const key = (topic: string, partition: number): string => `${topic}-${partition}`;
+
+export class ReplicaManager {
+  private readonly logs = new Map<string, PartitionLog>();
+  private readonly opening = new Map<string, Promise<PartitionLog | undefined>>();
+  private readonly lifecycle = new Map<string, Promise<unknown>>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private cleanShutdown = false;
+  private closed = false;
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly image: MetadataImage,
+    private readonly configs: ConfigResolver,
+    private readonly log: Logger,
+    private readonly settings: { retentionCheckIntervalMs: number; producerIdExpirationMs: number },
+  ) {}
+
+  /** Opens every partition in the image; removes directories of topics that no longer exist. */
+  async start(): Promise<void> {
+    const marker = join(this.dataDir, CLEAN_SHUTDOWN_FILE);
+    this.cleanShutdown = existsSync(marker);
+    if (this.cleanShutdown) await unlink(marker);
+    this.log.info('opening partition logs', { cleanShutdown: this.cleanShutdown });
+    const wanted = new Set<string>();
+    const opens: Promise<unknown>[] = [];
+    for (const t of this.image.topicsByName.values()) {
+      for (const p of t.partitions) {
+        wanted.add(key(t.name, p.partition));
+        opens.push(this.ensureLog(t.name, p.partition));
+      }
+    }
+    await Promise.all(opens);
+    for (const e of await readdir(this.dataDir, { withFileTypes: true })) {
+      if (!e.isDirectory() || e.name === METADATA_TOPIC_DIR || !/-\d+$/.test(e.name)) continue;
+      if (!wanted.has(e.name)) {
+        this.log.info('removing log of a deleted topic', { dir: e.name });
+        await rm(join(this.dataDir, e.name), { recursive: true, force: true });
+      }
+    }
+    const every = Math.max(1000, this.settings.retentionCheckIntervalMs);
+    this.timers.push(setInterval(() => void this.periodic(), Math.min(every, 30_000)).unref());
+  }
+
+  private lastRetention = 0;
+  private async periodic(): Promise<void> {
+    const now = Date.now();
+    const retention = now - this.lastRetention >= this.settings.retentionCheckIntervalMs;
+    if (retention) this.lastRetention = now;
+    for (const [k, l] of this.logs) {
+      try {
+        await l.maybeFlushByTime();
+        if (retention) {
+          const n = await l.applyRetention();
+          if (n > 0) this.log.info('retention deleted segments', { partition: k, segments: n, logStartOffset: l.logStartOffset });
+          await l.expireProducers();
+        }
+      } catch (err) {
+        this.log.warn('periodic log work failed', { partition: k, err: err instanceof Error ? err.message : String(err) });
+      }
+    }
+  }
+
+  logConfigOf(topic: string): LogConfig {
+    return logConfigFromProps(this.configs.topicProps(topic));
+  }
+
+  /** The open log of a partition, undefined when it is not (yet) open or does not exist. */
+  getLog(topic: string, partition: number): PartitionLog | undefined {
+    return this.logs.get(key(topic, partition));
+  }
+
+  /** The log, opening it when the image has the partition; undefined when the image does not. */
+  ensureLog(topic: string, partition: number): Promise<PartitionLog | undefined> {
+    const k = key(topic, partition);
+    const open = this.logs.get(k);
+    if (open) return Promise.resolve(open);
+    const pending = this.opening.get(k);
+    if (pending) return pending;
+    const t = this.image.topic(topic);
+    if (!t || !t.partitions[partition] || this.closed) return Promise.resolve(undefined);
+    const p = this.serial(k, async () => {
+      const existing = this.logs.get(k);
+      if (existing) return existing;
+      const l = await PartitionLog.open({
+        dir: join(this.dataDir, k),
+        topicId: t.topicId,
+        config: this.logConfigOf(topic),
+        cleanShutdown: this.cleanShutdown,
+        producerIdExpirationMs: this.settings.producerIdExpirationMs,
+      });
+      const epoch = t.partitions[partition]!.leaderEpoch;
+      if (l.latestEpoch < epoch) await l.assignEpochStartOffset(epoch, l.logEndOffset);
+      // The topic may have been deleted while the log was opening.
+      if (this.image.topic(topic) !== t) {
+        await l.deleteLog();
+        return undefined;
+      }
+      this.logs.set(k, l);
+      return l;
+    }).finally(() => this.opening.delete(k));
+    this.opening.set(k, p);
+    return p;
+  }
+
+  private serial<T>(k: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.lifecycle.get(k) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    this.lifecycle.set(k, tail);
+    void tail.then(() => {
+      if (this.lifecycle.get(k) === tail) this.lifecycle.delete(k);
+    });
+    return run;
+  }
+
+  /** Keeps logs in step with applied metadata records. */
+  onMetadata(records: readonly MetadataRecord[], removed: ReadonlyMap<string, TopicImage>): void {
+    for (const rec of records) {
+      switch (rec.type) {
+        case 'partition': {
+          const t = this.image.topicsById.get(rec.topicId);
+          if (t) void this.ensureLog(t.name, rec.partition);
+          break;
+        }
+        case 'removeTopic': {
+          const t = removed.get(rec.topicId);
+          if (!t) break;
+          for (const p of t.partitions) {
+            const k = key(t.name, p.partition);
+            void this.serial(k, async () => {
+              const l = this.logs.get(k);
+              if (l && l.topicId === t.topicId) {
+                this.logs.delete(k);
+                await l.deleteLog();
+              } else if (!l) {
+                await rm(join(this.dataDir, k), { recursive: true, force: true });
+              }
+            }).catch((err: unknown) => this.log.warn('deleting partition log failed', { partition: k, err: String(err) }));
+          }
+          break;
+        }
+        case 'config':
+          this.reconfigure(rec.resourceType === 2 ? rec.resourceName : null);
+          break;
+        case 'partitionChange': {
+          const t = this.image.topicsById.get(rec.topicId);
+          const l = t ? this.logs.get(key(t.name, rec.partition)) : undefined;
+          if (l && rec.leaderEpoch > l.latestEpoch) void l.assignEpochStartOffset(rec.leaderEpoch, l.logEndOffset);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+
+  /** Recomputes LogConfig for one topic, or for all (a broker default changed). */
+  private reconfigure(topic: string | null): void {
+    for (const t of topic === null ? [...this.image.topicsByName.values()] : [this.image.topic(topic)].filter((x): x is TopicImage => !!x)) {
+      let cfg: LogConfig;
+      try {
+        cfg = this.logConfigOf(t.name);
+      } catch (err) {
+        this.log.warn('invalid topic config ignored', { topic: t.name, err: String(err) });
+        continue;
+      }
+      for (const p of t.partitions) {
+        const l = this.logs.get(key(t.name, p.partition));
+        if (l) l.config = cfg;
+      }
+    }
+  }
+
+  /** Every open log with its topic and partition. */
+  *partitions(): IterableIterator<Partition> {
+    for (const t of this.image.topicsByName.values()) {
+      for (const p of t.partitions) {
+        const l = this.logs.get(key(t.name, p.partition));
+        if (l) yield { topic: t, partition: p.partition, log: l };
+      }
+    }
+  }
+
+  /** Flushes and closes every log, then writes the clean-shutdown marker. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.timers) clearInterval(t);
+    await Promise.allSettled([...this.opening.values()]);
+    await Promise.allSettled([...this.lifecycle.values()]);
+    const results = await Promise.allSettled([...this.logs.values()].map((l) => l.close()));
+    this.logs.clear();
+    const failed = results.filter((r) => r.status === 'rejected');
+    if (failed.length > 0) {
+      this.log.error('some logs did not close cleanly; no clean-shutdown marker', { failed: failed.length });
+      return;
+    }
+    await writeFile(join(this.dataDir, CLEAN_SHUTDOWN_FILE), '');
+  }
+}
