@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildModel, kebab, loadSpecs } from '../../../codegen/schema.mjs';
+import { DecodeError } from '../../../src/protocol/decode-error.js';
 import { Reader } from '../../../src/protocol/reader.js';
 import { Writer } from '../../../src/protocol/writer.js';
 import { structArb } from './arbitraries.js';
@@ -27,7 +28,7 @@ function encode(codec: Codec, value: unknown, version: number): Buffer {
 }
 
 // Every message at every valid version: decode(encode(x)) equals x and re-encodes to the same bytes.
-const RUNS = 12;
+const RUNS = 25;
 
 describe('generated codecs round-trip', () => {
   for (const m of models) {
@@ -42,6 +43,23 @@ describe('generated codecs round-trip', () => {
             expect(r.remaining).toBe(0);
             expect(back).toEqual(value);
             expect(encode(codec, back, v).equals(bytes)).toBe(true);
+          }),
+          { numRuns: RUNS },
+        );
+        // corrupted input: decoding either succeeds or throws DecodeError, nothing else
+        fc.assert(
+          fc.property(structArb(m.top, m, v), fc.nat(), fc.integer({ min: 0, max: 255 }), (value, at, byte) => {
+            const bytes = encode(codec, value, v);
+            if (bytes.length === 0) return;
+            const bad = Buffer.from(bytes);
+            bad[at % bad.length] = byte;
+            for (const input of [bad, bytes.subarray(0, at % bytes.length)]) {
+              try {
+                codec.decode(new Reader(input), v);
+              } catch (err) {
+                expect(err).toBeInstanceOf(DecodeError);
+              }
+            }
           }),
           { numRuns: RUNS },
         );
