@@ -1,0 +1,85 @@
+/**
+ * librdkafka's own test suite: the allow-list in librdkafka-suite.ts must pass against Apache Kafka;
+ * against Fjord, tests not listed in LIBRDKAFKA_EXPECTED_FAILURES must pass, and listed ones must
+ * still fail (checked with a short deadline, since a refused or unsupported API fails fast).
+ */
+import { describe, expect, inject, test } from 'vitest';
+import { LIBRDKAFKA_EXPECTED_FAILURES } from './expected-failures.js';
+import { LIBRDKAFKA_TESTS, runLibrdkafkaTests, summaryLine, type LibrdkafkaResult } from './librdkafka-suite.js';
+import { recordEntry } from './lib/report.js';
+import { sharedKafka, useFjordNode } from './lib/scenario.js';
+
+function expectedReason(id: string): string | undefined {
+  return LIBRDKAFKA_EXPECTED_FAILURES[id] ?? LIBRDKAFKA_EXPECTED_FAILURES['*'];
+}
+
+function show(label: string) {
+  return (r: LibrdkafkaResult): void => console.log(`[librdkafka ${label}] ${r.id} ${r.status} ${r.seconds}s  ${r.logFile}`);
+}
+
+const totalTimeout = LIBRDKAFKA_TESTS.reduce((s, t) => s + t.timeoutS, 0) * 1000 + 60_000;
+
+describe('librdkafka test suite (v2.15.1)', () => {
+  const fjord = useFjordNode();
+  let kafkaPassed = new Set<string>();
+
+  test('the allow-list passes against Apache Kafka', async () => {
+    const kafka = sharedKafka();
+    const results = await runLibrdkafkaTests(kafka.bootstrap, LIBRDKAFKA_TESTS, {
+      kafkaVersion: inject('kafkaVersion'),
+      label: kafka.name,
+      onResult: show(kafka.name),
+    });
+    console.log(summaryLine(results));
+    kafkaPassed = new Set(results.filter((r) => r.status === 'PASSED').map((r) => r.id));
+    expect(results.filter((r) => r.status !== 'PASSED').map((r) => `${r.id} ${r.status} (${r.logFile})`)).toEqual([]);
+  }, totalTimeout);
+
+  test('against Fjord: passes outside the expected-failure list, fails on it', async () => {
+    const problems: string[] = [];
+    let node;
+    try {
+      node = fjord.get();
+    } catch (e) {
+      // No node to run against: every test fails for that one reason.
+      for (const t of LIBRDKAFKA_TESTS) {
+        const reason = expectedReason(t.id);
+        recordEntry({
+          id: `librdkafka/${t.id}`,
+          status: reason === undefined ? 'fjord-failed' : 'fjord-failed (expected)',
+          fjordError: (e as Error).message,
+          ...(reason === undefined ? {} : { expectedReason: reason }),
+        });
+        if (reason === undefined) problems.push(`${t.id}: ${(e as Error).message.split('\n')[0]}`);
+      }
+      console.log(`fjord librdkafka run: 0 passed, ${LIBRDKAFKA_TESTS.length} failed (node not started)`);
+      expect(problems).toEqual([]);
+      return;
+    }
+    const results: LibrdkafkaResult[] = [];
+    for (const t of LIBRDKAFKA_TESTS) {
+      const reason = expectedReason(t.id);
+      const [r] = await runLibrdkafkaTests(node.bootstrap, [t], {
+        kafkaVersion: inject('kafkaVersion'),
+        label: 'fjord',
+        onResult: show('fjord'),
+        ...(reason === undefined ? {} : { maxTimeoutS: 60 }),
+      });
+      if (r === undefined) continue;
+      results.push(r);
+      const passed = r.status === 'PASSED';
+      recordEntry({
+        id: `librdkafka/${t.id}`,
+        status: passed ? 'same' : reason === undefined ? 'fjord-failed' : 'fjord-failed (expected)',
+        kafka: kafkaPassed.has(t.id) ? 'PASSED' : 'not PASSED',
+        fjord: r.status,
+        ...(passed ? {} : { fjordError: `${r.status}, see ${r.logFile}` }),
+        ...(reason === undefined ? {} : { expectedReason: reason }),
+      });
+      if (passed && reason !== undefined) problems.push(`${t.id} now passes against Fjord: remove it from test/interop/expected-failures.ts`);
+      if (!passed && reason === undefined) problems.push(`${t.id} ${r.status} (${r.logFile})`);
+    }
+    console.log(`fjord librdkafka run: ${summaryLine(results)}`);
+    expect(problems).toEqual([]);
+  }, totalTimeout);
+});
