@@ -184,7 +184,10 @@ function genRead(t, target, rd, flex, nullable, m, ctx, depth, what) {
   if (t.kind === 'struct') {
     const call = `decode${t.struct.tsName}(${rd}, version)`;
     if (nullable === 'false') return [`${target} = ${call};`];
-    const inner = [`if (${rd}.int8() < 0) ${target} = null;`, `else ${target} = ${call};`];
+    // a tagged nullable struct is marked with a uvarint (0 = null, 1 = present), a positional
+    // one with an int8 (-1 = null, 1 = present), as Kafka's generated Java writes them
+    const marker = ctx.tagged ? `${rd}.uvarint() === 0` : `${rd}.int8() < 0`;
+    const inner = [`if (${marker}) ${target} = null;`, `else ${target} = ${call};`];
     if (nullable === 'true') return inner;
     return [`if (${nullable}) {`, ...indent(inner), `} else {`, `  ${target} = ${call};`, `}`];
   }
@@ -226,7 +229,7 @@ function genWrite(t, v, flex, nullable, m, ctx, depth, what) {
     const call = `encode${t.struct.tsName}(w, ${v}, version);`;
     if (!ctx.fieldNullable) return [call];
     if (nullable === 'false') return [nullCheck, call];
-    const inner = [`if (${v} === null) {`, `  w.int8(-1);`, `} else {`, `  w.int8(1);`, `  ${call}`, `}`];
+    const inner = [`if (${v} === null) {`, ctx.tagged ? `  w.uvarint(0);` : `  w.int8(-1);`, `} else {`, ctx.tagged ? `  w.uvarint(1);` : `  w.int8(1);`, `  ${call}`, `}`];
     if (nullable === 'true') return inner;
     return [`if (${nullable}) {`, ...indent(inner), `} else {`, `  if (${v} === null) throw new Error('${what} is not nullable in version ' + version);`, `  ${call}`, `}`];
   }
@@ -283,7 +286,7 @@ function genStruct(st, m, ctx) {
       const c = and(`tag === ${f.tag}`, cond(f.tagged, m));
       tagLines.push(`  ${first ? '' : '} else '}if (${c}) {`);
       tagLines.push(`    const sr = r.sub(size);`);
-      tagLines.push(...indent(genRead(f.type, `f_${f.prop}`, 'sr', 'true', cond(f.nullable, m), m, ctx, 0, `${label}.${f.name}`), 4));
+      tagLines.push(...indent(genRead(f.type, `f_${f.prop}`, 'sr', 'true', cond(f.nullable, m), m, { ...ctx, tagged: true }, 0, `${label}.${f.name}`), 4));
       first = false;
     }
     if (first) tagLines.push(`  (unknown ??= new Map()).set(tag, r.raw(size));`);
@@ -335,7 +338,7 @@ function genStruct(st, m, ctx) {
       for (const f of taggedFields) {
         const v = `f_${f.prop}`;
         const c = and(cond(f.tagged, m), nonDefault(f, v, ctx));
-        const fieldCtx = { ...ctx, fieldNullable: typeNullable(f) };
+        const fieldCtx = { ...ctx, fieldNullable: typeNullable(f), tagged: true };
         const body = [`const tw = new Writer(64);`];
         body.push(...genWrite(f.type, v, 'true', cond(f.nullable, m), m, fieldCtx, 0, `${label}.${f.name}`).map((l) => l.replace(/\bw\./g, 'tw.').replace(/\(w, /g, '(tw, ')));
         body.push(`tagged.push([${f.tag}, tw.toBuffer()]);`);

@@ -15,6 +15,10 @@ import {
 } from '../../../src/protocol/generated/messages/consumer-group-heartbeat-response.js';
 import { decodeProduceRequest, encodeProduceRequest } from '../../../src/protocol/generated/messages/produce-request.js';
 import { decodeCreateTopicsRequest, encodeCreateTopicsRequest } from '../../../src/protocol/generated/messages/create-topics-request.js';
+import {
+  decodeConsumerGroupMemberMetadataValue,
+  encodeConsumerGroupMemberMetadataValue,
+} from '../../../src/protocol/generated/messages/consumer-group-member-metadata-value.js';
 import { LastMirrorEpochsKeyTypeId } from '../../../src/protocol/generated/messages/last-mirror-epochs-key.js';
 import { MirrorTopicStateChangeRecordTypeId } from '../../../src/protocol/generated/messages/mirror-topic-state-change-record.js';
 
@@ -148,6 +152,18 @@ describe('tagged fields', () => {
     // ... records (null → 00), then the partition tag section: 1 tag, tag 3, size 4, int32 9
     expect(hex(b.subarray(-10))).toBe('00' + '01' + '03' + '04' + '00000009' + '00' + '00');
     expect(decodeFetchResponse(new Reader(b), 19).responses[0]?.partitions[0]?.mirrorLeaderEpoch).toBe(9);
+  });
+});
+
+describe('tagged nullable structs', () => {
+  it('mark null with uvarint 0 and presence with uvarint 1, unlike positional ones', () => {
+    // ClassicMemberMetadata is tagged (tag 0), nullable, and defaults to an empty struct, so null is written
+    const b = bytes((w) => encodeConsumerGroupMemberMetadataValue(w, { classicMemberMetadata: null }, 0));
+    expect(hex(b.subarray(-4))).toBe('01' + '00' + '01' + '00');
+    expect(decodeConsumerGroupMemberMetadataValue(new Reader(b), 0).classicMemberMetadata).toBeNull();
+    const empty = bytes((w) => encodeConsumerGroupMemberMetadataValue(w, {}, 0));
+    expect(empty.subarray(-1)).toEqual(Buffer.from([0]));
+    expect(decodeConsumerGroupMemberMetadataValue(new Reader(empty), 0).classicMemberMetadata).toEqual({ sessionTimeoutMs: 0, supportedProtocols: [] });
   });
 });
 

@@ -97,7 +97,7 @@ export function decodeConsumerGroupMemberMetadataValue(r: Reader, version: numbe
     const size = r.uvarint();
     if (tag === 0) {
       const sr = r.sub(size);
-      if (sr.int8() < 0) f_classicMemberMetadata = null;
+      if (sr.uvarint() === 0) f_classicMemberMetadata = null;
       else f_classicMemberMetadata = decodeConsumerGroupMemberMetadataValueClassicMemberMetadata(sr, version);
     } else {
       (unknown ??= new Map()).set(tag, r.raw(size));
@@ -134,9 +134,9 @@ export function encodeConsumerGroupMemberMetadataValue(w: Writer, m: ConsumerGro
   if ((f_classicMemberMetadata === null || !isDefaultConsumerGroupMemberMetadataValueClassicMemberMetadata(f_classicMemberMetadata))) {
     const tw = new Writer(64);
     if (f_classicMemberMetadata === null) {
-      tw.int8(-1);
+      tw.uvarint(0);
     } else {
-      tw.int8(1);
+      tw.uvarint(1);
       encodeConsumerGroupMemberMetadataValueClassicMemberMetadata(tw, f_classicMemberMetadata, version);
     }
     tagged.push([0, tw.toBuffer()]);
