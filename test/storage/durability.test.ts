@@ -1,0 +1,157 @@
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { StorageError } from '../../src/storage/errors.js';
+import { FaultyFileSystem } from '../../src/storage/faulty-file-system.js';
+import { realFileSystem, type FileSystem, type LogFile } from '../../src/storage/file-system.js';
+import { GroupCommit } from '../../src/storage/group-commit.js';
+import { logConfig } from '../../src/storage/log-config.js';
+import { PartitionLog } from '../../src/storage/partition-log.js';
+import { TOPIC_ID, batch, openLog, readAll, removeDir, tempDir } from './helpers.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await tempDir();
+});
+afterEach(async () => {
+  await removeDir(dir);
+});
+
+/** A file system whose fsyncs wait until the test releases them. */
+class GatedFileSystem extends FaultyFileSystem {
+  private gate: Promise<void> = Promise.resolve();
+  private release: () => void = () => undefined;
+  hold(): void {
+    this.gate = new Promise((r) => (this.release = r));
+  }
+  override async sync(file: LogFile): Promise<void> {
+    await this.gate;
+    return super.sync(file);
+  }
+  releaseAll(): void {
+    this.release();
+  }
+}
+
+describe('group commit and the high watermark', () => {
+  it('acknowledges acks=all only after the fsync and moves the HW then', async () => {
+    const fs = new GatedFileSystem();
+    const { log } = await openLog(dir, {}, { fs });
+    fs.hold();
+    let done = false;
+    const p = log.appendAsLeader(batch(2), 0, { requiredAcks: -1 }).then((r) => {
+      done = true;
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 30));
+    expect(log.logEndOffset).toBe(2);
+    expect(log.highWatermark).toBe(0);
+    expect(done).toBe(false);
+    fs.releaseAll();
+    expect((await p).errorCode).toBe(0);
+    expect(log.highWatermark).toBe(2);
+    expect(log.recoveryPoint).toBe(2);
+    // acks=1 under the page-cache default: the HW moves after the write
+    const r1 = await log.appendAsLeader(batch(1), 0, { requiredAcks: 1 });
+    expect(r1.errorCode).toBe(0);
+    expect(log.highWatermark).toBe(3);
+    expect(log.recoveryPoint).toBe(2);
+    await log.close();
+  });
+
+  it('groups fsyncs across partitions and requests', async () => {
+    const fs = new FaultyFileSystem();
+    const gc = new GroupCommit();
+    const logs: PartitionLog[] = [];
+    for (let p = 0; p < 4; p++) {
+      logs.push(await PartitionLog.open({ dir: join(dir, `t-${p}`), topicId: TOPIC_ID, config: logConfig(), fs, groupCommit: gc }));
+    }
+    const syncsBefore = fs.syncs;
+    const appends: Promise<unknown>[] = [];
+    for (let i = 0; i < 50; i++) for (const log of logs) appends.push(log.appendAsLeader(batch(1), 0, { requiredAcks: -1 }));
+    const results = (await Promise.all(appends)) as { errorCode: number }[];
+    expect(results.every((r) => r.errorCode === 0)).toBe(true);
+    for (const log of logs) expect(log.highWatermark).toBe(50);
+    const syncs = fs.syncs - syncsBefore;
+    expect(syncs).toBeLessThan(200);
+    expect(gc.rounds).toBeLessThan(50);
+    for (const log of logs) await log.close();
+  });
+
+  it('honours flush.messages for acks=1', async () => {
+    const fs = new FaultyFileSystem();
+    const { log } = await openLog(dir, { flushMessages: 3 }, { fs });
+    const before = fs.syncs;
+    await log.appendAsLeader(batch(1), 0, { requiredAcks: 1 });
+    await log.appendAsLeader(batch(1), 0, { requiredAcks: 1 });
+    expect(fs.syncs).toBe(before);
+    await log.appendAsLeader(batch(1), 0, { requiredAcks: 1 });
+    expect(fs.syncs).toBe(before + 1);
+    expect(log.recoveryPoint).toBe(3);
+    await log.close();
+  });
+
+  it('honours flush.ms', async () => {
+    const fs = new FaultyFileSystem();
+    const { log, clock } = await openLog(dir, { flushMs: 1000 }, { fs });
+    await log.appendAsLeader(batch(1), 0, { requiredAcks: 1 });
+    await log.maybeFlushByTime();
+    expect(log.recoveryPoint).toBe(0);
+    clock.advance(1500);
+    await log.maybeFlushByTime();
+    expect(log.recoveryPoint).toBe(1);
+    await log.close();
+  });
+});
+
+describe('write and fsync failures', () => {
+  it('a failed write leaves no bytes behind and the log usable', async () => {
+    const fs = new FaultyFileSystem();
+    const { log } = await openLog(dir, {}, { fs });
+    const a = batch(2);
+    await log.appendAsLeader(a, 0);
+    fs.failNextWrite();
+    expect((await log.appendAsLeader(batch(2), 0)).errorCode).toBe(StorageError.KAFKA_STORAGE_ERROR);
+    expect(log.logEndOffset).toBe(2);
+    fs.shortNextWrite(30);
+    expect((await log.appendAsLeader(batch(2), 0)).errorCode).toBe(StorageError.KAFKA_STORAGE_ERROR);
+    expect((await stat(join(dir, '00000000000000000000.log'))).size).toBe(a.length);
+    const c = batch(3);
+    expect(await log.appendAsLeader(c, 0)).toMatchObject({ errorCode: 0, baseOffset: 2 });
+    expect((await readAll(log)).equals(Buffer.concat([a, c]))).toBe(true);
+    await log.close();
+  });
+
+  it('a failed fsync takes the log offline', async () => {
+    const fs = new FaultyFileSystem();
+    const { log } = await openLog(dir, {}, { fs });
+    fs.failNextSync();
+    expect((await log.appendAsLeader(batch(2), 0, { requiredAcks: -1 })).errorCode).toBe(StorageError.KAFKA_STORAGE_ERROR);
+    expect(log.isOffline).toBe(true);
+    expect(log.highWatermark).toBe(0);
+    expect((await log.appendAsLeader(batch(2), 0)).errorCode).toBe(StorageError.KAFKA_STORAGE_ERROR);
+    await log.close();
+  });
+
+  it('a crash mid-write loses only the unacknowledged tail', async () => {
+    const fs = new FaultyFileSystem();
+    const { log } = await openLog(dir, { segmentBytes: 2000 }, { fs });
+    const acked: Buffer[] = [];
+    fs.crashAfterBytes(5000);
+    for (let i = 0; i < 200; i++) {
+      const b = batch(3, { tag: `c${i}` });
+      const r = await log.appendAsLeader(b, 0, { requiredAcks: -1 });
+      if (r.errorCode !== 0) break;
+      acked.push(b);
+    }
+    expect(fs.isCrashed).toBe(true);
+    expect(acked.length).toBeGreaterThan(5);
+    const { log: again } = await openLog(dir, { segmentBytes: 2000 }, { fs: realFileSystem as FileSystem });
+    const all = await readAll(again);
+    expect(all.subarray(0, Buffer.concat(acked).length).equals(Buffer.concat(acked))).toBe(true);
+    expect(again.logEndOffset).toBeGreaterThanOrEqual(acked.length * 3);
+    expect((await again.appendAsLeader(batch(1), 0)).baseOffset).toBe(again.logEndOffset - 1);
+    await again.close();
+    expect((await readFile(join(dir, 'partition.metadata'), 'utf8')).includes(TOPIC_ID)).toBe(true);
+  });
+});
