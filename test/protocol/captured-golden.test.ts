@@ -3,12 +3,17 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { decodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
+import { decodeRequestHeader } from '../../src/protocol/generated/messages/request-header.js';
+import { Reader } from '../../src/protocol/reader.js';
+import { BATCH } from '../../src/protocol/record-batch.js';
 import { captureClient } from '../fixtures/captured/capture.js';
 import { checkCapturedDir, readManifest } from '../fixtures/captured/verify.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/captured/', import.meta.url));
-const CLIENTS = ['kafkajs', 'platformatic', 'kcat'];
+const CLIENTS = ['kafkajs', 'platformatic', 'kcat', 'java'];
 
 describe('golden request frames captured from real clients', () => {
   for (const client of CLIENTS) {
@@ -33,6 +38,20 @@ describe('golden request frames captured from real clients', () => {
     expect(produce.some((f) => f.apiVersion >= 9)).toBe(true);
     expect(produce.some((f) => f.apiVersion < 9)).toBe(true);
   });
+});
+
+function firstRecords(file: string): Buffer {
+  const r = new Reader(readFileSync(join(FIXTURES, file)));
+  const header = decodeRequestHeader(r, 2);
+  const records = decodeProduceRequest(r, header.requestApiVersion).topicData[0]!.partitionData[0]!.records!;
+  return records.subarray(BATCH.HEADER_SIZE);
+}
+
+it('snappy: the Java client writes xerial framing, librdkafka and platformatic raw blocks (both decode above)', () => {
+  const xerial = Buffer.from('\x82SNAPPY\0', 'latin1');
+  expect(firstRecords('java/produce-v11-snappy.bin').subarray(0, 8)).toEqual(xerial);
+  expect(firstRecords('kcat/produce-v7-snappy.bin').subarray(0, 8)).not.toEqual(xerial);
+  expect(firstRecords('platformatic/produce-v11-snappy.bin').subarray(0, 8)).not.toEqual(xerial);
 });
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
