@@ -114,6 +114,9 @@ export class Controller {
         if (t) t.configs.clear();
         break;
       }
+      case 'producerIds':
+        img.nextProducerId = Math.max(img.nextProducerId, rec.nextProducerId);
+        break;
       case 'mirrorTopicState':
         img.applyMirrorTopicState(rec.topicId, rec.mirrorName, rec.desiredState, offset);
         break;
@@ -208,6 +211,21 @@ export class Controller {
       if (!p) return FAIL(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'Unknown partition');
       if (leaderEpoch <= p.leaderEpoch) return [];
       return [{ type: 'partitionChange', topicId, partition, leaderEpoch }];
+    });
+  }
+
+  /**
+   * Hands out a block of producer ids, persisted before use so ids are never reused after a
+   * restart (Kafka's ProducerIdControlManager, blocks of 1000).
+   */
+  allocateProducerIdBlock(size = 1000): Promise<{ first: number; last: number }> {
+    let first = 0;
+    return this.write((img) => {
+      first = img.nextProducerId;
+      return [{ type: 'producerIds', brokerId: this.nodeId, nextProducerId: first + size }];
+    }).then((r) => {
+      if (r.errorCode !== 0) throw new Error(`producer id allocation failed: ${r.errorMessage ?? r.errorCode}`);
+      return { first, last: first + size - 1 };
     });
   }
 

@@ -33,6 +33,8 @@ export class MetadataImage {
   readonly brokerConfigs = new Map<string, Map<string, string>>();
   /** Other config resources (e.g. CLUSTER_MIRROR): type → name → key → value. */
   readonly otherConfigs = new Map<number, Map<string, Map<string, string>>>();
+  /** First producer id not yet handed out in a block (ProducerIdsRecord). */
+  nextProducerId = 0;
   /** Offset of the last record applied; -1 for an empty log. */
   offset = -1;
 

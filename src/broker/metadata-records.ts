@@ -10,6 +10,7 @@ import { decodePartitionChangeRecord, encodePartitionChangeRecord } from '../pro
 import { decodePartitionRecord, encodePartitionRecord } from '../protocol/generated/messages/partition-record.js';
 import { decodeRemoveTopicRecord, encodeRemoveTopicRecord } from '../protocol/generated/messages/remove-topic-record.js';
 import { decodeTopicRecord, encodeTopicRecord } from '../protocol/generated/messages/topic-record.js';
+import { decodeProducerIdsRecord, encodeProducerIdsRecord } from '../protocol/generated/messages/producer-ids-record.js';
 import { decodeMirrorTopicStateChangeRecord, encodeMirrorTopicStateChangeRecord } from '../protocol/generated/messages/mirror-topic-state-change-record.js';
 import { DecodeError } from '../protocol/decode-error.js';
 
@@ -19,6 +20,7 @@ export const MetadataRecordType = {
   CONFIG: 4,
   PARTITION_CHANGE: 5,
   REMOVE_TOPIC: 9,
+  PRODUCER_IDS: 15,
   MIRROR_TOPIC_STATE_CHANGE: 29,
 } as const;
 
@@ -37,6 +39,7 @@ export type MetadataRecord =
   | { readonly type: 'config'; readonly resourceType: number; readonly resourceName: string; readonly name: string; readonly value: string | null }
   | { readonly type: 'partitionChange'; readonly topicId: string; readonly partition: number; readonly leaderEpoch: number }
   | { readonly type: 'removeTopic'; readonly topicId: string }
+  | { readonly type: 'producerIds'; readonly brokerId: number; readonly nextProducerId: number }
   | { readonly type: 'mirrorTopicState'; readonly topicId: string; readonly mirrorName: string | null; readonly desiredState: number };
 
 const FRAME_VERSION = 1;
@@ -79,6 +82,10 @@ export function encodeMetadataRecord(rec: MetadataRecord): Buffer {
     case 'removeTopic':
       w.uvarint(MetadataRecordType.REMOVE_TOPIC).uvarint(0);
       encodeRemoveTopicRecord(w, { topicId: rec.topicId }, 0);
+      break;
+    case 'producerIds':
+      w.uvarint(MetadataRecordType.PRODUCER_IDS).uvarint(0);
+      encodeProducerIdsRecord(w, { brokerId: rec.brokerId, brokerEpoch: -1n, nextProducerId: BigInt(rec.nextProducerId) }, 0);
       break;
     case 'mirrorTopicState':
       w.uvarint(MetadataRecordType.MIRROR_TOPIC_STATE_CHANGE).uvarint(0);
@@ -124,6 +131,10 @@ export function decodeMetadataRecord(value: Buffer): MetadataRecord | null {
     case MetadataRecordType.REMOVE_TOPIC: {
       const m = decodeRemoveTopicRecord(r, version);
       return { type: 'removeTopic', topicId: m.topicId };
+    }
+    case MetadataRecordType.PRODUCER_IDS: {
+      const m = decodeProducerIdsRecord(r, version);
+      return { type: 'producerIds', brokerId: m.brokerId, nextProducerId: Number(m.nextProducerId) };
     }
     case MetadataRecordType.MIRROR_TOPIC_STATE_CHANGE: {
       const m = decodeMirrorTopicStateChangeRecord(r, version);

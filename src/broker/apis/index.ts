@@ -19,6 +19,14 @@ import { createPartitionsHandler } from './037-create-partitions.js';
 import { incrementalAlterConfigsHandler } from './044-incremental-alter-configs.js';
 import { describeClusterHandler } from './060-describe-cluster.js';
 import { describeTopicPartitionsHandler } from './075-describe-topic-partitions.js';
+import { listOffsetsHandler } from './002-list-offsets.js';
+import { deleteRecordsHandler } from './021-delete-records.js';
+import { initProducerIdHandler } from './022-init-producer-id.js';
+import { offsetForLeaderEpochHandler } from './023-offset-for-leader-epoch.js';
+import { describeLogDirsHandler } from './035-describe-log-dirs.js';
+import { describeProducersHandler } from './061-describe-producers.js';
+import { listConfigResourcesHandler } from './074-list-config-resources.js';
+import { ProducerIdManager } from '../producer-ids.js';
 
 export interface MirrorConfigHooks extends MirrorConfigDescriber, MirrorConfigAlterer {}
 
@@ -37,6 +45,13 @@ export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHoo
     incrementalAlterConfigsHandler(ctx, mirror),
     describeClusterHandler(ctx),
     describeTopicPartitionsHandler(ctx),
+    listOffsetsHandler(ctx),
+    deleteRecordsHandler(ctx),
+    initProducerIdHandler(ctx, new ProducerIdManager(ctx.controller)),
+    offsetForLeaderEpochHandler(ctx),
+    describeLogDirsHandler(ctx),
+    describeProducersHandler(ctx),
+    listConfigResourcesHandler(ctx),
   ] as unknown as ApiHandler<never, never>[];
   return hs as unknown as ApiHandler[];
 }

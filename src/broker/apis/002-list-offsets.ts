@@ -1,0 +1,90 @@
+/**
+ * ListOffsets (key 2), v1-10.
+ *
+ * Behavior: Timestamp -2 earliest (log start), -1 latest (high watermark, or the last stable
+ * offset for read_committed), -3 the record with the largest timestamp (v7+), -4 earliest local
+ * (= log start; no tiered storage), -5 latest tiered (none: -1); otherwise the first offset whose
+ * timestamp is ≥ the target, below the fetchable end, else (-1, -1). CurrentLeaderEpoch older or
+ * newer than the partition's → FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH. A partition listed
+ * twice → INVALID_REQUEST for each.
+ *
+ * Version notes: v2 isolation level, v4 leader epochs, v7 max-timestamp, v8 earliest-local,
+ * v9 latest-tiered, v10 timeout (ignored: answers are local).
+ */
+import { ErrorCode } from '../../protocol/generated/errors.js';
+import { decodeListOffsetsRequest, type ListOffsetsRequest } from '../../protocol/generated/messages/list-offsets-request.js';
+import { encodeListOffsetsResponse, type ListOffsetsResponseInput } from '../../protocol/generated/messages/list-offsets-response.js';
+import type { ApiHandler } from '../api-handler.js';
+import type { BrokerContext } from '../broker-context.js';
+
+type TopicOut = NonNullable<ListOffsetsResponseInput['topics']>[number];
+type PartOut = NonNullable<TopicOut['partitions']>[number];
+
+export function listOffsetsHandler(ctx: BrokerContext): ApiHandler<ListOffsetsRequest, ListOffsetsResponseInput> {
+  return {
+    apiKey: 2,
+    minVersion: 1,
+    maxVersion: 10,
+    decode: decodeListOffsetsRequest,
+    encode: encodeListOffsetsResponse,
+    async handle(rc, req) {
+      const v = rc.apiVersion;
+      const seen = new Map<string, number>();
+      for (const t of req.topics) for (const p of t.partitions) seen.set(`${t.name}\u0000${p.partitionIndex}`, (seen.get(`${t.name}\u0000${p.partitionIndex}`) ?? 0) + 1);
+      const topics: TopicOut[] = [];
+      for (const t of req.topics) {
+        const parts: PartOut[] = [];
+        topics.push({ name: t.name, partitions: parts });
+        const topic = ctx.image.topic(t.name);
+        for (const p of t.partitions) {
+          const out = (errorCode: number, timestamp = -1, offset = -1, leaderEpoch = -1): PartOut => ({
+            partitionIndex: p.partitionIndex,
+            errorCode,
+            timestamp: BigInt(timestamp),
+            offset: BigInt(offset),
+            ...(v >= 4 ? { leaderEpoch } : {}),
+          });
+          if ((seen.get(`${t.name}\u0000${p.partitionIndex}`) ?? 0) > 1) {
+            parts.push(out(ErrorCode.INVALID_REQUEST));
+            continue;
+          }
+          const part = topic?.partitions[p.partitionIndex];
+          const log = part ? (ctx.replicas.getLog(t.name, p.partitionIndex) ?? (await ctx.replicas.ensureLog(t.name, p.partitionIndex))) : undefined;
+          if (!part || !log) {
+            parts.push(out(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+            continue;
+          }
+          if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < part.leaderEpoch) {
+            parts.push(out(ErrorCode.FENCED_LEADER_EPOCH));
+            continue;
+          }
+          if (p.currentLeaderEpoch > part.leaderEpoch) {
+            parts.push(out(ErrorCode.UNKNOWN_LEADER_EPOCH));
+            continue;
+          }
+          const fetchableEnd = req.isolationLevel === 1 ? log.lastStableOffset : log.highWatermark;
+          const ts = Number(p.timestamp);
+          if (ts === -2 || ts === -4) {
+            const r = await log.offsetForTimestamp(-2);
+            parts.push(out(ErrorCode.NONE, -1, log.logStartOffset, r?.leaderEpoch ?? -1));
+          } else if (ts === -1) {
+            parts.push(out(ErrorCode.NONE, -1, fetchableEnd, part.leaderEpoch));
+          } else if (ts === -5) {
+            parts.push(out(ErrorCode.NONE));
+          } else if (ts === -3) {
+            const r = log.maxTimestampOffset();
+            if (r && r.offset < fetchableEnd) parts.push(out(ErrorCode.NONE, r.timestamp, r.offset, r.leaderEpoch));
+            else parts.push(out(ErrorCode.NONE));
+          } else if (ts < 0) {
+            parts.push(out(ErrorCode.INVALID_REQUEST));
+          } else {
+            const r = await log.offsetForTimestamp(ts);
+            if (r && r.offset < fetchableEnd) parts.push(out(ErrorCode.NONE, r.timestamp, r.offset, r.leaderEpoch));
+            else parts.push(out(ErrorCode.NONE));
+          }
+        }
+      }
+      return { throttleTimeMs: 0, topics };
+    },
+  };
+}

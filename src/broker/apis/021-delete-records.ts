@@ -1,0 +1,60 @@
+/**
+ * DeleteRecords (key 21), v0-2.
+ *
+ * Behavior: moves each partition's log start offset up to the given offset (-1 = the high
+ * watermark) and deletes the segments wholly below it; an offset above the high watermark →
+ * OFFSET_OUT_OF_RANGE; below the current log start it is a no-op. Answers the new low watermark.
+ * Internal topics are refused (INVALID_TOPIC_EXCEPTION): their coordinators own their history.
+ */
+import { ErrorCode } from '../../protocol/generated/errors.js';
+import { decodeDeleteRecordsRequest, type DeleteRecordsRequest } from '../../protocol/generated/messages/delete-records-request.js';
+import { encodeDeleteRecordsResponse, type DeleteRecordsResponseInput } from '../../protocol/generated/messages/delete-records-response.js';
+import { AppendError } from '../../storage/errors.js';
+import type { ApiHandler } from '../api-handler.js';
+import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
+
+type TopicOut = NonNullable<DeleteRecordsResponseInput['topics']>[number];
+type PartOut = NonNullable<TopicOut['partitions']>[number];
+
+export function deleteRecordsHandler(ctx: BrokerContext): ApiHandler<DeleteRecordsRequest, DeleteRecordsResponseInput> {
+  return {
+    apiKey: 21,
+    minVersion: 0,
+    maxVersion: 2,
+    decode: decodeDeleteRecordsRequest,
+    encode: encodeDeleteRecordsResponse,
+    async handle(_rc, req) {
+      const topics: TopicOut[] = [];
+      for (const t of req.topics) {
+        const parts: PartOut[] = [];
+        topics.push({ name: t.name, partitions: parts });
+        const topic = ctx.image.topic(t.name);
+        for (const p of t.partitions) {
+          const out = (errorCode: number, low = -1): PartOut => ({ partitionIndex: p.partitionIndex, lowWatermark: BigInt(low), errorCode });
+          const part = topic?.partitions[p.partitionIndex];
+          const log = part ? (ctx.replicas.getLog(t.name, p.partitionIndex) ?? (await ctx.replicas.ensureLog(t.name, p.partitionIndex))) : undefined;
+          if (!part || !log) {
+            parts.push(out(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+            continue;
+          }
+          if (INTERNAL_TOPICS.has(t.name)) {
+            parts.push(out(ErrorCode.INVALID_TOPIC_EXCEPTION));
+            continue;
+          }
+          const offset = Number(p.offset);
+          const target = offset === -1 ? log.highWatermark : offset;
+          if (target < 0 || target > log.highWatermark) {
+            parts.push(out(ErrorCode.OFFSET_OUT_OF_RANGE));
+            continue;
+          }
+          try {
+            parts.push(out(ErrorCode.NONE, await log.deleteRecordsBefore(target)));
+          } catch (err) {
+            parts.push(out(err instanceof AppendError ? err.errorCode : ErrorCode.UNKNOWN_SERVER_ERROR));
+          }
+        }
+      }
+      return { throttleTimeMs: 0, topics };
+    },
+  };
+}
