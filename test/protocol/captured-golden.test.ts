@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { API_TABLE } from '../../src/protocol/generated/api-table.js';
 import { decodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
 import { decodeRequestHeader } from '../../src/protocol/generated/messages/request-header.js';
 import { Reader } from '../../src/protocol/reader.js';
@@ -41,9 +42,11 @@ describe('golden request frames captured from real clients', () => {
 });
 
 function firstRecords(file: string): Buffer {
-  const r = new Reader(readFileSync(join(FIXTURES, file)));
-  const header = decodeRequestHeader(r, 2);
-  const records = decodeProduceRequest(r, header.requestApiVersion).topicData[0]!.partitionData[0]!.records!;
+  const frame = readFileSync(join(FIXTURES, file));
+  const version = frame.readInt16BE(2);
+  const r = new Reader(frame);
+  decodeRequestHeader(r, API_TABLE[0]!.requestHeaderVersion(version));
+  const records = decodeProduceRequest(r, version).topicData[0]!.partitionData[0]!.records!;
   return records.subarray(BATCH.HEADER_SIZE);
 }
 
