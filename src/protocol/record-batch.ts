@@ -330,6 +330,18 @@ export function patchBaseOffset(buf: Buffer, batchStart: number, baseOffset: num
   writeOffset(buf, batchStart + BATCH.BASE_OFFSET, baseOffset);
 }
 
+/**
+ * Turns a batch into a LogAppendTime batch stamped `timestamp`, as a broker does for topics with
+ * message.timestamp.type=LogAppendTime: sets the attribute bit and maxTimestamp, which lie under
+ * the CRC, so the CRC is recomputed (Kafka's DefaultRecordBatch.setMaxTimestamp).
+ */
+export function patchLogAppendTime(buf: Buffer, batchStart: number, timestamp: number): void {
+  const attrs = buf.readInt16BE(batchStart + BATCH.ATTRIBUTES);
+  buf.writeInt16BE(attrs | ATTR.TIMESTAMP_LOG_APPEND, batchStart + BATCH.ATTRIBUTES);
+  writeOffset(buf, batchStart + BATCH.MAX_TIMESTAMP, timestamp);
+  new RecordBatchView(buf, batchStart).updateCrc();
+}
+
 /** Sets partitionLeaderEpoch in place (outside the CRC). */
 export function patchPartitionLeaderEpoch(buf: Buffer, batchStart: number, epoch: number): void {
   buf.writeInt32BE(epoch, batchStart + BATCH.PARTITION_LEADER_EPOCH);

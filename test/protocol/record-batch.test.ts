@@ -7,6 +7,7 @@ import {
   BatchErrorCode,
   iterateBatches,
   patchBaseOffset,
+  patchLogAppendTime,
   patchPartitionLeaderEpoch,
   RecordBatchView,
   validateProduceRecords,
@@ -113,6 +114,16 @@ describe('buildRecordBatch / decodeRecords', () => {
     expect(v.crc).toBe(crc);
     expect(v.isValid()).toBe(true);
     expect(decodeRecords(v)[4]!.offset).toBe(2 ** 40 + 21);
+  });
+
+  it('stamps LogAppendTime in place with a recomputed CRC', () => {
+    const padded = Buffer.concat([Buffer.alloc(9), buildRecordBatch({ records: sampleRecords(4), compression: Codec.GZIP, now: T0 })]);
+    patchLogAppendTime(padded, 9, T0 + 5000);
+    const v = new RecordBatchView(padded, 9);
+    expect(v.isValid()).toBe(true);
+    expect(v.timestampType).toBe('log-append');
+    expect(v.compression).toBe(Codec.GZIP);
+    expect(decodeRecords(v).map((r) => r.timestamp)).toEqual([T0 + 5000, T0 + 5000, T0 + 5000, T0 + 5000]);
   });
 
   it('detects corruption anywhere under the CRC', () => {
