@@ -44,8 +44,12 @@ export class ConsumerGroup {
   readonly target = new Map<string, Assignment>();
   readonly members = new Map<string, ConsumerMember>();
   readonly staticMembers = new Map<string, string>();
-  /** Partition counts per subscribed topic name when the target was last computed. */
-  metadataHash = '';
+  /** Hash of the subscribed topics' ids and partition counts when the target was last computed. */
+  metadataHash = 0n;
+  /** The assignor that computed the current target. */
+  assignorName = 'uniform';
+  /** When the last member left (offset expiry counts from here); 0 when unknown. */
+  emptySince = 0;
 
   constructor(readonly groupId: string) {}
 

@@ -60,6 +60,8 @@ export interface CoordinatorHost {
   topicIdByName(name: string): string | undefined;
   topicNameById(id: string): string | undefined;
   partitionCount(topic: string): number | undefined;
+  /** Every topic name (for KIP-848 regex subscriptions); without it regex subscriptions match nothing. */
+  topicNames?(): string[];
   /** Called after every metadata change (topics created, deleted, partitions added). Returns an unsubscribe. */
   onMetadataChange(cb: () => void): () => void;
 }

@@ -7,6 +7,7 @@ import type { CommitRequest, DescribedGroup, FetchGroupResult, ListedGroup, Topi
 import type { JoinResult, SyncResult } from './classic-group.js';
 import type { HeartbeatRequest, JoinRequest, LeaveMember, LeaveResult, SyncRequest } from './classic-ops.js';
 import { GroupError } from './group-errors.js';
+import type { ConsumerGroupDescription, ConsumerHeartbeatRequest, ConsumerHeartbeatResult, TopicView } from './consumer-ops.js';
 
 export const CONSUMER_OFFSETS = '__consumer_offsets';
 
@@ -22,11 +23,17 @@ export class GroupCoordinator {
     readonly host: CoordinatorHost,
     readonly cfg: GroupConfig,
   ) {
+    const topics: TopicView = {
+      topicId: (name) => host.topicIdByName(name),
+      topicName: (id) => host.topicNameById(id),
+      partitionCount: (name) => host.partitionCount(name),
+      topicNames: () => host.topicNames?.() ?? [],
+    };
     this.runtime = new CoordinatorRuntime<GroupShard>({
       host,
       topic: CONSUMER_OFFSETS,
       partitions: cfg.offsetsTopicPartitions,
-      newShard: (ctx) => new GroupShard(ctx, cfg),
+      newShard: (ctx) => new GroupShard(ctx, cfg, topics),
     });
   }
 
@@ -67,6 +74,15 @@ export class GroupCoordinator {
 
   async leave(groupId: string, members: readonly LeaveMember[]): Promise<LeaveResult> {
     return this.runtime.write(groupId, (s) => s.classicOps.leave(groupId, members));
+  }
+
+  async consumerHeartbeat(req: ConsumerHeartbeatRequest): Promise<ConsumerHeartbeatResult> {
+    return this.runtime.write(req.groupId, (s) => s.consumerOps.heartbeat(req));
+  }
+
+  /** A KIP-848 group, or null when the id is unknown or names a classic group. */
+  async describeConsumerGroup(groupId: string): Promise<{ description: ConsumerGroupDescription | null; isClassic: boolean }> {
+    return this.runtime.read(groupId, (s) => ({ description: s.consumerOps.describe(groupId), isClassic: s.classic.has(groupId) }));
   }
 
   async commitOffsets(req: CommitRequest): Promise<TopicPartitionErrors[]> {

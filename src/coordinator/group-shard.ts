@@ -3,6 +3,9 @@ import type { CoordinatorShard, ShardContext, WriteResult } from './coordinator-
 import { ClassicGroup, ClassicState } from './classic-group.js';
 import { ClassicOps } from './classic-ops.js';
 import { ConsumerGroup } from './consumer-group.js';
+import { ConsumerOps } from './consumer-ops.js';
+import type { TopicView } from './consumer-ops.js';
+import { groupEpochRecord, replayConsumerRecord, targetEpochRecord } from './consumer-records.js';
 import type { GroupConfig } from './group-config.js';
 import { GroupError } from './group-errors.js';
 import {
@@ -89,14 +92,17 @@ export class GroupShard implements CoordinatorShard {
   readonly offsets = new Map<string, Map<string, Map<number, OffsetCommitValue>>>();
   readonly initialDelayPending = new Set<string>();
   readonly classicOps: ClassicOps;
+  readonly consumerOps: ConsumerOps;
   private loaded = false;
   private pending: CoordinatorRecord[] = [];
 
   constructor(
     readonly ctx: ShardContext<GroupShard>,
     readonly cfg: GroupConfig,
+    topics: TopicView,
   ) {
     this.classicOps = new ClassicOps(this);
+    this.consumerOps = new ConsumerOps(this, topics);
   }
 
   /** Queues a record for the running write operation. */
@@ -135,17 +141,25 @@ export class GroupShard implements CoordinatorShard {
       }
       return;
     }
+    // While live, the operation that wrote a group record already holds the group in memory.
+    if (this.loaded) return;
     if (key.type === 'group') {
-      // While live, the operation that wrote the snapshot already holds the group in memory.
-      if (this.loaded) return;
       if (record.value === null) this.classic.delete(key.group);
       else this.classic.set(key.group, ClassicGroup.fromRecord(key.group, decodeGroupMetadataValue(record.value), this.ctx.now()));
+      return;
     }
+    replayConsumerRecord(this.consumer, key.recordType, record.key, record.value);
   }
 
   onLoaded(): void {
     this.loaded = true;
     this.classicOps.resumeTimers();
+    this.consumerOps.restoreDerived();
+    this.consumerOps.resumeTimers();
+    for (const g of this.consumer.values()) {
+      this.classic.delete(g.groupId);
+      if (g.members.size === 0) g.emptySince = this.ctx.now();
+    }
     this.scheduleExpiry();
   }
 
@@ -281,7 +295,10 @@ export class GroupShard implements CoordinatorShard {
     for (const [topic, parts] of this.offsets.get(groupId) ?? []) {
       for (const p of parts.keys()) this.emit(offsetCommitRecord({ group: groupId, topic, partition: p }, null));
     }
-    this.emit(groupMetadataRecord(groupId, null));
+    if (this.consumer.has(groupId)) {
+      this.emit(targetEpochRecord(groupId, null));
+      this.emit(groupEpochRecord(groupId, null));
+    } else this.emit(groupMetadataRecord(groupId, null));
   }
 
   deleteGroups(groupIds: readonly string[]): WriteResult<{ groupId: string; errorCode: number }[]> {
@@ -324,7 +341,7 @@ export class GroupShard implements CoordinatorShard {
       const g = this.classic.get(groupId);
       const cg = this.consumer.get(groupId);
       if ((g && g.state !== ClassicState.EMPTY) || (cg && cg.members.size > 0)) continue;
-      const emptySince = g ? g.currentStateTimestamp : 0;
+      const emptySince = g ? g.currentStateTimestamp : (cg?.emptySince ?? 0);
       let remaining = 0;
       for (const [topic, parts] of byTopic) {
         for (const [p, v] of parts) {
@@ -338,13 +355,24 @@ export class GroupShard implements CoordinatorShard {
     for (const [groupId, g] of this.classic) {
       if (g.state === ClassicState.EMPTY && !this.offsets.has(groupId) && now - g.currentStateTimestamp >= this.cfg.offsetsRetentionMs) emptyGroups.push(groupId);
     }
-    for (const id of emptyGroups) if (this.classic.has(id)) this.emit(groupMetadataRecord(id, null));
+    for (const [groupId, cg] of this.consumer) {
+      if (cg.members.size === 0 && !this.offsets.has(groupId) && now - cg.emptySince >= this.cfg.offsetsRetentionMs) emptyGroups.push(groupId);
+    }
+    for (const id of emptyGroups) {
+      if (this.classic.has(id)) this.emit(groupMetadataRecord(id, null));
+      if (this.consumer.has(id)) {
+        this.emit(targetEpochRecord(id, null));
+        this.emit(groupEpochRecord(id, null));
+      }
+    }
     return {
       ...this.result(undefined),
       onCommitted: () => {
         for (const id of emptyGroups) {
           const g = this.classic.get(id);
           if (g && g.state === ClassicState.EMPTY && !this.offsets.has(id)) this.classic.delete(id);
+          const cg = this.consumer.get(id);
+          if (cg && cg.members.size === 0 && !this.offsets.has(id)) this.consumer.delete(id);
         }
       },
       onAppendFailed: () => undefined,
@@ -368,6 +396,17 @@ export class GroupShard implements CoordinatorShard {
   }
 
   describeClassic(groupId: string): DescribedGroup {
+    const cg = this.consumer.get(groupId);
+    if (cg) {
+      return {
+        errorCode: GroupError.NONE,
+        groupId,
+        groupState: cg.state,
+        protocolType: 'consumer',
+        protocolData: cg.assignorName,
+        members: [...cg.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.instanceId, clientId: m.clientId, clientHost: m.clientHost, memberMetadata: EMPTY, memberAssignment: EMPTY })),
+      };
+    }
     const g = this.classic.get(groupId);
     if (!g) return { errorCode: GroupError.GROUP_ID_NOT_FOUND, groupId, groupState: ClassicState.DEAD, protocolType: '', protocolData: '', members: [] };
     const stable = g.state === ClassicState.STABLE;

@@ -49,10 +49,19 @@ export function testHost(
   openLog: (topic: string, partition: number) => Promise<CoordinatorLog>,
   config: Record<string, string> = {},
   existingTopics: Record<string, number> = {},
+  dataTopics: Record<string, number> = {},
 ): TestHost {
+  const ids = new Map<string, string>();
+  const names = new Map<string, string>();
+  let n = 0;
+  for (const name of Object.keys(dataTopics)) {
+    const id = `00000000-0000-0000-0000-${String(++n).padStart(12, '0')}`;
+    ids.set(name, id);
+    names.set(id, name);
+  }
   const manual = new ManualTimers();
   const logs = new Map<string, CoordinatorLog>();
-  const topics = new Map(Object.entries(existingTopics));
+  const topics = new Map(Object.entries({ ...existingTopics, ...dataTopics }));
   return {
     nodeId: 1,
     host: '127.0.0.1',
@@ -72,8 +81,9 @@ export function testHost(
       }
       return log;
     },
-    topicIdByName: () => undefined,
-    topicNameById: () => undefined,
+    topicIdByName: (name) => ids.get(name),
+    topicNameById: (id) => names.get(id),
+    topicNames: () => [...topics.keys()],
     partitionCount: (t) => topics.get(t),
     onMetadataChange: () => () => undefined,
   };

@@ -1,0 +1,471 @@
+import { randomBytes } from 'node:crypto';
+import { ConsumerGroup, ConsumerState } from './consumer-group.js';
+import type { Assignment, ConsumerMember } from './consumer-group.js';
+import { ASSIGNORS } from './assignors.js';
+import type { AssignorMember } from './assignors.js';
+import { currentRecord, groupEpochRecord, hashMetadata, memberRecord, MemberState, targetEpochRecord, targetMemberRecord } from './consumer-records.js';
+import { GroupError } from './group-errors.js';
+import { groupMetadataRecord } from './group-records.js';
+import type { GroupShard } from './group-shard.js';
+import type { WriteResult } from './coordinator-runtime.js';
+
+/**
+ * The KIP-848 consumer protocol (ConsumerGroupHeartbeat), after Kafka's GroupMetadataManager
+ * consumer paths and CurrentAssignmentBuilder: a membership or subscription change bumps the
+ * group epoch; the target assignment is recomputed by the server assignor at that epoch; each
+ * member then reconciles on its own heartbeats: first it revokes what its target no longer holds
+ * (keeping its epoch), then it moves to the target epoch and receives the partitions no other
+ * member still owns, and the rest once they are released.
+ */
+
+export interface TopicView {
+  topicId(name: string): string | undefined;
+  topicName(id: string): string | undefined;
+  partitionCount(name: string): number | undefined;
+  topicNames(): string[];
+}
+
+export interface ConsumerHeartbeatRequest {
+  readonly groupId: string;
+  readonly memberId: string;
+  readonly memberEpoch: number;
+  readonly instanceId: string | null;
+  readonly rackId: string | null;
+  readonly rebalanceTimeoutMs: number;
+  readonly subscribedTopicNames: readonly string[] | null;
+  readonly subscribedTopicRegex: string | null;
+  readonly serverAssignor: string | null;
+  readonly topicPartitions: readonly { topicId: string; partitions: readonly number[] }[] | null;
+  readonly clientId: string;
+  readonly clientHost: string;
+  /** v0: the coordinator creates member ids; v1: the client does (KIP-1082). */
+  readonly version: number;
+}
+
+export interface ConsumerHeartbeatResult {
+  readonly errorCode: number;
+  readonly errorMessage: string | null;
+  readonly memberId: string | null;
+  readonly memberEpoch: number;
+  readonly heartbeatIntervalMs: number;
+  readonly assignment: Assignment | null;
+}
+
+const INVALID_REGULAR_EXPRESSION = 128;
+const LEAVE_EPOCH = -1;
+const STATIC_LEAVE_EPOCH = -2;
+
+const sessionKey = (g: string, m: string): string => `csession/${g}/${m}`;
+const revokeKey = (g: string, m: string): string => `crevoke/${g}/${m}`;
+
+function tpKeys(a: Assignment): Set<string> {
+  const s = new Set<string>();
+  for (const [t, ps] of a) for (const p of ps) s.add(`${t}:${p}`);
+  return s;
+}
+
+function fromKeys(keys: Iterable<string>): Assignment {
+  const out: Assignment = new Map();
+  for (const k of keys) {
+    const i = k.lastIndexOf(':');
+    const t = k.slice(0, i);
+    const p = Number(k.slice(i + 1));
+    const l = out.get(t);
+    if (l) l.push(p);
+    else out.set(t, [p]);
+  }
+  for (const l of out.values()) l.sort((a, b) => a - b);
+  return out;
+}
+
+function cloneMember(m: ConsumerMember): ConsumerMember {
+  const c = (a: Assignment): Assignment => new Map([...a].map(([t, p]) => [t, [...p]]));
+  return { ...m, subscribedTopicNames: [...m.subscribedTopicNames], assigned: c(m.assigned), pendingAssignment: c(m.pendingAssignment), revoking: c(m.revoking) };
+}
+
+function cloneGroup(g: ConsumerGroup): ConsumerGroup {
+  const n = new ConsumerGroup(g.groupId);
+  n.groupEpoch = g.groupEpoch;
+  n.assignmentEpoch = g.assignmentEpoch;
+  n.metadataHash = g.metadataHash;
+  n.emptySince = g.emptySince;
+  for (const [k, v] of g.target) n.target.set(k, new Map([...v].map(([t, p]) => [t, [...p]])));
+  for (const [k, v] of g.members) n.members.set(k, cloneMember(v));
+  for (const [k, v] of g.staticMembers) n.staticMembers.set(k, v);
+  return n;
+}
+
+export class ConsumerOps {
+  /** Assignment last sent to each member, so unchanged ones are not resent. */
+  private readonly sent = new Map<string, string>();
+
+  constructor(
+    private readonly s: GroupShard,
+    private readonly topics: TopicView,
+  ) {}
+
+  resumeTimers(): void {
+    for (const g of this.s.consumer.values()) for (const m of g.members.values()) this.scheduleSession(g, m);
+  }
+
+  private scheduleSession(g: ConsumerGroup, m: ConsumerMember): void {
+    const groupId = g.groupId;
+    const memberId = m.memberId;
+    this.s.ctx.scheduleTimer(sessionKey(groupId, memberId), this.s.cfg.consumerSessionTimeoutMs, () => this.expire(groupId, memberId, 'session timeout'));
+  }
+
+  private expire(groupId: string, memberId: string, _why: string): WriteResult<void> {
+    const g = this.s.consumer.get(groupId);
+    const m = g?.members.get(memberId);
+    if (g && m) this.removeMember(g, m);
+    return this.s.result(undefined);
+  }
+
+  private error(errorCode: number, errorMessage: string | null = null): WriteResult<ConsumerHeartbeatResult> {
+    return this.s.result({ errorCode, errorMessage, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null });
+  }
+
+  heartbeat(req: ConsumerHeartbeatRequest): WriteResult<ConsumerHeartbeatResult> {
+    const s = this.s;
+    if (req.groupId === '') return this.error(GroupError.INVALID_REQUEST, 'GroupId can not be empty.');
+    if (req.version >= 1 && req.memberId === '') return this.error(GroupError.INVALID_REQUEST, 'MemberId can not be empty.');
+    if (req.memberEpoch === 0 && req.subscribedTopicNames === null && req.subscribedTopicRegex === null) {
+      return this.error(GroupError.INVALID_REQUEST, 'SubscribedTopicNames or SubscribedTopicRegex must be set in first request.');
+    }
+    if (req.serverAssignor !== null && !s.cfg.consumerAssignors.includes(req.serverAssignor)) {
+      return this.error(GroupError.UNSUPPORTED_ASSIGNOR, `ServerAssignor ${req.serverAssignor} is not supported. Supported assignors: ${s.cfg.consumerAssignors.join(', ')}.`);
+    }
+    if (req.subscribedTopicRegex !== null) {
+      try {
+        new RegExp(req.subscribedTopicRegex);
+      } catch {
+        return this.error(INVALID_REGULAR_EXPRESSION, `SubscribedTopicRegex ${req.subscribedTopicRegex} is not a valid regular expression.`);
+      }
+    }
+    const classic = s.classic.get(req.groupId);
+    if (classic && !classic.isEmpty()) return this.error(GroupError.GROUP_ID_NOT_FOUND, `Group ${req.groupId} is not a consumer group.`);
+    const existing = s.consumer.get(req.groupId);
+    if (req.memberEpoch !== 0 && !existing) return this.error(req.memberEpoch < 0 ? GroupError.NONE : GroupError.UNKNOWN_MEMBER_ID);
+    const before = existing ? cloneGroup(existing) : null;
+    const g = existing ?? new ConsumerGroup(req.groupId);
+    if (!existing) {
+      if (classic) {
+        // An empty classic group (offsets only) becomes a consumer group; its offsets stay.
+        s.classic.delete(req.groupId);
+        s.emit(groupMetadataRecord(req.groupId, null));
+      }
+      s.consumer.set(req.groupId, g);
+    }
+    const out = this.heartbeatOn(g, req);
+    if (out.errorCode !== GroupError.NONE && !existing) s.consumer.delete(req.groupId);
+    return {
+      ...s.result(out),
+      onAppendFailed: (code) => {
+        if (before) s.consumer.set(req.groupId, before);
+        else s.consumer.delete(req.groupId);
+        if (classic && !existing) s.classic.set(req.groupId, classic);
+        return { errorCode: code, errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null };
+      },
+    };
+  }
+
+  private heartbeatOn(g: ConsumerGroup, req: ConsumerHeartbeatRequest): ConsumerHeartbeatResult {
+    const s = this.s;
+    const fail = (errorCode: number, errorMessage: string | null = null): ConsumerHeartbeatResult => ({ errorCode, errorMessage, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null });
+    const interval = s.cfg.consumerHeartbeatIntervalMs;
+
+    if (req.memberEpoch === LEAVE_EPOCH || req.memberEpoch === STATIC_LEAVE_EPOCH) {
+      let memberId = req.memberId;
+      if (req.instanceId !== null) memberId = g.staticMembers.get(req.instanceId) ?? memberId;
+      const m = g.members.get(memberId);
+      if (!m) return req.instanceId !== null ? fail(GroupError.UNKNOWN_MEMBER_ID) : { errorCode: 0, errorMessage: null, memberId: req.memberId, memberEpoch: req.memberEpoch, heartbeatIntervalMs: 0, assignment: null };
+      this.removeMember(g, m);
+      return { errorCode: GroupError.NONE, errorMessage: null, memberId: req.memberId, memberEpoch: req.memberEpoch, heartbeatIntervalMs: 0, assignment: null };
+    }
+
+    let m: ConsumerMember | undefined;
+    let bump = false;
+    let memberChanged = false;
+    if (req.memberEpoch === 0) {
+      const memberId = req.memberId !== '' ? req.memberId : randomBytes(16).toString('base64url').slice(0, 22);
+      if (req.instanceId !== null) {
+        const owner = g.staticMembers.get(req.instanceId);
+        if (owner !== undefined && owner !== memberId) {
+          const old = g.members.get(owner);
+          if (old && old.memberEpoch !== STATIC_LEAVE_EPOCH) return fail(GroupError.UNRELEASED_INSTANCE_ID, `Static member ${owner} with instance id ${req.instanceId} is still active.`);
+          if (old) this.removeMember(g, old);
+        }
+      }
+      m = g.members.get(memberId);
+      if (!m) {
+        m = {
+          memberId,
+          instanceId: req.instanceId,
+          rackId: req.rackId,
+          clientId: req.clientId,
+          clientHost: req.clientHost,
+          subscribedTopicNames: [],
+          subscribedTopicRegex: null,
+          serverAssignor: null,
+          rebalanceTimeoutMs: req.rebalanceTimeoutMs,
+          memberEpoch: 0,
+          previousMemberEpoch: -1,
+          assigned: new Map(),
+          pendingAssignment: new Map(),
+          revoking: new Map(),
+        };
+        g.members.set(memberId, m);
+        if (req.instanceId !== null) g.staticMembers.set(req.instanceId, memberId);
+        bump = true;
+        memberChanged = true;
+      } else {
+        // A known member rejoining (after being fenced) starts over from nothing owned.
+        m.assigned = new Map();
+        m.revoking = new Map();
+        m.memberEpoch = 0;
+      }
+      this.sent.delete(`${g.groupId}/${memberId}`);
+    } else {
+      m = g.members.get(req.memberId);
+      if (!m) return fail(GroupError.UNKNOWN_MEMBER_ID, `Member ${req.memberId} is not a member of group ${g.groupId}.`);
+      if (req.memberEpoch !== m.memberEpoch) {
+        const owned = req.topicPartitions === null ? null : tpKeys(new Map(req.topicPartitions.map((t) => [t.topicId, [...t.partitions]])));
+        const assigned = tpKeys(m.assigned);
+        const lostResponse = req.memberEpoch === m.previousMemberEpoch && owned !== null && [...owned].every((k) => assigned.has(k));
+        if (!lostResponse) return fail(GroupError.FENCED_MEMBER_EPOCH, `The member epoch ${req.memberEpoch} does not match ${m.memberEpoch}.`);
+      }
+    }
+
+    if (req.subscribedTopicNames !== null) {
+      const names = [...req.subscribedTopicNames].sort();
+      if (names.join('\0') !== [...m.subscribedTopicNames].sort().join('\0')) {
+        m.subscribedTopicNames = names;
+        bump = true;
+        memberChanged = true;
+      }
+    }
+    if (req.subscribedTopicRegex !== null && req.subscribedTopicRegex !== m.subscribedTopicRegex) {
+      m.subscribedTopicRegex = req.subscribedTopicRegex === '' ? null : req.subscribedTopicRegex;
+      bump = true;
+      memberChanged = true;
+    }
+    if (req.serverAssignor !== null && req.serverAssignor !== m.serverAssignor) {
+      m.serverAssignor = req.serverAssignor;
+      bump = true;
+      memberChanged = true;
+    }
+    if (req.rebalanceTimeoutMs >= 0 && req.rebalanceTimeoutMs !== m.rebalanceTimeoutMs) {
+      m.rebalanceTimeoutMs = req.rebalanceTimeoutMs;
+      memberChanged = true;
+    }
+    if (req.rackId !== null && req.rackId !== m.rackId) {
+      m.rackId = req.rackId;
+      memberChanged = true;
+    }
+    const hash = this.metadataHash(g);
+    if (hash !== g.metadataHash) {
+      g.metadataHash = hash;
+      bump = true;
+    }
+    if (memberChanged) s.emit(memberRecord(g.groupId, m));
+    if (bump) {
+      g.groupEpoch++;
+      s.emit(groupEpochRecord(g.groupId, g.groupEpoch, g.metadataHash));
+    }
+    if (g.assignmentEpoch < g.groupEpoch) this.computeTarget(g);
+    const owned = req.topicPartitions === null ? null : new Map(req.topicPartitions.map((t) => [t.topicId, [...t.partitions]]));
+    this.reconcile(g, m, owned);
+    this.scheduleSession(g, m);
+
+    const key = `${g.groupId}/${m.memberId}`;
+    const view = JSON.stringify([...m.assigned]);
+    const sendAssignment = this.sent.get(key) !== view || req.topicPartitions !== null;
+    this.sent.set(key, view);
+    return {
+      errorCode: GroupError.NONE,
+      errorMessage: null,
+      memberId: m.memberId,
+      memberEpoch: m.memberEpoch,
+      heartbeatIntervalMs: interval,
+      assignment: sendAssignment ? m.assigned : null,
+    };
+  }
+
+  /** Subscribed topic ids of a member (names and regex resolved against the metadata). */
+  private subscribedIds(m: ConsumerMember): Set<string> {
+    const ids = new Set<string>();
+    const add = (name: string): void => {
+      const id = this.topics.topicId(name);
+      if (id !== undefined && (this.topics.partitionCount(name) ?? 0) > 0) ids.add(id);
+    };
+    for (const n of m.subscribedTopicNames) add(n);
+    if (m.subscribedTopicRegex !== null) {
+      const re = new RegExp(`^(?:${m.subscribedTopicRegex})$`);
+      for (const n of this.topics.topicNames()) if (!n.startsWith('__') && re.test(n)) add(n);
+    }
+    return ids;
+  }
+
+  /** What the target depends on besides membership: the subscribed topics and their partition counts. */
+  private metadataHash(g: ConsumerGroup): bigint {
+    const ids = new Set<string>();
+    for (const m of g.members.values()) for (const id of this.subscribedIds(m)) ids.add(id);
+    if (ids.size === 0) return 0n;
+    return hashMetadata(
+      [...ids]
+        .sort()
+        .map((id) => `${id}:${this.topics.partitionCount(this.topics.topicName(id) ?? '') ?? 0}`)
+        .join(','),
+    );
+  }
+
+  /** The assignor most members ask for, else the first configured one. */
+  private assignorFor(g: ConsumerGroup): string {
+    const votes = new Map<string, number>();
+    for (const m of g.members.values()) if (m.serverAssignor !== null) votes.set(m.serverAssignor, (votes.get(m.serverAssignor) ?? 0) + 1);
+    let assignor = this.s.cfg.consumerAssignors[0] ?? 'uniform';
+    let best = 0;
+    for (const [name, n] of votes) if (n > best) [assignor, best] = [name, n];
+    return assignor;
+  }
+
+  /** After replay: derived state that is not persisted. */
+  restoreDerived(): void {
+    for (const g of this.s.consumer.values()) g.assignorName = this.assignorFor(g);
+  }
+
+  private computeTarget(g: ConsumerGroup): void {
+    const s = this.s;
+    const counts = new Map<string, number>();
+    const members: AssignorMember[] = [];
+    for (const m of g.members.values()) {
+      const ids = this.subscribedIds(m);
+      for (const id of ids) counts.set(id, this.topics.partitionCount(this.topics.topicName(id) ?? '') ?? 0);
+      members.push({ memberId: m.memberId, topics: ids, previous: g.target.get(m.memberId) ?? new Map() });
+    }
+    const assignor = this.assignorFor(g);
+    g.assignorName = assignor;
+    const target = (ASSIGNORS[assignor] ?? ASSIGNORS['uniform']!)(members, counts);
+    for (const [memberId, a] of target) {
+      if (JSON.stringify([...(g.target.get(memberId) ?? new Map())]) !== JSON.stringify([...a])) s.emit(targetMemberRecord(g.groupId, memberId, a));
+      g.target.set(memberId, a);
+    }
+    for (const memberId of [...g.target.keys()]) if (!g.members.has(memberId)) g.target.delete(memberId);
+    g.assignmentEpoch = g.groupEpoch;
+    s.emit(targetEpochRecord(g.groupId, g.assignmentEpoch));
+  }
+
+  /** Moves a member toward its target (Kafka's CurrentAssignmentBuilder). */
+  private reconcile(g: ConsumerGroup, m: ConsumerMember, owned: Assignment | null): void {
+    const s = this.s;
+    const beforeView = JSON.stringify([m.memberEpoch, [...m.assigned], [...m.revoking]]);
+    if (m.revoking.size > 0) {
+      // The member acknowledges a revocation by reporting owned partitions without them.
+      const still = owned === null ? true : [...tpKeys(m.revoking)].some((k) => tpKeys(owned).has(k));
+      if (still) return;
+      m.revoking = new Map();
+      s.ctx.cancelTimer(revokeKey(g.groupId, m.memberId));
+    }
+    const target = tpKeys(g.target.get(m.memberId) ?? new Map());
+    const assigned = tpKeys(m.assigned);
+    const revoke = [...assigned].filter((k) => !target.has(k));
+    if (revoke.length > 0) {
+      m.assigned = fromKeys([...assigned].filter((k) => target.has(k)));
+      m.revoking = fromKeys(revoke);
+      const groupId = g.groupId;
+      const memberId = m.memberId;
+      const timeout = m.rebalanceTimeoutMs > 0 ? m.rebalanceTimeoutMs : s.cfg.consumerSessionTimeoutMs;
+      s.ctx.scheduleTimer(revokeKey(groupId, memberId), timeout, () => this.expire(groupId, memberId, 'rebalance timeout'));
+    } else {
+      const takenByOthers = new Set<string>();
+      for (const o of g.members.values()) {
+        if (o === m) continue;
+        for (const k of tpKeys(o.assigned)) takenByOthers.add(k);
+        for (const k of tpKeys(o.revoking)) takenByOthers.add(k);
+      }
+      const next = [...target].filter((k) => assigned.has(k) || !takenByOthers.has(k));
+      m.assigned = fromKeys(next);
+      m.pendingAssignment = fromKeys([...target].filter((k) => !next.includes(k)));
+      if (m.memberEpoch !== g.assignmentEpoch) {
+        m.previousMemberEpoch = m.memberEpoch;
+        m.memberEpoch = g.assignmentEpoch;
+      }
+    }
+    const state = m.revoking.size > 0 ? MemberState.UNREVOKED_PARTITIONS : m.pendingAssignment.size > 0 ? MemberState.UNRELEASED_PARTITIONS : MemberState.STABLE;
+    if (JSON.stringify([m.memberEpoch, [...m.assigned], [...m.revoking]]) !== beforeView) s.emit(currentRecord(g.groupId, m, state));
+  }
+
+  /** Removes a member (left, expired, fenced): its partitions are released and the group epoch bumps. */
+  removeMember(g: ConsumerGroup, m: ConsumerMember): void {
+    const s = this.s;
+    g.members.delete(m.memberId);
+    if (m.instanceId !== null && g.staticMembers.get(m.instanceId) === m.memberId) g.staticMembers.delete(m.instanceId);
+    g.target.delete(m.memberId);
+    s.ctx.cancelTimer(sessionKey(g.groupId, m.memberId));
+    s.ctx.cancelTimer(revokeKey(g.groupId, m.memberId));
+    this.sent.delete(`${g.groupId}/${m.memberId}`);
+    s.emit(currentRecord(g.groupId, m.memberId));
+    s.emit(targetMemberRecord(g.groupId, m.memberId, null));
+    s.emit(memberRecord(g.groupId, m.memberId));
+    g.groupEpoch++;
+    g.metadataHash = this.metadataHash(g);
+    s.emit(groupEpochRecord(g.groupId, g.groupEpoch, g.metadataHash));
+    if (g.members.size === 0) {
+      g.emptySince = s.ctx.now();
+      g.assignmentEpoch = g.groupEpoch;
+      s.emit(targetEpochRecord(g.groupId, g.assignmentEpoch));
+    } else this.computeTarget(g);
+  }
+
+  /** Every partition a member owns or is still revoking, with topic names, for describe. */
+  describe(groupId: string): ConsumerGroupDescription | null {
+    const g = this.s.consumer.get(groupId);
+    if (!g) return null;
+    const named = (a: Assignment) => [...a].map(([topicId, partitions]) => ({ topicId, topicName: this.topics.topicName(topicId) ?? '', partitions: [...partitions] }));
+    return {
+      groupId,
+      groupState: g.state,
+      groupEpoch: g.groupEpoch,
+      assignmentEpoch: g.assignmentEpoch,
+      assignorName: g.assignorName,
+      members: [...g.members.values()].map((m) => ({
+        memberId: m.memberId,
+        instanceId: m.instanceId,
+        rackId: m.rackId,
+        memberEpoch: m.memberEpoch,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        subscribedTopicNames: [...m.subscribedTopicNames],
+        subscribedTopicRegex: m.subscribedTopicRegex,
+        assignment: named(m.assigned),
+        targetAssignment: named(g.target.get(m.memberId) ?? new Map()),
+      })),
+    };
+  }
+}
+
+export interface NamedTopicPartitions {
+  readonly topicId: string;
+  readonly topicName: string;
+  readonly partitions: number[];
+}
+
+export interface ConsumerGroupDescription {
+  readonly groupId: string;
+  readonly groupState: ConsumerState;
+  readonly groupEpoch: number;
+  readonly assignmentEpoch: number;
+  readonly assignorName: string;
+  readonly members: {
+    memberId: string;
+    instanceId: string | null;
+    rackId: string | null;
+    memberEpoch: number;
+    clientId: string;
+    clientHost: string;
+    subscribedTopicNames: string[];
+    subscribedTopicRegex: string | null;
+    assignment: NamedTopicPartitions[];
+    targetAssignment: NamedTopicPartitions[];
+  }[];
+}
