@@ -119,7 +119,7 @@ export interface MirrorHost extends CoordinatorHost {
   metadataOffset(): number;
 
   /** Every topic name in the image. */
-  topicNames(): readonly string[];
+  topicNames(): string[];
 
   /** Current leader epoch of a partition in the image, undefined when the partition does not exist. */
   leaderEpoch(topic: string, partition: number): number | undefined;

@@ -1,0 +1,224 @@
+/**
+ * The cluster-mirror coordinator on `__mirror_state` (KIP-1279 spec §2, §3.2), on the shared
+ * coordinator runtime: per mirror partition a MirrorPartitionState record (state, previous state,
+ * retry attempt, error) and a LastMirrorEpochs record, keyed by (mirror, topic id, partition).
+ * The `__mirror_state` partition of a key is `hash("mirror:topicId:partition") mod N` with Java's
+ * String.hashCode, the topic id in Kafka's base64 form, as the reference does.
+ *
+ * A write appends the records as one batch and applies them once committed (the runtime's
+ * contract), so what a read returns is always what a replay of the topic gives. Deleting a mirror
+ * writes tombstones for every key it has.
+ *
+ * Concurrency contract: writes of one `__mirror_state` partition are serialised by the runtime.
+ */
+import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
+import type { CoordinatorRecord, ReplayedRecord } from '../coordinator/coordinator-batch.js';
+import { CoordinatorRuntime, partitionForKey, type CoordinatorShard } from '../coordinator/coordinator-runtime.js';
+import { Reader } from '../protocol/reader.js';
+import { Writer } from '../protocol/writer.js';
+import { decodeLastMirrorEpochsKey, encodeLastMirrorEpochsKey } from '../protocol/generated/messages/last-mirror-epochs-key.js';
+import { decodeLastMirrorEpochsValue, encodeLastMirrorEpochsValue } from '../protocol/generated/messages/last-mirror-epochs-value.js';
+import { decodeMirrorPartitionStateKey, encodeMirrorPartitionStateKey } from '../protocol/generated/messages/mirror-partition-state-key.js';
+import { decodeMirrorPartitionStateValue, encodeMirrorPartitionStateValue } from '../protocol/generated/messages/mirror-partition-state-value.js';
+import { MirrorPartitionState, isMirrorPartitionState, type MirrorPartitionStateValue } from './mirror-partition-state.js';
+import type { MirrorPartitionKey, MirrorStateStore, PersistedPartitionState } from './state-machine.js';
+
+export const MIRROR_STATE_TOPIC = '__mirror_state';
+export const DEFAULT_MIRROR_STATE_PARTITIONS = 50;
+
+const RECORD_LAST_MIRROR_EPOCHS = 1;
+const RECORD_MIRROR_PARTITION_STATE = 2;
+
+/** Kafka's Uuid.toString(): base64url without padding. */
+export function uuidToKafkaString(uuid: string): string {
+  return Buffer.from(uuid.replace(/-/g, ''), 'hex').toString('base64url');
+}
+
+export function mirrorStateKeyString(mirrorName: string, topicId: string, partition: number): string {
+  return `${mirrorName}:${uuidToKafkaString(topicId)}:${partition}`;
+}
+
+interface StoredKey {
+  readonly mirrorName: string;
+  readonly topicId: string;
+  readonly partition: number;
+}
+
+function mapKey(k: StoredKey): string {
+  return `${k.mirrorName}\u0000${k.topicId}\u0000${k.partition}`;
+}
+
+function encodeKey(type: number, k: StoredKey): Buffer {
+  const w = new Writer(64);
+  w.int16(type);
+  if (type === RECORD_LAST_MIRROR_EPOCHS) encodeLastMirrorEpochsKey(w, k, 0);
+  else encodeMirrorPartitionStateKey(w, k, 0);
+  return w.toBuffer();
+}
+
+export function stateRecord(k: StoredKey, v: PersistedPartitionState | null): CoordinatorRecord {
+  let value: Buffer | null = null;
+  if (v !== null) {
+    const w = new Writer(64);
+    w.int16(0);
+    encodeMirrorPartitionStateValue(w, { state: v.state, previousState: v.previousState, retryAttempt: v.retryAttempt, errorMessage: v.errorMessage }, 0);
+    value = w.toBuffer();
+  }
+  return { key: encodeKey(RECORD_MIRROR_PARTITION_STATE, k), value };
+}
+
+export function lastMirrorEpochRecord(k: StoredKey, lastMirrorEpoch: number | null): CoordinatorRecord {
+  let value: Buffer | null = null;
+  if (lastMirrorEpoch !== null) {
+    const w = new Writer(16);
+    w.int16(0);
+    encodeLastMirrorEpochsValue(w, { lastMirrorEpoch }, 0);
+    value = w.toBuffer();
+  }
+  return { key: encodeKey(RECORD_LAST_MIRROR_EPOCHS, k), value };
+}
+
+/** One shard: the replayed contents of one `__mirror_state` partition. */
+export class MirrorStateShard implements CoordinatorShard {
+  readonly states = new Map<string, { key: StoredKey; value: PersistedPartitionState }>();
+  readonly lastMirrorEpochs = new Map<string, { key: StoredKey; epoch: number }>();
+
+  replay(record: ReplayedRecord): void {
+    const r = new Reader(record.key);
+    const type = r.int16();
+    if (type === RECORD_MIRROR_PARTITION_STATE) {
+      const key = decodeMirrorPartitionStateKey(r, 0);
+      if (record.value === null) {
+        this.states.delete(mapKey(key));
+        return;
+      }
+      const vr = new Reader(record.value);
+      const version = vr.int16();
+      const v = decodeMirrorPartitionStateValue(vr, version);
+      const state = isMirrorPartitionState(v.state) ? v.state : MirrorPartitionState.UNKNOWN;
+      // The prototype schema's PreviousState default is 16, not a state: read it as UNKNOWN (decision D10).
+      const previousState = isMirrorPartitionState(v.previousState) ? v.previousState : MirrorPartitionState.UNKNOWN;
+      this.states.set(mapKey(key), { key, value: { state, previousState, retryAttempt: v.retryAttempt, errorMessage: v.errorMessage } });
+    } else if (type === RECORD_LAST_MIRROR_EPOCHS) {
+      const key = decodeLastMirrorEpochsKey(r, 0);
+      if (record.value === null) {
+        this.lastMirrorEpochs.delete(mapKey(key));
+        return;
+      }
+      const vr = new Reader(record.value);
+      const version = vr.int16();
+      this.lastMirrorEpochs.set(mapKey(key), { key, epoch: decodeLastMirrorEpochsValue(vr, version).lastMirrorEpoch });
+    }
+    // Unknown record types are skipped: a newer node may have written them.
+  }
+}
+
+export interface MirrorPartitionRecord {
+  readonly state: PersistedPartitionState | null;
+  /** -1 when none was recorded. */
+  readonly lastMirrorEpoch: number;
+}
+
+export class MirrorCoordinator implements MirrorStateStore {
+  readonly runtime: CoordinatorRuntime<MirrorStateShard>;
+
+  constructor(host: CoordinatorHost, partitions = DEFAULT_MIRROR_STATE_PARTITIONS) {
+    this.runtime = new CoordinatorRuntime<MirrorStateShard>({
+      host,
+      topic: MIRROR_STATE_TOPIC,
+      partitions,
+      newShard: () => new MirrorStateShard(),
+    });
+  }
+
+  partitionFor(mirrorName: string, topicId: string, partition: number): number {
+    return partitionForKey(mirrorStateKeyString(mirrorName, topicId, partition), this.runtime.partitions);
+  }
+
+  /** Partition owning mirror-level work (spec §2: hash(mirrorName) mod N). */
+  partitionForMirror(mirrorName: string): number {
+    return partitionForKey(mirrorName, this.runtime.partitions);
+  }
+
+  /** MirrorStateStore: persists one partition's state (the state machine's write-before-action). */
+  async writeState(key: MirrorPartitionKey, value: PersistedPartitionState): Promise<void> {
+    await this.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, state: value }]);
+  }
+
+  /**
+   * Writes states and/or last mirrored epochs, grouped per `__mirror_state` partition; state
+   * records first, then LME records (as the reference coordinator does). Resolves when committed.
+   */
+  async write(
+    mirrorName: string,
+    entries: readonly { topicId: string; partition: number; state?: PersistedPartitionState; lastMirrorEpoch?: number }[],
+  ): Promise<void> {
+    const byShard = new Map<number, CoordinatorRecord[]>();
+    const lmes = new Map<number, CoordinatorRecord[]>();
+    for (const e of entries) {
+      const k = { mirrorName, topicId: e.topicId, partition: e.partition };
+      const p = this.partitionFor(mirrorName, e.topicId, e.partition);
+      if (e.state !== undefined) push(byShard, p, stateRecord(k, e.state));
+      if (e.lastMirrorEpoch !== undefined) push(lmes, p, lastMirrorEpochRecord(k, e.lastMirrorEpoch));
+    }
+    const shards = new Set([...byShard.keys(), ...lmes.keys()]);
+    await Promise.all(
+      [...shards].map((p) =>
+        this.runtime.writeTo(p, () => ({ records: [...(byShard.get(p) ?? []), ...(lmes.get(p) ?? [])], response: undefined })),
+      ),
+    );
+  }
+
+  async read(mirrorName: string, topicId: string, partition: number): Promise<MirrorPartitionRecord> {
+    const p = this.partitionFor(mirrorName, topicId, partition);
+    return this.runtime.readFrom(p, (shard) => {
+      const k = mapKey({ mirrorName, topicId, partition });
+      return { state: shard.states.get(k)?.value ?? null, lastMirrorEpoch: shard.lastMirrorEpochs.get(k)?.epoch ?? -1 };
+    });
+  }
+
+  /** Every stored key of a mirror (all shards are loaded for this). */
+  async entriesOf(mirrorName: string): Promise<{ topicId: string; partition: number; record: MirrorPartitionRecord }[]> {
+    await this.runtime.loadAll();
+    const out = new Map<string, { topicId: string; partition: number; record: { state: PersistedPartitionState | null; lastMirrorEpoch: number } }>();
+    for (const shard of this.runtime.loadedShards().values()) {
+      for (const [k, { key, value }] of shard.states) {
+        if (key.mirrorName !== mirrorName) continue;
+        out.set(k, { topicId: key.topicId, partition: key.partition, record: { state: value, lastMirrorEpoch: -1 } });
+      }
+      for (const [k, { key, epoch }] of shard.lastMirrorEpochs) {
+        if (key.mirrorName !== mirrorName) continue;
+        const cur = out.get(k);
+        if (cur !== undefined) cur.record.lastMirrorEpoch = epoch;
+        else out.set(k, { topicId: key.topicId, partition: key.partition, record: { state: null, lastMirrorEpoch: epoch } });
+      }
+    }
+    return [...out.values()];
+  }
+
+  /** Tombstones every record of a deleted mirror (spec §3.2). */
+  async tombstoneMirror(mirrorName: string): Promise<number> {
+    const entries = await this.entriesOf(mirrorName);
+    const byShard = new Map<number, CoordinatorRecord[]>();
+    for (const e of entries) {
+      const k = { mirrorName, topicId: e.topicId, partition: e.partition };
+      const p = this.partitionFor(mirrorName, e.topicId, e.partition);
+      push(byShard, p, stateRecord(k, null));
+      push(byShard, p, lastMirrorEpochRecord(k, null));
+    }
+    await Promise.all([...byShard].map(([p, records]) => this.runtime.writeTo(p, () => ({ records, response: undefined }))));
+    return entries.length;
+  }
+
+  async close(): Promise<void> {
+    await this.runtime.close();
+  }
+}
+
+function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
+  let list = m.get(k);
+  if (list === undefined) m.set(k, (list = []));
+  list.push(v);
+}
+
+export type { MirrorPartitionStateValue };
