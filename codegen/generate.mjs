@@ -334,14 +334,14 @@ function genStruct(st, m, ctx) {
     if (taggedFields.length === 0) {
       tl.push(`w.taggedFields(null, m.unknownTaggedFields);`);
     } else {
-      tl.push(`const tagged: Array<[number, Buffer]> = [];`);
+      tl.push(`let tagged: Array<[number, Buffer]> | null = null;`);
       for (const f of taggedFields) {
         const v = `f_${f.prop}`;
         const c = and(cond(f.tagged, m), nonDefault(f, v, ctx));
         const fieldCtx = { ...ctx, fieldNullable: typeNullable(f), tagged: true };
         const body = [`const tw = new Writer(64);`];
         body.push(...genWrite(f.type, v, 'true', cond(f.nullable, m), m, fieldCtx, 0, `${label}.${f.name}`).map((l) => l.replace(/\bw\./g, 'tw.').replace(/\(w, /g, '(tw, ')));
-        body.push(`tagged.push([${f.tag}, tw.toBuffer()]);`);
+        body.push(`(tagged ??= []).push([${f.tag}, tw.toBuffer()]);`);
         tl.push(`if (${c}) {`, ...indent(body), '}');
       }
       tl.push(`w.taggedFields(tagged, m.unknownTaggedFields);`);

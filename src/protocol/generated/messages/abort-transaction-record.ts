@@ -41,11 +41,11 @@ export function decodeAbortTransactionRecord(r: Reader, version: number): AbortT
 export function encodeAbortTransactionRecord(w: Writer, m: AbortTransactionRecordInput, version: number): void {
   if (version < 0 || version > 0) throw new Error('AbortTransactionRecord v' + version + ' is not supported');
   const f_reason = m.reason === undefined ? null : m.reason;
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if (f_reason !== null) {
     const tw = new Writer(64);
     tw.compactNullableString(f_reason);
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

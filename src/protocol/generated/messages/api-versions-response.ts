@@ -166,19 +166,19 @@ export function encodeApiVersionsResponse(w: Writer, m: ApiVersionsResponseInput
   const f_finalizedFeatures = m.finalizedFeatures === undefined ? [] : m.finalizedFeatures;
   const f_zkMigrationReady = m.zkMigrationReady === undefined ? false : m.zkMigrationReady;
   if (flexible) {
-    const tagged: Array<[number, Buffer]> = [];
+    let tagged: Array<[number, Buffer]> | null = null;
     if ((version >= 3) && (f_supportedFeatures.length !== 0)) {
       const tw = new Writer(64);
       tw.uvarint(f_supportedFeatures.length + 1);
       for (const e0 of f_supportedFeatures) {
         encodeApiVersionsResponseSupportedFeatureKey(tw, e0, version);
       }
-      tagged.push([0, tw.toBuffer()]);
+      (tagged ??= []).push([0, tw.toBuffer()]);
     }
     if ((version >= 3) && (f_finalizedFeaturesEpoch !== -1n)) {
       const tw = new Writer(64);
       tw.int64(f_finalizedFeaturesEpoch);
-      tagged.push([1, tw.toBuffer()]);
+      (tagged ??= []).push([1, tw.toBuffer()]);
     }
     if ((version >= 3) && (f_finalizedFeatures.length !== 0)) {
       const tw = new Writer(64);
@@ -186,12 +186,12 @@ export function encodeApiVersionsResponse(w: Writer, m: ApiVersionsResponseInput
       for (const e0 of f_finalizedFeatures) {
         encodeApiVersionsResponseFinalizedFeatureKey(tw, e0, version);
       }
-      tagged.push([2, tw.toBuffer()]);
+      (tagged ??= []).push([2, tw.toBuffer()]);
     }
     if ((version >= 3) && (f_zkMigrationReady !== false)) {
       const tw = new Writer(64);
       tw.bool(f_zkMigrationReady);
-      tagged.push([3, tw.toBuffer()]);
+      (tagged ??= []).push([3, tw.toBuffer()]);
     }
     w.taggedFields(tagged, m.unknownTaggedFields);
   } else if (m.unknownTaggedFields !== undefined && m.unknownTaggedFields.size > 0) {

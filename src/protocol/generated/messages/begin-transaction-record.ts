@@ -41,11 +41,11 @@ export function decodeBeginTransactionRecord(r: Reader, version: number): BeginT
 export function encodeBeginTransactionRecord(w: Writer, m: BeginTransactionRecordInput, version: number): void {
   if (version < 0 || version > 0) throw new Error('BeginTransactionRecord v' + version + ' is not supported');
   const f_name = m.name === undefined ? null : m.name;
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if (f_name !== null) {
     const tw = new Writer(64);
     tw.compactNullableString(f_name);
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

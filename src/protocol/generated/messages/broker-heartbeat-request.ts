@@ -82,14 +82,14 @@ export function encodeBrokerHeartbeatRequest(w: Writer, m: BrokerHeartbeatReques
   w.bool(f_wantShutDown);
   const f_offlineLogDirs = m.offlineLogDirs === undefined ? [] : m.offlineLogDirs;
   if ((!(version >= 1)) && (f_offlineLogDirs.length !== 0)) throw new Error('BrokerHeartbeatRequest.OfflineLogDirs cannot be set in version ' + version);
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if ((version >= 1) && (f_offlineLogDirs.length !== 0)) {
     const tw = new Writer(64);
     tw.uvarint(f_offlineLogDirs.length + 1);
     for (const e0 of f_offlineLogDirs) {
       tw.uuid(e0);
     }
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

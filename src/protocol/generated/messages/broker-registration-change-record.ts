@@ -80,16 +80,16 @@ export function encodeBrokerRegistrationChangeRecord(w: Writer, m: BrokerRegistr
   if ((!(version >= 1)) && (f_inControlledShutdown !== 0)) throw new Error('BrokerRegistrationChangeRecord.InControlledShutdown cannot be set in version ' + version);
   const f_logDirs = m.logDirs === undefined ? [] : m.logDirs;
   if ((!(version >= 2)) && (f_logDirs.length !== 0)) throw new Error('BrokerRegistrationChangeRecord.LogDirs cannot be set in version ' + version);
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if (f_fenced !== 0) {
     const tw = new Writer(64);
     tw.int8(f_fenced);
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   if ((version >= 1) && (f_inControlledShutdown !== 0)) {
     const tw = new Writer(64);
     tw.int8(f_inControlledShutdown);
-    tagged.push([1, tw.toBuffer()]);
+    (tagged ??= []).push([1, tw.toBuffer()]);
   }
   if ((version >= 2) && (f_logDirs.length !== 0)) {
     const tw = new Writer(64);
@@ -97,7 +97,7 @@ export function encodeBrokerRegistrationChangeRecord(w: Writer, m: BrokerRegistr
     for (const e0 of f_logDirs) {
       tw.uuid(e0);
     }
-    tagged.push([2, tw.toBuffer()]);
+    (tagged ??= []).push([2, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

@@ -130,7 +130,7 @@ export function encodeConsumerGroupMemberMetadataValue(w: Writer, m: ConsumerGro
   const f_serverAssignor = m.serverAssignor === undefined ? "" : m.serverAssignor;
   w.compactNullableString(f_serverAssignor);
   const f_classicMemberMetadata = m.classicMemberMetadata === undefined ? {} : m.classicMemberMetadata;
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if ((f_classicMemberMetadata === null || !isDefaultConsumerGroupMemberMetadataValueClassicMemberMetadata(f_classicMemberMetadata))) {
     const tw = new Writer(64);
     if (f_classicMemberMetadata === null) {
@@ -139,7 +139,7 @@ export function encodeConsumerGroupMemberMetadataValue(w: Writer, m: ConsumerGro
       tw.uvarint(1);
       encodeConsumerGroupMemberMetadataValueClassicMemberMetadata(tw, f_classicMemberMetadata, version);
     }
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

@@ -47,11 +47,11 @@ export function encodeConsumerGroupMetadataValue(w: Writer, m: ConsumerGroupMeta
   const f_epoch = m.epoch === undefined ? 0 : m.epoch;
   w.int32(f_epoch);
   const f_metadataHash = m.metadataHash === undefined ? 0n : m.metadataHash;
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if (f_metadataHash !== 0n) {
     const tw = new Writer(64);
     tw.int64(f_metadataHash);
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

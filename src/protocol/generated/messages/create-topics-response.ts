@@ -200,11 +200,11 @@ export function encodeCreateTopicsResponseCreatableTopicResult(w: Writer, m: Cre
     }
   }
   if (flexible) {
-    const tagged: Array<[number, Buffer]> = [];
+    let tagged: Array<[number, Buffer]> | null = null;
     if ((version >= 5) && (f_topicConfigErrorCode !== 0)) {
       const tw = new Writer(64);
       tw.int16(f_topicConfigErrorCode);
-      tagged.push([0, tw.toBuffer()]);
+      (tagged ??= []).push([0, tw.toBuffer()]);
     }
     w.taggedFields(tagged, m.unknownTaggedFields);
   } else if (m.unknownTaggedFields !== undefined && m.unknownTaggedFields.size > 0) {

@@ -96,11 +96,11 @@ export function encodeDescribeClusterMirrorsRequest(w: Writer, m: DescribeCluste
   w.bool(f_includeAuthorizedOperations);
   const f_clusterId = m.clusterId === undefined ? null : m.clusterId;
   const f_lastMirrorEpochLookups = m.lastMirrorEpochLookups === undefined ? [] : m.lastMirrorEpochLookups;
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if (f_clusterId !== null) {
     const tw = new Writer(64);
     tw.compactNullableString(f_clusterId);
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   if (f_lastMirrorEpochLookups.length !== 0) {
     const tw = new Writer(64);
@@ -108,7 +108,7 @@ export function encodeDescribeClusterMirrorsRequest(w: Writer, m: DescribeCluste
     for (const e0 of f_lastMirrorEpochLookups) {
       encodeDescribeClusterMirrorsRequestLastMirrorEpochLookup(tw, e0, version);
     }
-    tagged.push([1, tw.toBuffer()]);
+    (tagged ??= []).push([1, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

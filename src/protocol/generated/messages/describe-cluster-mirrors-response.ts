@@ -163,14 +163,14 @@ export function encodeDescribeClusterMirrorsResponse(w: Writer, m: DescribeClust
     encodeDescribeClusterMirrorsResponseDescribedMirror(w, e0, version);
   }
   const f_lookupResults = m.lookupResults === undefined ? [] : m.lookupResults;
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if (f_lookupResults.length !== 0) {
     const tw = new Writer(64);
     tw.uvarint(f_lookupResults.length + 1);
     for (const e0 of f_lookupResults) {
       encodeDescribeClusterMirrorsResponseLookupResult(tw, e0, version);
     }
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

@@ -229,17 +229,17 @@ export function encodeFetchRequest(w: Writer, m: FetchRequestInput, version: num
     (flexible ? w.compactString(f_rackId) : w.string(f_rackId));
   }
   if (flexible) {
-    const tagged: Array<[number, Buffer]> = [];
+    let tagged: Array<[number, Buffer]> | null = null;
     if ((version >= 12) && (f_clusterId !== null)) {
       const tw = new Writer(64);
       if (f_clusterId === null && !(version >= 12)) throw new Error('FetchRequest.ClusterId is not nullable in version ' + version);
       tw.compactNullableString(f_clusterId);
-      tagged.push([0, tw.toBuffer()]);
+      (tagged ??= []).push([0, tw.toBuffer()]);
     }
     if ((version >= 15) && (!isDefaultFetchRequestReplicaState(f_replicaState))) {
       const tw = new Writer(64);
       encodeFetchRequestReplicaState(tw, f_replicaState, version);
-      tagged.push([1, tw.toBuffer()]);
+      (tagged ??= []).push([1, tw.toBuffer()]);
     }
     w.taggedFields(tagged, m.unknownTaggedFields);
   } else if (m.unknownTaggedFields !== undefined && m.unknownTaggedFields.size > 0) {
@@ -425,21 +425,21 @@ export function encodeFetchRequestFetchPartition(w: Writer, m: FetchRequestFetch
   const f_highWatermark = m.highWatermark === undefined ? 9223372036854775807n : m.highWatermark;
   const f_mirrorLeaderEpoch = m.mirrorLeaderEpoch === undefined ? -1 : m.mirrorLeaderEpoch;
   if (flexible) {
-    const tagged: Array<[number, Buffer]> = [];
+    let tagged: Array<[number, Buffer]> | null = null;
     if ((version >= 17) && (f_replicaDirectoryId !== "00000000-0000-0000-0000-000000000000")) {
       const tw = new Writer(64);
       tw.uuid(f_replicaDirectoryId);
-      tagged.push([0, tw.toBuffer()]);
+      (tagged ??= []).push([0, tw.toBuffer()]);
     }
     if ((version >= 18) && (f_highWatermark !== 9223372036854775807n)) {
       const tw = new Writer(64);
       tw.int64(f_highWatermark);
-      tagged.push([1, tw.toBuffer()]);
+      (tagged ??= []).push([1, tw.toBuffer()]);
     }
     if ((version >= 19) && (f_mirrorLeaderEpoch !== -1)) {
       const tw = new Writer(64);
       tw.int32(f_mirrorLeaderEpoch);
-      tagged.push([2, tw.toBuffer()]);
+      (tagged ??= []).push([2, tw.toBuffer()]);
     }
     w.taggedFields(tagged, m.unknownTaggedFields);
   } else if (m.unknownTaggedFields !== undefined && m.unknownTaggedFields.size > 0) {

@@ -214,14 +214,14 @@ export function encodeFetchResponse(w: Writer, m: FetchResponseInput, version: n
   const f_nodeEndpoints = m.nodeEndpoints === undefined ? [] : m.nodeEndpoints;
   if ((!(version >= 16)) && (f_nodeEndpoints.length !== 0)) throw new Error('FetchResponse.NodeEndpoints cannot be set in version ' + version);
   if (flexible) {
-    const tagged: Array<[number, Buffer]> = [];
+    let tagged: Array<[number, Buffer]> | null = null;
     if ((version >= 16) && (f_nodeEndpoints.length !== 0)) {
       const tw = new Writer(64);
       tw.uvarint(f_nodeEndpoints.length + 1);
       for (const e0 of f_nodeEndpoints) {
         encodeFetchResponseNodeEndpoint(tw, e0, version);
       }
-      tagged.push([0, tw.toBuffer()]);
+      (tagged ??= []).push([0, tw.toBuffer()]);
     }
     w.taggedFields(tagged, m.unknownTaggedFields);
   } else if (m.unknownTaggedFields !== undefined && m.unknownTaggedFields.size > 0) {
@@ -393,26 +393,26 @@ export function encodeFetchResponsePartitionData(w: Writer, m: FetchResponsePart
   const f_records = m.records === undefined ? null : m.records;
   (flexible ? w.compactNullableBytes(f_records) : w.nullableBytes(f_records));
   if (flexible) {
-    const tagged: Array<[number, Buffer]> = [];
+    let tagged: Array<[number, Buffer]> | null = null;
     if ((version >= 12) && (!isDefaultFetchResponseEpochEndOffset(f_divergingEpoch))) {
       const tw = new Writer(64);
       encodeFetchResponseEpochEndOffset(tw, f_divergingEpoch, version);
-      tagged.push([0, tw.toBuffer()]);
+      (tagged ??= []).push([0, tw.toBuffer()]);
     }
     if ((version >= 12) && (!isDefaultFetchResponseLeaderIdAndEpoch(f_currentLeader))) {
       const tw = new Writer(64);
       encodeFetchResponseLeaderIdAndEpoch(tw, f_currentLeader, version);
-      tagged.push([1, tw.toBuffer()]);
+      (tagged ??= []).push([1, tw.toBuffer()]);
     }
     if ((version >= 12) && (!isDefaultFetchResponseSnapshotId(f_snapshotId))) {
       const tw = new Writer(64);
       encodeFetchResponseSnapshotId(tw, f_snapshotId, version);
-      tagged.push([2, tw.toBuffer()]);
+      (tagged ??= []).push([2, tw.toBuffer()]);
     }
     if ((version >= 19) && (f_mirrorLeaderEpoch !== -1)) {
       const tw = new Writer(64);
       tw.int32(f_mirrorLeaderEpoch);
-      tagged.push([3, tw.toBuffer()]);
+      (tagged ??= []).push([3, tw.toBuffer()]);
     }
     w.taggedFields(tagged, m.unknownTaggedFields);
   } else if (m.unknownTaggedFields !== undefined && m.unknownTaggedFields.size > 0) {

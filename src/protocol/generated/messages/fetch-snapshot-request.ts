@@ -114,11 +114,11 @@ export function encodeFetchSnapshotRequest(w: Writer, m: FetchSnapshotRequestInp
   for (const e0 of f_topics) {
     encodeFetchSnapshotRequestTopicSnapshot(w, e0, version);
   }
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if (f_clusterId !== null) {
     const tw = new Writer(64);
     tw.compactNullableString(f_clusterId);
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }
@@ -201,11 +201,11 @@ export function encodeFetchSnapshotRequestPartitionSnapshot(w: Writer, m: FetchS
   const f_position = m.position === undefined ? 0n : m.position;
   w.int64(f_position);
   const f_replicaDirectoryId = m.replicaDirectoryId === undefined ? "00000000-0000-0000-0000-000000000000" : m.replicaDirectoryId;
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if ((version >= 1) && (f_replicaDirectoryId !== "00000000-0000-0000-0000-000000000000")) {
     const tw = new Writer(64);
     tw.uuid(f_replicaDirectoryId);
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

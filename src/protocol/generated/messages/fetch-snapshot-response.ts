@@ -156,14 +156,14 @@ export function encodeFetchSnapshotResponse(w: Writer, m: FetchSnapshotResponseI
   }
   const f_nodeEndpoints = m.nodeEndpoints === undefined ? [] : m.nodeEndpoints;
   if ((!(version >= 1)) && (f_nodeEndpoints.length !== 0)) throw new Error('FetchSnapshotResponse.NodeEndpoints cannot be set in version ' + version);
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if ((version >= 1) && (f_nodeEndpoints.length !== 0)) {
     const tw = new Writer(64);
     tw.uvarint(f_nodeEndpoints.length + 1);
     for (const e0 of f_nodeEndpoints) {
       encodeFetchSnapshotResponseNodeEndpoint(tw, e0, version);
     }
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }
@@ -254,11 +254,11 @@ export function encodeFetchSnapshotResponsePartitionSnapshot(w: Writer, m: Fetch
   w.int64(f_position);
   const f_unalignedRecords = m.unalignedRecords === undefined ? null : m.unalignedRecords;
   w.compactNullableBytes(f_unalignedRecords);
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if (!isDefaultFetchSnapshotResponseLeaderIdAndEpoch(f_currentLeader)) {
     const tw = new Writer(64);
     encodeFetchSnapshotResponseLeaderIdAndEpoch(tw, f_currentLeader, version);
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

@@ -84,11 +84,11 @@ export function encodeOffsetCommitValue(w: Writer, m: OffsetCommitValueInput, ve
   }
   const f_topicId = m.topicId === undefined ? "00000000-0000-0000-0000-000000000000" : m.topicId;
   if (flexible) {
-    const tagged: Array<[number, Buffer]> = [];
+    let tagged: Array<[number, Buffer]> | null = null;
     if ((version >= 4) && (f_topicId !== "00000000-0000-0000-0000-000000000000")) {
       const tw = new Writer(64);
       tw.uuid(f_topicId);
-      tagged.push([0, tw.toBuffer()]);
+      (tagged ??= []).push([0, tw.toBuffer()]);
     }
     w.taggedFields(tagged, m.unknownTaggedFields);
   } else if (m.unknownTaggedFields !== undefined && m.unknownTaggedFields.size > 0) {

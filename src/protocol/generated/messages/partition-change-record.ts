@@ -200,7 +200,7 @@ export function encodePartitionChangeRecord(w: Writer, m: PartitionChangeRecordI
   if ((!(version >= 2)) && (f_eligibleLeaderReplicas !== null)) throw new Error('PartitionChangeRecord.EligibleLeaderReplicas cannot be set in version ' + version);
   const f_lastKnownElr = m.lastKnownElr === undefined ? null : m.lastKnownElr;
   if ((!(version >= 2)) && (f_lastKnownElr !== null)) throw new Error('PartitionChangeRecord.LastKnownElr cannot be set in version ' + version);
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if (f_isr !== null) {
     const tw = new Writer(64);
     if (f_isr === null) {
@@ -211,12 +211,12 @@ export function encodePartitionChangeRecord(w: Writer, m: PartitionChangeRecordI
         tw.int32(e0);
       }
     }
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   if (f_leader !== -2) {
     const tw = new Writer(64);
     tw.int32(f_leader);
-    tagged.push([1, tw.toBuffer()]);
+    (tagged ??= []).push([1, tw.toBuffer()]);
   }
   if (f_replicas !== null) {
     const tw = new Writer(64);
@@ -228,7 +228,7 @@ export function encodePartitionChangeRecord(w: Writer, m: PartitionChangeRecordI
         tw.int32(e0);
       }
     }
-    tagged.push([2, tw.toBuffer()]);
+    (tagged ??= []).push([2, tw.toBuffer()]);
   }
   if (f_removingReplicas !== null) {
     const tw = new Writer(64);
@@ -240,7 +240,7 @@ export function encodePartitionChangeRecord(w: Writer, m: PartitionChangeRecordI
         tw.int32(e0);
       }
     }
-    tagged.push([3, tw.toBuffer()]);
+    (tagged ??= []).push([3, tw.toBuffer()]);
   }
   if (f_addingReplicas !== null) {
     const tw = new Writer(64);
@@ -252,12 +252,12 @@ export function encodePartitionChangeRecord(w: Writer, m: PartitionChangeRecordI
         tw.int32(e0);
       }
     }
-    tagged.push([4, tw.toBuffer()]);
+    (tagged ??= []).push([4, tw.toBuffer()]);
   }
   if (f_leaderRecoveryState !== -1) {
     const tw = new Writer(64);
     tw.int8(f_leaderRecoveryState);
-    tagged.push([5, tw.toBuffer()]);
+    (tagged ??= []).push([5, tw.toBuffer()]);
   }
   if ((version >= 2) && (f_eligibleLeaderReplicas !== null)) {
     const tw = new Writer(64);
@@ -270,7 +270,7 @@ export function encodePartitionChangeRecord(w: Writer, m: PartitionChangeRecordI
         tw.int32(e0);
       }
     }
-    tagged.push([6, tw.toBuffer()]);
+    (tagged ??= []).push([6, tw.toBuffer()]);
   }
   if ((version >= 2) && (f_lastKnownElr !== null)) {
     const tw = new Writer(64);
@@ -283,7 +283,7 @@ export function encodePartitionChangeRecord(w: Writer, m: PartitionChangeRecordI
         tw.int32(e0);
       }
     }
-    tagged.push([7, tw.toBuffer()]);
+    (tagged ??= []).push([7, tw.toBuffer()]);
   }
   if ((version >= 1) && (f_directories !== null)) {
     const tw = new Writer(64);
@@ -296,7 +296,7 @@ export function encodePartitionChangeRecord(w: Writer, m: PartitionChangeRecordI
         tw.uuid(e0);
       }
     }
-    tagged.push([8, tw.toBuffer()]);
+    (tagged ??= []).push([8, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

@@ -214,11 +214,11 @@ export function encodePartitionRecord(w: Writer, m: PartitionRecordInput, versio
   if ((!(version >= 2)) && (f_eligibleLeaderReplicas !== null)) throw new Error('PartitionRecord.EligibleLeaderReplicas cannot be set in version ' + version);
   const f_lastKnownElr = m.lastKnownElr === undefined ? null : m.lastKnownElr;
   if ((!(version >= 2)) && (f_lastKnownElr !== null)) throw new Error('PartitionRecord.LastKnownElr cannot be set in version ' + version);
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if (f_leaderRecoveryState !== 0) {
     const tw = new Writer(64);
     tw.int8(f_leaderRecoveryState);
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   if ((version >= 2) && (f_eligibleLeaderReplicas !== null)) {
     const tw = new Writer(64);
@@ -231,7 +231,7 @@ export function encodePartitionRecord(w: Writer, m: PartitionRecordInput, versio
         tw.int32(e0);
       }
     }
-    tagged.push([1, tw.toBuffer()]);
+    (tagged ??= []).push([1, tw.toBuffer()]);
   }
   if ((version >= 2) && (f_lastKnownElr !== null)) {
     const tw = new Writer(64);
@@ -244,7 +244,7 @@ export function encodePartitionRecord(w: Writer, m: PartitionRecordInput, versio
         tw.int32(e0);
       }
     }
-    tagged.push([2, tw.toBuffer()]);
+    (tagged ??= []).push([2, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

@@ -161,14 +161,14 @@ export function encodeProduceResponse(w: Writer, m: ProduceResponseInput, versio
   const f_nodeEndpoints = m.nodeEndpoints === undefined ? [] : m.nodeEndpoints;
   if ((!(version >= 10)) && (f_nodeEndpoints.length !== 0)) throw new Error('ProduceResponse.NodeEndpoints cannot be set in version ' + version);
   if (flexible) {
-    const tagged: Array<[number, Buffer]> = [];
+    let tagged: Array<[number, Buffer]> | null = null;
     if ((version >= 10) && (f_nodeEndpoints.length !== 0)) {
       const tw = new Writer(64);
       tw.uvarint(f_nodeEndpoints.length + 1);
       for (const e0 of f_nodeEndpoints) {
         encodeProduceResponseNodeEndpoint(tw, e0, version);
       }
-      tagged.push([0, tw.toBuffer()]);
+      (tagged ??= []).push([0, tw.toBuffer()]);
     }
     w.taggedFields(tagged, m.unknownTaggedFields);
   } else if (m.unknownTaggedFields !== undefined && m.unknownTaggedFields.size > 0) {
@@ -319,11 +319,11 @@ export function encodeProduceResponsePartitionProduceResponse(w: Writer, m: Prod
   const f_currentLeader = m.currentLeader === undefined ? {} : m.currentLeader;
   if ((!(version >= 10)) && (!isDefaultProduceResponseLeaderIdAndEpoch(f_currentLeader))) throw new Error('ProduceResponse.PartitionProduceResponse.CurrentLeader cannot be set in version ' + version);
   if (flexible) {
-    const tagged: Array<[number, Buffer]> = [];
+    let tagged: Array<[number, Buffer]> | null = null;
     if ((version >= 10) && (!isDefaultProduceResponseLeaderIdAndEpoch(f_currentLeader))) {
       const tw = new Writer(64);
       encodeProduceResponseLeaderIdAndEpoch(tw, f_currentLeader, version);
-      tagged.push([0, tw.toBuffer()]);
+      (tagged ??= []).push([0, tw.toBuffer()]);
     }
     w.taggedFields(tagged, m.unknownTaggedFields);
   } else if (m.unknownTaggedFields !== undefined && m.unknownTaggedFields.size > 0) {

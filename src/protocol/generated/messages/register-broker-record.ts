@@ -175,14 +175,14 @@ export function encodeRegisterBrokerRecord(w: Writer, m: RegisterBrokerRecordInp
   }
   const f_logDirs = m.logDirs === undefined ? [] : m.logDirs;
   if ((!(version >= 3)) && (f_logDirs.length !== 0)) throw new Error('RegisterBrokerRecord.LogDirs cannot be set in version ' + version);
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if ((version >= 3) && (f_logDirs.length !== 0)) {
     const tw = new Writer(64);
     tw.uvarint(f_logDirs.length + 1);
     for (const e0 of f_logDirs) {
       tw.uuid(e0);
     }
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

@@ -115,14 +115,14 @@ export function encodeStartMirrorTopicsRequest(w: Writer, m: StartMirrorTopicsRe
   const f_excludePatterns = m.excludePatterns === undefined ? [] : m.excludePatterns;
   const f_stateValidationOffset = m.stateValidationOffset === undefined ? -1n : m.stateValidationOffset;
   w.int64(f_stateValidationOffset);
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if (f_includePatterns.length !== 0) {
     const tw = new Writer(64);
     tw.uvarint(f_includePatterns.length + 1);
     for (const e0 of f_includePatterns) {
       tw.compactString(e0);
     }
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   if (f_excludePatterns.length !== 0) {
     const tw = new Writer(64);
@@ -130,7 +130,7 @@ export function encodeStartMirrorTopicsRequest(w: Writer, m: StartMirrorTopicsRe
     for (const e0 of f_excludePatterns) {
       tw.compactString(e0);
     }
-    tagged.push([1, tw.toBuffer()]);
+    (tagged ??= []).push([1, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

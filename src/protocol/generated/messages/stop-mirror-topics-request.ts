@@ -93,14 +93,14 @@ export function encodeStopMirrorTopicsRequest(w: Writer, m: StopMirrorTopicsRequ
   const f_patterns = m.patterns === undefined ? [] : m.patterns;
   const f_stateValidationOffset = m.stateValidationOffset === undefined ? -1n : m.stateValidationOffset;
   w.int64(f_stateValidationOffset);
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if (f_patterns.length !== 0) {
     const tw = new Writer(64);
     tw.uvarint(f_patterns.length + 1);
     for (const e0 of f_patterns) {
       tw.compactString(e0);
     }
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

@@ -143,26 +143,26 @@ export function encodeTransactionLogValue(w: Writer, m: TransactionLogValueInput
   const f_clientTransactionVersion = m.clientTransactionVersion === undefined ? 0 : m.clientTransactionVersion;
   if ((!(version >= 1)) && (f_clientTransactionVersion !== 0)) throw new Error('TransactionLogValue.ClientTransactionVersion cannot be set in version ' + version);
   if (flexible) {
-    const tagged: Array<[number, Buffer]> = [];
+    let tagged: Array<[number, Buffer]> | null = null;
     if ((version >= 1) && (f_previousProducerId !== -1n)) {
       const tw = new Writer(64);
       tw.int64(f_previousProducerId);
-      tagged.push([0, tw.toBuffer()]);
+      (tagged ??= []).push([0, tw.toBuffer()]);
     }
     if ((version >= 1) && (f_nextProducerId !== -1n)) {
       const tw = new Writer(64);
       tw.int64(f_nextProducerId);
-      tagged.push([1, tw.toBuffer()]);
+      (tagged ??= []).push([1, tw.toBuffer()]);
     }
     if ((version >= 1) && (f_clientTransactionVersion !== 0)) {
       const tw = new Writer(64);
       tw.int16(f_clientTransactionVersion);
-      tagged.push([2, tw.toBuffer()]);
+      (tagged ??= []).push([2, tw.toBuffer()]);
     }
     if ((version >= 1) && (f_nextProducerEpoch !== -1)) {
       const tw = new Writer(64);
       tw.int16(f_nextProducerEpoch);
-      tagged.push([3, tw.toBuffer()]);
+      (tagged ??= []).push([3, tw.toBuffer()]);
     }
     w.taggedFields(tagged, m.unknownTaggedFields);
   } else if (m.unknownTaggedFields !== undefined && m.unknownTaggedFields.size > 0) {

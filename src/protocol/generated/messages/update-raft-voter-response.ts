@@ -68,11 +68,11 @@ export function encodeUpdateRaftVoterResponse(w: Writer, m: UpdateRaftVoterRespo
   const f_errorCode = m.errorCode === undefined ? 0 : m.errorCode;
   w.int16(f_errorCode);
   const f_currentLeader = m.currentLeader === undefined ? {} : m.currentLeader;
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if (!isDefaultUpdateRaftVoterResponseCurrentLeader(f_currentLeader)) {
     const tw = new Writer(64);
     encodeUpdateRaftVoterResponseCurrentLeader(tw, f_currentLeader, version);
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

@@ -122,14 +122,14 @@ export function encodeVoteResponse(w: Writer, m: VoteResponseInput, version: num
   }
   const f_nodeEndpoints = m.nodeEndpoints === undefined ? [] : m.nodeEndpoints;
   if ((!(version >= 1)) && (f_nodeEndpoints.length !== 0)) throw new Error('VoteResponse.NodeEndpoints cannot be set in version ' + version);
-  const tagged: Array<[number, Buffer]> = [];
+  let tagged: Array<[number, Buffer]> | null = null;
   if ((version >= 1) && (f_nodeEndpoints.length !== 0)) {
     const tw = new Writer(64);
     tw.uvarint(f_nodeEndpoints.length + 1);
     for (const e0 of f_nodeEndpoints) {
       encodeVoteResponseNodeEndpoint(tw, e0, version);
     }
-    tagged.push([0, tw.toBuffer()]);
+    (tagged ??= []).push([0, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }
