@@ -267,16 +267,18 @@ function genStruct(st, m, ctx) {
   const dec = [];
   if (isTop) dec.push(`if (version < ${m.min} || version > ${m.max}) r.fail('${m.name} v' + version + ' is not supported');`);
   for (const f of st.fields) {
-    dec.push(`let f_${f.prop}: ${fieldTsType(f, false)} = ${defaultExpr(f, false)};`);
-  }
-  for (const f of st.fields) {
-    if (f.regular === null) continue;
+    const decl = `let f_${f.prop}: ${fieldTsType(f, false)}`;
+    const c = f.regular === null ? 'false' : cond(f.regular, m);
+    if (c === 'false') {
+      dec.push(`${decl} = ${defaultExpr(f, false)};`);
+      continue;
+    }
     const flex = f.flexible !== undefined ? cond(f.flexible, m) : flexAll;
-    const c = cond(f.regular, m);
     const nullable = cond(f.nullable, m);
     const body = genRead(f.type, `f_${f.prop}`, 'r', flex === 'true' || flex === 'false' ? flex : 'flexible', nullable, m, ctx, 0, `${label}.${f.name}`);
-    if (c === 'true') dec.push(...body);
-    else dec.push(`if (${c}) {`, ...indent(body), '}');
+    if (c !== 'true') dec.push(`${decl} = ${defaultExpr(f, false)};`, `if (${c}) {`, ...indent(body), '}');
+    else if (body.length === 1) dec.push(body[0].replace(`f_${f.prop} = `, `${decl} = `));
+    else dec.push(`${decl};`, ...body);
   }
   const taggedFields = st.fields.filter((f) => f.tagged !== null).sort((a, b) => a.tag - b.tag);
   if (flexAll !== 'false') {

@@ -33,22 +33,14 @@ export interface AccessControlEntryRecordInput {
 
 export function decodeAccessControlEntryRecord(r: Reader, version: number): AccessControlEntryRecord {
   if (version < 0 || version > 0) r.fail('AccessControlEntryRecord v' + version + ' is not supported');
-  let f_id: string = "00000000-0000-0000-0000-000000000000";
-  let f_resourceType: number = 0;
-  let f_resourceName: string = "";
-  let f_patternType: number = 0;
-  let f_principal: string = "";
-  let f_host: string = "";
-  let f_operation: number = 0;
-  let f_permissionType: number = 0;
-  f_id = r.uuid();
-  f_resourceType = r.int8();
-  f_resourceName = r.compactString();
-  f_patternType = r.int8();
-  f_principal = r.compactString();
-  f_host = r.compactString();
-  f_operation = r.int8();
-  f_permissionType = r.int8();
+  let f_id: string = r.uuid();
+  let f_resourceType: number = r.int8();
+  let f_resourceName: string = r.compactString();
+  let f_patternType: number = r.int8();
+  let f_principal: string = r.compactString();
+  let f_host: string = r.compactString();
+  let f_operation: number = r.int8();
+  let f_permissionType: number = r.int8();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('AccessControlEntryRecord: ' + nt + ' tagged fields cannot fit');

@@ -25,14 +25,10 @@ export interface AddOffsetsToTxnRequestInput {
 export function decodeAddOffsetsToTxnRequest(r: Reader, version: number): AddOffsetsToTxnRequest {
   const flexible = version >= 3;
   if (version < 0 || version > 4) r.fail('AddOffsetsToTxnRequest v' + version + ' is not supported');
-  let f_transactionalId: string = "";
-  let f_producerId: bigint = 0n;
-  let f_producerEpoch: number = 0;
-  let f_groupId: string = "";
-  f_transactionalId = (flexible ? r.compactString() : r.string());
-  f_producerId = r.int64();
-  f_producerEpoch = r.int16();
-  f_groupId = (flexible ? r.compactString() : r.string());
+  let f_transactionalId: string = (flexible ? r.compactString() : r.string());
+  let f_producerId: bigint = r.int64();
+  let f_producerEpoch: number = r.int16();
+  let f_groupId: string = (flexible ? r.compactString() : r.string());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

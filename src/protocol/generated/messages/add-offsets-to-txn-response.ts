@@ -21,10 +21,8 @@ export interface AddOffsetsToTxnResponseInput {
 export function decodeAddOffsetsToTxnResponse(r: Reader, version: number): AddOffsetsToTxnResponse {
   const flexible = version >= 3;
   if (version < 0 || version > 4) r.fail('AddOffsetsToTxnResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -58,10 +58,6 @@ export function decodeAddPartitionsToTxnRequest(r: Reader, version: number): Add
   const flexible = version >= 3;
   if (version < 0 || version > 5) r.fail('AddPartitionsToTxnRequest v' + version + ' is not supported');
   let f_transactions: AddPartitionsToTxnRequestAddPartitionsToTxnTransaction[] = [];
-  let f_v3AndBelowTransactionalId: string = "";
-  let f_v3AndBelowProducerId: bigint = 0n;
-  let f_v3AndBelowProducerEpoch: number = 0;
-  let f_v3AndBelowTopics: AddPartitionsToTxnRequestAddPartitionsToTxnTopic[] = [];
   if (version >= 4) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -76,15 +72,19 @@ export function decodeAddPartitionsToTxnRequest(r: Reader, version: number): Add
       }
     }
   }
+  let f_v3AndBelowTransactionalId: string = "";
   if (version <= 3) {
     f_v3AndBelowTransactionalId = (flexible ? r.compactString() : r.string());
   }
+  let f_v3AndBelowProducerId: bigint = 0n;
   if (version <= 3) {
     f_v3AndBelowProducerId = r.int64();
   }
+  let f_v3AndBelowProducerEpoch: number = 0;
   if (version <= 3) {
     f_v3AndBelowProducerEpoch = r.int16();
   }
+  let f_v3AndBelowTopics: AddPartitionsToTxnRequestAddPartitionsToTxnTopic[] = [];
   if (version <= 3) {
     {
       const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
@@ -158,22 +158,22 @@ export function encodeAddPartitionsToTxnRequest(w: Writer, m: AddPartitionsToTxn
 export function decodeAddPartitionsToTxnRequestAddPartitionsToTxnTransaction(r: Reader, version: number): AddPartitionsToTxnRequestAddPartitionsToTxnTransaction {
   const flexible = version >= 3;
   let f_transactionalId: string = "";
-  let f_producerId: bigint = 0n;
-  let f_producerEpoch: number = 0;
-  let f_verifyOnly: boolean = false;
-  let f_topics: AddPartitionsToTxnRequestAddPartitionsToTxnTopic[] = [];
   if (version >= 4) {
     f_transactionalId = (flexible ? r.compactString() : r.string());
   }
+  let f_producerId: bigint = 0n;
   if (version >= 4) {
     f_producerId = r.int64();
   }
+  let f_producerEpoch: number = 0;
   if (version >= 4) {
     f_producerEpoch = r.int16();
   }
+  let f_verifyOnly: boolean = false;
   if (version >= 4) {
     f_verifyOnly = r.bool();
   }
+  let f_topics: AddPartitionsToTxnRequestAddPartitionsToTxnTopic[] = [];
   if (version >= 4) {
     {
       const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
@@ -242,9 +242,8 @@ export function encodeAddPartitionsToTxnRequestAddPartitionsToTxnTransaction(w: 
 
 export function decodeAddPartitionsToTxnRequestAddPartitionsToTxnTopic(r: Reader, version: number): AddPartitionsToTxnRequestAddPartitionsToTxnTopic {
   const flexible = version >= 3;
-  let f_name: string = "";
-  let f_partitions: number[] = [];
-  f_name = (flexible ? r.compactString() : r.string());
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: number[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {

@@ -61,14 +61,12 @@ export interface AddPartitionsToTxnResponseAddPartitionsToTxnPartitionResultInpu
 export function decodeAddPartitionsToTxnResponse(r: Reader, version: number): AddPartitionsToTxnResponse {
   const flexible = version >= 3;
   if (version < 0 || version > 5) r.fail('AddPartitionsToTxnResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
+  let f_throttleTimeMs: number = r.int32();
   let f_errorCode: number = 0;
-  let f_resultsByTransaction: AddPartitionsToTxnResponseAddPartitionsToTxnResult[] = [];
-  let f_resultsByTopicV3AndBelow: AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[] = [];
-  f_throttleTimeMs = r.int32();
   if (version >= 4) {
     f_errorCode = r.int16();
   }
+  let f_resultsByTransaction: AddPartitionsToTxnResponseAddPartitionsToTxnResult[] = [];
   if (version >= 4) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -83,6 +81,7 @@ export function decodeAddPartitionsToTxnResponse(r: Reader, version: number): Ad
       }
     }
   }
+  let f_resultsByTopicV3AndBelow: AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[] = [];
   if (version <= 3) {
     {
       const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
@@ -147,10 +146,10 @@ export function encodeAddPartitionsToTxnResponse(w: Writer, m: AddPartitionsToTx
 export function decodeAddPartitionsToTxnResponseAddPartitionsToTxnResult(r: Reader, version: number): AddPartitionsToTxnResponseAddPartitionsToTxnResult {
   const flexible = version >= 3;
   let f_transactionalId: string = "";
-  let f_topicResults: AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[] = [];
   if (version >= 4) {
     f_transactionalId = (flexible ? r.compactString() : r.string());
   }
+  let f_topicResults: AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[] = [];
   if (version >= 4) {
     {
       const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
@@ -204,9 +203,8 @@ export function encodeAddPartitionsToTxnResponseAddPartitionsToTxnResult(w: Writ
 
 export function decodeAddPartitionsToTxnResponseAddPartitionsToTxnTopicResult(r: Reader, version: number): AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult {
   const flexible = version >= 3;
-  let f_name: string = "";
-  let f_resultsByPartition: AddPartitionsToTxnResponseAddPartitionsToTxnPartitionResult[] = [];
-  f_name = (flexible ? r.compactString() : r.string());
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_resultsByPartition: AddPartitionsToTxnResponseAddPartitionsToTxnPartitionResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(6) : r.arrayLength(6));
     if (n0 < 0) {
@@ -252,10 +250,8 @@ export function encodeAddPartitionsToTxnResponseAddPartitionsToTxnTopicResult(w:
 
 export function decodeAddPartitionsToTxnResponseAddPartitionsToTxnPartitionResult(r: Reader, version: number): AddPartitionsToTxnResponseAddPartitionsToTxnPartitionResult {
   const flexible = version >= 3;
-  let f_partitionIndex: number = 0;
-  let f_partitionErrorCode: number = 0;
-  f_partitionIndex = r.int32();
-  f_partitionErrorCode = r.int16();
+  let f_partitionIndex: number = r.int32();
+  let f_partitionErrorCode: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -40,15 +40,11 @@ export interface AddRaftVoterRequestListenerInput {
 
 export function decodeAddRaftVoterRequest(r: Reader, version: number): AddRaftVoterRequest {
   if (version < 0 || version > 0) r.fail('AddRaftVoterRequest v' + version + ' is not supported');
-  let f_clusterId: string | null = "";
-  let f_timeoutMs: number = 0;
-  let f_voterId: number = 0;
-  let f_voterDirectoryId: string = "00000000-0000-0000-0000-000000000000";
-  let f_listeners: AddRaftVoterRequestListener[] = [];
-  f_clusterId = r.compactNullableString();
-  f_timeoutMs = r.int32();
-  f_voterId = r.int32();
-  f_voterDirectoryId = r.uuid();
+  let f_clusterId: string | null = r.compactNullableString();
+  let f_timeoutMs: number = r.int32();
+  let f_voterId: number = r.int32();
+  let f_voterDirectoryId: string = r.uuid();
+  let f_listeners: AddRaftVoterRequestListener[];
   {
     const n0 = r.compactArrayLength(5);
     if (n0 < 0) {
@@ -93,12 +89,9 @@ export function encodeAddRaftVoterRequest(w: Writer, m: AddRaftVoterRequestInput
 }
 
 export function decodeAddRaftVoterRequestListener(r: Reader, version: number): AddRaftVoterRequestListener {
-  let f_name: string = "";
-  let f_host: string = "";
-  let f_port: number = 0;
-  f_name = r.compactString();
-  f_host = r.compactString();
-  f_port = r.uint16();
+  let f_name: string = r.compactString();
+  let f_host: string = r.compactString();
+  let f_port: number = r.uint16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('AddRaftVoterRequest.Listener: ' + nt + ' tagged fields cannot fit');

@@ -20,10 +20,8 @@ export interface AllocateProducerIdsRequestInput {
 
 export function decodeAllocateProducerIdsRequest(r: Reader, version: number): AllocateProducerIdsRequest {
   if (version < 0 || version > 0) r.fail('AllocateProducerIdsRequest v' + version + ' is not supported');
-  let f_brokerId: number = 0;
-  let f_brokerEpoch: bigint = -1n;
-  f_brokerId = r.int32();
-  f_brokerEpoch = r.int64();
+  let f_brokerId: number = r.int32();
+  let f_brokerEpoch: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('AllocateProducerIdsRequest: ' + nt + ' tagged fields cannot fit');

@@ -24,14 +24,10 @@ export interface AllocateProducerIdsResponseInput {
 
 export function decodeAllocateProducerIdsResponse(r: Reader, version: number): AllocateProducerIdsResponse {
   if (version < 0 || version > 0) r.fail('AllocateProducerIdsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_producerIdStart: bigint = 0n;
-  let f_producerIdLen: number = 0;
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_producerIdStart = r.int64();
-  f_producerIdLen = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_producerIdStart: bigint = r.int64();
+  let f_producerIdLen: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('AllocateProducerIdsResponse: ' + nt + ' tagged fields cannot fit');

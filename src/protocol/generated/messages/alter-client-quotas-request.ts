@@ -59,8 +59,7 @@ export interface AlterClientQuotasRequestOpDataInput {
 export function decodeAlterClientQuotasRequest(r: Reader, version: number): AlterClientQuotasRequest {
   const flexible = version >= 1;
   if (version < 0 || version > 1) r.fail('AlterClientQuotasRequest v' + version + ' is not supported');
-  let f_entries: AlterClientQuotasRequestEntryData[] = [];
-  let f_validateOnly: boolean = false;
+  let f_entries: AlterClientQuotasRequestEntryData[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -73,7 +72,7 @@ export function decodeAlterClientQuotasRequest(r: Reader, version: number): Alte
       f_entries = a0;
     }
   }
-  f_validateOnly = r.bool();
+  let f_validateOnly: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -108,8 +107,7 @@ export function encodeAlterClientQuotasRequest(w: Writer, m: AlterClientQuotasRe
 
 export function decodeAlterClientQuotasRequestEntryData(r: Reader, version: number): AlterClientQuotasRequestEntryData {
   const flexible = version >= 1;
-  let f_entity: AlterClientQuotasRequestEntityData[] = [];
-  let f_ops: AlterClientQuotasRequestOpData[] = [];
+  let f_entity: AlterClientQuotasRequestEntityData[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -122,6 +120,7 @@ export function decodeAlterClientQuotasRequestEntryData(r: Reader, version: numb
       f_entity = a0;
     }
   }
+  let f_ops: AlterClientQuotasRequestOpData[];
   {
     const n0 = (flexible ? r.compactArrayLength(10) : r.arrayLength(10));
     if (n0 < 0) {
@@ -170,10 +169,8 @@ export function encodeAlterClientQuotasRequestEntryData(w: Writer, m: AlterClien
 
 export function decodeAlterClientQuotasRequestEntityData(r: Reader, version: number): AlterClientQuotasRequestEntityData {
   const flexible = version >= 1;
-  let f_entityType: string = "";
-  let f_entityName: string | null = "";
-  f_entityType = (flexible ? r.compactString() : r.string());
-  f_entityName = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_entityType: string = (flexible ? r.compactString() : r.string());
+  let f_entityName: string | null = (flexible ? r.compactNullableString() : r.nullableString());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -204,12 +201,9 @@ export function encodeAlterClientQuotasRequestEntityData(w: Writer, m: AlterClie
 
 export function decodeAlterClientQuotasRequestOpData(r: Reader, version: number): AlterClientQuotasRequestOpData {
   const flexible = version >= 1;
-  let f_key: string = "";
-  let f_value: number = 0;
-  let f_remove: boolean = false;
-  f_key = (flexible ? r.compactString() : r.string());
-  f_value = r.float64();
-  f_remove = r.bool();
+  let f_key: string = (flexible ? r.compactString() : r.string());
+  let f_value: number = r.float64();
+  let f_remove: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -47,9 +47,8 @@ export interface AlterClientQuotasResponseEntityDataInput {
 export function decodeAlterClientQuotasResponse(r: Reader, version: number): AlterClientQuotasResponse {
   const flexible = version >= 1;
   if (version < 0 || version > 1) r.fail('AlterClientQuotasResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_entries: AlterClientQuotasResponseEntryData[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_entries: AlterClientQuotasResponseEntryData[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {
@@ -96,11 +95,9 @@ export function encodeAlterClientQuotasResponse(w: Writer, m: AlterClientQuotasR
 
 export function decodeAlterClientQuotasResponseEntryData(r: Reader, version: number): AlterClientQuotasResponseEntryData {
   const flexible = version >= 1;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  let f_entity: AlterClientQuotasResponseEntityData[] = [];
-  f_errorCode = r.int16();
-  f_errorMessage = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_entity: AlterClientQuotasResponseEntityData[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -148,10 +145,8 @@ export function encodeAlterClientQuotasResponseEntryData(w: Writer, m: AlterClie
 
 export function decodeAlterClientQuotasResponseEntityData(r: Reader, version: number): AlterClientQuotasResponseEntityData {
   const flexible = version >= 1;
-  let f_entityType: string = "";
-  let f_entityName: string | null = "";
-  f_entityType = (flexible ? r.compactString() : r.string());
-  f_entityName = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_entityType: string = (flexible ? r.compactString() : r.string());
+  let f_entityName: string | null = (flexible ? r.compactNullableString() : r.nullableString());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

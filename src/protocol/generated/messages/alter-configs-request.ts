@@ -47,8 +47,7 @@ export interface AlterConfigsRequestAlterableConfigInput {
 export function decodeAlterConfigsRequest(r: Reader, version: number): AlterConfigsRequest {
   const flexible = version >= 2;
   if (version < 0 || version > 2) r.fail('AlterConfigsRequest v' + version + ' is not supported');
-  let f_resources: AlterConfigsRequestAlterConfigsResource[] = [];
-  let f_validateOnly: boolean = false;
+  let f_resources: AlterConfigsRequestAlterConfigsResource[];
   {
     const n0 = (flexible ? r.compactArrayLength(3) : r.arrayLength(3));
     if (n0 < 0) {
@@ -61,7 +60,7 @@ export function decodeAlterConfigsRequest(r: Reader, version: number): AlterConf
       f_resources = a0;
     }
   }
-  f_validateOnly = r.bool();
+  let f_validateOnly: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -96,11 +95,9 @@ export function encodeAlterConfigsRequest(w: Writer, m: AlterConfigsRequestInput
 
 export function decodeAlterConfigsRequestAlterConfigsResource(r: Reader, version: number): AlterConfigsRequestAlterConfigsResource {
   const flexible = version >= 2;
-  let f_resourceType: number = 0;
-  let f_resourceName: string = "";
-  let f_configs: AlterConfigsRequestAlterableConfig[] = [];
-  f_resourceType = r.int8();
-  f_resourceName = (flexible ? r.compactString() : r.string());
+  let f_resourceType: number = r.int8();
+  let f_resourceName: string = (flexible ? r.compactString() : r.string());
+  let f_configs: AlterConfigsRequestAlterableConfig[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -148,10 +145,8 @@ export function encodeAlterConfigsRequestAlterConfigsResource(w: Writer, m: Alte
 
 export function decodeAlterConfigsRequestAlterableConfig(r: Reader, version: number): AlterConfigsRequestAlterableConfig {
   const flexible = version >= 2;
-  let f_name: string = "";
-  let f_value: string | null = "";
-  f_name = (flexible ? r.compactString() : r.string());
-  f_value = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_value: string | null = (flexible ? r.compactNullableString() : r.nullableString());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -37,9 +37,8 @@ export interface AlterConfigsResponseAlterConfigsResourceResponseInput {
 export function decodeAlterConfigsResponse(r: Reader, version: number): AlterConfigsResponse {
   const flexible = version >= 2;
   if (version < 0 || version > 2) r.fail('AlterConfigsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_responses: AlterConfigsResponseAlterConfigsResourceResponse[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_responses: AlterConfigsResponseAlterConfigsResourceResponse[];
   {
     const n0 = (flexible ? r.compactArrayLength(5) : r.arrayLength(5));
     if (n0 < 0) {
@@ -86,14 +85,10 @@ export function encodeAlterConfigsResponse(w: Writer, m: AlterConfigsResponseInp
 
 export function decodeAlterConfigsResponseAlterConfigsResourceResponse(r: Reader, version: number): AlterConfigsResponseAlterConfigsResourceResponse {
   const flexible = version >= 2;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  let f_resourceType: number = 0;
-  let f_resourceName: string = "";
-  f_errorCode = r.int16();
-  f_errorMessage = (flexible ? r.compactNullableString() : r.nullableString());
-  f_resourceType = r.int8();
-  f_resourceName = (flexible ? r.compactString() : r.string());
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_resourceType: number = r.int8();
+  let f_resourceName: string = (flexible ? r.compactString() : r.string());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

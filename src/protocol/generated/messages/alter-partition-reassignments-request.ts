@@ -46,13 +46,12 @@ export interface AlterPartitionReassignmentsRequestReassignablePartitionInput {
 
 export function decodeAlterPartitionReassignmentsRequest(r: Reader, version: number): AlterPartitionReassignmentsRequest {
   if (version < 0 || version > 1) r.fail('AlterPartitionReassignmentsRequest v' + version + ' is not supported');
-  let f_timeoutMs: number = 60000;
+  let f_timeoutMs: number = r.int32();
   let f_allowReplicationFactorChange: boolean = true;
-  let f_topics: AlterPartitionReassignmentsRequestReassignableTopic[] = [];
-  f_timeoutMs = r.int32();
   if (version >= 1) {
     f_allowReplicationFactorChange = r.bool();
   }
+  let f_topics: AlterPartitionReassignmentsRequestReassignableTopic[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -96,9 +95,8 @@ export function encodeAlterPartitionReassignmentsRequest(w: Writer, m: AlterPart
 }
 
 export function decodeAlterPartitionReassignmentsRequestReassignableTopic(r: Reader, version: number): AlterPartitionReassignmentsRequestReassignableTopic {
-  let f_name: string = "";
-  let f_partitions: AlterPartitionReassignmentsRequestReassignablePartition[] = [];
-  f_name = r.compactString();
+  let f_name: string = r.compactString();
+  let f_partitions: AlterPartitionReassignmentsRequestReassignablePartition[];
   {
     const n0 = r.compactArrayLength(6);
     if (n0 < 0) {
@@ -136,9 +134,8 @@ export function encodeAlterPartitionReassignmentsRequestReassignableTopic(w: Wri
 }
 
 export function decodeAlterPartitionReassignmentsRequestReassignablePartition(r: Reader, version: number): AlterPartitionReassignmentsRequestReassignablePartition {
-  let f_partitionIndex: number = 0;
-  let f_replicas: number[] | null = null;
-  f_partitionIndex = r.int32();
+  let f_partitionIndex: number = r.int32();
+  let f_replicas: number[] | null;
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

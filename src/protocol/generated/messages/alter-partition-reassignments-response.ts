@@ -52,17 +52,14 @@ export interface AlterPartitionReassignmentsResponseReassignablePartitionRespons
 
 export function decodeAlterPartitionReassignmentsResponse(r: Reader, version: number): AlterPartitionReassignmentsResponse {
   if (version < 0 || version > 1) r.fail('AlterPartitionReassignmentsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
+  let f_throttleTimeMs: number = r.int32();
   let f_allowReplicationFactorChange: boolean = true;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  let f_responses: AlterPartitionReassignmentsResponseReassignableTopicResponse[] = [];
-  f_throttleTimeMs = r.int32();
   if (version >= 1) {
     f_allowReplicationFactorChange = r.bool();
   }
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_responses: AlterPartitionReassignmentsResponseReassignableTopicResponse[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -109,9 +106,8 @@ export function encodeAlterPartitionReassignmentsResponse(w: Writer, m: AlterPar
 }
 
 export function decodeAlterPartitionReassignmentsResponseReassignableTopicResponse(r: Reader, version: number): AlterPartitionReassignmentsResponseReassignableTopicResponse {
-  let f_name: string = "";
-  let f_partitions: AlterPartitionReassignmentsResponseReassignablePartitionResponse[] = [];
-  f_name = r.compactString();
+  let f_name: string = r.compactString();
+  let f_partitions: AlterPartitionReassignmentsResponseReassignablePartitionResponse[];
   {
     const n0 = r.compactArrayLength(8);
     if (n0 < 0) {
@@ -149,12 +145,9 @@ export function encodeAlterPartitionReassignmentsResponseReassignableTopicRespon
 }
 
 export function decodeAlterPartitionReassignmentsResponseReassignablePartitionResponse(r: Reader, version: number): AlterPartitionReassignmentsResponseReassignablePartitionResponse {
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('AlterPartitionReassignmentsResponse.ReassignablePartitionResponse: ' + nt + ' tagged fields cannot fit');

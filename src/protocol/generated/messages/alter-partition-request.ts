@@ -66,11 +66,9 @@ export interface AlterPartitionRequestBrokerStateInput {
 
 export function decodeAlterPartitionRequest(r: Reader, version: number): AlterPartitionRequest {
   if (version < 2 || version > 3) r.fail('AlterPartitionRequest v' + version + ' is not supported');
-  let f_brokerId: number = 0;
-  let f_brokerEpoch: bigint = -1n;
-  let f_topics: AlterPartitionRequestTopicData[] = [];
-  f_brokerId = r.int32();
-  f_brokerEpoch = r.int64();
+  let f_brokerId: number = r.int32();
+  let f_brokerEpoch: bigint = r.int64();
+  let f_topics: AlterPartitionRequestTopicData[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -111,9 +109,8 @@ export function encodeAlterPartitionRequest(w: Writer, m: AlterPartitionRequestI
 }
 
 export function decodeAlterPartitionRequestTopicData(r: Reader, version: number): AlterPartitionRequestTopicData {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: AlterPartitionRequestPartitionData[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: AlterPartitionRequestPartitionData[];
   {
     const n0 = r.compactArrayLength(14);
     if (n0 < 0) {
@@ -151,14 +148,9 @@ export function encodeAlterPartitionRequestTopicData(w: Writer, m: AlterPartitio
 }
 
 export function decodeAlterPartitionRequestPartitionData(r: Reader, version: number): AlterPartitionRequestPartitionData {
-  let f_partitionIndex: number = 0;
-  let f_leaderEpoch: number = 0;
+  let f_partitionIndex: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
   let f_newIsr: number[] = [];
-  let f_newIsrWithEpochs: AlterPartitionRequestBrokerState[] = [];
-  let f_leaderRecoveryState: number = 0;
-  let f_partitionEpoch: number = 0;
-  f_partitionIndex = r.int32();
-  f_leaderEpoch = r.int32();
   if (version <= 2) {
     {
       const n0 = r.compactArrayLength(4);
@@ -173,6 +165,7 @@ export function decodeAlterPartitionRequestPartitionData(r: Reader, version: num
       }
     }
   }
+  let f_newIsrWithEpochs: AlterPartitionRequestBrokerState[] = [];
   if (version >= 3) {
     {
       const n0 = r.compactArrayLength(1);
@@ -187,8 +180,8 @@ export function decodeAlterPartitionRequestPartitionData(r: Reader, version: num
       }
     }
   }
-  f_leaderRecoveryState = r.int8();
-  f_partitionEpoch = r.int32();
+  let f_leaderRecoveryState: number = r.int8();
+  let f_partitionEpoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('AlterPartitionRequest.PartitionData: ' + nt + ' tagged fields cannot fit');
@@ -232,10 +225,10 @@ export function encodeAlterPartitionRequestPartitionData(w: Writer, m: AlterPart
 
 export function decodeAlterPartitionRequestBrokerState(r: Reader, version: number): AlterPartitionRequestBrokerState {
   let f_brokerId: number = 0;
-  let f_brokerEpoch: bigint = -1n;
   if (version >= 3) {
     f_brokerId = r.int32();
   }
+  let f_brokerEpoch: bigint = -1n;
   if (version >= 3) {
     f_brokerEpoch = r.int64();
   }

@@ -56,11 +56,9 @@ export interface AlterPartitionResponsePartitionDataInput {
 
 export function decodeAlterPartitionResponse(r: Reader, version: number): AlterPartitionResponse {
   if (version < 2 || version > 3) r.fail('AlterPartitionResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_topics: AlterPartitionResponseTopicData[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_topics: AlterPartitionResponseTopicData[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -101,9 +99,8 @@ export function encodeAlterPartitionResponse(w: Writer, m: AlterPartitionRespons
 }
 
 export function decodeAlterPartitionResponseTopicData(r: Reader, version: number): AlterPartitionResponseTopicData {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: AlterPartitionResponsePartitionData[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: AlterPartitionResponsePartitionData[];
   {
     const n0 = r.compactArrayLength(21);
     if (n0 < 0) {
@@ -141,17 +138,11 @@ export function encodeAlterPartitionResponseTopicData(w: Writer, m: AlterPartiti
 }
 
 export function decodeAlterPartitionResponsePartitionData(r: Reader, version: number): AlterPartitionResponsePartitionData {
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  let f_leaderId: number = 0;
-  let f_leaderEpoch: number = 0;
-  let f_isr: number[] = [];
-  let f_leaderRecoveryState: number = 0;
-  let f_partitionEpoch: number = 0;
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
-  f_leaderId = r.int32();
-  f_leaderEpoch = r.int32();
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_leaderId: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
+  let f_isr: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -164,8 +155,8 @@ export function decodeAlterPartitionResponsePartitionData(r: Reader, version: nu
       f_isr = a0;
     }
   }
-  f_leaderRecoveryState = r.int8();
-  f_partitionEpoch = r.int32();
+  let f_leaderRecoveryState: number = r.int8();
+  let f_partitionEpoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('AlterPartitionResponse.PartitionData: ' + nt + ' tagged fields cannot fit');

@@ -43,7 +43,7 @@ export interface AlterReplicaLogDirsRequestAlterReplicaLogDirTopicInput {
 export function decodeAlterReplicaLogDirsRequest(r: Reader, version: number): AlterReplicaLogDirsRequest {
   const flexible = version >= 2;
   if (version < 1 || version > 2) r.fail('AlterReplicaLogDirsRequest v' + version + ' is not supported');
-  let f_dirs: AlterReplicaLogDirsRequestAlterReplicaLogDir[] = [];
+  let f_dirs: AlterReplicaLogDirsRequestAlterReplicaLogDir[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -88,9 +88,8 @@ export function encodeAlterReplicaLogDirsRequest(w: Writer, m: AlterReplicaLogDi
 
 export function decodeAlterReplicaLogDirsRequestAlterReplicaLogDir(r: Reader, version: number): AlterReplicaLogDirsRequestAlterReplicaLogDir {
   const flexible = version >= 2;
-  let f_path: string = "";
-  let f_topics: AlterReplicaLogDirsRequestAlterReplicaLogDirTopic[] = [];
-  f_path = (flexible ? r.compactString() : r.string());
+  let f_path: string = (flexible ? r.compactString() : r.string());
+  let f_topics: AlterReplicaLogDirsRequestAlterReplicaLogDirTopic[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -136,9 +135,8 @@ export function encodeAlterReplicaLogDirsRequestAlterReplicaLogDir(w: Writer, m:
 
 export function decodeAlterReplicaLogDirsRequestAlterReplicaLogDirTopic(r: Reader, version: number): AlterReplicaLogDirsRequestAlterReplicaLogDirTopic {
   const flexible = version >= 2;
-  let f_name: string = "";
-  let f_partitions: number[] = [];
-  f_name = (flexible ? r.compactString() : r.string());
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: number[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {

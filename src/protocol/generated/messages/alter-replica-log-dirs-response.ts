@@ -45,9 +45,8 @@ export interface AlterReplicaLogDirsResponseAlterReplicaLogDirPartitionResultInp
 export function decodeAlterReplicaLogDirsResponse(r: Reader, version: number): AlterReplicaLogDirsResponse {
   const flexible = version >= 2;
   if (version < 1 || version > 2) r.fail('AlterReplicaLogDirsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_results: AlterReplicaLogDirsResponseAlterReplicaLogDirTopicResult[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_results: AlterReplicaLogDirsResponseAlterReplicaLogDirTopicResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -94,9 +93,8 @@ export function encodeAlterReplicaLogDirsResponse(w: Writer, m: AlterReplicaLogD
 
 export function decodeAlterReplicaLogDirsResponseAlterReplicaLogDirTopicResult(r: Reader, version: number): AlterReplicaLogDirsResponseAlterReplicaLogDirTopicResult {
   const flexible = version >= 2;
-  let f_topicName: string = "";
-  let f_partitions: AlterReplicaLogDirsResponseAlterReplicaLogDirPartitionResult[] = [];
-  f_topicName = (flexible ? r.compactString() : r.string());
+  let f_topicName: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: AlterReplicaLogDirsResponseAlterReplicaLogDirPartitionResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(6) : r.arrayLength(6));
     if (n0 < 0) {
@@ -142,10 +140,8 @@ export function encodeAlterReplicaLogDirsResponseAlterReplicaLogDirTopicResult(w
 
 export function decodeAlterReplicaLogDirsResponseAlterReplicaLogDirPartitionResult(r: Reader, version: number): AlterReplicaLogDirsResponseAlterReplicaLogDirPartitionResult {
   const flexible = version >= 2;
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

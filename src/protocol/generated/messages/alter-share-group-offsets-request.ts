@@ -44,9 +44,8 @@ export interface AlterShareGroupOffsetsRequestAlterShareGroupOffsetsRequestParti
 
 export function decodeAlterShareGroupOffsetsRequest(r: Reader, version: number): AlterShareGroupOffsetsRequest {
   if (version < 0 || version > 0) r.fail('AlterShareGroupOffsetsRequest v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_topics: AlterShareGroupOffsetsRequestAlterShareGroupOffsetsRequestTopic[] = [];
-  f_groupId = r.compactString();
+  let f_groupId: string = r.compactString();
+  let f_topics: AlterShareGroupOffsetsRequestAlterShareGroupOffsetsRequestTopic[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -85,9 +84,8 @@ export function encodeAlterShareGroupOffsetsRequest(w: Writer, m: AlterShareGrou
 }
 
 export function decodeAlterShareGroupOffsetsRequestAlterShareGroupOffsetsRequestTopic(r: Reader, version: number): AlterShareGroupOffsetsRequestAlterShareGroupOffsetsRequestTopic {
-  let f_topicName: string = "";
-  let f_partitions: AlterShareGroupOffsetsRequestAlterShareGroupOffsetsRequestPartition[] = [];
-  f_topicName = r.compactString();
+  let f_topicName: string = r.compactString();
+  let f_partitions: AlterShareGroupOffsetsRequestAlterShareGroupOffsetsRequestPartition[];
   {
     const n0 = r.compactArrayLength(13);
     if (n0 < 0) {
@@ -125,10 +123,8 @@ export function encodeAlterShareGroupOffsetsRequestAlterShareGroupOffsetsRequest
 }
 
 export function decodeAlterShareGroupOffsetsRequestAlterShareGroupOffsetsRequestPartition(r: Reader, version: number): AlterShareGroupOffsetsRequestAlterShareGroupOffsetsRequestPartition {
-  let f_partitionIndex: number = 0;
-  let f_startOffset: bigint = 0n;
-  f_partitionIndex = r.int32();
-  f_startOffset = r.int64();
+  let f_partitionIndex: number = r.int32();
+  let f_startOffset: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestPartition: ' + nt + ' tagged fields cannot fit');

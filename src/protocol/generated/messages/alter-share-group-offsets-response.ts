@@ -52,13 +52,10 @@ export interface AlterShareGroupOffsetsResponseAlterShareGroupOffsetsResponsePar
 
 export function decodeAlterShareGroupOffsetsResponse(r: Reader, version: number): AlterShareGroupOffsetsResponse {
   if (version < 0 || version > 0) r.fail('AlterShareGroupOffsetsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_responses: AlterShareGroupOffsetsResponseAlterShareGroupOffsetsResponseTopic[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_responses: AlterShareGroupOffsetsResponseAlterShareGroupOffsetsResponseTopic[];
   {
     const n0 = r.compactArrayLength(19);
     if (n0 < 0) {
@@ -101,11 +98,9 @@ export function encodeAlterShareGroupOffsetsResponse(w: Writer, m: AlterShareGro
 }
 
 export function decodeAlterShareGroupOffsetsResponseAlterShareGroupOffsetsResponseTopic(r: Reader, version: number): AlterShareGroupOffsetsResponseAlterShareGroupOffsetsResponseTopic {
-  let f_topicName: string = "";
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: AlterShareGroupOffsetsResponseAlterShareGroupOffsetsResponsePartition[] = [];
-  f_topicName = r.compactString();
-  f_topicId = r.uuid();
+  let f_topicName: string = r.compactString();
+  let f_topicId: string = r.uuid();
+  let f_partitions: AlterShareGroupOffsetsResponseAlterShareGroupOffsetsResponsePartition[];
   {
     const n0 = r.compactArrayLength(8);
     if (n0 < 0) {
@@ -145,12 +140,9 @@ export function encodeAlterShareGroupOffsetsResponseAlterShareGroupOffsetsRespon
 }
 
 export function decodeAlterShareGroupOffsetsResponseAlterShareGroupOffsetsResponsePartition(r: Reader, version: number): AlterShareGroupOffsetsResponseAlterShareGroupOffsetsResponsePartition {
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponsePartition: ' + nt + ' tagged fields cannot fit');

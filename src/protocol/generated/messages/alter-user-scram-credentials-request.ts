@@ -52,8 +52,7 @@ export interface AlterUserScramCredentialsRequestScramCredentialUpsertionInput {
 
 export function decodeAlterUserScramCredentialsRequest(r: Reader, version: number): AlterUserScramCredentialsRequest {
   if (version < 0 || version > 0) r.fail('AlterUserScramCredentialsRequest v' + version + ' is not supported');
-  let f_deletions: AlterUserScramCredentialsRequestScramCredentialDeletion[] = [];
-  let f_upsertions: AlterUserScramCredentialsRequestScramCredentialUpsertion[] = [];
+  let f_deletions: AlterUserScramCredentialsRequestScramCredentialDeletion[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -66,6 +65,7 @@ export function decodeAlterUserScramCredentialsRequest(r: Reader, version: numbe
       f_deletions = a0;
     }
   }
+  let f_upsertions: AlterUserScramCredentialsRequestScramCredentialUpsertion[];
   {
     const n0 = r.compactArrayLength(9);
     if (n0 < 0) {
@@ -107,10 +107,8 @@ export function encodeAlterUserScramCredentialsRequest(w: Writer, m: AlterUserSc
 }
 
 export function decodeAlterUserScramCredentialsRequestScramCredentialDeletion(r: Reader, version: number): AlterUserScramCredentialsRequestScramCredentialDeletion {
-  let f_name: string = "";
-  let f_mechanism: number = 0;
-  f_name = r.compactString();
-  f_mechanism = r.int8();
+  let f_name: string = r.compactString();
+  let f_mechanism: number = r.int8();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('AlterUserScramCredentialsRequest.ScramCredentialDeletion: ' + nt + ' tagged fields cannot fit');
@@ -133,16 +131,11 @@ export function encodeAlterUserScramCredentialsRequestScramCredentialDeletion(w:
 }
 
 export function decodeAlterUserScramCredentialsRequestScramCredentialUpsertion(r: Reader, version: number): AlterUserScramCredentialsRequestScramCredentialUpsertion {
-  let f_name: string = "";
-  let f_mechanism: number = 0;
-  let f_iterations: number = 0;
-  let f_salt: Buffer = EMPTY;
-  let f_saltedPassword: Buffer = EMPTY;
-  f_name = r.compactString();
-  f_mechanism = r.int8();
-  f_iterations = r.int32();
-  f_salt = r.compactBytes();
-  f_saltedPassword = r.compactBytes();
+  let f_name: string = r.compactString();
+  let f_mechanism: number = r.int8();
+  let f_iterations: number = r.int32();
+  let f_salt: Buffer = r.compactBytes();
+  let f_saltedPassword: Buffer = r.compactBytes();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('AlterUserScramCredentialsRequest.ScramCredentialUpsertion: ' + nt + ' tagged fields cannot fit');

@@ -34,9 +34,8 @@ export interface AlterUserScramCredentialsResponseAlterUserScramCredentialsResul
 
 export function decodeAlterUserScramCredentialsResponse(r: Reader, version: number): AlterUserScramCredentialsResponse {
   if (version < 0 || version > 0) r.fail('AlterUserScramCredentialsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_results: AlterUserScramCredentialsResponseAlterUserScramCredentialsResult[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_results: AlterUserScramCredentialsResponseAlterUserScramCredentialsResult[];
   {
     const n0 = r.compactArrayLength(5);
     if (n0 < 0) {
@@ -75,12 +74,9 @@ export function encodeAlterUserScramCredentialsResponse(w: Writer, m: AlterUserS
 }
 
 export function decodeAlterUserScramCredentialsResponseAlterUserScramCredentialsResult(r: Reader, version: number): AlterUserScramCredentialsResponseAlterUserScramCredentialsResult {
-  let f_user: string = "";
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  f_user = r.compactString();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_user: string = r.compactString();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult: ' + nt + ' tagged fields cannot fit');

@@ -22,10 +22,10 @@ export function decodeApiVersionsRequest(r: Reader, version: number): ApiVersion
   const flexible = version >= 3;
   if (version < 0 || version > 4) r.fail('ApiVersionsRequest v' + version + ' is not supported');
   let f_clientSoftwareName: string = "";
-  let f_clientSoftwareVersion: string = "";
   if (version >= 3) {
     f_clientSoftwareName = (flexible ? r.compactString() : r.string());
   }
+  let f_clientSoftwareVersion: string = "";
   if (version >= 3) {
     f_clientSoftwareVersion = (flexible ? r.compactString() : r.string());
   }

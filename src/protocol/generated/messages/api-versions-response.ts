@@ -73,14 +73,8 @@ export interface ApiVersionsResponseFinalizedFeatureKeyInput {
 export function decodeApiVersionsResponse(r: Reader, version: number): ApiVersionsResponse {
   const flexible = version >= 3;
   if (version < 0 || version > 4) r.fail('ApiVersionsResponse v' + version + ' is not supported');
-  let f_errorCode: number = 0;
-  let f_apiKeys: ApiVersionsResponseApiVersion[] = [];
-  let f_throttleTimeMs: number = 0;
-  let f_supportedFeatures: ApiVersionsResponseSupportedFeatureKey[] = [];
-  let f_finalizedFeaturesEpoch: bigint = -1n;
-  let f_finalizedFeatures: ApiVersionsResponseFinalizedFeatureKey[] = [];
-  let f_zkMigrationReady: boolean = false;
-  f_errorCode = r.int16();
+  let f_errorCode: number = r.int16();
+  let f_apiKeys: ApiVersionsResponseApiVersion[];
   {
     const n0 = (flexible ? r.compactArrayLength(6) : r.arrayLength(6));
     if (n0 < 0) {
@@ -93,9 +87,14 @@ export function decodeApiVersionsResponse(r: Reader, version: number): ApiVersio
       f_apiKeys = a0;
     }
   }
+  let f_throttleTimeMs: number = 0;
   if (version >= 1) {
     f_throttleTimeMs = r.int32();
   }
+  let f_supportedFeatures: ApiVersionsResponseSupportedFeatureKey[] = [];
+  let f_finalizedFeaturesEpoch: bigint = -1n;
+  let f_finalizedFeatures: ApiVersionsResponseFinalizedFeatureKey[] = [];
+  let f_zkMigrationReady: boolean = false;
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -201,12 +200,9 @@ export function encodeApiVersionsResponse(w: Writer, m: ApiVersionsResponseInput
 
 export function decodeApiVersionsResponseApiVersion(r: Reader, version: number): ApiVersionsResponseApiVersion {
   const flexible = version >= 3;
-  let f_apiKey: number = 0;
-  let f_minVersion: number = 0;
-  let f_maxVersion: number = 0;
-  f_apiKey = r.int16();
-  f_minVersion = r.int16();
-  f_maxVersion = r.int16();
+  let f_apiKey: number = r.int16();
+  let f_minVersion: number = r.int16();
+  let f_maxVersion: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -240,14 +236,14 @@ export function encodeApiVersionsResponseApiVersion(w: Writer, m: ApiVersionsRes
 export function decodeApiVersionsResponseSupportedFeatureKey(r: Reader, version: number): ApiVersionsResponseSupportedFeatureKey {
   const flexible = version >= 3;
   let f_name: string = "";
-  let f_minVersion: number = 0;
-  let f_maxVersion: number = 0;
   if (version >= 3) {
     f_name = (flexible ? r.compactString() : r.string());
   }
+  let f_minVersion: number = 0;
   if (version >= 3) {
     f_minVersion = r.int16();
   }
+  let f_maxVersion: number = 0;
   if (version >= 3) {
     f_maxVersion = r.int16();
   }
@@ -293,14 +289,14 @@ export function encodeApiVersionsResponseSupportedFeatureKey(w: Writer, m: ApiVe
 export function decodeApiVersionsResponseFinalizedFeatureKey(r: Reader, version: number): ApiVersionsResponseFinalizedFeatureKey {
   const flexible = version >= 3;
   let f_name: string = "";
-  let f_maxVersionLevel: number = 0;
-  let f_minVersionLevel: number = 0;
   if (version >= 3) {
     f_name = (flexible ? r.compactString() : r.string());
   }
+  let f_maxVersionLevel: number = 0;
   if (version >= 3) {
     f_maxVersionLevel = r.int16();
   }
+  let f_minVersionLevel: number = 0;
   if (version >= 3) {
     f_minVersionLevel = r.int16();
   }

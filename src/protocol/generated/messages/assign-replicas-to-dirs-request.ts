@@ -56,11 +56,9 @@ export interface AssignReplicasToDirsRequestPartitionDataInput {
 
 export function decodeAssignReplicasToDirsRequest(r: Reader, version: number): AssignReplicasToDirsRequest {
   if (version < 0 || version > 0) r.fail('AssignReplicasToDirsRequest v' + version + ' is not supported');
-  let f_brokerId: number = 0;
-  let f_brokerEpoch: bigint = -1n;
-  let f_directories: AssignReplicasToDirsRequestDirectoryData[] = [];
-  f_brokerId = r.int32();
-  f_brokerEpoch = r.int64();
+  let f_brokerId: number = r.int32();
+  let f_brokerEpoch: bigint = r.int64();
+  let f_directories: AssignReplicasToDirsRequestDirectoryData[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -101,9 +99,8 @@ export function encodeAssignReplicasToDirsRequest(w: Writer, m: AssignReplicasTo
 }
 
 export function decodeAssignReplicasToDirsRequestDirectoryData(r: Reader, version: number): AssignReplicasToDirsRequestDirectoryData {
-  let f_id: string = "00000000-0000-0000-0000-000000000000";
-  let f_topics: AssignReplicasToDirsRequestTopicData[] = [];
-  f_id = r.uuid();
+  let f_id: string = r.uuid();
+  let f_topics: AssignReplicasToDirsRequestTopicData[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -141,9 +138,8 @@ export function encodeAssignReplicasToDirsRequestDirectoryData(w: Writer, m: Ass
 }
 
 export function decodeAssignReplicasToDirsRequestTopicData(r: Reader, version: number): AssignReplicasToDirsRequestTopicData {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: AssignReplicasToDirsRequestPartitionData[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: AssignReplicasToDirsRequestPartitionData[];
   {
     const n0 = r.compactArrayLength(5);
     if (n0 < 0) {
@@ -181,8 +177,7 @@ export function encodeAssignReplicasToDirsRequestTopicData(w: Writer, m: AssignR
 }
 
 export function decodeAssignReplicasToDirsRequestPartitionData(r: Reader, version: number): AssignReplicasToDirsRequestPartitionData {
-  let f_partitionIndex: number = 0;
-  f_partitionIndex = r.int32();
+  let f_partitionIndex: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('AssignReplicasToDirsRequest.PartitionData: ' + nt + ' tagged fields cannot fit');

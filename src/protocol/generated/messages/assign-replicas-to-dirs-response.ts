@@ -58,11 +58,9 @@ export interface AssignReplicasToDirsResponsePartitionDataInput {
 
 export function decodeAssignReplicasToDirsResponse(r: Reader, version: number): AssignReplicasToDirsResponse {
   if (version < 0 || version > 0) r.fail('AssignReplicasToDirsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_directories: AssignReplicasToDirsResponseDirectoryData[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_directories: AssignReplicasToDirsResponseDirectoryData[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -103,9 +101,8 @@ export function encodeAssignReplicasToDirsResponse(w: Writer, m: AssignReplicasT
 }
 
 export function decodeAssignReplicasToDirsResponseDirectoryData(r: Reader, version: number): AssignReplicasToDirsResponseDirectoryData {
-  let f_id: string = "00000000-0000-0000-0000-000000000000";
-  let f_topics: AssignReplicasToDirsResponseTopicData[] = [];
-  f_id = r.uuid();
+  let f_id: string = r.uuid();
+  let f_topics: AssignReplicasToDirsResponseTopicData[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -143,9 +140,8 @@ export function encodeAssignReplicasToDirsResponseDirectoryData(w: Writer, m: As
 }
 
 export function decodeAssignReplicasToDirsResponseTopicData(r: Reader, version: number): AssignReplicasToDirsResponseTopicData {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: AssignReplicasToDirsResponsePartitionData[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: AssignReplicasToDirsResponsePartitionData[];
   {
     const n0 = r.compactArrayLength(7);
     if (n0 < 0) {
@@ -183,10 +179,8 @@ export function encodeAssignReplicasToDirsResponseTopicData(w: Writer, m: Assign
 }
 
 export function decodeAssignReplicasToDirsResponsePartitionData(r: Reader, version: number): AssignReplicasToDirsResponsePartitionData {
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('AssignReplicasToDirsResponse.PartitionData: ' + nt + ' tagged fields cannot fit');

@@ -67,14 +67,12 @@ export interface BeginQuorumEpochRequestLeaderEndpointInput {
 export function decodeBeginQuorumEpochRequest(r: Reader, version: number): BeginQuorumEpochRequest {
   const flexible = version >= 1;
   if (version < 0 || version > 1) r.fail('BeginQuorumEpochRequest v' + version + ' is not supported');
-  let f_clusterId: string | null = null;
+  let f_clusterId: string | null = (flexible ? r.compactNullableString() : r.nullableString());
   let f_voterId: number = -1;
-  let f_topics: BeginQuorumEpochRequestTopicData[] = [];
-  let f_leaderEndpoints: BeginQuorumEpochRequestLeaderEndpoint[] = [];
-  f_clusterId = (flexible ? r.compactNullableString() : r.nullableString());
   if (version >= 1) {
     f_voterId = r.int32();
   }
+  let f_topics: BeginQuorumEpochRequestTopicData[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -87,6 +85,7 @@ export function decodeBeginQuorumEpochRequest(r: Reader, version: number): Begin
       f_topics = a0;
     }
   }
+  let f_leaderEndpoints: BeginQuorumEpochRequestLeaderEndpoint[] = [];
   if (version >= 1) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -146,9 +145,8 @@ export function encodeBeginQuorumEpochRequest(w: Writer, m: BeginQuorumEpochRequ
 
 export function decodeBeginQuorumEpochRequestTopicData(r: Reader, version: number): BeginQuorumEpochRequestTopicData {
   const flexible = version >= 1;
-  let f_topicName: string = "";
-  let f_partitions: BeginQuorumEpochRequestPartitionData[] = [];
-  f_topicName = (flexible ? r.compactString() : r.string());
+  let f_topicName: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: BeginQuorumEpochRequestPartitionData[];
   {
     const n0 = (flexible ? r.compactArrayLength(12) : r.arrayLength(12));
     if (n0 < 0) {
@@ -194,16 +192,13 @@ export function encodeBeginQuorumEpochRequestTopicData(w: Writer, m: BeginQuorum
 
 export function decodeBeginQuorumEpochRequestPartitionData(r: Reader, version: number): BeginQuorumEpochRequestPartitionData {
   const flexible = version >= 1;
-  let f_partitionIndex: number = 0;
+  let f_partitionIndex: number = r.int32();
   let f_voterDirectoryId: string = "00000000-0000-0000-0000-000000000000";
-  let f_leaderId: number = 0;
-  let f_leaderEpoch: number = 0;
-  f_partitionIndex = r.int32();
   if (version >= 1) {
     f_voterDirectoryId = r.uuid();
   }
-  f_leaderId = r.int32();
-  f_leaderEpoch = r.int32();
+  let f_leaderId: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -241,14 +236,14 @@ export function encodeBeginQuorumEpochRequestPartitionData(w: Writer, m: BeginQu
 export function decodeBeginQuorumEpochRequestLeaderEndpoint(r: Reader, version: number): BeginQuorumEpochRequestLeaderEndpoint {
   const flexible = version >= 1;
   let f_name: string = "";
-  let f_host: string = "";
-  let f_port: number = 0;
   if (version >= 1) {
     f_name = (flexible ? r.compactString() : r.string());
   }
+  let f_host: string = "";
   if (version >= 1) {
     f_host = (flexible ? r.compactString() : r.string());
   }
+  let f_port: number = 0;
   if (version >= 1) {
     f_port = r.uint16();
   }

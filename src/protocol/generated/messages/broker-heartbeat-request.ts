@@ -28,17 +28,12 @@ export interface BrokerHeartbeatRequestInput {
 
 export function decodeBrokerHeartbeatRequest(r: Reader, version: number): BrokerHeartbeatRequest {
   if (version < 0 || version > 1) r.fail('BrokerHeartbeatRequest v' + version + ' is not supported');
-  let f_brokerId: number = 0;
-  let f_brokerEpoch: bigint = -1n;
-  let f_currentMetadataOffset: bigint = 0n;
-  let f_wantFence: boolean = false;
-  let f_wantShutDown: boolean = false;
+  let f_brokerId: number = r.int32();
+  let f_brokerEpoch: bigint = r.int64();
+  let f_currentMetadataOffset: bigint = r.int64();
+  let f_wantFence: boolean = r.bool();
+  let f_wantShutDown: boolean = r.bool();
   let f_offlineLogDirs: string[] = [];
-  f_brokerId = r.int32();
-  f_brokerEpoch = r.int64();
-  f_currentMetadataOffset = r.int64();
-  f_wantFence = r.bool();
-  f_wantShutDown = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('BrokerHeartbeatRequest: ' + nt + ' tagged fields cannot fit');

@@ -26,16 +26,11 @@ export interface BrokerHeartbeatResponseInput {
 
 export function decodeBrokerHeartbeatResponse(r: Reader, version: number): BrokerHeartbeatResponse {
   if (version < 0 || version > 1) r.fail('BrokerHeartbeatResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_isCaughtUp: boolean = false;
-  let f_isFenced: boolean = true;
-  let f_shouldShutDown: boolean = false;
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_isCaughtUp = r.bool();
-  f_isFenced = r.bool();
-  f_shouldShutDown = r.bool();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_isCaughtUp: boolean = r.bool();
+  let f_isFenced: boolean = r.bool();
+  let f_shouldShutDown: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('BrokerHeartbeatResponse: ' + nt + ' tagged fields cannot fit');

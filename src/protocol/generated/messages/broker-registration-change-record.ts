@@ -27,13 +27,11 @@ export interface BrokerRegistrationChangeRecordInput {
 
 export function decodeBrokerRegistrationChangeRecord(r: Reader, version: number): BrokerRegistrationChangeRecord {
   if (version < 0 || version > 2) r.fail('BrokerRegistrationChangeRecord v' + version + ' is not supported');
-  let f_brokerId: number = 0;
-  let f_brokerEpoch: bigint = 0n;
+  let f_brokerId: number = r.int32();
+  let f_brokerEpoch: bigint = r.int64();
   let f_fenced: number = 0;
   let f_inControlledShutdown: number = 0;
   let f_logDirs: string[] = [];
-  f_brokerId = r.int32();
-  f_brokerEpoch = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('BrokerRegistrationChangeRecord: ' + nt + ' tagged fields cannot fit');

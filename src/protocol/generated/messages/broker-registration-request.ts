@@ -64,18 +64,10 @@ export interface BrokerRegistrationRequestFeatureInput {
 
 export function decodeBrokerRegistrationRequest(r: Reader, version: number): BrokerRegistrationRequest {
   if (version < 0 || version > 4) r.fail('BrokerRegistrationRequest v' + version + ' is not supported');
-  let f_brokerId: number = 0;
-  let f_clusterId: string = "";
-  let f_incarnationId: string = "00000000-0000-0000-0000-000000000000";
-  let f_listeners: BrokerRegistrationRequestListener[] = [];
-  let f_features: BrokerRegistrationRequestFeature[] = [];
-  let f_rack: string | null = "";
-  let f_isMigratingZkBroker: boolean = false;
-  let f_logDirs: string[] = [];
-  let f_previousBrokerEpoch: bigint = -1n;
-  f_brokerId = r.int32();
-  f_clusterId = r.compactString();
-  f_incarnationId = r.uuid();
+  let f_brokerId: number = r.int32();
+  let f_clusterId: string = r.compactString();
+  let f_incarnationId: string = r.uuid();
+  let f_listeners: BrokerRegistrationRequestListener[];
   {
     const n0 = r.compactArrayLength(7);
     if (n0 < 0) {
@@ -88,6 +80,7 @@ export function decodeBrokerRegistrationRequest(r: Reader, version: number): Bro
       f_listeners = a0;
     }
   }
+  let f_features: BrokerRegistrationRequestFeature[];
   {
     const n0 = r.compactArrayLength(6);
     if (n0 < 0) {
@@ -100,10 +93,12 @@ export function decodeBrokerRegistrationRequest(r: Reader, version: number): Bro
       f_features = a0;
     }
   }
-  f_rack = r.compactNullableString();
+  let f_rack: string | null = r.compactNullableString();
+  let f_isMigratingZkBroker: boolean = false;
   if (version >= 1) {
     f_isMigratingZkBroker = r.bool();
   }
+  let f_logDirs: string[] = [];
   if (version >= 2) {
     {
       const n0 = r.compactArrayLength(16);
@@ -118,6 +113,7 @@ export function decodeBrokerRegistrationRequest(r: Reader, version: number): Bro
       }
     }
   }
+  let f_previousBrokerEpoch: bigint = -1n;
   if (version >= 3) {
     f_previousBrokerEpoch = r.int64();
   }
@@ -174,14 +170,10 @@ export function encodeBrokerRegistrationRequest(w: Writer, m: BrokerRegistration
 }
 
 export function decodeBrokerRegistrationRequestListener(r: Reader, version: number): BrokerRegistrationRequestListener {
-  let f_name: string = "";
-  let f_host: string = "";
-  let f_port: number = 0;
-  let f_securityProtocol: number = 0;
-  f_name = r.compactString();
-  f_host = r.compactString();
-  f_port = r.uint16();
-  f_securityProtocol = r.int16();
+  let f_name: string = r.compactString();
+  let f_host: string = r.compactString();
+  let f_port: number = r.uint16();
+  let f_securityProtocol: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('BrokerRegistrationRequest.Listener: ' + nt + ' tagged fields cannot fit');
@@ -208,12 +200,9 @@ export function encodeBrokerRegistrationRequestListener(w: Writer, m: BrokerRegi
 }
 
 export function decodeBrokerRegistrationRequestFeature(r: Reader, version: number): BrokerRegistrationRequestFeature {
-  let f_name: string = "";
-  let f_minSupportedVersion: number = 0;
-  let f_maxSupportedVersion: number = 0;
-  f_name = r.compactString();
-  f_minSupportedVersion = r.int16();
-  f_maxSupportedVersion = r.int16();
+  let f_name: string = r.compactString();
+  let f_minSupportedVersion: number = r.int16();
+  let f_maxSupportedVersion: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('BrokerRegistrationRequest.Feature: ' + nt + ' tagged fields cannot fit');

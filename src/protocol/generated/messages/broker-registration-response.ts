@@ -22,12 +22,9 @@ export interface BrokerRegistrationResponseInput {
 
 export function decodeBrokerRegistrationResponse(r: Reader, version: number): BrokerRegistrationResponse {
   if (version < 0 || version > 4) r.fail('BrokerRegistrationResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_brokerEpoch: bigint = -1n;
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_brokerEpoch = r.int64();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_brokerEpoch: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('BrokerRegistrationResponse: ' + nt + ' tagged fields cannot fit');

@@ -42,7 +42,7 @@ export interface BumpLeaderEpochsRequestLeaderEpochStateInput {
 
 export function decodeBumpLeaderEpochsRequest(r: Reader, version: number): BumpLeaderEpochsRequest {
   if (version < 0 || version > 0) r.fail('BumpLeaderEpochsRequest v' + version + ' is not supported');
-  let f_topics: BumpLeaderEpochsRequestTopicState[] = [];
+  let f_topics: BumpLeaderEpochsRequestTopicState[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -79,9 +79,8 @@ export function encodeBumpLeaderEpochsRequest(w: Writer, m: BumpLeaderEpochsRequ
 }
 
 export function decodeBumpLeaderEpochsRequestTopicState(r: Reader, version: number): BumpLeaderEpochsRequestTopicState {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: BumpLeaderEpochsRequestLeaderEpochState[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: BumpLeaderEpochsRequestLeaderEpochState[];
   {
     const n0 = r.compactArrayLength(9);
     if (n0 < 0) {
@@ -119,10 +118,8 @@ export function encodeBumpLeaderEpochsRequestTopicState(w: Writer, m: BumpLeader
 }
 
 export function decodeBumpLeaderEpochsRequestLeaderEpochState(r: Reader, version: number): BumpLeaderEpochsRequestLeaderEpochState {
-  let f_partitionIndex: number = 0;
-  let f_minLeaderEpoch: number = -1;
-  f_partitionIndex = r.int32();
-  f_minLeaderEpoch = r.int32();
+  let f_partitionIndex: number = r.int32();
+  let f_minLeaderEpoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('BumpLeaderEpochsRequest.LeaderEpochState: ' + nt + ' tagged fields cannot fit');

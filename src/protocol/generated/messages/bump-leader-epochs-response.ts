@@ -50,13 +50,10 @@ export interface BumpLeaderEpochsResponsePartitionDetailInput {
 
 export function decodeBumpLeaderEpochsResponse(r: Reader, version: number): BumpLeaderEpochsResponse {
   if (version < 0 || version > 0) r.fail('BumpLeaderEpochsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_topics: BumpLeaderEpochsResponseTopicPartitions[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_topics: BumpLeaderEpochsResponseTopicPartitions[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -99,9 +96,8 @@ export function encodeBumpLeaderEpochsResponse(w: Writer, m: BumpLeaderEpochsRes
 }
 
 export function decodeBumpLeaderEpochsResponseTopicPartitions(r: Reader, version: number): BumpLeaderEpochsResponseTopicPartitions {
-  let f_topicName: string = "";
-  let f_partitions: BumpLeaderEpochsResponsePartitionDetail[] = [];
-  f_topicName = r.compactString();
+  let f_topicName: string = r.compactString();
+  let f_partitions: BumpLeaderEpochsResponsePartitionDetail[];
   {
     const n0 = r.compactArrayLength(8);
     if (n0 < 0) {
@@ -139,12 +135,9 @@ export function encodeBumpLeaderEpochsResponseTopicPartitions(w: Writer, m: Bump
 }
 
 export function decodeBumpLeaderEpochsResponsePartitionDetail(r: Reader, version: number): BumpLeaderEpochsResponsePartitionDetail {
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('BumpLeaderEpochsResponse.PartitionDetail: ' + nt + ' tagged fields cannot fit');

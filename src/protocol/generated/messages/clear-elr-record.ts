@@ -19,8 +19,7 @@ export interface ClearElrRecordInput {
 
 export function decodeClearElrRecord(r: Reader, version: number): ClearElrRecord {
   if (version < 0 || version > 0) r.fail('ClearElrRecord v' + version + ' is not supported');
-  let f_topicName: string = "";
-  f_topicName = r.compactString();
+  let f_topicName: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ClearElrRecord: ' + nt + ' tagged fields cannot fit');

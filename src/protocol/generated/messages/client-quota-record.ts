@@ -37,10 +37,7 @@ export interface ClientQuotaRecordEntityDataInput {
 
 export function decodeClientQuotaRecord(r: Reader, version: number): ClientQuotaRecord {
   if (version < 0 || version > 0) r.fail('ClientQuotaRecord v' + version + ' is not supported');
-  let f_entity: ClientQuotaRecordEntityData[] = [];
-  let f_key: string = "";
-  let f_value: number = 0;
-  let f_remove: boolean = false;
+  let f_entity: ClientQuotaRecordEntityData[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -53,9 +50,9 @@ export function decodeClientQuotaRecord(r: Reader, version: number): ClientQuota
       f_entity = a0;
     }
   }
-  f_key = r.compactString();
-  f_value = r.float64();
-  f_remove = r.bool();
+  let f_key: string = r.compactString();
+  let f_value: number = r.float64();
+  let f_remove: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ClientQuotaRecord: ' + nt + ' tagged fields cannot fit');
@@ -86,10 +83,8 @@ export function encodeClientQuotaRecord(w: Writer, m: ClientQuotaRecordInput, ve
 }
 
 export function decodeClientQuotaRecordEntityData(r: Reader, version: number): ClientQuotaRecordEntityData {
-  let f_entityType: string = "";
-  let f_entityName: string | null = "";
-  f_entityType = r.compactString();
-  f_entityName = r.compactNullableString();
+  let f_entityType: string = r.compactString();
+  let f_entityName: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ClientQuotaRecord.EntityData: ' + nt + ' tagged fields cannot fit');

@@ -25,14 +25,10 @@ export interface ConfigRecordInput {
 
 export function decodeConfigRecord(r: Reader, version: number): ConfigRecord {
   if (version < 0 || version > 0) r.fail('ConfigRecord v' + version + ' is not supported');
-  let f_resourceType: number = 0;
-  let f_resourceName: string = "";
-  let f_name: string = "";
-  let f_value: string | null = "";
-  f_resourceType = r.int8();
-  f_resourceName = r.compactString();
-  f_name = r.compactString();
-  f_value = r.compactNullableString();
+  let f_resourceType: number = r.int8();
+  let f_resourceName: string = r.compactString();
+  let f_name: string = r.compactString();
+  let f_value: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ConfigRecord: ' + nt + ' tagged fields cannot fit');

@@ -19,10 +19,8 @@ export interface ConsumerGroupCurrentMemberAssignmentKeyInput {
 
 export function decodeConsumerGroupCurrentMemberAssignmentKey(r: Reader, version: number): ConsumerGroupCurrentMemberAssignmentKey {
   if (version < 0 || version > 0) r.fail('ConsumerGroupCurrentMemberAssignmentKey v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_memberId: string = "";
-  f_groupId = r.string();
-  f_memberId = r.string();
+  let f_groupId: string = r.string();
+  let f_memberId: string = r.string();
   const out: ConsumerGroupCurrentMemberAssignmentKey = { groupId: f_groupId, memberId: f_memberId };
   return out;
 }

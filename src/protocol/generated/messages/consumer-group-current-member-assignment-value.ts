@@ -39,14 +39,10 @@ export interface ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsInput {
 
 export function decodeConsumerGroupCurrentMemberAssignmentValue(r: Reader, version: number): ConsumerGroupCurrentMemberAssignmentValue {
   if (version < 0 || version > 0) r.fail('ConsumerGroupCurrentMemberAssignmentValue v' + version + ' is not supported');
-  let f_memberEpoch: number = 0;
-  let f_previousMemberEpoch: number = 0;
-  let f_state: number = 0;
-  let f_assignedPartitions: ConsumerGroupCurrentMemberAssignmentValueTopicPartitions[] = [];
-  let f_partitionsPendingRevocation: ConsumerGroupCurrentMemberAssignmentValueTopicPartitions[] = [];
-  f_memberEpoch = r.int32();
-  f_previousMemberEpoch = r.int32();
-  f_state = r.int8();
+  let f_memberEpoch: number = r.int32();
+  let f_previousMemberEpoch: number = r.int32();
+  let f_state: number = r.int8();
+  let f_assignedPartitions: ConsumerGroupCurrentMemberAssignmentValueTopicPartitions[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -59,6 +55,7 @@ export function decodeConsumerGroupCurrentMemberAssignmentValue(r: Reader, versi
       f_assignedPartitions = a0;
     }
   }
+  let f_partitionsPendingRevocation: ConsumerGroupCurrentMemberAssignmentValueTopicPartitions[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -106,9 +103,8 @@ export function encodeConsumerGroupCurrentMemberAssignmentValue(w: Writer, m: Co
 }
 
 export function decodeConsumerGroupCurrentMemberAssignmentValueTopicPartitions(r: Reader, version: number): ConsumerGroupCurrentMemberAssignmentValueTopicPartitions {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: number[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

@@ -100,9 +100,8 @@ export interface ConsumerGroupDescribeResponseTopicPartitionsInput {
 
 export function decodeConsumerGroupDescribeResponse(r: Reader, version: number): ConsumerGroupDescribeResponse {
   if (version < 0 || version > 1) r.fail('ConsumerGroupDescribeResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_groups: ConsumerGroupDescribeResponseDescribedGroup[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_groups: ConsumerGroupDescribeResponseDescribedGroup[];
   {
     const n0 = r.compactArrayLength(20);
     if (n0 < 0) {
@@ -141,22 +140,14 @@ export function encodeConsumerGroupDescribeResponse(w: Writer, m: ConsumerGroupD
 }
 
 export function decodeConsumerGroupDescribeResponseDescribedGroup(r: Reader, version: number): ConsumerGroupDescribeResponseDescribedGroup {
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_groupId: string = "";
-  let f_groupState: string = "";
-  let f_groupEpoch: number = 0;
-  let f_assignmentEpoch: number = 0;
-  let f_assignorName: string = "";
-  let f_members: ConsumerGroupDescribeResponseMember[] = [];
-  let f_authorizedOperations: number = -2147483648;
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
-  f_groupId = r.compactString();
-  f_groupState = r.compactString();
-  f_groupEpoch = r.int32();
-  f_assignmentEpoch = r.int32();
-  f_assignorName = r.compactString();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_groupId: string = r.compactString();
+  let f_groupState: string = r.compactString();
+  let f_groupEpoch: number = r.int32();
+  let f_assignmentEpoch: number = r.int32();
+  let f_assignorName: string = r.compactString();
+  let f_members: ConsumerGroupDescribeResponseMember[];
   {
     const n0 = r.compactArrayLength(16);
     if (n0 < 0) {
@@ -169,7 +160,7 @@ export function decodeConsumerGroupDescribeResponseDescribedGroup(r: Reader, ver
       f_members = a0;
     }
   }
-  f_authorizedOperations = r.int32();
+  let f_authorizedOperations: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ConsumerGroupDescribeResponse.DescribedGroup: ' + nt + ' tagged fields cannot fit');
@@ -209,23 +200,13 @@ export function encodeConsumerGroupDescribeResponseDescribedGroup(w: Writer, m: 
 }
 
 export function decodeConsumerGroupDescribeResponseMember(r: Reader, version: number): ConsumerGroupDescribeResponseMember {
-  let f_memberId: string = "";
-  let f_instanceId: string | null = null;
-  let f_rackId: string | null = null;
-  let f_memberEpoch: number = 0;
-  let f_clientId: string = "";
-  let f_clientHost: string = "";
-  let f_subscribedTopicNames: string[] = [];
-  let f_subscribedTopicRegex: string | null = null;
-  let f_assignment: ConsumerGroupDescribeResponseAssignment = defaultConsumerGroupDescribeResponseAssignment();
-  let f_targetAssignment: ConsumerGroupDescribeResponseAssignment = defaultConsumerGroupDescribeResponseAssignment();
-  let f_memberType: number = -1;
-  f_memberId = r.compactString();
-  f_instanceId = r.compactNullableString();
-  f_rackId = r.compactNullableString();
-  f_memberEpoch = r.int32();
-  f_clientId = r.compactString();
-  f_clientHost = r.compactString();
+  let f_memberId: string = r.compactString();
+  let f_instanceId: string | null = r.compactNullableString();
+  let f_rackId: string | null = r.compactNullableString();
+  let f_memberEpoch: number = r.int32();
+  let f_clientId: string = r.compactString();
+  let f_clientHost: string = r.compactString();
+  let f_subscribedTopicNames: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -238,9 +219,10 @@ export function decodeConsumerGroupDescribeResponseMember(r: Reader, version: nu
       f_subscribedTopicNames = a0;
     }
   }
-  f_subscribedTopicRegex = r.compactNullableString();
-  f_assignment = decodeConsumerGroupDescribeResponseAssignment(r, version);
-  f_targetAssignment = decodeConsumerGroupDescribeResponseAssignment(r, version);
+  let f_subscribedTopicRegex: string | null = r.compactNullableString();
+  let f_assignment: ConsumerGroupDescribeResponseAssignment = decodeConsumerGroupDescribeResponseAssignment(r, version);
+  let f_targetAssignment: ConsumerGroupDescribeResponseAssignment = decodeConsumerGroupDescribeResponseAssignment(r, version);
+  let f_memberType: number = -1;
   if (version >= 1) {
     f_memberType = r.int8();
   }
@@ -289,7 +271,7 @@ export function encodeConsumerGroupDescribeResponseMember(w: Writer, m: Consumer
 }
 
 export function decodeConsumerGroupDescribeResponseAssignment(r: Reader, version: number): ConsumerGroupDescribeResponseAssignment {
-  let f_topicPartitions: ConsumerGroupDescribeResponseTopicPartitions[] = [];
+  let f_topicPartitions: ConsumerGroupDescribeResponseTopicPartitions[];
   {
     const n0 = r.compactArrayLength(19);
     if (n0 < 0) {
@@ -325,11 +307,9 @@ export function encodeConsumerGroupDescribeResponseAssignment(w: Writer, m: Cons
 }
 
 export function decodeConsumerGroupDescribeResponseTopicPartitions(r: Reader, version: number): ConsumerGroupDescribeResponseTopicPartitions {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_topicName: string = "";
-  let f_partitions: number[] = [];
-  f_topicId = r.uuid();
-  f_topicName = r.compactString();
+  let f_topicId: string = r.uuid();
+  let f_topicName: string = r.compactString();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

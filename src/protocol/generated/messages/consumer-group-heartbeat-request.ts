@@ -48,22 +48,13 @@ export interface ConsumerGroupHeartbeatRequestTopicPartitionsInput {
 
 export function decodeConsumerGroupHeartbeatRequest(r: Reader, version: number): ConsumerGroupHeartbeatRequest {
   if (version < 0 || version > 1) r.fail('ConsumerGroupHeartbeatRequest v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_memberId: string = "";
-  let f_memberEpoch: number = 0;
-  let f_instanceId: string | null = null;
-  let f_rackId: string | null = null;
-  let f_rebalanceTimeoutMs: number = -1;
-  let f_subscribedTopicNames: string[] | null = null;
-  let f_subscribedTopicRegex: string | null = null;
-  let f_serverAssignor: string | null = null;
-  let f_topicPartitions: ConsumerGroupHeartbeatRequestTopicPartitions[] | null = null;
-  f_groupId = r.compactString();
-  f_memberId = r.compactString();
-  f_memberEpoch = r.int32();
-  f_instanceId = r.compactNullableString();
-  f_rackId = r.compactNullableString();
-  f_rebalanceTimeoutMs = r.int32();
+  let f_groupId: string = r.compactString();
+  let f_memberId: string = r.compactString();
+  let f_memberEpoch: number = r.int32();
+  let f_instanceId: string | null = r.compactNullableString();
+  let f_rackId: string | null = r.compactNullableString();
+  let f_rebalanceTimeoutMs: number = r.int32();
+  let f_subscribedTopicNames: string[] | null;
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -76,10 +67,12 @@ export function decodeConsumerGroupHeartbeatRequest(r: Reader, version: number):
       f_subscribedTopicNames = a0;
     }
   }
+  let f_subscribedTopicRegex: string | null = null;
   if (version >= 1) {
     f_subscribedTopicRegex = (version >= 1 ? r.compactNullableString() : r.compactString());
   }
-  f_serverAssignor = r.compactNullableString();
+  let f_serverAssignor: string | null = r.compactNullableString();
+  let f_topicPartitions: ConsumerGroupHeartbeatRequestTopicPartitions[] | null;
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -149,9 +142,8 @@ export function encodeConsumerGroupHeartbeatRequest(w: Writer, m: ConsumerGroupH
 }
 
 export function decodeConsumerGroupHeartbeatRequestTopicPartitions(r: Reader, version: number): ConsumerGroupHeartbeatRequestTopicPartitions {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: number[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

@@ -52,19 +52,13 @@ export interface ConsumerGroupHeartbeatResponseTopicPartitionsInput {
 
 export function decodeConsumerGroupHeartbeatResponse(r: Reader, version: number): ConsumerGroupHeartbeatResponse {
   if (version < 0 || version > 1) r.fail('ConsumerGroupHeartbeatResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_memberId: string | null = null;
-  let f_memberEpoch: number = 0;
-  let f_heartbeatIntervalMs: number = 0;
-  let f_assignment: ConsumerGroupHeartbeatResponseAssignment | null = null;
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
-  f_memberId = r.compactNullableString();
-  f_memberEpoch = r.int32();
-  f_heartbeatIntervalMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_memberId: string | null = r.compactNullableString();
+  let f_memberEpoch: number = r.int32();
+  let f_heartbeatIntervalMs: number = r.int32();
+  let f_assignment: ConsumerGroupHeartbeatResponseAssignment | null;
   if (r.int8() < 0) f_assignment = null;
   else f_assignment = decodeConsumerGroupHeartbeatResponseAssignment(r, version);
   let unknown: Map<number, Buffer> | undefined;
@@ -105,7 +99,7 @@ export function encodeConsumerGroupHeartbeatResponse(w: Writer, m: ConsumerGroup
 }
 
 export function decodeConsumerGroupHeartbeatResponseAssignment(r: Reader, version: number): ConsumerGroupHeartbeatResponseAssignment {
-  let f_topicPartitions: ConsumerGroupHeartbeatResponseTopicPartitions[] = [];
+  let f_topicPartitions: ConsumerGroupHeartbeatResponseTopicPartitions[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -141,9 +135,8 @@ export function encodeConsumerGroupHeartbeatResponseAssignment(w: Writer, m: Con
 }
 
 export function decodeConsumerGroupHeartbeatResponseTopicPartitions(r: Reader, version: number): ConsumerGroupHeartbeatResponseTopicPartitions {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: number[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

@@ -19,10 +19,8 @@ export interface ConsumerGroupMemberMetadataKeyInput {
 
 export function decodeConsumerGroupMemberMetadataKey(r: Reader, version: number): ConsumerGroupMemberMetadataKey {
   if (version < 0 || version > 0) r.fail('ConsumerGroupMemberMetadataKey v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_memberId: string = "";
-  f_groupId = r.string();
-  f_memberId = r.string();
+  let f_groupId: string = r.string();
+  let f_memberId: string = r.string();
   const out: ConsumerGroupMemberMetadataKey = { groupId: f_groupId, memberId: f_memberId };
   return out;
 }

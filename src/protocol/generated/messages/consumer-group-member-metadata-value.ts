@@ -61,19 +61,11 @@ export interface ConsumerGroupMemberMetadataValueClassicProtocolInput {
 
 export function decodeConsumerGroupMemberMetadataValue(r: Reader, version: number): ConsumerGroupMemberMetadataValue {
   if (version < 0 || version > 0) r.fail('ConsumerGroupMemberMetadataValue v' + version + ' is not supported');
-  let f_instanceId: string | null = "";
-  let f_rackId: string | null = "";
-  let f_clientId: string = "";
-  let f_clientHost: string = "";
-  let f_subscribedTopicNames: string[] = [];
-  let f_subscribedTopicRegex: string | null = "";
-  let f_rebalanceTimeoutMs: number = -1;
-  let f_serverAssignor: string | null = "";
-  let f_classicMemberMetadata: ConsumerGroupMemberMetadataValueClassicMemberMetadata | null = defaultConsumerGroupMemberMetadataValueClassicMemberMetadata();
-  f_instanceId = r.compactNullableString();
-  f_rackId = r.compactNullableString();
-  f_clientId = r.compactString();
-  f_clientHost = r.compactString();
+  let f_instanceId: string | null = r.compactNullableString();
+  let f_rackId: string | null = r.compactNullableString();
+  let f_clientId: string = r.compactString();
+  let f_clientHost: string = r.compactString();
+  let f_subscribedTopicNames: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -86,9 +78,10 @@ export function decodeConsumerGroupMemberMetadataValue(r: Reader, version: numbe
       f_subscribedTopicNames = a0;
     }
   }
-  f_subscribedTopicRegex = r.compactNullableString();
-  f_rebalanceTimeoutMs = r.int32();
-  f_serverAssignor = r.compactNullableString();
+  let f_subscribedTopicRegex: string | null = r.compactNullableString();
+  let f_rebalanceTimeoutMs: number = r.int32();
+  let f_serverAssignor: string | null = r.compactNullableString();
+  let f_classicMemberMetadata: ConsumerGroupMemberMetadataValueClassicMemberMetadata | null = defaultConsumerGroupMemberMetadataValueClassicMemberMetadata();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ConsumerGroupMemberMetadataValue: ' + nt + ' tagged fields cannot fit');
@@ -145,9 +138,8 @@ export function encodeConsumerGroupMemberMetadataValue(w: Writer, m: ConsumerGro
 }
 
 export function decodeConsumerGroupMemberMetadataValueClassicMemberMetadata(r: Reader, version: number): ConsumerGroupMemberMetadataValueClassicMemberMetadata {
-  let f_sessionTimeoutMs: number = 0;
-  let f_supportedProtocols: ConsumerGroupMemberMetadataValueClassicProtocol[] = [];
-  f_sessionTimeoutMs = r.int32();
+  let f_sessionTimeoutMs: number = r.int32();
+  let f_supportedProtocols: ConsumerGroupMemberMetadataValueClassicProtocol[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -185,10 +177,8 @@ export function encodeConsumerGroupMemberMetadataValueClassicMemberMetadata(w: W
 }
 
 export function decodeConsumerGroupMemberMetadataValueClassicProtocol(r: Reader, version: number): ConsumerGroupMemberMetadataValueClassicProtocol {
-  let f_name: string = "";
-  let f_metadata: Buffer = EMPTY;
-  f_name = r.compactString();
-  f_metadata = r.compactBytes();
+  let f_name: string = r.compactString();
+  let f_metadata: Buffer = r.compactBytes();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ConsumerGroupMemberMetadataValue.ClassicProtocol: ' + nt + ' tagged fields cannot fit');

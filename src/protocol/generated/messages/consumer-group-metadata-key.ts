@@ -17,8 +17,7 @@ export interface ConsumerGroupMetadataKeyInput {
 
 export function decodeConsumerGroupMetadataKey(r: Reader, version: number): ConsumerGroupMetadataKey {
   if (version < 0 || version > 0) r.fail('ConsumerGroupMetadataKey v' + version + ' is not supported');
-  let f_groupId: string = "";
-  f_groupId = r.string();
+  let f_groupId: string = r.string();
   const out: ConsumerGroupMetadataKey = { groupId: f_groupId };
   return out;
 }

@@ -21,9 +21,8 @@ export interface ConsumerGroupMetadataValueInput {
 
 export function decodeConsumerGroupMetadataValue(r: Reader, version: number): ConsumerGroupMetadataValue {
   if (version < 0 || version > 0) r.fail('ConsumerGroupMetadataValue v' + version + ' is not supported');
-  let f_epoch: number = 0;
+  let f_epoch: number = r.int32();
   let f_metadataHash: bigint = 0n;
-  f_epoch = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ConsumerGroupMetadataValue: ' + nt + ' tagged fields cannot fit');

@@ -17,8 +17,7 @@ export interface ConsumerGroupPartitionMetadataKeyInput {
 
 export function decodeConsumerGroupPartitionMetadataKey(r: Reader, version: number): ConsumerGroupPartitionMetadataKey {
   if (version < 0 || version > 0) r.fail('ConsumerGroupPartitionMetadataKey v' + version + ' is not supported');
-  let f_groupId: string = "";
-  f_groupId = r.string();
+  let f_groupId: string = r.string();
   const out: ConsumerGroupPartitionMetadataKey = { groupId: f_groupId };
   return out;
 }

@@ -47,7 +47,7 @@ export interface ConsumerGroupPartitionMetadataValuePartitionMetadataInput {
 
 export function decodeConsumerGroupPartitionMetadataValue(r: Reader, version: number): ConsumerGroupPartitionMetadataValue {
   if (version < 0 || version > 0) r.fail('ConsumerGroupPartitionMetadataValue v' + version + ' is not supported');
-  let f_topics: ConsumerGroupPartitionMetadataValueTopicMetadata[] = [];
+  let f_topics: ConsumerGroupPartitionMetadataValueTopicMetadata[];
   {
     const n0 = r.compactArrayLength(23);
     if (n0 < 0) {
@@ -84,13 +84,10 @@ export function encodeConsumerGroupPartitionMetadataValue(w: Writer, m: Consumer
 }
 
 export function decodeConsumerGroupPartitionMetadataValueTopicMetadata(r: Reader, version: number): ConsumerGroupPartitionMetadataValueTopicMetadata {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_topicName: string = "";
-  let f_numPartitions: number = 0;
-  let f_partitionMetadata: ConsumerGroupPartitionMetadataValuePartitionMetadata[] = [];
-  f_topicId = r.uuid();
-  f_topicName = r.compactString();
-  f_numPartitions = r.int32();
+  let f_topicId: string = r.uuid();
+  let f_topicName: string = r.compactString();
+  let f_numPartitions: number = r.int32();
+  let f_partitionMetadata: ConsumerGroupPartitionMetadataValuePartitionMetadata[];
   {
     const n0 = r.compactArrayLength(6);
     if (n0 < 0) {
@@ -132,9 +129,8 @@ export function encodeConsumerGroupPartitionMetadataValueTopicMetadata(w: Writer
 }
 
 export function decodeConsumerGroupPartitionMetadataValuePartitionMetadata(r: Reader, version: number): ConsumerGroupPartitionMetadataValuePartitionMetadata {
-  let f_partition: number = 0;
-  let f_racks: string[] = [];
-  f_partition = r.int32();
+  let f_partition: number = r.int32();
+  let f_racks: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {

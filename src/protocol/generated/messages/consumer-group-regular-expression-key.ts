@@ -19,10 +19,8 @@ export interface ConsumerGroupRegularExpressionKeyInput {
 
 export function decodeConsumerGroupRegularExpressionKey(r: Reader, version: number): ConsumerGroupRegularExpressionKey {
   if (version < 0 || version > 0) r.fail('ConsumerGroupRegularExpressionKey v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_regularExpression: string = "";
-  f_groupId = r.string();
-  f_regularExpression = r.string();
+  let f_groupId: string = r.string();
+  let f_regularExpression: string = r.string();
   const out: ConsumerGroupRegularExpressionKey = { groupId: f_groupId, regularExpression: f_regularExpression };
   return out;
 }

@@ -23,9 +23,7 @@ export interface ConsumerGroupRegularExpressionValueInput {
 
 export function decodeConsumerGroupRegularExpressionValue(r: Reader, version: number): ConsumerGroupRegularExpressionValue {
   if (version < 0 || version > 0) r.fail('ConsumerGroupRegularExpressionValue v' + version + ' is not supported');
-  let f_topics: string[] = [];
-  let f_version: bigint = 0n;
-  let f_timestamp: bigint = 0n;
+  let f_topics: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -38,8 +36,8 @@ export function decodeConsumerGroupRegularExpressionValue(r: Reader, version: nu
       f_topics = a0;
     }
   }
-  f_version = r.int64();
-  f_timestamp = r.int64();
+  let f_version: bigint = r.int64();
+  let f_timestamp: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ConsumerGroupRegularExpressionValue: ' + nt + ' tagged fields cannot fit');

@@ -31,7 +31,7 @@ export interface ConsumerGroupTargetAssignmentMemberValueTopicPartitionInput {
 
 export function decodeConsumerGroupTargetAssignmentMemberValue(r: Reader, version: number): ConsumerGroupTargetAssignmentMemberValue {
   if (version < 0 || version > 0) r.fail('ConsumerGroupTargetAssignmentMemberValue v' + version + ' is not supported');
-  let f_topicPartitions: ConsumerGroupTargetAssignmentMemberValueTopicPartition[] = [];
+  let f_topicPartitions: ConsumerGroupTargetAssignmentMemberValueTopicPartition[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -68,9 +68,8 @@ export function encodeConsumerGroupTargetAssignmentMemberValue(w: Writer, m: Con
 }
 
 export function decodeConsumerGroupTargetAssignmentMemberValueTopicPartition(r: Reader, version: number): ConsumerGroupTargetAssignmentMemberValueTopicPartition {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: number[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

@@ -17,8 +17,7 @@ export interface ConsumerGroupTargetAssignmentMetadataKeyInput {
 
 export function decodeConsumerGroupTargetAssignmentMetadataKey(r: Reader, version: number): ConsumerGroupTargetAssignmentMetadataKey {
   if (version < 0 || version > 0) r.fail('ConsumerGroupTargetAssignmentMetadataKey v' + version + ' is not supported');
-  let f_groupId: string = "";
-  f_groupId = r.string();
+  let f_groupId: string = r.string();
   const out: ConsumerGroupTargetAssignmentMetadataKey = { groupId: f_groupId };
   return out;
 }

@@ -19,8 +19,7 @@ export interface ConsumerGroupTargetAssignmentMetadataValueInput {
 
 export function decodeConsumerGroupTargetAssignmentMetadataValue(r: Reader, version: number): ConsumerGroupTargetAssignmentMetadataValue {
   if (version < 0 || version > 0) r.fail('ConsumerGroupTargetAssignmentMetadataValue v' + version + ' is not supported');
-  let f_assignmentEpoch: number = 0;
-  f_assignmentEpoch = r.int32();
+  let f_assignmentEpoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ConsumerGroupTargetAssignmentMetadataValue: ' + nt + ' tagged fields cannot fit');

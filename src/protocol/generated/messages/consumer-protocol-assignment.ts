@@ -27,8 +27,7 @@ export interface ConsumerProtocolAssignmentTopicPartitionInput {
 
 export function decodeConsumerProtocolAssignment(r: Reader, version: number): ConsumerProtocolAssignment {
   if (version < 0 || version > 3) r.fail('ConsumerProtocolAssignment v' + version + ' is not supported');
-  let f_assignedPartitions: ConsumerProtocolAssignmentTopicPartition[] = [];
-  let f_userData: Buffer | null = null;
+  let f_assignedPartitions: ConsumerProtocolAssignmentTopicPartition[];
   {
     const n0 = r.arrayLength(2);
     if (n0 < 0) {
@@ -41,7 +40,7 @@ export function decodeConsumerProtocolAssignment(r: Reader, version: number): Co
       f_assignedPartitions = a0;
     }
   }
-  f_userData = r.nullableBytes();
+  let f_userData: Buffer | null = r.nullableBytes();
   const out: ConsumerProtocolAssignment = { assignedPartitions: f_assignedPartitions, userData: f_userData };
   return out;
 }
@@ -58,9 +57,8 @@ export function encodeConsumerProtocolAssignment(w: Writer, m: ConsumerProtocolA
 }
 
 export function decodeConsumerProtocolAssignmentTopicPartition(r: Reader, version: number): ConsumerProtocolAssignmentTopicPartition {
-  let f_topic: string = "";
-  let f_partitions: number[] = [];
-  f_topic = r.string();
+  let f_topic: string = r.string();
+  let f_partitions: number[];
   {
     const n0 = r.arrayLength(4);
     if (n0 < 0) {

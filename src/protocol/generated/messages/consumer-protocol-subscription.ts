@@ -33,11 +33,7 @@ export interface ConsumerProtocolSubscriptionTopicPartitionInput {
 
 export function decodeConsumerProtocolSubscription(r: Reader, version: number): ConsumerProtocolSubscription {
   if (version < 0 || version > 3) r.fail('ConsumerProtocolSubscription v' + version + ' is not supported');
-  let f_topics: string[] = [];
-  let f_userData: Buffer | null = null;
-  let f_ownedPartitions: ConsumerProtocolSubscriptionTopicPartition[] = [];
-  let f_generationId: number = -1;
-  let f_rackId: string | null = null;
+  let f_topics: string[];
   {
     const n0 = r.arrayLength(1);
     if (n0 < 0) {
@@ -50,7 +46,8 @@ export function decodeConsumerProtocolSubscription(r: Reader, version: number): 
       f_topics = a0;
     }
   }
-  f_userData = r.nullableBytes();
+  let f_userData: Buffer | null = r.nullableBytes();
+  let f_ownedPartitions: ConsumerProtocolSubscriptionTopicPartition[] = [];
   if (version >= 1) {
     {
       const n0 = r.arrayLength(1);
@@ -65,9 +62,11 @@ export function decodeConsumerProtocolSubscription(r: Reader, version: number): 
       }
     }
   }
+  let f_generationId: number = -1;
   if (version >= 2) {
     f_generationId = r.int32();
   }
+  let f_rackId: string | null = null;
   if (version >= 3) {
     f_rackId = (version >= 3 ? r.nullableString() : r.string());
   }
@@ -104,10 +103,10 @@ export function encodeConsumerProtocolSubscription(w: Writer, m: ConsumerProtoco
 
 export function decodeConsumerProtocolSubscriptionTopicPartition(r: Reader, version: number): ConsumerProtocolSubscriptionTopicPartition {
   let f_topic: string = "";
-  let f_partitions: number[] = [];
   if (version >= 1) {
     f_topic = r.string();
   }
+  let f_partitions: number[] = [];
   if (version >= 1) {
     {
       const n0 = r.arrayLength(4);

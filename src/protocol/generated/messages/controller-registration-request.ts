@@ -56,14 +56,10 @@ export interface ControllerRegistrationRequestFeatureInput {
 
 export function decodeControllerRegistrationRequest(r: Reader, version: number): ControllerRegistrationRequest {
   if (version < 0 || version > 0) r.fail('ControllerRegistrationRequest v' + version + ' is not supported');
-  let f_controllerId: number = 0;
-  let f_incarnationId: string = "00000000-0000-0000-0000-000000000000";
-  let f_zkMigrationReady: boolean = false;
-  let f_listeners: ControllerRegistrationRequestListener[] = [];
-  let f_features: ControllerRegistrationRequestFeature[] = [];
-  f_controllerId = r.int32();
-  f_incarnationId = r.uuid();
-  f_zkMigrationReady = r.bool();
+  let f_controllerId: number = r.int32();
+  let f_incarnationId: string = r.uuid();
+  let f_zkMigrationReady: boolean = r.bool();
+  let f_listeners: ControllerRegistrationRequestListener[];
   {
     const n0 = r.compactArrayLength(7);
     if (n0 < 0) {
@@ -76,6 +72,7 @@ export function decodeControllerRegistrationRequest(r: Reader, version: number):
       f_listeners = a0;
     }
   }
+  let f_features: ControllerRegistrationRequestFeature[];
   {
     const n0 = r.compactArrayLength(6);
     if (n0 < 0) {
@@ -123,14 +120,10 @@ export function encodeControllerRegistrationRequest(w: Writer, m: ControllerRegi
 }
 
 export function decodeControllerRegistrationRequestListener(r: Reader, version: number): ControllerRegistrationRequestListener {
-  let f_name: string = "";
-  let f_host: string = "";
-  let f_port: number = 0;
-  let f_securityProtocol: number = 0;
-  f_name = r.compactString();
-  f_host = r.compactString();
-  f_port = r.uint16();
-  f_securityProtocol = r.int16();
+  let f_name: string = r.compactString();
+  let f_host: string = r.compactString();
+  let f_port: number = r.uint16();
+  let f_securityProtocol: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ControllerRegistrationRequest.Listener: ' + nt + ' tagged fields cannot fit');
@@ -157,12 +150,9 @@ export function encodeControllerRegistrationRequestListener(w: Writer, m: Contro
 }
 
 export function decodeControllerRegistrationRequestFeature(r: Reader, version: number): ControllerRegistrationRequestFeature {
-  let f_name: string = "";
-  let f_minSupportedVersion: number = 0;
-  let f_maxSupportedVersion: number = 0;
-  f_name = r.compactString();
-  f_minSupportedVersion = r.int16();
-  f_maxSupportedVersion = r.int16();
+  let f_name: string = r.compactString();
+  let f_minSupportedVersion: number = r.int16();
+  let f_maxSupportedVersion: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ControllerRegistrationRequest.Feature: ' + nt + ' tagged fields cannot fit');

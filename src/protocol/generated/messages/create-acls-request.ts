@@ -41,7 +41,7 @@ export interface CreateAclsRequestAclCreationInput {
 export function decodeCreateAclsRequest(r: Reader, version: number): CreateAclsRequest {
   const flexible = version >= 2;
   if (version < 1 || version > 3) r.fail('CreateAclsRequest v' + version + ' is not supported');
-  let f_creations: CreateAclsRequestAclCreation[] = [];
+  let f_creations: CreateAclsRequestAclCreation[];
   {
     const n0 = (flexible ? r.compactArrayLength(7) : r.arrayLength(7));
     if (n0 < 0) {
@@ -86,20 +86,13 @@ export function encodeCreateAclsRequest(w: Writer, m: CreateAclsRequestInput, ve
 
 export function decodeCreateAclsRequestAclCreation(r: Reader, version: number): CreateAclsRequestAclCreation {
   const flexible = version >= 2;
-  let f_resourceType: number = 0;
-  let f_resourceName: string = "";
-  let f_resourcePatternType: number = 3;
-  let f_principal: string = "";
-  let f_host: string = "";
-  let f_operation: number = 0;
-  let f_permissionType: number = 0;
-  f_resourceType = r.int8();
-  f_resourceName = (flexible ? r.compactString() : r.string());
-  f_resourcePatternType = r.int8();
-  f_principal = (flexible ? r.compactString() : r.string());
-  f_host = (flexible ? r.compactString() : r.string());
-  f_operation = r.int8();
-  f_permissionType = r.int8();
+  let f_resourceType: number = r.int8();
+  let f_resourceName: string = (flexible ? r.compactString() : r.string());
+  let f_resourcePatternType: number = r.int8();
+  let f_principal: string = (flexible ? r.compactString() : r.string());
+  let f_host: string = (flexible ? r.compactString() : r.string());
+  let f_operation: number = r.int8();
+  let f_permissionType: number = r.int8();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

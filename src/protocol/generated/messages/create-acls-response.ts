@@ -33,9 +33,8 @@ export interface CreateAclsResponseAclCreationResultInput {
 export function decodeCreateAclsResponse(r: Reader, version: number): CreateAclsResponse {
   const flexible = version >= 2;
   if (version < 1 || version > 3) r.fail('CreateAclsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_results: CreateAclsResponseAclCreationResult[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_results: CreateAclsResponseAclCreationResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(3) : r.arrayLength(3));
     if (n0 < 0) {
@@ -82,10 +81,8 @@ export function encodeCreateAclsResponse(w: Writer, m: CreateAclsResponseInput, 
 
 export function decodeCreateAclsResponseAclCreationResult(r: Reader, version: number): CreateAclsResponseAclCreationResult {
   const flexible = version >= 2;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  f_errorCode = r.int16();
-  f_errorMessage = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = (flexible ? r.compactNullableString() : r.nullableString());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -32,9 +32,8 @@ export interface CreateClusterMirrorRequestClusterMirrorConfigInput {
 
 export function decodeCreateClusterMirrorRequest(r: Reader, version: number): CreateClusterMirrorRequest {
   if (version < 0 || version > 0) r.fail('CreateClusterMirrorRequest v' + version + ' is not supported');
-  let f_mirrorName: string = "";
-  let f_config: CreateClusterMirrorRequestClusterMirrorConfig[] = [];
-  f_mirrorName = r.compactString();
+  let f_mirrorName: string = r.compactString();
+  let f_config: CreateClusterMirrorRequestClusterMirrorConfig[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -73,10 +72,8 @@ export function encodeCreateClusterMirrorRequest(w: Writer, m: CreateClusterMirr
 }
 
 export function decodeCreateClusterMirrorRequestClusterMirrorConfig(r: Reader, version: number): CreateClusterMirrorRequestClusterMirrorConfig {
-  let f_name: string = "";
-  let f_value: string | null = "";
-  f_name = r.compactString();
-  f_value = r.compactNullableString();
+  let f_name: string = r.compactString();
+  let f_value: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('CreateClusterMirrorRequest.ClusterMirrorConfig: ' + nt + ' tagged fields cannot fit');

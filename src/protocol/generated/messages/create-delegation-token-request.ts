@@ -38,15 +38,14 @@ export function decodeCreateDelegationTokenRequest(r: Reader, version: number): 
   const flexible = version >= 2;
   if (version < 1 || version > 3) r.fail('CreateDelegationTokenRequest v' + version + ' is not supported');
   let f_ownerPrincipalType: string | null = "";
-  let f_ownerPrincipalName: string | null = "";
-  let f_renewers: CreateDelegationTokenRequestCreatableRenewers[] = [];
-  let f_maxLifetimeMs: bigint = 0n;
   if (version >= 3) {
     f_ownerPrincipalType = (version >= 3 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_ownerPrincipalName: string | null = "";
   if (version >= 3) {
     f_ownerPrincipalName = (version >= 3 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_renewers: CreateDelegationTokenRequestCreatableRenewers[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -59,7 +58,7 @@ export function decodeCreateDelegationTokenRequest(r: Reader, version: number): 
       f_renewers = a0;
     }
   }
-  f_maxLifetimeMs = r.int64();
+  let f_maxLifetimeMs: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -106,10 +105,8 @@ export function encodeCreateDelegationTokenRequest(w: Writer, m: CreateDelegatio
 
 export function decodeCreateDelegationTokenRequestCreatableRenewers(r: Reader, version: number): CreateDelegationTokenRequestCreatableRenewers {
   const flexible = version >= 2;
-  let f_principalType: string = "";
-  let f_principalName: string = "";
-  f_principalType = (flexible ? r.compactString() : r.string());
-  f_principalName = (flexible ? r.compactString() : r.string());
+  let f_principalType: string = (flexible ? r.compactString() : r.string());
+  let f_principalName: string = (flexible ? r.compactString() : r.string());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

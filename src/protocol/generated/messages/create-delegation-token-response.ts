@@ -41,32 +41,23 @@ export interface CreateDelegationTokenResponseInput {
 export function decodeCreateDelegationTokenResponse(r: Reader, version: number): CreateDelegationTokenResponse {
   const flexible = version >= 2;
   if (version < 1 || version > 3) r.fail('CreateDelegationTokenResponse v' + version + ' is not supported');
-  let f_errorCode: number = 0;
-  let f_principalType: string = "";
-  let f_principalName: string = "";
+  let f_errorCode: number = r.int16();
+  let f_principalType: string = (flexible ? r.compactString() : r.string());
+  let f_principalName: string = (flexible ? r.compactString() : r.string());
   let f_tokenRequesterPrincipalType: string = "";
-  let f_tokenRequesterPrincipalName: string = "";
-  let f_issueTimestampMs: bigint = 0n;
-  let f_expiryTimestampMs: bigint = 0n;
-  let f_maxTimestampMs: bigint = 0n;
-  let f_tokenId: string = "";
-  let f_hmac: Buffer = EMPTY;
-  let f_throttleTimeMs: number = 0;
-  f_errorCode = r.int16();
-  f_principalType = (flexible ? r.compactString() : r.string());
-  f_principalName = (flexible ? r.compactString() : r.string());
   if (version >= 3) {
     f_tokenRequesterPrincipalType = (flexible ? r.compactString() : r.string());
   }
+  let f_tokenRequesterPrincipalName: string = "";
   if (version >= 3) {
     f_tokenRequesterPrincipalName = (flexible ? r.compactString() : r.string());
   }
-  f_issueTimestampMs = r.int64();
-  f_expiryTimestampMs = r.int64();
-  f_maxTimestampMs = r.int64();
-  f_tokenId = (flexible ? r.compactString() : r.string());
-  f_hmac = (flexible ? r.compactBytes() : r.bytes());
-  f_throttleTimeMs = r.int32();
+  let f_issueTimestampMs: bigint = r.int64();
+  let f_expiryTimestampMs: bigint = r.int64();
+  let f_maxTimestampMs: bigint = r.int64();
+  let f_tokenId: string = (flexible ? r.compactString() : r.string());
+  let f_hmac: Buffer = (flexible ? r.compactBytes() : r.bytes());
+  let f_throttleTimeMs: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -47,9 +47,7 @@ export interface CreatePartitionsRequestCreatePartitionsAssignmentInput {
 export function decodeCreatePartitionsRequest(r: Reader, version: number): CreatePartitionsRequest {
   const flexible = version >= 2;
   if (version < 0 || version > 3) r.fail('CreatePartitionsRequest v' + version + ' is not supported');
-  let f_topics: CreatePartitionsRequestCreatePartitionsTopic[] = [];
-  let f_timeoutMs: number = 0;
-  let f_validateOnly: boolean = false;
+  let f_topics: CreatePartitionsRequestCreatePartitionsTopic[];
   {
     const n0 = (flexible ? r.compactArrayLength(6) : r.arrayLength(6));
     if (n0 < 0) {
@@ -62,8 +60,8 @@ export function decodeCreatePartitionsRequest(r: Reader, version: number): Creat
       f_topics = a0;
     }
   }
-  f_timeoutMs = r.int32();
-  f_validateOnly = r.bool();
+  let f_timeoutMs: number = r.int32();
+  let f_validateOnly: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -100,11 +98,9 @@ export function encodeCreatePartitionsRequest(w: Writer, m: CreatePartitionsRequ
 
 export function decodeCreatePartitionsRequestCreatePartitionsTopic(r: Reader, version: number): CreatePartitionsRequestCreatePartitionsTopic {
   const flexible = version >= 2;
-  let f_name: string = "";
-  let f_count: number = 0;
-  let f_assignments: CreatePartitionsRequestCreatePartitionsAssignment[] | null = [];
-  f_name = (flexible ? r.compactString() : r.string());
-  f_count = r.int32();
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_count: number = r.int32();
+  let f_assignments: CreatePartitionsRequestCreatePartitionsAssignment[] | null;
   {
     const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
     if (n0 < 0) {
@@ -156,7 +152,7 @@ export function encodeCreatePartitionsRequestCreatePartitionsTopic(w: Writer, m:
 
 export function decodeCreatePartitionsRequestCreatePartitionsAssignment(r: Reader, version: number): CreatePartitionsRequestCreatePartitionsAssignment {
   const flexible = version >= 2;
-  let f_brokerIds: number[] = [];
+  let f_brokerIds: number[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {

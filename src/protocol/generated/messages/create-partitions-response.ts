@@ -35,9 +35,8 @@ export interface CreatePartitionsResponseCreatePartitionsTopicResultInput {
 export function decodeCreatePartitionsResponse(r: Reader, version: number): CreatePartitionsResponse {
   const flexible = version >= 2;
   if (version < 0 || version > 3) r.fail('CreatePartitionsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_results: CreatePartitionsResponseCreatePartitionsTopicResult[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_results: CreatePartitionsResponseCreatePartitionsTopicResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {
@@ -84,12 +83,9 @@ export function encodeCreatePartitionsResponse(w: Writer, m: CreatePartitionsRes
 
 export function decodeCreatePartitionsResponseCreatePartitionsTopicResult(r: Reader, version: number): CreatePartitionsResponseCreatePartitionsTopicResult {
   const flexible = version >= 2;
-  let f_name: string = "";
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  f_name = (flexible ? r.compactString() : r.string());
-  f_errorCode = r.int16();
-  f_errorMessage = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = (flexible ? r.compactNullableString() : r.nullableString());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

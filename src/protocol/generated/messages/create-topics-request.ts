@@ -77,9 +77,7 @@ export interface CreateTopicsRequestMirrorInfoInput {
 export function decodeCreateTopicsRequest(r: Reader, version: number): CreateTopicsRequest {
   const flexible = version >= 5;
   if (version < 2 || version > 8) r.fail('CreateTopicsRequest v' + version + ' is not supported');
-  let f_topics: CreateTopicsRequestCreatableTopic[] = [];
-  let f_timeoutMs: number = 60000;
-  let f_validateOnly: boolean = false;
+  let f_topics: CreateTopicsRequestCreatableTopic[];
   {
     const n0 = (flexible ? r.compactArrayLength(9) : r.arrayLength(9));
     if (n0 < 0) {
@@ -92,8 +90,8 @@ export function decodeCreateTopicsRequest(r: Reader, version: number): CreateTop
       f_topics = a0;
     }
   }
-  f_timeoutMs = r.int32();
-  f_validateOnly = r.bool();
+  let f_timeoutMs: number = r.int32();
+  let f_validateOnly: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -130,15 +128,10 @@ export function encodeCreateTopicsRequest(w: Writer, m: CreateTopicsRequestInput
 
 export function decodeCreateTopicsRequestCreatableTopic(r: Reader, version: number): CreateTopicsRequestCreatableTopic {
   const flexible = version >= 5;
-  let f_name: string = "";
-  let f_numPartitions: number = 0;
-  let f_replicationFactor: number = 0;
-  let f_assignments: CreateTopicsRequestCreatableReplicaAssignment[] = [];
-  let f_configs: CreateTopicsRequestCreatableTopicConfig[] = [];
-  let f_mirrorInfo: CreateTopicsRequestMirrorInfo | null = null;
-  f_name = (flexible ? r.compactString() : r.string());
-  f_numPartitions = r.int32();
-  f_replicationFactor = r.int16();
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_numPartitions: number = r.int32();
+  let f_replicationFactor: number = r.int16();
+  let f_assignments: CreateTopicsRequestCreatableReplicaAssignment[];
   {
     const n0 = (flexible ? r.compactArrayLength(5) : r.arrayLength(5));
     if (n0 < 0) {
@@ -151,6 +144,7 @@ export function decodeCreateTopicsRequestCreatableTopic(r: Reader, version: numb
       f_assignments = a0;
     }
   }
+  let f_configs: CreateTopicsRequestCreatableTopicConfig[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -163,6 +157,7 @@ export function decodeCreateTopicsRequestCreatableTopic(r: Reader, version: numb
       f_configs = a0;
     }
   }
+  let f_mirrorInfo: CreateTopicsRequestMirrorInfo | null = null;
   if (version >= 8) {
     if (version >= 8) {
       if (r.int8() < 0) f_mirrorInfo = null;
@@ -227,9 +222,8 @@ export function encodeCreateTopicsRequestCreatableTopic(w: Writer, m: CreateTopi
 
 export function decodeCreateTopicsRequestCreatableReplicaAssignment(r: Reader, version: number): CreateTopicsRequestCreatableReplicaAssignment {
   const flexible = version >= 5;
-  let f_partitionIndex: number = 0;
-  let f_brokerIds: number[] = [];
-  f_partitionIndex = r.int32();
+  let f_partitionIndex: number = r.int32();
+  let f_brokerIds: number[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {
@@ -275,10 +269,8 @@ export function encodeCreateTopicsRequestCreatableReplicaAssignment(w: Writer, m
 
 export function decodeCreateTopicsRequestCreatableTopicConfig(r: Reader, version: number): CreateTopicsRequestCreatableTopicConfig {
   const flexible = version >= 5;
-  let f_name: string = "";
-  let f_value: string | null = "";
-  f_name = (flexible ? r.compactString() : r.string());
-  f_value = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_value: string | null = (flexible ? r.compactNullableString() : r.nullableString());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -63,9 +63,8 @@ export interface CreateTopicsResponseCreatableTopicConfigsInput {
 export function decodeCreateTopicsResponse(r: Reader, version: number): CreateTopicsResponse {
   const flexible = version >= 5;
   if (version < 2 || version > 8) r.fail('CreateTopicsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_topics: CreateTopicsResponseCreatableTopicResult[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_topics: CreateTopicsResponseCreatableTopicResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {
@@ -112,26 +111,23 @@ export function encodeCreateTopicsResponse(w: Writer, m: CreateTopicsResponseInp
 
 export function decodeCreateTopicsResponseCreatableTopicResult(r: Reader, version: number): CreateTopicsResponseCreatableTopicResult {
   const flexible = version >= 5;
-  let f_name: string = "";
+  let f_name: string = (flexible ? r.compactString() : r.string());
   let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  let f_topicConfigErrorCode: number = 0;
-  let f_numPartitions: number = -1;
-  let f_replicationFactor: number = -1;
-  let f_configs: CreateTopicsResponseCreatableTopicConfigs[] | null = [];
-  f_name = (flexible ? r.compactString() : r.string());
   if (version >= 7) {
     f_topicId = r.uuid();
   }
-  f_errorCode = r.int16();
-  f_errorMessage = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_topicConfigErrorCode: number = 0;
+  let f_numPartitions: number = -1;
   if (version >= 5) {
     f_numPartitions = r.int32();
   }
+  let f_replicationFactor: number = -1;
   if (version >= 5) {
     f_replicationFactor = r.int16();
   }
+  let f_configs: CreateTopicsResponseCreatableTopicConfigs[] | null = [];
   if (version >= 5) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -215,22 +211,22 @@ export function encodeCreateTopicsResponseCreatableTopicResult(w: Writer, m: Cre
 export function decodeCreateTopicsResponseCreatableTopicConfigs(r: Reader, version: number): CreateTopicsResponseCreatableTopicConfigs {
   const flexible = version >= 5;
   let f_name: string = "";
-  let f_value: string | null = "";
-  let f_readOnly: boolean = false;
-  let f_configSource: number = -1;
-  let f_isSensitive: boolean = false;
   if (version >= 5) {
     f_name = (flexible ? r.compactString() : r.string());
   }
+  let f_value: string | null = "";
   if (version >= 5) {
     f_value = (version >= 5 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_readOnly: boolean = false;
   if (version >= 5) {
     f_readOnly = r.bool();
   }
+  let f_configSource: number = -1;
   if (version >= 5) {
     f_configSource = r.int8();
   }
+  let f_isSensitive: boolean = false;
   if (version >= 5) {
     f_isSensitive = r.bool();
   }

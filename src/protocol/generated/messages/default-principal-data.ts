@@ -21,12 +21,9 @@ export interface DefaultPrincipalDataInput {
 
 export function decodeDefaultPrincipalData(r: Reader, version: number): DefaultPrincipalData {
   if (version < 0 || version > 0) r.fail('DefaultPrincipalData v' + version + ' is not supported');
-  let f_type: string = "";
-  let f_name: string = "";
-  let f_tokenAuthenticated: boolean = false;
-  f_type = r.compactString();
-  f_name = r.compactString();
-  f_tokenAuthenticated = r.bool();
+  let f_type: string = r.compactString();
+  let f_name: string = r.compactString();
+  let f_tokenAuthenticated: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DefaultPrincipalData: ' + nt + ' tagged fields cannot fit');

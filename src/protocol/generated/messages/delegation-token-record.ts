@@ -31,15 +31,9 @@ export interface DelegationTokenRecordInput {
 
 export function decodeDelegationTokenRecord(r: Reader, version: number): DelegationTokenRecord {
   if (version < 0 || version > 0) r.fail('DelegationTokenRecord v' + version + ' is not supported');
-  let f_owner: string = "";
-  let f_requester: string = "";
-  let f_renewers: string[] = [];
-  let f_issueTimestamp: bigint = 0n;
-  let f_maxTimestamp: bigint = 0n;
-  let f_expirationTimestamp: bigint = 0n;
-  let f_tokenId: string = "";
-  f_owner = r.compactString();
-  f_requester = r.compactString();
+  let f_owner: string = r.compactString();
+  let f_requester: string = r.compactString();
+  let f_renewers: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -52,10 +46,10 @@ export function decodeDelegationTokenRecord(r: Reader, version: number): Delegat
       f_renewers = a0;
     }
   }
-  f_issueTimestamp = r.int64();
-  f_maxTimestamp = r.int64();
-  f_expirationTimestamp = r.int64();
-  f_tokenId = r.compactString();
+  let f_issueTimestamp: bigint = r.int64();
+  let f_maxTimestamp: bigint = r.int64();
+  let f_expirationTimestamp: bigint = r.int64();
+  let f_tokenId: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DelegationTokenRecord: ' + nt + ' tagged fields cannot fit');

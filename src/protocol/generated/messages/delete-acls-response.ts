@@ -61,9 +61,8 @@ export interface DeleteAclsResponseDeleteAclsMatchingAclInput {
 export function decodeDeleteAclsResponse(r: Reader, version: number): DeleteAclsResponse {
   const flexible = version >= 2;
   if (version < 1 || version > 3) r.fail('DeleteAclsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_filterResults: DeleteAclsResponseDeleteAclsFilterResult[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_filterResults: DeleteAclsResponseDeleteAclsFilterResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {
@@ -110,11 +109,9 @@ export function encodeDeleteAclsResponse(w: Writer, m: DeleteAclsResponseInput, 
 
 export function decodeDeleteAclsResponseDeleteAclsFilterResult(r: Reader, version: number): DeleteAclsResponseDeleteAclsFilterResult {
   const flexible = version >= 2;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  let f_matchingAcls: DeleteAclsResponseDeleteAclsMatchingAcl[] = [];
-  f_errorCode = r.int16();
-  f_errorMessage = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_matchingAcls: DeleteAclsResponseDeleteAclsMatchingAcl[];
   {
     const n0 = (flexible ? r.compactArrayLength(10) : r.arrayLength(10));
     if (n0 < 0) {
@@ -162,24 +159,15 @@ export function encodeDeleteAclsResponseDeleteAclsFilterResult(w: Writer, m: Del
 
 export function decodeDeleteAclsResponseDeleteAclsMatchingAcl(r: Reader, version: number): DeleteAclsResponseDeleteAclsMatchingAcl {
   const flexible = version >= 2;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  let f_resourceType: number = 0;
-  let f_resourceName: string = "";
-  let f_patternType: number = 3;
-  let f_principal: string = "";
-  let f_host: string = "";
-  let f_operation: number = 0;
-  let f_permissionType: number = 0;
-  f_errorCode = r.int16();
-  f_errorMessage = (flexible ? r.compactNullableString() : r.nullableString());
-  f_resourceType = r.int8();
-  f_resourceName = (flexible ? r.compactString() : r.string());
-  f_patternType = r.int8();
-  f_principal = (flexible ? r.compactString() : r.string());
-  f_host = (flexible ? r.compactString() : r.string());
-  f_operation = r.int8();
-  f_permissionType = r.int8();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_resourceType: number = r.int8();
+  let f_resourceName: string = (flexible ? r.compactString() : r.string());
+  let f_patternType: number = r.int8();
+  let f_principal: string = (flexible ? r.compactString() : r.string());
+  let f_host: string = (flexible ? r.compactString() : r.string());
+  let f_operation: number = r.int8();
+  let f_permissionType: number = r.int8();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -20,10 +20,8 @@ export interface DeleteClusterMirrorRequestInput {
 
 export function decodeDeleteClusterMirrorRequest(r: Reader, version: number): DeleteClusterMirrorRequest {
   if (version < 0 || version > 0) r.fail('DeleteClusterMirrorRequest v' + version + ' is not supported');
-  let f_mirrorName: string = "";
-  let f_stateValidationOffset: bigint = -1n;
-  f_mirrorName = r.compactString();
-  f_stateValidationOffset = r.int64();
+  let f_mirrorName: string = r.compactString();
+  let f_stateValidationOffset: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DeleteClusterMirrorRequest: ' + nt + ' tagged fields cannot fit');

@@ -19,7 +19,7 @@ export interface DeleteGroupsRequestInput {
 export function decodeDeleteGroupsRequest(r: Reader, version: number): DeleteGroupsRequest {
   const flexible = version >= 2;
   if (version < 0 || version > 2) r.fail('DeleteGroupsRequest v' + version + ' is not supported');
-  let f_groupsNames: string[] = [];
+  let f_groupsNames: string[];
   {
     const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
     if (n0 < 0) {

@@ -33,9 +33,8 @@ export interface DeleteGroupsResponseDeletableGroupResultInput {
 export function decodeDeleteGroupsResponse(r: Reader, version: number): DeleteGroupsResponse {
   const flexible = version >= 2;
   if (version < 0 || version > 2) r.fail('DeleteGroupsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_results: DeleteGroupsResponseDeletableGroupResult[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_results: DeleteGroupsResponseDeletableGroupResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(3) : r.arrayLength(3));
     if (n0 < 0) {
@@ -82,10 +81,8 @@ export function encodeDeleteGroupsResponse(w: Writer, m: DeleteGroupsResponseInp
 
 export function decodeDeleteGroupsResponseDeletableGroupResult(r: Reader, version: number): DeleteGroupsResponseDeletableGroupResult {
   const flexible = version >= 2;
-  let f_groupId: string = "";
-  let f_errorCode: number = 0;
-  f_groupId = (flexible ? r.compactString() : r.string());
-  f_errorCode = r.int16();
+  let f_groupId: string = (flexible ? r.compactString() : r.string());
+  let f_errorCode: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

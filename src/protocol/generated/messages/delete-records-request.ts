@@ -45,8 +45,7 @@ export interface DeleteRecordsRequestDeleteRecordsPartitionInput {
 export function decodeDeleteRecordsRequest(r: Reader, version: number): DeleteRecordsRequest {
   const flexible = version >= 2;
   if (version < 0 || version > 2) r.fail('DeleteRecordsRequest v' + version + ' is not supported');
-  let f_topics: DeleteRecordsRequestDeleteRecordsTopic[] = [];
-  let f_timeoutMs: number = 0;
+  let f_topics: DeleteRecordsRequestDeleteRecordsTopic[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -59,7 +58,7 @@ export function decodeDeleteRecordsRequest(r: Reader, version: number): DeleteRe
       f_topics = a0;
     }
   }
-  f_timeoutMs = r.int32();
+  let f_timeoutMs: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -94,9 +93,8 @@ export function encodeDeleteRecordsRequest(w: Writer, m: DeleteRecordsRequestInp
 
 export function decodeDeleteRecordsRequestDeleteRecordsTopic(r: Reader, version: number): DeleteRecordsRequestDeleteRecordsTopic {
   const flexible = version >= 2;
-  let f_name: string = "";
-  let f_partitions: DeleteRecordsRequestDeleteRecordsPartition[] = [];
-  f_name = (flexible ? r.compactString() : r.string());
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: DeleteRecordsRequestDeleteRecordsPartition[];
   {
     const n0 = (flexible ? r.compactArrayLength(12) : r.arrayLength(12));
     if (n0 < 0) {
@@ -142,10 +140,8 @@ export function encodeDeleteRecordsRequestDeleteRecordsTopic(w: Writer, m: Delet
 
 export function decodeDeleteRecordsRequestDeleteRecordsPartition(r: Reader, version: number): DeleteRecordsRequestDeleteRecordsPartition {
   const flexible = version >= 2;
-  let f_partitionIndex: number = 0;
-  let f_offset: bigint = 0n;
-  f_partitionIndex = r.int32();
-  f_offset = r.int64();
+  let f_partitionIndex: number = r.int32();
+  let f_offset: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -47,9 +47,8 @@ export interface DeleteRecordsResponseDeleteRecordsPartitionResultInput {
 export function decodeDeleteRecordsResponse(r: Reader, version: number): DeleteRecordsResponse {
   const flexible = version >= 2;
   if (version < 0 || version > 2) r.fail('DeleteRecordsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_topics: DeleteRecordsResponseDeleteRecordsTopicResult[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_topics: DeleteRecordsResponseDeleteRecordsTopicResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -96,9 +95,8 @@ export function encodeDeleteRecordsResponse(w: Writer, m: DeleteRecordsResponseI
 
 export function decodeDeleteRecordsResponseDeleteRecordsTopicResult(r: Reader, version: number): DeleteRecordsResponseDeleteRecordsTopicResult {
   const flexible = version >= 2;
-  let f_name: string = "";
-  let f_partitions: DeleteRecordsResponseDeleteRecordsPartitionResult[] = [];
-  f_name = (flexible ? r.compactString() : r.string());
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: DeleteRecordsResponseDeleteRecordsPartitionResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(14) : r.arrayLength(14));
     if (n0 < 0) {
@@ -144,12 +142,9 @@ export function encodeDeleteRecordsResponseDeleteRecordsTopicResult(w: Writer, m
 
 export function decodeDeleteRecordsResponseDeleteRecordsPartitionResult(r: Reader, version: number): DeleteRecordsResponseDeleteRecordsPartitionResult {
   const flexible = version >= 2;
-  let f_partitionIndex: number = 0;
-  let f_lowWatermark: bigint = 0n;
-  let f_errorCode: number = 0;
-  f_partitionIndex = r.int32();
-  f_lowWatermark = r.int64();
-  f_errorCode = r.int16();
+  let f_partitionIndex: number = r.int32();
+  let f_lowWatermark: bigint = r.int64();
+  let f_errorCode: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -30,9 +30,8 @@ export interface DeleteShareGroupOffsetsRequestDeleteShareGroupOffsetsRequestTop
 
 export function decodeDeleteShareGroupOffsetsRequest(r: Reader, version: number): DeleteShareGroupOffsetsRequest {
   if (version < 0 || version > 0) r.fail('DeleteShareGroupOffsetsRequest v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_topics: DeleteShareGroupOffsetsRequestDeleteShareGroupOffsetsRequestTopic[] = [];
-  f_groupId = r.compactString();
+  let f_groupId: string = r.compactString();
+  let f_topics: DeleteShareGroupOffsetsRequestDeleteShareGroupOffsetsRequestTopic[];
   {
     const n0 = r.compactArrayLength(2);
     if (n0 < 0) {
@@ -71,8 +70,7 @@ export function encodeDeleteShareGroupOffsetsRequest(w: Writer, m: DeleteShareGr
 }
 
 export function decodeDeleteShareGroupOffsetsRequestDeleteShareGroupOffsetsRequestTopic(r: Reader, version: number): DeleteShareGroupOffsetsRequestDeleteShareGroupOffsetsRequestTopic {
-  let f_topicName: string = "";
-  f_topicName = r.compactString();
+  let f_topicName: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DeleteShareGroupOffsetsRequest.DeleteShareGroupOffsetsRequestTopic: ' + nt + ' tagged fields cannot fit');

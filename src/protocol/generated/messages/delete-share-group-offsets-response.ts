@@ -40,13 +40,10 @@ export interface DeleteShareGroupOffsetsResponseDeleteShareGroupOffsetsResponseT
 
 export function decodeDeleteShareGroupOffsetsResponse(r: Reader, version: number): DeleteShareGroupOffsetsResponse {
   if (version < 0 || version > 0) r.fail('DeleteShareGroupOffsetsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_responses: DeleteShareGroupOffsetsResponseDeleteShareGroupOffsetsResponseTopic[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_responses: DeleteShareGroupOffsetsResponseDeleteShareGroupOffsetsResponseTopic[];
   {
     const n0 = r.compactArrayLength(21);
     if (n0 < 0) {
@@ -89,14 +86,10 @@ export function encodeDeleteShareGroupOffsetsResponse(w: Writer, m: DeleteShareG
 }
 
 export function decodeDeleteShareGroupOffsetsResponseDeleteShareGroupOffsetsResponseTopic(r: Reader, version: number): DeleteShareGroupOffsetsResponseDeleteShareGroupOffsetsResponseTopic {
-  let f_topicName: string = "";
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  f_topicName = r.compactString();
-  f_topicId = r.uuid();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_topicName: string = r.compactString();
+  let f_topicId: string = r.uuid();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DeleteShareGroupOffsetsResponse.DeleteShareGroupOffsetsResponseTopic: ' + nt + ' tagged fields cannot fit');

@@ -42,9 +42,8 @@ export interface DeleteShareGroupStateRequestPartitionDataInput {
 
 export function decodeDeleteShareGroupStateRequest(r: Reader, version: number): DeleteShareGroupStateRequest {
   if (version < 0 || version > 0) r.fail('DeleteShareGroupStateRequest v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_topics: DeleteShareGroupStateRequestDeleteStateData[] = [];
-  f_groupId = r.compactString();
+  let f_groupId: string = r.compactString();
+  let f_topics: DeleteShareGroupStateRequestDeleteStateData[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -83,9 +82,8 @@ export function encodeDeleteShareGroupStateRequest(w: Writer, m: DeleteShareGrou
 }
 
 export function decodeDeleteShareGroupStateRequestDeleteStateData(r: Reader, version: number): DeleteShareGroupStateRequestDeleteStateData {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: DeleteShareGroupStateRequestPartitionData[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: DeleteShareGroupStateRequestPartitionData[];
   {
     const n0 = r.compactArrayLength(5);
     if (n0 < 0) {
@@ -123,8 +121,7 @@ export function encodeDeleteShareGroupStateRequestDeleteStateData(w: Writer, m: 
 }
 
 export function decodeDeleteShareGroupStateRequestPartitionData(r: Reader, version: number): DeleteShareGroupStateRequestPartitionData {
-  let f_partition: number = 0;
-  f_partition = r.int32();
+  let f_partition: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DeleteShareGroupStateRequest.PartitionData: ' + nt + ' tagged fields cannot fit');

@@ -44,7 +44,7 @@ export interface DeleteShareGroupStateResponsePartitionResultInput {
 
 export function decodeDeleteShareGroupStateResponse(r: Reader, version: number): DeleteShareGroupStateResponse {
   if (version < 0 || version > 0) r.fail('DeleteShareGroupStateResponse v' + version + ' is not supported');
-  let f_results: DeleteShareGroupStateResponseDeleteStateResult[] = [];
+  let f_results: DeleteShareGroupStateResponseDeleteStateResult[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -81,9 +81,8 @@ export function encodeDeleteShareGroupStateResponse(w: Writer, m: DeleteShareGro
 }
 
 export function decodeDeleteShareGroupStateResponseDeleteStateResult(r: Reader, version: number): DeleteShareGroupStateResponseDeleteStateResult {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: DeleteShareGroupStateResponsePartitionResult[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: DeleteShareGroupStateResponsePartitionResult[];
   {
     const n0 = r.compactArrayLength(8);
     if (n0 < 0) {
@@ -121,12 +120,9 @@ export function encodeDeleteShareGroupStateResponseDeleteStateResult(w: Writer, 
 }
 
 export function decodeDeleteShareGroupStateResponsePartitionResult(r: Reader, version: number): DeleteShareGroupStateResponsePartitionResult {
-  let f_partition: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  f_partition = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_partition: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DeleteShareGroupStateResponse.PartitionResult: ' + nt + ' tagged fields cannot fit');

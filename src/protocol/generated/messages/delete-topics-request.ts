@@ -36,8 +36,6 @@ export function decodeDeleteTopicsRequest(r: Reader, version: number): DeleteTop
   const flexible = version >= 4;
   if (version < 1 || version > 6) r.fail('DeleteTopicsRequest v' + version + ' is not supported');
   let f_topics: DeleteTopicsRequestDeleteTopicState[] = [];
-  let f_topicNames: string[] = [];
-  let f_timeoutMs: number = 0;
   if (version >= 6) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -52,6 +50,7 @@ export function decodeDeleteTopicsRequest(r: Reader, version: number): DeleteTop
       }
     }
   }
+  let f_topicNames: string[] = [];
   if (version <= 5) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -66,7 +65,7 @@ export function decodeDeleteTopicsRequest(r: Reader, version: number): DeleteTop
       }
     }
   }
-  f_timeoutMs = r.int32();
+  let f_timeoutMs: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -112,10 +111,10 @@ export function encodeDeleteTopicsRequest(w: Writer, m: DeleteTopicsRequestInput
 export function decodeDeleteTopicsRequestDeleteTopicState(r: Reader, version: number): DeleteTopicsRequestDeleteTopicState {
   const flexible = version >= 4;
   let f_name: string | null = null;
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
   if (version >= 6) {
     f_name = (version >= 6 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
   if (version >= 6) {
     f_topicId = r.uuid();
   }

@@ -37,9 +37,8 @@ export interface DeleteTopicsResponseDeletableTopicResultInput {
 export function decodeDeleteTopicsResponse(r: Reader, version: number): DeleteTopicsResponse {
   const flexible = version >= 4;
   if (version < 1 || version > 6) r.fail('DeleteTopicsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_responses: DeleteTopicsResponseDeletableTopicResult[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_responses: DeleteTopicsResponseDeletableTopicResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(3) : r.arrayLength(3));
     if (n0 < 0) {
@@ -86,15 +85,13 @@ export function encodeDeleteTopicsResponse(w: Writer, m: DeleteTopicsResponseInp
 
 export function decodeDeleteTopicsResponseDeletableTopicResult(r: Reader, version: number): DeleteTopicsResponseDeletableTopicResult {
   const flexible = version >= 4;
-  let f_name: string | null = "";
+  let f_name: string | null = (version >= 6 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  f_name = (version >= 6 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   if (version >= 6) {
     f_topicId = r.uuid();
   }
-  f_errorCode = r.int16();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = null;
   if (version >= 5) {
     f_errorMessage = (version >= 5 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }

@@ -31,20 +31,13 @@ export interface DescribeAclsRequestInput {
 export function decodeDescribeAclsRequest(r: Reader, version: number): DescribeAclsRequest {
   const flexible = version >= 2;
   if (version < 1 || version > 3) r.fail('DescribeAclsRequest v' + version + ' is not supported');
-  let f_resourceTypeFilter: number = 0;
-  let f_resourceNameFilter: string | null = "";
-  let f_patternTypeFilter: number = 3;
-  let f_principalFilter: string | null = "";
-  let f_hostFilter: string | null = "";
-  let f_operation: number = 0;
-  let f_permissionType: number = 0;
-  f_resourceTypeFilter = r.int8();
-  f_resourceNameFilter = (flexible ? r.compactNullableString() : r.nullableString());
-  f_patternTypeFilter = r.int8();
-  f_principalFilter = (flexible ? r.compactNullableString() : r.nullableString());
-  f_hostFilter = (flexible ? r.compactNullableString() : r.nullableString());
-  f_operation = r.int8();
-  f_permissionType = r.int8();
+  let f_resourceTypeFilter: number = r.int8();
+  let f_resourceNameFilter: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_patternTypeFilter: number = r.int8();
+  let f_principalFilter: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_hostFilter: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_operation: number = r.int8();
+  let f_permissionType: number = r.int8();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

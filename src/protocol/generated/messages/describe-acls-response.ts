@@ -57,13 +57,10 @@ export interface DescribeAclsResponseAclDescriptionInput {
 export function decodeDescribeAclsResponse(r: Reader, version: number): DescribeAclsResponse {
   const flexible = version >= 2;
   if (version < 1 || version > 3) r.fail('DescribeAclsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  let f_resources: DescribeAclsResponseDescribeAclsResource[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_resources: DescribeAclsResponseDescribeAclsResource[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {
@@ -114,13 +111,10 @@ export function encodeDescribeAclsResponse(w: Writer, m: DescribeAclsResponseInp
 
 export function decodeDescribeAclsResponseDescribeAclsResource(r: Reader, version: number): DescribeAclsResponseDescribeAclsResource {
   const flexible = version >= 2;
-  let f_resourceType: number = 0;
-  let f_resourceName: string = "";
-  let f_patternType: number = 3;
-  let f_acls: DescribeAclsResponseAclDescription[] = [];
-  f_resourceType = r.int8();
-  f_resourceName = (flexible ? r.compactString() : r.string());
-  f_patternType = r.int8();
+  let f_resourceType: number = r.int8();
+  let f_resourceName: string = (flexible ? r.compactString() : r.string());
+  let f_patternType: number = r.int8();
+  let f_acls: DescribeAclsResponseAclDescription[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {
@@ -170,14 +164,10 @@ export function encodeDescribeAclsResponseDescribeAclsResource(w: Writer, m: Des
 
 export function decodeDescribeAclsResponseAclDescription(r: Reader, version: number): DescribeAclsResponseAclDescription {
   const flexible = version >= 2;
-  let f_principal: string = "";
-  let f_host: string = "";
-  let f_operation: number = 0;
-  let f_permissionType: number = 0;
-  f_principal = (flexible ? r.compactString() : r.string());
-  f_host = (flexible ? r.compactString() : r.string());
-  f_operation = r.int8();
-  f_permissionType = r.int8();
+  let f_principal: string = (flexible ? r.compactString() : r.string());
+  let f_host: string = (flexible ? r.compactString() : r.string());
+  let f_operation: number = r.int8();
+  let f_permissionType: number = r.int8();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -35,8 +35,7 @@ export interface DescribeClientQuotasRequestComponentDataInput {
 export function decodeDescribeClientQuotasRequest(r: Reader, version: number): DescribeClientQuotasRequest {
   const flexible = version >= 1;
   if (version < 0 || version > 1) r.fail('DescribeClientQuotasRequest v' + version + ' is not supported');
-  let f_components: DescribeClientQuotasRequestComponentData[] = [];
-  let f_strict: boolean = false;
+  let f_components: DescribeClientQuotasRequestComponentData[];
   {
     const n0 = (flexible ? r.compactArrayLength(3) : r.arrayLength(3));
     if (n0 < 0) {
@@ -49,7 +48,7 @@ export function decodeDescribeClientQuotasRequest(r: Reader, version: number): D
       f_components = a0;
     }
   }
-  f_strict = r.bool();
+  let f_strict: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -84,12 +83,9 @@ export function encodeDescribeClientQuotasRequest(w: Writer, m: DescribeClientQu
 
 export function decodeDescribeClientQuotasRequestComponentData(r: Reader, version: number): DescribeClientQuotasRequestComponentData {
   const flexible = version >= 1;
-  let f_entityType: string = "";
-  let f_matchType: number = 0;
-  let f_match: string | null = "";
-  f_entityType = (flexible ? r.compactString() : r.string());
-  f_matchType = r.int8();
-  f_match = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_entityType: string = (flexible ? r.compactString() : r.string());
+  let f_matchType: number = r.int8();
+  let f_match: string | null = (flexible ? r.compactNullableString() : r.nullableString());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

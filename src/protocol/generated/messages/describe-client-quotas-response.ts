@@ -61,13 +61,10 @@ export interface DescribeClientQuotasResponseValueDataInput {
 export function decodeDescribeClientQuotasResponse(r: Reader, version: number): DescribeClientQuotasResponse {
   const flexible = version >= 1;
   if (version < 0 || version > 1) r.fail('DescribeClientQuotasResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  let f_entries: DescribeClientQuotasResponseEntryData[] | null = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_entries: DescribeClientQuotasResponseEntryData[] | null;
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -122,8 +119,7 @@ export function encodeDescribeClientQuotasResponse(w: Writer, m: DescribeClientQ
 
 export function decodeDescribeClientQuotasResponseEntryData(r: Reader, version: number): DescribeClientQuotasResponseEntryData {
   const flexible = version >= 1;
-  let f_entity: DescribeClientQuotasResponseEntityData[] = [];
-  let f_values: DescribeClientQuotasResponseValueData[] = [];
+  let f_entity: DescribeClientQuotasResponseEntityData[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -136,6 +132,7 @@ export function decodeDescribeClientQuotasResponseEntryData(r: Reader, version: 
       f_entity = a0;
     }
   }
+  let f_values: DescribeClientQuotasResponseValueData[];
   {
     const n0 = (flexible ? r.compactArrayLength(9) : r.arrayLength(9));
     if (n0 < 0) {
@@ -184,10 +181,8 @@ export function encodeDescribeClientQuotasResponseEntryData(w: Writer, m: Descri
 
 export function decodeDescribeClientQuotasResponseEntityData(r: Reader, version: number): DescribeClientQuotasResponseEntityData {
   const flexible = version >= 1;
-  let f_entityType: string = "";
-  let f_entityName: string | null = "";
-  f_entityType = (flexible ? r.compactString() : r.string());
-  f_entityName = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_entityType: string = (flexible ? r.compactString() : r.string());
+  let f_entityName: string | null = (flexible ? r.compactNullableString() : r.nullableString());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -218,10 +213,8 @@ export function encodeDescribeClientQuotasResponseEntityData(w: Writer, m: Descr
 
 export function decodeDescribeClientQuotasResponseValueData(r: Reader, version: number): DescribeClientQuotasResponseValueData {
   const flexible = version >= 1;
-  let f_key: string = "";
-  let f_value: number = 0;
-  f_key = (flexible ? r.compactString() : r.string());
-  f_value = r.float64();
+  let f_key: string = (flexible ? r.compactString() : r.string());
+  let f_value: number = r.float64();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -36,10 +36,7 @@ export interface DescribeClusterMirrorsRequestLastMirrorEpochLookupInput {
 
 export function decodeDescribeClusterMirrorsRequest(r: Reader, version: number): DescribeClusterMirrorsRequest {
   if (version < 0 || version > 0) r.fail('DescribeClusterMirrorsRequest v' + version + ' is not supported');
-  let f_mirrorNames: string[] = [];
-  let f_includeAuthorizedOperations: boolean = false;
-  let f_clusterId: string | null = null;
-  let f_lastMirrorEpochLookups: DescribeClusterMirrorsRequestLastMirrorEpochLookup[] = [];
+  let f_mirrorNames: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -52,7 +49,9 @@ export function decodeDescribeClusterMirrorsRequest(r: Reader, version: number):
       f_mirrorNames = a0;
     }
   }
-  f_includeAuthorizedOperations = r.bool();
+  let f_includeAuthorizedOperations: boolean = r.bool();
+  let f_clusterId: string | null = null;
+  let f_lastMirrorEpochLookups: DescribeClusterMirrorsRequestLastMirrorEpochLookup[] = [];
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DescribeClusterMirrorsRequest: ' + nt + ' tagged fields cannot fit');
@@ -114,9 +113,8 @@ export function encodeDescribeClusterMirrorsRequest(w: Writer, m: DescribeCluste
 }
 
 export function decodeDescribeClusterMirrorsRequestLastMirrorEpochLookup(r: Reader, version: number): DescribeClusterMirrorsRequestLastMirrorEpochLookup {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: number[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

@@ -100,14 +100,10 @@ export interface DescribeClusterMirrorsResponsePartitionResultInput {
 
 export function decodeDescribeClusterMirrorsResponse(r: Reader, version: number): DescribeClusterMirrorsResponse {
   if (version < 0 || version > 0) r.fail('DescribeClusterMirrorsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_mirrors: DescribeClusterMirrorsResponseDescribedMirror[] = [];
-  let f_lookupResults: DescribeClusterMirrorsResponseLookupResult[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_mirrors: DescribeClusterMirrorsResponseDescribedMirror[];
   {
     const n0 = r.compactArrayLength(9);
     if (n0 < 0) {
@@ -120,6 +116,7 @@ export function decodeDescribeClusterMirrorsResponse(r: Reader, version: number)
       f_mirrors = a0;
     }
   }
+  let f_lookupResults: DescribeClusterMirrorsResponseLookupResult[] = [];
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DescribeClusterMirrorsResponse: ' + nt + ' tagged fields cannot fit');
@@ -176,13 +173,10 @@ export function encodeDescribeClusterMirrorsResponse(w: Writer, m: DescribeClust
 }
 
 export function decodeDescribeClusterMirrorsResponseDescribedMirror(r: Reader, version: number): DescribeClusterMirrorsResponseDescribedMirror {
-  let f_errorCode: number = 0;
-  let f_mirrorName: string = "";
-  let f_authorizedOperations: number = -2147483648;
-  let f_topics: DescribeClusterMirrorsResponseTopicPartitions[] = [];
-  f_errorCode = r.int16();
-  f_mirrorName = r.compactString();
-  f_authorizedOperations = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_mirrorName: string = r.compactString();
+  let f_authorizedOperations: number = r.int32();
+  let f_topics: DescribeClusterMirrorsResponseTopicPartitions[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -224,9 +218,8 @@ export function encodeDescribeClusterMirrorsResponseDescribedMirror(w: Writer, m
 }
 
 export function decodeDescribeClusterMirrorsResponseTopicPartitions(r: Reader, version: number): DescribeClusterMirrorsResponseTopicPartitions {
-  let f_topicName: string = "";
-  let f_partitions: DescribeClusterMirrorsResponsePartitionDetail[] = [];
-  f_topicName = r.compactString();
+  let f_topicName: string = r.compactString();
+  let f_partitions: DescribeClusterMirrorsResponsePartitionDetail[];
   {
     const n0 = r.compactArrayLength(33);
     if (n0 < 0) {
@@ -264,20 +257,13 @@ export function encodeDescribeClusterMirrorsResponseTopicPartitions(w: Writer, m
 }
 
 export function decodeDescribeClusterMirrorsResponsePartitionDetail(r: Reader, version: number): DescribeClusterMirrorsResponsePartitionDetail {
-  let f_partitionIndex: number = 0;
-  let f_sourceOffset: bigint = -1n;
-  let f_destinationOffset: bigint = -1n;
-  let f_lag: bigint = -1n;
-  let f_stateValue: string = "";
-  let f_retryAttempt: number = 0;
-  let f_errorMessage: string | null = null;
-  f_partitionIndex = r.int32();
-  f_sourceOffset = r.int64();
-  f_destinationOffset = r.int64();
-  f_lag = r.int64();
-  f_stateValue = r.compactString();
-  f_retryAttempt = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_partitionIndex: number = r.int32();
+  let f_sourceOffset: bigint = r.int64();
+  let f_destinationOffset: bigint = r.int64();
+  let f_lag: bigint = r.int64();
+  let f_stateValue: string = r.compactString();
+  let f_retryAttempt: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DescribeClusterMirrorsResponse.PartitionDetail: ' + nt + ' tagged fields cannot fit');
@@ -310,9 +296,8 @@ export function encodeDescribeClusterMirrorsResponsePartitionDetail(w: Writer, m
 }
 
 export function decodeDescribeClusterMirrorsResponseLookupResult(r: Reader, version: number): DescribeClusterMirrorsResponseLookupResult {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: DescribeClusterMirrorsResponsePartitionResult[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: DescribeClusterMirrorsResponsePartitionResult[];
   {
     const n0 = r.compactArrayLength(9);
     if (n0 < 0) {
@@ -350,10 +335,8 @@ export function encodeDescribeClusterMirrorsResponseLookupResult(w: Writer, m: D
 }
 
 export function decodeDescribeClusterMirrorsResponsePartitionResult(r: Reader, version: number): DescribeClusterMirrorsResponsePartitionResult {
-  let f_partitionIndex: number = 0;
-  let f_lastMirrorEpoch: number = -1;
-  f_partitionIndex = r.int32();
-  f_lastMirrorEpoch = r.int32();
+  let f_partitionIndex: number = r.int32();
+  let f_lastMirrorEpoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DescribeClusterMirrorsResponse.PartitionResult: ' + nt + ' tagged fields cannot fit');

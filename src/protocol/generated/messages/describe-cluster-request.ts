@@ -22,13 +22,12 @@ export interface DescribeClusterRequestInput {
 
 export function decodeDescribeClusterRequest(r: Reader, version: number): DescribeClusterRequest {
   if (version < 0 || version > 2) r.fail('DescribeClusterRequest v' + version + ' is not supported');
-  let f_includeClusterAuthorizedOperations: boolean = false;
+  let f_includeClusterAuthorizedOperations: boolean = r.bool();
   let f_endpointType: number = 1;
-  let f_includeFencedBrokers: boolean = false;
-  f_includeClusterAuthorizedOperations = r.bool();
   if (version >= 1) {
     f_endpointType = r.int8();
   }
+  let f_includeFencedBrokers: boolean = false;
   if (version >= 2) {
     f_includeFencedBrokers = r.bool();
   }

@@ -50,22 +50,16 @@ export interface DescribeClusterResponseDescribeClusterBrokerInput {
 
 export function decodeDescribeClusterResponse(r: Reader, version: number): DescribeClusterResponse {
   if (version < 0 || version > 2) r.fail('DescribeClusterResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let f_endpointType: number = 1;
-  let f_clusterId: string = "";
-  let f_controllerId: number = -1;
-  let f_brokers: DescribeClusterResponseDescribeClusterBroker[] = [];
-  let f_clusterAuthorizedOperations: number = -2147483648;
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
   if (version >= 1) {
     f_endpointType = r.int8();
   }
-  f_clusterId = r.compactString();
-  f_controllerId = r.int32();
+  let f_clusterId: string = r.compactString();
+  let f_controllerId: number = r.int32();
+  let f_brokers: DescribeClusterResponseDescribeClusterBroker[];
   {
     const n0 = r.compactArrayLength(11);
     if (n0 < 0) {
@@ -78,7 +72,7 @@ export function decodeDescribeClusterResponse(r: Reader, version: number): Descr
       f_brokers = a0;
     }
   }
-  f_clusterAuthorizedOperations = r.int32();
+  let f_clusterAuthorizedOperations: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DescribeClusterResponse: ' + nt + ' tagged fields cannot fit');
@@ -120,15 +114,11 @@ export function encodeDescribeClusterResponse(w: Writer, m: DescribeClusterRespo
 }
 
 export function decodeDescribeClusterResponseDescribeClusterBroker(r: Reader, version: number): DescribeClusterResponseDescribeClusterBroker {
-  let f_brokerId: number = 0;
-  let f_host: string = "";
-  let f_port: number = 0;
-  let f_rack: string | null = null;
+  let f_brokerId: number = r.int32();
+  let f_host: string = r.compactString();
+  let f_port: number = r.int32();
+  let f_rack: string | null = r.compactNullableString();
   let f_isFenced: boolean = false;
-  f_brokerId = r.int32();
-  f_host = r.compactString();
-  f_port = r.int32();
-  f_rack = r.compactNullableString();
   if (version >= 2) {
     f_isFenced = r.bool();
   }

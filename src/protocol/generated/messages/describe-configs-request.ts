@@ -37,9 +37,7 @@ export interface DescribeConfigsRequestDescribeConfigsResourceInput {
 export function decodeDescribeConfigsRequest(r: Reader, version: number): DescribeConfigsRequest {
   const flexible = version >= 4;
   if (version < 1 || version > 4) r.fail('DescribeConfigsRequest v' + version + ' is not supported');
-  let f_resources: DescribeConfigsRequestDescribeConfigsResource[] = [];
-  let f_includeSynonyms: boolean = false;
-  let f_includeDocumentation: boolean = false;
+  let f_resources: DescribeConfigsRequestDescribeConfigsResource[];
   {
     const n0 = (flexible ? r.compactArrayLength(3) : r.arrayLength(3));
     if (n0 < 0) {
@@ -52,7 +50,8 @@ export function decodeDescribeConfigsRequest(r: Reader, version: number): Descri
       f_resources = a0;
     }
   }
-  f_includeSynonyms = r.bool();
+  let f_includeSynonyms: boolean = r.bool();
+  let f_includeDocumentation: boolean = false;
   if (version >= 3) {
     f_includeDocumentation = r.bool();
   }
@@ -95,11 +94,9 @@ export function encodeDescribeConfigsRequest(w: Writer, m: DescribeConfigsReques
 
 export function decodeDescribeConfigsRequestDescribeConfigsResource(r: Reader, version: number): DescribeConfigsRequestDescribeConfigsResource {
   const flexible = version >= 4;
-  let f_resourceType: number = 0;
-  let f_resourceName: string = "";
-  let f_configurationKeys: string[] | null = [];
-  f_resourceType = r.int8();
-  f_resourceName = (flexible ? r.compactString() : r.string());
+  let f_resourceType: number = r.int8();
+  let f_resourceName: string = (flexible ? r.compactString() : r.string());
+  let f_configurationKeys: string[] | null;
   {
     const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
     if (n0 < 0) {

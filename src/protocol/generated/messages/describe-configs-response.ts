@@ -77,9 +77,8 @@ export interface DescribeConfigsResponseDescribeConfigsSynonymInput {
 export function decodeDescribeConfigsResponse(r: Reader, version: number): DescribeConfigsResponse {
   const flexible = version >= 4;
   if (version < 1 || version > 4) r.fail('DescribeConfigsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_results: DescribeConfigsResponseDescribeConfigsResult[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_results: DescribeConfigsResponseDescribeConfigsResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(6) : r.arrayLength(6));
     if (n0 < 0) {
@@ -126,15 +125,11 @@ export function encodeDescribeConfigsResponse(w: Writer, m: DescribeConfigsRespo
 
 export function decodeDescribeConfigsResponseDescribeConfigsResult(r: Reader, version: number): DescribeConfigsResponseDescribeConfigsResult {
   const flexible = version >= 4;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  let f_resourceType: number = 0;
-  let f_resourceName: string = "";
-  let f_configs: DescribeConfigsResponseDescribeConfigsResourceResult[] = [];
-  f_errorCode = r.int16();
-  f_errorMessage = (flexible ? r.compactNullableString() : r.nullableString());
-  f_resourceType = r.int8();
-  f_resourceName = (flexible ? r.compactString() : r.string());
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_resourceType: number = r.int8();
+  let f_resourceName: string = (flexible ? r.compactString() : r.string());
+  let f_configs: DescribeConfigsResponseDescribeConfigsResourceResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(6) : r.arrayLength(6));
     if (n0 < 0) {
@@ -186,19 +181,12 @@ export function encodeDescribeConfigsResponseDescribeConfigsResult(w: Writer, m:
 
 export function decodeDescribeConfigsResponseDescribeConfigsResourceResult(r: Reader, version: number): DescribeConfigsResponseDescribeConfigsResourceResult {
   const flexible = version >= 4;
-  let f_name: string = "";
-  let f_value: string | null = "";
-  let f_readOnly: boolean = false;
-  let f_configSource: number = -1;
-  let f_isSensitive: boolean = false;
-  let f_synonyms: DescribeConfigsResponseDescribeConfigsSynonym[] = [];
-  let f_configType: number = 0;
-  let f_documentation: string | null = "";
-  f_name = (flexible ? r.compactString() : r.string());
-  f_value = (flexible ? r.compactNullableString() : r.nullableString());
-  f_readOnly = r.bool();
-  f_configSource = r.int8();
-  f_isSensitive = r.bool();
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_value: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_readOnly: boolean = r.bool();
+  let f_configSource: number = r.int8();
+  let f_isSensitive: boolean = r.bool();
+  let f_synonyms: DescribeConfigsResponseDescribeConfigsSynonym[];
   {
     const n0 = (flexible ? r.compactArrayLength(3) : r.arrayLength(3));
     if (n0 < 0) {
@@ -211,9 +199,11 @@ export function decodeDescribeConfigsResponseDescribeConfigsResourceResult(r: Re
       f_synonyms = a0;
     }
   }
+  let f_configType: number = 0;
   if (version >= 3) {
     f_configType = r.int8();
   }
+  let f_documentation: string | null = "";
   if (version >= 3) {
     f_documentation = (version >= 3 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
@@ -267,12 +257,9 @@ export function encodeDescribeConfigsResponseDescribeConfigsResourceResult(w: Wr
 
 export function decodeDescribeConfigsResponseDescribeConfigsSynonym(r: Reader, version: number): DescribeConfigsResponseDescribeConfigsSynonym {
   const flexible = version >= 4;
-  let f_name: string = "";
-  let f_value: string | null = "";
-  let f_source: number = 0;
-  f_name = (flexible ? r.compactString() : r.string());
-  f_value = (flexible ? r.compactNullableString() : r.nullableString());
-  f_source = r.int8();
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_value: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_source: number = r.int8();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

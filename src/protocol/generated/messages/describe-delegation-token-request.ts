@@ -31,7 +31,7 @@ export interface DescribeDelegationTokenRequestDescribeDelegationTokenOwnerInput
 export function decodeDescribeDelegationTokenRequest(r: Reader, version: number): DescribeDelegationTokenRequest {
   const flexible = version >= 2;
   if (version < 1 || version > 3) r.fail('DescribeDelegationTokenRequest v' + version + ' is not supported');
-  let f_owners: DescribeDelegationTokenRequestDescribeDelegationTokenOwner[] | null = [];
+  let f_owners: DescribeDelegationTokenRequestDescribeDelegationTokenOwner[] | null;
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -80,10 +80,8 @@ export function encodeDescribeDelegationTokenRequest(w: Writer, m: DescribeDeleg
 
 export function decodeDescribeDelegationTokenRequestDescribeDelegationTokenOwner(r: Reader, version: number): DescribeDelegationTokenRequestDescribeDelegationTokenOwner {
   const flexible = version >= 2;
-  let f_principalType: string = "";
-  let f_principalName: string = "";
-  f_principalType = (flexible ? r.compactString() : r.string());
-  f_principalName = (flexible ? r.compactString() : r.string());
+  let f_principalType: string = (flexible ? r.compactString() : r.string());
+  let f_principalName: string = (flexible ? r.compactString() : r.string());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -65,10 +65,8 @@ export interface DescribeDelegationTokenResponseDescribedDelegationTokenRenewerI
 export function decodeDescribeDelegationTokenResponse(r: Reader, version: number): DescribeDelegationTokenResponse {
   const flexible = version >= 2;
   if (version < 1 || version > 3) r.fail('DescribeDelegationTokenResponse v' + version + ' is not supported');
-  let f_errorCode: number = 0;
-  let f_tokens: DescribeDelegationTokenResponseDescribedDelegationToken[] = [];
-  let f_throttleTimeMs: number = 0;
-  f_errorCode = r.int16();
+  let f_errorCode: number = r.int16();
+  let f_tokens: DescribeDelegationTokenResponseDescribedDelegationToken[];
   {
     const n0 = (flexible ? r.compactArrayLength(29) : r.arrayLength(29));
     if (n0 < 0) {
@@ -81,7 +79,7 @@ export function decodeDescribeDelegationTokenResponse(r: Reader, version: number
       f_tokens = a0;
     }
   }
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -118,29 +116,22 @@ export function encodeDescribeDelegationTokenResponse(w: Writer, m: DescribeDele
 
 export function decodeDescribeDelegationTokenResponseDescribedDelegationToken(r: Reader, version: number): DescribeDelegationTokenResponseDescribedDelegationToken {
   const flexible = version >= 2;
-  let f_principalType: string = "";
-  let f_principalName: string = "";
+  let f_principalType: string = (flexible ? r.compactString() : r.string());
+  let f_principalName: string = (flexible ? r.compactString() : r.string());
   let f_tokenRequesterPrincipalType: string = "";
-  let f_tokenRequesterPrincipalName: string = "";
-  let f_issueTimestamp: bigint = 0n;
-  let f_expiryTimestamp: bigint = 0n;
-  let f_maxTimestamp: bigint = 0n;
-  let f_tokenId: string = "";
-  let f_hmac: Buffer = EMPTY;
-  let f_renewers: DescribeDelegationTokenResponseDescribedDelegationTokenRenewer[] = [];
-  f_principalType = (flexible ? r.compactString() : r.string());
-  f_principalName = (flexible ? r.compactString() : r.string());
   if (version >= 3) {
     f_tokenRequesterPrincipalType = (flexible ? r.compactString() : r.string());
   }
+  let f_tokenRequesterPrincipalName: string = "";
   if (version >= 3) {
     f_tokenRequesterPrincipalName = (flexible ? r.compactString() : r.string());
   }
-  f_issueTimestamp = r.int64();
-  f_expiryTimestamp = r.int64();
-  f_maxTimestamp = r.int64();
-  f_tokenId = (flexible ? r.compactString() : r.string());
-  f_hmac = (flexible ? r.compactBytes() : r.bytes());
+  let f_issueTimestamp: bigint = r.int64();
+  let f_expiryTimestamp: bigint = r.int64();
+  let f_maxTimestamp: bigint = r.int64();
+  let f_tokenId: string = (flexible ? r.compactString() : r.string());
+  let f_hmac: Buffer = (flexible ? r.compactBytes() : r.bytes());
+  let f_renewers: DescribeDelegationTokenResponseDescribedDelegationTokenRenewer[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -208,10 +199,8 @@ export function encodeDescribeDelegationTokenResponseDescribedDelegationToken(w:
 
 export function decodeDescribeDelegationTokenResponseDescribedDelegationTokenRenewer(r: Reader, version: number): DescribeDelegationTokenResponseDescribedDelegationTokenRenewer {
   const flexible = version >= 2;
-  let f_principalType: string = "";
-  let f_principalName: string = "";
-  f_principalType = (flexible ? r.compactString() : r.string());
-  f_principalName = (flexible ? r.compactString() : r.string());
+  let f_principalType: string = (flexible ? r.compactString() : r.string());
+  let f_principalName: string = (flexible ? r.compactString() : r.string());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -21,8 +21,7 @@ export interface DescribeGroupsRequestInput {
 export function decodeDescribeGroupsRequest(r: Reader, version: number): DescribeGroupsRequest {
   const flexible = version >= 5;
   if (version < 0 || version > 6) r.fail('DescribeGroupsRequest v' + version + ' is not supported');
-  let f_groups: string[] = [];
-  let f_includeAuthorizedOperations: boolean = false;
+  let f_groups: string[];
   {
     const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
     if (n0 < 0) {
@@ -35,6 +34,7 @@ export function decodeDescribeGroupsRequest(r: Reader, version: number): Describ
       f_groups = a0;
     }
   }
+  let f_includeAuthorizedOperations: boolean = false;
   if (version >= 3) {
     f_includeAuthorizedOperations = r.bool();
   }

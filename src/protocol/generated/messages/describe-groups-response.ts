@@ -68,10 +68,10 @@ export function decodeDescribeGroupsResponse(r: Reader, version: number): Descri
   const flexible = version >= 5;
   if (version < 0 || version > 6) r.fail('DescribeGroupsResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = 0;
-  let f_groups: DescribeGroupsResponseDescribedGroup[] = [];
   if (version >= 1) {
     f_throttleTimeMs = r.int32();
   }
+  let f_groups: DescribeGroupsResponseDescribedGroup[];
   {
     const n0 = (flexible ? r.compactArrayLength(7) : r.arrayLength(7));
     if (n0 < 0) {
@@ -120,22 +120,16 @@ export function encodeDescribeGroupsResponse(w: Writer, m: DescribeGroupsRespons
 
 export function decodeDescribeGroupsResponseDescribedGroup(r: Reader, version: number): DescribeGroupsResponseDescribedGroup {
   const flexible = version >= 5;
-  let f_errorCode: number = 0;
+  let f_errorCode: number = r.int16();
   let f_errorMessage: string | null = null;
-  let f_groupId: string = "";
-  let f_groupState: string = "";
-  let f_protocolType: string = "";
-  let f_protocolData: string = "";
-  let f_members: DescribeGroupsResponseDescribedGroupMember[] = [];
-  let f_authorizedOperations: number = -2147483648;
-  f_errorCode = r.int16();
   if (version >= 6) {
     f_errorMessage = (version >= 6 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
-  f_groupId = (flexible ? r.compactString() : r.string());
-  f_groupState = (flexible ? r.compactString() : r.string());
-  f_protocolType = (flexible ? r.compactString() : r.string());
-  f_protocolData = (flexible ? r.compactString() : r.string());
+  let f_groupId: string = (flexible ? r.compactString() : r.string());
+  let f_groupState: string = (flexible ? r.compactString() : r.string());
+  let f_protocolType: string = (flexible ? r.compactString() : r.string());
+  let f_protocolData: string = (flexible ? r.compactString() : r.string());
+  let f_members: DescribeGroupsResponseDescribedGroupMember[];
   {
     const n0 = (flexible ? r.compactArrayLength(5) : r.arrayLength(5));
     if (n0 < 0) {
@@ -148,6 +142,7 @@ export function decodeDescribeGroupsResponseDescribedGroup(r: Reader, version: n
       f_members = a0;
     }
   }
+  let f_authorizedOperations: number = -2147483648;
   if (version >= 3) {
     f_authorizedOperations = r.int32();
   }
@@ -203,20 +198,15 @@ export function encodeDescribeGroupsResponseDescribedGroup(w: Writer, m: Describ
 
 export function decodeDescribeGroupsResponseDescribedGroupMember(r: Reader, version: number): DescribeGroupsResponseDescribedGroupMember {
   const flexible = version >= 5;
-  let f_memberId: string = "";
+  let f_memberId: string = (flexible ? r.compactString() : r.string());
   let f_groupInstanceId: string | null = null;
-  let f_clientId: string = "";
-  let f_clientHost: string = "";
-  let f_memberMetadata: Buffer = EMPTY;
-  let f_memberAssignment: Buffer = EMPTY;
-  f_memberId = (flexible ? r.compactString() : r.string());
   if (version >= 4) {
     f_groupInstanceId = (version >= 4 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
-  f_clientId = (flexible ? r.compactString() : r.string());
-  f_clientHost = (flexible ? r.compactString() : r.string());
-  f_memberMetadata = (flexible ? r.compactBytes() : r.bytes());
-  f_memberAssignment = (flexible ? r.compactBytes() : r.bytes());
+  let f_clientId: string = (flexible ? r.compactString() : r.string());
+  let f_clientHost: string = (flexible ? r.compactString() : r.string());
+  let f_memberMetadata: Buffer = (flexible ? r.compactBytes() : r.bytes());
+  let f_memberAssignment: Buffer = (flexible ? r.compactBytes() : r.bytes());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

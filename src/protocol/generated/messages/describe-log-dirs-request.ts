@@ -31,7 +31,7 @@ export interface DescribeLogDirsRequestDescribableLogDirTopicInput {
 export function decodeDescribeLogDirsRequest(r: Reader, version: number): DescribeLogDirsRequest {
   const flexible = version >= 2;
   if (version < 1 || version > 4) r.fail('DescribeLogDirsRequest v' + version + ' is not supported');
-  let f_topics: DescribeLogDirsRequestDescribableLogDirTopic[] | null = [];
+  let f_topics: DescribeLogDirsRequestDescribableLogDirTopic[] | null;
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -80,9 +80,8 @@ export function encodeDescribeLogDirsRequest(w: Writer, m: DescribeLogDirsReques
 
 export function decodeDescribeLogDirsRequestDescribableLogDirTopic(r: Reader, version: number): DescribeLogDirsRequestDescribableLogDirTopic {
   const flexible = version >= 2;
-  let f_topic: string = "";
-  let f_partitions: number[] = [];
-  f_topic = (flexible ? r.compactString() : r.string());
+  let f_topic: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: number[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {

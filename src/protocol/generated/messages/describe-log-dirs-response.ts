@@ -69,13 +69,12 @@ export interface DescribeLogDirsResponseDescribeLogDirsPartitionInput {
 export function decodeDescribeLogDirsResponse(r: Reader, version: number): DescribeLogDirsResponse {
   const flexible = version >= 2;
   if (version < 1 || version > 4) r.fail('DescribeLogDirsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
+  let f_throttleTimeMs: number = r.int32();
   let f_errorCode: number = 0;
-  let f_results: DescribeLogDirsResponseDescribeLogDirsResult[] = [];
-  f_throttleTimeMs = r.int32();
   if (version >= 3) {
     f_errorCode = r.int16();
   }
+  let f_results: DescribeLogDirsResponseDescribeLogDirsResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {
@@ -126,13 +125,9 @@ export function encodeDescribeLogDirsResponse(w: Writer, m: DescribeLogDirsRespo
 
 export function decodeDescribeLogDirsResponseDescribeLogDirsResult(r: Reader, version: number): DescribeLogDirsResponseDescribeLogDirsResult {
   const flexible = version >= 2;
-  let f_errorCode: number = 0;
-  let f_logDir: string = "";
-  let f_topics: DescribeLogDirsResponseDescribeLogDirsTopic[] = [];
-  let f_totalBytes: bigint = -1n;
-  let f_usableBytes: bigint = -1n;
-  f_errorCode = r.int16();
-  f_logDir = (flexible ? r.compactString() : r.string());
+  let f_errorCode: number = r.int16();
+  let f_logDir: string = (flexible ? r.compactString() : r.string());
+  let f_topics: DescribeLogDirsResponseDescribeLogDirsTopic[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -145,9 +140,11 @@ export function decodeDescribeLogDirsResponseDescribeLogDirsResult(r: Reader, ve
       f_topics = a0;
     }
   }
+  let f_totalBytes: bigint = -1n;
   if (version >= 4) {
     f_totalBytes = r.int64();
   }
+  let f_usableBytes: bigint = -1n;
   if (version >= 4) {
     f_usableBytes = r.int64();
   }
@@ -194,9 +191,8 @@ export function encodeDescribeLogDirsResponseDescribeLogDirsResult(w: Writer, m:
 
 export function decodeDescribeLogDirsResponseDescribeLogDirsTopic(r: Reader, version: number): DescribeLogDirsResponseDescribeLogDirsTopic {
   const flexible = version >= 2;
-  let f_name: string = "";
-  let f_partitions: DescribeLogDirsResponseDescribeLogDirsPartition[] = [];
-  f_name = (flexible ? r.compactString() : r.string());
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: DescribeLogDirsResponseDescribeLogDirsPartition[];
   {
     const n0 = (flexible ? r.compactArrayLength(21) : r.arrayLength(21));
     if (n0 < 0) {
@@ -242,14 +238,10 @@ export function encodeDescribeLogDirsResponseDescribeLogDirsTopic(w: Writer, m: 
 
 export function decodeDescribeLogDirsResponseDescribeLogDirsPartition(r: Reader, version: number): DescribeLogDirsResponseDescribeLogDirsPartition {
   const flexible = version >= 2;
-  let f_partitionIndex: number = 0;
-  let f_partitionSize: bigint = 0n;
-  let f_offsetLag: bigint = 0n;
-  let f_isFutureKey: boolean = false;
-  f_partitionIndex = r.int32();
-  f_partitionSize = r.int64();
-  f_offsetLag = r.int64();
-  f_isFutureKey = r.bool();
+  let f_partitionIndex: number = r.int32();
+  let f_partitionSize: bigint = r.int64();
+  let f_offsetLag: bigint = r.int64();
+  let f_isFutureKey: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -30,7 +30,7 @@ export interface DescribeProducersRequestTopicRequestInput {
 
 export function decodeDescribeProducersRequest(r: Reader, version: number): DescribeProducersRequest {
   if (version < 0 || version > 0) r.fail('DescribeProducersRequest v' + version + ' is not supported');
-  let f_topics: DescribeProducersRequestTopicRequest[] = [];
+  let f_topics: DescribeProducersRequestTopicRequest[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -67,9 +67,8 @@ export function encodeDescribeProducersRequest(w: Writer, m: DescribeProducersRe
 }
 
 export function decodeDescribeProducersRequestTopicRequest(r: Reader, version: number): DescribeProducersRequestTopicRequest {
-  let f_name: string = "";
-  let f_partitionIndexes: number[] = [];
-  f_name = r.compactString();
+  let f_name: string = r.compactString();
+  let f_partitionIndexes: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

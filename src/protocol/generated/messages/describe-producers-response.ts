@@ -68,9 +68,8 @@ export interface DescribeProducersResponseProducerStateInput {
 
 export function decodeDescribeProducersResponse(r: Reader, version: number): DescribeProducersResponse {
   if (version < 0 || version > 0) r.fail('DescribeProducersResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_topics: DescribeProducersResponseTopicResponse[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_topics: DescribeProducersResponseTopicResponse[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -109,9 +108,8 @@ export function encodeDescribeProducersResponse(w: Writer, m: DescribeProducersR
 }
 
 export function decodeDescribeProducersResponseTopicResponse(r: Reader, version: number): DescribeProducersResponseTopicResponse {
-  let f_name: string = "";
-  let f_partitions: DescribeProducersResponsePartitionResponse[] = [];
-  f_name = r.compactString();
+  let f_name: string = r.compactString();
+  let f_partitions: DescribeProducersResponsePartitionResponse[];
   {
     const n0 = r.compactArrayLength(9);
     if (n0 < 0) {
@@ -149,13 +147,10 @@ export function encodeDescribeProducersResponseTopicResponse(w: Writer, m: Descr
 }
 
 export function decodeDescribeProducersResponsePartitionResponse(r: Reader, version: number): DescribeProducersResponsePartitionResponse {
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_activeProducers: DescribeProducersResponseProducerState[] = [];
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_activeProducers: DescribeProducersResponseProducerState[];
   {
     const n0 = r.compactArrayLength(37);
     if (n0 < 0) {
@@ -197,18 +192,12 @@ export function encodeDescribeProducersResponsePartitionResponse(w: Writer, m: D
 }
 
 export function decodeDescribeProducersResponseProducerState(r: Reader, version: number): DescribeProducersResponseProducerState {
-  let f_producerId: bigint = 0n;
-  let f_producerEpoch: number = 0;
-  let f_lastSequence: number = -1;
-  let f_lastTimestamp: bigint = -1n;
-  let f_coordinatorEpoch: number = 0;
-  let f_currentTxnStartOffset: bigint = -1n;
-  f_producerId = r.int64();
-  f_producerEpoch = r.int32();
-  f_lastSequence = r.int32();
-  f_lastTimestamp = r.int64();
-  f_coordinatorEpoch = r.int32();
-  f_currentTxnStartOffset = r.int64();
+  let f_producerId: bigint = r.int64();
+  let f_producerEpoch: number = r.int32();
+  let f_lastSequence: number = r.int32();
+  let f_lastTimestamp: bigint = r.int64();
+  let f_coordinatorEpoch: number = r.int32();
+  let f_currentTxnStartOffset: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DescribeProducersResponse.ProducerState: ' + nt + ' tagged fields cannot fit');

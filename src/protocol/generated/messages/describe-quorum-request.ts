@@ -40,7 +40,7 @@ export interface DescribeQuorumRequestPartitionDataInput {
 
 export function decodeDescribeQuorumRequest(r: Reader, version: number): DescribeQuorumRequest {
   if (version < 0 || version > 2) r.fail('DescribeQuorumRequest v' + version + ' is not supported');
-  let f_topics: DescribeQuorumRequestTopicData[] = [];
+  let f_topics: DescribeQuorumRequestTopicData[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -77,9 +77,8 @@ export function encodeDescribeQuorumRequest(w: Writer, m: DescribeQuorumRequestI
 }
 
 export function decodeDescribeQuorumRequestTopicData(r: Reader, version: number): DescribeQuorumRequestTopicData {
-  let f_topicName: string = "";
-  let f_partitions: DescribeQuorumRequestPartitionData[] = [];
-  f_topicName = r.compactString();
+  let f_topicName: string = r.compactString();
+  let f_partitions: DescribeQuorumRequestPartitionData[];
   {
     const n0 = r.compactArrayLength(5);
     if (n0 < 0) {
@@ -117,8 +116,7 @@ export function encodeDescribeQuorumRequestTopicData(w: Writer, m: DescribeQuoru
 }
 
 export function decodeDescribeQuorumRequestPartitionData(r: Reader, version: number): DescribeQuorumRequestPartitionData {
-  let f_partitionIndex: number = 0;
-  f_partitionIndex = r.int32();
+  let f_partitionIndex: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DescribeQuorumRequest.PartitionData: ' + nt + ' tagged fields cannot fit');

@@ -104,14 +104,12 @@ export interface DescribeQuorumResponseListenerInput {
 
 export function decodeDescribeQuorumResponse(r: Reader, version: number): DescribeQuorumResponse {
   if (version < 0 || version > 2) r.fail('DescribeQuorumResponse v' + version + ' is not supported');
-  let f_errorCode: number = 0;
+  let f_errorCode: number = r.int16();
   let f_errorMessage: string | null = "";
-  let f_topics: DescribeQuorumResponseTopicData[] = [];
-  let f_nodes: DescribeQuorumResponseNode[] = [];
-  f_errorCode = r.int16();
   if (version >= 2) {
     f_errorMessage = (version >= 2 ? r.compactNullableString() : r.compactString());
   }
+  let f_topics: DescribeQuorumResponseTopicData[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -124,6 +122,7 @@ export function decodeDescribeQuorumResponse(r: Reader, version: number): Descri
       f_topics = a0;
     }
   }
+  let f_nodes: DescribeQuorumResponseNode[] = [];
   if (version >= 2) {
     {
       const n0 = r.compactArrayLength(1);
@@ -177,9 +176,8 @@ export function encodeDescribeQuorumResponse(w: Writer, m: DescribeQuorumRespons
 }
 
 export function decodeDescribeQuorumResponseTopicData(r: Reader, version: number): DescribeQuorumResponseTopicData {
-  let f_topicName: string = "";
-  let f_partitions: DescribeQuorumResponsePartitionData[] = [];
-  f_topicName = r.compactString();
+  let f_topicName: string = r.compactString();
+  let f_partitions: DescribeQuorumResponsePartitionData[];
   {
     const n0 = r.compactArrayLength(25);
     if (n0 < 0) {
@@ -217,22 +215,16 @@ export function encodeDescribeQuorumResponseTopicData(w: Writer, m: DescribeQuor
 }
 
 export function decodeDescribeQuorumResponsePartitionData(r: Reader, version: number): DescribeQuorumResponsePartitionData {
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
   let f_errorMessage: string | null = "";
-  let f_leaderId: number = 0;
-  let f_leaderEpoch: number = 0;
-  let f_highWatermark: bigint = 0n;
-  let f_currentVoters: DescribeQuorumResponseReplicaState[] = [];
-  let f_observers: DescribeQuorumResponseReplicaState[] = [];
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
   if (version >= 2) {
     f_errorMessage = (version >= 2 ? r.compactNullableString() : r.compactString());
   }
-  f_leaderId = r.int32();
-  f_leaderEpoch = r.int32();
-  f_highWatermark = r.int64();
+  let f_leaderId: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
+  let f_highWatermark: bigint = r.int64();
+  let f_currentVoters: DescribeQuorumResponseReplicaState[];
   {
     const n0 = r.compactArrayLength(13);
     if (n0 < 0) {
@@ -245,6 +237,7 @@ export function decodeDescribeQuorumResponsePartitionData(r: Reader, version: nu
       f_currentVoters = a0;
     }
   }
+  let f_observers: DescribeQuorumResponseReplicaState[];
   {
     const n0 = r.compactArrayLength(13);
     if (n0 < 0) {
@@ -300,19 +293,17 @@ export function encodeDescribeQuorumResponsePartitionData(w: Writer, m: Describe
 }
 
 export function decodeDescribeQuorumResponseReplicaState(r: Reader, version: number): DescribeQuorumResponseReplicaState {
-  let f_replicaId: number = 0;
+  let f_replicaId: number = r.int32();
   let f_replicaDirectoryId: string = "00000000-0000-0000-0000-000000000000";
-  let f_logEndOffset: bigint = 0n;
-  let f_lastFetchTimestamp: bigint = -1n;
-  let f_lastCaughtUpTimestamp: bigint = -1n;
-  f_replicaId = r.int32();
   if (version >= 2) {
     f_replicaDirectoryId = r.uuid();
   }
-  f_logEndOffset = r.int64();
+  let f_logEndOffset: bigint = r.int64();
+  let f_lastFetchTimestamp: bigint = -1n;
   if (version >= 1) {
     f_lastFetchTimestamp = r.int64();
   }
+  let f_lastCaughtUpTimestamp: bigint = -1n;
   if (version >= 1) {
     f_lastCaughtUpTimestamp = r.int64();
   }
@@ -352,10 +343,10 @@ export function encodeDescribeQuorumResponseReplicaState(w: Writer, m: DescribeQ
 
 export function decodeDescribeQuorumResponseNode(r: Reader, version: number): DescribeQuorumResponseNode {
   let f_nodeId: number = 0;
-  let f_listeners: DescribeQuorumResponseListener[] = [];
   if (version >= 2) {
     f_nodeId = r.int32();
   }
+  let f_listeners: DescribeQuorumResponseListener[] = [];
   if (version >= 2) {
     {
       const n0 = r.compactArrayLength(1);
@@ -402,14 +393,14 @@ export function encodeDescribeQuorumResponseNode(w: Writer, m: DescribeQuorumRes
 
 export function decodeDescribeQuorumResponseListener(r: Reader, version: number): DescribeQuorumResponseListener {
   let f_name: string = "";
-  let f_host: string = "";
-  let f_port: number = 0;
   if (version >= 2) {
     f_name = r.compactString();
   }
+  let f_host: string = "";
   if (version >= 2) {
     f_host = r.compactString();
   }
+  let f_port: number = 0;
   if (version >= 2) {
     f_port = r.uint16();
   }

@@ -42,7 +42,7 @@ export interface DescribeShareGroupOffsetsRequestDescribeShareGroupOffsetsReques
 
 export function decodeDescribeShareGroupOffsetsRequest(r: Reader, version: number): DescribeShareGroupOffsetsRequest {
   if (version < 0 || version > 0) r.fail('DescribeShareGroupOffsetsRequest v' + version + ' is not supported');
-  let f_groups: DescribeShareGroupOffsetsRequestDescribeShareGroupOffsetsRequestGroup[] = [];
+  let f_groups: DescribeShareGroupOffsetsRequestDescribeShareGroupOffsetsRequestGroup[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -79,9 +79,8 @@ export function encodeDescribeShareGroupOffsetsRequest(w: Writer, m: DescribeSha
 }
 
 export function decodeDescribeShareGroupOffsetsRequestDescribeShareGroupOffsetsRequestGroup(r: Reader, version: number): DescribeShareGroupOffsetsRequestDescribeShareGroupOffsetsRequestGroup {
-  let f_groupId: string = "";
-  let f_topics: DescribeShareGroupOffsetsRequestDescribeShareGroupOffsetsRequestTopic[] | null = [];
-  f_groupId = r.compactString();
+  let f_groupId: string = r.compactString();
+  let f_topics: DescribeShareGroupOffsetsRequestDescribeShareGroupOffsetsRequestTopic[] | null;
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -123,9 +122,8 @@ export function encodeDescribeShareGroupOffsetsRequestDescribeShareGroupOffsetsR
 }
 
 export function decodeDescribeShareGroupOffsetsRequestDescribeShareGroupOffsetsRequestTopic(r: Reader, version: number): DescribeShareGroupOffsetsRequestDescribeShareGroupOffsetsRequestTopic {
-  let f_topicName: string = "";
-  let f_partitions: number[] = [];
-  f_topicName = r.compactString();
+  let f_topicName: string = r.compactString();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

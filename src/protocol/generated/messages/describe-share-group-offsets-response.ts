@@ -68,9 +68,8 @@ export interface DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsRespo
 
 export function decodeDescribeShareGroupOffsetsResponse(r: Reader, version: number): DescribeShareGroupOffsetsResponse {
   if (version < 0 || version > 0) r.fail('DescribeShareGroupOffsetsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_groups: DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponseGroup[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_groups: DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponseGroup[];
   {
     const n0 = r.compactArrayLength(6);
     if (n0 < 0) {
@@ -109,11 +108,8 @@ export function encodeDescribeShareGroupOffsetsResponse(w: Writer, m: DescribeSh
 }
 
 export function decodeDescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponseGroup(r: Reader, version: number): DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponseGroup {
-  let f_groupId: string = "";
-  let f_topics: DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponseTopic[] = [];
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  f_groupId = r.compactString();
+  let f_groupId: string = r.compactString();
+  let f_topics: DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponseTopic[];
   {
     const n0 = r.compactArrayLength(19);
     if (n0 < 0) {
@@ -126,8 +122,8 @@ export function decodeDescribeShareGroupOffsetsResponseDescribeShareGroupOffsets
       f_topics = a0;
     }
   }
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseGroup: ' + nt + ' tagged fields cannot fit');
@@ -157,11 +153,9 @@ export function encodeDescribeShareGroupOffsetsResponseDescribeShareGroupOffsets
 }
 
 export function decodeDescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponseTopic(r: Reader, version: number): DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponseTopic {
-  let f_topicName: string = "";
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponsePartition[] = [];
-  f_topicName = r.compactString();
-  f_topicId = r.uuid();
+  let f_topicName: string = r.compactString();
+  let f_topicId: string = r.uuid();
+  let f_partitions: DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponsePartition[];
   {
     const n0 = r.compactArrayLength(20);
     if (n0 < 0) {
@@ -201,16 +195,11 @@ export function encodeDescribeShareGroupOffsetsResponseDescribeShareGroupOffsets
 }
 
 export function decodeDescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponsePartition(r: Reader, version: number): DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponsePartition {
-  let f_partitionIndex: number = 0;
-  let f_startOffset: bigint = 0n;
-  let f_leaderEpoch: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  f_partitionIndex = r.int32();
-  f_startOffset = r.int64();
-  f_leaderEpoch = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_partitionIndex: number = r.int32();
+  let f_startOffset: bigint = r.int64();
+  let f_leaderEpoch: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition: ' + nt + ' tagged fields cannot fit');

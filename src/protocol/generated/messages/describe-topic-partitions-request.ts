@@ -44,9 +44,7 @@ export interface DescribeTopicPartitionsRequestCursorInput {
 
 export function decodeDescribeTopicPartitionsRequest(r: Reader, version: number): DescribeTopicPartitionsRequest {
   if (version < 0 || version > 0) r.fail('DescribeTopicPartitionsRequest v' + version + ' is not supported');
-  let f_topics: DescribeTopicPartitionsRequestTopicRequest[] = [];
-  let f_responsePartitionLimit: number = 2000;
-  let f_cursor: DescribeTopicPartitionsRequestCursor | null = null;
+  let f_topics: DescribeTopicPartitionsRequestTopicRequest[];
   {
     const n0 = r.compactArrayLength(2);
     if (n0 < 0) {
@@ -59,7 +57,8 @@ export function decodeDescribeTopicPartitionsRequest(r: Reader, version: number)
       f_topics = a0;
     }
   }
-  f_responsePartitionLimit = r.int32();
+  let f_responsePartitionLimit: number = r.int32();
+  let f_cursor: DescribeTopicPartitionsRequestCursor | null;
   if (r.int8() < 0) f_cursor = null;
   else f_cursor = decodeDescribeTopicPartitionsRequestCursor(r, version);
   let unknown: Map<number, Buffer> | undefined;
@@ -95,8 +94,7 @@ export function encodeDescribeTopicPartitionsRequest(w: Writer, m: DescribeTopic
 }
 
 export function decodeDescribeTopicPartitionsRequestTopicRequest(r: Reader, version: number): DescribeTopicPartitionsRequestTopicRequest {
-  let f_name: string = "";
-  f_name = r.compactString();
+  let f_name: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DescribeTopicPartitionsRequest.TopicRequest: ' + nt + ' tagged fields cannot fit');
@@ -117,10 +115,8 @@ export function encodeDescribeTopicPartitionsRequestTopicRequest(w: Writer, m: D
 }
 
 export function decodeDescribeTopicPartitionsRequestCursor(r: Reader, version: number): DescribeTopicPartitionsRequestCursor {
-  let f_topicName: string = "";
-  let f_partitionIndex: number = 0;
-  f_topicName = r.compactString();
-  f_partitionIndex = r.int32();
+  let f_topicName: string = r.compactString();
+  let f_partitionIndex: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DescribeTopicPartitionsRequest.Cursor: ' + nt + ' tagged fields cannot fit');

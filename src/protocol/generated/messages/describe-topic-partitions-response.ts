@@ -80,10 +80,8 @@ export interface DescribeTopicPartitionsResponseCursorInput {
 
 export function decodeDescribeTopicPartitionsResponse(r: Reader, version: number): DescribeTopicPartitionsResponse {
   if (version < 0 || version > 0) r.fail('DescribeTopicPartitionsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_topics: DescribeTopicPartitionsResponseDescribeTopicPartitionsResponseTopic[] = [];
-  let f_nextCursor: DescribeTopicPartitionsResponseCursor | null = null;
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_topics: DescribeTopicPartitionsResponseDescribeTopicPartitionsResponseTopic[];
   {
     const n0 = r.compactArrayLength(26);
     if (n0 < 0) {
@@ -96,6 +94,7 @@ export function decodeDescribeTopicPartitionsResponse(r: Reader, version: number
       f_topics = a0;
     }
   }
+  let f_nextCursor: DescribeTopicPartitionsResponseCursor | null;
   if (r.int8() < 0) f_nextCursor = null;
   else f_nextCursor = decodeDescribeTopicPartitionsResponseCursor(r, version);
   let unknown: Map<number, Buffer> | undefined;
@@ -131,16 +130,11 @@ export function encodeDescribeTopicPartitionsResponse(w: Writer, m: DescribeTopi
 }
 
 export function decodeDescribeTopicPartitionsResponseDescribeTopicPartitionsResponseTopic(r: Reader, version: number): DescribeTopicPartitionsResponseDescribeTopicPartitionsResponseTopic {
-  let f_errorCode: number = 0;
-  let f_name: string | null = "";
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_isInternal: boolean = false;
-  let f_partitions: DescribeTopicPartitionsResponseDescribeTopicPartitionsResponsePartition[] = [];
-  let f_topicAuthorizedOperations: number = -2147483648;
-  f_errorCode = r.int16();
-  f_name = r.compactNullableString();
-  f_topicId = r.uuid();
-  f_isInternal = r.bool();
+  let f_errorCode: number = r.int16();
+  let f_name: string | null = r.compactNullableString();
+  let f_topicId: string = r.uuid();
+  let f_isInternal: boolean = r.bool();
+  let f_partitions: DescribeTopicPartitionsResponseDescribeTopicPartitionsResponsePartition[];
   {
     const n0 = r.compactArrayLength(20);
     if (n0 < 0) {
@@ -153,7 +147,7 @@ export function decodeDescribeTopicPartitionsResponseDescribeTopicPartitionsResp
       f_partitions = a0;
     }
   }
-  f_topicAuthorizedOperations = r.int32();
+  let f_topicAuthorizedOperations: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponseTopic: ' + nt + ' tagged fields cannot fit');
@@ -187,19 +181,11 @@ export function encodeDescribeTopicPartitionsResponseDescribeTopicPartitionsResp
 }
 
 export function decodeDescribeTopicPartitionsResponseDescribeTopicPartitionsResponsePartition(r: Reader, version: number): DescribeTopicPartitionsResponseDescribeTopicPartitionsResponsePartition {
-  let f_errorCode: number = 0;
-  let f_partitionIndex: number = 0;
-  let f_leaderId: number = 0;
-  let f_leaderEpoch: number = -1;
-  let f_replicaNodes: number[] = [];
-  let f_isrNodes: number[] = [];
-  let f_eligibleLeaderReplicas: number[] | null = null;
-  let f_lastKnownElr: number[] | null = null;
-  let f_offlineReplicas: number[] = [];
-  f_errorCode = r.int16();
-  f_partitionIndex = r.int32();
-  f_leaderId = r.int32();
-  f_leaderEpoch = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_partitionIndex: number = r.int32();
+  let f_leaderId: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
+  let f_replicaNodes: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -212,6 +198,7 @@ export function decodeDescribeTopicPartitionsResponseDescribeTopicPartitionsResp
       f_replicaNodes = a0;
     }
   }
+  let f_isrNodes: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -224,6 +211,7 @@ export function decodeDescribeTopicPartitionsResponseDescribeTopicPartitionsResp
       f_isrNodes = a0;
     }
   }
+  let f_eligibleLeaderReplicas: number[] | null;
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -236,6 +224,7 @@ export function decodeDescribeTopicPartitionsResponseDescribeTopicPartitionsResp
       f_eligibleLeaderReplicas = a0;
     }
   }
+  let f_lastKnownElr: number[] | null;
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -248,6 +237,7 @@ export function decodeDescribeTopicPartitionsResponseDescribeTopicPartitionsResp
       f_lastKnownElr = a0;
     }
   }
+  let f_offlineReplicas: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -319,10 +309,8 @@ export function encodeDescribeTopicPartitionsResponseDescribeTopicPartitionsResp
 }
 
 export function decodeDescribeTopicPartitionsResponseCursor(r: Reader, version: number): DescribeTopicPartitionsResponseCursor {
-  let f_topicName: string = "";
-  let f_partitionIndex: number = 0;
-  f_topicName = r.compactString();
-  f_partitionIndex = r.int32();
+  let f_topicName: string = r.compactString();
+  let f_partitionIndex: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DescribeTopicPartitionsResponse.Cursor: ' + nt + ' tagged fields cannot fit');

@@ -18,7 +18,7 @@ export interface DescribeTransactionsRequestInput {
 
 export function decodeDescribeTransactionsRequest(r: Reader, version: number): DescribeTransactionsRequest {
   if (version < 0 || version > 0) r.fail('DescribeTransactionsRequest v' + version + ' is not supported');
-  let f_transactionalIds: string[] = [];
+  let f_transactionalIds: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {

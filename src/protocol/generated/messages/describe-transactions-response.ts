@@ -56,9 +56,8 @@ export interface DescribeTransactionsResponseTopicDataInput {
 
 export function decodeDescribeTransactionsResponse(r: Reader, version: number): DescribeTransactionsResponse {
   if (version < 0 || version > 0) r.fail('DescribeTransactionsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_transactionStates: DescribeTransactionsResponseTransactionState[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_transactionStates: DescribeTransactionsResponseTransactionState[];
   {
     const n0 = r.compactArrayLength(28);
     if (n0 < 0) {
@@ -97,21 +96,14 @@ export function encodeDescribeTransactionsResponse(w: Writer, m: DescribeTransac
 }
 
 export function decodeDescribeTransactionsResponseTransactionState(r: Reader, version: number): DescribeTransactionsResponseTransactionState {
-  let f_errorCode: number = 0;
-  let f_transactionalId: string = "";
-  let f_transactionState: string = "";
-  let f_transactionTimeoutMs: number = 0;
-  let f_transactionStartTimeMs: bigint = 0n;
-  let f_producerId: bigint = 0n;
-  let f_producerEpoch: number = 0;
-  let f_topics: DescribeTransactionsResponseTopicData[] = [];
-  f_errorCode = r.int16();
-  f_transactionalId = r.compactString();
-  f_transactionState = r.compactString();
-  f_transactionTimeoutMs = r.int32();
-  f_transactionStartTimeMs = r.int64();
-  f_producerId = r.int64();
-  f_producerEpoch = r.int16();
+  let f_errorCode: number = r.int16();
+  let f_transactionalId: string = r.compactString();
+  let f_transactionState: string = r.compactString();
+  let f_transactionTimeoutMs: number = r.int32();
+  let f_transactionStartTimeMs: bigint = r.int64();
+  let f_producerId: bigint = r.int64();
+  let f_producerEpoch: number = r.int16();
+  let f_topics: DescribeTransactionsResponseTopicData[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -161,9 +153,8 @@ export function encodeDescribeTransactionsResponseTransactionState(w: Writer, m:
 }
 
 export function decodeDescribeTransactionsResponseTopicData(r: Reader, version: number): DescribeTransactionsResponseTopicData {
-  let f_topic: string = "";
-  let f_partitions: number[] = [];
-  f_topic = r.compactString();
+  let f_topic: string = r.compactString();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

@@ -28,7 +28,7 @@ export interface DescribeUserScramCredentialsRequestUserNameInput {
 
 export function decodeDescribeUserScramCredentialsRequest(r: Reader, version: number): DescribeUserScramCredentialsRequest {
   if (version < 0 || version > 0) r.fail('DescribeUserScramCredentialsRequest v' + version + ' is not supported');
-  let f_users: DescribeUserScramCredentialsRequestUserName[] | null = [];
+  let f_users: DescribeUserScramCredentialsRequestUserName[] | null;
   {
     const n0 = r.compactArrayLength(2);
     if (n0 < 0) {
@@ -69,8 +69,7 @@ export function encodeDescribeUserScramCredentialsRequest(w: Writer, m: Describe
 }
 
 export function decodeDescribeUserScramCredentialsRequestUserName(r: Reader, version: number): DescribeUserScramCredentialsRequestUserName {
-  let f_name: string = "";
-  f_name = r.compactString();
+  let f_name: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DescribeUserScramCredentialsRequest.UserName: ' + nt + ' tagged fields cannot fit');

@@ -52,13 +52,10 @@ export interface DescribeUserScramCredentialsResponseCredentialInfoInput {
 
 export function decodeDescribeUserScramCredentialsResponse(r: Reader, version: number): DescribeUserScramCredentialsResponse {
   if (version < 0 || version > 0) r.fail('DescribeUserScramCredentialsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  let f_results: DescribeUserScramCredentialsResponseDescribeUserScramCredentialsResult[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_results: DescribeUserScramCredentialsResponseDescribeUserScramCredentialsResult[];
   {
     const n0 = r.compactArrayLength(6);
     if (n0 < 0) {
@@ -101,13 +98,10 @@ export function encodeDescribeUserScramCredentialsResponse(w: Writer, m: Describ
 }
 
 export function decodeDescribeUserScramCredentialsResponseDescribeUserScramCredentialsResult(r: Reader, version: number): DescribeUserScramCredentialsResponseDescribeUserScramCredentialsResult {
-  let f_user: string = "";
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  let f_credentialInfos: DescribeUserScramCredentialsResponseCredentialInfo[] = [];
-  f_user = r.compactString();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_user: string = r.compactString();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_credentialInfos: DescribeUserScramCredentialsResponseCredentialInfo[];
   {
     const n0 = r.compactArrayLength(6);
     if (n0 < 0) {
@@ -149,10 +143,8 @@ export function encodeDescribeUserScramCredentialsResponseDescribeUserScramCrede
 }
 
 export function decodeDescribeUserScramCredentialsResponseCredentialInfo(r: Reader, version: number): DescribeUserScramCredentialsResponseCredentialInfo {
-  let f_mechanism: number = 0;
-  let f_iterations: number = 0;
-  f_mechanism = r.int8();
-  f_iterations = r.int32();
+  let f_mechanism: number = r.int8();
+  let f_iterations: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DescribeUserScramCredentialsResponse.CredentialInfo: ' + nt + ' tagged fields cannot fit');

@@ -36,11 +36,10 @@ export function decodeElectLeadersRequest(r: Reader, version: number): ElectLead
   const flexible = version >= 2;
   if (version < 0 || version > 2) r.fail('ElectLeadersRequest v' + version + ' is not supported');
   let f_electionType: number = 0;
-  let f_topicPartitions: ElectLeadersRequestTopicPartitions[] | null = [];
-  let f_timeoutMs: number = 60000;
   if (version >= 1) {
     f_electionType = r.int8();
   }
+  let f_topicPartitions: ElectLeadersRequestTopicPartitions[] | null;
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -53,7 +52,7 @@ export function decodeElectLeadersRequest(r: Reader, version: number): ElectLead
       f_topicPartitions = a0;
     }
   }
-  f_timeoutMs = r.int32();
+  let f_timeoutMs: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -97,9 +96,8 @@ export function encodeElectLeadersRequest(w: Writer, m: ElectLeadersRequestInput
 
 export function decodeElectLeadersRequestTopicPartitions(r: Reader, version: number): ElectLeadersRequestTopicPartitions {
   const flexible = version >= 2;
-  let f_topic: string = "";
-  let f_partitions: number[] = [];
-  f_topic = (flexible ? r.compactString() : r.string());
+  let f_topic: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: number[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {

@@ -49,13 +49,12 @@ export interface ElectLeadersResponsePartitionResultInput {
 export function decodeElectLeadersResponse(r: Reader, version: number): ElectLeadersResponse {
   const flexible = version >= 2;
   if (version < 0 || version > 2) r.fail('ElectLeadersResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
+  let f_throttleTimeMs: number = r.int32();
   let f_errorCode: number = 0;
-  let f_replicaElectionResults: ElectLeadersResponseReplicaElectionResult[] = [];
-  f_throttleTimeMs = r.int32();
   if (version >= 1) {
     f_errorCode = r.int16();
   }
+  let f_replicaElectionResults: ElectLeadersResponseReplicaElectionResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -107,9 +106,8 @@ export function encodeElectLeadersResponse(w: Writer, m: ElectLeadersResponseInp
 
 export function decodeElectLeadersResponseReplicaElectionResult(r: Reader, version: number): ElectLeadersResponseReplicaElectionResult {
   const flexible = version >= 2;
-  let f_topic: string = "";
-  let f_partitionResult: ElectLeadersResponsePartitionResult[] = [];
-  f_topic = (flexible ? r.compactString() : r.string());
+  let f_topic: string = (flexible ? r.compactString() : r.string());
+  let f_partitionResult: ElectLeadersResponsePartitionResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(7) : r.arrayLength(7));
     if (n0 < 0) {
@@ -155,12 +153,9 @@ export function encodeElectLeadersResponseReplicaElectionResult(w: Writer, m: El
 
 export function decodeElectLeadersResponsePartitionResult(r: Reader, version: number): ElectLeadersResponsePartitionResult {
   const flexible = version >= 2;
-  let f_partitionId: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  f_partitionId = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_partitionId: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = (flexible ? r.compactNullableString() : r.nullableString());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -79,10 +79,8 @@ export interface EndQuorumEpochRequestLeaderEndpointInput {
 export function decodeEndQuorumEpochRequest(r: Reader, version: number): EndQuorumEpochRequest {
   const flexible = version >= 1;
   if (version < 0 || version > 1) r.fail('EndQuorumEpochRequest v' + version + ' is not supported');
-  let f_clusterId: string | null = null;
-  let f_topics: EndQuorumEpochRequestTopicData[] = [];
-  let f_leaderEndpoints: EndQuorumEpochRequestLeaderEndpoint[] = [];
-  f_clusterId = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_clusterId: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_topics: EndQuorumEpochRequestTopicData[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -95,6 +93,7 @@ export function decodeEndQuorumEpochRequest(r: Reader, version: number): EndQuor
       f_topics = a0;
     }
   }
+  let f_leaderEndpoints: EndQuorumEpochRequestLeaderEndpoint[] = [];
   if (version >= 1) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -150,9 +149,8 @@ export function encodeEndQuorumEpochRequest(w: Writer, m: EndQuorumEpochRequestI
 
 export function decodeEndQuorumEpochRequestTopicData(r: Reader, version: number): EndQuorumEpochRequestTopicData {
   const flexible = version >= 1;
-  let f_topicName: string = "";
-  let f_partitions: EndQuorumEpochRequestPartitionData[] = [];
-  f_topicName = (flexible ? r.compactString() : r.string());
+  let f_topicName: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: EndQuorumEpochRequestPartitionData[];
   {
     const n0 = (flexible ? r.compactArrayLength(12) : r.arrayLength(12));
     if (n0 < 0) {
@@ -198,14 +196,10 @@ export function encodeEndQuorumEpochRequestTopicData(w: Writer, m: EndQuorumEpoc
 
 export function decodeEndQuorumEpochRequestPartitionData(r: Reader, version: number): EndQuorumEpochRequestPartitionData {
   const flexible = version >= 1;
-  let f_partitionIndex: number = 0;
-  let f_leaderId: number = 0;
-  let f_leaderEpoch: number = 0;
+  let f_partitionIndex: number = r.int32();
+  let f_leaderId: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
   let f_preferredSuccessors: number[] = [];
-  let f_preferredCandidates: EndQuorumEpochRequestReplicaInfo[] = [];
-  f_partitionIndex = r.int32();
-  f_leaderId = r.int32();
-  f_leaderEpoch = r.int32();
   if (version <= 0) {
     {
       const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
@@ -220,6 +214,7 @@ export function decodeEndQuorumEpochRequestPartitionData(r: Reader, version: num
       }
     }
   }
+  let f_preferredCandidates: EndQuorumEpochRequestReplicaInfo[] = [];
   if (version >= 1) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -281,10 +276,10 @@ export function encodeEndQuorumEpochRequestPartitionData(w: Writer, m: EndQuorum
 export function decodeEndQuorumEpochRequestReplicaInfo(r: Reader, version: number): EndQuorumEpochRequestReplicaInfo {
   const flexible = version >= 1;
   let f_candidateId: number = 0;
-  let f_candidateDirectoryId: string = "00000000-0000-0000-0000-000000000000";
   if (version >= 1) {
     f_candidateId = r.int32();
   }
+  let f_candidateDirectoryId: string = "00000000-0000-0000-0000-000000000000";
   if (version >= 1) {
     f_candidateDirectoryId = r.uuid();
   }
@@ -325,14 +320,14 @@ export function encodeEndQuorumEpochRequestReplicaInfo(w: Writer, m: EndQuorumEp
 export function decodeEndQuorumEpochRequestLeaderEndpoint(r: Reader, version: number): EndQuorumEpochRequestLeaderEndpoint {
   const flexible = version >= 1;
   let f_name: string = "";
-  let f_host: string = "";
-  let f_port: number = 0;
   if (version >= 1) {
     f_name = (flexible ? r.compactString() : r.string());
   }
+  let f_host: string = "";
   if (version >= 1) {
     f_host = (flexible ? r.compactString() : r.string());
   }
+  let f_port: number = 0;
   if (version >= 1) {
     f_port = r.uint16();
   }

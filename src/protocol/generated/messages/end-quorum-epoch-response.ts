@@ -65,10 +65,8 @@ export interface EndQuorumEpochResponseNodeEndpointInput {
 export function decodeEndQuorumEpochResponse(r: Reader, version: number): EndQuorumEpochResponse {
   const flexible = version >= 1;
   if (version < 0 || version > 1) r.fail('EndQuorumEpochResponse v' + version + ' is not supported');
-  let f_errorCode: number = 0;
-  let f_topics: EndQuorumEpochResponseTopicData[] = [];
-  let f_nodeEndpoints: EndQuorumEpochResponseNodeEndpoint[] = [];
-  f_errorCode = r.int16();
+  let f_errorCode: number = r.int16();
+  let f_topics: EndQuorumEpochResponseTopicData[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -81,6 +79,7 @@ export function decodeEndQuorumEpochResponse(r: Reader, version: number): EndQuo
       f_topics = a0;
     }
   }
+  let f_nodeEndpoints: EndQuorumEpochResponseNodeEndpoint[] = [];
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -142,9 +141,8 @@ export function encodeEndQuorumEpochResponse(w: Writer, m: EndQuorumEpochRespons
 
 export function decodeEndQuorumEpochResponseTopicData(r: Reader, version: number): EndQuorumEpochResponseTopicData {
   const flexible = version >= 1;
-  let f_topicName: string = "";
-  let f_partitions: EndQuorumEpochResponsePartitionData[] = [];
-  f_topicName = (flexible ? r.compactString() : r.string());
+  let f_topicName: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: EndQuorumEpochResponsePartitionData[];
   {
     const n0 = (flexible ? r.compactArrayLength(14) : r.arrayLength(14));
     if (n0 < 0) {
@@ -190,14 +188,10 @@ export function encodeEndQuorumEpochResponseTopicData(w: Writer, m: EndQuorumEpo
 
 export function decodeEndQuorumEpochResponsePartitionData(r: Reader, version: number): EndQuorumEpochResponsePartitionData {
   const flexible = version >= 1;
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  let f_leaderId: number = 0;
-  let f_leaderEpoch: number = 0;
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
-  f_leaderId = r.int32();
-  f_leaderEpoch = r.int32();
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_leaderId: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -233,14 +227,14 @@ export function encodeEndQuorumEpochResponsePartitionData(w: Writer, m: EndQuoru
 export function decodeEndQuorumEpochResponseNodeEndpoint(r: Reader, version: number): EndQuorumEpochResponseNodeEndpoint {
   const flexible = version >= 1;
   let f_nodeId: number = 0;
-  let f_host: string = "";
-  let f_port: number = 0;
   if (version >= 1) {
     f_nodeId = r.int32();
   }
+  let f_host: string = "";
   if (version >= 1) {
     f_host = (flexible ? r.compactString() : r.string());
   }
+  let f_port: number = 0;
   if (version >= 1) {
     f_port = r.uint16();
   }

@@ -15,8 +15,7 @@ export interface EndTxnMarkerInput {
 
 export function decodeEndTxnMarker(r: Reader, version: number): EndTxnMarker {
   if (version < 0 || version > 0) r.fail('EndTxnMarker v' + version + ' is not supported');
-  let f_coordinatorEpoch: number = 0;
-  f_coordinatorEpoch = r.int32();
+  let f_coordinatorEpoch: number = r.int32();
   const out: EndTxnMarker = { coordinatorEpoch: f_coordinatorEpoch };
   return out;
 }

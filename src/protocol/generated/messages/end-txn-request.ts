@@ -25,14 +25,10 @@ export interface EndTxnRequestInput {
 export function decodeEndTxnRequest(r: Reader, version: number): EndTxnRequest {
   const flexible = version >= 3;
   if (version < 0 || version > 5) r.fail('EndTxnRequest v' + version + ' is not supported');
-  let f_transactionalId: string = "";
-  let f_producerId: bigint = 0n;
-  let f_producerEpoch: number = 0;
-  let f_committed: boolean = false;
-  f_transactionalId = (flexible ? r.compactString() : r.string());
-  f_producerId = r.int64();
-  f_producerEpoch = r.int16();
-  f_committed = r.bool();
+  let f_transactionalId: string = (flexible ? r.compactString() : r.string());
+  let f_producerId: bigint = r.int64();
+  let f_producerEpoch: number = r.int16();
+  let f_committed: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

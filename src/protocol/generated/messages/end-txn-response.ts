@@ -25,15 +25,13 @@ export interface EndTxnResponseInput {
 export function decodeEndTxnResponse(r: Reader, version: number): EndTxnResponse {
   const flexible = version >= 3;
   if (version < 0 || version > 5) r.fail('EndTxnResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
   let f_producerId: bigint = -1n;
-  let f_producerEpoch: number = -1;
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
   if (version >= 5) {
     f_producerId = r.int64();
   }
+  let f_producerEpoch: number = -1;
   if (version >= 5) {
     f_producerEpoch = r.int16();
   }

@@ -24,12 +24,9 @@ export interface EnvelopeRequestInput {
 
 export function decodeEnvelopeRequest(r: Reader, version: number): EnvelopeRequest {
   if (version < 0 || version > 0) r.fail('EnvelopeRequest v' + version + ' is not supported');
-  let f_requestData: Buffer = EMPTY;
-  let f_requestPrincipal: Buffer | null = EMPTY;
-  let f_clientHostAddress: Buffer = EMPTY;
-  f_requestData = r.compactBytes();
-  f_requestPrincipal = r.compactNullableBytes();
-  f_clientHostAddress = r.compactBytes();
+  let f_requestData: Buffer = r.compactBytes();
+  let f_requestPrincipal: Buffer | null = r.compactNullableBytes();
+  let f_clientHostAddress: Buffer = r.compactBytes();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('EnvelopeRequest: ' + nt + ' tagged fields cannot fit');

@@ -20,10 +20,8 @@ export interface EnvelopeResponseInput {
 
 export function decodeEnvelopeResponse(r: Reader, version: number): EnvelopeResponse {
   if (version < 0 || version > 0) r.fail('EnvelopeResponse v' + version + ' is not supported');
-  let f_responseData: Buffer | null = null;
-  let f_errorCode: number = 0;
-  f_responseData = r.compactNullableBytes();
-  f_errorCode = r.int16();
+  let f_responseData: Buffer | null = r.compactNullableBytes();
+  let f_errorCode: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('EnvelopeResponse: ' + nt + ' tagged fields cannot fit');

@@ -23,10 +23,8 @@ export interface ExpireDelegationTokenRequestInput {
 export function decodeExpireDelegationTokenRequest(r: Reader, version: number): ExpireDelegationTokenRequest {
   const flexible = version >= 2;
   if (version < 1 || version > 2) r.fail('ExpireDelegationTokenRequest v' + version + ' is not supported');
-  let f_hmac: Buffer = EMPTY;
-  let f_expiryTimePeriodMs: bigint = 0n;
-  f_hmac = (flexible ? r.compactBytes() : r.bytes());
-  f_expiryTimePeriodMs = r.int64();
+  let f_hmac: Buffer = (flexible ? r.compactBytes() : r.bytes());
+  let f_expiryTimePeriodMs: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -23,12 +23,9 @@ export interface ExpireDelegationTokenResponseInput {
 export function decodeExpireDelegationTokenResponse(r: Reader, version: number): ExpireDelegationTokenResponse {
   const flexible = version >= 2;
   if (version < 1 || version > 2) r.fail('ExpireDelegationTokenResponse v' + version + ' is not supported');
-  let f_errorCode: number = 0;
-  let f_expiryTimestampMs: bigint = 0n;
-  let f_throttleTimeMs: number = 0;
-  f_errorCode = r.int16();
-  f_expiryTimestampMs = r.int64();
-  f_throttleTimeMs = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_expiryTimestampMs: bigint = r.int64();
+  let f_throttleTimeMs: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

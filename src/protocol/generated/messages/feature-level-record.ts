@@ -21,10 +21,8 @@ export interface FeatureLevelRecordInput {
 
 export function decodeFeatureLevelRecord(r: Reader, version: number): FeatureLevelRecord {
   if (version < 0 || version > 0) r.fail('FeatureLevelRecord v' + version + ' is not supported');
-  let f_name: string = "";
-  let f_featureLevel: number = 0;
-  f_name = r.compactString();
-  f_featureLevel = r.int16();
+  let f_name: string = r.compactString();
+  let f_featureLevel: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('FeatureLevelRecord: ' + nt + ' tagged fields cannot fit');

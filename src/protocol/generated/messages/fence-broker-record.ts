@@ -21,10 +21,8 @@ export interface FenceBrokerRecordInput {
 
 export function decodeFenceBrokerRecord(r: Reader, version: number): FenceBrokerRecord {
   if (version < 0 || version > 0) r.fail('FenceBrokerRecord v' + version + ' is not supported');
-  let f_id: number = 0;
-  let f_epoch: bigint = 0n;
-  f_id = r.int32();
-  f_epoch = r.int64();
+  let f_id: number = r.int32();
+  let f_epoch: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('FenceBrokerRecord: ' + nt + ' tagged fields cannot fit');

@@ -109,29 +109,23 @@ export function decodeFetchRequest(r: Reader, version: number): FetchRequest {
   if (version < 4 || version > 19) r.fail('FetchRequest v' + version + ' is not supported');
   let f_clusterId: string | null = null;
   let f_replicaId: number = -1;
-  let f_replicaState: FetchRequestReplicaState = defaultFetchRequestReplicaState();
-  let f_maxWaitMs: number = 0;
-  let f_minBytes: number = 0;
-  let f_maxBytes: number = 2147483647;
-  let f_isolationLevel: number = 0;
-  let f_sessionId: number = 0;
-  let f_sessionEpoch: number = -1;
-  let f_topics: FetchRequestFetchTopic[] = [];
-  let f_forgottenTopicsData: FetchRequestForgottenTopic[] = [];
-  let f_rackId: string = "";
   if (version <= 14) {
     f_replicaId = r.int32();
   }
-  f_maxWaitMs = r.int32();
-  f_minBytes = r.int32();
-  f_maxBytes = r.int32();
-  f_isolationLevel = r.int8();
+  let f_replicaState: FetchRequestReplicaState = defaultFetchRequestReplicaState();
+  let f_maxWaitMs: number = r.int32();
+  let f_minBytes: number = r.int32();
+  let f_maxBytes: number = r.int32();
+  let f_isolationLevel: number = r.int8();
+  let f_sessionId: number = 0;
   if (version >= 7) {
     f_sessionId = r.int32();
   }
+  let f_sessionEpoch: number = -1;
   if (version >= 7) {
     f_sessionEpoch = r.int32();
   }
+  let f_topics: FetchRequestFetchTopic[];
   {
     const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
     if (n0 < 0) {
@@ -144,6 +138,7 @@ export function decodeFetchRequest(r: Reader, version: number): FetchRequest {
       f_topics = a0;
     }
   }
+  let f_forgottenTopicsData: FetchRequestForgottenTopic[] = [];
   if (version >= 7) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -158,6 +153,7 @@ export function decodeFetchRequest(r: Reader, version: number): FetchRequest {
       }
     }
   }
+  let f_rackId: string = "";
   if (version >= 11) {
     f_rackId = (flexible ? r.compactString() : r.string());
   }
@@ -250,10 +246,10 @@ export function encodeFetchRequest(w: Writer, m: FetchRequestInput, version: num
 export function decodeFetchRequestReplicaState(r: Reader, version: number): FetchRequestReplicaState {
   const flexible = version >= 12;
   let f_replicaId: number = -1;
-  let f_replicaEpoch: bigint = -1n;
   if (version >= 15) {
     f_replicaId = r.int32();
   }
+  let f_replicaEpoch: bigint = -1n;
   if (version >= 15) {
     f_replicaEpoch = r.int64();
   }
@@ -294,14 +290,14 @@ export function encodeFetchRequestReplicaState(w: Writer, m: FetchRequestReplica
 export function decodeFetchRequestFetchTopic(r: Reader, version: number): FetchRequestFetchTopic {
   const flexible = version >= 12;
   let f_topic: string = "";
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: FetchRequestFetchPartition[] = [];
   if (version <= 12) {
     f_topic = (flexible ? r.compactString() : r.string());
   }
+  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
   if (version >= 13) {
     f_topicId = r.uuid();
   }
+  let f_partitions: FetchRequestFetchPartition[];
   {
     const n0 = (flexible ? r.compactArrayLength(16) : r.arrayLength(16));
     if (n0 < 0) {
@@ -353,27 +349,24 @@ export function encodeFetchRequestFetchTopic(w: Writer, m: FetchRequestFetchTopi
 
 export function decodeFetchRequestFetchPartition(r: Reader, version: number): FetchRequestFetchPartition {
   const flexible = version >= 12;
-  let f_partition: number = 0;
+  let f_partition: number = r.int32();
   let f_currentLeaderEpoch: number = -1;
-  let f_fetchOffset: bigint = 0n;
-  let f_lastFetchedEpoch: number = -1;
-  let f_logStartOffset: bigint = -1n;
-  let f_partitionMaxBytes: number = 0;
-  let f_replicaDirectoryId: string = "00000000-0000-0000-0000-000000000000";
-  let f_highWatermark: bigint = 9223372036854775807n;
-  let f_mirrorLeaderEpoch: number = -1;
-  f_partition = r.int32();
   if (version >= 9) {
     f_currentLeaderEpoch = r.int32();
   }
-  f_fetchOffset = r.int64();
+  let f_fetchOffset: bigint = r.int64();
+  let f_lastFetchedEpoch: number = -1;
   if (version >= 12) {
     f_lastFetchedEpoch = r.int32();
   }
+  let f_logStartOffset: bigint = -1n;
   if (version >= 5) {
     f_logStartOffset = r.int64();
   }
-  f_partitionMaxBytes = r.int32();
+  let f_partitionMaxBytes: number = r.int32();
+  let f_replicaDirectoryId: string = "00000000-0000-0000-0000-000000000000";
+  let f_highWatermark: bigint = 9223372036854775807n;
+  let f_mirrorLeaderEpoch: number = -1;
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -450,14 +443,14 @@ export function encodeFetchRequestFetchPartition(w: Writer, m: FetchRequestFetch
 export function decodeFetchRequestForgottenTopic(r: Reader, version: number): FetchRequestForgottenTopic {
   const flexible = version >= 12;
   let f_topic: string = "";
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: number[] = [];
   if (version >= 7 && version <= 12) {
     f_topic = (flexible ? r.compactString() : r.string());
   }
+  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
   if (version >= 13) {
     f_topicId = r.uuid();
   }
+  let f_partitions: number[] = [];
   if (version >= 7) {
     {
       const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));

@@ -137,18 +137,16 @@ export interface FetchResponseNodeEndpointInput {
 export function decodeFetchResponse(r: Reader, version: number): FetchResponse {
   const flexible = version >= 12;
   if (version < 4 || version > 19) r.fail('FetchResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
+  let f_throttleTimeMs: number = r.int32();
   let f_errorCode: number = 0;
-  let f_sessionId: number = 0;
-  let f_responses: FetchResponseFetchableTopicResponse[] = [];
-  let f_nodeEndpoints: FetchResponseNodeEndpoint[] = [];
-  f_throttleTimeMs = r.int32();
   if (version >= 7) {
     f_errorCode = r.int16();
   }
+  let f_sessionId: number = 0;
   if (version >= 7) {
     f_sessionId = r.int32();
   }
+  let f_responses: FetchResponseFetchableTopicResponse[];
   {
     const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
     if (n0 < 0) {
@@ -161,6 +159,7 @@ export function decodeFetchResponse(r: Reader, version: number): FetchResponse {
       f_responses = a0;
     }
   }
+  let f_nodeEndpoints: FetchResponseNodeEndpoint[] = [];
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -232,14 +231,14 @@ export function encodeFetchResponse(w: Writer, m: FetchResponseInput, version: n
 export function decodeFetchResponseFetchableTopicResponse(r: Reader, version: number): FetchResponseFetchableTopicResponse {
   const flexible = version >= 12;
   let f_topic: string = "";
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: FetchResponsePartitionData[] = [];
   if (version <= 12) {
     f_topic = (flexible ? r.compactString() : r.string());
   }
+  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
   if (version >= 13) {
     f_topicId = r.uuid();
   }
+  let f_partitions: FetchResponsePartitionData[];
   {
     const n0 = (flexible ? r.compactArrayLength(24) : r.arrayLength(24));
     if (n0 < 0) {
@@ -291,25 +290,19 @@ export function encodeFetchResponseFetchableTopicResponse(w: Writer, m: FetchRes
 
 export function decodeFetchResponsePartitionData(r: Reader, version: number): FetchResponsePartitionData {
   const flexible = version >= 12;
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  let f_highWatermark: bigint = 0n;
-  let f_lastStableOffset: bigint = -1n;
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_highWatermark: bigint = r.int64();
+  let f_lastStableOffset: bigint = r.int64();
   let f_logStartOffset: bigint = -1n;
+  if (version >= 5) {
+    f_logStartOffset = r.int64();
+  }
   let f_divergingEpoch: FetchResponseEpochEndOffset = defaultFetchResponseEpochEndOffset();
   let f_mirrorLeaderEpoch: number = -1;
   let f_currentLeader: FetchResponseLeaderIdAndEpoch = defaultFetchResponseLeaderIdAndEpoch();
   let f_snapshotId: FetchResponseSnapshotId = defaultFetchResponseSnapshotId();
-  let f_abortedTransactions: FetchResponseAbortedTransaction[] | null = [];
-  let f_preferredReadReplica: number = -1;
-  let f_records: Buffer | null = null;
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
-  f_highWatermark = r.int64();
-  f_lastStableOffset = r.int64();
-  if (version >= 5) {
-    f_logStartOffset = r.int64();
-  }
+  let f_abortedTransactions: FetchResponseAbortedTransaction[] | null;
   {
     const n0 = (flexible ? r.compactArrayLength(16) : r.arrayLength(16));
     if (n0 < 0) {
@@ -322,10 +315,11 @@ export function decodeFetchResponsePartitionData(r: Reader, version: number): Fe
       f_abortedTransactions = a0;
     }
   }
+  let f_preferredReadReplica: number = -1;
   if (version >= 11) {
     f_preferredReadReplica = r.int32();
   }
-  f_records = (flexible ? r.compactNullableBytes() : r.nullableBytes());
+  let f_records: Buffer | null = (flexible ? r.compactNullableBytes() : r.nullableBytes());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -423,10 +417,10 @@ export function encodeFetchResponsePartitionData(w: Writer, m: FetchResponsePart
 export function decodeFetchResponseEpochEndOffset(r: Reader, version: number): FetchResponseEpochEndOffset {
   const flexible = version >= 12;
   let f_epoch: number = -1;
-  let f_endOffset: bigint = -1n;
   if (version >= 12) {
     f_epoch = r.int32();
   }
+  let f_endOffset: bigint = -1n;
   if (version >= 12) {
     f_endOffset = r.int64();
   }
@@ -467,10 +461,10 @@ export function encodeFetchResponseEpochEndOffset(w: Writer, m: FetchResponseEpo
 export function decodeFetchResponseLeaderIdAndEpoch(r: Reader, version: number): FetchResponseLeaderIdAndEpoch {
   const flexible = version >= 12;
   let f_leaderId: number = -1;
-  let f_leaderEpoch: number = -1;
   if (version >= 12) {
     f_leaderId = r.int32();
   }
+  let f_leaderEpoch: number = -1;
   if (version >= 12) {
     f_leaderEpoch = r.int32();
   }
@@ -510,10 +504,8 @@ export function encodeFetchResponseLeaderIdAndEpoch(w: Writer, m: FetchResponseL
 
 export function decodeFetchResponseSnapshotId(r: Reader, version: number): FetchResponseSnapshotId {
   const flexible = version >= 12;
-  let f_endOffset: bigint = -1n;
-  let f_epoch: number = -1;
-  f_endOffset = r.int64();
-  f_epoch = r.int32();
+  let f_endOffset: bigint = r.int64();
+  let f_epoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -544,10 +536,8 @@ export function encodeFetchResponseSnapshotId(w: Writer, m: FetchResponseSnapsho
 
 export function decodeFetchResponseAbortedTransaction(r: Reader, version: number): FetchResponseAbortedTransaction {
   const flexible = version >= 12;
-  let f_producerId: bigint = 0n;
-  let f_firstOffset: bigint = 0n;
-  f_producerId = r.int64();
-  f_firstOffset = r.int64();
+  let f_producerId: bigint = r.int64();
+  let f_firstOffset: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -579,18 +569,18 @@ export function encodeFetchResponseAbortedTransaction(w: Writer, m: FetchRespons
 export function decodeFetchResponseNodeEndpoint(r: Reader, version: number): FetchResponseNodeEndpoint {
   const flexible = version >= 12;
   let f_nodeId: number = 0;
-  let f_host: string = "";
-  let f_port: number = 0;
-  let f_rack: string | null = null;
   if (version >= 16) {
     f_nodeId = r.int32();
   }
+  let f_host: string = "";
   if (version >= 16) {
     f_host = (flexible ? r.compactString() : r.string());
   }
+  let f_port: number = 0;
   if (version >= 16) {
     f_port = r.int32();
   }
+  let f_rack: string | null = null;
   if (version >= 16) {
     f_rack = (version >= 16 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }

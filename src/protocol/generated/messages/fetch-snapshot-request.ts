@@ -67,11 +67,9 @@ export interface FetchSnapshotRequestSnapshotIdInput {
 export function decodeFetchSnapshotRequest(r: Reader, version: number): FetchSnapshotRequest {
   if (version < 0 || version > 1) r.fail('FetchSnapshotRequest v' + version + ' is not supported');
   let f_clusterId: string | null = null;
-  let f_replicaId: number = -1;
-  let f_maxBytes: number = 2147483647;
-  let f_topics: FetchSnapshotRequestTopicSnapshot[] = [];
-  f_replicaId = r.int32();
-  f_maxBytes = r.int32();
+  let f_replicaId: number = r.int32();
+  let f_maxBytes: number = r.int32();
+  let f_topics: FetchSnapshotRequestTopicSnapshot[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -124,9 +122,8 @@ export function encodeFetchSnapshotRequest(w: Writer, m: FetchSnapshotRequestInp
 }
 
 export function decodeFetchSnapshotRequestTopicSnapshot(r: Reader, version: number): FetchSnapshotRequestTopicSnapshot {
-  let f_name: string = "";
-  let f_partitions: FetchSnapshotRequestPartitionSnapshot[] = [];
-  f_name = r.compactString();
+  let f_name: string = r.compactString();
+  let f_partitions: FetchSnapshotRequestPartitionSnapshot[];
   {
     const n0 = r.compactArrayLength(30);
     if (n0 < 0) {
@@ -164,15 +161,11 @@ export function encodeFetchSnapshotRequestTopicSnapshot(w: Writer, m: FetchSnaps
 }
 
 export function decodeFetchSnapshotRequestPartitionSnapshot(r: Reader, version: number): FetchSnapshotRequestPartitionSnapshot {
-  let f_partition: number = 0;
-  let f_currentLeaderEpoch: number = 0;
-  let f_snapshotId: FetchSnapshotRequestSnapshotId = defaultFetchSnapshotRequestSnapshotId();
-  let f_position: bigint = 0n;
+  let f_partition: number = r.int32();
+  let f_currentLeaderEpoch: number = r.int32();
+  let f_snapshotId: FetchSnapshotRequestSnapshotId = decodeFetchSnapshotRequestSnapshotId(r, version);
+  let f_position: bigint = r.int64();
   let f_replicaDirectoryId: string = "00000000-0000-0000-0000-000000000000";
-  f_partition = r.int32();
-  f_currentLeaderEpoch = r.int32();
-  f_snapshotId = decodeFetchSnapshotRequestSnapshotId(r, version);
-  f_position = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('FetchSnapshotRequest.PartitionSnapshot: ' + nt + ' tagged fields cannot fit');
@@ -211,10 +204,8 @@ export function encodeFetchSnapshotRequestPartitionSnapshot(w: Writer, m: FetchS
 }
 
 export function decodeFetchSnapshotRequestSnapshotId(r: Reader, version: number): FetchSnapshotRequestSnapshotId {
-  let f_endOffset: bigint = 0n;
-  let f_epoch: number = 0;
-  f_endOffset = r.int64();
-  f_epoch = r.int32();
+  let f_endOffset: bigint = r.int64();
+  let f_epoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('FetchSnapshotRequest.SnapshotId: ' + nt + ' tagged fields cannot fit');

@@ -96,12 +96,9 @@ export interface FetchSnapshotResponseNodeEndpointInput {
 
 export function decodeFetchSnapshotResponse(r: Reader, version: number): FetchSnapshotResponse {
   if (version < 0 || version > 1) r.fail('FetchSnapshotResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_topics: FetchSnapshotResponseTopicSnapshot[] = [];
-  let f_nodeEndpoints: FetchSnapshotResponseNodeEndpoint[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_topics: FetchSnapshotResponseTopicSnapshot[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -114,6 +111,7 @@ export function decodeFetchSnapshotResponse(r: Reader, version: number): FetchSn
       f_topics = a0;
     }
   }
+  let f_nodeEndpoints: FetchSnapshotResponseNodeEndpoint[] = [];
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('FetchSnapshotResponse: ' + nt + ' tagged fields cannot fit');
@@ -169,9 +167,8 @@ export function encodeFetchSnapshotResponse(w: Writer, m: FetchSnapshotResponseI
 }
 
 export function decodeFetchSnapshotResponseTopicSnapshot(r: Reader, version: number): FetchSnapshotResponseTopicSnapshot {
-  let f_name: string = "";
-  let f_partitions: FetchSnapshotResponsePartitionSnapshot[] = [];
-  f_name = r.compactString();
+  let f_name: string = r.compactString();
+  let f_partitions: FetchSnapshotResponsePartitionSnapshot[];
   {
     const n0 = r.compactArrayLength(37);
     if (n0 < 0) {
@@ -209,19 +206,13 @@ export function encodeFetchSnapshotResponseTopicSnapshot(w: Writer, m: FetchSnap
 }
 
 export function decodeFetchSnapshotResponsePartitionSnapshot(r: Reader, version: number): FetchSnapshotResponsePartitionSnapshot {
-  let f_index: number = 0;
-  let f_errorCode: number = 0;
-  let f_snapshotId: FetchSnapshotResponseSnapshotId = defaultFetchSnapshotResponseSnapshotId();
+  let f_index: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_snapshotId: FetchSnapshotResponseSnapshotId = decodeFetchSnapshotResponseSnapshotId(r, version);
   let f_currentLeader: FetchSnapshotResponseLeaderIdAndEpoch = defaultFetchSnapshotResponseLeaderIdAndEpoch();
-  let f_size: bigint = 0n;
-  let f_position: bigint = 0n;
-  let f_unalignedRecords: Buffer | null = null;
-  f_index = r.int32();
-  f_errorCode = r.int16();
-  f_snapshotId = decodeFetchSnapshotResponseSnapshotId(r, version);
-  f_size = r.int64();
-  f_position = r.int64();
-  f_unalignedRecords = r.compactNullableBytes();
+  let f_size: bigint = r.int64();
+  let f_position: bigint = r.int64();
+  let f_unalignedRecords: Buffer | null = r.compactNullableBytes();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('FetchSnapshotResponse.PartitionSnapshot: ' + nt + ' tagged fields cannot fit');
@@ -264,10 +255,8 @@ export function encodeFetchSnapshotResponsePartitionSnapshot(w: Writer, m: Fetch
 }
 
 export function decodeFetchSnapshotResponseSnapshotId(r: Reader, version: number): FetchSnapshotResponseSnapshotId {
-  let f_endOffset: bigint = 0n;
-  let f_epoch: number = 0;
-  f_endOffset = r.int64();
-  f_epoch = r.int32();
+  let f_endOffset: bigint = r.int64();
+  let f_epoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('FetchSnapshotResponse.SnapshotId: ' + nt + ' tagged fields cannot fit');
@@ -290,10 +279,8 @@ export function encodeFetchSnapshotResponseSnapshotId(w: Writer, m: FetchSnapsho
 }
 
 export function decodeFetchSnapshotResponseLeaderIdAndEpoch(r: Reader, version: number): FetchSnapshotResponseLeaderIdAndEpoch {
-  let f_leaderId: number = 0;
-  let f_leaderEpoch: number = 0;
-  f_leaderId = r.int32();
-  f_leaderEpoch = r.int32();
+  let f_leaderId: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('FetchSnapshotResponse.LeaderIdAndEpoch: ' + nt + ' tagged fields cannot fit');
@@ -317,14 +304,14 @@ export function encodeFetchSnapshotResponseLeaderIdAndEpoch(w: Writer, m: FetchS
 
 export function decodeFetchSnapshotResponseNodeEndpoint(r: Reader, version: number): FetchSnapshotResponseNodeEndpoint {
   let f_nodeId: number = 0;
-  let f_host: string = "";
-  let f_port: number = 0;
   if (version >= 1) {
     f_nodeId = r.int32();
   }
+  let f_host: string = "";
   if (version >= 1) {
     f_host = r.compactString();
   }
+  let f_port: number = 0;
   if (version >= 1) {
     f_port = r.uint16();
   }

@@ -24,14 +24,14 @@ export function decodeFindCoordinatorRequest(r: Reader, version: number): FindCo
   const flexible = version >= 3;
   if (version < 0 || version > 6) r.fail('FindCoordinatorRequest v' + version + ' is not supported');
   let f_key: string = "";
-  let f_keyType: number = 0;
-  let f_coordinatorKeys: string[] = [];
   if (version <= 3) {
     f_key = (flexible ? r.compactString() : r.string());
   }
+  let f_keyType: number = 0;
   if (version >= 1) {
     f_keyType = r.int8();
   }
+  let f_coordinatorKeys: string[] = [];
   if (version >= 4) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));

@@ -52,30 +52,30 @@ export function decodeFindCoordinatorResponse(r: Reader, version: number): FindC
   const flexible = version >= 3;
   if (version < 0 || version > 6) r.fail('FindCoordinatorResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  let f_nodeId: number = 0;
-  let f_host: string = "";
-  let f_port: number = 0;
-  let f_coordinators: FindCoordinatorResponseCoordinator[] = [];
   if (version >= 1) {
     f_throttleTimeMs = r.int32();
   }
+  let f_errorCode: number = 0;
   if (version <= 3) {
     f_errorCode = r.int16();
   }
+  let f_errorMessage: string | null = "";
   if (version >= 1 && version <= 3) {
     f_errorMessage = (version >= 1 && version <= 3 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_nodeId: number = 0;
   if (version <= 3) {
     f_nodeId = r.int32();
   }
+  let f_host: string = "";
   if (version <= 3) {
     f_host = (flexible ? r.compactString() : r.string());
   }
+  let f_port: number = 0;
   if (version <= 3) {
     f_port = r.int32();
   }
+  let f_coordinators: FindCoordinatorResponseCoordinator[] = [];
   if (version >= 4) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -155,26 +155,26 @@ export function encodeFindCoordinatorResponse(w: Writer, m: FindCoordinatorRespo
 export function decodeFindCoordinatorResponseCoordinator(r: Reader, version: number): FindCoordinatorResponseCoordinator {
   const flexible = version >= 3;
   let f_key: string = "";
-  let f_nodeId: number = 0;
-  let f_host: string = "";
-  let f_port: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
   if (version >= 4) {
     f_key = (flexible ? r.compactString() : r.string());
   }
+  let f_nodeId: number = 0;
   if (version >= 4) {
     f_nodeId = r.int32();
   }
+  let f_host: string = "";
   if (version >= 4) {
     f_host = (flexible ? r.compactString() : r.string());
   }
+  let f_port: number = 0;
   if (version >= 4) {
     f_port = r.int32();
   }
+  let f_errorCode: number = 0;
   if (version >= 4) {
     f_errorCode = r.int16();
   }
+  let f_errorMessage: string | null = "";
   if (version >= 4) {
     f_errorMessage = (version >= 4 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }

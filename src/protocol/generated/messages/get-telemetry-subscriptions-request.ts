@@ -18,8 +18,7 @@ export interface GetTelemetrySubscriptionsRequestInput {
 
 export function decodeGetTelemetrySubscriptionsRequest(r: Reader, version: number): GetTelemetrySubscriptionsRequest {
   if (version < 0 || version > 0) r.fail('GetTelemetrySubscriptionsRequest v' + version + ' is not supported');
-  let f_clientInstanceId: string = "00000000-0000-0000-0000-000000000000";
-  f_clientInstanceId = r.uuid();
+  let f_clientInstanceId: string = r.uuid();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('GetTelemetrySubscriptionsRequest: ' + nt + ' tagged fields cannot fit');

@@ -34,19 +34,11 @@ export interface GetTelemetrySubscriptionsResponseInput {
 
 export function decodeGetTelemetrySubscriptionsResponse(r: Reader, version: number): GetTelemetrySubscriptionsResponse {
   if (version < 0 || version > 0) r.fail('GetTelemetrySubscriptionsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_clientInstanceId: string = "00000000-0000-0000-0000-000000000000";
-  let f_subscriptionId: number = 0;
-  let f_acceptedCompressionTypes: number[] = [];
-  let f_pushIntervalMs: number = 0;
-  let f_telemetryMaxBytes: number = 0;
-  let f_deltaTemporality: boolean = false;
-  let f_requestedMetrics: string[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_clientInstanceId = r.uuid();
-  f_subscriptionId = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_clientInstanceId: string = r.uuid();
+  let f_subscriptionId: number = r.int32();
+  let f_acceptedCompressionTypes: number[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -59,9 +51,10 @@ export function decodeGetTelemetrySubscriptionsResponse(r: Reader, version: numb
       f_acceptedCompressionTypes = a0;
     }
   }
-  f_pushIntervalMs = r.int32();
-  f_telemetryMaxBytes = r.int32();
-  f_deltaTemporality = r.bool();
+  let f_pushIntervalMs: number = r.int32();
+  let f_telemetryMaxBytes: number = r.int32();
+  let f_deltaTemporality: boolean = r.bool();
+  let f_requestedMetrics: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {

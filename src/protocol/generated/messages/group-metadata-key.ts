@@ -17,8 +17,7 @@ export interface GroupMetadataKeyInput {
 
 export function decodeGroupMetadataKey(r: Reader, version: number): GroupMetadataKey {
   if (version < 0 || version > 0) r.fail('GroupMetadataKey v' + version + ' is not supported');
-  let f_group: string = "";
-  f_group = r.string();
+  let f_group: string = r.string();
   const out: GroupMetadataKey = { group: f_group };
   return out;
 }

@@ -56,19 +56,15 @@ export interface GroupMetadataValueMemberMetadataInput {
 export function decodeGroupMetadataValue(r: Reader, version: number): GroupMetadataValue {
   const flexible = version >= 4;
   if (version < 0 || version > 4) r.fail('GroupMetadataValue v' + version + ' is not supported');
-  let f_protocolType: string = "";
-  let f_generation: number = 0;
-  let f_protocol: string | null = "";
-  let f_leader: string | null = "";
+  let f_protocolType: string = (flexible ? r.compactString() : r.string());
+  let f_generation: number = r.int32();
+  let f_protocol: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_leader: string | null = (flexible ? r.compactNullableString() : r.nullableString());
   let f_currentStateTimestamp: bigint = -1n;
-  let f_members: GroupMetadataValueMemberMetadata[] = [];
-  f_protocolType = (flexible ? r.compactString() : r.string());
-  f_generation = r.int32();
-  f_protocol = (flexible ? r.compactNullableString() : r.nullableString());
-  f_leader = (flexible ? r.compactNullableString() : r.nullableString());
   if (version >= 2) {
     f_currentStateTimestamp = r.int64();
   }
+  let f_members: GroupMetadataValueMemberMetadata[];
   {
     const n0 = (flexible ? r.compactArrayLength(9) : r.arrayLength(9));
     if (n0 < 0) {
@@ -125,26 +121,20 @@ export function encodeGroupMetadataValue(w: Writer, m: GroupMetadataValueInput, 
 
 export function decodeGroupMetadataValueMemberMetadata(r: Reader, version: number): GroupMetadataValueMemberMetadata {
   const flexible = version >= 4;
-  let f_memberId: string = "";
+  let f_memberId: string = (flexible ? r.compactString() : r.string());
   let f_groupInstanceId: string | null = null;
-  let f_clientId: string = "";
-  let f_clientHost: string = "";
-  let f_rebalanceTimeout: number = -1;
-  let f_sessionTimeout: number = 0;
-  let f_subscription: Buffer = EMPTY;
-  let f_assignment: Buffer = EMPTY;
-  f_memberId = (flexible ? r.compactString() : r.string());
   if (version >= 3) {
     f_groupInstanceId = (version >= 3 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
-  f_clientId = (flexible ? r.compactString() : r.string());
-  f_clientHost = (flexible ? r.compactString() : r.string());
+  let f_clientId: string = (flexible ? r.compactString() : r.string());
+  let f_clientHost: string = (flexible ? r.compactString() : r.string());
+  let f_rebalanceTimeout: number = -1;
   if (version >= 1) {
     f_rebalanceTimeout = r.int32();
   }
-  f_sessionTimeout = r.int32();
-  f_subscription = (flexible ? r.compactBytes() : r.bytes());
-  f_assignment = (flexible ? r.compactBytes() : r.bytes());
+  let f_sessionTimeout: number = r.int32();
+  let f_subscription: Buffer = (flexible ? r.compactBytes() : r.bytes());
+  let f_assignment: Buffer = (flexible ? r.compactBytes() : r.bytes());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

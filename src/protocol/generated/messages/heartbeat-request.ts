@@ -25,13 +25,10 @@ export interface HeartbeatRequestInput {
 export function decodeHeartbeatRequest(r: Reader, version: number): HeartbeatRequest {
   const flexible = version >= 4;
   if (version < 0 || version > 4) r.fail('HeartbeatRequest v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_generationId: number = 0;
-  let f_memberId: string = "";
+  let f_groupId: string = (flexible ? r.compactString() : r.string());
+  let f_generationId: number = r.int32();
+  let f_memberId: string = (flexible ? r.compactString() : r.string());
   let f_groupInstanceId: string | null = null;
-  f_groupId = (flexible ? r.compactString() : r.string());
-  f_generationId = r.int32();
-  f_memberId = (flexible ? r.compactString() : r.string());
   if (version >= 3) {
     f_groupInstanceId = (version >= 3 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }

@@ -22,11 +22,10 @@ export function decodeHeartbeatResponse(r: Reader, version: number): HeartbeatRe
   const flexible = version >= 4;
   if (version < 0 || version > 4) r.fail('HeartbeatResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
   if (version >= 1) {
     f_throttleTimeMs = r.int32();
   }
-  f_errorCode = r.int16();
+  let f_errorCode: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -49,8 +49,7 @@ export interface IncrementalAlterConfigsRequestAlterableConfigInput {
 export function decodeIncrementalAlterConfigsRequest(r: Reader, version: number): IncrementalAlterConfigsRequest {
   const flexible = version >= 1;
   if (version < 0 || version > 1) r.fail('IncrementalAlterConfigsRequest v' + version + ' is not supported');
-  let f_resources: IncrementalAlterConfigsRequestAlterConfigsResource[] = [];
-  let f_validateOnly: boolean = false;
+  let f_resources: IncrementalAlterConfigsRequestAlterConfigsResource[];
   {
     const n0 = (flexible ? r.compactArrayLength(3) : r.arrayLength(3));
     if (n0 < 0) {
@@ -63,7 +62,7 @@ export function decodeIncrementalAlterConfigsRequest(r: Reader, version: number)
       f_resources = a0;
     }
   }
-  f_validateOnly = r.bool();
+  let f_validateOnly: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -98,11 +97,9 @@ export function encodeIncrementalAlterConfigsRequest(w: Writer, m: IncrementalAl
 
 export function decodeIncrementalAlterConfigsRequestAlterConfigsResource(r: Reader, version: number): IncrementalAlterConfigsRequestAlterConfigsResource {
   const flexible = version >= 1;
-  let f_resourceType: number = 0;
-  let f_resourceName: string = "";
-  let f_configs: IncrementalAlterConfigsRequestAlterableConfig[] = [];
-  f_resourceType = r.int8();
-  f_resourceName = (flexible ? r.compactString() : r.string());
+  let f_resourceType: number = r.int8();
+  let f_resourceName: string = (flexible ? r.compactString() : r.string());
+  let f_configs: IncrementalAlterConfigsRequestAlterableConfig[];
   {
     const n0 = (flexible ? r.compactArrayLength(3) : r.arrayLength(3));
     if (n0 < 0) {
@@ -150,12 +147,9 @@ export function encodeIncrementalAlterConfigsRequestAlterConfigsResource(w: Writ
 
 export function decodeIncrementalAlterConfigsRequestAlterableConfig(r: Reader, version: number): IncrementalAlterConfigsRequestAlterableConfig {
   const flexible = version >= 1;
-  let f_name: string = "";
-  let f_configOperation: number = 0;
-  let f_value: string | null = "";
-  f_name = (flexible ? r.compactString() : r.string());
-  f_configOperation = r.int8();
-  f_value = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_configOperation: number = r.int8();
+  let f_value: string | null = (flexible ? r.compactNullableString() : r.nullableString());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

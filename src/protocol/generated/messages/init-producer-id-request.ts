@@ -29,23 +29,21 @@ export interface InitProducerIdRequestInput {
 export function decodeInitProducerIdRequest(r: Reader, version: number): InitProducerIdRequest {
   const flexible = version >= 2;
   if (version < 0 || version > 6) r.fail('InitProducerIdRequest v' + version + ' is not supported');
-  let f_transactionalId: string | null = "";
-  let f_transactionTimeoutMs: number = 0;
+  let f_transactionalId: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_transactionTimeoutMs: number = r.int32();
   let f_producerId: bigint = -1n;
-  let f_producerEpoch: number = -1;
-  let f_enable2Pc: boolean = false;
-  let f_keepPreparedTxn: boolean = false;
-  f_transactionalId = (flexible ? r.compactNullableString() : r.nullableString());
-  f_transactionTimeoutMs = r.int32();
   if (version >= 3) {
     f_producerId = r.int64();
   }
+  let f_producerEpoch: number = -1;
   if (version >= 3) {
     f_producerEpoch = r.int16();
   }
+  let f_enable2Pc: boolean = false;
   if (version >= 6) {
     f_enable2Pc = r.bool();
   }
+  let f_keepPreparedTxn: boolean = false;
   if (version >= 6) {
     f_keepPreparedTxn = r.bool();
   }

@@ -29,19 +29,15 @@ export interface InitProducerIdResponseInput {
 export function decodeInitProducerIdResponse(r: Reader, version: number): InitProducerIdResponse {
   const flexible = version >= 2;
   if (version < 0 || version > 6) r.fail('InitProducerIdResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_producerId: bigint = -1n;
-  let f_producerEpoch: number = 0;
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_producerId: bigint = r.int64();
+  let f_producerEpoch: number = r.int16();
   let f_ongoingTxnProducerId: bigint = -1n;
-  let f_ongoingTxnProducerEpoch: number = -1;
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_producerId = r.int64();
-  f_producerEpoch = r.int16();
   if (version >= 6) {
     f_ongoingTxnProducerId = r.int64();
   }
+  let f_ongoingTxnProducerEpoch: number = -1;
   if (version >= 6) {
     f_ongoingTxnProducerEpoch = r.int16();
   }

@@ -46,9 +46,8 @@ export interface InitializeShareGroupStateRequestPartitionDataInput {
 
 export function decodeInitializeShareGroupStateRequest(r: Reader, version: number): InitializeShareGroupStateRequest {
   if (version < 0 || version > 0) r.fail('InitializeShareGroupStateRequest v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_topics: InitializeShareGroupStateRequestInitializeStateData[] = [];
-  f_groupId = r.compactString();
+  let f_groupId: string = r.compactString();
+  let f_topics: InitializeShareGroupStateRequestInitializeStateData[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -87,9 +86,8 @@ export function encodeInitializeShareGroupStateRequest(w: Writer, m: InitializeS
 }
 
 export function decodeInitializeShareGroupStateRequestInitializeStateData(r: Reader, version: number): InitializeShareGroupStateRequestInitializeStateData {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: InitializeShareGroupStateRequestPartitionData[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: InitializeShareGroupStateRequestPartitionData[];
   {
     const n0 = r.compactArrayLength(17);
     if (n0 < 0) {
@@ -127,12 +125,9 @@ export function encodeInitializeShareGroupStateRequestInitializeStateData(w: Wri
 }
 
 export function decodeInitializeShareGroupStateRequestPartitionData(r: Reader, version: number): InitializeShareGroupStateRequestPartitionData {
-  let f_partition: number = 0;
-  let f_stateEpoch: number = 0;
-  let f_startOffset: bigint = 0n;
-  f_partition = r.int32();
-  f_stateEpoch = r.int32();
-  f_startOffset = r.int64();
+  let f_partition: number = r.int32();
+  let f_stateEpoch: number = r.int32();
+  let f_startOffset: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('InitializeShareGroupStateRequest.PartitionData: ' + nt + ' tagged fields cannot fit');

@@ -44,7 +44,7 @@ export interface InitializeShareGroupStateResponsePartitionResultInput {
 
 export function decodeInitializeShareGroupStateResponse(r: Reader, version: number): InitializeShareGroupStateResponse {
   if (version < 0 || version > 0) r.fail('InitializeShareGroupStateResponse v' + version + ' is not supported');
-  let f_results: InitializeShareGroupStateResponseInitializeStateResult[] = [];
+  let f_results: InitializeShareGroupStateResponseInitializeStateResult[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -81,9 +81,8 @@ export function encodeInitializeShareGroupStateResponse(w: Writer, m: Initialize
 }
 
 export function decodeInitializeShareGroupStateResponseInitializeStateResult(r: Reader, version: number): InitializeShareGroupStateResponseInitializeStateResult {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: InitializeShareGroupStateResponsePartitionResult[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: InitializeShareGroupStateResponsePartitionResult[];
   {
     const n0 = r.compactArrayLength(8);
     if (n0 < 0) {
@@ -121,12 +120,9 @@ export function encodeInitializeShareGroupStateResponseInitializeStateResult(w: 
 }
 
 export function decodeInitializeShareGroupStateResponsePartitionResult(r: Reader, version: number): InitializeShareGroupStateResponsePartitionResult {
-  let f_partition: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  f_partition = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_partition: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('InitializeShareGroupStateResponse.PartitionResult: ' + nt + ' tagged fields cannot fit');

@@ -47,24 +47,19 @@ export interface JoinGroupRequestJoinGroupRequestProtocolInput {
 export function decodeJoinGroupRequest(r: Reader, version: number): JoinGroupRequest {
   const flexible = version >= 6;
   if (version < 0 || version > 9) r.fail('JoinGroupRequest v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_sessionTimeoutMs: number = 0;
+  let f_groupId: string = (flexible ? r.compactString() : r.string());
+  let f_sessionTimeoutMs: number = r.int32();
   let f_rebalanceTimeoutMs: number = -1;
-  let f_memberId: string = "";
-  let f_groupInstanceId: string | null = null;
-  let f_protocolType: string = "";
-  let f_protocols: JoinGroupRequestJoinGroupRequestProtocol[] = [];
-  let f_reason: string | null = null;
-  f_groupId = (flexible ? r.compactString() : r.string());
-  f_sessionTimeoutMs = r.int32();
   if (version >= 1) {
     f_rebalanceTimeoutMs = r.int32();
   }
-  f_memberId = (flexible ? r.compactString() : r.string());
+  let f_memberId: string = (flexible ? r.compactString() : r.string());
+  let f_groupInstanceId: string | null = null;
   if (version >= 5) {
     f_groupInstanceId = (version >= 5 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
-  f_protocolType = (flexible ? r.compactString() : r.string());
+  let f_protocolType: string = (flexible ? r.compactString() : r.string());
+  let f_protocols: JoinGroupRequestJoinGroupRequestProtocol[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -77,6 +72,7 @@ export function decodeJoinGroupRequest(r: Reader, version: number): JoinGroupReq
       f_protocols = a0;
     }
   }
+  let f_reason: string | null = null;
   if (version >= 8) {
     f_reason = (version >= 8 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
@@ -135,10 +131,8 @@ export function encodeJoinGroupRequest(w: Writer, m: JoinGroupRequestInput, vers
 
 export function decodeJoinGroupRequestJoinGroupRequestProtocol(r: Reader, version: number): JoinGroupRequestJoinGroupRequestProtocol {
   const flexible = version >= 6;
-  let f_name: string = "";
-  let f_metadata: Buffer = EMPTY;
-  f_name = (flexible ? r.compactString() : r.string());
-  f_metadata = (flexible ? r.compactBytes() : r.bytes());
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_metadata: Buffer = (flexible ? r.compactBytes() : r.bytes());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

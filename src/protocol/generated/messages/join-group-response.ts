@@ -52,28 +52,23 @@ export function decodeJoinGroupResponse(r: Reader, version: number): JoinGroupRe
   const flexible = version >= 6;
   if (version < 0 || version > 9) r.fail('JoinGroupResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_generationId: number = -1;
-  let f_protocolType: string | null = null;
-  let f_protocolName: string | null = "";
-  let f_leader: string = "";
-  let f_skipAssignment: boolean = false;
-  let f_memberId: string = "";
-  let f_members: JoinGroupResponseJoinGroupResponseMember[] = [];
   if (version >= 2) {
     f_throttleTimeMs = r.int32();
   }
-  f_errorCode = r.int16();
-  f_generationId = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_generationId: number = r.int32();
+  let f_protocolType: string | null = null;
   if (version >= 7) {
     f_protocolType = (version >= 7 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
-  f_protocolName = (version >= 7 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
-  f_leader = (flexible ? r.compactString() : r.string());
+  let f_protocolName: string | null = (version >= 7 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
+  let f_leader: string = (flexible ? r.compactString() : r.string());
+  let f_skipAssignment: boolean = false;
   if (version >= 9) {
     f_skipAssignment = r.bool();
   }
-  f_memberId = (flexible ? r.compactString() : r.string());
+  let f_memberId: string = (flexible ? r.compactString() : r.string());
+  let f_members: JoinGroupResponseJoinGroupResponseMember[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -143,14 +138,12 @@ export function encodeJoinGroupResponse(w: Writer, m: JoinGroupResponseInput, ve
 
 export function decodeJoinGroupResponseJoinGroupResponseMember(r: Reader, version: number): JoinGroupResponseJoinGroupResponseMember {
   const flexible = version >= 6;
-  let f_memberId: string = "";
+  let f_memberId: string = (flexible ? r.compactString() : r.string());
   let f_groupInstanceId: string | null = null;
-  let f_metadata: Buffer = EMPTY;
-  f_memberId = (flexible ? r.compactString() : r.string());
   if (version >= 5) {
     f_groupInstanceId = (version >= 5 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
-  f_metadata = (flexible ? r.compactBytes() : r.bytes());
+  let f_metadata: Buffer = (flexible ? r.compactBytes() : r.bytes());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -19,10 +19,8 @@ export interface KRaftVersionRecordInput {
 
 export function decodeKRaftVersionRecord(r: Reader, version: number): KRaftVersionRecord {
   if (version < 0 || version > 0) r.fail('KRaftVersionRecord v' + version + ' is not supported');
-  let f_version: number = 0;
-  let f_kRaftVersion: number = 0;
-  f_version = r.int16();
-  f_kRaftVersion = r.int16();
+  let f_version: number = r.int16();
+  let f_kRaftVersion: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('KRaftVersionRecord: ' + nt + ' tagged fields cannot fit');

@@ -21,12 +21,9 @@ export interface LastMirrorEpochsKeyInput {
 
 export function decodeLastMirrorEpochsKey(r: Reader, version: number): LastMirrorEpochsKey {
   if (version < 0 || version > 0) r.fail('LastMirrorEpochsKey v' + version + ' is not supported');
-  let f_mirrorName: string = "";
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partition: number = 0;
-  f_mirrorName = r.string();
-  f_topicId = r.uuid();
-  f_partition = r.int32();
+  let f_mirrorName: string = r.string();
+  let f_topicId: string = r.uuid();
+  let f_partition: number = r.int32();
   const out: LastMirrorEpochsKey = { mirrorName: f_mirrorName, topicId: f_topicId, partition: f_partition };
   return out;
 }

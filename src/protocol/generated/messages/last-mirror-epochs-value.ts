@@ -19,8 +19,7 @@ export interface LastMirrorEpochsValueInput {
 
 export function decodeLastMirrorEpochsValue(r: Reader, version: number): LastMirrorEpochsValue {
   if (version < 0 || version > 0) r.fail('LastMirrorEpochsValue v' + version + ' is not supported');
-  let f_lastMirrorEpoch: number = 0;
-  f_lastMirrorEpoch = r.int32();
+  let f_lastMirrorEpoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('LastMirrorEpochsValue: ' + nt + ' tagged fields cannot fit');

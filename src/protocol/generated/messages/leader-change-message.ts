@@ -35,12 +35,9 @@ export interface LeaderChangeMessageVoterInput {
 
 export function decodeLeaderChangeMessage(r: Reader, version: number): LeaderChangeMessage {
   if (version < 0 || version > 1) r.fail('LeaderChangeMessage v' + version + ' is not supported');
-  let f_version: number = 0;
-  let f_leaderId: number = 0;
-  let f_voters: LeaderChangeMessageVoter[] = [];
-  let f_grantingVoters: LeaderChangeMessageVoter[] = [];
-  f_version = r.int16();
-  f_leaderId = r.int32();
+  let f_version: number = r.int16();
+  let f_leaderId: number = r.int32();
+  let f_voters: LeaderChangeMessageVoter[];
   {
     const n0 = r.compactArrayLength(5);
     if (n0 < 0) {
@@ -53,6 +50,7 @@ export function decodeLeaderChangeMessage(r: Reader, version: number): LeaderCha
       f_voters = a0;
     }
   }
+  let f_grantingVoters: LeaderChangeMessageVoter[];
   {
     const n0 = r.compactArrayLength(5);
     if (n0 < 0) {
@@ -98,9 +96,8 @@ export function encodeLeaderChangeMessage(w: Writer, m: LeaderChangeMessageInput
 }
 
 export function decodeLeaderChangeMessageVoter(r: Reader, version: number): LeaderChangeMessageVoter {
-  let f_voterId: number = 0;
+  let f_voterId: number = r.int32();
   let f_voterDirectoryId: string = "00000000-0000-0000-0000-000000000000";
-  f_voterId = r.int32();
   if (version >= 1) {
     f_voterDirectoryId = r.uuid();
   }

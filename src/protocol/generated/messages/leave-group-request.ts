@@ -37,13 +37,12 @@ export interface LeaveGroupRequestMemberIdentityInput {
 export function decodeLeaveGroupRequest(r: Reader, version: number): LeaveGroupRequest {
   const flexible = version >= 4;
   if (version < 0 || version > 5) r.fail('LeaveGroupRequest v' + version + ' is not supported');
-  let f_groupId: string = "";
+  let f_groupId: string = (flexible ? r.compactString() : r.string());
   let f_memberId: string = "";
-  let f_members: LeaveGroupRequestMemberIdentity[] = [];
-  f_groupId = (flexible ? r.compactString() : r.string());
   if (version <= 2) {
     f_memberId = (flexible ? r.compactString() : r.string());
   }
+  let f_members: LeaveGroupRequestMemberIdentity[] = [];
   if (version >= 3) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -101,14 +100,14 @@ export function encodeLeaveGroupRequest(w: Writer, m: LeaveGroupRequestInput, ve
 export function decodeLeaveGroupRequestMemberIdentity(r: Reader, version: number): LeaveGroupRequestMemberIdentity {
   const flexible = version >= 4;
   let f_memberId: string = "";
-  let f_groupInstanceId: string | null = null;
-  let f_reason: string | null = null;
   if (version >= 3) {
     f_memberId = (flexible ? r.compactString() : r.string());
   }
+  let f_groupInstanceId: string | null = null;
   if (version >= 3) {
     f_groupInstanceId = (version >= 3 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_reason: string | null = null;
   if (version >= 5) {
     f_reason = (version >= 5 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }

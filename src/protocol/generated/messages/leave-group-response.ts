@@ -38,12 +38,11 @@ export function decodeLeaveGroupResponse(r: Reader, version: number): LeaveGroup
   const flexible = version >= 4;
   if (version < 0 || version > 5) r.fail('LeaveGroupResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_members: LeaveGroupResponseMemberResponse[] = [];
   if (version >= 1) {
     f_throttleTimeMs = r.int32();
   }
-  f_errorCode = r.int16();
+  let f_errorCode: number = r.int16();
+  let f_members: LeaveGroupResponseMemberResponse[] = [];
   if (version >= 3) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -100,14 +99,14 @@ export function encodeLeaveGroupResponse(w: Writer, m: LeaveGroupResponseInput, 
 export function decodeLeaveGroupResponseMemberResponse(r: Reader, version: number): LeaveGroupResponseMemberResponse {
   const flexible = version >= 4;
   let f_memberId: string = "";
-  let f_groupInstanceId: string | null = "";
-  let f_errorCode: number = 0;
   if (version >= 3) {
     f_memberId = (flexible ? r.compactString() : r.string());
   }
+  let f_groupInstanceId: string | null = "";
   if (version >= 3) {
     f_groupInstanceId = (version >= 3 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_errorCode: number = 0;
   if (version >= 3) {
     f_errorCode = r.int16();
   }

@@ -21,12 +21,9 @@ export interface LegacyOffsetCommitKeyInput {
 
 export function decodeLegacyOffsetCommitKey(r: Reader, version: number): LegacyOffsetCommitKey {
   if (version < 0 || version > 0) r.fail('LegacyOffsetCommitKey v' + version + ' is not supported');
-  let f_group: string = "";
-  let f_topic: string = "";
-  let f_partition: number = 0;
-  f_group = r.string();
-  f_topic = r.string();
-  f_partition = r.int32();
+  let f_group: string = r.string();
+  let f_topic: string = r.string();
+  let f_partition: number = r.int32();
   const out: LegacyOffsetCommitKey = { group: f_group, topic: f_topic, partition: f_partition };
   return out;
 }

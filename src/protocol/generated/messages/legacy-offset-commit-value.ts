@@ -21,12 +21,9 @@ export interface LegacyOffsetCommitValueInput {
 
 export function decodeLegacyOffsetCommitValue(r: Reader, version: number): LegacyOffsetCommitValue {
   if (version < 0 || version > 0) r.fail('LegacyOffsetCommitValue v' + version + ' is not supported');
-  let f_offset: bigint = 0n;
-  let f_metadata: string = "";
-  let f_commitTimestamp: bigint = 0n;
-  f_offset = r.int64();
-  f_metadata = r.string();
-  f_commitTimestamp = r.int64();
+  let f_offset: bigint = r.int64();
+  let f_metadata: string = r.string();
+  let f_commitTimestamp: bigint = r.int64();
   const out: LegacyOffsetCommitValue = { offset: f_offset, metadata: f_metadata, commitTimestamp: f_commitTimestamp };
   return out;
 }

@@ -18,8 +18,7 @@ export interface ListClusterMirrorsRequestInput {
 
 export function decodeListClusterMirrorsRequest(r: Reader, version: number): ListClusterMirrorsRequest {
   if (version < 0 || version > 0) r.fail('ListClusterMirrorsRequest v' + version + ' is not supported');
-  let f_includeTopicNames: boolean = false;
-  f_includeTopicNames = r.bool();
+  let f_includeTopicNames: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ListClusterMirrorsRequest: ' + nt + ' tagged fields cannot fit');

@@ -42,13 +42,10 @@ export interface ListClusterMirrorsResponseListedMirrorInput {
 
 export function decodeListClusterMirrorsResponse(r: Reader, version: number): ListClusterMirrorsResponse {
   if (version < 0 || version > 0) r.fail('ListClusterMirrorsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_mirrors: ListClusterMirrorsResponseListedMirror[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_mirrors: ListClusterMirrorsResponseListedMirror[];
   {
     const n0 = r.compactArrayLength(9);
     if (n0 < 0) {
@@ -91,15 +88,11 @@ export function encodeListClusterMirrorsResponse(w: Writer, m: ListClusterMirror
 }
 
 export function decodeListClusterMirrorsResponseListedMirror(r: Reader, version: number): ListClusterMirrorsResponseListedMirror {
-  let f_mirrorName: string = "";
-  let f_sourceBootstrap: string = "";
-  let f_sourceClusterId: string = "";
-  let f_topicCount: number = 0;
-  let f_topicNames: string[] = [];
-  f_mirrorName = r.compactString();
-  f_sourceBootstrap = r.compactString();
-  f_sourceClusterId = r.compactString();
-  f_topicCount = r.int32();
+  let f_mirrorName: string = r.compactString();
+  let f_sourceBootstrap: string = r.compactString();
+  let f_sourceClusterId: string = r.compactString();
+  let f_topicCount: number = r.int32();
+  let f_topicNames: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {

@@ -34,11 +34,9 @@ export interface ListConfigResourcesResponseConfigResourceInput {
 
 export function decodeListConfigResourcesResponse(r: Reader, version: number): ListConfigResourcesResponse {
   if (version < 0 || version > 1) r.fail('ListConfigResourcesResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_configResources: ListConfigResourcesResponseConfigResource[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_configResources: ListConfigResourcesResponseConfigResource[];
   {
     const n0 = r.compactArrayLength(2);
     if (n0 < 0) {
@@ -79,9 +77,8 @@ export function encodeListConfigResourcesResponse(w: Writer, m: ListConfigResour
 }
 
 export function decodeListConfigResourcesResponseConfigResource(r: Reader, version: number): ListConfigResourcesResponseConfigResource {
-  let f_resourceName: string = "";
+  let f_resourceName: string = r.compactString();
   let f_resourceType: number = 16;
-  f_resourceName = r.compactString();
   if (version >= 1) {
     f_resourceType = r.int8();
   }

@@ -22,7 +22,6 @@ export function decodeListGroupsRequest(r: Reader, version: number): ListGroupsR
   const flexible = version >= 3;
   if (version < 0 || version > 5) r.fail('ListGroupsRequest v' + version + ' is not supported');
   let f_statesFilter: string[] = [];
-  let f_typesFilter: string[] = [];
   if (version >= 4) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -37,6 +36,7 @@ export function decodeListGroupsRequest(r: Reader, version: number): ListGroupsR
       }
     }
   }
+  let f_typesFilter: string[] = [];
   if (version >= 5) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));

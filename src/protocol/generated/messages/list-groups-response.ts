@@ -40,12 +40,11 @@ export function decodeListGroupsResponse(r: Reader, version: number): ListGroups
   const flexible = version >= 3;
   if (version < 0 || version > 5) r.fail('ListGroupsResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_groups: ListGroupsResponseListedGroup[] = [];
   if (version >= 1) {
     f_throttleTimeMs = r.int32();
   }
-  f_errorCode = r.int16();
+  let f_errorCode: number = r.int16();
+  let f_groups: ListGroupsResponseListedGroup[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -96,15 +95,13 @@ export function encodeListGroupsResponse(w: Writer, m: ListGroupsResponseInput, 
 
 export function decodeListGroupsResponseListedGroup(r: Reader, version: number): ListGroupsResponseListedGroup {
   const flexible = version >= 3;
-  let f_groupId: string = "";
-  let f_protocolType: string = "";
+  let f_groupId: string = (flexible ? r.compactString() : r.string());
+  let f_protocolType: string = (flexible ? r.compactString() : r.string());
   let f_groupState: string = "";
-  let f_groupType: string = "";
-  f_groupId = (flexible ? r.compactString() : r.string());
-  f_protocolType = (flexible ? r.compactString() : r.string());
   if (version >= 4) {
     f_groupState = (flexible ? r.compactString() : r.string());
   }
+  let f_groupType: string = "";
   if (version >= 5) {
     f_groupType = (flexible ? r.compactString() : r.string());
   }

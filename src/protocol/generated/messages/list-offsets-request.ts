@@ -51,14 +51,12 @@ export interface ListOffsetsRequestListOffsetsPartitionInput {
 export function decodeListOffsetsRequest(r: Reader, version: number): ListOffsetsRequest {
   const flexible = version >= 6;
   if (version < 1 || version > 10) r.fail('ListOffsetsRequest v' + version + ' is not supported');
-  let f_replicaId: number = 0;
+  let f_replicaId: number = r.int32();
   let f_isolationLevel: number = 0;
-  let f_topics: ListOffsetsRequestListOffsetsTopic[] = [];
-  let f_timeoutMs: number = 0;
-  f_replicaId = r.int32();
   if (version >= 2) {
     f_isolationLevel = r.int8();
   }
+  let f_topics: ListOffsetsRequestListOffsetsTopic[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -71,6 +69,7 @@ export function decodeListOffsetsRequest(r: Reader, version: number): ListOffset
       f_topics = a0;
     }
   }
+  let f_timeoutMs: number = 0;
   if (version >= 10) {
     f_timeoutMs = r.int32();
   }
@@ -117,9 +116,8 @@ export function encodeListOffsetsRequest(w: Writer, m: ListOffsetsRequestInput, 
 
 export function decodeListOffsetsRequestListOffsetsTopic(r: Reader, version: number): ListOffsetsRequestListOffsetsTopic {
   const flexible = version >= 6;
-  let f_name: string = "";
-  let f_partitions: ListOffsetsRequestListOffsetsPartition[] = [];
-  f_name = (flexible ? r.compactString() : r.string());
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: ListOffsetsRequestListOffsetsPartition[];
   {
     const n0 = (flexible ? r.compactArrayLength(12) : r.arrayLength(12));
     if (n0 < 0) {
@@ -165,14 +163,12 @@ export function encodeListOffsetsRequestListOffsetsTopic(w: Writer, m: ListOffse
 
 export function decodeListOffsetsRequestListOffsetsPartition(r: Reader, version: number): ListOffsetsRequestListOffsetsPartition {
   const flexible = version >= 6;
-  let f_partitionIndex: number = 0;
+  let f_partitionIndex: number = r.int32();
   let f_currentLeaderEpoch: number = -1;
-  let f_timestamp: bigint = 0n;
-  f_partitionIndex = r.int32();
   if (version >= 4) {
     f_currentLeaderEpoch = r.int32();
   }
-  f_timestamp = r.int64();
+  let f_timestamp: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -52,10 +52,10 @@ export function decodeListOffsetsResponse(r: Reader, version: number): ListOffse
   const flexible = version >= 6;
   if (version < 1 || version > 10) r.fail('ListOffsetsResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = 0;
-  let f_topics: ListOffsetsResponseListOffsetsTopicResponse[] = [];
   if (version >= 2) {
     f_throttleTimeMs = r.int32();
   }
+  let f_topics: ListOffsetsResponseListOffsetsTopicResponse[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -104,9 +104,8 @@ export function encodeListOffsetsResponse(w: Writer, m: ListOffsetsResponseInput
 
 export function decodeListOffsetsResponseListOffsetsTopicResponse(r: Reader, version: number): ListOffsetsResponseListOffsetsTopicResponse {
   const flexible = version >= 6;
-  let f_name: string = "";
-  let f_partitions: ListOffsetsResponseListOffsetsPartitionResponse[] = [];
-  f_name = (flexible ? r.compactString() : r.string());
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: ListOffsetsResponseListOffsetsPartitionResponse[];
   {
     const n0 = (flexible ? r.compactArrayLength(22) : r.arrayLength(22));
     if (n0 < 0) {
@@ -152,15 +151,11 @@ export function encodeListOffsetsResponseListOffsetsTopicResponse(w: Writer, m: 
 
 export function decodeListOffsetsResponseListOffsetsPartitionResponse(r: Reader, version: number): ListOffsetsResponseListOffsetsPartitionResponse {
   const flexible = version >= 6;
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  let f_timestamp: bigint = -1n;
-  let f_offset: bigint = -1n;
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_timestamp: bigint = r.int64();
+  let f_offset: bigint = r.int64();
   let f_leaderEpoch: number = -1;
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
-  f_timestamp = r.int64();
-  f_offset = r.int64();
   if (version >= 4) {
     f_leaderEpoch = r.int32();
   }

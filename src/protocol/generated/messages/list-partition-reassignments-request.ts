@@ -32,9 +32,8 @@ export interface ListPartitionReassignmentsRequestListPartitionReassignmentsTopi
 
 export function decodeListPartitionReassignmentsRequest(r: Reader, version: number): ListPartitionReassignmentsRequest {
   if (version < 0 || version > 0) r.fail('ListPartitionReassignmentsRequest v' + version + ' is not supported');
-  let f_timeoutMs: number = 60000;
-  let f_topics: ListPartitionReassignmentsRequestListPartitionReassignmentsTopics[] | null = null;
-  f_timeoutMs = r.int32();
+  let f_timeoutMs: number = r.int32();
+  let f_topics: ListPartitionReassignmentsRequestListPartitionReassignmentsTopics[] | null;
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -77,9 +76,8 @@ export function encodeListPartitionReassignmentsRequest(w: Writer, m: ListPartit
 }
 
 export function decodeListPartitionReassignmentsRequestListPartitionReassignmentsTopics(r: Reader, version: number): ListPartitionReassignmentsRequestListPartitionReassignmentsTopics {
-  let f_name: string = "";
-  let f_partitionIndexes: number[] = [];
-  f_name = r.compactString();
+  let f_name: string = r.compactString();
+  let f_partitionIndexes: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

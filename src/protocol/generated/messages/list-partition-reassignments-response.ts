@@ -52,13 +52,10 @@ export interface ListPartitionReassignmentsResponseOngoingPartitionReassignmentI
 
 export function decodeListPartitionReassignmentsResponse(r: Reader, version: number): ListPartitionReassignmentsResponse {
   if (version < 0 || version > 0) r.fail('ListPartitionReassignmentsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  let f_topics: ListPartitionReassignmentsResponseOngoingTopicReassignment[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_topics: ListPartitionReassignmentsResponseOngoingTopicReassignment[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -101,9 +98,8 @@ export function encodeListPartitionReassignmentsResponse(w: Writer, m: ListParti
 }
 
 export function decodeListPartitionReassignmentsResponseOngoingTopicReassignment(r: Reader, version: number): ListPartitionReassignmentsResponseOngoingTopicReassignment {
-  let f_name: string = "";
-  let f_partitions: ListPartitionReassignmentsResponseOngoingPartitionReassignment[] = [];
-  f_name = r.compactString();
+  let f_name: string = r.compactString();
+  let f_partitions: ListPartitionReassignmentsResponseOngoingPartitionReassignment[];
   {
     const n0 = r.compactArrayLength(8);
     if (n0 < 0) {
@@ -141,11 +137,8 @@ export function encodeListPartitionReassignmentsResponseOngoingTopicReassignment
 }
 
 export function decodeListPartitionReassignmentsResponseOngoingPartitionReassignment(r: Reader, version: number): ListPartitionReassignmentsResponseOngoingPartitionReassignment {
-  let f_partitionIndex: number = 0;
-  let f_replicas: number[] = [];
-  let f_addingReplicas: number[] = [];
-  let f_removingReplicas: number[] = [];
-  f_partitionIndex = r.int32();
+  let f_partitionIndex: number = r.int32();
+  let f_replicas: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -158,6 +151,7 @@ export function decodeListPartitionReassignmentsResponseOngoingPartitionReassign
       f_replicas = a0;
     }
   }
+  let f_addingReplicas: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -170,6 +164,7 @@ export function decodeListPartitionReassignmentsResponseOngoingPartitionReassign
       f_addingReplicas = a0;
     }
   }
+  let f_removingReplicas: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

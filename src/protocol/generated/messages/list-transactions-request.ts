@@ -24,10 +24,7 @@ export interface ListTransactionsRequestInput {
 
 export function decodeListTransactionsRequest(r: Reader, version: number): ListTransactionsRequest {
   if (version < 0 || version > 2) r.fail('ListTransactionsRequest v' + version + ' is not supported');
-  let f_stateFilters: string[] = [];
-  let f_producerIdFilters: bigint[] = [];
-  let f_durationFilter: bigint = -1n;
-  let f_transactionalIdPattern: string | null = null;
+  let f_stateFilters: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -40,6 +37,7 @@ export function decodeListTransactionsRequest(r: Reader, version: number): ListT
       f_stateFilters = a0;
     }
   }
+  let f_producerIdFilters: bigint[];
   {
     const n0 = r.compactArrayLength(8);
     if (n0 < 0) {
@@ -52,9 +50,11 @@ export function decodeListTransactionsRequest(r: Reader, version: number): ListT
       f_producerIdFilters = a0;
     }
   }
+  let f_durationFilter: bigint = -1n;
   if (version >= 1) {
     f_durationFilter = r.int64();
   }
+  let f_transactionalIdPattern: string | null = null;
   if (version >= 2) {
     f_transactionalIdPattern = (version >= 2 ? r.compactNullableString() : r.compactString());
   }

@@ -38,12 +38,9 @@ export interface ListTransactionsResponseTransactionStateInput {
 
 export function decodeListTransactionsResponse(r: Reader, version: number): ListTransactionsResponse {
   if (version < 0 || version > 2) r.fail('ListTransactionsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_unknownStateFilters: string[] = [];
-  let f_transactionStates: ListTransactionsResponseTransactionState[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_unknownStateFilters: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -56,6 +53,7 @@ export function decodeListTransactionsResponse(r: Reader, version: number): List
       f_unknownStateFilters = a0;
     }
   }
+  let f_transactionStates: ListTransactionsResponseTransactionState[];
   {
     const n0 = r.compactArrayLength(11);
     if (n0 < 0) {
@@ -101,12 +99,9 @@ export function encodeListTransactionsResponse(w: Writer, m: ListTransactionsRes
 }
 
 export function decodeListTransactionsResponseTransactionState(r: Reader, version: number): ListTransactionsResponseTransactionState {
-  let f_transactionalId: string = "";
-  let f_producerId: bigint = 0n;
-  let f_transactionState: string = "";
-  f_transactionalId = r.compactString();
-  f_producerId = r.int64();
-  f_transactionState = r.compactString();
+  let f_transactionalId: string = r.compactString();
+  let f_producerId: bigint = r.int64();
+  let f_transactionState: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ListTransactionsResponse.TransactionState: ' + nt + ' tagged fields cannot fit');

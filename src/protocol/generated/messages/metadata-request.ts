@@ -37,10 +37,7 @@ export interface MetadataRequestMetadataRequestTopicInput {
 export function decodeMetadataRequest(r: Reader, version: number): MetadataRequest {
   const flexible = version >= 9;
   if (version < 0 || version > 13) r.fail('MetadataRequest v' + version + ' is not supported');
-  let f_topics: MetadataRequestMetadataRequestTopic[] | null = [];
-  let f_allowAutoTopicCreation: boolean = true;
-  let f_includeClusterAuthorizedOperations: boolean = false;
-  let f_includeTopicAuthorizedOperations: boolean = false;
+  let f_topics: MetadataRequestMetadataRequestTopic[] | null;
   {
     const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
     if (n0 < 0) {
@@ -53,12 +50,15 @@ export function decodeMetadataRequest(r: Reader, version: number): MetadataReque
       f_topics = a0;
     }
   }
+  let f_allowAutoTopicCreation: boolean = true;
   if (version >= 4) {
     f_allowAutoTopicCreation = r.bool();
   }
+  let f_includeClusterAuthorizedOperations: boolean = false;
   if (version >= 8 && version <= 10) {
     f_includeClusterAuthorizedOperations = r.bool();
   }
+  let f_includeTopicAuthorizedOperations: boolean = false;
   if (version >= 8) {
     f_includeTopicAuthorizedOperations = r.bool();
   }
@@ -115,11 +115,10 @@ export function encodeMetadataRequest(w: Writer, m: MetadataRequestInput, versio
 export function decodeMetadataRequestMetadataRequestTopic(r: Reader, version: number): MetadataRequestMetadataRequestTopic {
   const flexible = version >= 9;
   let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_name: string | null = "";
   if (version >= 10) {
     f_topicId = r.uuid();
   }
-  f_name = (version >= 10 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
+  let f_name: string | null = (version >= 10 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -90,15 +90,10 @@ export function decodeMetadataResponse(r: Reader, version: number): MetadataResp
   const flexible = version >= 9;
   if (version < 0 || version > 13) r.fail('MetadataResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = 0;
-  let f_brokers: MetadataResponseMetadataResponseBroker[] = [];
-  let f_clusterId: string | null = null;
-  let f_controllerId: number = -1;
-  let f_topics: MetadataResponseMetadataResponseTopic[] = [];
-  let f_clusterAuthorizedOperations: number = -2147483648;
-  let f_errorCode: number = 0;
   if (version >= 3) {
     f_throttleTimeMs = r.int32();
   }
+  let f_brokers: MetadataResponseMetadataResponseBroker[];
   {
     const n0 = (flexible ? r.compactArrayLength(9) : r.arrayLength(9));
     if (n0 < 0) {
@@ -111,12 +106,15 @@ export function decodeMetadataResponse(r: Reader, version: number): MetadataResp
       f_brokers = a0;
     }
   }
+  let f_clusterId: string | null = null;
   if (version >= 2) {
     f_clusterId = (version >= 2 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_controllerId: number = -1;
   if (version >= 1) {
     f_controllerId = r.int32();
   }
+  let f_topics: MetadataResponseMetadataResponseTopic[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {
@@ -129,9 +127,11 @@ export function decodeMetadataResponse(r: Reader, version: number): MetadataResp
       f_topics = a0;
     }
   }
+  let f_clusterAuthorizedOperations: number = -2147483648;
   if (version >= 8 && version <= 10) {
     f_clusterAuthorizedOperations = r.int32();
   }
+  let f_errorCode: number = 0;
   if (version >= 13) {
     f_errorCode = r.int16();
   }
@@ -194,13 +194,10 @@ export function encodeMetadataResponse(w: Writer, m: MetadataResponseInput, vers
 
 export function decodeMetadataResponseMetadataResponseBroker(r: Reader, version: number): MetadataResponseMetadataResponseBroker {
   const flexible = version >= 9;
-  let f_nodeId: number = 0;
-  let f_host: string = "";
-  let f_port: number = 0;
+  let f_nodeId: number = r.int32();
+  let f_host: string = (flexible ? r.compactString() : r.string());
+  let f_port: number = r.int32();
   let f_rack: string | null = null;
-  f_nodeId = r.int32();
-  f_host = (flexible ? r.compactString() : r.string());
-  f_port = r.int32();
   if (version >= 1) {
     f_rack = (version >= 1 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
@@ -241,20 +238,17 @@ export function encodeMetadataResponseMetadataResponseBroker(w: Writer, m: Metad
 
 export function decodeMetadataResponseMetadataResponseTopic(r: Reader, version: number): MetadataResponseMetadataResponseTopic {
   const flexible = version >= 9;
-  let f_errorCode: number = 0;
-  let f_name: string | null = "";
+  let f_errorCode: number = r.int16();
+  let f_name: string | null = (version >= 12 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_isInternal: boolean = false;
-  let f_partitions: MetadataResponseMetadataResponsePartition[] = [];
-  let f_topicAuthorizedOperations: number = -2147483648;
-  f_errorCode = r.int16();
-  f_name = (version >= 12 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   if (version >= 10) {
     f_topicId = r.uuid();
   }
+  let f_isInternal: boolean = false;
   if (version >= 1) {
     f_isInternal = r.bool();
   }
+  let f_partitions: MetadataResponseMetadataResponsePartition[];
   {
     const n0 = (flexible ? r.compactArrayLength(12) : r.arrayLength(12));
     if (n0 < 0) {
@@ -267,6 +261,7 @@ export function decodeMetadataResponseMetadataResponseTopic(r: Reader, version: 
       f_partitions = a0;
     }
   }
+  let f_topicAuthorizedOperations: number = -2147483648;
   if (version >= 8) {
     f_topicAuthorizedOperations = r.int32();
   }
@@ -319,19 +314,14 @@ export function encodeMetadataResponseMetadataResponseTopic(w: Writer, m: Metada
 
 export function decodeMetadataResponseMetadataResponsePartition(r: Reader, version: number): MetadataResponseMetadataResponsePartition {
   const flexible = version >= 9;
-  let f_errorCode: number = 0;
-  let f_partitionIndex: number = 0;
-  let f_leaderId: number = 0;
+  let f_errorCode: number = r.int16();
+  let f_partitionIndex: number = r.int32();
+  let f_leaderId: number = r.int32();
   let f_leaderEpoch: number = -1;
-  let f_replicaNodes: number[] = [];
-  let f_isrNodes: number[] = [];
-  let f_offlineReplicas: number[] = [];
-  f_errorCode = r.int16();
-  f_partitionIndex = r.int32();
-  f_leaderId = r.int32();
   if (version >= 7) {
     f_leaderEpoch = r.int32();
   }
+  let f_replicaNodes: number[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {
@@ -344,6 +334,7 @@ export function decodeMetadataResponseMetadataResponsePartition(r: Reader, versi
       f_replicaNodes = a0;
     }
   }
+  let f_isrNodes: number[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {
@@ -356,6 +347,7 @@ export function decodeMetadataResponseMetadataResponsePartition(r: Reader, versi
       f_isrNodes = a0;
     }
   }
+  let f_offlineReplicas: number[] = [];
   if (version >= 5) {
     {
       const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));

@@ -25,14 +25,10 @@ export interface MirrorPartitionStateValueInput {
 
 export function decodeMirrorPartitionStateValue(r: Reader, version: number): MirrorPartitionStateValue {
   if (version < 0 || version > 0) r.fail('MirrorPartitionStateValue v' + version + ' is not supported');
-  let f_state: number = 0;
-  let f_previousState: number = 16;
-  let f_retryAttempt: number = 0;
-  let f_errorMessage: string | null = null;
-  f_state = r.int8();
-  f_previousState = r.int8();
-  f_retryAttempt = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_state: number = r.int8();
+  let f_previousState: number = r.int8();
+  let f_retryAttempt: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('MirrorPartitionStateValue: ' + nt + ' tagged fields cannot fit');

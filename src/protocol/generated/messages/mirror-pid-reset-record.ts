@@ -19,10 +19,8 @@ export interface MirrorPidResetRecordInput {
 
 export function decodeMirrorPidResetRecord(r: Reader, version: number): MirrorPidResetRecord {
   if (version < 0 || version > 0) r.fail('MirrorPidResetRecord v' + version + ' is not supported');
-  let f_version: number = 0;
-  let f_sourceClusterId: string = "";
-  f_version = r.int16();
-  f_sourceClusterId = r.compactString();
+  let f_version: number = r.int16();
+  let f_sourceClusterId: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('MirrorPidResetRecord: ' + nt + ' tagged fields cannot fit');

@@ -23,12 +23,9 @@ export interface MirrorTopicStateChangeRecordInput {
 
 export function decodeMirrorTopicStateChangeRecord(r: Reader, version: number): MirrorTopicStateChangeRecord {
   if (version < 0 || version > 0) r.fail('MirrorTopicStateChangeRecord v' + version + ' is not supported');
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_mirrorName: string | null = "";
-  let f_desiredState: number = 0;
-  f_topicId = r.uuid();
-  f_mirrorName = r.compactNullableString();
-  f_desiredState = r.int8();
+  let f_topicId: string = r.uuid();
+  let f_mirrorName: string | null = r.compactNullableString();
+  let f_desiredState: number = r.int8();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('MirrorTopicStateChangeRecord: ' + nt + ' tagged fields cannot fit');

@@ -59,21 +59,18 @@ export interface OffsetCommitRequestOffsetCommitRequestPartitionInput {
 export function decodeOffsetCommitRequest(r: Reader, version: number): OffsetCommitRequest {
   const flexible = version >= 8;
   if (version < 2 || version > 10) r.fail('OffsetCommitRequest v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_generationIdOrMemberEpoch: number = -1;
-  let f_memberId: string = "";
+  let f_groupId: string = (flexible ? r.compactString() : r.string());
+  let f_generationIdOrMemberEpoch: number = r.int32();
+  let f_memberId: string = (flexible ? r.compactString() : r.string());
   let f_groupInstanceId: string | null = null;
-  let f_retentionTimeMs: bigint = -1n;
-  let f_topics: OffsetCommitRequestOffsetCommitRequestTopic[] = [];
-  f_groupId = (flexible ? r.compactString() : r.string());
-  f_generationIdOrMemberEpoch = r.int32();
-  f_memberId = (flexible ? r.compactString() : r.string());
   if (version >= 7) {
     f_groupInstanceId = (version >= 7 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_retentionTimeMs: bigint = -1n;
   if (version <= 4) {
     f_retentionTimeMs = r.int64();
   }
+  let f_topics: OffsetCommitRequestOffsetCommitRequestTopic[];
   {
     const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
     if (n0 < 0) {
@@ -135,14 +132,14 @@ export function encodeOffsetCommitRequest(w: Writer, m: OffsetCommitRequestInput
 export function decodeOffsetCommitRequestOffsetCommitRequestTopic(r: Reader, version: number): OffsetCommitRequestOffsetCommitRequestTopic {
   const flexible = version >= 8;
   let f_name: string = "";
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: OffsetCommitRequestOffsetCommitRequestPartition[] = [];
   if (version <= 9) {
     f_name = (flexible ? r.compactString() : r.string());
   }
+  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
   if (version >= 10) {
     f_topicId = r.uuid();
   }
+  let f_partitions: OffsetCommitRequestOffsetCommitRequestPartition[];
   {
     const n0 = (flexible ? r.compactArrayLength(13) : r.arrayLength(13));
     if (n0 < 0) {
@@ -194,16 +191,13 @@ export function encodeOffsetCommitRequestOffsetCommitRequestTopic(w: Writer, m: 
 
 export function decodeOffsetCommitRequestOffsetCommitRequestPartition(r: Reader, version: number): OffsetCommitRequestOffsetCommitRequestPartition {
   const flexible = version >= 8;
-  let f_partitionIndex: number = 0;
-  let f_committedOffset: bigint = 0n;
+  let f_partitionIndex: number = r.int32();
+  let f_committedOffset: bigint = r.int64();
   let f_committedLeaderEpoch: number = -1;
-  let f_committedMetadata: string | null = "";
-  f_partitionIndex = r.int32();
-  f_committedOffset = r.int64();
   if (version >= 6) {
     f_committedLeaderEpoch = r.int32();
   }
-  f_committedMetadata = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_committedMetadata: string | null = (flexible ? r.compactNullableString() : r.nullableString());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

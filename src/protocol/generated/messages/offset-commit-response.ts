@@ -48,10 +48,10 @@ export function decodeOffsetCommitResponse(r: Reader, version: number): OffsetCo
   const flexible = version >= 8;
   if (version < 2 || version > 10) r.fail('OffsetCommitResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = 0;
-  let f_topics: OffsetCommitResponseOffsetCommitResponseTopic[] = [];
   if (version >= 3) {
     f_throttleTimeMs = r.int32();
   }
+  let f_topics: OffsetCommitResponseOffsetCommitResponseTopic[];
   {
     const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
     if (n0 < 0) {
@@ -101,14 +101,14 @@ export function encodeOffsetCommitResponse(w: Writer, m: OffsetCommitResponseInp
 export function decodeOffsetCommitResponseOffsetCommitResponseTopic(r: Reader, version: number): OffsetCommitResponseOffsetCommitResponseTopic {
   const flexible = version >= 8;
   let f_name: string = "";
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: OffsetCommitResponseOffsetCommitResponsePartition[] = [];
   if (version <= 9) {
     f_name = (flexible ? r.compactString() : r.string());
   }
+  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
   if (version >= 10) {
     f_topicId = r.uuid();
   }
+  let f_partitions: OffsetCommitResponseOffsetCommitResponsePartition[];
   {
     const n0 = (flexible ? r.compactArrayLength(6) : r.arrayLength(6));
     if (n0 < 0) {
@@ -160,10 +160,8 @@ export function encodeOffsetCommitResponseOffsetCommitResponseTopic(w: Writer, m
 
 export function decodeOffsetCommitResponseOffsetCommitResponsePartition(r: Reader, version: number): OffsetCommitResponseOffsetCommitResponsePartition {
   const flexible = version >= 8;
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

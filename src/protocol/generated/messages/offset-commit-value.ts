@@ -30,21 +30,18 @@ export interface OffsetCommitValueInput {
 export function decodeOffsetCommitValue(r: Reader, version: number): OffsetCommitValue {
   const flexible = version >= 4;
   if (version < 0 || version > 4) r.fail('OffsetCommitValue v' + version + ' is not supported');
-  let f_offset: bigint = 0n;
+  let f_offset: bigint = r.int64();
   let f_leaderEpoch: number = -1;
-  let f_metadata: string = "";
-  let f_commitTimestamp: bigint = 0n;
-  let f_expireTimestamp: bigint = -1n;
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  f_offset = r.int64();
   if (version >= 3) {
     f_leaderEpoch = r.int32();
   }
-  f_metadata = (flexible ? r.compactString() : r.string());
-  f_commitTimestamp = r.int64();
+  let f_metadata: string = (flexible ? r.compactString() : r.string());
+  let f_commitTimestamp: bigint = r.int64();
+  let f_expireTimestamp: bigint = -1n;
   if (version >= 1 && version <= 1) {
     f_expireTimestamp = r.int64();
   }
+  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

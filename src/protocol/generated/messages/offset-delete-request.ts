@@ -36,9 +36,8 @@ export interface OffsetDeleteRequestOffsetDeleteRequestPartitionInput {
 
 export function decodeOffsetDeleteRequest(r: Reader, version: number): OffsetDeleteRequest {
   if (version < 0 || version > 0) r.fail('OffsetDeleteRequest v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_topics: OffsetDeleteRequestOffsetDeleteRequestTopic[] = [];
-  f_groupId = r.string();
+  let f_groupId: string = r.string();
+  let f_topics: OffsetDeleteRequestOffsetDeleteRequestTopic[];
   {
     const n0 = r.arrayLength(2);
     if (n0 < 0) {
@@ -67,9 +66,8 @@ export function encodeOffsetDeleteRequest(w: Writer, m: OffsetDeleteRequestInput
 }
 
 export function decodeOffsetDeleteRequestOffsetDeleteRequestTopic(r: Reader, version: number): OffsetDeleteRequestOffsetDeleteRequestTopic {
-  let f_name: string = "";
-  let f_partitions: OffsetDeleteRequestOffsetDeleteRequestPartition[] = [];
-  f_name = r.string();
+  let f_name: string = r.string();
+  let f_partitions: OffsetDeleteRequestOffsetDeleteRequestPartition[];
   {
     const n0 = r.arrayLength(4);
     if (n0 < 0) {
@@ -97,8 +95,7 @@ export function encodeOffsetDeleteRequestOffsetDeleteRequestTopic(w: Writer, m: 
 }
 
 export function decodeOffsetDeleteRequestOffsetDeleteRequestPartition(r: Reader, version: number): OffsetDeleteRequestOffsetDeleteRequestPartition {
-  let f_partitionIndex: number = 0;
-  f_partitionIndex = r.int32();
+  let f_partitionIndex: number = r.int32();
   const out: OffsetDeleteRequestOffsetDeleteRequestPartition = { partitionIndex: f_partitionIndex };
   return out;
 }

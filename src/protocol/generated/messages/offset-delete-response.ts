@@ -40,11 +40,9 @@ export interface OffsetDeleteResponseOffsetDeleteResponsePartitionInput {
 
 export function decodeOffsetDeleteResponse(r: Reader, version: number): OffsetDeleteResponse {
   if (version < 0 || version > 0) r.fail('OffsetDeleteResponse v' + version + ' is not supported');
-  let f_errorCode: number = 0;
-  let f_throttleTimeMs: number = 0;
-  let f_topics: OffsetDeleteResponseOffsetDeleteResponseTopic[] = [];
-  f_errorCode = r.int16();
-  f_throttleTimeMs = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_throttleTimeMs: number = r.int32();
+  let f_topics: OffsetDeleteResponseOffsetDeleteResponseTopic[];
   {
     const n0 = r.arrayLength(2);
     if (n0 < 0) {
@@ -75,9 +73,8 @@ export function encodeOffsetDeleteResponse(w: Writer, m: OffsetDeleteResponseInp
 }
 
 export function decodeOffsetDeleteResponseOffsetDeleteResponseTopic(r: Reader, version: number): OffsetDeleteResponseOffsetDeleteResponseTopic {
-  let f_name: string = "";
-  let f_partitions: OffsetDeleteResponseOffsetDeleteResponsePartition[] = [];
-  f_name = r.string();
+  let f_name: string = r.string();
+  let f_partitions: OffsetDeleteResponseOffsetDeleteResponsePartition[];
   {
     const n0 = r.arrayLength(6);
     if (n0 < 0) {
@@ -105,10 +102,8 @@ export function encodeOffsetDeleteResponseOffsetDeleteResponseTopic(w: Writer, m
 }
 
 export function decodeOffsetDeleteResponseOffsetDeleteResponsePartition(r: Reader, version: number): OffsetDeleteResponseOffsetDeleteResponsePartition {
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
   const out: OffsetDeleteResponseOffsetDeleteResponsePartition = { partitionIndex: f_partitionIndex, errorCode: f_errorCode };
   return out;
 }

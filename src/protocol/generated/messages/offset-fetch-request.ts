@@ -68,12 +68,10 @@ export function decodeOffsetFetchRequest(r: Reader, version: number): OffsetFetc
   const flexible = version >= 6;
   if (version < 1 || version > 10) r.fail('OffsetFetchRequest v' + version + ' is not supported');
   let f_groupId: string = "";
-  let f_topics: OffsetFetchRequestOffsetFetchRequestTopic[] | null = [];
-  let f_groups: OffsetFetchRequestOffsetFetchRequestGroup[] = [];
-  let f_requireStable: boolean = false;
   if (version <= 7) {
     f_groupId = (flexible ? r.compactString() : r.string());
   }
+  let f_topics: OffsetFetchRequestOffsetFetchRequestTopic[] | null = [];
   if (version <= 7) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -88,6 +86,7 @@ export function decodeOffsetFetchRequest(r: Reader, version: number): OffsetFetc
       }
     }
   }
+  let f_groups: OffsetFetchRequestOffsetFetchRequestGroup[] = [];
   if (version >= 8) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -102,6 +101,7 @@ export function decodeOffsetFetchRequest(r: Reader, version: number): OffsetFetc
       }
     }
   }
+  let f_requireStable: boolean = false;
   if (version >= 7) {
     f_requireStable = r.bool();
   }
@@ -164,10 +164,10 @@ export function encodeOffsetFetchRequest(w: Writer, m: OffsetFetchRequestInput, 
 export function decodeOffsetFetchRequestOffsetFetchRequestTopic(r: Reader, version: number): OffsetFetchRequestOffsetFetchRequestTopic {
   const flexible = version >= 6;
   let f_name: string = "";
-  let f_partitionIndexes: number[] = [];
   if (version <= 7) {
     f_name = (flexible ? r.compactString() : r.string());
   }
+  let f_partitionIndexes: number[] = [];
   if (version <= 7) {
     {
       const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
@@ -222,18 +222,18 @@ export function encodeOffsetFetchRequestOffsetFetchRequestTopic(w: Writer, m: Of
 export function decodeOffsetFetchRequestOffsetFetchRequestGroup(r: Reader, version: number): OffsetFetchRequestOffsetFetchRequestGroup {
   const flexible = version >= 6;
   let f_groupId: string = "";
-  let f_memberId: string | null = null;
-  let f_memberEpoch: number = -1;
-  let f_topics: OffsetFetchRequestOffsetFetchRequestTopics[] | null = [];
   if (version >= 8) {
     f_groupId = (flexible ? r.compactString() : r.string());
   }
+  let f_memberId: string | null = null;
   if (version >= 9) {
     f_memberId = (version >= 9 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_memberEpoch: number = -1;
   if (version >= 9) {
     f_memberEpoch = r.int32();
   }
+  let f_topics: OffsetFetchRequestOffsetFetchRequestTopics[] | null = [];
   if (version >= 8) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -302,14 +302,14 @@ export function encodeOffsetFetchRequestOffsetFetchRequestGroup(w: Writer, m: Of
 export function decodeOffsetFetchRequestOffsetFetchRequestTopics(r: Reader, version: number): OffsetFetchRequestOffsetFetchRequestTopics {
   const flexible = version >= 6;
   let f_name: string = "";
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitionIndexes: number[] = [];
   if (version >= 8 && version <= 9) {
     f_name = (flexible ? r.compactString() : r.string());
   }
+  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
   if (version >= 10) {
     f_topicId = r.uuid();
   }
+  let f_partitionIndexes: number[] = [];
   if (version >= 8) {
     {
       const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));

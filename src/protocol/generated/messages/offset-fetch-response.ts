@@ -102,12 +102,10 @@ export function decodeOffsetFetchResponse(r: Reader, version: number): OffsetFet
   const flexible = version >= 6;
   if (version < 1 || version > 10) r.fail('OffsetFetchResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = 0;
-  let f_topics: OffsetFetchResponseOffsetFetchResponseTopic[] = [];
-  let f_errorCode: number = 0;
-  let f_groups: OffsetFetchResponseOffsetFetchResponseGroup[] = [];
   if (version >= 3) {
     f_throttleTimeMs = r.int32();
   }
+  let f_topics: OffsetFetchResponseOffsetFetchResponseTopic[] = [];
   if (version <= 7) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -122,9 +120,11 @@ export function decodeOffsetFetchResponse(r: Reader, version: number): OffsetFet
       }
     }
   }
+  let f_errorCode: number = 0;
   if (version >= 2 && version <= 7) {
     f_errorCode = r.int16();
   }
+  let f_groups: OffsetFetchResponseOffsetFetchResponseGroup[] = [];
   if (version >= 8) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -191,10 +191,10 @@ export function encodeOffsetFetchResponse(w: Writer, m: OffsetFetchResponseInput
 export function decodeOffsetFetchResponseOffsetFetchResponseTopic(r: Reader, version: number): OffsetFetchResponseOffsetFetchResponseTopic {
   const flexible = version >= 6;
   let f_name: string = "";
-  let f_partitions: OffsetFetchResponseOffsetFetchResponsePartition[] = [];
   if (version <= 7) {
     f_name = (flexible ? r.compactString() : r.string());
   }
+  let f_partitions: OffsetFetchResponseOffsetFetchResponsePartition[] = [];
   if (version <= 7) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -249,22 +249,22 @@ export function encodeOffsetFetchResponseOffsetFetchResponseTopic(w: Writer, m: 
 export function decodeOffsetFetchResponseOffsetFetchResponsePartition(r: Reader, version: number): OffsetFetchResponseOffsetFetchResponsePartition {
   const flexible = version >= 6;
   let f_partitionIndex: number = 0;
-  let f_committedOffset: bigint = 0n;
-  let f_committedLeaderEpoch: number = -1;
-  let f_metadata: string | null = "";
-  let f_errorCode: number = 0;
   if (version <= 7) {
     f_partitionIndex = r.int32();
   }
+  let f_committedOffset: bigint = 0n;
   if (version <= 7) {
     f_committedOffset = r.int64();
   }
+  let f_committedLeaderEpoch: number = -1;
   if (version >= 5 && version <= 7) {
     f_committedLeaderEpoch = r.int32();
   }
+  let f_metadata: string | null = "";
   if (version <= 7) {
     f_metadata = (version <= 7 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_errorCode: number = 0;
   if (version <= 7) {
     f_errorCode = r.int16();
   }
@@ -320,11 +320,10 @@ export function encodeOffsetFetchResponseOffsetFetchResponsePartition(w: Writer,
 export function decodeOffsetFetchResponseOffsetFetchResponseGroup(r: Reader, version: number): OffsetFetchResponseOffsetFetchResponseGroup {
   const flexible = version >= 6;
   let f_groupId: string = "";
-  let f_topics: OffsetFetchResponseOffsetFetchResponseTopics[] = [];
-  let f_errorCode: number = 0;
   if (version >= 8) {
     f_groupId = (flexible ? r.compactString() : r.string());
   }
+  let f_topics: OffsetFetchResponseOffsetFetchResponseTopics[] = [];
   if (version >= 8) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -339,6 +338,7 @@ export function decodeOffsetFetchResponseOffsetFetchResponseGroup(r: Reader, ver
       }
     }
   }
+  let f_errorCode: number = 0;
   if (version >= 8) {
     f_errorCode = r.int16();
   }
@@ -387,14 +387,14 @@ export function encodeOffsetFetchResponseOffsetFetchResponseGroup(w: Writer, m: 
 export function decodeOffsetFetchResponseOffsetFetchResponseTopics(r: Reader, version: number): OffsetFetchResponseOffsetFetchResponseTopics {
   const flexible = version >= 6;
   let f_name: string = "";
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: OffsetFetchResponseOffsetFetchResponsePartitions[] = [];
   if (version >= 8 && version <= 9) {
     f_name = (flexible ? r.compactString() : r.string());
   }
+  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
   if (version >= 10) {
     f_topicId = r.uuid();
   }
+  let f_partitions: OffsetFetchResponseOffsetFetchResponsePartitions[] = [];
   if (version >= 8) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -452,22 +452,22 @@ export function encodeOffsetFetchResponseOffsetFetchResponseTopics(w: Writer, m:
 export function decodeOffsetFetchResponseOffsetFetchResponsePartitions(r: Reader, version: number): OffsetFetchResponseOffsetFetchResponsePartitions {
   const flexible = version >= 6;
   let f_partitionIndex: number = 0;
-  let f_committedOffset: bigint = 0n;
-  let f_committedLeaderEpoch: number = -1;
-  let f_metadata: string | null = "";
-  let f_errorCode: number = 0;
   if (version >= 8) {
     f_partitionIndex = r.int32();
   }
+  let f_committedOffset: bigint = 0n;
   if (version >= 8) {
     f_committedOffset = r.int64();
   }
+  let f_committedLeaderEpoch: number = -1;
   if (version >= 8) {
     f_committedLeaderEpoch = r.int32();
   }
+  let f_metadata: string | null = "";
   if (version >= 8) {
     f_metadata = (version >= 8 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_errorCode: number = 0;
   if (version >= 8) {
     f_errorCode = r.int16();
   }

@@ -48,10 +48,10 @@ export function decodeOffsetForLeaderEpochRequest(r: Reader, version: number): O
   const flexible = version >= 4;
   if (version < 2 || version > 4) r.fail('OffsetForLeaderEpochRequest v' + version + ' is not supported');
   let f_replicaId: number = -2;
-  let f_topics: OffsetForLeaderEpochRequestOffsetForLeaderTopic[] = [];
   if (version >= 3) {
     f_replicaId = r.int32();
   }
+  let f_topics: OffsetForLeaderEpochRequestOffsetForLeaderTopic[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -100,9 +100,8 @@ export function encodeOffsetForLeaderEpochRequest(w: Writer, m: OffsetForLeaderE
 
 export function decodeOffsetForLeaderEpochRequestOffsetForLeaderTopic(r: Reader, version: number): OffsetForLeaderEpochRequestOffsetForLeaderTopic {
   const flexible = version >= 4;
-  let f_topic: string = "";
-  let f_partitions: OffsetForLeaderEpochRequestOffsetForLeaderPartition[] = [];
-  f_topic = (flexible ? r.compactString() : r.string());
+  let f_topic: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: OffsetForLeaderEpochRequestOffsetForLeaderPartition[];
   {
     const n0 = (flexible ? r.compactArrayLength(12) : r.arrayLength(12));
     if (n0 < 0) {
@@ -148,12 +147,9 @@ export function encodeOffsetForLeaderEpochRequestOffsetForLeaderTopic(w: Writer,
 
 export function decodeOffsetForLeaderEpochRequestOffsetForLeaderPartition(r: Reader, version: number): OffsetForLeaderEpochRequestOffsetForLeaderPartition {
   const flexible = version >= 4;
-  let f_partition: number = 0;
-  let f_currentLeaderEpoch: number = -1;
-  let f_leaderEpoch: number = 0;
-  f_partition = r.int32();
-  f_currentLeaderEpoch = r.int32();
-  f_leaderEpoch = r.int32();
+  let f_partition: number = r.int32();
+  let f_currentLeaderEpoch: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -49,9 +49,8 @@ export interface OffsetForLeaderEpochResponseEpochEndOffsetInput {
 export function decodeOffsetForLeaderEpochResponse(r: Reader, version: number): OffsetForLeaderEpochResponse {
   const flexible = version >= 4;
   if (version < 2 || version > 4) r.fail('OffsetForLeaderEpochResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_topics: OffsetForLeaderEpochResponseOffsetForLeaderTopicResult[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_topics: OffsetForLeaderEpochResponseOffsetForLeaderTopicResult[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -98,9 +97,8 @@ export function encodeOffsetForLeaderEpochResponse(w: Writer, m: OffsetForLeader
 
 export function decodeOffsetForLeaderEpochResponseOffsetForLeaderTopicResult(r: Reader, version: number): OffsetForLeaderEpochResponseOffsetForLeaderTopicResult {
   const flexible = version >= 4;
-  let f_topic: string = "";
-  let f_partitions: OffsetForLeaderEpochResponseEpochEndOffset[] = [];
-  f_topic = (flexible ? r.compactString() : r.string());
+  let f_topic: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: OffsetForLeaderEpochResponseEpochEndOffset[];
   {
     const n0 = (flexible ? r.compactArrayLength(18) : r.arrayLength(18));
     if (n0 < 0) {
@@ -146,14 +144,10 @@ export function encodeOffsetForLeaderEpochResponseOffsetForLeaderTopicResult(w: 
 
 export function decodeOffsetForLeaderEpochResponseEpochEndOffset(r: Reader, version: number): OffsetForLeaderEpochResponseEpochEndOffset {
   const flexible = version >= 4;
-  let f_errorCode: number = 0;
-  let f_partition: number = 0;
-  let f_leaderEpoch: number = -1;
-  let f_endOffset: bigint = -1n;
-  f_errorCode = r.int16();
-  f_partition = r.int32();
-  f_leaderEpoch = r.int32();
-  f_endOffset = r.int64();
+  let f_errorCode: number = r.int16();
+  let f_partition: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
+  let f_endOffset: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -41,11 +41,14 @@ export interface PartitionChangeRecordInput {
 
 export function decodePartitionChangeRecord(r: Reader, version: number): PartitionChangeRecord {
   if (version < 0 || version > 3) r.fail('PartitionChangeRecord v' + version + ' is not supported');
-  let f_partitionId: number = -1;
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
+  let f_partitionId: number = r.int32();
+  let f_topicId: string = r.uuid();
   let f_isr: number[] | null = null;
   let f_leader: number = -2;
   let f_leaderEpoch: number = -1;
+  if (version >= 3) {
+    f_leaderEpoch = r.int32();
+  }
   let f_replicas: number[] | null = null;
   let f_removingReplicas: number[] | null = null;
   let f_addingReplicas: number[] | null = null;
@@ -53,11 +56,6 @@ export function decodePartitionChangeRecord(r: Reader, version: number): Partiti
   let f_directories: string[] | null = null;
   let f_eligibleLeaderReplicas: number[] | null = null;
   let f_lastKnownElr: number[] | null = null;
-  f_partitionId = r.int32();
-  f_topicId = r.uuid();
-  if (version >= 3) {
-    f_leaderEpoch = r.int32();
-  }
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('PartitionChangeRecord: ' + nt + ' tagged fields cannot fit');

@@ -43,21 +43,9 @@ export interface PartitionRecordInput {
 
 export function decodePartitionRecord(r: Reader, version: number): PartitionRecord {
   if (version < 0 || version > 2) r.fail('PartitionRecord v' + version + ' is not supported');
-  let f_partitionId: number = -1;
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_replicas: number[] = [];
-  let f_isr: number[] = [];
-  let f_removingReplicas: number[] = [];
-  let f_addingReplicas: number[] = [];
-  let f_leader: number = -1;
-  let f_leaderRecoveryState: number = 0;
-  let f_leaderEpoch: number = -1;
-  let f_partitionEpoch: number = -1;
-  let f_directories: string[] = [];
-  let f_eligibleLeaderReplicas: number[] | null = null;
-  let f_lastKnownElr: number[] | null = null;
-  f_partitionId = r.int32();
-  f_topicId = r.uuid();
+  let f_partitionId: number = r.int32();
+  let f_topicId: string = r.uuid();
+  let f_replicas: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -70,6 +58,7 @@ export function decodePartitionRecord(r: Reader, version: number): PartitionReco
       f_replicas = a0;
     }
   }
+  let f_isr: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -82,6 +71,7 @@ export function decodePartitionRecord(r: Reader, version: number): PartitionReco
       f_isr = a0;
     }
   }
+  let f_removingReplicas: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -94,6 +84,7 @@ export function decodePartitionRecord(r: Reader, version: number): PartitionReco
       f_removingReplicas = a0;
     }
   }
+  let f_addingReplicas: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -106,9 +97,11 @@ export function decodePartitionRecord(r: Reader, version: number): PartitionReco
       f_addingReplicas = a0;
     }
   }
-  f_leader = r.int32();
-  f_leaderEpoch = r.int32();
-  f_partitionEpoch = r.int32();
+  let f_leader: number = r.int32();
+  let f_leaderRecoveryState: number = 0;
+  let f_leaderEpoch: number = r.int32();
+  let f_partitionEpoch: number = r.int32();
+  let f_directories: string[] = [];
   if (version >= 1) {
     {
       const n0 = r.compactArrayLength(16);
@@ -123,6 +116,8 @@ export function decodePartitionRecord(r: Reader, version: number): PartitionReco
       }
     }
   }
+  let f_eligibleLeaderReplicas: number[] | null = null;
+  let f_lastKnownElr: number[] | null = null;
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('PartitionRecord: ' + nt + ' tagged fields cannot fit');

@@ -32,10 +32,8 @@ export interface PauseMirrorTopicsRequestTopicMetadataInput {
 
 export function decodePauseMirrorTopicsRequest(r: Reader, version: number): PauseMirrorTopicsRequest {
   if (version < 0 || version > 0) r.fail('PauseMirrorTopicsRequest v' + version + ' is not supported');
-  let f_mirrorName: string = "";
-  let f_topics: PauseMirrorTopicsRequestTopicMetadata[] = [];
-  let f_stateValidationOffset: bigint = -1n;
-  f_mirrorName = r.compactString();
+  let f_mirrorName: string = r.compactString();
+  let f_topics: PauseMirrorTopicsRequestTopicMetadata[];
   {
     const n0 = r.compactArrayLength(2);
     if (n0 < 0) {
@@ -48,7 +46,7 @@ export function decodePauseMirrorTopicsRequest(r: Reader, version: number): Paus
       f_topics = a0;
     }
   }
-  f_stateValidationOffset = r.int64();
+  let f_stateValidationOffset: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('PauseMirrorTopicsRequest: ' + nt + ' tagged fields cannot fit');
@@ -77,8 +75,7 @@ export function encodePauseMirrorTopicsRequest(w: Writer, m: PauseMirrorTopicsRe
 }
 
 export function decodePauseMirrorTopicsRequestTopicMetadata(r: Reader, version: number): PauseMirrorTopicsRequestTopicMetadata {
-  let f_topicName: string = "";
-  f_topicName = r.compactString();
+  let f_topicName: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('PauseMirrorTopicsRequest.TopicMetadata: ' + nt + ' tagged fields cannot fit');

@@ -51,13 +51,10 @@ export interface ProduceRequestPartitionProduceDataInput {
 export function decodeProduceRequest(r: Reader, version: number): ProduceRequest {
   const flexible = version >= 9;
   if (version < 3 || version > 13) r.fail('ProduceRequest v' + version + ' is not supported');
-  let f_transactionalId: string | null = null;
-  let f_acks: number = 0;
-  let f_timeoutMs: number = 0;
-  let f_topicData: ProduceRequestTopicProduceData[] = [];
-  f_transactionalId = (flexible ? r.compactNullableString() : r.nullableString());
-  f_acks = r.int16();
-  f_timeoutMs = r.int32();
+  let f_transactionalId: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_acks: number = r.int16();
+  let f_timeoutMs: number = r.int32();
+  let f_topicData: ProduceRequestTopicProduceData[];
   {
     const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
     if (n0 < 0) {
@@ -109,14 +106,14 @@ export function encodeProduceRequest(w: Writer, m: ProduceRequestInput, version:
 export function decodeProduceRequestTopicProduceData(r: Reader, version: number): ProduceRequestTopicProduceData {
   const flexible = version >= 9;
   let f_name: string = "";
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitionData: ProduceRequestPartitionProduceData[] = [];
   if (version <= 12) {
     f_name = (flexible ? r.compactString() : r.string());
   }
+  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
   if (version >= 13) {
     f_topicId = r.uuid();
   }
+  let f_partitionData: ProduceRequestPartitionProduceData[];
   {
     const n0 = (flexible ? r.compactArrayLength(5) : r.arrayLength(5));
     if (n0 < 0) {
@@ -168,10 +165,8 @@ export function encodeProduceRequestTopicProduceData(w: Writer, m: ProduceReques
 
 export function decodeProduceRequestPartitionProduceData(r: Reader, version: number): ProduceRequestPartitionProduceData {
   const flexible = version >= 9;
-  let f_index: number = 0;
-  let f_records: Buffer | null = null;
-  f_index = r.int32();
-  f_records = (flexible ? r.compactNullableBytes() : r.nullableBytes());
+  let f_index: number = r.int32();
+  let f_records: Buffer | null = (flexible ? r.compactNullableBytes() : r.nullableBytes());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

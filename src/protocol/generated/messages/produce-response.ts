@@ -101,9 +101,7 @@ export interface ProduceResponseNodeEndpointInput {
 export function decodeProduceResponse(r: Reader, version: number): ProduceResponse {
   const flexible = version >= 9;
   if (version < 3 || version > 13) r.fail('ProduceResponse v' + version + ' is not supported');
-  let f_responses: ProduceResponseTopicProduceResponse[] = [];
-  let f_throttleTimeMs: number = 0;
-  let f_nodeEndpoints: ProduceResponseNodeEndpoint[] = [];
+  let f_responses: ProduceResponseTopicProduceResponse[];
   {
     const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
     if (n0 < 0) {
@@ -116,7 +114,8 @@ export function decodeProduceResponse(r: Reader, version: number): ProduceRespon
       f_responses = a0;
     }
   }
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_nodeEndpoints: ProduceResponseNodeEndpoint[] = [];
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -179,14 +178,14 @@ export function encodeProduceResponse(w: Writer, m: ProduceResponseInput, versio
 export function decodeProduceResponseTopicProduceResponse(r: Reader, version: number): ProduceResponseTopicProduceResponse {
   const flexible = version >= 9;
   let f_name: string = "";
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitionResponses: ProduceResponsePartitionProduceResponse[] = [];
   if (version <= 12) {
     f_name = (flexible ? r.compactString() : r.string());
   }
+  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
   if (version >= 13) {
     f_topicId = r.uuid();
   }
+  let f_partitionResponses: ProduceResponsePartitionProduceResponse[];
   {
     const n0 = (flexible ? r.compactArrayLength(22) : r.arrayLength(22));
     if (n0 < 0) {
@@ -238,21 +237,15 @@ export function encodeProduceResponseTopicProduceResponse(w: Writer, m: ProduceR
 
 export function decodeProduceResponsePartitionProduceResponse(r: Reader, version: number): ProduceResponsePartitionProduceResponse {
   const flexible = version >= 9;
-  let f_index: number = 0;
-  let f_errorCode: number = 0;
-  let f_baseOffset: bigint = 0n;
-  let f_logAppendTimeMs: bigint = -1n;
+  let f_index: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_baseOffset: bigint = r.int64();
+  let f_logAppendTimeMs: bigint = r.int64();
   let f_logStartOffset: bigint = -1n;
-  let f_recordErrors: ProduceResponseBatchIndexAndErrorMessage[] = [];
-  let f_errorMessage: string | null = null;
-  let f_currentLeader: ProduceResponseLeaderIdAndEpoch = defaultProduceResponseLeaderIdAndEpoch();
-  f_index = r.int32();
-  f_errorCode = r.int16();
-  f_baseOffset = r.int64();
-  f_logAppendTimeMs = r.int64();
   if (version >= 5) {
     f_logStartOffset = r.int64();
   }
+  let f_recordErrors: ProduceResponseBatchIndexAndErrorMessage[] = [];
   if (version >= 8) {
     {
       const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -267,9 +260,11 @@ export function decodeProduceResponsePartitionProduceResponse(r: Reader, version
       }
     }
   }
+  let f_errorMessage: string | null = null;
   if (version >= 8) {
     f_errorMessage = (version >= 8 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_currentLeader: ProduceResponseLeaderIdAndEpoch = defaultProduceResponseLeaderIdAndEpoch();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -334,10 +329,10 @@ export function encodeProduceResponsePartitionProduceResponse(w: Writer, m: Prod
 export function decodeProduceResponseBatchIndexAndErrorMessage(r: Reader, version: number): ProduceResponseBatchIndexAndErrorMessage {
   const flexible = version >= 9;
   let f_batchIndex: number = 0;
-  let f_batchIndexErrorMessage: string | null = null;
   if (version >= 8) {
     f_batchIndex = r.int32();
   }
+  let f_batchIndexErrorMessage: string | null = null;
   if (version >= 8) {
     f_batchIndexErrorMessage = (version >= 8 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
@@ -379,10 +374,10 @@ export function encodeProduceResponseBatchIndexAndErrorMessage(w: Writer, m: Pro
 export function decodeProduceResponseLeaderIdAndEpoch(r: Reader, version: number): ProduceResponseLeaderIdAndEpoch {
   const flexible = version >= 9;
   let f_leaderId: number = -1;
-  let f_leaderEpoch: number = -1;
   if (version >= 10) {
     f_leaderId = r.int32();
   }
+  let f_leaderEpoch: number = -1;
   if (version >= 10) {
     f_leaderEpoch = r.int32();
   }
@@ -423,18 +418,18 @@ export function encodeProduceResponseLeaderIdAndEpoch(w: Writer, m: ProduceRespo
 export function decodeProduceResponseNodeEndpoint(r: Reader, version: number): ProduceResponseNodeEndpoint {
   const flexible = version >= 9;
   let f_nodeId: number = 0;
-  let f_host: string = "";
-  let f_port: number = 0;
-  let f_rack: string | null = null;
   if (version >= 10) {
     f_nodeId = r.int32();
   }
+  let f_host: string = "";
   if (version >= 10) {
     f_host = (flexible ? r.compactString() : r.string());
   }
+  let f_port: number = 0;
   if (version >= 10) {
     f_port = r.int32();
   }
+  let f_rack: string | null = null;
   if (version >= 10) {
     f_rack = (version >= 10 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }

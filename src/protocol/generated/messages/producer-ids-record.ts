@@ -23,12 +23,9 @@ export interface ProducerIdsRecordInput {
 
 export function decodeProducerIdsRecord(r: Reader, version: number): ProducerIdsRecord {
   if (version < 0 || version > 0) r.fail('ProducerIdsRecord v' + version + ' is not supported');
-  let f_brokerId: number = 0;
-  let f_brokerEpoch: bigint = -1n;
-  let f_nextProducerId: bigint = 0n;
-  f_brokerId = r.int32();
-  f_brokerEpoch = r.int64();
-  f_nextProducerId = r.int64();
+  let f_brokerId: number = r.int32();
+  let f_brokerEpoch: bigint = r.int64();
+  let f_nextProducerId: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ProducerIdsRecord: ' + nt + ' tagged fields cannot fit');

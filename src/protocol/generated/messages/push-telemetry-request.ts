@@ -28,16 +28,11 @@ export interface PushTelemetryRequestInput {
 
 export function decodePushTelemetryRequest(r: Reader, version: number): PushTelemetryRequest {
   if (version < 0 || version > 0) r.fail('PushTelemetryRequest v' + version + ' is not supported');
-  let f_clientInstanceId: string = "00000000-0000-0000-0000-000000000000";
-  let f_subscriptionId: number = 0;
-  let f_terminating: boolean = false;
-  let f_compressionType: number = 0;
-  let f_metrics: Buffer = EMPTY;
-  f_clientInstanceId = r.uuid();
-  f_subscriptionId = r.int32();
-  f_terminating = r.bool();
-  f_compressionType = r.int8();
-  f_metrics = r.compactBytes();
+  let f_clientInstanceId: string = r.uuid();
+  let f_subscriptionId: number = r.int32();
+  let f_terminating: boolean = r.bool();
+  let f_compressionType: number = r.int8();
+  let f_metrics: Buffer = r.compactBytes();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('PushTelemetryRequest: ' + nt + ' tagged fields cannot fit');

@@ -20,10 +20,8 @@ export interface PushTelemetryResponseInput {
 
 export function decodePushTelemetryResponse(r: Reader, version: number): PushTelemetryResponse {
   if (version < 0 || version > 0) r.fail('PushTelemetryResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('PushTelemetryResponse: ' + nt + ' tagged fields cannot fit');

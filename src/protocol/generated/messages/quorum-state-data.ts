@@ -40,24 +40,21 @@ export interface QuorumStateDataVoterInput {
 export function decodeQuorumStateData(r: Reader, version: number): QuorumStateData {
   if (version < 0 || version > 1) r.fail('QuorumStateData v' + version + ' is not supported');
   let f_clusterId: string = "";
-  let f_leaderId: number = -1;
-  let f_leaderEpoch: number = -1;
-  let f_votedId: number = -1;
-  let f_votedDirectoryId: string = "00000000-0000-0000-0000-000000000000";
-  let f_appliedOffset: bigint = 0n;
-  let f_currentVoters: QuorumStateDataVoter[] | null = [];
   if (version <= 0) {
     f_clusterId = r.compactString();
   }
-  f_leaderId = r.int32();
-  f_leaderEpoch = r.int32();
-  f_votedId = r.int32();
+  let f_leaderId: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
+  let f_votedId: number = r.int32();
+  let f_votedDirectoryId: string = "00000000-0000-0000-0000-000000000000";
   if (version >= 1) {
     f_votedDirectoryId = r.uuid();
   }
+  let f_appliedOffset: bigint = 0n;
   if (version <= 0) {
     f_appliedOffset = r.int64();
   }
+  let f_currentVoters: QuorumStateDataVoter[] | null = [];
   if (version <= 0) {
     {
       const n0 = r.compactArrayLength(1);

@@ -42,9 +42,8 @@ export interface ReadMirrorStatesRequestPartitionDataInput {
 
 export function decodeReadMirrorStatesRequest(r: Reader, version: number): ReadMirrorStatesRequest {
   if (version < 0 || version > 0) r.fail('ReadMirrorStatesRequest v' + version + ' is not supported');
-  let f_mirrorName: string = "";
-  let f_topics: ReadMirrorStatesRequestTopicMetadata[] = [];
-  f_mirrorName = r.compactString();
+  let f_mirrorName: string = r.compactString();
+  let f_topics: ReadMirrorStatesRequestTopicMetadata[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -83,9 +82,8 @@ export function encodeReadMirrorStatesRequest(w: Writer, m: ReadMirrorStatesRequ
 }
 
 export function decodeReadMirrorStatesRequestTopicMetadata(r: Reader, version: number): ReadMirrorStatesRequestTopicMetadata {
-  let f_name: string = "";
-  let f_partitions: ReadMirrorStatesRequestPartitionData[] = [];
-  f_name = r.compactString();
+  let f_name: string = r.compactString();
+  let f_partitions: ReadMirrorStatesRequestPartitionData[];
   {
     const n0 = r.compactArrayLength(5);
     if (n0 < 0) {
@@ -123,8 +121,7 @@ export function encodeReadMirrorStatesRequestTopicMetadata(w: Writer, m: ReadMir
 }
 
 export function decodeReadMirrorStatesRequestPartitionData(r: Reader, version: number): ReadMirrorStatesRequestPartitionData {
-  let f_partitionIndex: number = 0;
-  f_partitionIndex = r.int32();
+  let f_partitionIndex: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ReadMirrorStatesRequest.PartitionData: ' + nt + ' tagged fields cannot fit');

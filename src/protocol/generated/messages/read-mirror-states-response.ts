@@ -58,13 +58,10 @@ export interface ReadMirrorStatesResponsePartitionResultInput {
 
 export function decodeReadMirrorStatesResponse(r: Reader, version: number): ReadMirrorStatesResponse {
   if (version < 0 || version > 0) r.fail('ReadMirrorStatesResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_topics: ReadMirrorStatesResponseTopicResult[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_topics: ReadMirrorStatesResponseTopicResult[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -107,9 +104,8 @@ export function encodeReadMirrorStatesResponse(w: Writer, m: ReadMirrorStatesRes
 }
 
 export function decodeReadMirrorStatesResponseTopicResult(r: Reader, version: number): ReadMirrorStatesResponseTopicResult {
-  let f_name: string = "";
-  let f_partitions: ReadMirrorStatesResponsePartitionResult[] = [];
-  f_name = r.compactString();
+  let f_name: string = r.compactString();
+  let f_partitions: ReadMirrorStatesResponsePartitionResult[];
   {
     const n0 = r.compactArrayLength(16);
     if (n0 < 0) {
@@ -147,20 +143,13 @@ export function encodeReadMirrorStatesResponseTopicResult(w: Writer, m: ReadMirr
 }
 
 export function decodeReadMirrorStatesResponsePartitionResult(r: Reader, version: number): ReadMirrorStatesResponsePartitionResult {
-  let f_partitionIndex: number = 0;
-  let f_lastMirrorEpoch: number = -1;
-  let f_state: number = 0;
-  let f_errorCode: number = 0;
-  let f_previousState: number = 16;
-  let f_retryAttempt: number = 0;
-  let f_errorMessage: string | null = null;
-  f_partitionIndex = r.int32();
-  f_lastMirrorEpoch = r.int32();
-  f_state = r.int8();
-  f_errorCode = r.int16();
-  f_previousState = r.int8();
-  f_retryAttempt = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_partitionIndex: number = r.int32();
+  let f_lastMirrorEpoch: number = r.int32();
+  let f_state: number = r.int8();
+  let f_errorCode: number = r.int16();
+  let f_previousState: number = r.int8();
+  let f_retryAttempt: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ReadMirrorStatesResponse.PartitionResult: ' + nt + ' tagged fields cannot fit');

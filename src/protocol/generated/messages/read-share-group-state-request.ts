@@ -44,9 +44,8 @@ export interface ReadShareGroupStateRequestPartitionDataInput {
 
 export function decodeReadShareGroupStateRequest(r: Reader, version: number): ReadShareGroupStateRequest {
   if (version < 0 || version > 0) r.fail('ReadShareGroupStateRequest v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_topics: ReadShareGroupStateRequestReadStateData[] = [];
-  f_groupId = r.compactString();
+  let f_groupId: string = r.compactString();
+  let f_topics: ReadShareGroupStateRequestReadStateData[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -85,9 +84,8 @@ export function encodeReadShareGroupStateRequest(w: Writer, m: ReadShareGroupSta
 }
 
 export function decodeReadShareGroupStateRequestReadStateData(r: Reader, version: number): ReadShareGroupStateRequestReadStateData {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: ReadShareGroupStateRequestPartitionData[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: ReadShareGroupStateRequestPartitionData[];
   {
     const n0 = r.compactArrayLength(9);
     if (n0 < 0) {
@@ -125,10 +123,8 @@ export function encodeReadShareGroupStateRequestReadStateData(w: Writer, m: Read
 }
 
 export function decodeReadShareGroupStateRequestPartitionData(r: Reader, version: number): ReadShareGroupStateRequestPartitionData {
-  let f_partition: number = 0;
-  let f_leaderEpoch: number = 0;
-  f_partition = r.int32();
-  f_leaderEpoch = r.int32();
+  let f_partition: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ReadShareGroupStateRequest.PartitionData: ' + nt + ' tagged fields cannot fit');

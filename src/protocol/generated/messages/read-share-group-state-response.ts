@@ -66,7 +66,7 @@ export interface ReadShareGroupStateResponseStateBatchInput {
 
 export function decodeReadShareGroupStateResponse(r: Reader, version: number): ReadShareGroupStateResponse {
   if (version < 0 || version > 0) r.fail('ReadShareGroupStateResponse v' + version + ' is not supported');
-  let f_results: ReadShareGroupStateResponseReadStateResult[] = [];
+  let f_results: ReadShareGroupStateResponseReadStateResult[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -103,9 +103,8 @@ export function encodeReadShareGroupStateResponse(w: Writer, m: ReadShareGroupSt
 }
 
 export function decodeReadShareGroupStateResponseReadStateResult(r: Reader, version: number): ReadShareGroupStateResponseReadStateResult {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: ReadShareGroupStateResponsePartitionResult[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: ReadShareGroupStateResponsePartitionResult[];
   {
     const n0 = r.compactArrayLength(21);
     if (n0 < 0) {
@@ -143,17 +142,12 @@ export function encodeReadShareGroupStateResponseReadStateResult(w: Writer, m: R
 }
 
 export function decodeReadShareGroupStateResponsePartitionResult(r: Reader, version: number): ReadShareGroupStateResponsePartitionResult {
-  let f_partition: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_stateEpoch: number = 0;
-  let f_startOffset: bigint = 0n;
-  let f_stateBatches: ReadShareGroupStateResponseStateBatch[] = [];
-  f_partition = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
-  f_stateEpoch = r.int32();
-  f_startOffset = r.int64();
+  let f_partition: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_stateEpoch: number = r.int32();
+  let f_startOffset: bigint = r.int64();
+  let f_stateBatches: ReadShareGroupStateResponseStateBatch[];
   {
     const n0 = r.compactArrayLength(20);
     if (n0 < 0) {
@@ -199,14 +193,10 @@ export function encodeReadShareGroupStateResponsePartitionResult(w: Writer, m: R
 }
 
 export function decodeReadShareGroupStateResponseStateBatch(r: Reader, version: number): ReadShareGroupStateResponseStateBatch {
-  let f_firstOffset: bigint = 0n;
-  let f_lastOffset: bigint = 0n;
-  let f_deliveryState: number = 0;
-  let f_deliveryCount: number = 0;
-  f_firstOffset = r.int64();
-  f_lastOffset = r.int64();
-  f_deliveryState = r.int8();
-  f_deliveryCount = r.int16();
+  let f_firstOffset: bigint = r.int64();
+  let f_lastOffset: bigint = r.int64();
+  let f_deliveryState: number = r.int8();
+  let f_deliveryCount: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ReadShareGroupStateResponse.StateBatch: ' + nt + ' tagged fields cannot fit');

@@ -44,9 +44,8 @@ export interface ReadShareGroupStateSummaryRequestPartitionDataInput {
 
 export function decodeReadShareGroupStateSummaryRequest(r: Reader, version: number): ReadShareGroupStateSummaryRequest {
   if (version < 0 || version > 0) r.fail('ReadShareGroupStateSummaryRequest v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_topics: ReadShareGroupStateSummaryRequestReadStateSummaryData[] = [];
-  f_groupId = r.compactString();
+  let f_groupId: string = r.compactString();
+  let f_topics: ReadShareGroupStateSummaryRequestReadStateSummaryData[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -85,9 +84,8 @@ export function encodeReadShareGroupStateSummaryRequest(w: Writer, m: ReadShareG
 }
 
 export function decodeReadShareGroupStateSummaryRequestReadStateSummaryData(r: Reader, version: number): ReadShareGroupStateSummaryRequestReadStateSummaryData {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: ReadShareGroupStateSummaryRequestPartitionData[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: ReadShareGroupStateSummaryRequestPartitionData[];
   {
     const n0 = r.compactArrayLength(9);
     if (n0 < 0) {
@@ -125,10 +123,8 @@ export function encodeReadShareGroupStateSummaryRequestReadStateSummaryData(w: W
 }
 
 export function decodeReadShareGroupStateSummaryRequestPartitionData(r: Reader, version: number): ReadShareGroupStateSummaryRequestPartitionData {
-  let f_partition: number = 0;
-  let f_leaderEpoch: number = 0;
-  f_partition = r.int32();
-  f_leaderEpoch = r.int32();
+  let f_partition: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ReadShareGroupStateSummaryRequest.PartitionData: ' + nt + ' tagged fields cannot fit');

@@ -50,7 +50,7 @@ export interface ReadShareGroupStateSummaryResponsePartitionResultInput {
 
 export function decodeReadShareGroupStateSummaryResponse(r: Reader, version: number): ReadShareGroupStateSummaryResponse {
   if (version < 0 || version > 0) r.fail('ReadShareGroupStateSummaryResponse v' + version + ' is not supported');
-  let f_results: ReadShareGroupStateSummaryResponseReadStateSummaryResult[] = [];
+  let f_results: ReadShareGroupStateSummaryResponseReadStateSummaryResult[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -87,9 +87,8 @@ export function encodeReadShareGroupStateSummaryResponse(w: Writer, m: ReadShare
 }
 
 export function decodeReadShareGroupStateSummaryResponseReadStateSummaryResult(r: Reader, version: number): ReadShareGroupStateSummaryResponseReadStateSummaryResult {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: ReadShareGroupStateSummaryResponsePartitionResult[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: ReadShareGroupStateSummaryResponsePartitionResult[];
   {
     const n0 = r.compactArrayLength(24);
     if (n0 < 0) {
@@ -127,18 +126,12 @@ export function encodeReadShareGroupStateSummaryResponseReadStateSummaryResult(w
 }
 
 export function decodeReadShareGroupStateSummaryResponsePartitionResult(r: Reader, version: number): ReadShareGroupStateSummaryResponsePartitionResult {
-  let f_partition: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_stateEpoch: number = 0;
-  let f_leaderEpoch: number = 0;
-  let f_startOffset: bigint = 0n;
-  f_partition = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
-  f_stateEpoch = r.int32();
-  f_leaderEpoch = r.int32();
-  f_startOffset = r.int64();
+  let f_partition: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_stateEpoch: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
+  let f_startOffset: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ReadShareGroupStateSummaryResponse.PartitionResult: ' + nt + ' tagged fields cannot fit');

@@ -67,22 +67,14 @@ export interface RegisterBrokerRecordBrokerFeatureInput {
 
 export function decodeRegisterBrokerRecord(r: Reader, version: number): RegisterBrokerRecord {
   if (version < 0 || version > 3) r.fail('RegisterBrokerRecord v' + version + ' is not supported');
-  let f_brokerId: number = 0;
+  let f_brokerId: number = r.int32();
   let f_isMigratingZkBroker: boolean = false;
-  let f_incarnationId: string = "00000000-0000-0000-0000-000000000000";
-  let f_brokerEpoch: bigint = 0n;
-  let f_endPoints: RegisterBrokerRecordBrokerEndpoint[] = [];
-  let f_features: RegisterBrokerRecordBrokerFeature[] = [];
-  let f_rack: string | null = "";
-  let f_fenced: boolean = true;
-  let f_inControlledShutdown: boolean = false;
-  let f_logDirs: string[] = [];
-  f_brokerId = r.int32();
   if (version >= 2) {
     f_isMigratingZkBroker = r.bool();
   }
-  f_incarnationId = r.uuid();
-  f_brokerEpoch = r.int64();
+  let f_incarnationId: string = r.uuid();
+  let f_brokerEpoch: bigint = r.int64();
+  let f_endPoints: RegisterBrokerRecordBrokerEndpoint[];
   {
     const n0 = r.compactArrayLength(7);
     if (n0 < 0) {
@@ -95,6 +87,7 @@ export function decodeRegisterBrokerRecord(r: Reader, version: number): Register
       f_endPoints = a0;
     }
   }
+  let f_features: RegisterBrokerRecordBrokerFeature[];
   {
     const n0 = r.compactArrayLength(6);
     if (n0 < 0) {
@@ -107,11 +100,13 @@ export function decodeRegisterBrokerRecord(r: Reader, version: number): Register
       f_features = a0;
     }
   }
-  f_rack = r.compactNullableString();
-  f_fenced = r.bool();
+  let f_rack: string | null = r.compactNullableString();
+  let f_fenced: boolean = r.bool();
+  let f_inControlledShutdown: boolean = false;
   if (version >= 1) {
     f_inControlledShutdown = r.bool();
   }
+  let f_logDirs: string[] = [];
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('RegisterBrokerRecord: ' + nt + ' tagged fields cannot fit');
@@ -188,14 +183,10 @@ export function encodeRegisterBrokerRecord(w: Writer, m: RegisterBrokerRecordInp
 }
 
 export function decodeRegisterBrokerRecordBrokerEndpoint(r: Reader, version: number): RegisterBrokerRecordBrokerEndpoint {
-  let f_name: string = "";
-  let f_host: string = "";
-  let f_port: number = 0;
-  let f_securityProtocol: number = 0;
-  f_name = r.compactString();
-  f_host = r.compactString();
-  f_port = r.uint16();
-  f_securityProtocol = r.int16();
+  let f_name: string = r.compactString();
+  let f_host: string = r.compactString();
+  let f_port: number = r.uint16();
+  let f_securityProtocol: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('RegisterBrokerRecord.BrokerEndpoint: ' + nt + ' tagged fields cannot fit');
@@ -222,12 +213,9 @@ export function encodeRegisterBrokerRecordBrokerEndpoint(w: Writer, m: RegisterB
 }
 
 export function decodeRegisterBrokerRecordBrokerFeature(r: Reader, version: number): RegisterBrokerRecordBrokerFeature {
-  let f_name: string = "";
-  let f_minSupportedVersion: number = 0;
-  let f_maxSupportedVersion: number = 0;
-  f_name = r.compactString();
-  f_minSupportedVersion = r.int16();
-  f_maxSupportedVersion = r.int16();
+  let f_name: string = r.compactString();
+  let f_minSupportedVersion: number = r.int16();
+  let f_maxSupportedVersion: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('RegisterBrokerRecord.BrokerFeature: ' + nt + ' tagged fields cannot fit');

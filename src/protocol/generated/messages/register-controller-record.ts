@@ -57,14 +57,10 @@ export interface RegisterControllerRecordControllerFeatureInput {
 
 export function decodeRegisterControllerRecord(r: Reader, version: number): RegisterControllerRecord {
   if (version < 0 || version > 0) r.fail('RegisterControllerRecord v' + version + ' is not supported');
-  let f_controllerId: number = 0;
-  let f_incarnationId: string = "00000000-0000-0000-0000-000000000000";
-  let f_zkMigrationReady: boolean = false;
-  let f_endPoints: RegisterControllerRecordControllerEndpoint[] = [];
-  let f_features: RegisterControllerRecordControllerFeature[] = [];
-  f_controllerId = r.int32();
-  f_incarnationId = r.uuid();
-  f_zkMigrationReady = r.bool();
+  let f_controllerId: number = r.int32();
+  let f_incarnationId: string = r.uuid();
+  let f_zkMigrationReady: boolean = r.bool();
+  let f_endPoints: RegisterControllerRecordControllerEndpoint[];
   {
     const n0 = r.compactArrayLength(7);
     if (n0 < 0) {
@@ -77,6 +73,7 @@ export function decodeRegisterControllerRecord(r: Reader, version: number): Regi
       f_endPoints = a0;
     }
   }
+  let f_features: RegisterControllerRecordControllerFeature[];
   {
     const n0 = r.compactArrayLength(6);
     if (n0 < 0) {
@@ -124,14 +121,10 @@ export function encodeRegisterControllerRecord(w: Writer, m: RegisterControllerR
 }
 
 export function decodeRegisterControllerRecordControllerEndpoint(r: Reader, version: number): RegisterControllerRecordControllerEndpoint {
-  let f_name: string = "";
-  let f_host: string = "";
-  let f_port: number = 0;
-  let f_securityProtocol: number = 0;
-  f_name = r.compactString();
-  f_host = r.compactString();
-  f_port = r.uint16();
-  f_securityProtocol = r.int16();
+  let f_name: string = r.compactString();
+  let f_host: string = r.compactString();
+  let f_port: number = r.uint16();
+  let f_securityProtocol: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('RegisterControllerRecord.ControllerEndpoint: ' + nt + ' tagged fields cannot fit');
@@ -158,12 +151,9 @@ export function encodeRegisterControllerRecordControllerEndpoint(w: Writer, m: R
 }
 
 export function decodeRegisterControllerRecordControllerFeature(r: Reader, version: number): RegisterControllerRecordControllerFeature {
-  let f_name: string = "";
-  let f_minSupportedVersion: number = 0;
-  let f_maxSupportedVersion: number = 0;
-  f_name = r.compactString();
-  f_minSupportedVersion = r.int16();
-  f_maxSupportedVersion = r.int16();
+  let f_name: string = r.compactString();
+  let f_minSupportedVersion: number = r.int16();
+  let f_maxSupportedVersion: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('RegisterControllerRecord.ControllerFeature: ' + nt + ' tagged fields cannot fit');

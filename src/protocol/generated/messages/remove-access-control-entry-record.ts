@@ -19,8 +19,7 @@ export interface RemoveAccessControlEntryRecordInput {
 
 export function decodeRemoveAccessControlEntryRecord(r: Reader, version: number): RemoveAccessControlEntryRecord {
   if (version < 0 || version > 0) r.fail('RemoveAccessControlEntryRecord v' + version + ' is not supported');
-  let f_id: string = "00000000-0000-0000-0000-000000000000";
-  f_id = r.uuid();
+  let f_id: string = r.uuid();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('RemoveAccessControlEntryRecord: ' + nt + ' tagged fields cannot fit');

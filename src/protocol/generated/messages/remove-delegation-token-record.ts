@@ -19,8 +19,7 @@ export interface RemoveDelegationTokenRecordInput {
 
 export function decodeRemoveDelegationTokenRecord(r: Reader, version: number): RemoveDelegationTokenRecord {
   if (version < 0 || version > 0) r.fail('RemoveDelegationTokenRecord v' + version + ' is not supported');
-  let f_tokenId: string = "";
-  f_tokenId = r.compactString();
+  let f_tokenId: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('RemoveDelegationTokenRecord: ' + nt + ' tagged fields cannot fit');

@@ -22,12 +22,9 @@ export interface RemoveRaftVoterRequestInput {
 
 export function decodeRemoveRaftVoterRequest(r: Reader, version: number): RemoveRaftVoterRequest {
   if (version < 0 || version > 0) r.fail('RemoveRaftVoterRequest v' + version + ' is not supported');
-  let f_clusterId: string | null = "";
-  let f_voterId: number = 0;
-  let f_voterDirectoryId: string = "00000000-0000-0000-0000-000000000000";
-  f_clusterId = r.compactNullableString();
-  f_voterId = r.int32();
-  f_voterDirectoryId = r.uuid();
+  let f_clusterId: string | null = r.compactNullableString();
+  let f_voterId: number = r.int32();
+  let f_voterDirectoryId: string = r.uuid();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('RemoveRaftVoterRequest: ' + nt + ' tagged fields cannot fit');

@@ -22,12 +22,9 @@ export interface RemoveRaftVoterResponseInput {
 
 export function decodeRemoveRaftVoterResponse(r: Reader, version: number): RemoveRaftVoterResponse {
   if (version < 0 || version > 0) r.fail('RemoveRaftVoterResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('RemoveRaftVoterResponse: ' + nt + ' tagged fields cannot fit');

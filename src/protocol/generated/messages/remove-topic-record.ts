@@ -19,8 +19,7 @@ export interface RemoveTopicRecordInput {
 
 export function decodeRemoveTopicRecord(r: Reader, version: number): RemoveTopicRecord {
   if (version < 0 || version > 0) r.fail('RemoveTopicRecord v' + version + ' is not supported');
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('RemoveTopicRecord: ' + nt + ' tagged fields cannot fit');

@@ -21,10 +21,8 @@ export interface RemoveUserScramCredentialRecordInput {
 
 export function decodeRemoveUserScramCredentialRecord(r: Reader, version: number): RemoveUserScramCredentialRecord {
   if (version < 0 || version > 0) r.fail('RemoveUserScramCredentialRecord v' + version + ' is not supported');
-  let f_name: string = "";
-  let f_mechanism: number = 0;
-  f_name = r.compactString();
-  f_mechanism = r.int8();
+  let f_name: string = r.compactString();
+  let f_mechanism: number = r.int8();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('RemoveUserScramCredentialRecord: ' + nt + ' tagged fields cannot fit');

@@ -23,10 +23,8 @@ export interface RenewDelegationTokenRequestInput {
 export function decodeRenewDelegationTokenRequest(r: Reader, version: number): RenewDelegationTokenRequest {
   const flexible = version >= 2;
   if (version < 1 || version > 2) r.fail('RenewDelegationTokenRequest v' + version + ' is not supported');
-  let f_hmac: Buffer = EMPTY;
-  let f_renewPeriodMs: bigint = 0n;
-  f_hmac = (flexible ? r.compactBytes() : r.bytes());
-  f_renewPeriodMs = r.int64();
+  let f_hmac: Buffer = (flexible ? r.compactBytes() : r.bytes());
+  let f_renewPeriodMs: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -24,14 +24,10 @@ export interface RequestHeaderInput {
 export function decodeRequestHeader(r: Reader, version: number): RequestHeader {
   const flexible = version >= 2;
   if (version < 1 || version > 2) r.fail('RequestHeader v' + version + ' is not supported');
-  let f_requestApiKey: number = 0;
-  let f_requestApiVersion: number = 0;
-  let f_correlationId: number = 0;
-  let f_clientId: string | null = "";
-  f_requestApiKey = r.int16();
-  f_requestApiVersion = r.int16();
-  f_correlationId = r.int32();
-  f_clientId = r.nullableString();
+  let f_requestApiKey: number = r.int16();
+  let f_requestApiVersion: number = r.int16();
+  let f_correlationId: number = r.int32();
+  let f_clientId: string | null = r.nullableString();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -18,8 +18,7 @@ export interface ResponseHeaderInput {
 export function decodeResponseHeader(r: Reader, version: number): ResponseHeader {
   const flexible = version >= 1;
   if (version < 0 || version > 1) r.fail('ResponseHeader v' + version + ' is not supported');
-  let f_correlationId: number = 0;
-  f_correlationId = r.int32();
+  let f_correlationId: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -32,10 +32,8 @@ export interface ResumeMirrorTopicsRequestTopicMetadataInput {
 
 export function decodeResumeMirrorTopicsRequest(r: Reader, version: number): ResumeMirrorTopicsRequest {
   if (version < 0 || version > 0) r.fail('ResumeMirrorTopicsRequest v' + version + ' is not supported');
-  let f_mirrorName: string = "";
-  let f_topics: ResumeMirrorTopicsRequestTopicMetadata[] = [];
-  let f_stateValidationOffset: bigint = -1n;
-  f_mirrorName = r.compactString();
+  let f_mirrorName: string = r.compactString();
+  let f_topics: ResumeMirrorTopicsRequestTopicMetadata[];
   {
     const n0 = r.compactArrayLength(2);
     if (n0 < 0) {
@@ -48,7 +46,7 @@ export function decodeResumeMirrorTopicsRequest(r: Reader, version: number): Res
       f_topics = a0;
     }
   }
-  f_stateValidationOffset = r.int64();
+  let f_stateValidationOffset: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ResumeMirrorTopicsRequest: ' + nt + ' tagged fields cannot fit');
@@ -77,8 +75,7 @@ export function encodeResumeMirrorTopicsRequest(w: Writer, m: ResumeMirrorTopics
 }
 
 export function decodeResumeMirrorTopicsRequestTopicMetadata(r: Reader, version: number): ResumeMirrorTopicsRequestTopicMetadata {
-  let f_topicName: string = "";
-  f_topicName = r.compactString();
+  let f_topicName: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ResumeMirrorTopicsRequest.TopicMetadata: ' + nt + ' tagged fields cannot fit');

@@ -38,13 +38,10 @@ export interface ResumeMirrorTopicsResponseTopicResultInput {
 
 export function decodeResumeMirrorTopicsResponse(r: Reader, version: number): ResumeMirrorTopicsResponse {
   if (version < 0 || version > 0) r.fail('ResumeMirrorTopicsResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_topics: ResumeMirrorTopicsResponseTopicResult[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_topics: ResumeMirrorTopicsResponseTopicResult[];
   {
     const n0 = r.compactArrayLength(5);
     if (n0 < 0) {
@@ -87,12 +84,9 @@ export function encodeResumeMirrorTopicsResponse(w: Writer, m: ResumeMirrorTopic
 }
 
 export function decodeResumeMirrorTopicsResponseTopicResult(r: Reader, version: number): ResumeMirrorTopicsResponseTopicResult {
-  let f_name: string = "";
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  f_name = r.compactString();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_name: string = r.compactString();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ResumeMirrorTopicsResponse.TopicResult: ' + nt + ' tagged fields cannot fit');

@@ -21,8 +21,7 @@ export interface SaslAuthenticateRequestInput {
 export function decodeSaslAuthenticateRequest(r: Reader, version: number): SaslAuthenticateRequest {
   const flexible = version >= 2;
   if (version < 0 || version > 2) r.fail('SaslAuthenticateRequest v' + version + ' is not supported');
-  let f_authBytes: Buffer = EMPTY;
-  f_authBytes = (flexible ? r.compactBytes() : r.bytes());
+  let f_authBytes: Buffer = (flexible ? r.compactBytes() : r.bytes());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -27,13 +27,10 @@ export interface SaslAuthenticateResponseInput {
 export function decodeSaslAuthenticateResponse(r: Reader, version: number): SaslAuthenticateResponse {
   const flexible = version >= 2;
   if (version < 0 || version > 2) r.fail('SaslAuthenticateResponse v' + version + ' is not supported');
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  let f_authBytes: Buffer = EMPTY;
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_authBytes: Buffer = (flexible ? r.compactBytes() : r.bytes());
   let f_sessionLifetimeMs: bigint = 0n;
-  f_errorCode = r.int16();
-  f_errorMessage = (flexible ? r.compactNullableString() : r.nullableString());
-  f_authBytes = (flexible ? r.compactBytes() : r.bytes());
   if (version >= 1) {
     f_sessionLifetimeMs = r.int64();
   }

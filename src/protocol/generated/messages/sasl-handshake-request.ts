@@ -16,8 +16,7 @@ export interface SaslHandshakeRequestInput {
 
 export function decodeSaslHandshakeRequest(r: Reader, version: number): SaslHandshakeRequest {
   if (version < 0 || version > 1) r.fail('SaslHandshakeRequest v' + version + ' is not supported');
-  let f_mechanism: string = "";
-  f_mechanism = r.string();
+  let f_mechanism: string = r.string();
   const out: SaslHandshakeRequest = { mechanism: f_mechanism };
   return out;
 }

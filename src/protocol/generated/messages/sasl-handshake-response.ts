@@ -18,9 +18,8 @@ export interface SaslHandshakeResponseInput {
 
 export function decodeSaslHandshakeResponse(r: Reader, version: number): SaslHandshakeResponse {
   if (version < 0 || version > 1) r.fail('SaslHandshakeResponse v' + version + ' is not supported');
-  let f_errorCode: number = 0;
-  let f_mechanisms: string[] = [];
-  f_errorCode = r.int16();
+  let f_errorCode: number = r.int16();
+  let f_mechanisms: string[];
   {
     const n0 = r.arrayLength(1);
     if (n0 < 0) {

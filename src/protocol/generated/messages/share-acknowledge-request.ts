@@ -62,13 +62,10 @@ export interface ShareAcknowledgeRequestAcknowledgementBatchInput {
 
 export function decodeShareAcknowledgeRequest(r: Reader, version: number): ShareAcknowledgeRequest {
   if (version < 1 || version > 1) r.fail('ShareAcknowledgeRequest v' + version + ' is not supported');
-  let f_groupId: string | null = null;
-  let f_memberId: string | null = "";
-  let f_shareSessionEpoch: number = 0;
-  let f_topics: ShareAcknowledgeRequestAcknowledgeTopic[] = [];
-  f_groupId = r.compactNullableString();
-  f_memberId = r.compactNullableString();
-  f_shareSessionEpoch = r.int32();
+  let f_groupId: string | null = r.compactNullableString();
+  let f_memberId: string | null = r.compactNullableString();
+  let f_shareSessionEpoch: number = r.int32();
+  let f_topics: ShareAcknowledgeRequestAcknowledgeTopic[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -111,9 +108,8 @@ export function encodeShareAcknowledgeRequest(w: Writer, m: ShareAcknowledgeRequ
 }
 
 export function decodeShareAcknowledgeRequestAcknowledgeTopic(r: Reader, version: number): ShareAcknowledgeRequestAcknowledgeTopic {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: ShareAcknowledgeRequestAcknowledgePartition[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: ShareAcknowledgeRequestAcknowledgePartition[];
   {
     const n0 = r.compactArrayLength(6);
     if (n0 < 0) {
@@ -151,9 +147,8 @@ export function encodeShareAcknowledgeRequestAcknowledgeTopic(w: Writer, m: Shar
 }
 
 export function decodeShareAcknowledgeRequestAcknowledgePartition(r: Reader, version: number): ShareAcknowledgeRequestAcknowledgePartition {
-  let f_partitionIndex: number = 0;
-  let f_acknowledgementBatches: ShareAcknowledgeRequestAcknowledgementBatch[] = [];
-  f_partitionIndex = r.int32();
+  let f_partitionIndex: number = r.int32();
+  let f_acknowledgementBatches: ShareAcknowledgeRequestAcknowledgementBatch[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -191,11 +186,9 @@ export function encodeShareAcknowledgeRequestAcknowledgePartition(w: Writer, m: 
 }
 
 export function decodeShareAcknowledgeRequestAcknowledgementBatch(r: Reader, version: number): ShareAcknowledgeRequestAcknowledgementBatch {
-  let f_firstOffset: bigint = 0n;
-  let f_lastOffset: bigint = 0n;
-  let f_acknowledgeTypes: number[] = [];
-  f_firstOffset = r.int64();
-  f_lastOffset = r.int64();
+  let f_firstOffset: bigint = r.int64();
+  let f_lastOffset: bigint = r.int64();
+  let f_acknowledgeTypes: number[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {

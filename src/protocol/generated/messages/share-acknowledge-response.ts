@@ -82,14 +82,10 @@ export interface ShareAcknowledgeResponseNodeEndpointInput {
 
 export function decodeShareAcknowledgeResponse(r: Reader, version: number): ShareAcknowledgeResponse {
   if (version < 1 || version > 1) r.fail('ShareAcknowledgeResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_responses: ShareAcknowledgeResponseShareAcknowledgeTopicResponse[] = [];
-  let f_nodeEndpoints: ShareAcknowledgeResponseNodeEndpoint[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_responses: ShareAcknowledgeResponseShareAcknowledgeTopicResponse[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -102,6 +98,7 @@ export function decodeShareAcknowledgeResponse(r: Reader, version: number): Shar
       f_responses = a0;
     }
   }
+  let f_nodeEndpoints: ShareAcknowledgeResponseNodeEndpoint[];
   {
     const n0 = r.compactArrayLength(11);
     if (n0 < 0) {
@@ -149,9 +146,8 @@ export function encodeShareAcknowledgeResponse(w: Writer, m: ShareAcknowledgeRes
 }
 
 export function decodeShareAcknowledgeResponseShareAcknowledgeTopicResponse(r: Reader, version: number): ShareAcknowledgeResponseShareAcknowledgeTopicResponse {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: ShareAcknowledgeResponsePartitionData[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: ShareAcknowledgeResponsePartitionData[];
   {
     const n0 = r.compactArrayLength(17);
     if (n0 < 0) {
@@ -189,14 +185,10 @@ export function encodeShareAcknowledgeResponseShareAcknowledgeTopicResponse(w: W
 }
 
 export function decodeShareAcknowledgeResponsePartitionData(r: Reader, version: number): ShareAcknowledgeResponsePartitionData {
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_currentLeader: ShareAcknowledgeResponseLeaderIdAndEpoch = defaultShareAcknowledgeResponseLeaderIdAndEpoch();
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
-  f_currentLeader = decodeShareAcknowledgeResponseLeaderIdAndEpoch(r, version);
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_currentLeader: ShareAcknowledgeResponseLeaderIdAndEpoch = decodeShareAcknowledgeResponseLeaderIdAndEpoch(r, version);
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ShareAcknowledgeResponse.PartitionData: ' + nt + ' tagged fields cannot fit');
@@ -223,10 +215,8 @@ export function encodeShareAcknowledgeResponsePartitionData(w: Writer, m: ShareA
 }
 
 export function decodeShareAcknowledgeResponseLeaderIdAndEpoch(r: Reader, version: number): ShareAcknowledgeResponseLeaderIdAndEpoch {
-  let f_leaderId: number = 0;
-  let f_leaderEpoch: number = 0;
-  f_leaderId = r.int32();
-  f_leaderEpoch = r.int32();
+  let f_leaderId: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ShareAcknowledgeResponse.LeaderIdAndEpoch: ' + nt + ' tagged fields cannot fit');
@@ -249,14 +239,10 @@ export function encodeShareAcknowledgeResponseLeaderIdAndEpoch(w: Writer, m: Sha
 }
 
 export function decodeShareAcknowledgeResponseNodeEndpoint(r: Reader, version: number): ShareAcknowledgeResponseNodeEndpoint {
-  let f_nodeId: number = 0;
-  let f_host: string = "";
-  let f_port: number = 0;
-  let f_rack: string | null = null;
-  f_nodeId = r.int32();
-  f_host = r.compactString();
-  f_port = r.int32();
-  f_rack = r.compactNullableString();
+  let f_nodeId: number = r.int32();
+  let f_host: string = r.compactString();
+  let f_port: number = r.int32();
+  let f_rack: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ShareAcknowledgeResponse.NodeEndpoint: ' + nt + ' tagged fields cannot fit');

@@ -88,24 +88,15 @@ export interface ShareFetchRequestForgottenTopicInput {
 
 export function decodeShareFetchRequest(r: Reader, version: number): ShareFetchRequest {
   if (version < 1 || version > 1) r.fail('ShareFetchRequest v' + version + ' is not supported');
-  let f_groupId: string | null = null;
-  let f_memberId: string | null = "";
-  let f_shareSessionEpoch: number = 0;
-  let f_maxWaitMs: number = 0;
-  let f_minBytes: number = 0;
-  let f_maxBytes: number = 2147483647;
-  let f_maxRecords: number = 0;
-  let f_batchSize: number = 0;
-  let f_topics: ShareFetchRequestFetchTopic[] = [];
-  let f_forgottenTopicsData: ShareFetchRequestForgottenTopic[] = [];
-  f_groupId = r.compactNullableString();
-  f_memberId = r.compactNullableString();
-  f_shareSessionEpoch = r.int32();
-  f_maxWaitMs = r.int32();
-  f_minBytes = r.int32();
-  f_maxBytes = r.int32();
-  f_maxRecords = r.int32();
-  f_batchSize = r.int32();
+  let f_groupId: string | null = r.compactNullableString();
+  let f_memberId: string | null = r.compactNullableString();
+  let f_shareSessionEpoch: number = r.int32();
+  let f_maxWaitMs: number = r.int32();
+  let f_minBytes: number = r.int32();
+  let f_maxBytes: number = r.int32();
+  let f_maxRecords: number = r.int32();
+  let f_batchSize: number = r.int32();
+  let f_topics: ShareFetchRequestFetchTopic[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -118,6 +109,7 @@ export function decodeShareFetchRequest(r: Reader, version: number): ShareFetchR
       f_topics = a0;
     }
   }
+  let f_forgottenTopicsData: ShareFetchRequestForgottenTopic[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -175,9 +167,8 @@ export function encodeShareFetchRequest(w: Writer, m: ShareFetchRequestInput, ve
 }
 
 export function decodeShareFetchRequestFetchTopic(r: Reader, version: number): ShareFetchRequestFetchTopic {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: ShareFetchRequestFetchPartition[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: ShareFetchRequestFetchPartition[];
   {
     const n0 = r.compactArrayLength(6);
     if (n0 < 0) {
@@ -215,10 +206,9 @@ export function encodeShareFetchRequestFetchTopic(w: Writer, m: ShareFetchReques
 }
 
 export function decodeShareFetchRequestFetchPartition(r: Reader, version: number): ShareFetchRequestFetchPartition {
-  let f_partitionIndex: number = 0;
+  let f_partitionIndex: number = r.int32();
   let f_partitionMaxBytes: number = 0;
-  let f_acknowledgementBatches: ShareFetchRequestAcknowledgementBatch[] = [];
-  f_partitionIndex = r.int32();
+  let f_acknowledgementBatches: ShareFetchRequestAcknowledgementBatch[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -258,11 +248,9 @@ export function encodeShareFetchRequestFetchPartition(w: Writer, m: ShareFetchRe
 }
 
 export function decodeShareFetchRequestAcknowledgementBatch(r: Reader, version: number): ShareFetchRequestAcknowledgementBatch {
-  let f_firstOffset: bigint = 0n;
-  let f_lastOffset: bigint = 0n;
-  let f_acknowledgeTypes: number[] = [];
-  f_firstOffset = r.int64();
-  f_lastOffset = r.int64();
+  let f_firstOffset: bigint = r.int64();
+  let f_lastOffset: bigint = r.int64();
+  let f_acknowledgeTypes: number[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -302,9 +290,8 @@ export function encodeShareFetchRequestAcknowledgementBatch(w: Writer, m: ShareF
 }
 
 export function decodeShareFetchRequestForgottenTopic(r: Reader, version: number): ShareFetchRequestForgottenTopic {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: number[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

@@ -106,16 +106,11 @@ export interface ShareFetchResponseNodeEndpointInput {
 
 export function decodeShareFetchResponse(r: Reader, version: number): ShareFetchResponse {
   if (version < 1 || version > 1) r.fail('ShareFetchResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_acquisitionLockTimeoutMs: number = 0;
-  let f_responses: ShareFetchResponseShareFetchableTopicResponse[] = [];
-  let f_nodeEndpoints: ShareFetchResponseNodeEndpoint[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
-  f_acquisitionLockTimeoutMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_acquisitionLockTimeoutMs: number = r.int32();
+  let f_responses: ShareFetchResponseShareFetchableTopicResponse[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -128,6 +123,7 @@ export function decodeShareFetchResponse(r: Reader, version: number): ShareFetch
       f_responses = a0;
     }
   }
+  let f_nodeEndpoints: ShareFetchResponseNodeEndpoint[];
   {
     const n0 = r.compactArrayLength(11);
     if (n0 < 0) {
@@ -177,9 +173,8 @@ export function encodeShareFetchResponse(w: Writer, m: ShareFetchResponseInput, 
 }
 
 export function decodeShareFetchResponseShareFetchableTopicResponse(r: Reader, version: number): ShareFetchResponseShareFetchableTopicResponse {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: ShareFetchResponsePartitionData[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: ShareFetchResponsePartitionData[];
   {
     const n0 = r.compactArrayLength(22);
     if (n0 < 0) {
@@ -217,21 +212,14 @@ export function encodeShareFetchResponseShareFetchableTopicResponse(w: Writer, m
 }
 
 export function decodeShareFetchResponsePartitionData(r: Reader, version: number): ShareFetchResponsePartitionData {
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_acknowledgeErrorCode: number = 0;
-  let f_acknowledgeErrorMessage: string | null = null;
-  let f_currentLeader: ShareFetchResponseLeaderIdAndEpoch = defaultShareFetchResponseLeaderIdAndEpoch();
-  let f_records: Buffer | null = null;
-  let f_acquiredRecords: ShareFetchResponseAcquiredRecords[] = [];
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
-  f_acknowledgeErrorCode = r.int16();
-  f_acknowledgeErrorMessage = r.compactNullableString();
-  f_currentLeader = decodeShareFetchResponseLeaderIdAndEpoch(r, version);
-  f_records = r.compactNullableBytes();
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_acknowledgeErrorCode: number = r.int16();
+  let f_acknowledgeErrorMessage: string | null = r.compactNullableString();
+  let f_currentLeader: ShareFetchResponseLeaderIdAndEpoch = decodeShareFetchResponseLeaderIdAndEpoch(r, version);
+  let f_records: Buffer | null = r.compactNullableBytes();
+  let f_acquiredRecords: ShareFetchResponseAcquiredRecords[];
   {
     const n0 = r.compactArrayLength(19);
     if (n0 < 0) {
@@ -281,10 +269,8 @@ export function encodeShareFetchResponsePartitionData(w: Writer, m: ShareFetchRe
 }
 
 export function decodeShareFetchResponseLeaderIdAndEpoch(r: Reader, version: number): ShareFetchResponseLeaderIdAndEpoch {
-  let f_leaderId: number = 0;
-  let f_leaderEpoch: number = 0;
-  f_leaderId = r.int32();
-  f_leaderEpoch = r.int32();
+  let f_leaderId: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ShareFetchResponse.LeaderIdAndEpoch: ' + nt + ' tagged fields cannot fit');
@@ -307,12 +293,9 @@ export function encodeShareFetchResponseLeaderIdAndEpoch(w: Writer, m: ShareFetc
 }
 
 export function decodeShareFetchResponseAcquiredRecords(r: Reader, version: number): ShareFetchResponseAcquiredRecords {
-  let f_firstOffset: bigint = 0n;
-  let f_lastOffset: bigint = 0n;
-  let f_deliveryCount: number = 0;
-  f_firstOffset = r.int64();
-  f_lastOffset = r.int64();
-  f_deliveryCount = r.int16();
+  let f_firstOffset: bigint = r.int64();
+  let f_lastOffset: bigint = r.int64();
+  let f_deliveryCount: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ShareFetchResponse.AcquiredRecords: ' + nt + ' tagged fields cannot fit');
@@ -337,14 +320,10 @@ export function encodeShareFetchResponseAcquiredRecords(w: Writer, m: ShareFetch
 }
 
 export function decodeShareFetchResponseNodeEndpoint(r: Reader, version: number): ShareFetchResponseNodeEndpoint {
-  let f_nodeId: number = 0;
-  let f_host: string = "";
-  let f_port: number = 0;
-  let f_rack: string | null = null;
-  f_nodeId = r.int32();
-  f_host = r.compactString();
-  f_port = r.int32();
-  f_rack = r.compactNullableString();
+  let f_nodeId: number = r.int32();
+  let f_host: string = r.compactString();
+  let f_port: number = r.int32();
+  let f_rack: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ShareFetchResponse.NodeEndpoint: ' + nt + ' tagged fields cannot fit');

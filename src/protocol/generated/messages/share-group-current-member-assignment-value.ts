@@ -37,13 +37,10 @@ export interface ShareGroupCurrentMemberAssignmentValueTopicPartitionsInput {
 
 export function decodeShareGroupCurrentMemberAssignmentValue(r: Reader, version: number): ShareGroupCurrentMemberAssignmentValue {
   if (version < 0 || version > 0) r.fail('ShareGroupCurrentMemberAssignmentValue v' + version + ' is not supported');
-  let f_memberEpoch: number = 0;
-  let f_previousMemberEpoch: number = 0;
-  let f_state: number = 0;
-  let f_assignedPartitions: ShareGroupCurrentMemberAssignmentValueTopicPartitions[] = [];
-  f_memberEpoch = r.int32();
-  f_previousMemberEpoch = r.int32();
-  f_state = r.int8();
+  let f_memberEpoch: number = r.int32();
+  let f_previousMemberEpoch: number = r.int32();
+  let f_state: number = r.int8();
+  let f_assignedPartitions: ShareGroupCurrentMemberAssignmentValueTopicPartitions[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -86,9 +83,8 @@ export function encodeShareGroupCurrentMemberAssignmentValue(w: Writer, m: Share
 }
 
 export function decodeShareGroupCurrentMemberAssignmentValueTopicPartitions(r: Reader, version: number): ShareGroupCurrentMemberAssignmentValueTopicPartitions {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: number[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

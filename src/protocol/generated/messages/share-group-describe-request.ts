@@ -20,8 +20,7 @@ export interface ShareGroupDescribeRequestInput {
 
 export function decodeShareGroupDescribeRequest(r: Reader, version: number): ShareGroupDescribeRequest {
   if (version < 1 || version > 1) r.fail('ShareGroupDescribeRequest v' + version + ' is not supported');
-  let f_groupIds: string[] = [];
-  let f_includeAuthorizedOperations: boolean = false;
+  let f_groupIds: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -34,7 +33,7 @@ export function decodeShareGroupDescribeRequest(r: Reader, version: number): Sha
       f_groupIds = a0;
     }
   }
-  f_includeAuthorizedOperations = r.bool();
+  let f_includeAuthorizedOperations: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ShareGroupDescribeRequest: ' + nt + ' tagged fields cannot fit');

@@ -92,9 +92,8 @@ export interface ShareGroupDescribeResponseTopicPartitionsInput {
 
 export function decodeShareGroupDescribeResponse(r: Reader, version: number): ShareGroupDescribeResponse {
   if (version < 1 || version > 1) r.fail('ShareGroupDescribeResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_groups: ShareGroupDescribeResponseDescribedGroup[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_groups: ShareGroupDescribeResponseDescribedGroup[];
   {
     const n0 = r.compactArrayLength(20);
     if (n0 < 0) {
@@ -133,22 +132,14 @@ export function encodeShareGroupDescribeResponse(w: Writer, m: ShareGroupDescrib
 }
 
 export function decodeShareGroupDescribeResponseDescribedGroup(r: Reader, version: number): ShareGroupDescribeResponseDescribedGroup {
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_groupId: string = "";
-  let f_groupState: string = "";
-  let f_groupEpoch: number = 0;
-  let f_assignmentEpoch: number = 0;
-  let f_assignorName: string = "";
-  let f_members: ShareGroupDescribeResponseMember[] = [];
-  let f_authorizedOperations: number = -2147483648;
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
-  f_groupId = r.compactString();
-  f_groupState = r.compactString();
-  f_groupEpoch = r.int32();
-  f_assignmentEpoch = r.int32();
-  f_assignorName = r.compactString();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_groupId: string = r.compactString();
+  let f_groupState: string = r.compactString();
+  let f_groupEpoch: number = r.int32();
+  let f_assignmentEpoch: number = r.int32();
+  let f_assignorName: string = r.compactString();
+  let f_members: ShareGroupDescribeResponseMember[];
   {
     const n0 = r.compactArrayLength(12);
     if (n0 < 0) {
@@ -161,7 +152,7 @@ export function decodeShareGroupDescribeResponseDescribedGroup(r: Reader, versio
       f_members = a0;
     }
   }
-  f_authorizedOperations = r.int32();
+  let f_authorizedOperations: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ShareGroupDescribeResponse.DescribedGroup: ' + nt + ' tagged fields cannot fit');
@@ -201,18 +192,12 @@ export function encodeShareGroupDescribeResponseDescribedGroup(w: Writer, m: Sha
 }
 
 export function decodeShareGroupDescribeResponseMember(r: Reader, version: number): ShareGroupDescribeResponseMember {
-  let f_memberId: string = "";
-  let f_rackId: string | null = null;
-  let f_memberEpoch: number = 0;
-  let f_clientId: string = "";
-  let f_clientHost: string = "";
-  let f_subscribedTopicNames: string[] = [];
-  let f_assignment: ShareGroupDescribeResponseAssignment = defaultShareGroupDescribeResponseAssignment();
-  f_memberId = r.compactString();
-  f_rackId = r.compactNullableString();
-  f_memberEpoch = r.int32();
-  f_clientId = r.compactString();
-  f_clientHost = r.compactString();
+  let f_memberId: string = r.compactString();
+  let f_rackId: string | null = r.compactNullableString();
+  let f_memberEpoch: number = r.int32();
+  let f_clientId: string = r.compactString();
+  let f_clientHost: string = r.compactString();
+  let f_subscribedTopicNames: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -225,7 +210,7 @@ export function decodeShareGroupDescribeResponseMember(r: Reader, version: numbe
       f_subscribedTopicNames = a0;
     }
   }
-  f_assignment = decodeShareGroupDescribeResponseAssignment(r, version);
+  let f_assignment: ShareGroupDescribeResponseAssignment = decodeShareGroupDescribeResponseAssignment(r, version);
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ShareGroupDescribeResponse.Member: ' + nt + ' tagged fields cannot fit');
@@ -261,7 +246,7 @@ export function encodeShareGroupDescribeResponseMember(w: Writer, m: ShareGroupD
 }
 
 export function decodeShareGroupDescribeResponseAssignment(r: Reader, version: number): ShareGroupDescribeResponseAssignment {
-  let f_topicPartitions: ShareGroupDescribeResponseTopicPartitions[] = [];
+  let f_topicPartitions: ShareGroupDescribeResponseTopicPartitions[];
   {
     const n0 = r.compactArrayLength(19);
     if (n0 < 0) {
@@ -297,11 +282,9 @@ export function encodeShareGroupDescribeResponseAssignment(w: Writer, m: ShareGr
 }
 
 export function decodeShareGroupDescribeResponseTopicPartitions(r: Reader, version: number): ShareGroupDescribeResponseTopicPartitions {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_topicName: string = "";
-  let f_partitions: number[] = [];
-  f_topicId = r.uuid();
-  f_topicName = r.compactString();
+  let f_topicId: string = r.uuid();
+  let f_topicName: string = r.compactString();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

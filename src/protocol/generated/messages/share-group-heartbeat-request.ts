@@ -26,15 +26,11 @@ export interface ShareGroupHeartbeatRequestInput {
 
 export function decodeShareGroupHeartbeatRequest(r: Reader, version: number): ShareGroupHeartbeatRequest {
   if (version < 1 || version > 1) r.fail('ShareGroupHeartbeatRequest v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_memberId: string = "";
-  let f_memberEpoch: number = 0;
-  let f_rackId: string | null = null;
-  let f_subscribedTopicNames: string[] | null = null;
-  f_groupId = r.compactString();
-  f_memberId = r.compactString();
-  f_memberEpoch = r.int32();
-  f_rackId = r.compactNullableString();
+  let f_groupId: string = r.compactString();
+  let f_memberId: string = r.compactString();
+  let f_memberEpoch: number = r.int32();
+  let f_rackId: string | null = r.compactNullableString();
+  let f_subscribedTopicNames: string[] | null;
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {

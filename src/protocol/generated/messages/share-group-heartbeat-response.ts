@@ -52,19 +52,13 @@ export interface ShareGroupHeartbeatResponseTopicPartitionsInput {
 
 export function decodeShareGroupHeartbeatResponse(r: Reader, version: number): ShareGroupHeartbeatResponse {
   if (version < 1 || version > 1) r.fail('ShareGroupHeartbeatResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_memberId: string | null = null;
-  let f_memberEpoch: number = 0;
-  let f_heartbeatIntervalMs: number = 0;
-  let f_assignment: ShareGroupHeartbeatResponseAssignment | null = null;
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
-  f_memberId = r.compactNullableString();
-  f_memberEpoch = r.int32();
-  f_heartbeatIntervalMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_memberId: string | null = r.compactNullableString();
+  let f_memberEpoch: number = r.int32();
+  let f_heartbeatIntervalMs: number = r.int32();
+  let f_assignment: ShareGroupHeartbeatResponseAssignment | null;
   if (r.int8() < 0) f_assignment = null;
   else f_assignment = decodeShareGroupHeartbeatResponseAssignment(r, version);
   let unknown: Map<number, Buffer> | undefined;
@@ -105,7 +99,7 @@ export function encodeShareGroupHeartbeatResponse(w: Writer, m: ShareGroupHeartb
 }
 
 export function decodeShareGroupHeartbeatResponseAssignment(r: Reader, version: number): ShareGroupHeartbeatResponseAssignment {
-  let f_topicPartitions: ShareGroupHeartbeatResponseTopicPartitions[] = [];
+  let f_topicPartitions: ShareGroupHeartbeatResponseTopicPartitions[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -141,9 +135,8 @@ export function encodeShareGroupHeartbeatResponseAssignment(w: Writer, m: ShareG
 }
 
 export function decodeShareGroupHeartbeatResponseTopicPartitions(r: Reader, version: number): ShareGroupHeartbeatResponseTopicPartitions {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: number[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

@@ -19,10 +19,8 @@ export interface ShareGroupMemberMetadataKeyInput {
 
 export function decodeShareGroupMemberMetadataKey(r: Reader, version: number): ShareGroupMemberMetadataKey {
   if (version < 0 || version > 0) r.fail('ShareGroupMemberMetadataKey v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_memberId: string = "";
-  f_groupId = r.string();
-  f_memberId = r.string();
+  let f_groupId: string = r.string();
+  let f_memberId: string = r.string();
   const out: ShareGroupMemberMetadataKey = { groupId: f_groupId, memberId: f_memberId };
   return out;
 }

@@ -25,13 +25,10 @@ export interface ShareGroupMemberMetadataValueInput {
 
 export function decodeShareGroupMemberMetadataValue(r: Reader, version: number): ShareGroupMemberMetadataValue {
   if (version < 0 || version > 0) r.fail('ShareGroupMemberMetadataValue v' + version + ' is not supported');
-  let f_rackId: string | null = "";
-  let f_clientId: string = "";
-  let f_clientHost: string = "";
-  let f_subscribedTopicNames: string[] = [];
-  f_rackId = r.compactNullableString();
-  f_clientId = r.compactString();
-  f_clientHost = r.compactString();
+  let f_rackId: string | null = r.compactNullableString();
+  let f_clientId: string = r.compactString();
+  let f_clientHost: string = r.compactString();
+  let f_subscribedTopicNames: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {

@@ -17,8 +17,7 @@ export interface ShareGroupMetadataKeyInput {
 
 export function decodeShareGroupMetadataKey(r: Reader, version: number): ShareGroupMetadataKey {
   if (version < 0 || version > 0) r.fail('ShareGroupMetadataKey v' + version + ' is not supported');
-  let f_groupId: string = "";
-  f_groupId = r.string();
+  let f_groupId: string = r.string();
   const out: ShareGroupMetadataKey = { groupId: f_groupId };
   return out;
 }

@@ -21,10 +21,8 @@ export interface ShareGroupMetadataValueInput {
 
 export function decodeShareGroupMetadataValue(r: Reader, version: number): ShareGroupMetadataValue {
   if (version < 0 || version > 0) r.fail('ShareGroupMetadataValue v' + version + ' is not supported');
-  let f_epoch: number = 0;
-  let f_metadataHash: bigint = 0n;
-  f_epoch = r.int32();
-  f_metadataHash = r.int64();
+  let f_epoch: number = r.int32();
+  let f_metadataHash: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ShareGroupMetadataValue: ' + nt + ' tagged fields cannot fit');

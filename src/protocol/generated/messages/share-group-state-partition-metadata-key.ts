@@ -17,8 +17,7 @@ export interface ShareGroupStatePartitionMetadataKeyInput {
 
 export function decodeShareGroupStatePartitionMetadataKey(r: Reader, version: number): ShareGroupStatePartitionMetadataKey {
   if (version < 0 || version > 0) r.fail('ShareGroupStatePartitionMetadataKey v' + version + ' is not supported');
-  let f_groupId: string = "";
-  f_groupId = r.string();
+  let f_groupId: string = r.string();
   const out: ShareGroupStatePartitionMetadataKey = { groupId: f_groupId };
   return out;
 }

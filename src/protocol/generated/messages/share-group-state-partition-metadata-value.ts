@@ -49,9 +49,7 @@ export interface ShareGroupStatePartitionMetadataValueTopicInfoInput {
 
 export function decodeShareGroupStatePartitionMetadataValue(r: Reader, version: number): ShareGroupStatePartitionMetadataValue {
   if (version < 0 || version > 0) r.fail('ShareGroupStatePartitionMetadataValue v' + version + ' is not supported');
-  let f_initializingTopics: ShareGroupStatePartitionMetadataValueTopicPartitionsInfo[] = [];
-  let f_initializedTopics: ShareGroupStatePartitionMetadataValueTopicPartitionsInfo[] = [];
-  let f_deletingTopics: ShareGroupStatePartitionMetadataValueTopicInfo[] = [];
+  let f_initializingTopics: ShareGroupStatePartitionMetadataValueTopicPartitionsInfo[];
   {
     const n0 = r.compactArrayLength(19);
     if (n0 < 0) {
@@ -64,6 +62,7 @@ export function decodeShareGroupStatePartitionMetadataValue(r: Reader, version: 
       f_initializingTopics = a0;
     }
   }
+  let f_initializedTopics: ShareGroupStatePartitionMetadataValueTopicPartitionsInfo[];
   {
     const n0 = r.compactArrayLength(19);
     if (n0 < 0) {
@@ -76,6 +75,7 @@ export function decodeShareGroupStatePartitionMetadataValue(r: Reader, version: 
       f_initializedTopics = a0;
     }
   }
+  let f_deletingTopics: ShareGroupStatePartitionMetadataValueTopicInfo[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -122,11 +122,9 @@ export function encodeShareGroupStatePartitionMetadataValue(w: Writer, m: ShareG
 }
 
 export function decodeShareGroupStatePartitionMetadataValueTopicPartitionsInfo(r: Reader, version: number): ShareGroupStatePartitionMetadataValueTopicPartitionsInfo {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_topicName: string = "";
-  let f_partitions: number[] = [];
-  f_topicId = r.uuid();
-  f_topicName = r.compactString();
+  let f_topicId: string = r.uuid();
+  let f_topicName: string = r.compactString();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -166,10 +164,8 @@ export function encodeShareGroupStatePartitionMetadataValueTopicPartitionsInfo(w
 }
 
 export function decodeShareGroupStatePartitionMetadataValueTopicInfo(r: Reader, version: number): ShareGroupStatePartitionMetadataValueTopicInfo {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_topicName: string = "";
-  f_topicId = r.uuid();
-  f_topicName = r.compactString();
+  let f_topicId: string = r.uuid();
+  let f_topicName: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ShareGroupStatePartitionMetadataValue.TopicInfo: ' + nt + ' tagged fields cannot fit');

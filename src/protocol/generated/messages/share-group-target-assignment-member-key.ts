@@ -19,10 +19,8 @@ export interface ShareGroupTargetAssignmentMemberKeyInput {
 
 export function decodeShareGroupTargetAssignmentMemberKey(r: Reader, version: number): ShareGroupTargetAssignmentMemberKey {
   if (version < 0 || version > 0) r.fail('ShareGroupTargetAssignmentMemberKey v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_memberId: string = "";
-  f_groupId = r.string();
-  f_memberId = r.string();
+  let f_groupId: string = r.string();
+  let f_memberId: string = r.string();
   const out: ShareGroupTargetAssignmentMemberKey = { groupId: f_groupId, memberId: f_memberId };
   return out;
 }

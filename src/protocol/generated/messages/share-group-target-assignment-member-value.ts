@@ -31,7 +31,7 @@ export interface ShareGroupTargetAssignmentMemberValueTopicPartitionInput {
 
 export function decodeShareGroupTargetAssignmentMemberValue(r: Reader, version: number): ShareGroupTargetAssignmentMemberValue {
   if (version < 0 || version > 0) r.fail('ShareGroupTargetAssignmentMemberValue v' + version + ' is not supported');
-  let f_topicPartitions: ShareGroupTargetAssignmentMemberValueTopicPartition[] = [];
+  let f_topicPartitions: ShareGroupTargetAssignmentMemberValueTopicPartition[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -68,9 +68,8 @@ export function encodeShareGroupTargetAssignmentMemberValue(w: Writer, m: ShareG
 }
 
 export function decodeShareGroupTargetAssignmentMemberValueTopicPartition(r: Reader, version: number): ShareGroupTargetAssignmentMemberValueTopicPartition {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: number[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

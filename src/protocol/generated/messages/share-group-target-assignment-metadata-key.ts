@@ -17,8 +17,7 @@ export interface ShareGroupTargetAssignmentMetadataKeyInput {
 
 export function decodeShareGroupTargetAssignmentMetadataKey(r: Reader, version: number): ShareGroupTargetAssignmentMetadataKey {
   if (version < 0 || version > 0) r.fail('ShareGroupTargetAssignmentMetadataKey v' + version + ' is not supported');
-  let f_groupId: string = "";
-  f_groupId = r.string();
+  let f_groupId: string = r.string();
   const out: ShareGroupTargetAssignmentMetadataKey = { groupId: f_groupId };
   return out;
 }

@@ -47,19 +47,13 @@ export interface ShareSnapshotValueStateBatchInput {
 
 export function decodeShareSnapshotValue(r: Reader, version: number): ShareSnapshotValue {
   if (version < 0 || version > 0) r.fail('ShareSnapshotValue v' + version + ' is not supported');
-  let f_snapshotEpoch: number = 0;
-  let f_stateEpoch: number = 0;
-  let f_leaderEpoch: number = 0;
-  let f_startOffset: bigint = 0n;
-  let f_createTimestamp: bigint = 0n;
-  let f_writeTimestamp: bigint = 0n;
-  let f_stateBatches: ShareSnapshotValueStateBatch[] = [];
-  f_snapshotEpoch = r.int32();
-  f_stateEpoch = r.int32();
-  f_leaderEpoch = r.int32();
-  f_startOffset = r.int64();
-  f_createTimestamp = r.int64();
-  f_writeTimestamp = r.int64();
+  let f_snapshotEpoch: number = r.int32();
+  let f_stateEpoch: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
+  let f_startOffset: bigint = r.int64();
+  let f_createTimestamp: bigint = r.int64();
+  let f_writeTimestamp: bigint = r.int64();
+  let f_stateBatches: ShareSnapshotValueStateBatch[];
   {
     const n0 = r.compactArrayLength(20);
     if (n0 < 0) {
@@ -108,14 +102,10 @@ export function encodeShareSnapshotValue(w: Writer, m: ShareSnapshotValueInput, 
 }
 
 export function decodeShareSnapshotValueStateBatch(r: Reader, version: number): ShareSnapshotValueStateBatch {
-  let f_firstOffset: bigint = 0n;
-  let f_lastOffset: bigint = 0n;
-  let f_deliveryState: number = 0;
-  let f_deliveryCount: number = 0;
-  f_firstOffset = r.int64();
-  f_lastOffset = r.int64();
-  f_deliveryState = r.int8();
-  f_deliveryCount = r.int16();
+  let f_firstOffset: bigint = r.int64();
+  let f_lastOffset: bigint = r.int64();
+  let f_deliveryState: number = r.int8();
+  let f_deliveryCount: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ShareSnapshotValue.StateBatch: ' + nt + ' tagged fields cannot fit');

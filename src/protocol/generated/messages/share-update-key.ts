@@ -21,12 +21,9 @@ export interface ShareUpdateKeyInput {
 
 export function decodeShareUpdateKey(r: Reader, version: number): ShareUpdateKey {
   if (version < 0 || version > 0) r.fail('ShareUpdateKey v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partition: number = 0;
-  f_groupId = r.string();
-  f_topicId = r.uuid();
-  f_partition = r.int32();
+  let f_groupId: string = r.string();
+  let f_topicId: string = r.uuid();
+  let f_partition: number = r.int32();
   const out: ShareUpdateKey = { groupId: f_groupId, topicId: f_topicId, partition: f_partition };
   return out;
 }

@@ -41,13 +41,10 @@ export interface ShareUpdateValueStateBatchInput {
 
 export function decodeShareUpdateValue(r: Reader, version: number): ShareUpdateValue {
   if (version < 0 || version > 0) r.fail('ShareUpdateValue v' + version + ' is not supported');
-  let f_snapshotEpoch: number = 0;
-  let f_leaderEpoch: number = 0;
-  let f_startOffset: bigint = 0n;
-  let f_stateBatches: ShareUpdateValueStateBatch[] = [];
-  f_snapshotEpoch = r.int32();
-  f_leaderEpoch = r.int32();
-  f_startOffset = r.int64();
+  let f_snapshotEpoch: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
+  let f_startOffset: bigint = r.int64();
+  let f_stateBatches: ShareUpdateValueStateBatch[];
   {
     const n0 = r.compactArrayLength(20);
     if (n0 < 0) {
@@ -90,14 +87,10 @@ export function encodeShareUpdateValue(w: Writer, m: ShareUpdateValueInput, vers
 }
 
 export function decodeShareUpdateValueStateBatch(r: Reader, version: number): ShareUpdateValueStateBatch {
-  let f_firstOffset: bigint = 0n;
-  let f_lastOffset: bigint = 0n;
-  let f_deliveryState: number = 0;
-  let f_deliveryCount: number = 0;
-  f_firstOffset = r.int64();
-  f_lastOffset = r.int64();
-  f_deliveryState = r.int8();
-  f_deliveryCount = r.int16();
+  let f_firstOffset: bigint = r.int64();
+  let f_lastOffset: bigint = r.int64();
+  let f_deliveryState: number = r.int8();
+  let f_deliveryCount: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ShareUpdateValue.StateBatch: ' + nt + ' tagged fields cannot fit');

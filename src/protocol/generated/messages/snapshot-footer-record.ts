@@ -17,8 +17,7 @@ export interface SnapshotFooterRecordInput {
 
 export function decodeSnapshotFooterRecord(r: Reader, version: number): SnapshotFooterRecord {
   if (version < 0 || version > 0) r.fail('SnapshotFooterRecord v' + version + ' is not supported');
-  let f_version: number = 0;
-  f_version = r.int16();
+  let f_version: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('SnapshotFooterRecord: ' + nt + ' tagged fields cannot fit');

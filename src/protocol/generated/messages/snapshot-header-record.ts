@@ -19,10 +19,8 @@ export interface SnapshotHeaderRecordInput {
 
 export function decodeSnapshotHeaderRecord(r: Reader, version: number): SnapshotHeaderRecord {
   if (version < 0 || version > 0) r.fail('SnapshotHeaderRecord v' + version + ' is not supported');
-  let f_version: number = 0;
-  let f_lastContainedLogTimestamp: bigint = 0n;
-  f_version = r.int16();
-  f_lastContainedLogTimestamp = r.int64();
+  let f_version: number = r.int16();
+  let f_lastContainedLogTimestamp: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('SnapshotHeaderRecord: ' + nt + ' tagged fields cannot fit');

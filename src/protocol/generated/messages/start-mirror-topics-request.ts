@@ -40,12 +40,8 @@ export interface StartMirrorTopicsRequestTopicMetadataInput {
 
 export function decodeStartMirrorTopicsRequest(r: Reader, version: number): StartMirrorTopicsRequest {
   if (version < 0 || version > 0) r.fail('StartMirrorTopicsRequest v' + version + ' is not supported');
-  let f_mirrorName: string = "";
-  let f_topics: StartMirrorTopicsRequestTopicMetadata[] = [];
-  let f_includePatterns: string[] = [];
-  let f_excludePatterns: string[] = [];
-  let f_stateValidationOffset: bigint = -1n;
-  f_mirrorName = r.compactString();
+  let f_mirrorName: string = r.compactString();
+  let f_topics: StartMirrorTopicsRequestTopicMetadata[];
   {
     const n0 = r.compactArrayLength(22);
     if (n0 < 0) {
@@ -58,7 +54,9 @@ export function decodeStartMirrorTopicsRequest(r: Reader, version: number): Star
       f_topics = a0;
     }
   }
-  f_stateValidationOffset = r.int64();
+  let f_includePatterns: string[] = [];
+  let f_excludePatterns: string[] = [];
+  let f_stateValidationOffset: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StartMirrorTopicsRequest: ' + nt + ' tagged fields cannot fit');
@@ -136,12 +134,9 @@ export function encodeStartMirrorTopicsRequest(w: Writer, m: StartMirrorTopicsRe
 }
 
 export function decodeStartMirrorTopicsRequestTopicMetadata(r: Reader, version: number): StartMirrorTopicsRequestTopicMetadata {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_topicName: string = "";
-  let f_numPartitions: number = 0;
-  f_topicId = r.uuid();
-  f_topicName = r.compactString();
-  f_numPartitions = r.int32();
+  let f_topicId: string = r.uuid();
+  let f_topicName: string = r.compactString();
+  let f_numPartitions: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StartMirrorTopicsRequest.TopicMetadata: ' + nt + ' tagged fields cannot fit');

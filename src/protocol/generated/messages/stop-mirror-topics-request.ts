@@ -34,11 +34,8 @@ export interface StopMirrorTopicsRequestTopicMetadataInput {
 
 export function decodeStopMirrorTopicsRequest(r: Reader, version: number): StopMirrorTopicsRequest {
   if (version < 0 || version > 0) r.fail('StopMirrorTopicsRequest v' + version + ' is not supported');
-  let f_mirrorName: string = "";
-  let f_topics: StopMirrorTopicsRequestTopicMetadata[] = [];
-  let f_patterns: string[] = [];
-  let f_stateValidationOffset: bigint = -1n;
-  f_mirrorName = r.compactString();
+  let f_mirrorName: string = r.compactString();
+  let f_topics: StopMirrorTopicsRequestTopicMetadata[];
   {
     const n0 = r.compactArrayLength(2);
     if (n0 < 0) {
@@ -51,7 +48,8 @@ export function decodeStopMirrorTopicsRequest(r: Reader, version: number): StopM
       f_topics = a0;
     }
   }
-  f_stateValidationOffset = r.int64();
+  let f_patterns: string[] = [];
+  let f_stateValidationOffset: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StopMirrorTopicsRequest: ' + nt + ' tagged fields cannot fit');
@@ -106,8 +104,7 @@ export function encodeStopMirrorTopicsRequest(w: Writer, m: StopMirrorTopicsRequ
 }
 
 export function decodeStopMirrorTopicsRequestTopicMetadata(r: Reader, version: number): StopMirrorTopicsRequestTopicMetadata {
-  let f_topicName: string = "";
-  f_topicName = r.compactString();
+  let f_topicName: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StopMirrorTopicsRequest.TopicMetadata: ' + nt + ' tagged fields cannot fit');

@@ -47,18 +47,10 @@ export interface StreamsGroupCurrentMemberAssignmentValueTaskIdsInput {
 
 export function decodeStreamsGroupCurrentMemberAssignmentValue(r: Reader, version: number): StreamsGroupCurrentMemberAssignmentValue {
   if (version < 0 || version > 0) r.fail('StreamsGroupCurrentMemberAssignmentValue v' + version + ' is not supported');
-  let f_memberEpoch: number = 0;
-  let f_previousMemberEpoch: number = 0;
-  let f_state: number = 0;
-  let f_activeTasks: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = [];
-  let f_standbyTasks: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = [];
-  let f_warmupTasks: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = [];
-  let f_activeTasksPendingRevocation: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = [];
-  let f_standbyTasksPendingRevocation: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = [];
-  let f_warmupTasksPendingRevocation: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = [];
-  f_memberEpoch = r.int32();
-  f_previousMemberEpoch = r.int32();
-  f_state = r.int8();
+  let f_memberEpoch: number = r.int32();
+  let f_previousMemberEpoch: number = r.int32();
+  let f_state: number = r.int8();
+  let f_activeTasks: StreamsGroupCurrentMemberAssignmentValueTaskIds[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -71,6 +63,7 @@ export function decodeStreamsGroupCurrentMemberAssignmentValue(r: Reader, versio
       f_activeTasks = a0;
     }
   }
+  let f_standbyTasks: StreamsGroupCurrentMemberAssignmentValueTaskIds[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -83,6 +76,7 @@ export function decodeStreamsGroupCurrentMemberAssignmentValue(r: Reader, versio
       f_standbyTasks = a0;
     }
   }
+  let f_warmupTasks: StreamsGroupCurrentMemberAssignmentValueTaskIds[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -95,6 +89,7 @@ export function decodeStreamsGroupCurrentMemberAssignmentValue(r: Reader, versio
       f_warmupTasks = a0;
     }
   }
+  let f_activeTasksPendingRevocation: StreamsGroupCurrentMemberAssignmentValueTaskIds[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -107,6 +102,7 @@ export function decodeStreamsGroupCurrentMemberAssignmentValue(r: Reader, versio
       f_activeTasksPendingRevocation = a0;
     }
   }
+  let f_standbyTasksPendingRevocation: StreamsGroupCurrentMemberAssignmentValueTaskIds[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -119,6 +115,7 @@ export function decodeStreamsGroupCurrentMemberAssignmentValue(r: Reader, versio
       f_standbyTasksPendingRevocation = a0;
     }
   }
+  let f_warmupTasksPendingRevocation: StreamsGroupCurrentMemberAssignmentValueTaskIds[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -186,9 +183,8 @@ export function encodeStreamsGroupCurrentMemberAssignmentValue(w: Writer, m: Str
 }
 
 export function decodeStreamsGroupCurrentMemberAssignmentValueTaskIds(r: Reader, version: number): StreamsGroupCurrentMemberAssignmentValueTaskIds {
-  let f_subtopologyId: string = "";
-  let f_partitions: number[] = [];
-  f_subtopologyId = r.compactString();
+  let f_subtopologyId: string = r.compactString();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

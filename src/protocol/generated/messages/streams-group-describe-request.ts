@@ -20,8 +20,7 @@ export interface StreamsGroupDescribeRequestInput {
 
 export function decodeStreamsGroupDescribeRequest(r: Reader, version: number): StreamsGroupDescribeRequest {
   if (version < 0 || version > 0) r.fail('StreamsGroupDescribeRequest v' + version + ' is not supported');
-  let f_groupIds: string[] = [];
-  let f_includeAuthorizedOperations: boolean = false;
+  let f_groupIds: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -34,7 +33,7 @@ export function decodeStreamsGroupDescribeRequest(r: Reader, version: number): S
       f_groupIds = a0;
     }
   }
-  f_includeAuthorizedOperations = r.bool();
+  let f_includeAuthorizedOperations: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupDescribeRequest: ' + nt + ' tagged fields cannot fit');

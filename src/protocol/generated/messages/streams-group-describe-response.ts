@@ -194,9 +194,8 @@ export interface StreamsGroupDescribeResponseTaskIdsInput {
 
 export function decodeStreamsGroupDescribeResponse(r: Reader, version: number): StreamsGroupDescribeResponse {
   if (version < 0 || version > 0) r.fail('StreamsGroupDescribeResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_groups: StreamsGroupDescribeResponseDescribedGroup[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_groups: StreamsGroupDescribeResponseDescribedGroup[];
   {
     const n0 = r.compactArrayLength(25);
     if (n0 < 0) {
@@ -235,23 +234,16 @@ export function encodeStreamsGroupDescribeResponse(w: Writer, m: StreamsGroupDes
 }
 
 export function decodeStreamsGroupDescribeResponseDescribedGroup(r: Reader, version: number): StreamsGroupDescribeResponseDescribedGroup {
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_groupId: string = "";
-  let f_groupState: string = "";
-  let f_groupEpoch: number = 0;
-  let f_assignmentEpoch: number = 0;
-  let f_topology: StreamsGroupDescribeResponseTopology | null = null;
-  let f_members: StreamsGroupDescribeResponseMember[] = [];
-  let f_authorizedOperations: number = -2147483648;
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
-  f_groupId = r.compactString();
-  f_groupState = r.compactString();
-  f_groupEpoch = r.int32();
-  f_assignmentEpoch = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_groupId: string = r.compactString();
+  let f_groupState: string = r.compactString();
+  let f_groupEpoch: number = r.int32();
+  let f_assignmentEpoch: number = r.int32();
+  let f_topology: StreamsGroupDescribeResponseTopology | null;
   if (r.int8() < 0) f_topology = null;
   else f_topology = decodeStreamsGroupDescribeResponseTopology(r, version);
+  let f_members: StreamsGroupDescribeResponseMember[];
   {
     const n0 = r.compactArrayLength(31);
     if (n0 < 0) {
@@ -264,7 +256,7 @@ export function decodeStreamsGroupDescribeResponseDescribedGroup(r: Reader, vers
       f_members = a0;
     }
   }
-  f_authorizedOperations = r.int32();
+  let f_authorizedOperations: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupDescribeResponse.DescribedGroup: ' + nt + ' tagged fields cannot fit');
@@ -309,9 +301,8 @@ export function encodeStreamsGroupDescribeResponseDescribedGroup(w: Writer, m: S
 }
 
 export function decodeStreamsGroupDescribeResponseTopology(r: Reader, version: number): StreamsGroupDescribeResponseTopology {
-  let f_epoch: number = 0;
-  let f_subtopologies: StreamsGroupDescribeResponseSubtopology[] | null = null;
-  f_epoch = r.int32();
+  let f_epoch: number = r.int32();
+  let f_subtopologies: StreamsGroupDescribeResponseSubtopology[] | null;
   {
     const n0 = r.compactArrayLength(6);
     if (n0 < 0) {
@@ -353,12 +344,8 @@ export function encodeStreamsGroupDescribeResponseTopology(w: Writer, m: Streams
 }
 
 export function decodeStreamsGroupDescribeResponseSubtopology(r: Reader, version: number): StreamsGroupDescribeResponseSubtopology {
-  let f_subtopologyId: string = "";
-  let f_sourceTopics: string[] = [];
-  let f_repartitionSinkTopics: string[] = [];
-  let f_stateChangelogTopics: StreamsGroupDescribeResponseTopicInfo[] = [];
-  let f_repartitionSourceTopics: StreamsGroupDescribeResponseTopicInfo[] = [];
-  f_subtopologyId = r.compactString();
+  let f_subtopologyId: string = r.compactString();
+  let f_sourceTopics: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -371,6 +358,7 @@ export function decodeStreamsGroupDescribeResponseSubtopology(r: Reader, version
       f_sourceTopics = a0;
     }
   }
+  let f_repartitionSinkTopics: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -383,6 +371,7 @@ export function decodeStreamsGroupDescribeResponseSubtopology(r: Reader, version
       f_repartitionSinkTopics = a0;
     }
   }
+  let f_stateChangelogTopics: StreamsGroupDescribeResponseTopicInfo[];
   {
     const n0 = r.compactArrayLength(9);
     if (n0 < 0) {
@@ -395,6 +384,7 @@ export function decodeStreamsGroupDescribeResponseSubtopology(r: Reader, version
       f_stateChangelogTopics = a0;
     }
   }
+  let f_repartitionSourceTopics: StreamsGroupDescribeResponseTopicInfo[];
   {
     const n0 = r.compactArrayLength(9);
     if (n0 < 0) {
@@ -447,13 +437,10 @@ export function encodeStreamsGroupDescribeResponseSubtopology(w: Writer, m: Stre
 }
 
 export function decodeStreamsGroupDescribeResponseTopicInfo(r: Reader, version: number): StreamsGroupDescribeResponseTopicInfo {
-  let f_name: string = "";
-  let f_partitions: number = 0;
-  let f_replicationFactor: number = 0;
-  let f_topicConfigs: StreamsGroupDescribeResponseKeyValue[] = [];
-  f_name = r.compactString();
-  f_partitions = r.int32();
-  f_replicationFactor = r.int16();
+  let f_name: string = r.compactString();
+  let f_partitions: number = r.int32();
+  let f_replicationFactor: number = r.int16();
+  let f_topicConfigs: StreamsGroupDescribeResponseKeyValue[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -495,10 +482,8 @@ export function encodeStreamsGroupDescribeResponseTopicInfo(w: Writer, m: Stream
 }
 
 export function decodeStreamsGroupDescribeResponseKeyValue(r: Reader, version: number): StreamsGroupDescribeResponseKeyValue {
-  let f_key: string = "";
-  let f_value: string = "";
-  f_key = r.compactString();
-  f_value = r.compactString();
+  let f_key: string = r.compactString();
+  let f_value: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupDescribeResponse.KeyValue: ' + nt + ' tagged fields cannot fit');
@@ -521,31 +506,18 @@ export function encodeStreamsGroupDescribeResponseKeyValue(w: Writer, m: Streams
 }
 
 export function decodeStreamsGroupDescribeResponseMember(r: Reader, version: number): StreamsGroupDescribeResponseMember {
-  let f_memberId: string = "";
-  let f_memberEpoch: number = 0;
-  let f_instanceId: string | null = null;
-  let f_rackId: string | null = null;
-  let f_clientId: string = "";
-  let f_clientHost: string = "";
-  let f_topologyEpoch: number = 0;
-  let f_processId: string = "";
-  let f_userEndpoint: StreamsGroupDescribeResponseEndpoint | null = null;
-  let f_clientTags: StreamsGroupDescribeResponseKeyValue[] = [];
-  let f_taskOffsets: StreamsGroupDescribeResponseTaskOffset[] = [];
-  let f_taskEndOffsets: StreamsGroupDescribeResponseTaskOffset[] = [];
-  let f_assignment: StreamsGroupDescribeResponseAssignment = defaultStreamsGroupDescribeResponseAssignment();
-  let f_targetAssignment: StreamsGroupDescribeResponseAssignment = defaultStreamsGroupDescribeResponseAssignment();
-  let f_isClassic: boolean = false;
-  f_memberId = r.compactString();
-  f_memberEpoch = r.int32();
-  f_instanceId = r.compactNullableString();
-  f_rackId = r.compactNullableString();
-  f_clientId = r.compactString();
-  f_clientHost = r.compactString();
-  f_topologyEpoch = r.int32();
-  f_processId = r.compactString();
+  let f_memberId: string = r.compactString();
+  let f_memberEpoch: number = r.int32();
+  let f_instanceId: string | null = r.compactNullableString();
+  let f_rackId: string | null = r.compactNullableString();
+  let f_clientId: string = r.compactString();
+  let f_clientHost: string = r.compactString();
+  let f_topologyEpoch: number = r.int32();
+  let f_processId: string = r.compactString();
+  let f_userEndpoint: StreamsGroupDescribeResponseEndpoint | null;
   if (r.int8() < 0) f_userEndpoint = null;
   else f_userEndpoint = decodeStreamsGroupDescribeResponseEndpoint(r, version);
+  let f_clientTags: StreamsGroupDescribeResponseKeyValue[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -558,6 +530,7 @@ export function decodeStreamsGroupDescribeResponseMember(r: Reader, version: num
       f_clientTags = a0;
     }
   }
+  let f_taskOffsets: StreamsGroupDescribeResponseTaskOffset[];
   {
     const n0 = r.compactArrayLength(14);
     if (n0 < 0) {
@@ -570,6 +543,7 @@ export function decodeStreamsGroupDescribeResponseMember(r: Reader, version: num
       f_taskOffsets = a0;
     }
   }
+  let f_taskEndOffsets: StreamsGroupDescribeResponseTaskOffset[];
   {
     const n0 = r.compactArrayLength(14);
     if (n0 < 0) {
@@ -582,9 +556,9 @@ export function decodeStreamsGroupDescribeResponseMember(r: Reader, version: num
       f_taskEndOffsets = a0;
     }
   }
-  f_assignment = decodeStreamsGroupDescribeResponseAssignment(r, version);
-  f_targetAssignment = decodeStreamsGroupDescribeResponseAssignment(r, version);
-  f_isClassic = r.bool();
+  let f_assignment: StreamsGroupDescribeResponseAssignment = decodeStreamsGroupDescribeResponseAssignment(r, version);
+  let f_targetAssignment: StreamsGroupDescribeResponseAssignment = decodeStreamsGroupDescribeResponseAssignment(r, version);
+  let f_isClassic: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupDescribeResponse.Member: ' + nt + ' tagged fields cannot fit');
@@ -647,10 +621,8 @@ export function encodeStreamsGroupDescribeResponseMember(w: Writer, m: StreamsGr
 }
 
 export function decodeStreamsGroupDescribeResponseEndpoint(r: Reader, version: number): StreamsGroupDescribeResponseEndpoint {
-  let f_host: string = "";
-  let f_port: number = 0;
-  f_host = r.compactString();
-  f_port = r.uint16();
+  let f_host: string = r.compactString();
+  let f_port: number = r.uint16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupDescribeResponse.Endpoint: ' + nt + ' tagged fields cannot fit');
@@ -673,12 +645,9 @@ export function encodeStreamsGroupDescribeResponseEndpoint(w: Writer, m: Streams
 }
 
 export function decodeStreamsGroupDescribeResponseTaskOffset(r: Reader, version: number): StreamsGroupDescribeResponseTaskOffset {
-  let f_subtopologyId: string = "";
-  let f_partition: number = 0;
-  let f_offset: bigint = 0n;
-  f_subtopologyId = r.compactString();
-  f_partition = r.int32();
-  f_offset = r.int64();
+  let f_subtopologyId: string = r.compactString();
+  let f_partition: number = r.int32();
+  let f_offset: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupDescribeResponse.TaskOffset: ' + nt + ' tagged fields cannot fit');
@@ -703,9 +672,7 @@ export function encodeStreamsGroupDescribeResponseTaskOffset(w: Writer, m: Strea
 }
 
 export function decodeStreamsGroupDescribeResponseAssignment(r: Reader, version: number): StreamsGroupDescribeResponseAssignment {
-  let f_activeTasks: StreamsGroupDescribeResponseTaskIds[] = [];
-  let f_standbyTasks: StreamsGroupDescribeResponseTaskIds[] = [];
-  let f_warmupTasks: StreamsGroupDescribeResponseTaskIds[] = [];
+  let f_activeTasks: StreamsGroupDescribeResponseTaskIds[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -718,6 +685,7 @@ export function decodeStreamsGroupDescribeResponseAssignment(r: Reader, version:
       f_activeTasks = a0;
     }
   }
+  let f_standbyTasks: StreamsGroupDescribeResponseTaskIds[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -730,6 +698,7 @@ export function decodeStreamsGroupDescribeResponseAssignment(r: Reader, version:
       f_standbyTasks = a0;
     }
   }
+  let f_warmupTasks: StreamsGroupDescribeResponseTaskIds[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -775,9 +744,8 @@ export function encodeStreamsGroupDescribeResponseAssignment(w: Writer, m: Strea
 }
 
 export function decodeStreamsGroupDescribeResponseTaskIds(r: Reader, version: number): StreamsGroupDescribeResponseTaskIds {
-  let f_subtopologyId: string = "";
-  let f_partitions: number[] = [];
-  f_subtopologyId = r.compactString();
+  let f_subtopologyId: string = r.compactString();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

@@ -164,32 +164,17 @@ export interface StreamsGroupHeartbeatRequestTaskOffsetInput {
 
 export function decodeStreamsGroupHeartbeatRequest(r: Reader, version: number): StreamsGroupHeartbeatRequest {
   if (version < 0 || version > 0) r.fail('StreamsGroupHeartbeatRequest v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_memberId: string = "";
-  let f_memberEpoch: number = 0;
-  let f_endpointInformationEpoch: number = 0;
-  let f_instanceId: string | null = null;
-  let f_rackId: string | null = null;
-  let f_rebalanceTimeoutMs: number = -1;
-  let f_topology: StreamsGroupHeartbeatRequestTopology | null = null;
-  let f_activeTasks: StreamsGroupHeartbeatRequestTaskIds[] | null = null;
-  let f_standbyTasks: StreamsGroupHeartbeatRequestTaskIds[] | null = null;
-  let f_warmupTasks: StreamsGroupHeartbeatRequestTaskIds[] | null = null;
-  let f_processId: string | null = null;
-  let f_userEndpoint: StreamsGroupHeartbeatRequestEndpoint | null = null;
-  let f_clientTags: StreamsGroupHeartbeatRequestKeyValue[] | null = null;
-  let f_taskOffsets: StreamsGroupHeartbeatRequestTaskOffset[] | null = null;
-  let f_taskEndOffsets: StreamsGroupHeartbeatRequestTaskOffset[] | null = null;
-  let f_shutdownApplication: boolean = false;
-  f_groupId = r.compactString();
-  f_memberId = r.compactString();
-  f_memberEpoch = r.int32();
-  f_endpointInformationEpoch = r.int32();
-  f_instanceId = r.compactNullableString();
-  f_rackId = r.compactNullableString();
-  f_rebalanceTimeoutMs = r.int32();
+  let f_groupId: string = r.compactString();
+  let f_memberId: string = r.compactString();
+  let f_memberEpoch: number = r.int32();
+  let f_endpointInformationEpoch: number = r.int32();
+  let f_instanceId: string | null = r.compactNullableString();
+  let f_rackId: string | null = r.compactNullableString();
+  let f_rebalanceTimeoutMs: number = r.int32();
+  let f_topology: StreamsGroupHeartbeatRequestTopology | null;
   if (r.int8() < 0) f_topology = null;
   else f_topology = decodeStreamsGroupHeartbeatRequestTopology(r, version);
+  let f_activeTasks: StreamsGroupHeartbeatRequestTaskIds[] | null;
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -202,6 +187,7 @@ export function decodeStreamsGroupHeartbeatRequest(r: Reader, version: number): 
       f_activeTasks = a0;
     }
   }
+  let f_standbyTasks: StreamsGroupHeartbeatRequestTaskIds[] | null;
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -214,6 +200,7 @@ export function decodeStreamsGroupHeartbeatRequest(r: Reader, version: number): 
       f_standbyTasks = a0;
     }
   }
+  let f_warmupTasks: StreamsGroupHeartbeatRequestTaskIds[] | null;
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -226,9 +213,11 @@ export function decodeStreamsGroupHeartbeatRequest(r: Reader, version: number): 
       f_warmupTasks = a0;
     }
   }
-  f_processId = r.compactNullableString();
+  let f_processId: string | null = r.compactNullableString();
+  let f_userEndpoint: StreamsGroupHeartbeatRequestEndpoint | null;
   if (r.int8() < 0) f_userEndpoint = null;
   else f_userEndpoint = decodeStreamsGroupHeartbeatRequestEndpoint(r, version);
+  let f_clientTags: StreamsGroupHeartbeatRequestKeyValue[] | null;
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -241,6 +230,7 @@ export function decodeStreamsGroupHeartbeatRequest(r: Reader, version: number): 
       f_clientTags = a0;
     }
   }
+  let f_taskOffsets: StreamsGroupHeartbeatRequestTaskOffset[] | null;
   {
     const n0 = r.compactArrayLength(14);
     if (n0 < 0) {
@@ -253,6 +243,7 @@ export function decodeStreamsGroupHeartbeatRequest(r: Reader, version: number): 
       f_taskOffsets = a0;
     }
   }
+  let f_taskEndOffsets: StreamsGroupHeartbeatRequestTaskOffset[] | null;
   {
     const n0 = r.compactArrayLength(14);
     if (n0 < 0) {
@@ -265,7 +256,7 @@ export function decodeStreamsGroupHeartbeatRequest(r: Reader, version: number): 
       f_taskEndOffsets = a0;
     }
   }
-  f_shutdownApplication = r.bool();
+  let f_shutdownApplication: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupHeartbeatRequest: ' + nt + ' tagged fields cannot fit');
@@ -371,9 +362,8 @@ export function encodeStreamsGroupHeartbeatRequest(w: Writer, m: StreamsGroupHea
 }
 
 export function decodeStreamsGroupHeartbeatRequestTopology(r: Reader, version: number): StreamsGroupHeartbeatRequestTopology {
-  let f_epoch: number = 0;
-  let f_subtopologies: StreamsGroupHeartbeatRequestSubtopology[] = [];
-  f_epoch = r.int32();
+  let f_epoch: number = r.int32();
+  let f_subtopologies: StreamsGroupHeartbeatRequestSubtopology[];
   {
     const n0 = r.compactArrayLength(8);
     if (n0 < 0) {
@@ -411,14 +401,8 @@ export function encodeStreamsGroupHeartbeatRequestTopology(w: Writer, m: Streams
 }
 
 export function decodeStreamsGroupHeartbeatRequestSubtopology(r: Reader, version: number): StreamsGroupHeartbeatRequestSubtopology {
-  let f_subtopologyId: string = "";
-  let f_sourceTopics: string[] = [];
-  let f_sourceTopicRegex: string[] = [];
-  let f_stateChangelogTopics: StreamsGroupHeartbeatRequestTopicInfo[] = [];
-  let f_repartitionSinkTopics: string[] = [];
-  let f_repartitionSourceTopics: StreamsGroupHeartbeatRequestTopicInfo[] = [];
-  let f_copartitionGroups: StreamsGroupHeartbeatRequestCopartitionGroup[] = [];
-  f_subtopologyId = r.compactString();
+  let f_subtopologyId: string = r.compactString();
+  let f_sourceTopics: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -431,6 +415,7 @@ export function decodeStreamsGroupHeartbeatRequestSubtopology(r: Reader, version
       f_sourceTopics = a0;
     }
   }
+  let f_sourceTopicRegex: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -443,6 +428,7 @@ export function decodeStreamsGroupHeartbeatRequestSubtopology(r: Reader, version
       f_sourceTopicRegex = a0;
     }
   }
+  let f_stateChangelogTopics: StreamsGroupHeartbeatRequestTopicInfo[];
   {
     const n0 = r.compactArrayLength(9);
     if (n0 < 0) {
@@ -455,6 +441,7 @@ export function decodeStreamsGroupHeartbeatRequestSubtopology(r: Reader, version
       f_stateChangelogTopics = a0;
     }
   }
+  let f_repartitionSinkTopics: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -467,6 +454,7 @@ export function decodeStreamsGroupHeartbeatRequestSubtopology(r: Reader, version
       f_repartitionSinkTopics = a0;
     }
   }
+  let f_repartitionSourceTopics: StreamsGroupHeartbeatRequestTopicInfo[];
   {
     const n0 = r.compactArrayLength(9);
     if (n0 < 0) {
@@ -479,6 +467,7 @@ export function decodeStreamsGroupHeartbeatRequestSubtopology(r: Reader, version
       f_repartitionSourceTopics = a0;
     }
   }
+  let f_copartitionGroups: StreamsGroupHeartbeatRequestCopartitionGroup[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -541,13 +530,10 @@ export function encodeStreamsGroupHeartbeatRequestSubtopology(w: Writer, m: Stre
 }
 
 export function decodeStreamsGroupHeartbeatRequestTopicInfo(r: Reader, version: number): StreamsGroupHeartbeatRequestTopicInfo {
-  let f_name: string = "";
-  let f_partitions: number = 0;
-  let f_replicationFactor: number = 0;
-  let f_topicConfigs: StreamsGroupHeartbeatRequestKeyValue[] = [];
-  f_name = r.compactString();
-  f_partitions = r.int32();
-  f_replicationFactor = r.int16();
+  let f_name: string = r.compactString();
+  let f_partitions: number = r.int32();
+  let f_replicationFactor: number = r.int16();
+  let f_topicConfigs: StreamsGroupHeartbeatRequestKeyValue[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -589,10 +575,8 @@ export function encodeStreamsGroupHeartbeatRequestTopicInfo(w: Writer, m: Stream
 }
 
 export function decodeStreamsGroupHeartbeatRequestKeyValue(r: Reader, version: number): StreamsGroupHeartbeatRequestKeyValue {
-  let f_key: string = "";
-  let f_value: string = "";
-  f_key = r.compactString();
-  f_value = r.compactString();
+  let f_key: string = r.compactString();
+  let f_value: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupHeartbeatRequest.KeyValue: ' + nt + ' tagged fields cannot fit');
@@ -615,9 +599,7 @@ export function encodeStreamsGroupHeartbeatRequestKeyValue(w: Writer, m: Streams
 }
 
 export function decodeStreamsGroupHeartbeatRequestCopartitionGroup(r: Reader, version: number): StreamsGroupHeartbeatRequestCopartitionGroup {
-  let f_sourceTopics: number[] = [];
-  let f_sourceTopicRegex: number[] = [];
-  let f_repartitionSourceTopics: number[] = [];
+  let f_sourceTopics: number[];
   {
     const n0 = r.compactArrayLength(2);
     if (n0 < 0) {
@@ -630,6 +612,7 @@ export function decodeStreamsGroupHeartbeatRequestCopartitionGroup(r: Reader, ve
       f_sourceTopics = a0;
     }
   }
+  let f_sourceTopicRegex: number[];
   {
     const n0 = r.compactArrayLength(2);
     if (n0 < 0) {
@@ -642,6 +625,7 @@ export function decodeStreamsGroupHeartbeatRequestCopartitionGroup(r: Reader, ve
       f_sourceTopicRegex = a0;
     }
   }
+  let f_repartitionSourceTopics: number[];
   {
     const n0 = r.compactArrayLength(2);
     if (n0 < 0) {
@@ -687,9 +671,8 @@ export function encodeStreamsGroupHeartbeatRequestCopartitionGroup(w: Writer, m:
 }
 
 export function decodeStreamsGroupHeartbeatRequestTaskIds(r: Reader, version: number): StreamsGroupHeartbeatRequestTaskIds {
-  let f_subtopologyId: string = "";
-  let f_partitions: number[] = [];
-  f_subtopologyId = r.compactString();
+  let f_subtopologyId: string = r.compactString();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -727,10 +710,8 @@ export function encodeStreamsGroupHeartbeatRequestTaskIds(w: Writer, m: StreamsG
 }
 
 export function decodeStreamsGroupHeartbeatRequestEndpoint(r: Reader, version: number): StreamsGroupHeartbeatRequestEndpoint {
-  let f_host: string = "";
-  let f_port: number = 0;
-  f_host = r.compactString();
-  f_port = r.uint16();
+  let f_host: string = r.compactString();
+  let f_port: number = r.uint16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupHeartbeatRequest.Endpoint: ' + nt + ' tagged fields cannot fit');
@@ -753,12 +734,9 @@ export function encodeStreamsGroupHeartbeatRequestEndpoint(w: Writer, m: Streams
 }
 
 export function decodeStreamsGroupHeartbeatRequestTaskOffset(r: Reader, version: number): StreamsGroupHeartbeatRequestTaskOffset {
-  let f_subtopologyId: string = "";
-  let f_partition: number = 0;
-  let f_offset: bigint = 0n;
-  f_subtopologyId = r.compactString();
-  f_partition = r.int32();
-  f_offset = r.int64();
+  let f_subtopologyId: string = r.compactString();
+  let f_partition: number = r.int32();
+  let f_offset: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupHeartbeatRequest.TaskOffset: ' + nt + ' tagged fields cannot fit');

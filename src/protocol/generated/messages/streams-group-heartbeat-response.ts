@@ -106,28 +106,15 @@ export interface StreamsGroupHeartbeatResponseTopicPartitionInput {
 
 export function decodeStreamsGroupHeartbeatResponse(r: Reader, version: number): StreamsGroupHeartbeatResponse {
   if (version < 0 || version > 0) r.fail('StreamsGroupHeartbeatResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_memberId: string = "";
-  let f_memberEpoch: number = 0;
-  let f_heartbeatIntervalMs: number = 0;
-  let f_acceptableRecoveryLag: number = 0;
-  let f_taskOffsetIntervalMs: number = 0;
-  let f_status: StreamsGroupHeartbeatResponseStatus[] | null = null;
-  let f_activeTasks: StreamsGroupHeartbeatResponseTaskIds[] | null = null;
-  let f_standbyTasks: StreamsGroupHeartbeatResponseTaskIds[] | null = null;
-  let f_warmupTasks: StreamsGroupHeartbeatResponseTaskIds[] | null = null;
-  let f_endpointInformationEpoch: number = 0;
-  let f_partitionsByUserEndpoint: StreamsGroupHeartbeatResponseEndpointToPartitions[] | null = null;
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
-  f_memberId = r.compactString();
-  f_memberEpoch = r.int32();
-  f_heartbeatIntervalMs = r.int32();
-  f_acceptableRecoveryLag = r.int32();
-  f_taskOffsetIntervalMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_memberId: string = r.compactString();
+  let f_memberEpoch: number = r.int32();
+  let f_heartbeatIntervalMs: number = r.int32();
+  let f_acceptableRecoveryLag: number = r.int32();
+  let f_taskOffsetIntervalMs: number = r.int32();
+  let f_status: StreamsGroupHeartbeatResponseStatus[] | null;
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -140,6 +127,7 @@ export function decodeStreamsGroupHeartbeatResponse(r: Reader, version: number):
       f_status = a0;
     }
   }
+  let f_activeTasks: StreamsGroupHeartbeatResponseTaskIds[] | null;
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -152,6 +140,7 @@ export function decodeStreamsGroupHeartbeatResponse(r: Reader, version: number):
       f_activeTasks = a0;
     }
   }
+  let f_standbyTasks: StreamsGroupHeartbeatResponseTaskIds[] | null;
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -164,6 +153,7 @@ export function decodeStreamsGroupHeartbeatResponse(r: Reader, version: number):
       f_standbyTasks = a0;
     }
   }
+  let f_warmupTasks: StreamsGroupHeartbeatResponseTaskIds[] | null;
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -176,7 +166,8 @@ export function decodeStreamsGroupHeartbeatResponse(r: Reader, version: number):
       f_warmupTasks = a0;
     }
   }
-  f_endpointInformationEpoch = r.int32();
+  let f_endpointInformationEpoch: number = r.int32();
+  let f_partitionsByUserEndpoint: StreamsGroupHeartbeatResponseEndpointToPartitions[] | null;
   {
     const n0 = r.compactArrayLength(7);
     if (n0 < 0) {
@@ -271,10 +262,8 @@ export function encodeStreamsGroupHeartbeatResponse(w: Writer, m: StreamsGroupHe
 }
 
 export function decodeStreamsGroupHeartbeatResponseStatus(r: Reader, version: number): StreamsGroupHeartbeatResponseStatus {
-  let f_statusCode: number = 0;
-  let f_statusDetail: string = "";
-  f_statusCode = r.int8();
-  f_statusDetail = r.compactString();
+  let f_statusCode: number = r.int8();
+  let f_statusDetail: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupHeartbeatResponse.Status: ' + nt + ' tagged fields cannot fit');
@@ -297,9 +286,8 @@ export function encodeStreamsGroupHeartbeatResponseStatus(w: Writer, m: StreamsG
 }
 
 export function decodeStreamsGroupHeartbeatResponseTaskIds(r: Reader, version: number): StreamsGroupHeartbeatResponseTaskIds {
-  let f_subtopologyId: string = "";
-  let f_partitions: number[] = [];
-  f_subtopologyId = r.compactString();
+  let f_subtopologyId: string = r.compactString();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -337,10 +325,8 @@ export function encodeStreamsGroupHeartbeatResponseTaskIds(w: Writer, m: Streams
 }
 
 export function decodeStreamsGroupHeartbeatResponseEndpointToPartitions(r: Reader, version: number): StreamsGroupHeartbeatResponseEndpointToPartitions {
-  let f_userEndpoint: StreamsGroupHeartbeatResponseEndpoint = defaultStreamsGroupHeartbeatResponseEndpoint();
-  let f_activePartitions: StreamsGroupHeartbeatResponseTopicPartition[] = [];
-  let f_standbyPartitions: StreamsGroupHeartbeatResponseTopicPartition[] = [];
-  f_userEndpoint = decodeStreamsGroupHeartbeatResponseEndpoint(r, version);
+  let f_userEndpoint: StreamsGroupHeartbeatResponseEndpoint = decodeStreamsGroupHeartbeatResponseEndpoint(r, version);
+  let f_activePartitions: StreamsGroupHeartbeatResponseTopicPartition[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -353,6 +339,7 @@ export function decodeStreamsGroupHeartbeatResponseEndpointToPartitions(r: Reade
       f_activePartitions = a0;
     }
   }
+  let f_standbyPartitions: StreamsGroupHeartbeatResponseTopicPartition[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -395,10 +382,8 @@ export function encodeStreamsGroupHeartbeatResponseEndpointToPartitions(w: Write
 }
 
 export function decodeStreamsGroupHeartbeatResponseEndpoint(r: Reader, version: number): StreamsGroupHeartbeatResponseEndpoint {
-  let f_host: string = "";
-  let f_port: number = 0;
-  f_host = r.compactString();
-  f_port = r.uint16();
+  let f_host: string = r.compactString();
+  let f_port: number = r.uint16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupHeartbeatResponse.Endpoint: ' + nt + ' tagged fields cannot fit');
@@ -421,9 +406,8 @@ export function encodeStreamsGroupHeartbeatResponseEndpoint(w: Writer, m: Stream
 }
 
 export function decodeStreamsGroupHeartbeatResponseTopicPartition(r: Reader, version: number): StreamsGroupHeartbeatResponseTopicPartition {
-  let f_topic: string = "";
-  let f_partitions: number[] = [];
-  f_topic = r.compactString();
+  let f_topic: string = r.compactString();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

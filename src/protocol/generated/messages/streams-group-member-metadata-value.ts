@@ -59,24 +59,17 @@ export interface StreamsGroupMemberMetadataValueKeyValueInput {
 
 export function decodeStreamsGroupMemberMetadataValue(r: Reader, version: number): StreamsGroupMemberMetadataValue {
   if (version < 0 || version > 0) r.fail('StreamsGroupMemberMetadataValue v' + version + ' is not supported');
-  let f_instanceId: string | null = "";
-  let f_rackId: string | null = "";
-  let f_clientId: string = "";
-  let f_clientHost: string = "";
-  let f_rebalanceTimeoutMs: number = -1;
-  let f_topologyEpoch: number = 0;
-  let f_processId: string = "";
-  let f_userEndpoint: StreamsGroupMemberMetadataValueEndpoint | null = null;
-  let f_clientTags: StreamsGroupMemberMetadataValueKeyValue[] = [];
-  f_instanceId = r.compactNullableString();
-  f_rackId = r.compactNullableString();
-  f_clientId = r.compactString();
-  f_clientHost = r.compactString();
-  f_rebalanceTimeoutMs = r.int32();
-  f_topologyEpoch = r.int32();
-  f_processId = r.compactString();
+  let f_instanceId: string | null = r.compactNullableString();
+  let f_rackId: string | null = r.compactNullableString();
+  let f_clientId: string = r.compactString();
+  let f_clientHost: string = r.compactString();
+  let f_rebalanceTimeoutMs: number = r.int32();
+  let f_topologyEpoch: number = r.int32();
+  let f_processId: string = r.compactString();
+  let f_userEndpoint: StreamsGroupMemberMetadataValueEndpoint | null;
   if (r.int8() < 0) f_userEndpoint = null;
   else f_userEndpoint = decodeStreamsGroupMemberMetadataValueEndpoint(r, version);
+  let f_clientTags: StreamsGroupMemberMetadataValueKeyValue[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -134,10 +127,8 @@ export function encodeStreamsGroupMemberMetadataValue(w: Writer, m: StreamsGroup
 }
 
 export function decodeStreamsGroupMemberMetadataValueEndpoint(r: Reader, version: number): StreamsGroupMemberMetadataValueEndpoint {
-  let f_host: string = "";
-  let f_port: number = 0;
-  f_host = r.compactString();
-  f_port = r.uint16();
+  let f_host: string = r.compactString();
+  let f_port: number = r.uint16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupMemberMetadataValue.Endpoint: ' + nt + ' tagged fields cannot fit');
@@ -160,10 +151,8 @@ export function encodeStreamsGroupMemberMetadataValueEndpoint(w: Writer, m: Stre
 }
 
 export function decodeStreamsGroupMemberMetadataValueKeyValue(r: Reader, version: number): StreamsGroupMemberMetadataValueKeyValue {
-  let f_key: string = "";
-  let f_value: string = "";
-  f_key = r.compactString();
-  f_value = r.compactString();
+  let f_key: string = r.compactString();
+  let f_value: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupMemberMetadataValue.KeyValue: ' + nt + ' tagged fields cannot fit');

@@ -17,8 +17,7 @@ export interface StreamsGroupMetadataKeyInput {
 
 export function decodeStreamsGroupMetadataKey(r: Reader, version: number): StreamsGroupMetadataKey {
   if (version < 0 || version > 0) r.fail('StreamsGroupMetadataKey v' + version + ' is not supported');
-  let f_groupId: string = "";
-  f_groupId = r.string();
+  let f_groupId: string = r.string();
   const out: StreamsGroupMetadataKey = { groupId: f_groupId };
   return out;
 }

@@ -19,10 +19,8 @@ export interface StreamsGroupTargetAssignmentMemberKeyInput {
 
 export function decodeStreamsGroupTargetAssignmentMemberKey(r: Reader, version: number): StreamsGroupTargetAssignmentMemberKey {
   if (version < 0 || version > 0) r.fail('StreamsGroupTargetAssignmentMemberKey v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_memberId: string = "";
-  f_groupId = r.string();
-  f_memberId = r.string();
+  let f_groupId: string = r.string();
+  let f_memberId: string = r.string();
   const out: StreamsGroupTargetAssignmentMemberKey = { groupId: f_groupId, memberId: f_memberId };
   return out;
 }

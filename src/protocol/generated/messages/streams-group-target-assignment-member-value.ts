@@ -35,9 +35,7 @@ export interface StreamsGroupTargetAssignmentMemberValueTaskIdsInput {
 
 export function decodeStreamsGroupTargetAssignmentMemberValue(r: Reader, version: number): StreamsGroupTargetAssignmentMemberValue {
   if (version < 0 || version > 0) r.fail('StreamsGroupTargetAssignmentMemberValue v' + version + ' is not supported');
-  let f_activeTasks: StreamsGroupTargetAssignmentMemberValueTaskIds[] = [];
-  let f_standbyTasks: StreamsGroupTargetAssignmentMemberValueTaskIds[] = [];
-  let f_warmupTasks: StreamsGroupTargetAssignmentMemberValueTaskIds[] = [];
+  let f_activeTasks: StreamsGroupTargetAssignmentMemberValueTaskIds[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -50,6 +48,7 @@ export function decodeStreamsGroupTargetAssignmentMemberValue(r: Reader, version
       f_activeTasks = a0;
     }
   }
+  let f_standbyTasks: StreamsGroupTargetAssignmentMemberValueTaskIds[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -62,6 +61,7 @@ export function decodeStreamsGroupTargetAssignmentMemberValue(r: Reader, version
       f_standbyTasks = a0;
     }
   }
+  let f_warmupTasks: StreamsGroupTargetAssignmentMemberValueTaskIds[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -108,9 +108,8 @@ export function encodeStreamsGroupTargetAssignmentMemberValue(w: Writer, m: Stre
 }
 
 export function decodeStreamsGroupTargetAssignmentMemberValueTaskIds(r: Reader, version: number): StreamsGroupTargetAssignmentMemberValueTaskIds {
-  let f_subtopologyId: string = "";
-  let f_partitions: number[] = [];
-  f_subtopologyId = r.compactString();
+  let f_subtopologyId: string = r.compactString();
+  let f_partitions: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

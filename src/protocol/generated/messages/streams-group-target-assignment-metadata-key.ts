@@ -17,8 +17,7 @@ export interface StreamsGroupTargetAssignmentMetadataKeyInput {
 
 export function decodeStreamsGroupTargetAssignmentMetadataKey(r: Reader, version: number): StreamsGroupTargetAssignmentMetadataKey {
   if (version < 0 || version > 0) r.fail('StreamsGroupTargetAssignmentMetadataKey v' + version + ' is not supported');
-  let f_groupId: string = "";
-  f_groupId = r.string();
+  let f_groupId: string = r.string();
   const out: StreamsGroupTargetAssignmentMetadataKey = { groupId: f_groupId };
   return out;
 }

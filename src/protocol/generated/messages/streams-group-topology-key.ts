@@ -17,8 +17,7 @@ export interface StreamsGroupTopologyKeyInput {
 
 export function decodeStreamsGroupTopologyKey(r: Reader, version: number): StreamsGroupTopologyKey {
   if (version < 0 || version > 0) r.fail('StreamsGroupTopologyKey v' + version + ' is not supported');
-  let f_groupId: string = "";
-  f_groupId = r.string();
+  let f_groupId: string = r.string();
   const out: StreamsGroupTopologyKey = { groupId: f_groupId };
   return out;
 }

@@ -85,9 +85,8 @@ export interface StreamsGroupTopologyValueCopartitionGroupInput {
 
 export function decodeStreamsGroupTopologyValue(r: Reader, version: number): StreamsGroupTopologyValue {
   if (version < 0 || version > 0) r.fail('StreamsGroupTopologyValue v' + version + ' is not supported');
-  let f_epoch: number = 0;
-  let f_subtopologies: StreamsGroupTopologyValueSubtopology[] = [];
-  f_epoch = r.int32();
+  let f_epoch: number = r.int32();
+  let f_subtopologies: StreamsGroupTopologyValueSubtopology[];
   {
     const n0 = r.compactArrayLength(8);
     if (n0 < 0) {
@@ -126,14 +125,8 @@ export function encodeStreamsGroupTopologyValue(w: Writer, m: StreamsGroupTopolo
 }
 
 export function decodeStreamsGroupTopologyValueSubtopology(r: Reader, version: number): StreamsGroupTopologyValueSubtopology {
-  let f_subtopologyId: string = "";
-  let f_sourceTopics: string[] = [];
-  let f_sourceTopicRegex: string[] = [];
-  let f_stateChangelogTopics: StreamsGroupTopologyValueTopicInfo[] = [];
-  let f_repartitionSinkTopics: string[] = [];
-  let f_repartitionSourceTopics: StreamsGroupTopologyValueTopicInfo[] = [];
-  let f_copartitionGroups: StreamsGroupTopologyValueCopartitionGroup[] = [];
-  f_subtopologyId = r.compactString();
+  let f_subtopologyId: string = r.compactString();
+  let f_sourceTopics: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -146,6 +139,7 @@ export function decodeStreamsGroupTopologyValueSubtopology(r: Reader, version: n
       f_sourceTopics = a0;
     }
   }
+  let f_sourceTopicRegex: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -158,6 +152,7 @@ export function decodeStreamsGroupTopologyValueSubtopology(r: Reader, version: n
       f_sourceTopicRegex = a0;
     }
   }
+  let f_stateChangelogTopics: StreamsGroupTopologyValueTopicInfo[];
   {
     const n0 = r.compactArrayLength(9);
     if (n0 < 0) {
@@ -170,6 +165,7 @@ export function decodeStreamsGroupTopologyValueSubtopology(r: Reader, version: n
       f_stateChangelogTopics = a0;
     }
   }
+  let f_repartitionSinkTopics: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -182,6 +178,7 @@ export function decodeStreamsGroupTopologyValueSubtopology(r: Reader, version: n
       f_repartitionSinkTopics = a0;
     }
   }
+  let f_repartitionSourceTopics: StreamsGroupTopologyValueTopicInfo[];
   {
     const n0 = r.compactArrayLength(9);
     if (n0 < 0) {
@@ -194,6 +191,7 @@ export function decodeStreamsGroupTopologyValueSubtopology(r: Reader, version: n
       f_repartitionSourceTopics = a0;
     }
   }
+  let f_copartitionGroups: StreamsGroupTopologyValueCopartitionGroup[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -256,13 +254,10 @@ export function encodeStreamsGroupTopologyValueSubtopology(w: Writer, m: Streams
 }
 
 export function decodeStreamsGroupTopologyValueTopicInfo(r: Reader, version: number): StreamsGroupTopologyValueTopicInfo {
-  let f_name: string = "";
-  let f_partitions: number = 0;
-  let f_replicationFactor: number = 0;
-  let f_topicConfigs: StreamsGroupTopologyValueTopicConfig[] = [];
-  f_name = r.compactString();
-  f_partitions = r.int32();
-  f_replicationFactor = r.int16();
+  let f_name: string = r.compactString();
+  let f_partitions: number = r.int32();
+  let f_replicationFactor: number = r.int16();
+  let f_topicConfigs: StreamsGroupTopologyValueTopicConfig[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -304,10 +299,8 @@ export function encodeStreamsGroupTopologyValueTopicInfo(w: Writer, m: StreamsGr
 }
 
 export function decodeStreamsGroupTopologyValueTopicConfig(r: Reader, version: number): StreamsGroupTopologyValueTopicConfig {
-  let f_key: string = "";
-  let f_value: string = "";
-  f_key = r.compactString();
-  f_value = r.compactString();
+  let f_key: string = r.compactString();
+  let f_value: string = r.compactString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupTopologyValue.TopicConfig: ' + nt + ' tagged fields cannot fit');
@@ -330,9 +323,7 @@ export function encodeStreamsGroupTopologyValueTopicConfig(w: Writer, m: Streams
 }
 
 export function decodeStreamsGroupTopologyValueCopartitionGroup(r: Reader, version: number): StreamsGroupTopologyValueCopartitionGroup {
-  let f_sourceTopics: number[] = [];
-  let f_sourceTopicRegex: number[] = [];
-  let f_repartitionSourceTopics: number[] = [];
+  let f_sourceTopics: number[];
   {
     const n0 = r.compactArrayLength(2);
     if (n0 < 0) {
@@ -345,6 +336,7 @@ export function decodeStreamsGroupTopologyValueCopartitionGroup(r: Reader, versi
       f_sourceTopics = a0;
     }
   }
+  let f_sourceTopicRegex: number[];
   {
     const n0 = r.compactArrayLength(2);
     if (n0 < 0) {
@@ -357,6 +349,7 @@ export function decodeStreamsGroupTopologyValueCopartitionGroup(r: Reader, versi
       f_sourceTopicRegex = a0;
     }
   }
+  let f_repartitionSourceTopics: number[];
   {
     const n0 = r.compactArrayLength(2);
     if (n0 < 0) {

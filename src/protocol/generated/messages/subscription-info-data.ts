@@ -81,21 +81,13 @@ export interface SubscriptionInfoDataClientTagInput {
 
 export function decodeSubscriptionInfoData(r: Reader, version: number): SubscriptionInfoData {
   if (version < 1 || version > 11) r.fail('SubscriptionInfoData v' + version + ' is not supported');
-  let f_version: number = 0;
+  let f_version: number = r.int32();
   let f_latestSupportedVersion: number = -1;
-  let f_processId: string = "00000000-0000-0000-0000-000000000000";
-  let f_prevTasks: SubscriptionInfoDataTaskId[] = [];
-  let f_standbyTasks: SubscriptionInfoDataTaskId[] = [];
-  let f_userEndPoint: Buffer = EMPTY;
-  let f_taskOffsetSums: SubscriptionInfoDataTaskOffsetSum[] = [];
-  let f_uniqueField: number = 0;
-  let f_errorCode: number = 0;
-  let f_clientTags: SubscriptionInfoDataClientTag[] = [];
-  f_version = r.int32();
   if (version >= 3) {
     f_latestSupportedVersion = r.int32();
   }
-  f_processId = r.uuid();
+  let f_processId: string = r.uuid();
+  let f_prevTasks: SubscriptionInfoDataTaskId[] = [];
   if (version <= 6) {
     {
       const n0 = r.arrayLength(1);
@@ -110,6 +102,7 @@ export function decodeSubscriptionInfoData(r: Reader, version: number): Subscrip
       }
     }
   }
+  let f_standbyTasks: SubscriptionInfoDataTaskId[] = [];
   if (version <= 6) {
     {
       const n0 = r.arrayLength(1);
@@ -124,9 +117,11 @@ export function decodeSubscriptionInfoData(r: Reader, version: number): Subscrip
       }
     }
   }
+  let f_userEndPoint: Buffer = EMPTY;
   if (version >= 2) {
     f_userEndPoint = r.bytes();
   }
+  let f_taskOffsetSums: SubscriptionInfoDataTaskOffsetSum[] = [];
   if (version >= 7) {
     {
       const n0 = r.arrayLength(1);
@@ -141,12 +136,15 @@ export function decodeSubscriptionInfoData(r: Reader, version: number): Subscrip
       }
     }
   }
+  let f_uniqueField: number = 0;
   if (version >= 8) {
     f_uniqueField = r.int8();
   }
+  let f_errorCode: number = 0;
   if (version >= 9) {
     f_errorCode = r.int32();
   }
+  let f_clientTags: SubscriptionInfoDataClientTag[] = [];
   if (version >= 11) {
     {
       const n0 = r.arrayLength(1);
@@ -227,10 +225,10 @@ export function encodeSubscriptionInfoData(w: Writer, m: SubscriptionInfoDataInp
 
 export function decodeSubscriptionInfoDataTaskId(r: Reader, version: number): SubscriptionInfoDataTaskId {
   let f_topicGroupId: number = 0;
-  let f_partition: number = 0;
   if (version <= 6) {
     f_topicGroupId = r.int32();
   }
+  let f_partition: number = 0;
   if (version <= 6) {
     f_partition = r.int32();
   }
@@ -253,22 +251,22 @@ export function encodeSubscriptionInfoDataTaskId(w: Writer, m: SubscriptionInfoD
 
 export function decodeSubscriptionInfoDataTaskOffsetSum(r: Reader, version: number): SubscriptionInfoDataTaskOffsetSum {
   let f_topicGroupId: number = 0;
-  let f_partition: number = 0;
-  let f_offsetSum: bigint = 0n;
-  let f_namedTopology: string | null = "";
-  let f_partitionToOffsetSum: SubscriptionInfoDataPartitionToOffsetSum[] = [];
   if (version >= 7) {
     f_topicGroupId = r.int32();
   }
+  let f_partition: number = 0;
   if (version >= 10) {
     f_partition = r.int32();
   }
+  let f_offsetSum: bigint = 0n;
   if (version >= 10) {
     f_offsetSum = r.int64();
   }
+  let f_namedTopology: string | null = "";
   if (version >= 10) {
     f_namedTopology = (version >= 10 ? r.nullableString() : r.string());
   }
+  let f_partitionToOffsetSum: SubscriptionInfoDataPartitionToOffsetSum[] = [];
   if (version >= 7 && version <= 9) {
     {
       const n0 = r.arrayLength(1);
@@ -321,10 +319,10 @@ export function encodeSubscriptionInfoDataTaskOffsetSum(w: Writer, m: Subscripti
 
 export function decodeSubscriptionInfoDataPartitionToOffsetSum(r: Reader, version: number): SubscriptionInfoDataPartitionToOffsetSum {
   let f_partition: number = 0;
-  let f_offsetSum: bigint = 0n;
   if (version >= 7 && version <= 9) {
     f_partition = r.int32();
   }
+  let f_offsetSum: bigint = 0n;
   if (version >= 7 && version <= 9) {
     f_offsetSum = r.int64();
   }
@@ -347,10 +345,10 @@ export function encodeSubscriptionInfoDataPartitionToOffsetSum(w: Writer, m: Sub
 
 export function decodeSubscriptionInfoDataClientTag(r: Reader, version: number): SubscriptionInfoDataClientTag {
   let f_key: Buffer = EMPTY;
-  let f_value: Buffer = EMPTY;
   if (version >= 11) {
     f_key = r.bytes();
   }
+  let f_value: Buffer = EMPTY;
   if (version >= 11) {
     f_value = r.bytes();
   }

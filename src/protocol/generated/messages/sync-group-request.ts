@@ -45,25 +45,22 @@ export interface SyncGroupRequestSyncGroupRequestAssignmentInput {
 export function decodeSyncGroupRequest(r: Reader, version: number): SyncGroupRequest {
   const flexible = version >= 4;
   if (version < 0 || version > 5) r.fail('SyncGroupRequest v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_generationId: number = 0;
-  let f_memberId: string = "";
+  let f_groupId: string = (flexible ? r.compactString() : r.string());
+  let f_generationId: number = r.int32();
+  let f_memberId: string = (flexible ? r.compactString() : r.string());
   let f_groupInstanceId: string | null = null;
-  let f_protocolType: string | null = null;
-  let f_protocolName: string | null = null;
-  let f_assignments: SyncGroupRequestSyncGroupRequestAssignment[] = [];
-  f_groupId = (flexible ? r.compactString() : r.string());
-  f_generationId = r.int32();
-  f_memberId = (flexible ? r.compactString() : r.string());
   if (version >= 3) {
     f_groupInstanceId = (version >= 3 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_protocolType: string | null = null;
   if (version >= 5) {
     f_protocolType = (version >= 5 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_protocolName: string | null = null;
   if (version >= 5) {
     f_protocolName = (version >= 5 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_assignments: SyncGroupRequestSyncGroupRequestAssignment[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -130,10 +127,8 @@ export function encodeSyncGroupRequest(w: Writer, m: SyncGroupRequestInput, vers
 
 export function decodeSyncGroupRequestSyncGroupRequestAssignment(r: Reader, version: number): SyncGroupRequestSyncGroupRequestAssignment {
   const flexible = version >= 4;
-  let f_memberId: string = "";
-  let f_assignment: Buffer = EMPTY;
-  f_memberId = (flexible ? r.compactString() : r.string());
-  f_assignment = (flexible ? r.compactBytes() : r.bytes());
+  let f_memberId: string = (flexible ? r.compactString() : r.string());
+  let f_assignment: Buffer = (flexible ? r.compactBytes() : r.bytes());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

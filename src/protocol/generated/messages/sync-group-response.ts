@@ -30,21 +30,19 @@ export function decodeSyncGroupResponse(r: Reader, version: number): SyncGroupRe
   const flexible = version >= 4;
   if (version < 0 || version > 5) r.fail('SyncGroupResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_protocolType: string | null = null;
-  let f_protocolName: string | null = null;
-  let f_assignment: Buffer = EMPTY;
   if (version >= 1) {
     f_throttleTimeMs = r.int32();
   }
-  f_errorCode = r.int16();
+  let f_errorCode: number = r.int16();
+  let f_protocolType: string | null = null;
   if (version >= 5) {
     f_protocolType = (version >= 5 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_protocolName: string | null = null;
   if (version >= 5) {
     f_protocolName = (version >= 5 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
-  f_assignment = (flexible ? r.compactBytes() : r.bytes());
+  let f_assignment: Buffer = (flexible ? r.compactBytes() : r.bytes());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -21,10 +21,8 @@ export interface TopicRecordInput {
 
 export function decodeTopicRecord(r: Reader, version: number): TopicRecord {
   if (version < 0 || version > 0) r.fail('TopicRecord v' + version + ' is not supported');
-  let f_name: string = "";
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  f_name = r.compactString();
-  f_topicId = r.uuid();
+  let f_name: string = r.compactString();
+  let f_topicId: string = r.uuid();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('TopicRecord: ' + nt + ' tagged fields cannot fit');

@@ -17,8 +17,7 @@ export interface TransactionLogKeyInput {
 
 export function decodeTransactionLogKey(r: Reader, version: number): TransactionLogKey {
   if (version < 0 || version > 0) r.fail('TransactionLogKey v' + version + ' is not supported');
-  let f_transactionalId: string = "";
-  f_transactionalId = r.string();
+  let f_transactionalId: string = r.string();
   const out: TransactionLogKey = { transactionalId: f_transactionalId };
   return out;
 }

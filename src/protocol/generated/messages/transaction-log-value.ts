@@ -52,21 +52,14 @@ export interface TransactionLogValuePartitionsSchemaInput {
 export function decodeTransactionLogValue(r: Reader, version: number): TransactionLogValue {
   const flexible = version >= 1;
   if (version < 0 || version > 1) r.fail('TransactionLogValue v' + version + ' is not supported');
-  let f_producerId: bigint = 0n;
+  let f_producerId: bigint = r.int64();
   let f_previousProducerId: bigint = -1n;
   let f_nextProducerId: bigint = -1n;
-  let f_producerEpoch: number = 0;
+  let f_producerEpoch: number = r.int16();
   let f_nextProducerEpoch: number = -1;
-  let f_transactionTimeoutMs: number = 0;
-  let f_transactionStatus: number = 0;
-  let f_transactionPartitions: TransactionLogValuePartitionsSchema[] | null = [];
-  let f_transactionLastUpdateTimestampMs: bigint = 0n;
-  let f_transactionStartTimestampMs: bigint = 0n;
-  let f_clientTransactionVersion: number = 0;
-  f_producerId = r.int64();
-  f_producerEpoch = r.int16();
-  f_transactionTimeoutMs = r.int32();
-  f_transactionStatus = r.int8();
+  let f_transactionTimeoutMs: number = r.int32();
+  let f_transactionStatus: number = r.int8();
+  let f_transactionPartitions: TransactionLogValuePartitionsSchema[] | null;
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -79,8 +72,9 @@ export function decodeTransactionLogValue(r: Reader, version: number): Transacti
       f_transactionPartitions = a0;
     }
   }
-  f_transactionLastUpdateTimestampMs = r.int64();
-  f_transactionStartTimestampMs = r.int64();
+  let f_transactionLastUpdateTimestampMs: bigint = r.int64();
+  let f_transactionStartTimestampMs: bigint = r.int64();
+  let f_clientTransactionVersion: number = 0;
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -172,9 +166,8 @@ export function encodeTransactionLogValue(w: Writer, m: TransactionLogValueInput
 
 export function decodeTransactionLogValuePartitionsSchema(r: Reader, version: number): TransactionLogValuePartitionsSchema {
   const flexible = version >= 1;
-  let f_topic: string = "";
-  let f_partitionIds: number[] = [];
-  f_topic = (flexible ? r.compactString() : r.string());
+  let f_topic: string = (flexible ? r.compactString() : r.string());
+  let f_partitionIds: number[];
   {
     const n0 = (flexible ? r.compactArrayLength(4) : r.arrayLength(4));
     if (n0 < 0) {

@@ -61,27 +61,23 @@ export interface TxnOffsetCommitRequestTxnOffsetCommitRequestPartitionInput {
 export function decodeTxnOffsetCommitRequest(r: Reader, version: number): TxnOffsetCommitRequest {
   const flexible = version >= 3;
   if (version < 0 || version > 5) r.fail('TxnOffsetCommitRequest v' + version + ' is not supported');
-  let f_transactionalId: string = "";
-  let f_groupId: string = "";
-  let f_producerId: bigint = 0n;
-  let f_producerEpoch: number = 0;
+  let f_transactionalId: string = (flexible ? r.compactString() : r.string());
+  let f_groupId: string = (flexible ? r.compactString() : r.string());
+  let f_producerId: bigint = r.int64();
+  let f_producerEpoch: number = r.int16();
   let f_generationId: number = -1;
-  let f_memberId: string = "";
-  let f_groupInstanceId: string | null = null;
-  let f_topics: TxnOffsetCommitRequestTxnOffsetCommitRequestTopic[] = [];
-  f_transactionalId = (flexible ? r.compactString() : r.string());
-  f_groupId = (flexible ? r.compactString() : r.string());
-  f_producerId = r.int64();
-  f_producerEpoch = r.int16();
   if (version >= 3) {
     f_generationId = r.int32();
   }
+  let f_memberId: string = "";
   if (version >= 3) {
     f_memberId = (flexible ? r.compactString() : r.string());
   }
+  let f_groupInstanceId: string | null = null;
   if (version >= 3) {
     f_groupInstanceId = (version >= 3 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
   }
+  let f_topics: TxnOffsetCommitRequestTxnOffsetCommitRequestTopic[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -150,9 +146,8 @@ export function encodeTxnOffsetCommitRequest(w: Writer, m: TxnOffsetCommitReques
 
 export function decodeTxnOffsetCommitRequestTxnOffsetCommitRequestTopic(r: Reader, version: number): TxnOffsetCommitRequestTxnOffsetCommitRequestTopic {
   const flexible = version >= 3;
-  let f_name: string = "";
-  let f_partitions: TxnOffsetCommitRequestTxnOffsetCommitRequestPartition[] = [];
-  f_name = (flexible ? r.compactString() : r.string());
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: TxnOffsetCommitRequestTxnOffsetCommitRequestPartition[];
   {
     const n0 = (flexible ? r.compactArrayLength(13) : r.arrayLength(13));
     if (n0 < 0) {
@@ -198,16 +193,13 @@ export function encodeTxnOffsetCommitRequestTxnOffsetCommitRequestTopic(w: Write
 
 export function decodeTxnOffsetCommitRequestTxnOffsetCommitRequestPartition(r: Reader, version: number): TxnOffsetCommitRequestTxnOffsetCommitRequestPartition {
   const flexible = version >= 3;
-  let f_partitionIndex: number = 0;
-  let f_committedOffset: bigint = 0n;
+  let f_partitionIndex: number = r.int32();
+  let f_committedOffset: bigint = r.int64();
   let f_committedLeaderEpoch: number = -1;
-  let f_committedMetadata: string | null = "";
-  f_partitionIndex = r.int32();
-  f_committedOffset = r.int64();
   if (version >= 2) {
     f_committedLeaderEpoch = r.int32();
   }
-  f_committedMetadata = (flexible ? r.compactNullableString() : r.nullableString());
+  let f_committedMetadata: string | null = (flexible ? r.compactNullableString() : r.nullableString());
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

@@ -45,9 +45,8 @@ export interface TxnOffsetCommitResponseTxnOffsetCommitResponsePartitionInput {
 export function decodeTxnOffsetCommitResponse(r: Reader, version: number): TxnOffsetCommitResponse {
   const flexible = version >= 3;
   if (version < 0 || version > 5) r.fail('TxnOffsetCommitResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_topics: TxnOffsetCommitResponseTxnOffsetCommitResponseTopic[] = [];
-  f_throttleTimeMs = r.int32();
+  let f_throttleTimeMs: number = r.int32();
+  let f_topics: TxnOffsetCommitResponseTxnOffsetCommitResponseTopic[];
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
     if (n0 < 0) {
@@ -94,9 +93,8 @@ export function encodeTxnOffsetCommitResponse(w: Writer, m: TxnOffsetCommitRespo
 
 export function decodeTxnOffsetCommitResponseTxnOffsetCommitResponseTopic(r: Reader, version: number): TxnOffsetCommitResponseTxnOffsetCommitResponseTopic {
   const flexible = version >= 3;
-  let f_name: string = "";
-  let f_partitions: TxnOffsetCommitResponseTxnOffsetCommitResponsePartition[] = [];
-  f_name = (flexible ? r.compactString() : r.string());
+  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_partitions: TxnOffsetCommitResponseTxnOffsetCommitResponsePartition[];
   {
     const n0 = (flexible ? r.compactArrayLength(6) : r.arrayLength(6));
     if (n0 < 0) {
@@ -142,10 +140,8 @@ export function encodeTxnOffsetCommitResponseTxnOffsetCommitResponseTopic(w: Wri
 
 export function decodeTxnOffsetCommitResponseTxnOffsetCommitResponsePartition(r: Reader, version: number): TxnOffsetCommitResponseTxnOffsetCommitResponsePartition {
   const flexible = version >= 3;
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();

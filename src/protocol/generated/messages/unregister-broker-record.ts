@@ -21,10 +21,8 @@ export interface UnregisterBrokerRecordInput {
 
 export function decodeUnregisterBrokerRecord(r: Reader, version: number): UnregisterBrokerRecord {
   if (version < 0 || version > 0) r.fail('UnregisterBrokerRecord v' + version + ' is not supported');
-  let f_brokerId: number = 0;
-  let f_brokerEpoch: bigint = 0n;
-  f_brokerId = r.int32();
-  f_brokerEpoch = r.int64();
+  let f_brokerId: number = r.int32();
+  let f_brokerEpoch: bigint = r.int64();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('UnregisterBrokerRecord: ' + nt + ' tagged fields cannot fit');

@@ -18,8 +18,7 @@ export interface UnregisterBrokerRequestInput {
 
 export function decodeUnregisterBrokerRequest(r: Reader, version: number): UnregisterBrokerRequest {
   if (version < 0 || version > 0) r.fail('UnregisterBrokerRequest v' + version + ' is not supported');
-  let f_brokerId: number = 0;
-  f_brokerId = r.int32();
+  let f_brokerId: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('UnregisterBrokerRequest: ' + nt + ' tagged fields cannot fit');

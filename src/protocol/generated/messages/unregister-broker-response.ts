@@ -22,12 +22,9 @@ export interface UnregisterBrokerResponseInput {
 
 export function decodeUnregisterBrokerResponse(r: Reader, version: number): UnregisterBrokerResponse {
   if (version < 0 || version > 0) r.fail('UnregisterBrokerResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('UnregisterBrokerResponse: ' + nt + ' tagged fields cannot fit');

@@ -38,10 +38,8 @@ export interface UpdateFeaturesRequestFeatureUpdateKeyInput {
 
 export function decodeUpdateFeaturesRequest(r: Reader, version: number): UpdateFeaturesRequest {
   if (version < 0 || version > 2) r.fail('UpdateFeaturesRequest v' + version + ' is not supported');
-  let f_timeoutMs: number = 60000;
-  let f_featureUpdates: UpdateFeaturesRequestFeatureUpdateKey[] = [];
-  let f_validateOnly: boolean = false;
-  f_timeoutMs = r.int32();
+  let f_timeoutMs: number = r.int32();
+  let f_featureUpdates: UpdateFeaturesRequestFeatureUpdateKey[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {
@@ -54,6 +52,7 @@ export function decodeUpdateFeaturesRequest(r: Reader, version: number): UpdateF
       f_featureUpdates = a0;
     }
   }
+  let f_validateOnly: boolean = false;
   if (version >= 1) {
     f_validateOnly = r.bool();
   }
@@ -88,15 +87,13 @@ export function encodeUpdateFeaturesRequest(w: Writer, m: UpdateFeaturesRequestI
 }
 
 export function decodeUpdateFeaturesRequestFeatureUpdateKey(r: Reader, version: number): UpdateFeaturesRequestFeatureUpdateKey {
-  let f_feature: string = "";
-  let f_maxVersionLevel: number = 0;
+  let f_feature: string = r.compactString();
+  let f_maxVersionLevel: number = r.int16();
   let f_allowDowngrade: boolean = false;
-  let f_upgradeType: number = 1;
-  f_feature = r.compactString();
-  f_maxVersionLevel = r.int16();
   if (version <= 0) {
     f_allowDowngrade = r.bool();
   }
+  let f_upgradeType: number = 1;
   if (version >= 1) {
     f_upgradeType = r.int8();
   }

@@ -38,13 +38,10 @@ export interface UpdateFeaturesResponseUpdatableFeatureResultInput {
 
 export function decodeUpdateFeaturesResponse(r: Reader, version: number): UpdateFeaturesResponse {
   if (version < 0 || version > 2) r.fail('UpdateFeaturesResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let f_results: UpdateFeaturesResponseUpdatableFeatureResult[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
   if (version <= 1) {
     {
       const n0 = r.compactArrayLength(5);
@@ -91,12 +88,9 @@ export function encodeUpdateFeaturesResponse(w: Writer, m: UpdateFeaturesRespons
 }
 
 export function decodeUpdateFeaturesResponseUpdatableFeatureResult(r: Reader, version: number): UpdateFeaturesResponseUpdatableFeatureResult {
-  let f_feature: string = "";
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = "";
-  f_feature = r.compactString();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_feature: string = r.compactString();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('UpdateFeaturesResponse.UpdatableFeatureResult: ' + nt + ' tagged fields cannot fit');

@@ -54,16 +54,11 @@ export interface UpdateRaftVoterRequestKRaftVersionFeatureInput {
 
 export function decodeUpdateRaftVoterRequest(r: Reader, version: number): UpdateRaftVoterRequest {
   if (version < 0 || version > 0) r.fail('UpdateRaftVoterRequest v' + version + ' is not supported');
-  let f_clusterId: string | null = "";
-  let f_currentLeaderEpoch: number = 0;
-  let f_voterId: number = 0;
-  let f_voterDirectoryId: string = "00000000-0000-0000-0000-000000000000";
-  let f_listeners: UpdateRaftVoterRequestListener[] = [];
-  let f_kRaftVersionFeature: UpdateRaftVoterRequestKRaftVersionFeature = defaultUpdateRaftVoterRequestKRaftVersionFeature();
-  f_clusterId = r.compactNullableString();
-  f_currentLeaderEpoch = r.int32();
-  f_voterId = r.int32();
-  f_voterDirectoryId = r.uuid();
+  let f_clusterId: string | null = r.compactNullableString();
+  let f_currentLeaderEpoch: number = r.int32();
+  let f_voterId: number = r.int32();
+  let f_voterDirectoryId: string = r.uuid();
+  let f_listeners: UpdateRaftVoterRequestListener[];
   {
     const n0 = r.compactArrayLength(5);
     if (n0 < 0) {
@@ -76,7 +71,7 @@ export function decodeUpdateRaftVoterRequest(r: Reader, version: number): Update
       f_listeners = a0;
     }
   }
-  f_kRaftVersionFeature = decodeUpdateRaftVoterRequestKRaftVersionFeature(r, version);
+  let f_kRaftVersionFeature: UpdateRaftVoterRequestKRaftVersionFeature = decodeUpdateRaftVoterRequestKRaftVersionFeature(r, version);
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('UpdateRaftVoterRequest: ' + nt + ' tagged fields cannot fit');
@@ -111,12 +106,9 @@ export function encodeUpdateRaftVoterRequest(w: Writer, m: UpdateRaftVoterReques
 }
 
 export function decodeUpdateRaftVoterRequestListener(r: Reader, version: number): UpdateRaftVoterRequestListener {
-  let f_name: string = "";
-  let f_host: string = "";
-  let f_port: number = 0;
-  f_name = r.compactString();
-  f_host = r.compactString();
-  f_port = r.uint16();
+  let f_name: string = r.compactString();
+  let f_host: string = r.compactString();
+  let f_port: number = r.uint16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('UpdateRaftVoterRequest.Listener: ' + nt + ' tagged fields cannot fit');
@@ -141,10 +133,8 @@ export function encodeUpdateRaftVoterRequestListener(w: Writer, m: UpdateRaftVot
 }
 
 export function decodeUpdateRaftVoterRequestKRaftVersionFeature(r: Reader, version: number): UpdateRaftVoterRequestKRaftVersionFeature {
-  let f_minSupportedVersion: number = 0;
-  let f_maxSupportedVersion: number = 0;
-  f_minSupportedVersion = r.int16();
-  f_maxSupportedVersion = r.int16();
+  let f_minSupportedVersion: number = r.int16();
+  let f_maxSupportedVersion: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('UpdateRaftVoterRequest.KRaftVersionFeature: ' + nt + ' tagged fields cannot fit');

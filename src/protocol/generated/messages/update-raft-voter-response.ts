@@ -38,11 +38,9 @@ export interface UpdateRaftVoterResponseCurrentLeaderInput {
 
 export function decodeUpdateRaftVoterResponse(r: Reader, version: number): UpdateRaftVoterResponse {
   if (version < 0 || version > 0) r.fail('UpdateRaftVoterResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
   let f_currentLeader: UpdateRaftVoterResponseCurrentLeader = defaultUpdateRaftVoterResponseCurrentLeader();
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('UpdateRaftVoterResponse: ' + nt + ' tagged fields cannot fit');
@@ -78,14 +76,10 @@ export function encodeUpdateRaftVoterResponse(w: Writer, m: UpdateRaftVoterRespo
 }
 
 export function decodeUpdateRaftVoterResponseCurrentLeader(r: Reader, version: number): UpdateRaftVoterResponseCurrentLeader {
-  let f_leaderId: number = -1;
-  let f_leaderEpoch: number = -1;
-  let f_host: string = "";
-  let f_port: number = 0;
-  f_leaderId = r.int32();
-  f_leaderEpoch = r.int32();
-  f_host = r.compactString();
-  f_port = r.int32();
+  let f_leaderId: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
+  let f_host: string = r.compactString();
+  let f_port: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('UpdateRaftVoterResponse.CurrentLeader: ' + nt + ' tagged fields cannot fit');

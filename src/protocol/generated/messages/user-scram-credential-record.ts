@@ -31,18 +31,12 @@ export interface UserScramCredentialRecordInput {
 
 export function decodeUserScramCredentialRecord(r: Reader, version: number): UserScramCredentialRecord {
   if (version < 0 || version > 0) r.fail('UserScramCredentialRecord v' + version + ' is not supported');
-  let f_name: string = "";
-  let f_mechanism: number = 0;
-  let f_salt: Buffer = EMPTY;
-  let f_storedKey: Buffer = EMPTY;
-  let f_serverKey: Buffer = EMPTY;
-  let f_iterations: number = 0;
-  f_name = r.compactString();
-  f_mechanism = r.int8();
-  f_salt = r.compactBytes();
-  f_storedKey = r.compactBytes();
-  f_serverKey = r.compactBytes();
-  f_iterations = r.int32();
+  let f_name: string = r.compactString();
+  let f_mechanism: number = r.int8();
+  let f_salt: Buffer = r.compactBytes();
+  let f_storedKey: Buffer = r.compactBytes();
+  let f_serverKey: Buffer = r.compactBytes();
+  let f_iterations: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('UserScramCredentialRecord: ' + nt + ' tagged fields cannot fit');

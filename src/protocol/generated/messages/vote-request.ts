@@ -58,13 +58,12 @@ export interface VoteRequestPartitionDataInput {
 
 export function decodeVoteRequest(r: Reader, version: number): VoteRequest {
   if (version < 0 || version > 2) r.fail('VoteRequest v' + version + ' is not supported');
-  let f_clusterId: string | null = null;
+  let f_clusterId: string | null = r.compactNullableString();
   let f_voterId: number = -1;
-  let f_topics: VoteRequestTopicData[] = [];
-  f_clusterId = r.compactNullableString();
   if (version >= 1) {
     f_voterId = r.int32();
   }
+  let f_topics: VoteRequestTopicData[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -107,9 +106,8 @@ export function encodeVoteRequest(w: Writer, m: VoteRequestInput, version: numbe
 }
 
 export function decodeVoteRequestTopicData(r: Reader, version: number): VoteRequestTopicData {
-  let f_topicName: string = "";
-  let f_partitions: VoteRequestPartitionData[] = [];
-  f_topicName = r.compactString();
+  let f_topicName: string = r.compactString();
+  let f_partitions: VoteRequestPartitionData[];
   {
     const n0 = r.compactArrayLength(25);
     if (n0 < 0) {
@@ -147,25 +145,20 @@ export function encodeVoteRequestTopicData(w: Writer, m: VoteRequestTopicDataInp
 }
 
 export function decodeVoteRequestPartitionData(r: Reader, version: number): VoteRequestPartitionData {
-  let f_partitionIndex: number = 0;
-  let f_replicaEpoch: number = 0;
-  let f_replicaId: number = 0;
+  let f_partitionIndex: number = r.int32();
+  let f_replicaEpoch: number = r.int32();
+  let f_replicaId: number = r.int32();
   let f_replicaDirectoryId: string = "00000000-0000-0000-0000-000000000000";
-  let f_voterDirectoryId: string = "00000000-0000-0000-0000-000000000000";
-  let f_lastOffsetEpoch: number = 0;
-  let f_lastOffset: bigint = 0n;
-  let f_preVote: boolean = false;
-  f_partitionIndex = r.int32();
-  f_replicaEpoch = r.int32();
-  f_replicaId = r.int32();
   if (version >= 1) {
     f_replicaDirectoryId = r.uuid();
   }
+  let f_voterDirectoryId: string = "00000000-0000-0000-0000-000000000000";
   if (version >= 1) {
     f_voterDirectoryId = r.uuid();
   }
-  f_lastOffsetEpoch = r.int32();
-  f_lastOffset = r.int64();
+  let f_lastOffsetEpoch: number = r.int32();
+  let f_lastOffset: bigint = r.int64();
+  let f_preVote: boolean = false;
   if (version >= 2) {
     f_preVote = r.bool();
   }

@@ -66,10 +66,8 @@ export interface VoteResponseNodeEndpointInput {
 
 export function decodeVoteResponse(r: Reader, version: number): VoteResponse {
   if (version < 0 || version > 2) r.fail('VoteResponse v' + version + ' is not supported');
-  let f_errorCode: number = 0;
-  let f_topics: VoteResponseTopicData[] = [];
-  let f_nodeEndpoints: VoteResponseNodeEndpoint[] = [];
-  f_errorCode = r.int16();
+  let f_errorCode: number = r.int16();
+  let f_topics: VoteResponseTopicData[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -82,6 +80,7 @@ export function decodeVoteResponse(r: Reader, version: number): VoteResponse {
       f_topics = a0;
     }
   }
+  let f_nodeEndpoints: VoteResponseNodeEndpoint[] = [];
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('VoteResponse: ' + nt + ' tagged fields cannot fit');
@@ -135,9 +134,8 @@ export function encodeVoteResponse(w: Writer, m: VoteResponseInput, version: num
 }
 
 export function decodeVoteResponseTopicData(r: Reader, version: number): VoteResponseTopicData {
-  let f_topicName: string = "";
-  let f_partitions: VoteResponsePartitionData[] = [];
-  f_topicName = r.compactString();
+  let f_topicName: string = r.compactString();
+  let f_partitions: VoteResponsePartitionData[];
   {
     const n0 = r.compactArrayLength(16);
     if (n0 < 0) {
@@ -175,16 +173,11 @@ export function encodeVoteResponseTopicData(w: Writer, m: VoteResponseTopicDataI
 }
 
 export function decodeVoteResponsePartitionData(r: Reader, version: number): VoteResponsePartitionData {
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  let f_leaderId: number = 0;
-  let f_leaderEpoch: number = 0;
-  let f_voteGranted: boolean = false;
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
-  f_leaderId = r.int32();
-  f_leaderEpoch = r.int32();
-  f_voteGranted = r.bool();
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_leaderId: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
+  let f_voteGranted: boolean = r.bool();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('VoteResponse.PartitionData: ' + nt + ' tagged fields cannot fit');
@@ -214,14 +207,14 @@ export function encodeVoteResponsePartitionData(w: Writer, m: VoteResponsePartit
 
 export function decodeVoteResponseNodeEndpoint(r: Reader, version: number): VoteResponseNodeEndpoint {
   let f_nodeId: number = 0;
-  let f_host: string = "";
-  let f_port: number = 0;
   if (version >= 1) {
     f_nodeId = r.int32();
   }
+  let f_host: string = "";
   if (version >= 1) {
     f_host = r.compactString();
   }
+  let f_port: number = 0;
   if (version >= 1) {
     f_port = r.uint16();
   }

@@ -61,9 +61,8 @@ export interface VotersRecordKRaftVersionFeatureInput {
 
 export function decodeVotersRecord(r: Reader, version: number): VotersRecord {
   if (version < 0 || version > 0) r.fail('VotersRecord v' + version + ' is not supported');
-  let f_version: number = 0;
-  let f_voters: VotersRecordVoter[] = [];
-  f_version = r.int16();
+  let f_version: number = r.int16();
+  let f_voters: VotersRecordVoter[];
   {
     const n0 = r.compactArrayLength(27);
     if (n0 < 0) {
@@ -102,12 +101,9 @@ export function encodeVotersRecord(w: Writer, m: VotersRecordInput, version: num
 }
 
 export function decodeVotersRecordVoter(r: Reader, version: number): VotersRecordVoter {
-  let f_voterId: number = 0;
-  let f_voterDirectoryId: string = "00000000-0000-0000-0000-000000000000";
-  let f_endpoints: VotersRecordEndpoint[] = [];
-  let f_kRaftVersionFeature: VotersRecordKRaftVersionFeature = defaultVotersRecordKRaftVersionFeature();
-  f_voterId = r.int32();
-  f_voterDirectoryId = r.uuid();
+  let f_voterId: number = r.int32();
+  let f_voterDirectoryId: string = r.uuid();
+  let f_endpoints: VotersRecordEndpoint[];
   {
     const n0 = r.compactArrayLength(5);
     if (n0 < 0) {
@@ -120,7 +116,7 @@ export function decodeVotersRecordVoter(r: Reader, version: number): VotersRecor
       f_endpoints = a0;
     }
   }
-  f_kRaftVersionFeature = decodeVotersRecordKRaftVersionFeature(r, version);
+  let f_kRaftVersionFeature: VotersRecordKRaftVersionFeature = decodeVotersRecordKRaftVersionFeature(r, version);
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('VotersRecord.Voter: ' + nt + ' tagged fields cannot fit');
@@ -150,12 +146,9 @@ export function encodeVotersRecordVoter(w: Writer, m: VotersRecordVoterInput, ve
 }
 
 export function decodeVotersRecordEndpoint(r: Reader, version: number): VotersRecordEndpoint {
-  let f_name: string = "";
-  let f_host: string = "";
-  let f_port: number = 0;
-  f_name = r.compactString();
-  f_host = r.compactString();
-  f_port = r.uint16();
+  let f_name: string = r.compactString();
+  let f_host: string = r.compactString();
+  let f_port: number = r.uint16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('VotersRecord.Endpoint: ' + nt + ' tagged fields cannot fit');
@@ -180,10 +173,8 @@ export function encodeVotersRecordEndpoint(w: Writer, m: VotersRecordEndpointInp
 }
 
 export function decodeVotersRecordKRaftVersionFeature(r: Reader, version: number): VotersRecordKRaftVersionFeature {
-  let f_minSupportedVersion: number = 0;
-  let f_maxSupportedVersion: number = 0;
-  f_minSupportedVersion = r.int16();
-  f_maxSupportedVersion = r.int16();
+  let f_minSupportedVersion: number = r.int16();
+  let f_maxSupportedVersion: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('VotersRecord.KRaftVersionFeature: ' + nt + ' tagged fields cannot fit');

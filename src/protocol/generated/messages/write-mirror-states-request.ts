@@ -48,10 +48,8 @@ export interface WriteMirrorStatesRequestPartitionDataInput {
 
 export function decodeWriteMirrorStatesRequest(r: Reader, version: number): WriteMirrorStatesRequest {
   if (version < 0 || version > 0) r.fail('WriteMirrorStatesRequest v' + version + ' is not supported');
-  let f_mirrorName: string = "";
-  let f_topics: WriteMirrorStatesRequestTopicMetadata[] = [];
-  let f_stoppedTopics: string[] = [];
-  f_mirrorName = r.compactString();
+  let f_mirrorName: string = r.compactString();
+  let f_topics: WriteMirrorStatesRequestTopicMetadata[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -64,6 +62,7 @@ export function decodeWriteMirrorStatesRequest(r: Reader, version: number): Writ
       f_topics = a0;
     }
   }
+  let f_stoppedTopics: string[];
   {
     const n0 = r.compactArrayLength(1);
     if (n0 < 0) {
@@ -107,9 +106,8 @@ export function encodeWriteMirrorStatesRequest(w: Writer, m: WriteMirrorStatesRe
 }
 
 export function decodeWriteMirrorStatesRequestTopicMetadata(r: Reader, version: number): WriteMirrorStatesRequestTopicMetadata {
-  let f_name: string = "";
-  let f_partitions: WriteMirrorStatesRequestPartitionData[] = [];
-  f_name = r.compactString();
+  let f_name: string = r.compactString();
+  let f_partitions: WriteMirrorStatesRequestPartitionData[];
   {
     const n0 = r.compactArrayLength(10);
     if (n0 < 0) {
@@ -147,12 +145,9 @@ export function encodeWriteMirrorStatesRequestTopicMetadata(w: Writer, m: WriteM
 }
 
 export function decodeWriteMirrorStatesRequestPartitionData(r: Reader, version: number): WriteMirrorStatesRequestPartitionData {
-  let f_partitionIndex: number = 0;
-  let f_lastMirrorEpoch: number = -1;
-  let f_state: number = 0;
-  f_partitionIndex = r.int32();
-  f_lastMirrorEpoch = r.int32();
-  f_state = r.int8();
+  let f_partitionIndex: number = r.int32();
+  let f_lastMirrorEpoch: number = r.int32();
+  let f_state: number = r.int8();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('WriteMirrorStatesRequest.PartitionData: ' + nt + ' tagged fields cannot fit');

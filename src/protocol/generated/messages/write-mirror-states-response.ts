@@ -50,13 +50,10 @@ export interface WriteMirrorStatesResponsePartitionResultInput {
 
 export function decodeWriteMirrorStatesResponse(r: Reader, version: number): WriteMirrorStatesResponse {
   if (version < 0 || version > 0) r.fail('WriteMirrorStatesResponse v' + version + ' is not supported');
-  let f_throttleTimeMs: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  let f_topics: WriteMirrorStatesResponseTopicResult[] = [];
-  f_throttleTimeMs = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_throttleTimeMs: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
+  let f_topics: WriteMirrorStatesResponseTopicResult[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -99,9 +96,8 @@ export function encodeWriteMirrorStatesResponse(w: Writer, m: WriteMirrorStatesR
 }
 
 export function decodeWriteMirrorStatesResponseTopicResult(r: Reader, version: number): WriteMirrorStatesResponseTopicResult {
-  let f_name: string = "";
-  let f_partitions: WriteMirrorStatesResponsePartitionResult[] = [];
-  f_name = r.compactString();
+  let f_name: string = r.compactString();
+  let f_partitions: WriteMirrorStatesResponsePartitionResult[];
   {
     const n0 = r.compactArrayLength(8);
     if (n0 < 0) {
@@ -139,12 +135,9 @@ export function encodeWriteMirrorStatesResponseTopicResult(w: Writer, m: WriteMi
 }
 
 export function decodeWriteMirrorStatesResponsePartitionResult(r: Reader, version: number): WriteMirrorStatesResponsePartitionResult {
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('WriteMirrorStatesResponse.PartitionResult: ' + nt + ' tagged fields cannot fit');

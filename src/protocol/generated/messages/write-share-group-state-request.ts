@@ -66,9 +66,8 @@ export interface WriteShareGroupStateRequestStateBatchInput {
 
 export function decodeWriteShareGroupStateRequest(r: Reader, version: number): WriteShareGroupStateRequest {
   if (version < 0 || version > 0) r.fail('WriteShareGroupStateRequest v' + version + ' is not supported');
-  let f_groupId: string = "";
-  let f_topics: WriteShareGroupStateRequestWriteStateData[] = [];
-  f_groupId = r.compactString();
+  let f_groupId: string = r.compactString();
+  let f_topics: WriteShareGroupStateRequestWriteStateData[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -107,9 +106,8 @@ export function encodeWriteShareGroupStateRequest(w: Writer, m: WriteShareGroupS
 }
 
 export function decodeWriteShareGroupStateRequestWriteStateData(r: Reader, version: number): WriteShareGroupStateRequestWriteStateData {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: WriteShareGroupStateRequestPartitionData[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: WriteShareGroupStateRequestPartitionData[];
   {
     const n0 = r.compactArrayLength(22);
     if (n0 < 0) {
@@ -147,15 +145,11 @@ export function encodeWriteShareGroupStateRequestWriteStateData(w: Writer, m: Wr
 }
 
 export function decodeWriteShareGroupStateRequestPartitionData(r: Reader, version: number): WriteShareGroupStateRequestPartitionData {
-  let f_partition: number = 0;
-  let f_stateEpoch: number = 0;
-  let f_leaderEpoch: number = 0;
-  let f_startOffset: bigint = 0n;
-  let f_stateBatches: WriteShareGroupStateRequestStateBatch[] = [];
-  f_partition = r.int32();
-  f_stateEpoch = r.int32();
-  f_leaderEpoch = r.int32();
-  f_startOffset = r.int64();
+  let f_partition: number = r.int32();
+  let f_stateEpoch: number = r.int32();
+  let f_leaderEpoch: number = r.int32();
+  let f_startOffset: bigint = r.int64();
+  let f_stateBatches: WriteShareGroupStateRequestStateBatch[];
   {
     const n0 = r.compactArrayLength(20);
     if (n0 < 0) {
@@ -199,14 +193,10 @@ export function encodeWriteShareGroupStateRequestPartitionData(w: Writer, m: Wri
 }
 
 export function decodeWriteShareGroupStateRequestStateBatch(r: Reader, version: number): WriteShareGroupStateRequestStateBatch {
-  let f_firstOffset: bigint = 0n;
-  let f_lastOffset: bigint = 0n;
-  let f_deliveryState: number = 0;
-  let f_deliveryCount: number = 0;
-  f_firstOffset = r.int64();
-  f_lastOffset = r.int64();
-  f_deliveryState = r.int8();
-  f_deliveryCount = r.int16();
+  let f_firstOffset: bigint = r.int64();
+  let f_lastOffset: bigint = r.int64();
+  let f_deliveryState: number = r.int8();
+  let f_deliveryCount: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('WriteShareGroupStateRequest.StateBatch: ' + nt + ' tagged fields cannot fit');

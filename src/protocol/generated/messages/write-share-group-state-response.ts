@@ -44,7 +44,7 @@ export interface WriteShareGroupStateResponsePartitionResultInput {
 
 export function decodeWriteShareGroupStateResponse(r: Reader, version: number): WriteShareGroupStateResponse {
   if (version < 0 || version > 0) r.fail('WriteShareGroupStateResponse v' + version + ' is not supported');
-  let f_results: WriteShareGroupStateResponseWriteStateResult[] = [];
+  let f_results: WriteShareGroupStateResponseWriteStateResult[];
   {
     const n0 = r.compactArrayLength(18);
     if (n0 < 0) {
@@ -81,9 +81,8 @@ export function encodeWriteShareGroupStateResponse(w: Writer, m: WriteShareGroup
 }
 
 export function decodeWriteShareGroupStateResponseWriteStateResult(r: Reader, version: number): WriteShareGroupStateResponseWriteStateResult {
-  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
-  let f_partitions: WriteShareGroupStateResponsePartitionResult[] = [];
-  f_topicId = r.uuid();
+  let f_topicId: string = r.uuid();
+  let f_partitions: WriteShareGroupStateResponsePartitionResult[];
   {
     const n0 = r.compactArrayLength(8);
     if (n0 < 0) {
@@ -121,12 +120,9 @@ export function encodeWriteShareGroupStateResponseWriteStateResult(w: Writer, m:
 }
 
 export function decodeWriteShareGroupStateResponsePartitionResult(r: Reader, version: number): WriteShareGroupStateResponsePartitionResult {
-  let f_partition: number = 0;
-  let f_errorCode: number = 0;
-  let f_errorMessage: string | null = null;
-  f_partition = r.int32();
-  f_errorCode = r.int16();
-  f_errorMessage = r.compactNullableString();
+  let f_partition: number = r.int32();
+  let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('WriteShareGroupStateResponse.PartitionResult: ' + nt + ' tagged fields cannot fit');

@@ -48,7 +48,7 @@ export interface WriteTxnMarkersRequestWritableTxnMarkerTopicInput {
 
 export function decodeWriteTxnMarkersRequest(r: Reader, version: number): WriteTxnMarkersRequest {
   if (version < 1 || version > 1) r.fail('WriteTxnMarkersRequest v' + version + ' is not supported');
-  let f_markers: WriteTxnMarkersRequestWritableTxnMarker[] = [];
+  let f_markers: WriteTxnMarkersRequestWritableTxnMarker[];
   {
     const n0 = r.compactArrayLength(17);
     if (n0 < 0) {
@@ -85,14 +85,10 @@ export function encodeWriteTxnMarkersRequest(w: Writer, m: WriteTxnMarkersReques
 }
 
 export function decodeWriteTxnMarkersRequestWritableTxnMarker(r: Reader, version: number): WriteTxnMarkersRequestWritableTxnMarker {
-  let f_producerId: bigint = 0n;
-  let f_producerEpoch: number = 0;
-  let f_transactionResult: boolean = false;
-  let f_topics: WriteTxnMarkersRequestWritableTxnMarkerTopic[] = [];
-  let f_coordinatorEpoch: number = 0;
-  f_producerId = r.int64();
-  f_producerEpoch = r.int16();
-  f_transactionResult = r.bool();
+  let f_producerId: bigint = r.int64();
+  let f_producerEpoch: number = r.int16();
+  let f_transactionResult: boolean = r.bool();
+  let f_topics: WriteTxnMarkersRequestWritableTxnMarkerTopic[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -105,7 +101,7 @@ export function decodeWriteTxnMarkersRequestWritableTxnMarker(r: Reader, version
       f_topics = a0;
     }
   }
-  f_coordinatorEpoch = r.int32();
+  let f_coordinatorEpoch: number = r.int32();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('WriteTxnMarkersRequest.WritableTxnMarker: ' + nt + ' tagged fields cannot fit');
@@ -137,9 +133,8 @@ export function encodeWriteTxnMarkersRequestWritableTxnMarker(w: Writer, m: Writ
 }
 
 export function decodeWriteTxnMarkersRequestWritableTxnMarkerTopic(r: Reader, version: number): WriteTxnMarkersRequestWritableTxnMarkerTopic {
-  let f_name: string = "";
-  let f_partitionIndexes: number[] = [];
-  f_name = r.compactString();
+  let f_name: string = r.compactString();
+  let f_partitionIndexes: number[];
   {
     const n0 = r.compactArrayLength(4);
     if (n0 < 0) {

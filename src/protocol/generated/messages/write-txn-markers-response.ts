@@ -54,7 +54,7 @@ export interface WriteTxnMarkersResponseWritableTxnMarkerPartitionResultInput {
 
 export function decodeWriteTxnMarkersResponse(r: Reader, version: number): WriteTxnMarkersResponse {
   if (version < 1 || version > 1) r.fail('WriteTxnMarkersResponse v' + version + ' is not supported');
-  let f_markers: WriteTxnMarkersResponseWritableTxnMarkerResult[] = [];
+  let f_markers: WriteTxnMarkersResponseWritableTxnMarkerResult[];
   {
     const n0 = r.compactArrayLength(10);
     if (n0 < 0) {
@@ -91,9 +91,8 @@ export function encodeWriteTxnMarkersResponse(w: Writer, m: WriteTxnMarkersRespo
 }
 
 export function decodeWriteTxnMarkersResponseWritableTxnMarkerResult(r: Reader, version: number): WriteTxnMarkersResponseWritableTxnMarkerResult {
-  let f_producerId: bigint = 0n;
-  let f_topics: WriteTxnMarkersResponseWritableTxnMarkerTopicResult[] = [];
-  f_producerId = r.int64();
+  let f_producerId: bigint = r.int64();
+  let f_topics: WriteTxnMarkersResponseWritableTxnMarkerTopicResult[];
   {
     const n0 = r.compactArrayLength(3);
     if (n0 < 0) {
@@ -131,9 +130,8 @@ export function encodeWriteTxnMarkersResponseWritableTxnMarkerResult(w: Writer, 
 }
 
 export function decodeWriteTxnMarkersResponseWritableTxnMarkerTopicResult(r: Reader, version: number): WriteTxnMarkersResponseWritableTxnMarkerTopicResult {
-  let f_name: string = "";
-  let f_partitions: WriteTxnMarkersResponseWritableTxnMarkerPartitionResult[] = [];
-  f_name = r.compactString();
+  let f_name: string = r.compactString();
+  let f_partitions: WriteTxnMarkersResponseWritableTxnMarkerPartitionResult[];
   {
     const n0 = r.compactArrayLength(7);
     if (n0 < 0) {
@@ -171,10 +169,8 @@ export function encodeWriteTxnMarkersResponseWritableTxnMarkerTopicResult(w: Wri
 }
 
 export function decodeWriteTxnMarkersResponseWritableTxnMarkerPartitionResult(r: Reader, version: number): WriteTxnMarkersResponseWritableTxnMarkerPartitionResult {
-  let f_partitionIndex: number = 0;
-  let f_errorCode: number = 0;
-  f_partitionIndex = r.int32();
-  f_errorCode = r.int16();
+  let f_partitionIndex: number = r.int32();
+  let f_errorCode: number = r.int16();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('WriteTxnMarkersResponse.WritableTxnMarkerPartitionResult: ' + nt + ' tagged fields cannot fit');

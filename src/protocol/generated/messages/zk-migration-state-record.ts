@@ -19,8 +19,7 @@ export interface ZkMigrationStateRecordInput {
 
 export function decodeZkMigrationStateRecord(r: Reader, version: number): ZkMigrationStateRecord {
   if (version < 0 || version > 0) r.fail('ZkMigrationStateRecord v' + version + ' is not supported');
-  let f_zkMigrationState: number = 0;
-  f_zkMigrationState = r.int8();
+  let f_zkMigrationState: number = r.int8();
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ZkMigrationStateRecord: ' + nt + ' tagged fields cannot fit');
