@@ -191,10 +191,9 @@ function lz4Decompress(data: Buffer, maxSize: number, legacy: boolean): Buffer {
   const flg = data[4]!;
   const descEnd = 6 + (flg & 0x08 ? 8 : 0) + (flg & 0x01 ? 4 : 0);
   if (data.length <= descEnd) throw new DecodeError('truncated LZ4 frame descriptor');
-  if (flg & 0x08) {
-    const declared = Number(data.readBigUInt64LE(6));
-    if (declared > maxSize) throw new DecodeError(`LZ4 frame of ${declared} bytes exceeds ${maxSize}`);
-  }
+  // The native decoder cannot be stopped at a size, so it only gets frames whose headers bound
+  // the output within maxSize; the rest go through the JavaScript decoder, which stops there.
+  if (lz4OutputBound(data) > maxSize) return lz4DecodeJs(data, maxSize);
   let input = data;
   if (legacy) {
     // Kafka before 0.10 hashed the magic number into the header checksum as well; rewrite it to
@@ -208,6 +207,137 @@ function lz4Decompress(data: Buffer, maxSize: number, legacy: boolean): Buffer {
   const out = decompressFrameSync(input);
   if (out.length > maxSize) throw new DecodeError(`LZ4 output exceeds ${maxSize} bytes`);
   return out;
+}
+
+const LZ4_BLOCK_MAX = [0, 0, 0, 0, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024];
+
+/**
+ * An upper bound on the decompressed size of the LZ4 frames in `data`, from their headers alone.
+ * A compressed block of n bytes decodes to at most min(block maximum, 255n + 19) bytes (a match
+ * length grows by at most 255 per input byte), an uncompressed one to n; a declared content
+ * size caps the total. The native decoder is only called once this bound is acceptable, so a
+ * small hostile frame cannot make it allocate gigabytes.
+ */
+function lz4OutputBound(data: Buffer): number {
+  let at = 0;
+  let total = 0;
+  while (at < data.length) {
+    if (at + 7 > data.length) throw new DecodeError('truncated LZ4 frame header');
+    const magic = data.readUInt32LE(at);
+    if ((magic & 0xfffffff0) === 0x184d2a50) {
+      // skippable frame: int32 size, then that many bytes
+      if (at + 8 > data.length) throw new DecodeError('truncated LZ4 skippable frame');
+      at += 8 + data.readUInt32LE(at + 4);
+      continue;
+    }
+    if (magic !== LZ4_MAGIC) throw new DecodeError('not an LZ4 frame');
+    const flg = data[at + 4]!;
+    const blockMax = LZ4_BLOCK_MAX[(data[at + 5]! >> 4) & 0x07] ?? 0;
+    if (blockMax === 0) throw new DecodeError('bad LZ4 block maximum size');
+    const hasContentSize = (flg & 0x08) !== 0;
+    const contentSize = hasContentSize && at + 14 <= data.length ? Number(data.readBigUInt64LE(at + 6)) : -1;
+    at += 7 + (hasContentSize ? 8 : 0) + (flg & 0x01 ? 4 : 0);
+    const blockChecksum = (flg & 0x10) !== 0 ? 4 : 0;
+    let blocks = 0; // bound on this frame's output
+    for (;;) {
+      if (at + 4 > data.length) throw new DecodeError('truncated LZ4 block');
+      const size = data.readUInt32LE(at) & 0x7fffffff;
+      at += 4;
+      if (size === 0) break;
+      if (size > blockMax) throw new DecodeError(`LZ4 block of ${size} bytes above its ${blockMax} maximum`);
+      const stored = (data.readUInt32LE(at - 4) & 0x80000000) !== 0;
+      blocks += stored ? size : Math.min(blockMax, size * 255 + 19);
+      at += size + blockChecksum;
+    }
+    if (flg & 0x04) at += 4; // content checksum
+    total += contentSize >= 0 ? Math.min(contentSize, blocks) : blocks;
+  }
+  return total;
+}
+
+/**
+ * LZ4 frame decoding in JavaScript with an exact output limit (checksums are not verified).
+ * Blocks are decoded into one growing buffer, so linked blocks (matches reaching into earlier
+ * blocks) decode as well as independent ones.
+ */
+export function lz4DecodeJs(data: Buffer, maxSize: number): Buffer {
+  lz4OutputBound(data); // validates the frame structure the loop below relies on
+  let out = Buffer.allocUnsafe(Math.min(maxSize, Math.max(64 * 1024, data.length * 4)));
+  let o = 0;
+  const ensure = (n: number): void => {
+    if (o + n > maxSize) throw new DecodeError(`LZ4 output exceeds ${maxSize} bytes`);
+    if (o + n <= out.length) return;
+    const grown = Buffer.allocUnsafe(Math.min(maxSize, Math.max(o + n, out.length * 2)));
+    out.copy(grown, 0, 0, o);
+    out = grown;
+  };
+  let at = 0;
+  while (at < data.length) {
+    const magic = data.readUInt32LE(at);
+    if ((magic & 0xfffffff0) === 0x184d2a50) {
+      at += 8 + data.readUInt32LE(at + 4);
+      continue;
+    }
+    const flg = data[at + 4]!;
+    at += 7 + (flg & 0x08 ? 8 : 0) + (flg & 0x01 ? 4 : 0);
+    const blockChecksum = (flg & 0x10) !== 0 ? 4 : 0;
+    for (;;) {
+      const word = data.readUInt32LE(at);
+      at += 4;
+      const size = word & 0x7fffffff;
+      if (size === 0) break;
+      const end = at + size;
+      if (word & 0x80000000) {
+        ensure(size);
+        data.copy(out, o, at, end);
+        o += size;
+      } else {
+        let i = at;
+        while (i < end) {
+          const token = data[i++]!;
+          let lit = token >> 4;
+          if (lit === 15) {
+            let b: number;
+            do {
+              if (i >= end) throw new DecodeError('truncated LZ4 literal length');
+              b = data[i++]!;
+              lit += b;
+            } while (b === 255);
+          }
+          if (i + lit > end) throw new DecodeError('LZ4 literals past the block');
+          ensure(lit);
+          data.copy(out, o, i, i + lit);
+          o += lit;
+          i += lit;
+          if (i >= end) break;
+          if (i + 2 > end) throw new DecodeError('truncated LZ4 match offset');
+          const offset = data[i]! | (data[i + 1]! << 8);
+          i += 2;
+          if (offset === 0 || offset > o) throw new DecodeError(`bad LZ4 match offset ${offset}`);
+          let len = token & 15;
+          if (len === 15) {
+            let b: number;
+            do {
+              if (i >= end) throw new DecodeError('truncated LZ4 match length');
+              b = data[i++]!;
+              len += b;
+            } while (b === 255);
+          }
+          len += 4;
+          ensure(len);
+          if (offset >= len) {
+            out.copy(out, o, o - offset, o - offset + len);
+            o += len;
+          } else {
+            for (let k = 0; k < len; k++, o++) out[o] = out[o - offset]!;
+          }
+        }
+      }
+      at = end + blockChecksum;
+    }
+    if (flg & 0x04) at += 4;
+  }
+  return out.subarray(0, o);
 }
 
 // --- zstd ---------------------------------------------------------------------------------
