@@ -1,0 +1,532 @@
+/**
+ * The mirroring control plane (KIP-1279 spec §4): what CreateClusterMirror, Start/Stop/Pause/
+ * Resume MirrorTopics, DeleteClusterMirror, List/DescribeClusterMirrors, Read/WriteMirrorStates
+ * and BumpLeaderEpochs do. A Fjord node is its own controller, so each call does both halves of
+ * the reference's flow in one place: the broker-side validation of actual partition states
+ * (INVALID_CLUSTER_MIRROR_STATES), then the controller-side checks and the metadata records,
+ * including the optimistic StateValidationOffset check (spec §4.2).
+ *
+ * Concurrency contract: single event loop. Calls that change metadata are serialised through one
+ * queue, so validation and the write it depends on are not interleaved with another call.
+ */
+import { ErrorCode } from '../protocol/generated/errors.js';
+import {
+  isSensitiveMirrorKey,
+  matchesAny,
+  mirrorConfigDefault,
+  mirrorConfigKeys,
+  splitList,
+  validateMirrorConfigEntry,
+  validateMirrorName,
+} from './mirror-config.js';
+import type { MirrorCoordinator } from './mirror-coordinator.js';
+import type {
+  MirrorConfigAlteration,
+  MirrorConfigEntry,
+  MirrorControllerOp,
+  MirrorHost,
+  MirrorTopicBinding,
+} from './mirror-host.js';
+import type { MirrorManager } from './mirror-manager.js';
+import { MirrorPartitionState as S, isMirrorPartitionState, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
+import { SourceClient, sourceClientOptionsFromConfig } from '../fetcher/source-client.js';
+
+const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+
+export interface TopicResult {
+  name: string;
+  errorCode: number;
+  errorMessage: string | null;
+}
+
+export interface TopLevelResult {
+  errorCode: number;
+  errorMessage: string | null;
+}
+
+export interface TopicsResult extends TopLevelResult {
+  topics: TopicResult[];
+}
+
+const ok = (name: string): TopicResult => ({ name, errorCode: 0, errorMessage: null });
+const err = (name: string, errorCode: number, errorMessage: string): TopicResult => ({ name, errorCode, errorMessage });
+
+function topLevel(topics: TopicResult[]): TopicsResult {
+  const first = topics.find((t) => t.errorCode !== 0);
+  return { errorCode: first?.errorCode ?? 0, errorMessage: first?.errorMessage ?? null, topics };
+}
+
+export class MirrorControlPlane {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly host: MirrorHost,
+    private readonly manager: MirrorManager,
+    private readonly coordinator: MirrorCoordinator,
+  ) {}
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private binding(topic: string): MirrorTopicBinding | undefined {
+    return this.host.mirrorTopicBindings().find((b) => b.topicName === topic);
+  }
+
+  private async write(ops: MirrorControllerOp[]): Promise<TopLevelResult> {
+    if (ops.length === 0) return { errorCode: 0, errorMessage: null };
+    const r = await this.host.controllerWrite(ops);
+    if (r.errorCode === 0) await this.manager.sync();
+    return { errorCode: r.errorCode, errorMessage: r.errorMessage ?? null };
+  }
+
+  // ------------------------------------------------------------------ create
+
+  createClusterMirror(name: string, configs: readonly { name: string; value: string | null }[]): Promise<TopLevelResult> {
+    return this.serial(async () => {
+      const bad = validateMirrorName(name);
+      if (bad !== null) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: bad };
+      if (this.host.mirrorConfigs().has(name)) {
+        return { errorCode: ErrorCode.CLUSTER_MIRROR_ALREADY_EXISTS, errorMessage: `cluster mirror ${name} already exists` };
+      }
+      const cfg = new Map<string, string>();
+      for (const c of configs) {
+        const problem = validateMirrorConfigEntry(c.name, c.value);
+        if (problem !== null) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: problem };
+        if (c.value !== null) cfg.set(c.name, c.value);
+      }
+      if (!cfg.has('bootstrap.servers')) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'bootstrap.servers is required' };
+      if (!cfg.has('mirror.source.cluster.id')) {
+        // The reference's admin client fills it in; a CLI or client that did not is served too.
+        try {
+          cfg.set('mirror.source.cluster.id', await this.resolveSourceClusterId(name, cfg));
+        } catch (e) {
+          return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: `mirror.source.cluster.id is absent and the source cluster could not be reached to resolve it: ${(e as Error).message}` };
+        }
+      }
+      if (cfg.get('mirror.source.cluster.id') === this.host.clusterId) {
+        return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'the source cluster is this cluster' };
+      }
+      return this.write([...cfg].map(([k, v]) => ({ type: 'mirrorConfig', mirrorName: name, name: k, value: v })));
+    });
+  }
+
+  private async resolveSourceClusterId(name: string, cfg: ReadonlyMap<string, string>): Promise<string> {
+    const client = new SourceClient({ ...sourceClientOptionsFromConfig(name, cfg), requestTimeoutMs: 10_000, connectTimeoutMs: 5_000 });
+    try {
+      const d = await client.describeCluster();
+      if (d.errorCode !== 0) throw new Error(`DescribeCluster error ${d.errorCode}`);
+      return d.clusterId;
+    } finally {
+      client.close();
+    }
+  }
+
+  // ------------------------------------------------------------------ start
+
+  startMirrorTopics(
+    mirrorName: string,
+    topics: readonly { topicName: string; topicId: string; numPartitions: number }[],
+    includePatterns: readonly string[],
+    excludePatterns: readonly string[],
+    stateValidationOffset: number,
+  ): Promise<TopicsResult> {
+    return this.serial(async () => {
+      const cfg = this.host.mirrorConfigs().get(mirrorName);
+      if (cfg === undefined) return this.allFail(topics.map((t) => t.topicName), ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown cluster mirror ${mirrorName}`);
+      const ops: MirrorControllerOp[] = [];
+      const results: TopicResult[] = [];
+      // Patterns: include/exclude lists move (spec §4.3).
+      let include = splitList(cfg.get('mirror.topics.include'));
+      let exclude = splitList(cfg.get('mirror.topics.exclude') ?? mirrorConfigDefault('mirror.topics.exclude'));
+      const includeAdd = [...includePatterns, ...topics.map((t) => escapeRegex(t.topicName))];
+      include = [...new Set([...include, ...includeAdd])];
+      exclude = exclude.filter((p) => !includeAdd.includes(p));
+      for (const p of excludePatterns) {
+        include = include.filter((x) => x !== p);
+        if (!exclude.includes(p)) exclude.push(p);
+      }
+      for (const t of topics) {
+        if (matchesAny(t.topicName, exclude)) {
+          results.push(err(t.topicName, ErrorCode.INVALID_REQUEST, `topic ${t.topicName} matches mirror.topics.exclude`));
+          continue;
+        }
+        const r = await this.startOne(mirrorName, t, stateValidationOffset, ops);
+        results.push(r);
+      }
+      if (results.some((r) => r.errorCode !== 0)) return topLevel(results);
+      ops.push({ type: 'mirrorConfig', mirrorName, name: 'mirror.topics.include', value: include.join(',') });
+      ops.push({ type: 'mirrorConfig', mirrorName, name: 'mirror.topics.exclude', value: exclude.join(',') });
+      const w = await this.write(ops);
+      if (w.errorCode !== 0) return this.allFail(topics.map((t) => t.topicName), w.errorCode, w.errorMessage ?? 'controller write failed');
+      return topLevel(results);
+    });
+  }
+
+  private async startOne(
+    mirrorName: string,
+    t: { topicName: string; topicId: string; numPartitions: number },
+    stateValidationOffset: number,
+    ops: MirrorControllerOp[],
+  ): Promise<TopicResult> {
+    const name = t.topicName;
+    let topicId = t.topicId;
+    let numPartitions = t.numPartitions;
+    if (topicId === ZERO_UUID || numPartitions <= 0) {
+      const src = await this.sourceTopic(mirrorName, name).catch((e: unknown) => e as Error);
+      if (src instanceof Error) return err(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `cannot describe ${name} on the source: ${src.message}`);
+      topicId = src.topicId;
+      numPartitions = src.numPartitions;
+    }
+    const existingId = this.host.topicIdByName(name);
+    const b = this.binding(name);
+    if (existingId !== undefined && existingId !== topicId) {
+      return err(name, ErrorCode.INCONSISTENT_TOPIC_ID, `topic ${name} exists here with topic id ${existingId}, the source's is ${topicId}; delete the local topic first`);
+    }
+    const nameOfId = this.host.topicNameById(topicId);
+    if (nameOfId !== undefined && nameOfId !== name) return err(name, ErrorCode.TOPIC_ALREADY_EXISTS, `topic id ${topicId} is used by topic ${nameOfId}`);
+    if (b !== undefined && b.mirrorName !== mirrorName && b.desiredState !== S.STOPPED) {
+      return err(name, ErrorCode.TOPIC_ALREADY_IN_CLUSTER_MIRROR, `topic ${name} is mirrored by ${b.mirrorName}`);
+    }
+    if (b !== undefined && stateValidationOffset >= 0 && b.lastStateChangeOffset > stateValidationOffset) {
+      return err(name, ErrorCode.INVALID_CLUSTER_MIRROR_STATES, `topic ${name} changed after offset ${stateValidationOffset}`);
+    }
+    if (b !== undefined && b.mirrorName === mirrorName) {
+      if (b.desiredState === S.MIRRORING) return ok(name);
+      if (b.desiredState !== S.STOPPED) return err(name, ErrorCode.MIRROR_TOPIC_NOT_STOPPED, `topic ${name} is ${mirrorStateName(b.desiredState)} in ${mirrorName}`);
+    }
+    if (existingId !== undefined) {
+      const states = this.manager.topicStates(b?.mirrorName ?? mirrorName, name, topicId);
+      const bad = states.find((s) => s !== S.STOPPED && s !== S.UNKNOWN);
+      if (bad !== undefined) return err(name, ErrorCode.INVALID_CLUSTER_MIRROR_STATES, `a partition of ${name} is ${mirrorStateName(bad)}`);
+      const have = this.host.partitionCount(name) ?? 0;
+      if (have !== numPartitions) return err(name, ErrorCode.INVALID_PARTITIONS, `topic ${name} has ${have} partitions here and ${numPartitions} on the source`);
+    } else {
+      ops.push({ type: 'createTopic', name, topicId, numPartitions, configs: new Map() });
+    }
+    ops.push({ type: 'mirrorTopicState', topicId, mirrorName, desiredState: S.MIRRORING });
+    return ok(name);
+  }
+
+  private async sourceTopic(mirrorName: string, name: string): Promise<{ topicId: string; numPartitions: number }> {
+    const cfg = this.host.mirrorConfigs().get(mirrorName);
+    if (cfg === undefined) throw new Error(`unknown mirror ${mirrorName}`);
+    const shared = this.manager.sourceClient(mirrorName);
+    const client = shared ?? new SourceClient(sourceClientOptionsFromConfig(mirrorName, cfg));
+    try {
+      const md = await client.metadata([name]);
+      const t = md.topics.find((x) => x.name === name);
+      if (t === undefined || t.errorCode !== 0) throw new Error(`error ${t?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}`);
+      return { topicId: t.topicId, numPartitions: t.partitions.length };
+    } finally {
+      if (shared === undefined) client.close();
+    }
+  }
+
+  // ------------------------------------------------------------------ stop / pause / resume
+
+  stopMirrorTopics(mirrorName: string, names: readonly string[], patterns: readonly string[], stateValidationOffset: number): Promise<TopicsResult> {
+    return this.changeDesired(mirrorName, names, stateValidationOffset, [S.MIRRORING, S.PAUSED], (b) => {
+      if (b.desiredState === S.STOPPED) return 'noop';
+      return S.STOPPED;
+    }, patterns);
+  }
+
+  pauseMirrorTopics(mirrorName: string, names: readonly string[], stateValidationOffset: number): Promise<TopicsResult> {
+    return this.changeDesired(mirrorName, names, stateValidationOffset, [S.MIRRORING], (b) => {
+      if (b.desiredState === S.STOPPED) return { code: ErrorCode.MIRROR_TOPIC_BEING_STOPPED, msg: `topic ${b.topicName} is stopped` };
+      if (b.desiredState === S.PAUSED) return 'noop';
+      return S.PAUSED;
+    });
+  }
+
+  resumeMirrorTopics(mirrorName: string, names: readonly string[], stateValidationOffset: number): Promise<TopicsResult> {
+    return this.changeDesired(mirrorName, names, stateValidationOffset, [S.PAUSED], (b) => {
+      if (b.desiredState === S.MIRRORING) return 'noop';
+      if (b.desiredState !== S.PAUSED) return { code: ErrorCode.MIRROR_TOPIC_NOT_PAUSED, msg: `topic ${b.topicName} is not paused` };
+      return S.MIRRORING;
+    });
+  }
+
+  private changeDesired(
+    mirrorName: string,
+    names: readonly string[],
+    stateValidationOffset: number,
+    allowedActual: readonly MirrorPartitionStateValue[],
+    decide: (b: MirrorTopicBinding) => MirrorPartitionStateValue | 'noop' | { code: number; msg: string },
+    stopPatterns: readonly string[] = [],
+  ): Promise<TopicsResult> {
+    return this.serial(async () => {
+      const cfg = this.host.mirrorConfigs().get(mirrorName);
+      if (cfg === undefined) return this.allFail(names, ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown cluster mirror ${mirrorName}`);
+      const ops: MirrorControllerOp[] = [];
+      const results: TopicResult[] = [];
+      for (const name of names) {
+        const b = this.binding(name);
+        if (b === undefined) {
+          results.push(
+            this.host.topicIdByName(name) === undefined
+              ? err(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic ${name}`)
+              : err(name, ErrorCode.TOPIC_NOT_IN_CLUSTER_MIRROR, `topic ${name} is not mirrored`),
+          );
+          continue;
+        }
+        if (b.mirrorName !== mirrorName) {
+          results.push(err(name, ErrorCode.TOPIC_NOT_IN_CLUSTER_MIRROR, `topic ${name} belongs to mirror ${b.mirrorName}`));
+          continue;
+        }
+        if (stateValidationOffset >= 0 && b.lastStateChangeOffset > stateValidationOffset) {
+          results.push(err(name, ErrorCode.INVALID_CLUSTER_MIRROR_STATES, `topic ${name} changed after offset ${stateValidationOffset}`));
+          continue;
+        }
+        const d = decide(b);
+        if (d === 'noop') {
+          results.push(ok(name));
+          continue;
+        }
+        if (typeof d === 'object') {
+          results.push(err(name, d.code, d.msg));
+          continue;
+        }
+        // Broker-side validation of what the partitions actually are (spec §4.2 step 1). A
+        // partition still on its way (e.g. truncating) is not refused: the state machine applies
+        // the new desired state when the step ends. FAILED may always be stopped.
+        const actual = this.manager.topicStates(mirrorName, name, b.topicId);
+        const transient: readonly MirrorPartitionStateValue[] = [S.UNKNOWN, S.LOG_TRUNCATION, S.EPOCH_FENCING, S.PAUSING, S.FAILED];
+        const bad = actual.find((s) => !allowedActual.includes(s) && !transient.includes(s) && !(d === S.STOPPED && s === S.STOPPING));
+        if (bad !== undefined) {
+          results.push(err(name, ErrorCode.INVALID_CLUSTER_MIRROR_STATES, `a partition of ${name} is ${mirrorStateName(bad)}`));
+          continue;
+        }
+        ops.push({ type: 'mirrorTopicState', topicId: b.topicId, mirrorName, desiredState: d });
+        results.push(ok(name));
+      }
+      if (results.some((r) => r.errorCode !== 0)) return topLevel(results);
+      if (stopPatterns.length > 0) {
+        let include = splitList(cfg.get('mirror.topics.include'));
+        const exclude = splitList(cfg.get('mirror.topics.exclude') ?? mirrorConfigDefault('mirror.topics.exclude'));
+        for (const p of stopPatterns) {
+          if (include.includes(p)) include = include.filter((x) => x !== p);
+          else if (!exclude.includes(p)) exclude.push(p);
+        }
+        ops.push({ type: 'mirrorConfig', mirrorName, name: 'mirror.topics.include', value: include.join(',') });
+        ops.push({ type: 'mirrorConfig', mirrorName, name: 'mirror.topics.exclude', value: exclude.join(',') });
+      }
+      const w = await this.write(ops);
+      if (w.errorCode !== 0) return this.allFail(names, w.errorCode, w.errorMessage ?? 'controller write failed');
+      return topLevel(results);
+    });
+  }
+
+  // ------------------------------------------------------------------ delete
+
+  deleteClusterMirror(mirrorName: string, stateValidationOffset: number): Promise<TopLevelResult> {
+    return this.serial(async () => {
+      const cfg = this.host.mirrorConfigs().get(mirrorName);
+      if (cfg === undefined) return { errorCode: ErrorCode.UNKNOWN_CLUSTER_MIRROR, errorMessage: `unknown cluster mirror ${mirrorName}` };
+      const bound = this.host.mirrorTopicBindings().filter((b) => b.mirrorName === mirrorName);
+      for (const b of bound) {
+        if (stateValidationOffset >= 0 && b.lastStateChangeOffset > stateValidationOffset) {
+          return { errorCode: ErrorCode.INVALID_CLUSTER_MIRROR_STATES, errorMessage: `topic ${b.topicName} changed after offset ${stateValidationOffset}` };
+        }
+        if (b.desiredState !== S.STOPPED) {
+          return { errorCode: ErrorCode.CLUSTER_MIRROR_NOT_EMPTY, errorMessage: `topic ${b.topicName} is ${mirrorStateName(b.desiredState)}; stop every topic first` };
+        }
+        const bad = this.manager.topicStates(mirrorName, b.topicName, b.topicId).find((s) => s !== S.STOPPED && s !== S.UNKNOWN);
+        if (bad !== undefined) return { errorCode: ErrorCode.INVALID_CLUSTER_MIRROR_STATES, errorMessage: `a partition of ${b.topicName} is still ${mirrorStateName(bad)}` };
+      }
+      const ops: MirrorControllerOp[] = bound.map((b) => ({ type: 'mirrorTopicState', topicId: b.topicId, mirrorName: null, desiredState: S.UNKNOWN }));
+      for (const k of cfg.keys()) ops.push({ type: 'mirrorConfig', mirrorName, name: k, value: null });
+      const r = await this.host.controllerWrite(ops);
+      if (r.errorCode !== 0) return { errorCode: r.errorCode, errorMessage: r.errorMessage ?? null };
+      await this.manager.forgetMirror(mirrorName);
+      await this.manager.sync();
+      return { errorCode: 0, errorMessage: null };
+    });
+  }
+
+  // ------------------------------------------------------------------ list / describe
+
+  listClusterMirrors(includeTopicNames: boolean): { mirrorName: string; sourceBootstrap: string; sourceClusterId: string; topicCount: number; topicNames: string[] }[] {
+    const bindings = this.host.mirrorTopicBindings();
+    return [...this.host.mirrorConfigs()].map(([name, cfg]) => {
+      const mine = bindings.filter((b) => b.mirrorName === name);
+      return {
+        mirrorName: name,
+        sourceBootstrap: cfg.get('bootstrap.servers') ?? '',
+        sourceClusterId: cfg.get('mirror.source.cluster.id') ?? '',
+        topicCount: mine.filter((b) => b.desiredState === S.MIRRORING).length,
+        topicNames: includeTopicNames ? mine.filter((b) => b.desiredState !== S.STOPPED).map((b) => b.topicName).sort() : [],
+      };
+    });
+  }
+
+  describeClusterMirrors(names: readonly string[]) {
+    const all = [...this.host.mirrorConfigs().keys()];
+    const wanted = names.length === 0 ? all : names;
+    return wanted.map((mirrorName) => {
+      if (!this.host.mirrorConfigs().has(mirrorName)) return { errorCode: ErrorCode.UNKNOWN_CLUSTER_MIRROR, mirrorName, topics: [] as { topicName: string; partitions: ReturnType<MirrorManager['describe']> }[] };
+      const byTopic = new Map<string, ReturnType<MirrorManager['describe']>>();
+      for (const p of this.manager.describe(mirrorName)) {
+        let list = byTopic.get(p.topic);
+        if (list === undefined) byTopic.set(p.topic, (list = []));
+        list.push(p);
+      }
+      return { errorCode: 0, mirrorName, topics: [...byTopic].map(([topicName, partitions]) => ({ topicName, partitions })) };
+    });
+  }
+
+  /** LME lookups for a requesting cluster (direct failback, spec §4.3 DescribeClusterMirrors). */
+  async lookupLastMirrorEpochs(clusterId: string, lookups: readonly { topicId: string; partitions: readonly number[] }[]) {
+    const mirrors = [...this.host.mirrorConfigs()].filter(([, cfg]) => cfg.get('mirror.source.cluster.id') === clusterId).map(([n]) => n);
+    const out: { topicId: string; partitions: { partitionIndex: number; lastMirrorEpoch: number }[] }[] = [];
+    for (const l of lookups) {
+      const partitions: { partitionIndex: number; lastMirrorEpoch: number }[] = [];
+      for (const p of l.partitions) {
+        let lme = -1;
+        for (const m of mirrors) lme = Math.max(lme, (await this.coordinator.read(m, l.topicId, p)).lastMirrorEpoch);
+        partitions.push({ partitionIndex: p, lastMirrorEpoch: lme });
+      }
+      out.push({ topicId: l.topicId, partitions });
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------ internal RPCs
+
+  async readMirrorStates(mirrorName: string, topics: readonly { name: string; partitions: readonly number[] }[]) {
+    const out = [];
+    for (const t of topics) {
+      const topicId = this.host.topicIdByName(t.name);
+      const partitions = [];
+      for (const p of t.partitions) {
+        if (topicId === undefined) {
+          partitions.push({ partitionIndex: p, lastMirrorEpoch: -1, state: S.UNKNOWN, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, previousState: S.UNKNOWN, retryAttempt: 0, errorMessage: null });
+          continue;
+        }
+        const r = await this.coordinator.read(mirrorName, topicId, p);
+        partitions.push({
+          partitionIndex: p,
+          lastMirrorEpoch: r.lastMirrorEpoch,
+          state: r.state?.state ?? S.UNKNOWN,
+          errorCode: 0,
+          previousState: r.state?.previousState ?? S.UNKNOWN,
+          retryAttempt: r.state?.retryAttempt ?? 0,
+          errorMessage: r.state?.errorMessage ?? null,
+        });
+      }
+      out.push({ name: t.name, partitions });
+    }
+    return out;
+  }
+
+  async writeMirrorStates(mirrorName: string, topics: readonly { name: string; partitions: readonly { partitionIndex: number; lastMirrorEpoch: number; state: number }[] }[]) {
+    const out = [];
+    for (const t of topics) {
+      const topicId = this.host.topicIdByName(t.name);
+      const partitions = [];
+      for (const p of t.partitions) {
+        if (topicId === undefined || !isMirrorPartitionState(p.state)) {
+          partitions.push({ partitionIndex: p.partitionIndex, errorCode: topicId === undefined ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.INVALID_REQUEST, errorMessage: null });
+          continue;
+        }
+        const prev = (await this.coordinator.read(mirrorName, topicId, p.partitionIndex)).state;
+        await this.coordinator.write(mirrorName, [
+          {
+            topicId,
+            partition: p.partitionIndex,
+            state: { state: p.state, previousState: prev?.state ?? S.UNKNOWN, retryAttempt: prev?.retryAttempt ?? 0, errorMessage: prev?.errorMessage ?? null },
+            ...(p.lastMirrorEpoch >= 0 ? { lastMirrorEpoch: p.lastMirrorEpoch } : {}),
+          },
+        ]);
+        partitions.push({ partitionIndex: p.partitionIndex, errorCode: 0, errorMessage: null });
+      }
+      out.push({ name: t.name, partitions });
+    }
+    return out;
+  }
+
+  async bumpLeaderEpochs(topics: readonly { topicId: string; partitions: readonly { partitionIndex: number; minLeaderEpoch: number }[] }[]) {
+    const out = [];
+    for (const t of topics) {
+      const name = this.host.topicNameById(t.topicId);
+      const partitions = [];
+      for (const p of t.partitions) {
+        if (name === undefined) {
+          partitions.push({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: null });
+          continue;
+        }
+        try {
+          await this.manager.bumpLeaderEpoch(name, t.topicId, p.partitionIndex, p.minLeaderEpoch);
+          partitions.push({ partitionIndex: p.partitionIndex, errorCode: 0, errorMessage: null });
+        } catch (e) {
+          partitions.push({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: (e as Error).message });
+        }
+      }
+      out.push({ topicName: name ?? '', partitions });
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------ CLUSTER_MIRROR configs
+
+  describeMirrorConfig(mirrorName: string): MirrorConfigEntry[] | null {
+    const cfg = this.host.mirrorConfigs().get(mirrorName);
+    if (cfg === undefined) return null;
+    return mirrorConfigKeys().map((name) => {
+      const set = cfg.get(name);
+      const sensitive = isSensitiveMirrorKey(name);
+      return { name, value: sensitive ? null : (set ?? mirrorConfigDefault(name)), isDefault: set === undefined, isSensitive: sensitive };
+    });
+  }
+
+  alterMirrorConfig(mirrorName: string, alterations: readonly MirrorConfigAlteration[], validateOnly: boolean): Promise<TopLevelResult> {
+    return this.serial(async () => {
+      const cfg = this.host.mirrorConfigs().get(mirrorName);
+      if (cfg === undefined) return { errorCode: ErrorCode.UNKNOWN_CLUSTER_MIRROR, errorMessage: `unknown cluster mirror ${mirrorName}` };
+      const next = new Map(cfg);
+      for (const a of alterations) {
+        let value: string | null;
+        const cur = splitList(next.get(a.name) ?? mirrorConfigDefault(a.name));
+        switch (a.op) {
+          case 0:
+            value = a.value;
+            break;
+          case 1:
+            value = null;
+            break;
+          case 2:
+            value = [...cur, ...splitList(a.value).filter((v) => !cur.includes(v))].join(',');
+            break;
+          case 3:
+            value = cur.filter((v) => !splitList(a.value).includes(v)).join(',');
+            break;
+          default:
+            return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `unknown config operation ${a.op}` };
+        }
+        const problem = validateMirrorConfigEntry(a.name, value);
+        if (problem !== null) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: problem };
+        if (a.name === 'mirror.source.cluster.id' && value !== cfg.get(a.name)) {
+          return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'mirror.source.cluster.id cannot be changed' };
+        }
+        if (value === null) next.delete(a.name);
+        else next.set(a.name, value);
+      }
+      if (validateOnly) return { errorCode: 0, errorMessage: null };
+      const ops: MirrorControllerOp[] = [];
+      for (const [k, v] of next) if (cfg.get(k) !== v) ops.push({ type: 'mirrorConfig', mirrorName, name: k, value: v });
+      for (const k of cfg.keys()) if (!next.has(k)) ops.push({ type: 'mirrorConfig', mirrorName, name: k, value: null });
+      return this.write(ops);
+    });
+  }
+
+  private allFail(names: readonly string[], code: number, msg: string): TopicsResult {
+    return topLevel(names.map((n) => err(n, code, msg)));
+  }
+}
+
+function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
