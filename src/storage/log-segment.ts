@@ -109,8 +109,8 @@ export class LogSegment {
       pos += b.size;
     }
     this.size = pos;
-    await this.index.persist();
-    await this.timeIndex.persist();
+    // Index entries reach their files at roll, flush and close, not per append: an unclean
+    // shutdown rebuilds the indexes of the segments past the recovery point anyway.
   }
 
   /**
