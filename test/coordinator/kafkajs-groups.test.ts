@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { runGroupsCli } from '../../src/coordinator/groups-cli.js';
 import kafkajs from 'kafkajs';
 import type { Consumer, Kafka } from 'kafkajs';
 import { ROOT, startNode } from '../helpers/node.js';
@@ -53,6 +54,19 @@ async function member(groupId: string, topic: string, opts: { autoCommit?: boole
     },
   });
   return state;
+}
+
+async function cli(args: string[]): Promise<{ code: number; stdout: string }> {
+  const lines: string[] = [];
+  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void lines.push(a.join(' ')));
+  const err = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+  try {
+    const code = await runGroupsCli(args);
+    return { code, stdout: lines.join('\n') };
+  } finally {
+    log.mockRestore();
+    err.mockRestore();
+  }
 }
 
 const owned = (a: Assignment, topic: string): number[] => [...(a[topic] ?? [])].sort((x, y) => x - y);
@@ -157,5 +171,23 @@ describe('consumer groups with kafkajs', () => {
     await new Promise((r) => setTimeout(r, 1000)); // anything re-delivered would arrive now
     const expected = Array.from({ length: 20 }, (_, i) => `v${30 + i}`).sort();
     expect([...second.values].sort()).toEqual(expected);
+
+    // `fjord groups` sees the live group, its owner and a lag of zero.
+    const out = await cli(['--bootstrap-server', node.bootstrap, '--describe', 'g-resume', '--json']);
+    expect(out.code).toBe(0);
+    const d = JSON.parse(out.stdout) as { type: string; state: string; partitions: { currentOffset: number; logEndOffset: number; lag: number; consumerId: string }[] };
+    expect(d.type).toBe('classic');
+    expect(d.state).toBe('Stable');
+    expect(d.partitions.length).toBe(3);
+    expect(d.partitions.reduce((n, p) => n + p.currentOffset, 0)).toBe(50);
+    expect(d.partitions.every((p) => p.lag === 0 && p.logEndOffset === p.currentOffset && p.consumerId === second.memberId)).toBe(true);
+    const list = await cli(['--bootstrap-server', node.bootstrap, '--list']);
+    expect(list.stdout).toMatch(/^GROUP +TYPE +STATE +PROTOCOL-TYPE$/m);
+    expect(list.stdout).toMatch(/^g-resume +classic +Stable +consumer$/m);
+    expect(list.stdout).toMatch(/^g-spread +classic +/m);
+    const human = await cli(['--bootstrap-server', node.bootstrap, '--describe', 'g-resume']);
+    expect(human.stdout).toMatch(/^resume +0 +\d+ +\d+ +0 +/m);
+    expect((await cli(['--bootstrap-server', node.bootstrap, '--describe', 'nope'])).code).toBe(1);
+    expect((await cli(['--list', '--describe', 'x'])).code).toBe(2);
   }, 120_000);
 });

@@ -1,0 +1,217 @@
+import { parseArgs } from 'node:util';
+import { Reader } from '../protocol/reader.js';
+import { encodeListGroupsRequest } from '../protocol/generated/messages/list-groups-request.js';
+import { decodeListGroupsResponse } from '../protocol/generated/messages/list-groups-response.js';
+import { encodeDescribeGroupsRequest } from '../protocol/generated/messages/describe-groups-request.js';
+import { decodeDescribeGroupsResponse } from '../protocol/generated/messages/describe-groups-response.js';
+import { encodeOffsetFetchRequest } from '../protocol/generated/messages/offset-fetch-request.js';
+import { decodeOffsetFetchResponse } from '../protocol/generated/messages/offset-fetch-response.js';
+import { encodeListOffsetsRequest } from '../protocol/generated/messages/list-offsets-request.js';
+import { decodeListOffsetsResponse } from '../protocol/generated/messages/list-offsets-response.js';
+import { encodeConsumerGroupDescribeRequest } from '../protocol/generated/messages/consumer-group-describe-request.js';
+import { decodeConsumerGroupDescribeResponse } from '../protocol/generated/messages/consumer-group-describe-response.js';
+import { decodeConsumerProtocolAssignment } from '../protocol/generated/messages/consumer-protocol-assignment.js';
+import { GroupsClient } from './groups-client.js';
+
+const USAGE = `usage: fjord groups [--bootstrap-server HOST:PORT] (--list [--state S]... [--type classic|consumer]... | --describe GROUP) [--json]
+
+  --list              list the groups (GROUP, TYPE, STATE, PROTOCOL-TYPE)
+  --describe GROUP    the group's state, members, and per partition its committed offset,
+                      the log end offset and the lag
+  --bootstrap-server  the node to ask (default 127.0.0.1:9092)
+  --json              machine-readable output`;
+
+export interface PartitionRow {
+  topic: string;
+  partition: number;
+  currentOffset: number | null;
+  logEndOffset: number | null;
+  lag: number | null;
+  consumerId: string | null;
+  host: string | null;
+  clientId: string | null;
+}
+
+export interface GroupDescription {
+  group: string;
+  type: 'classic' | 'consumer';
+  state: string;
+  protocolType: string;
+  protocol: string;
+  members: { memberId: string; instanceId: string | null; clientId: string; host: string; partitions: { topic: string; partition: number }[] }[];
+  partitions: PartitionRow[];
+}
+
+function table(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+}
+
+const dash = (v: number | string | null): string => (v === null || v === '' ? '-' : String(v));
+
+export async function listGroups(client: GroupsClient, states: string[], types: string[]) {
+  const res = await client.request(16, 5, encodeListGroupsRequest, { statesFilter: states, typesFilter: types }, decodeListGroupsResponse);
+  if (res.errorCode !== 0) throw new Error(`ListGroups failed with error ${res.errorCode}`);
+  return res.groups.map((g) => ({ group: g.groupId, type: g.groupType, state: g.groupState, protocolType: g.protocolType })).sort((a, b) => a.group.localeCompare(b.group));
+}
+
+export async function describeGroup(client: GroupsClient, groupId: string): Promise<GroupDescription | null> {
+  const [dg, cg, fetched] = await Promise.all([
+    client.request(15, 5, encodeDescribeGroupsRequest, { groups: [groupId] }, decodeDescribeGroupsResponse),
+    client.request(69, 0, encodeConsumerGroupDescribeRequest, { groupIds: [groupId] }, decodeConsumerGroupDescribeResponse).catch(() => null),
+    client.request(9, 7, encodeOffsetFetchRequest, { groupId, topics: null, requireStable: false }, decodeOffsetFetchResponse),
+  ]);
+  const classic = dg.groups[0];
+  const consumer = cg?.groups[0];
+  let desc: GroupDescription;
+  if (consumer && consumer.errorCode === 0) {
+    desc = {
+      group: groupId,
+      type: 'consumer',
+      state: consumer.groupState,
+      protocolType: 'consumer',
+      protocol: consumer.assignorName,
+      members: consumer.members.map((m) => ({
+        memberId: m.memberId,
+        instanceId: m.instanceId,
+        clientId: m.clientId,
+        host: m.clientHost,
+        partitions: m.assignment.topicPartitions.flatMap((t) => t.partitions.map((p) => ({ topic: t.topicName, partition: p }))),
+      })),
+      partitions: [],
+    };
+  } else if (classic && classic.errorCode === 0 && classic.groupState !== 'Dead') {
+    desc = {
+      group: groupId,
+      type: 'classic',
+      state: classic.groupState,
+      protocolType: classic.protocolType,
+      protocol: classic.protocolData,
+      members: classic.members.map((m) => {
+        let partitions: { topic: string; partition: number }[] = [];
+        if (classic.protocolType === 'consumer' && m.memberAssignment.length > 0) {
+          try {
+            const r = new Reader(m.memberAssignment);
+            const a = decodeConsumerProtocolAssignment(r, Math.min(r.int16(), 3));
+            partitions = a.assignedPartitions.flatMap((t) => t.partitions.map((p) => ({ topic: t.topic, partition: p })));
+          } catch {
+            partitions = [];
+          }
+        }
+        return { memberId: m.memberId, instanceId: m.groupInstanceId, clientId: m.clientId, host: m.clientHost, partitions };
+      }),
+      partitions: [],
+    };
+  } else return null;
+
+  const owner = new Map<string, GroupDescription['members'][number]>();
+  for (const m of desc.members) for (const tp of m.partitions) owner.set(`${tp.topic}\0${tp.partition}`, m);
+  const committed = new Map<string, number>();
+  for (const t of fetched.topics) for (const p of t.partitions) if (p.errorCode === 0 && p.committedOffset >= 0n) committed.set(`${t.name}\0${p.partitionIndex}`, Number(p.committedOffset));
+  const keys = [...new Set([...owner.keys(), ...committed.keys()])].map((k) => {
+    const [topic, p] = k.split('\0') as [string, string];
+    return { topic, partition: Number(p) };
+  });
+  keys.sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition);
+  const byTopic = new Map<string, number[]>();
+  for (const k of keys) byTopic.set(k.topic, [...(byTopic.get(k.topic) ?? []), k.partition]);
+  const ends = new Map<string, number>();
+  if (byTopic.size > 0) {
+    const lo = await client.request(
+      2,
+      6,
+      encodeListOffsetsRequest,
+      { replicaId: -1, isolationLevel: 0, topics: [...byTopic].map(([name, ps]) => ({ name, partitions: ps.map((p) => ({ partitionIndex: p, currentLeaderEpoch: -1, timestamp: -1n })) })) },
+      decodeListOffsetsResponse,
+    );
+    for (const t of lo.topics) for (const p of t.partitions) if (p.errorCode === 0) ends.set(`${t.name}\0${p.partitionIndex}`, Number(p.offset));
+  }
+  desc.partitions = keys.map(({ topic, partition }) => {
+    const k = `${topic}\0${partition}`;
+    const cur = committed.get(k) ?? null;
+    const end = ends.get(k) ?? null;
+    const m = owner.get(k);
+    return { topic, partition, currentOffset: cur, logEndOffset: end, lag: cur !== null && end !== null ? Math.max(0, end - cur) : null, consumerId: m?.memberId ?? null, host: m?.host ?? null, clientId: m?.clientId ?? null };
+  });
+  return desc;
+}
+
+/** `fjord groups`: list and describe consumer groups of a node. Returns the exit code. */
+export async function runGroupsCli(argv: readonly string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        'bootstrap-server': { type: 'string', default: '127.0.0.1:9092' },
+        list: { type: 'boolean', default: false },
+        describe: { type: 'string' },
+        state: { type: 'string', multiple: true, default: [] },
+        type: { type: 'string', multiple: true, default: [] },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      strict: true,
+    }));
+  } catch (e) {
+    console.error(`fjord groups: ${(e as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (values.list === (values.describe !== undefined)) {
+    console.error(`fjord groups: give exactly one of --list or --describe GROUP\n${USAGE}`);
+    return 2;
+  }
+  let client: GroupsClient;
+  try {
+    client = await GroupsClient.connect(values['bootstrap-server']);
+  } catch (e) {
+    console.error(`fjord groups: ${(e as Error).message}`);
+    return 1;
+  }
+  try {
+    if (values.list) {
+      const groups = await listGroups(client, values.state, values.type);
+      if (values.json) console.log(JSON.stringify(groups, null, 2));
+      else if (groups.length === 0) console.log('no groups');
+      else console.log(table([['GROUP', 'TYPE', 'STATE', 'PROTOCOL-TYPE'], ...groups.map((g) => [g.group, g.type, g.state, dash(g.protocolType)])]));
+      return 0;
+    }
+    const d = await describeGroup(client, values.describe!);
+    if (!d) {
+      console.error(`fjord groups: group '${values.describe}' does not exist`);
+      return 1;
+    }
+    if (values.json) {
+      console.log(JSON.stringify(d, null, 2));
+      return 0;
+    }
+    console.log(`group ${d.group}: ${d.type}, ${d.state}, ${d.members.length} member(s)${d.protocol ? `, assignor ${d.protocol}` : ''}\n`);
+    if (d.partitions.length > 0) {
+      console.log(
+        table([
+          ['TOPIC', 'PARTITION', 'CURRENT-OFFSET', 'LOG-END-OFFSET', 'LAG', 'CONSUMER-ID', 'HOST', 'CLIENT-ID'],
+          ...d.partitions.map((p) => [p.topic, String(p.partition), dash(p.currentOffset), dash(p.logEndOffset), dash(p.lag), dash(p.consumerId), dash(p.host), dash(p.clientId)]),
+        ]),
+      );
+    } else console.log('no partitions assigned and no offsets committed');
+    if (d.members.length > 0) {
+      console.log('');
+      console.log(
+        table([
+          ['CONSUMER-ID', 'INSTANCE-ID', 'HOST', 'CLIENT-ID', '#PARTITIONS'],
+          ...d.members.map((m) => [m.memberId, dash(m.instanceId), dash(m.host), dash(m.clientId), String(m.partitions.length)]),
+        ]),
+      );
+    }
+    return 0;
+  } catch (e) {
+    console.error(`fjord groups: ${(e as Error).message}`);
+    return 1;
+  } finally {
+    client.close();
+  }
+}
