@@ -57,3 +57,9 @@ export class GroupCommit {
     this.running = false;
   }
 }
+
+/**
+ * The process-wide default: logs opened without their own GroupCommit share this one, so acks=all
+ * fsyncs group across every partition of the node without extra wiring.
+ */
+export const sharedGroupCommit = new GroupCommit();

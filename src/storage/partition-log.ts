@@ -13,7 +13,7 @@ import { systemClock, type Clock } from './clock.js';
 import { AppendError, StorageError } from './errors.js';
 import { FileSlice } from './file-slice.js';
 import { realFileSystem, type FileSystem } from './file-system.js';
-import { GroupCommit, type Syncable } from './group-commit.js';
+import { sharedGroupCommit, type GroupCommit, type Syncable } from './group-commit.js';
 import type { AbortedTxn } from './indexes.js';
 import { compactLog, type CleanStats } from './log-cleaner.js';
 import { LeaderEpochCache, type EpochEntry } from './leader-epoch-cache.js';
@@ -81,6 +81,7 @@ export interface PartitionLogOptions {
   config: LogConfig;
   fs?: FileSystem;
   clock?: Clock;
+  /** Defaults to the process-wide sharedGroupCommit. */
   groupCommit?: GroupCommit;
   /** True when the log dir's clean-shutdown marker was present: indexes and snapshots are trusted. */
   cleanShutdown?: boolean;
@@ -144,7 +145,7 @@ export class PartitionLog implements Syncable {
     this.config = opts.config;
     this.fs = opts.fs ?? realFileSystem;
     this.clock = opts.clock ?? systemClock;
-    this.groupCommit = opts.groupCommit ?? new GroupCommit();
+    this.groupCommit = opts.groupCommit ?? sharedGroupCommit;
     this.producerIdExpirationMs = opts.producerIdExpirationMs ?? 86_400_000;
     this.lastFlushTime = this.clock.now();
   }
@@ -562,6 +563,8 @@ export class PartitionLog implements Syncable {
       await old.close();
       await old.deleteFiles();
     } else {
+      // Kafka's onBecomeInactiveSegment: the time index ends with the segment's max timestamp.
+      if (old.maxTimestamp >= 0) old.timeIndex.maybeAppend(old.maxTimestamp, old.offsetOfMaxTimestamp);
       await old.syncIndexes();
     }
     const seg = await LogSegment.open(this.fs, this.dir, baseOffset, {
@@ -685,9 +688,9 @@ export class PartitionLog implements Syncable {
       return { ...empty, errorCode: StorageError.OFFSET_OUT_OF_RANGE };
     }
     if (fetchOffset >= maxOffset || fetchOffset === this._logEndOffset) return empty;
-    let i = this.segmentIndexFor(fetchOffset);
-    for (; i < this.segments.length; i++) {
-      const seg = this.segments[i] as LogSegment;
+    // A copy: retention or truncation may change the list while this read awaits.
+    const segments = this.segments.slice(this.segmentIndexFor(fetchOffset));
+    for (const seg of segments) {
       const segEnd = seg.size;
       const start = await seg.translateOffset(fetchOffset, segEnd);
       if (start === null) continue;
