@@ -1,6 +1,11 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { FrameDecoder } from '../../src/protocol/frame-decoder.js';
 import { API_TABLE, ApiKey } from '../../src/protocol/generated/api-table.js';
+import { decodeFetchRequest } from '../../src/protocol/generated/messages/fetch-request.js';
+import { encodeFetchResponse } from '../../src/protocol/generated/messages/fetch-response.js';
+import { decodeListOffsetsRequest } from '../../src/protocol/generated/messages/list-offsets-request.js';
+import { encodeListOffsetsResponse } from '../../src/protocol/generated/messages/list-offsets-response.js';
+import { iterateBatches } from '../../src/protocol/record-batch.js';
 import { decodeApiVersionsRequest } from '../../src/protocol/generated/messages/api-versions-request.js';
 import { encodeApiVersionsResponse } from '../../src/protocol/generated/messages/api-versions-response.js';
 import { decodeMetadataRequest } from '../../src/protocol/generated/messages/metadata-request.js';
@@ -15,7 +20,9 @@ import { Writer } from '../../src/protocol/writer.js';
  * A tiny Kafka endpoint on 127.0.0.1 that lets real clients produce to it and records every
  * request frame they send, for golden-byte fixtures. It answers ApiVersions, Metadata (itself as
  * broker 1, leader of every partition) and Produce (success, offsets counting from 0), using the
- * generated codecs; any other API closes the connection.
+ * generated codecs. With `serve`, it also answers ListOffsets and Fetch from a fixed records
+ * blob for partition 0, so real consumers can read batches we built. Any other API closes the
+ * connection.
  */
 export interface CapturedFrame {
   readonly apiKey: number;
@@ -31,6 +38,8 @@ export interface CaptureOptions {
   readonly partitions: number;
   /** Version ranges advertised in ApiVersions. */
   readonly versions?: Partial<Record<'apiVersions' | 'metadata' | 'produce' | 'fetch', readonly [number, number]>>;
+  /** Record batches served from offset 0 of partition 0 of every topic (Fetch, ListOffsets). */
+  readonly serve?: Buffer;
 }
 
 const TOPIC_ID = '5f3c1b2a-0d4e-4f60-8a71-9b2c3d4e5f60';
@@ -67,6 +76,19 @@ export class CaptureListener {
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private servedEnd(): number {
+    let end = 0;
+    for (const b of iterateBatches(this.options.serve ?? Buffer.alloc(0))) end = b.lastOffset + 1;
+    return end;
+  }
+
+  /** The served batches from the one holding `offset` on (whole batches, as Kafka returns them). */
+  private servedFrom(offset: number): Buffer {
+    const blob = this.options.serve ?? Buffer.alloc(0);
+    for (const b of iterateBatches(blob)) if (b.lastOffset >= offset) return blob.subarray(b.offset);
+    return Buffer.alloc(0);
   }
 
   private accept(socket: Socket): void {
@@ -122,6 +144,7 @@ export class CaptureListener {
               { apiKey: ApiKey.Produce, minVersion: (v.produce ?? [0, 11])[0], maxVersion: (v.produce ?? [0, 11])[1] },
               { apiKey: ApiKey.Fetch, minVersion: (v.fetch ?? [4, 12])[0], maxVersion: (v.fetch ?? [4, 12])[1] },
               { apiKey: ApiKey.FindCoordinator, minVersion: 0, maxVersion: 4 },
+              { apiKey: ApiKey.ListOffsets, minVersion: 1, maxVersion: 5 },
               { apiKey: ApiKey.Metadata, minVersion: (v.metadata ?? [0, 12])[0], maxVersion: (v.metadata ?? [0, 12])[1] },
               { apiKey: ApiKey.ApiVersions, minVersion: min, maxVersion: max },
             ],
@@ -149,7 +172,8 @@ export class CaptureListener {
                 errorCode: 0,
                 partitionIndex: p,
                 leaderId: 1,
-                leaderEpoch: 0,
+                // -1: no leader epoch, so clients skip OffsetForLeaderEpoch validation.
+                leaderEpoch: -1,
                 replicaNodes: [1],
                 isrNodes: [1],
                 offlineReplicas: [],
@@ -175,6 +199,59 @@ export class CaptureListener {
                 const count = p.records !== null && p.records.length >= 61 ? p.records.readInt32BE(57) : 0;
                 this.nextOffset.set(key, base + count);
                 return { index: p.index, errorCode: 0, baseOffset: BigInt(base), logAppendTimeMs: -1n, logStartOffset: 0n };
+              }),
+            })),
+          },
+          apiVersion,
+        );
+        break;
+      }
+      case ApiKey.ListOffsets: {
+        if (this.options.serve === undefined) return null;
+        if (api.responseHeaderVersion(apiVersion) === 1) w.uvarint(0);
+        const req = decodeListOffsetsRequest(r, apiVersion);
+        const end = this.servedEnd();
+        encodeListOffsetsResponse(
+          w,
+          {
+            topics: req.topics.map((t) => ({
+              name: t.name,
+              partitions: t.partitions.map((p) => ({
+                partitionIndex: p.partitionIndex,
+                errorCode: 0,
+                timestamp: -1n,
+                offset: p.timestamp === -2n || p.partitionIndex !== 0 ? 0n : BigInt(end),
+                leaderEpoch: -1,
+              })),
+            })),
+          },
+          apiVersion,
+        );
+        break;
+      }
+      case ApiKey.Fetch: {
+        if (this.options.serve === undefined) return null;
+        if (api.responseHeaderVersion(apiVersion) === 1) w.uvarint(0);
+        const req = decodeFetchRequest(r, apiVersion);
+        const end = this.servedEnd();
+        encodeFetchResponse(
+          w,
+          {
+            responses: req.topics.map((t) => ({
+              topic: t.topic,
+              topicId: t.topicId,
+              partitions: t.partitions.map((p) => {
+                const hw = p.partition === 0 ? end : 0;
+                return {
+                  partitionIndex: p.partition,
+                  errorCode: 0,
+                  highWatermark: BigInt(hw),
+                  lastStableOffset: BigInt(hw),
+                  logStartOffset: 0n,
+                  abortedTransactions: [],
+                  preferredReadReplica: -1,
+                  records: p.partition === 0 ? this.servedFrom(Number(p.fetchOffset)) : Buffer.alloc(0),
+                };
               }),
             })),
           },
