@@ -70,11 +70,12 @@ export class BrokerServer {
   /** Stops accepting, waits (up to `graceMs`) for received requests to be answered, closes all. */
   async close(graceMs = 5000): Promise<void> {
     const closed = new Promise<void>((r) => this.server.close(() => r()));
-    const deadline = Date.now() + graceMs;
+    let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.all([...this.connections].map((c) => c.drained())),
-      new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now()))),
+      new Promise((r) => (timer = setTimeout(r, graceMs))),
     ]);
+    clearTimeout(timer);
     for (const c of [...this.connections]) c.close('shutdown');
     await closed;
   }

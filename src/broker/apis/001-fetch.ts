@@ -222,7 +222,8 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
         }
         if (session) {
           session.lastUsed = now;
-          session.epoch = session.epoch >= 0x7fffffff ? 1 : session.epoch + 1;
+          // A new session expects epoch 1 next; an incremental request moves it one on.
+          if (incremental) session.epoch = session.epoch >= 0x7fffffff ? 1 : session.epoch + 1;
         }
       } else {
         wanted = fromRequest();

@@ -1,0 +1,225 @@
+/**
+ * The node's connection behaviour seen from raw sockets: ApiVersions (and its KIP-511 reply),
+ * pipelining in order, connection-fatal input, the maximum request size, the idle timeout, and
+ * long-polling fetches woken by appends.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeApiVersionsResponse } from '../../src/protocol/generated/messages/api-versions-response.js';
+import { encodeApiVersionsRequest } from '../../src/protocol/generated/messages/api-versions-request.js';
+import { encodeCreateTopicsRequest } from '../../src/protocol/generated/messages/create-topics-request.js';
+import { decodeCreateTopicsResponse } from '../../src/protocol/generated/messages/create-topics-response.js';
+import { encodeFetchRequest } from '../../src/protocol/generated/messages/fetch-request.js';
+import { decodeFetchResponse } from '../../src/protocol/generated/messages/fetch-response.js';
+import { encodeMetadataRequest } from '../../src/protocol/generated/messages/metadata-request.js';
+import { decodeMetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
+import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
+import { decodeProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
+import { iterateBatches } from '../../src/protocol/record-batch.js';
+import { buildRecordBatch, decodeRecords } from '../../src/protocol/records.js';
+import { startNode, type RunningNode } from '../helpers/node.js';
+import { WireClient } from './wire.js';
+
+let node: RunningNode;
+
+beforeAll(async () => {
+  node = await startNode({ overrides: { 'socket.request.max.bytes': 200_000, 'connections.max.idle.ms': 1500, 'num.partitions': 1 } });
+});
+afterAll(async () => {
+  await node?.destroy();
+});
+
+async function createTopic(c: WireClient, name: string, partitions = 1): Promise<string> {
+  const r = await c.call(19, 7, (w) => encodeCreateTopicsRequest(w, { topics: [{ name, numPartitions: partitions, replicationFactor: 1 }], timeoutMs: 5000 }, 7));
+  const res = decodeCreateTopicsResponse(r, 7);
+  expect(res.topics[0]!.errorCode).toBe(0);
+  return res.topics[0]!.topicId;
+}
+
+describe('connections', () => {
+  it('advertises the served versions with Produce from v0, and answers a too-new ApiVersions in v0 format', async () => {
+    const c = await WireClient.connect(node.port);
+    const r = await c.call(18, 3, (w) => encodeApiVersionsRequest(w, { clientSoftwareName: 'wire-test', clientSoftwareVersion: '1.0' }, 3));
+    const res = decodeApiVersionsResponse(r, 3);
+    expect(res.errorCode).toBe(0);
+    const byKey = new Map(res.apiKeys.map((k) => [k.apiKey, k]));
+    expect(byKey.get(0)).toMatchObject({ minVersion: 0, maxVersion: 13 });
+    expect(byKey.get(1)).toMatchObject({ minVersion: 4, maxVersion: 18 });
+    expect(byKey.get(3)).toMatchObject({ minVersion: 0, maxVersion: 13 });
+    expect(byKey.get(18)).toMatchObject({ minVersion: 0, maxVersion: 4 });
+    expect(byKey.has(10)).toBe(true); // FindCoordinator, from the group coordinator
+
+    // Version 99: the body is not parsed; the reply is ApiVersions v0 with UNSUPPORTED_VERSION.
+    c.write(c.frame(18, 99, () => undefined));
+    const bad = await c.next();
+    const v0 = decodeApiVersionsResponse(new (await import('../../src/protocol/reader.js')).Reader(bad.body), 0);
+    expect(v0.errorCode).toBe(35);
+    expect(v0.apiKeys).toEqual([expect.objectContaining({ apiKey: 18, minVersion: 0, maxVersion: 4 })]);
+    // The connection stays usable.
+    const again = decodeApiVersionsResponse(await c.call(18, 0, () => undefined), 0);
+    expect(again.errorCode).toBe(0);
+    c.close();
+  });
+
+  it('answers pipelined requests strictly in request order', async () => {
+    const c = await WireClient.connect(node.port);
+    const frames: Buffer[] = [];
+    const ids: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const id = 1000 + i;
+      ids.push(id);
+      if (i % 3 === 0) frames.push(c.frame(3, 12, (w) => encodeMetadataRequest(w, { topics: null, allowAutoTopicCreation: false }, 12), id));
+      else if (i % 3 === 1) frames.push(c.frame(18, 0, () => undefined, id));
+      // A long poll in the middle must not let later answers overtake it.
+      else frames.push(c.frame(1, 11, (w) => encodeFetchRequest(w, { replicaId: -1, maxWaitMs: 50, minBytes: 1, maxBytes: 1 << 20, topics: [] }, 11), id));
+    }
+    c.write(Buffer.concat(frames));
+    const got: number[] = [];
+    for (let i = 0; i < 60; i++) got.push((await c.next()).correlationId);
+    expect(got).toEqual(ids);
+    c.close();
+  });
+
+  it('closes the connection on an unsupported API, an oversized frame or garbage, and stays up', async () => {
+    const a = await WireClient.connect(node.port);
+    a.write(a.frame(4, 0, (w) => w.int32(0))); // LeaderAndIsr: removed in Kafka 4
+    await a.closed;
+
+    const b = await WireClient.connect(node.port);
+    const huge = Buffer.alloc(8);
+    huge.writeInt32BE(200_001, 0);
+    b.write(huge);
+    await b.closed;
+
+    const d = await WireClient.connect(node.port);
+    const neg = Buffer.alloc(8);
+    neg.writeInt32BE(-5, 0);
+    d.write(neg);
+    await d.closed;
+
+    const e = await WireClient.connect(node.port);
+    // A Metadata v12 header followed by a truncated body.
+    e.write(e.frame(3, 12, (w) => w.uvarint(5)));
+    await e.closed;
+
+    const ok = await WireClient.connect(node.port);
+    const md = decodeMetadataResponse(await ok.call(3, 0, (w) => encodeMetadataRequest(w, { topics: [] }, 0)), 0);
+    expect(md.brokers[0]).toMatchObject({ nodeId: 1, port: node.port });
+    ok.close();
+  });
+
+  it('closes idle connections after connections.max.idle.ms', async () => {
+    const c = await WireClient.connect(node.port);
+    const started = Date.now();
+    await c.closed;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('serves Metadata v0 without ApiVersions first, with auto-creation', async () => {
+    const c = await WireClient.connect(node.port);
+    const md = decodeMetadataResponse(await c.call(3, 0, (w) => encodeMetadataRequest(w, { topics: [{ name: 'auto-v0' }] }, 0)), 0);
+    expect(md.topics[0]).toMatchObject({ name: 'auto-v0', errorCode: 0 });
+    expect(md.topics[0]!.partitions).toHaveLength(1);
+    const v12 = decodeMetadataResponse(await c.call(3, 12, (w) => encodeMetadataRequest(w, { topics: [{ name: 'auto-v0', topicId: '00000000-0000-0000-0000-000000000000' }], allowAutoTopicCreation: false }, 12)), 12);
+    expect(v12.controllerId).toBe(1);
+    expect(v12.clusterId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(v12.topics[0]!.topicId).not.toBe('00000000-0000-0000-0000-000000000000');
+    c.close();
+  });
+});
+
+describe('fetch', () => {
+  it('long-polls and is woken by an append, without blocking other connections', async () => {
+    const admin = await WireClient.connect(node.port);
+    const topicId = await createTopic(admin, 'longpoll');
+    const consumer = await WireClient.connect(node.port);
+    consumer.write(
+      consumer.frame(1, 13, (w) =>
+        encodeFetchRequest(
+          w,
+          { replicaId: -1, maxWaitMs: 20_000, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1, topics: [{ topicId, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }] },
+          13,
+        ),
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    // Other work proceeds while the fetch waits.
+    const md = decodeMetadataResponse(await admin.call(3, 1, (w) => encodeMetadataRequest(w, { topics: null }, 1)), 1);
+    expect(md.topics.some((t) => t.name === 'longpoll')).toBe(true);
+    const batch = buildRecordBatch({ records: [{ key: Buffer.from('k'), value: Buffer.from('woken') }] });
+    const pr = decodeProduceResponse(
+      await admin.call(0, 9, (w) => encodeProduceRequest(w, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: 'longpoll', partitionData: [{ index: 0, records: batch }] }] }, 9)),
+      9,
+    );
+    expect(pr.responses[0]!.partitionResponses[0]!.errorCode).toBe(0);
+    const started = Date.now();
+    const raw = await consumer.next(15_000);
+    const r = new (await import('../../src/protocol/reader.js')).Reader(raw.body);
+    r.taggedFields();
+    const fr = decodeFetchResponse(r, 13);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const p = fr.responses[0]!.partitions[0]!;
+    expect(p.errorCode).toBe(0);
+    expect(p.highWatermark).toBe(1n);
+    const batches = [...iterateBatches(p.records!)];
+    expect(batches).toHaveLength(1);
+    expect(decodeRecords(batches[0]!)[0]!.value!.toString()).toBe('woken');
+    admin.close();
+    consumer.close();
+  });
+
+  it('returns the first batch whole even when it exceeds MaxBytes, and OFFSET_OUT_OF_RANGE past the end', async () => {
+    const c = await WireClient.connect(node.port);
+    await createTopic(c, 'kip74');
+    const batch = buildRecordBatch({ records: [{ value: Buffer.alloc(50_000, 1) }, { value: Buffer.alloc(50_000, 2) }] });
+    await c.call(0, 9, (w) => encodeProduceRequest(w, { transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: 'kip74', partitionData: [{ index: 0, records: batch }] }] }, 9));
+    const fetch = async (offset: bigint) => {
+      const r = await c.call(1, 11, (w) =>
+        encodeFetchRequest(w, { replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1000, topics: [{ topic: 'kip74', partitions: [{ partition: 0, fetchOffset: offset, partitionMaxBytes: 1000 }] }] }, 11),
+      );
+      return decodeFetchResponse(r, 11).responses[0]!.partitions[0]!;
+    };
+    const p = await fetch(0n);
+    expect(p.errorCode).toBe(0);
+    expect(p.records!.length).toBe(batch.length);
+    const out = await fetch(5n);
+    expect(out.errorCode).toBe(1);
+    expect(out.highWatermark).toBe(2n);
+    c.close();
+  });
+
+  it('keeps an incremental fetch session: unchanged partitions are left out, new data comes back', async () => {
+    const c = await WireClient.connect(node.port);
+    await createTopic(c, 'session', 2);
+    const req = (sessionId: number, sessionEpoch: number, partitions: { partition: number; fetchOffset: bigint }[]) => (w: import('../../src/protocol/writer.js').Writer) =>
+      encodeFetchRequest(
+        w,
+        {
+          replicaId: -1,
+          maxWaitMs: 0,
+          minBytes: 0,
+          maxBytes: 1 << 20,
+          sessionId,
+          sessionEpoch,
+          topics: partitions.length ? [{ topic: 'session', partitions: partitions.map((p) => ({ ...p, partitionMaxBytes: 1 << 20 })) }] : [],
+          forgottenTopicsData: [],
+        },
+        11,
+      );
+    const full = decodeFetchResponse(await c.call(1, 11, req(0, 0, [{ partition: 0, fetchOffset: 0n }, { partition: 1, fetchOffset: 0n }])), 11);
+    expect(full.sessionId).toBeGreaterThan(0);
+    expect(full.responses[0]!.partitions.map((p) => p.partitionIndex)).toEqual([0, 1]);
+    const inc = decodeFetchResponse(await c.call(1, 11, req(full.sessionId, 1, [])), 11);
+    expect(inc.errorCode).toBe(0);
+    expect(inc.responses).toEqual([]);
+    const batch = buildRecordBatch({ records: [{ value: Buffer.from('x') }] });
+    await c.call(0, 9, (w) => encodeProduceRequest(w, { transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: 'session', partitionData: [{ index: 1, records: batch }] }] }, 9));
+    const inc2 = decodeFetchResponse(await c.call(1, 11, req(full.sessionId, 2, [])), 11);
+    expect(inc2.responses[0]!.partitions.map((p) => p.partitionIndex)).toEqual([1]);
+    expect(inc2.responses[0]!.partitions[0]!.records!.length).toBe(batch.length);
+    const stale = decodeFetchResponse(await c.call(1, 11, req(full.sessionId, 2, [])), 11);
+    expect(stale.errorCode).toBe(71);
+    const unknown = decodeFetchResponse(await c.call(1, 11, req(12345, 1, [])), 11);
+    expect(unknown.errorCode).toBe(70);
+    c.close();
+  });
+});
