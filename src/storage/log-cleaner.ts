@@ -42,6 +42,12 @@ export async function compactLog(log: PartitionLog): Promise<CleanStats> {
       .map((s) => ({ seg: s, size: s.size })),
   );
   if (candidates.length === 0) return stats;
+  // min.cleanable.dirty.ratio: clean only when enough of the cleanable bytes are new since the
+  // last pass (the first pass after a start treats everything as dirty).
+  const total = candidates.reduce((n, c) => n + c.size, 0);
+  const dirty = candidates.filter((c) => c.seg.baseOffset >= log.cleanedUpTo).reduce((n, c) => n + c.size, 0);
+  if (dirty === 0 || dirty / total < log.config.minCleanableDirtyRatio) return stats;
+  const cleanedUpTo = (candidates.at(-1) as { seg: LogSegment }).seg.nextOffset;
 
   // 1. The offset map: key → offset of its latest record, over all cleanable segments.
   const latest = new Map<string, number>();
@@ -122,6 +128,7 @@ export async function compactLog(log: PartitionLog): Promise<CleanStats> {
       stats.bytesAfter += c.bytes;
     }
   });
+  log.cleanedUpTo = Math.max(log.cleanedUpTo, cleanedUpTo);
   return stats;
 }
 

@@ -129,6 +129,8 @@ export class PartitionLog implements Syncable {
   private lastFlushTime: number;
   private readonly pendingCloses = new Set<{ seg: LogSegment; timer: NodeJS.Timeout }>();
   private offlineReason: string | null = null;
+  /** Offset up to which the cleaner has compacted (in memory; a restart cleans everything once). */
+  cleanedUpTo = 0;
   private closed = false;
 
   readonly dir: string;
