@@ -254,7 +254,9 @@ describe(`hostile input (seed ${SEED.toString(16)})`, async () => {
           records: Array.from({ length: 6 }, (_, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.alloc(30 + i, i), headers: [{ key: 'h', value: Buffer.from('v') }] })),
         }),
       );
-      batches.push(buildLegacyMessageSet({ magic: 1, compression: codec, messages: [{ value: Buffer.from('legacy') }, { key: Buffer.from('k'), value: null }] }));
+      for (const magic of [0, 1] as const) {
+        batches.push(buildLegacyMessageSet({ magic, compression: codec, messages: [{ value: Buffer.from('legacy') }, { key: Buffer.from('k'), value: null }] }));
+      }
     }
     const failures: string[] = [];
     let rejected = 0;
