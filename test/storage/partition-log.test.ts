@@ -100,6 +100,28 @@ describe('PartitionLog append as leader and read', () => {
     await log.close();
   });
 
+  it('rolls when the offset index is full', async () => {
+    const { log } = await openLog(dir, { segmentIndexBytes: 16, indexIntervalBytes: 1 });
+    for (let i = 0; i < 9; i++) await log.appendAsLeader(batch(1), 0);
+    expect(log.segmentCount).toBeGreaterThanOrEqual(3);
+    expect((await readAll(log)).length).toBe(log.size);
+    await log.close();
+  });
+
+  it('serialises concurrent appends into contiguous offsets', async () => {
+    const { log } = await openLog(dir, { segmentBytes: 2000 });
+    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => log.appendAsLeader(batch(1 + (i % 3)), 0, { requiredAcks: i % 2 === 0 ? -1 : 1 })));
+    let next = 0;
+    for (const r of results) {
+      expect(r.errorCode).toBe(0);
+      expect(r.baseOffset).toBe(next);
+      next = r.lastOffset + 1;
+    }
+    expect(log.logEndOffset).toBe(next);
+    expect(batchOffsets(await readAll(log)).length).toBe(60);
+    await log.close();
+  });
+
   it('rolls by segment.ms', async () => {
     const { log, clock } = await openLog(dir, { segmentMs: 1000 });
     await log.appendAsLeader(batch(1, { timestamp: clock.now() }), 0);
