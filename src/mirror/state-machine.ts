@@ -75,8 +75,9 @@ export function isValidTransition(from: State | null, to: State): boolean {
 /**
  * The state a leader moves a partition to when it (re)discovers it or its desired state changes,
  * spec §7.3, in this order:
- *  1. FAILED stays FAILED: the retry logic decides, not the desired state;
- *  2. desired STOPPED → STOPPING (or stay STOPPED);
+ *  1. desired STOPPED → STOPPING (or stay STOPPED), from FAILED too: stopping is how an operator
+ *     fails over away from a broken source (decision D12 in docs/mirroring.md);
+ *  2. FAILED stays FAILED otherwise: the retry logic decides, not the desired state;
  *  3. desired PAUSED → PAUSING (or stay PAUSED); from a state that cannot pause directly
  *     (truncating, fencing) the partition first finishes into MIRRORING, so stay;
  *  4. PAUSED with desired MIRRORING → MIRRORING (resume: no truncation);
@@ -84,8 +85,8 @@ export function isValidTransition(from: State | null, to: State): boolean {
  *  6. otherwise re-enter the current state: a new leader redoes the half-done step.
  */
 export function chooseNextState(current: State, desired: State): State {
-  if (current === S.FAILED) return S.FAILED;
   if (desired === S.STOPPED) return current === S.STOPPED ? S.STOPPED : S.STOPPING;
+  if (current === S.FAILED) return S.FAILED;
   if (desired === S.PAUSED) {
     if (current === S.PAUSED || current === S.PAUSING) return current;
     if (current === S.MIRRORING) return S.PAUSING;

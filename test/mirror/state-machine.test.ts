@@ -97,7 +97,9 @@ describe('legal transitions (spec §7.2)', () => {
 
 describe('next-state choice (spec §7.3)', () => {
   it('follows the rules in order', () => {
-    expect(chooseNextState(S.FAILED, S.STOPPED)).toBe(S.FAILED);
+    expect(chooseNextState(S.FAILED, S.MIRRORING)).toBe(S.FAILED);
+    expect(chooseNextState(S.FAILED, S.PAUSED)).toBe(S.FAILED);
+    expect(chooseNextState(S.FAILED, S.STOPPED)).toBe(S.STOPPING);
     expect(chooseNextState(S.MIRRORING, S.STOPPED)).toBe(S.STOPPING);
     expect(chooseNextState(S.STOPPED, S.STOPPED)).toBe(S.STOPPED);
     expect(chooseNextState(S.MIRRORING, S.PAUSED)).toBe(S.PAUSING);
@@ -221,9 +223,10 @@ describe('MirrorStateMachine', () => {
     await timers.advance(1_000_000);
     expect(machine.state(key)).toBe(S.FAILED);
     // stop then start clears the history
-    await machine.setDesired(key, S.STOPPED); // FAILED stays FAILED by §7.3 …
+    await machine.setDesired(key, S.PAUSED); // FAILED stays FAILED for anything but a stop
     expect(machine.state(key)).toBe(S.FAILED);
-    expect(await machine.transition(key, S.STOPPING)).toBe(true); // … the stop path moves it explicitly
+    await machine.setDesired(key, S.STOPPED);
+    expect(machine.state(key)).toBe(S.STOPPING);
     expect(await machine.transition(key, S.STOPPED)).toBe(true);
     expect(machine.snapshot(key)?.retryAttempt).toBe(0);
     expect(machine.snapshot(key)?.errorMessage).toBeNull();
