@@ -1,0 +1,72 @@
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Admin, Consumer, Producer, stringDeserializers, stringSerializers } from '@platformatic/kafka';
+import { startNode } from '../helpers/node.js';
+import type { RunningNode } from '../helpers/node.js';
+
+/**
+ * The KIP-848 consumer protocol with a real client: @platformatic/kafka consumers with
+ * groupProtocol 'consumer' (ConsumerGroupHeartbeat, server-side assignment) against a node.
+ */
+
+let node: RunningNode;
+
+beforeAll(async () => {
+  node = await startNode({ overrides: { 'group.consumer.heartbeat.interval.ms': 300, 'group.consumer.min.heartbeat.interval.ms': 100 } });
+}, 60_000);
+
+afterAll(async () => {
+  await node?.destroy();
+  if (node) rmSync(node.dataDir, { recursive: true, force: true });
+}, 60_000);
+
+async function waitFor(what: string, fn: () => boolean, timeoutMs = 40_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!fn()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('KIP-848 consumer protocol with @platformatic/kafka', () => {
+  it('spreads partitions with the server assignor, consumes everything, and rebalances on leave', async () => {
+    const topic = 'kip848';
+    const admin = new Admin({ clientId: 'a', bootstrapBrokers: [node.bootstrap] });
+    await admin.createTopics({ topics: [topic], partitions: 6, replicas: 1 });
+    await admin.close();
+    const producer = new Producer({ clientId: 'p', bootstrapBrokers: [node.bootstrap], serializers: stringSerializers });
+    await producer.send({ messages: Array.from({ length: 60 }, (_, i) => ({ topic, key: `k${i}`, value: `v${i}`, partition: i % 6 })) });
+    await producer.close();
+
+    const received = new Set<string>();
+    const consumers: Consumer<string, string, string, string>[] = [];
+    for (let i = 0; i < 3; i++) {
+      const c = new Consumer({ clientId: `c${i}`, groupId: 'g848', groupProtocol: 'consumer', bootstrapBrokers: [node.bootstrap], deserializers: stringDeserializers });
+      consumers.push(c);
+      const stream = await c.consume({ topics: [topic], mode: 'earliest', autocommit: 100 });
+      stream.on('data', (m) => received.add(m.value));
+    }
+    const counts = () => consumers.map((c) => (c.assignments ?? []).reduce((n, a) => n + a.partitions.length, 0));
+    try {
+      await waitFor('each member to own two partitions', () => counts().every((n) => n === 2));
+      const owned = consumers.flatMap((c) => (c.assignments ?? []).flatMap((a) => a.partitions));
+      expect(new Set(owned).size).toBe(6);
+      await waitFor('all 60 records', () => received.size === 60);
+
+      await consumers[2]!.close();
+      await waitFor('the two survivors to own three each', () => counts().slice(0, 2).every((n) => n === 3));
+      const check = new Admin({ clientId: 'a2', bootstrapBrokers: [node.bootstrap] });
+      const groups = await check.listGroups({ types: ['consumer'] });
+      await check.close();
+      expect([...groups.values()].map((g) => g.id)).toContain('g848');
+    } finally {
+      for (const c of consumers) {
+        try {
+          await c.close(true);
+        } catch {
+          // already closed
+        }
+      }
+    }
+  }, 90_000);
+});
