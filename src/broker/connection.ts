@@ -203,7 +203,7 @@ export class Connection {
   }
 
   private fail(apiKey: number, err: unknown): void {
-    this.opts.log.error('request failed, closing connection', { conn: this.opts.id, apiKey, err: err instanceof Error ? err : String(err) });
+    this.opts.log.warn('request failed, closing connection', { conn: this.opts.id, apiKey, err: err instanceof Error ? err : String(err) });
     this.close('handler error');
   }
 
