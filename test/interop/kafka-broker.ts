@@ -57,6 +57,10 @@ function defaultProperties(port: number, controllerPort: number, dataDir: string
     'share.coordinator.state.topic.replication.factor': '1',
     'share.coordinator.state.topic.min.isr': '1',
     'group.initial.rebalance.delay.ms': '0',
+    // An authorizer that stores ACLs (librdkafka's 0081 creates, describes and deletes them); the
+    // anonymous PLAINTEXT principal is a super user, so nothing else is restricted.
+    'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+    'super.users': 'User:ANONYMOUS',
     'num.network.threads': '2',
     'num.io.threads': '4',
   };
