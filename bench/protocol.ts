@@ -1,6 +1,7 @@
 // Protocol benchmarks: Produce/Fetch encode and decode with the generated codecs, the batch
 // header walk, CRC-32C native vs JavaScript, and how Fetch decode cost depends on record size.
 // Prints figures only; nothing here asserts on time.
+import { CODEC_NAMES, compress, decompress, lz4DecodeJs } from '../src/protocol/compression.js';
 import { crc32c, crc32cJs } from '../src/protocol/crc32c.js';
 import { decodeFetchResponse, encodeFetchResponse, type FetchResponseInput } from '../src/protocol/generated/messages/fetch-response.js';
 import { decodeProduceRequest, encodeProduceRequest, type ProduceRequestInput } from '../src/protocol/generated/messages/produce-request.js';
@@ -126,6 +127,25 @@ const js = rate(() => crc32cJs(crcBuf), 300);
 line('crc32c native (@node-rs/crc32), 1 MiB', native, MiB);
 line('crc32c plain JS (slicing-by-8), 1 MiB', js, MiB);
 console.log(`${'  native / JS'.padEnd(58)} ${fmt(native / js).padStart(12)} x`);
+
+// Codecs over the records region of a 1 MiB batch of 100-byte JSON-ish records.
+{
+  let x = 7;
+  const rnd = (): number => ((x = (x * 1103515245 + 12345) >>> 0), x >>> 16);
+  const plain = Buffer.from(
+    Array.from({ length: 25000 }, (_, i) => `{"id":${i},"user":"u${rnd() % 5000}","amount":${rnd() % 100000},"ok":true}`).join(''),
+  ).subarray(0, MiB);
+  for (const codec of [1, 2, 3, 4]) {
+    const z = compress(codec, plain);
+    const c = rate(() => compress(codec, plain), 300);
+    const d = rate(() => decompress(codec, z), 300);
+    console.log(
+      `${`${CODEC_NAMES[codec]} 1 MiB (ratio ${fmt(plain.length / z.length, 2)})`.padEnd(40)} compress ${fmt((c * plain.length) / MiB).padStart(8)} MiB/s   decompress ${fmt((d * plain.length) / MiB).padStart(8)} MiB/s`,
+    );
+  }
+  const z = compress(3, plain);
+  line('lz4 decompress, JavaScript fallback decoder', rate(() => lz4DecodeJs(z, 2 * MiB), 300), plain.length);
+}
 
 // Fetch decode cost: 1 MiB of 100-byte records vs 1 MiB of 100 KiB records, both over 10
 // partitions, producer-sized 16 KiB batches for the small records. Records stay slices, so the
