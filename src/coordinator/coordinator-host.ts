@@ -38,6 +38,13 @@ export interface CoordinatorLog {
   readFrom(fetchOffset: number, maxBytes: number): Promise<Buffer>;
 }
 
+export interface TxnMarker {
+  readonly producerId: number;
+  readonly producerEpoch: number;
+  readonly coordinatorEpoch: number;
+  readonly commit: boolean;
+}
+
 export interface CoordinatorHost {
   readonly nodeId: number;
   /** Advertised address answered by FindCoordinator. */
@@ -62,6 +69,18 @@ export interface CoordinatorHost {
   partitionCount(topic: string): number | undefined;
   /** Every topic name (for KIP-848 regex subscriptions); without it regex subscriptions match nothing. */
   topicNames?(): string[];
+  /**
+   * Transactions (optional until the node provides them). A fresh producer id from the node's
+   * persisted id blocks (InitProducerId).
+   */
+  allocateProducerId?(): Promise<number>;
+  /**
+   * Appends a COMMIT or ABORT end-transaction marker for (producerId, producerEpoch) to a data
+   * partition led here, as the transaction coordinator (a control batch, origin 'coordinator';
+   * `buildEndTxnMarkerBatch` in src/protocol/control-records.ts builds it). Resolves to a Kafka
+   * error code (0 when the marker is durable).
+   */
+  writeTxnMarker?(topic: string, partition: number, marker: TxnMarker): Promise<number>;
   /** Called after every metadata change (topics created, deleted, partitions added). Returns an unsubscribe. */
   onMetadataChange(cb: () => void): () => void;
 }
