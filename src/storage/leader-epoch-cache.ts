@@ -43,6 +43,10 @@ export class LeaderEpochCache {
     return cache;
   }
 
+  get isDirty(): boolean {
+    return this.dirty;
+  }
+
   get all(): readonly EpochEntry[] {
     return this.entries;
   }

@@ -45,6 +45,19 @@ export interface AppendOptions {
   prevalidated?: boolean;
 }
 
+export interface MirrorAppendOptions {
+  /** -1: resolve after the fsync (group commit), as for acks=all. */
+  requiredAcks?: number;
+  /** Check each batch's CRC-32C (the fetcher may have done it already). */
+  verifyCrc?: boolean;
+  /**
+   * Refuse a first batch that does not start exactly at the log end. Off by default because a
+   * compacted source legitimately has offset gaps between batches (Kafka's followers accept any
+   * first offset ≥ the log end).
+   */
+  requireContiguous?: boolean;
+}
+
 export interface ReadOptions {
   fetchOffset: number;
   /** Exclusive upper bound: the high watermark or the last stable offset. */
@@ -495,9 +508,9 @@ export class PartitionLog implements Syncable {
       next = v.lastOffset + 1;
     }
     await this.writeBatches([records], batches);
-    this.epochs.assign(leaderEpoch, firstOffset);
-    await this.epochs.flush();
-    await this.commitProducerState(staged.commit());
+    if (this.epochs.assign(leaderEpoch, firstOffset)) await this.epochs.flush();
+    const completed = staged.commit();
+    if (completed.length > 0) await this.commitProducerState(completed);
     const count = next - firstOffset;
     const result: AppendResult = {
       errorCode: 0,
@@ -585,7 +598,7 @@ export class PartitionLog implements Syncable {
    * built from the batches' epochs and producer state is replayed without sequence checks; a
    * MIRROR_PID_RESET control batch (KIP-1279) clears all producer state.
    */
-  async appendAsMirror(records: Buffer, opts: { requiredAcks?: number; verifyCrc?: boolean } = {}): Promise<AppendResult> {
+  async appendAsMirror(records: Buffer, opts: MirrorAppendOptions = {}): Promise<AppendResult> {
     let written: { result: AppendResult; sync: boolean };
     try {
       written = await this.serial(() => this.mirrorAppendLocked(records, opts));
@@ -595,7 +608,7 @@ export class PartitionLog implements Syncable {
     return this.finishAppend(written);
   }
 
-  private async mirrorAppendLocked(records: Buffer, opts: { requiredAcks?: number; verifyCrc?: boolean }): Promise<{ result: AppendResult; sync: boolean }> {
+  private async mirrorAppendLocked(records: Buffer, opts: MirrorAppendOptions): Promise<{ result: AppendResult; sync: boolean }> {
     this.checkOnline();
     const starts = this.validateHeaders(records, 'replication', false);
     let expected = this._logEndOffset;
@@ -606,8 +619,8 @@ export class PartitionLog implements Syncable {
     let messages = 0;
     for (const at of starts) {
       const v = new RecordBatchView(records, at);
-      if (v.baseOffset < expected) {
-        throw new AppendError(StorageError.OFFSET_OUT_OF_RANGE, `batch at offset ${v.baseOffset} is below the log end ${expected}`);
+      if (v.baseOffset < expected || (opts.requireContiguous === true && at === 0 && v.baseOffset !== expected)) {
+        throw new AppendError(StorageError.OFFSET_OUT_OF_RANGE, `batch at offset ${v.baseOffset} does not continue the log end ${expected}`);
       }
       if (opts.verifyCrc === true && !v.isValid()) throw new AppendError(StorageError.CORRUPT_MESSAGE, `CRC mismatch in batch at ${v.baseOffset}`);
       const ctype = v.isControl ? controlTypeOf(v) : -1;
@@ -628,8 +641,9 @@ export class PartitionLog implements Syncable {
     }
     await this.writeBatches([records], batches);
     for (const [epoch, offset] of epochChanges) this.epochs.assign(epoch, offset);
-    await this.epochs.flush();
-    await this.commitProducerState(staged.commit());
+    if (this.epochs.isDirty) await this.epochs.flush();
+    const completed = staged.commit();
+    if (completed.length > 0) await this.commitProducerState(completed);
     const result: AppendResult = {
       errorCode: 0,
       baseOffset: first.baseOffset,

@@ -57,10 +57,16 @@ describe('append at source offsets (mirror)', () => {
     const gap = batch(2, { baseOffset: 10, partitionLeaderEpoch: 3 });
     expect(await mirror.appendAsMirror(gap)).toMatchObject({ errorCode: 0, baseOffset: 10, lastOffset: 11 });
     expect(mirror.logEndOffset).toBe(12);
+    const strict = await mirror.appendAsMirror(batch(1, { baseOffset: 20, partitionLeaderEpoch: 3 }), { requireContiguous: true });
+    expect(strict.errorCode).toBe(StorageError.OFFSET_OUT_OF_RANGE);
+    expect((await mirror.appendAsMirror(batch(1, { baseOffset: 12, partitionLeaderEpoch: 3 }), { requireContiguous: true })).errorCode).toBe(0);
     expect(mirror.epochEntries).toEqual([
       { epoch: 1, startOffset: 0 },
       { epoch: 3, startOffset: 10 },
     ]);
+    const bad = batch(1, { baseOffset: 13, partitionLeaderEpoch: 3 });
+    bad.writeUInt8(0xff ^ (bad.at(-1) as number), bad.length - 1);
+    expect((await mirror.appendAsMirror(bad, { verifyCrc: true })).errorCode).toBe(StorageError.CORRUPT_MESSAGE);
     await mirror.close();
   });
 
