@@ -363,7 +363,9 @@ export class PartitionLog implements Syncable {
   private async recoverSegment(seg: LogSegment, snapOffset: number): Promise<number> {
     const aborted: AbortedTxn[] = [];
     const truncated = await seg.recover(Math.max(this.config.maxMessageBytes, 1 << 20) + BATCH.HEADER_SIZE, (v) => {
-      this.epochs.assign(v.partitionLeaderEpoch, v.baseOffset);
+      // Only epochs newer than the cache's latest (Kafka's LogSegment.recover): re-scanning an
+      // older segment must not wipe the later entries.
+      if (v.partitionLeaderEpoch > this.epochs.latestEpoch) this.epochs.assign(v.partitionLeaderEpoch, v.baseOffset);
       if (v.baseOffset >= snapOffset) this.replayBatch(v, aborted);
     });
     for (const t of aborted) await seg.appendAbortedTxn(t);

@@ -267,6 +267,18 @@ describe('PartitionLog recovery', () => {
     await again.close();
   });
 
+  it('rebuilding an older segment index on a clean start keeps the epoch cache', async () => {
+    const { log } = await openLog(dir, { segmentBytes: 300 });
+    for (let e = 0; e < 3; e++) for (let i = 0; i < 4; i++) await log.appendAsLeader(batch(2), e);
+    const entries = log.epochEntries;
+    await log.close();
+    await unlink(join(dir, '00000000000000000000.index'));
+    const { log: again } = await openLog(dir, { segmentBytes: 300 }, { cleanShutdown: true });
+    expect(again.epochEntries).toEqual(entries);
+    expect(again.logEndOffset).toBe(24);
+    await again.close();
+  });
+
   it('recovers the epoch cache from batch epochs', async () => {
     const { log } = await openLog(dir);
     await log.appendAsLeader(batch(2), 1);
