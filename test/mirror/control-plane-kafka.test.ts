@@ -219,6 +219,40 @@ describe('cluster mirroring control plane, Apache Kafka as the source', () => {
     expect((await stop('m1', ['local-only'])).errorCode).toBe(ErrorCode.TOPIC_NOT_IN_CLUSTER_MIRROR);
   });
 
+  it('aborts open transactions and writes the PID reset barrier when stopping', async () => {
+    const topic = 'payments';
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+    const committed = kafkaClient.producer({ transactionalId: 'tx-done', maxInFlightRequests: 1, idempotent: true });
+    await committed.connect();
+    const t1 = await committed.transaction();
+    await t1.send({ topic, messages: [{ partition: 0, value: 'a' }, { partition: 0, value: 'b' }] });
+    await t1.commit();
+    await committed.disconnect();
+    const open = kafkaClient.producer({ transactionalId: 'tx-open', maxInFlightRequests: 1, idempotent: true });
+    await open.connect();
+    const t2 = await open.transaction();
+    await t2.send({ topic, messages: [{ partition: 0, value: 'never committed' }] });
+    // Source: 2 records + COMMIT marker + 1 open transactional record = log end 4.
+    expect((await start('m1', [topic])).errorCode).toBe(0);
+    await waitFor('copy', () => host.partitionLog(topic, 0)?.logEndOffset === 4);
+    const log = host.log(topic, 0);
+    expect(log.ongoingTransactions().length).toBe(1);
+    expect(log.lastStableOffset).toBe(3); // the open transaction pins the LSO
+    expect((await stop('m1', [topic])).errorCode).toBe(0);
+    await waitFor('STOPPED', async () => states(await describeMirrors(['m1']), topic)[0] === 'STOPPED');
+    const tail = await log.readToBuffer({ fetchOffset: 4, maxOffset: log.logEndOffset, maxBytes: 1 << 20, minOneMessage: true });
+    const batches = [...iterateBatches(tail.records)];
+    expect(batches.map((b) => [b.baseOffset, b.isControl, b.isTransactional, controlTypeOf(b)])).toEqual([
+      [4, true, true, ControlRecordType.ABORT],
+      [5, true, false, ControlRecordType.MIRROR_PID_RESET],
+    ]);
+    expect(log.ongoingTransactions()).toEqual([]);
+    expect(log.lastStableOffset).toBe(log.logEndOffset); // read_committed consumers can move on
+    expect(log.producerStates()).toEqual([]); // the barrier cleared all producer state
+    await t2.abort().catch(() => undefined);
+    await open.disconnect();
+  });
+
   it('refuses a start whose local topic has another topic id', async () => {
     await admin.createTopics({ topics: [{ topic: 'clash', numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
     await host.createTopic('clash', 1);
