@@ -35,6 +35,8 @@ export class LogSegment {
   rollBaseFromBatch = false;
   private bytesSinceLastIndexEntry = 0;
   unflushed = false;
+  /** Whether both index files were there when the segment was opened (else they are rebuilt). */
+  private indexesExisted = true;
   readonly index: OffsetIndex;
   readonly timeIndex: TimeIndex;
   private txnFile: LogFile | null = null;
@@ -74,6 +76,7 @@ export class LogSegment {
     const log = await fs.open(join(dir, segmentFileName(baseOffset, '.log')), 'write');
     const seg = new LogSegment(fs, dir, baseOffset, log, opts.indexIntervalBytes, opts.maxIndexBytes, opts.now);
     seg.size = await log.size();
+    seg.indexesExisted = (await fs.exists(seg.index.path)) && (await fs.exists(seg.timeIndex.path));
     await seg.index.open(fs);
     await seg.timeIndex.open(fs);
     return seg;
@@ -162,6 +165,7 @@ export class LogSegment {
    * Returns false when an index is missing or inconsistent; the caller then rebuilds it.
    */
   async loadClean(): Promise<boolean> {
+    if (!this.indexesExisted && this.size > 0) return false;
     const ok = (await this.index.load(this.fs)) && (await this.timeIndex.load(this.fs));
     if (!ok || this.index.lastPosition > this.size) return false;
     const from = this.index.lastPosition;
