@@ -95,7 +95,12 @@ export interface RunningNode {
 }
 
 export async function startNode(opts: NodeOptions = {}): Promise<RunningNode> {
-  ensureBuilt();
+  return launch(opts, true);
+}
+
+async function launch(opts: NodeOptions, build: boolean): Promise<RunningNode> {
+  // A restart runs the same build as the first start: sources edited meanwhile do not count.
+  if (build) ensureBuilt();
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'fjord-node-'));
   const port = opts.port ?? (await freePort());
   const overrides: Record<string, string | number | boolean> = {
@@ -142,7 +147,7 @@ export async function startNode(opts: NodeOptions = {}): Promise<RunningNode> {
     },
     async restart() {
       await node.stop();
-      return startNode({ ...opts, dataDir, port });
+      return launch({ ...opts, dataDir, port }, false);
     },
     async destroy() {
       await node.stop();
