@@ -112,7 +112,9 @@ export async function compactLog(log: PartitionLog): Promise<CleanStats> {
         stats.bytesAfter += c.size;
         continue;
       }
-      const aborted = await c.seg.readAbortedTxns();
+      // Indexes go first: a crash after the rename then finds them missing and rebuilds them
+      // rather than trusting positions into the old file.
+      await c.seg.deleteIndexFiles();
       await log.fs.rename(c.path, c.seg.logPath);
       await log.fs.syncDir(log.dir);
       const fresh = await LogSegment.open(log.fs, log.dir, c.seg.baseOffset, {
@@ -120,8 +122,7 @@ export async function compactLog(log: PartitionLog): Promise<CleanStats> {
         maxIndexBytes: log.config.segmentIndexBytes,
         now: log.clock.now(),
       });
-      await fresh.recover(Number.MAX_SAFE_INTEGER, () => undefined);
-      for (const t of aborted) await fresh.appendAbortedTxn(t);
+      await fresh.recover(Number.MAX_SAFE_INTEGER, () => undefined, true);
       await fresh.syncIndexes();
       await replace([c.seg], fresh);
       stats.segmentsCleaned++;

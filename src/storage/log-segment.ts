@@ -208,10 +208,10 @@ export class LogSegment {
    * indexes are rebuilt, and a torn or corrupt tail is truncated. `visit` sees each valid
    * batch in order (for the epoch cache and producer state). Returns the bytes truncated.
    */
-  async recover(maxBatchBytes: number, visit: (view: RecordBatchView, position: number) => void): Promise<number> {
+  async recover(maxBatchBytes: number, visit: (view: RecordBatchView, position: number) => void, keepTxnIndex = false): Promise<number> {
     await this.index.reset();
     await this.timeIndex.reset();
-    await this.resetTxnIndex();
+    if (!keepTxnIndex) await this.resetTxnIndex();
     this.nextOffset = this.baseOffset;
     this.maxTimestamp = -1;
     this.offsetOfMaxTimestamp = -1;
@@ -324,6 +324,11 @@ export class LogSegment {
       this.txnFile = null;
     }
     await this.log.close();
+  }
+
+  /** Removes the offset and time index files (before the log file is replaced under them). */
+  async deleteIndexFiles(): Promise<void> {
+    for (const p of [this.index.path, this.timeIndex.path]) if (await this.fs.exists(p)) await this.fs.unlink(p);
   }
 
   /** Deletes the segment's files (the caller has closed it or delays the close for readers). */

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Codec } from '../../src/protocol/compression.js';
+import { buildEndTxnMarkerBatch } from '../../src/protocol/control-records.js';
 import { iterateBatches } from '../../src/protocol/record-batch.js';
 import { decodeRecords } from '../../src/protocol/records.js';
 import { batch, openLog, readAll, removeDir, tempDir } from './helpers.js';
@@ -114,6 +115,21 @@ describe('compaction', () => {
     const { log: again } = await openLog(dir, { segmentBytes: 400, cleanupPolicy: ['compact'] }, { cleanShutdown: true });
     expect(liveRecords(await readAll(again))).toEqual(live);
     expect((await again.appendAsLeader(batch(1, { keys: ['k0'] }), 0)).baseOffset).toBe(leo);
+    await again.close();
+  });
+
+  it('keeps aborted transactions of compacted segments', async () => {
+    const { log } = await openLog(dir, { segmentBytes: 150, cleanupPolicy: ['compact'] });
+    await log.appendAsLeader(batch(1, { keys: ['a'], producerId: 3, producerEpoch: 0, baseSequence: 0, isTransactional: true }), 0);
+    await log.appendAsLeader(buildEndTxnMarkerBatch({ commit: false, producerId: 3, producerEpoch: 0, coordinatorEpoch: 0 }), 0, { origin: 'coordinator' });
+    for (let i = 0; i < 6; i++) await log.appendAsLeader(batch(1, { keys: ['a'], values: [`a${i}`] }), 0);
+    expect((await log.compact()).segmentsCleaned).toBeGreaterThan(0);
+    const r = await log.read({ fetchOffset: 0, maxOffset: log.lastStableOffset, maxBytes: 1 << 20, minOneMessage: true, readCommitted: true });
+    expect(r.abortedTransactions).toEqual([{ producerId: 3, firstOffset: 0 }]);
+    await log.close();
+    const { log: again } = await openLog(dir, { segmentBytes: 150, cleanupPolicy: ['compact'] }, { cleanShutdown: true });
+    const r2 = await again.read({ fetchOffset: 0, maxOffset: again.lastStableOffset, maxBytes: 1 << 20, minOneMessage: true, readCommitted: true });
+    expect(r2.abortedTransactions).toEqual([{ producerId: 3, firstOffset: 0 }]);
     await again.close();
   });
 
