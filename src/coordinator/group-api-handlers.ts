@@ -228,16 +228,17 @@ export async function createGroupApiHandlers(host: CoordinatorHost): Promise<{ h
 
   /*
    * OffsetFetch v1-9. Offset -1 where nothing is committed; topics null (v2+) = all; v2+ a
-   * top-level error; v5+ leader epoch; v7 RequireStable (no pending transactional offsets are
-   * kept, so nothing is unstable); v8+ many groups; v9 member id/epoch for KIP-848 members.
+   * top-level error; v5+ leader epoch; v7 RequireStable (UNSTABLE_OFFSET_COMMIT for partitions
+   * with transactional offsets still pending); v8+ many groups; v9 member id/epoch for KIP-848.
    */
   const offsetFetch = handler<OffsetFetchRequest, OffsetFetchResponseInput>(
     9, 1, 9, decodeOffsetFetchRequest, encodeOffsetFetchResponse,
     async (ctx, req) => {
       const v = ctx.apiVersion;
+      const requireStable = v >= 7 && req.requireStable;
       const fetchOne = async (groupId: string, topics: readonly { name: string; partitionIndexes: readonly number[] }[] | null, memberId: string | null, memberEpoch: number) => {
         try {
-          return await gc.fetchOffsets(groupId, topics, memberId, memberEpoch);
+          return await gc.fetchOffsets(groupId, topics, memberId, memberEpoch, requireStable);
         } catch (e) {
           return { errorCode: errorCodeOf(e), topics: [] };
         }

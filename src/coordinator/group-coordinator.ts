@@ -94,8 +94,19 @@ export class GroupCoordinator {
     topics: readonly { name: string; partitionIndexes: readonly number[] }[] | null,
     memberId: string | null = null,
     memberEpoch = -1,
+    requireStable = false,
   ): Promise<FetchGroupResult> {
-    return this.runtime.read(groupId, (s) => s.fetchOffsets(groupId, topics, memberId, memberEpoch));
+    return this.runtime.read(groupId, (s) => s.fetchOffsets(groupId, topics, memberId, memberEpoch, requireStable));
+  }
+
+  /** TxnOffsetCommit: offsets held until the producer's transaction ends. */
+  async txnCommitOffsets(req: CommitRequest & { producerId: number }): Promise<TopicPartitionErrors[]> {
+    return this.runtime.write(req.groupId, (s) => s.txnCommitOffsets(req));
+  }
+
+  /** The end-transaction marker for `producerId` on __consumer_offsets partition `partition`. */
+  async completeTransaction(partition: number, producerId: number, commit: boolean): Promise<number> {
+    return this.runtime.writeTo(partition, (s) => s.completeTransaction(producerId, commit));
   }
 
   async deleteOffsets(groupId: string, topics: readonly { name: string; partitions: readonly number[] }[]): Promise<{ errorCode: number; topics: TopicPartitionErrors[] }> {

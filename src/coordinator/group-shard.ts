@@ -91,6 +91,12 @@ export class GroupShard implements CoordinatorShard {
   /** group → topic → partition → committed offset. */
   readonly offsets = new Map<string, Map<string, Map<number, OffsetCommitValue>>>();
   readonly initialDelayPending = new Set<string>();
+  /**
+   * TxnOffsetCommit offsets waiting for their transaction's end, by producer id, then group,
+   * then "topic\0partition". Held in memory until the commit marker arrives, when they are
+   * written as ordinary offset records.
+   */
+  readonly pendingTxnOffsets = new Map<number, Map<string, Map<string, OffsetCommitValue>>>();
   readonly classicOps: ClassicOps;
   readonly consumerOps: ConsumerOps;
   private loaded = false;
@@ -244,8 +250,66 @@ export class GroupShard implements CoordinatorShard {
     };
   }
 
+  /** TxnOffsetCommit: validates like OffsetCommit and keeps the offsets pending until EndTxn. */
+  txnCommitOffsets(req: CommitRequest & { producerId: number }): WriteResult<TopicPartitionErrors[]> {
+    const verdict = req.generationIdOrMemberEpoch < 0 && req.memberId === '' && req.groupInstanceId === null ? this.validateTxnGroup(req.groupId) : this.validateCommit(req);
+    const now = this.ctx.now();
+    let byGroup = this.pendingTxnOffsets.get(req.producerId);
+    const out = req.topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((p) => {
+        const metadata = p.committedMetadata ?? '';
+        let errorCode: number = verdict;
+        if (errorCode === GroupError.NONE && Buffer.byteLength(metadata) > this.cfg.offsetMetadataMaxBytes) errorCode = GroupError.OFFSET_METADATA_TOO_LARGE;
+        if (errorCode === GroupError.NONE) {
+          if (!byGroup) this.pendingTxnOffsets.set(req.producerId, (byGroup = new Map()));
+          let parts = byGroup.get(req.groupId);
+          if (!parts) byGroup.set(req.groupId, (parts = new Map()));
+          parts.set(`${t.name}\0${p.partitionIndex}`, { offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata, commitTimestamp: now, expireTimestamp: -1 });
+        }
+        return { partitionIndex: p.partitionIndex, errorCode };
+      }),
+    }));
+    return this.result(out);
+  }
+
+  private validateTxnGroup(groupId: string): number {
+    if (!this.classic.has(groupId) && !this.consumer.has(groupId)) {
+      const created = new ClassicGroup(groupId, this.ctx.now());
+      created.protocolType = '';
+      this.classic.set(groupId, created);
+    }
+    return GroupError.NONE;
+  }
+
+  /** The transaction marker for a producer reached this partition: commit or drop its offsets. */
+  completeTransaction(producerId: number, commit: boolean): WriteResult<number> {
+    const byGroup = this.pendingTxnOffsets.get(producerId);
+    this.pendingTxnOffsets.delete(producerId);
+    if (commit && byGroup) {
+      for (const [group, parts] of byGroup) {
+        for (const [tp, v] of parts) {
+          const [topic, p] = tp.split('\0') as [string, string];
+          this.emit(offsetCommitRecord({ group, topic, partition: Number(p) }, v));
+        }
+      }
+    }
+    return {
+      ...this.result(GroupError.NONE),
+      onAppendFailed: (code) => {
+        if (byGroup) this.pendingTxnOffsets.set(producerId, byGroup);
+        return code;
+      },
+    };
+  }
+
+  private hasPendingTxnOffset(groupId: string, topic: string, partition: number): boolean {
+    for (const byGroup of this.pendingTxnOffsets.values()) if (byGroup.get(groupId)?.has(`${topic}\0${partition}`)) return true;
+    return false;
+  }
+
   /** Committed offsets; topics null = every topic with an offset. Unknown partitions get offset -1. */
-  fetchOffsets(groupId: string, topics: readonly { name: string; partitionIndexes: readonly number[] }[] | null, memberId: string | null, memberEpoch: number): FetchGroupResult {
+  fetchOffsets(groupId: string, topics: readonly { name: string; partitionIndexes: readonly number[] }[] | null, memberId: string | null, memberEpoch: number, requireStable = false): FetchGroupResult {
     const cg = this.consumer.get(groupId);
     if (cg && memberId !== null && memberEpoch >= 0) {
       const m = cg.members.get(memberId);
@@ -254,6 +318,9 @@ export class GroupShard implements CoordinatorShard {
     }
     const byGroup = this.offsets.get(groupId);
     const entry = (topic: string, partition: number): FetchedOffset => {
+      if (requireStable && this.hasPendingTxnOffset(groupId, topic, partition)) {
+        return { partitionIndex: partition, committedOffset: -1, committedLeaderEpoch: -1, metadata: '', errorCode: GroupError.UNSTABLE_OFFSET_COMMIT };
+      }
       const v = byGroup?.get(topic)?.get(partition);
       return v
         ? { partitionIndex: partition, committedOffset: v.offset, committedLeaderEpoch: v.leaderEpoch, metadata: v.metadata, errorCode: GroupError.NONE }

@@ -1,0 +1,197 @@
+import type { ApiHandler } from '../broker/api-handler.js';
+import { decodeInitProducerIdRequest } from '../protocol/generated/messages/init-producer-id-request.js';
+import type { InitProducerIdRequest } from '../protocol/generated/messages/init-producer-id-request.js';
+import { encodeInitProducerIdResponse } from '../protocol/generated/messages/init-producer-id-response.js';
+import type { InitProducerIdResponseInput } from '../protocol/generated/messages/init-producer-id-response.js';
+import { decodeAddPartitionsToTxnRequest } from '../protocol/generated/messages/add-partitions-to-txn-request.js';
+import type { AddPartitionsToTxnRequest } from '../protocol/generated/messages/add-partitions-to-txn-request.js';
+import { encodeAddPartitionsToTxnResponse } from '../protocol/generated/messages/add-partitions-to-txn-response.js';
+import type { AddPartitionsToTxnResponseInput } from '../protocol/generated/messages/add-partitions-to-txn-response.js';
+import { decodeAddOffsetsToTxnRequest } from '../protocol/generated/messages/add-offsets-to-txn-request.js';
+import type { AddOffsetsToTxnRequest } from '../protocol/generated/messages/add-offsets-to-txn-request.js';
+import { encodeAddOffsetsToTxnResponse } from '../protocol/generated/messages/add-offsets-to-txn-response.js';
+import type { AddOffsetsToTxnResponseInput } from '../protocol/generated/messages/add-offsets-to-txn-response.js';
+import { decodeEndTxnRequest } from '../protocol/generated/messages/end-txn-request.js';
+import type { EndTxnRequest } from '../protocol/generated/messages/end-txn-request.js';
+import { encodeEndTxnResponse } from '../protocol/generated/messages/end-txn-response.js';
+import type { EndTxnResponseInput } from '../protocol/generated/messages/end-txn-response.js';
+import { decodeTxnOffsetCommitRequest } from '../protocol/generated/messages/txn-offset-commit-request.js';
+import type { TxnOffsetCommitRequest } from '../protocol/generated/messages/txn-offset-commit-request.js';
+import { encodeTxnOffsetCommitResponse } from '../protocol/generated/messages/txn-offset-commit-response.js';
+import type { TxnOffsetCommitResponseInput } from '../protocol/generated/messages/txn-offset-commit-response.js';
+import { decodeListTransactionsRequest } from '../protocol/generated/messages/list-transactions-request.js';
+import type { ListTransactionsRequest } from '../protocol/generated/messages/list-transactions-request.js';
+import { encodeListTransactionsResponse } from '../protocol/generated/messages/list-transactions-response.js';
+import type { ListTransactionsResponseInput } from '../protocol/generated/messages/list-transactions-response.js';
+import { decodeDescribeTransactionsRequest } from '../protocol/generated/messages/describe-transactions-request.js';
+import type { DescribeTransactionsRequest } from '../protocol/generated/messages/describe-transactions-request.js';
+import { encodeDescribeTransactionsResponse } from '../protocol/generated/messages/describe-transactions-response.js';
+import type { DescribeTransactionsResponseInput } from '../protocol/generated/messages/describe-transactions-response.js';
+import type { CoordinatorHost } from './coordinator-host.js';
+import { errorCodeOf } from './group-coordinator.js';
+import type { GroupCoordinator } from './group-coordinator.js';
+import { TXN_STATE_NAMES } from './txn-shard.js';
+import { TxnCoordinator, TxnError } from './txn-coordinator.js';
+
+/**
+ * The transaction APIs served by this node's transaction coordinator. InitProducerId replaces
+ * the node's idempotent-only handler (null transactional ids still get a fresh id from
+ * `host.allocateProducerId`). TxnOffsetCommit goes to the group coordinator, which holds the
+ * offsets until the transaction's marker reaches its __consumer_offsets partition.
+ *
+ * Versions stop before transactions V2 (KIP-890 part 2: EndTxn v5, TxnOffsetCommit v5,
+ * AddPartitionsToTxn v4+ batched verification), which clients only use when offered.
+ */
+export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupCoordinator | null = null): Promise<{ handlers: ApiHandler[]; close(): Promise<void>; coordinator: TxnCoordinator }> {
+  const tc = await TxnCoordinator.start(host, groups);
+
+  /* InitProducerId v0-5: transactional ids get a persisted id and a bumped epoch (v3+: KIP-360 bumps by the producer). */
+  const initProducerId: ApiHandler<InitProducerIdRequest, InitProducerIdResponseInput> = {
+    apiKey: 22, minVersion: 0, maxVersion: 5, decode: decodeInitProducerIdRequest, encode: encodeInitProducerIdResponse,
+    async handle(ctx, req) {
+      try {
+        const r = await tc.initProducerId(req.transactionalId, req.transactionTimeoutMs, Number(req.producerId), req.producerEpoch, ctx.apiVersion);
+        return { errorCode: r.errorCode, producerId: BigInt(r.producerId), producerEpoch: r.producerEpoch };
+      } catch (e) {
+        return { errorCode: errorCodeOf(e), producerId: -1n, producerEpoch: -1 };
+      }
+    },
+  };
+
+  /* AddPartitionsToTxn v0-3 (one transaction per request). */
+  const addPartitions: ApiHandler<AddPartitionsToTxnRequest, AddPartitionsToTxnResponseInput> = {
+    apiKey: 24, minVersion: 0, maxVersion: 3, decode: decodeAddPartitionsToTxnRequest, encode: encodeAddPartitionsToTxnResponse,
+    async handle(ctx, req) {
+      const parts = req.v3AndBelowTopics.flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
+      let codes: Map<string, number>;
+      try {
+        codes = await tc.addPartitions(req.v3AndBelowTransactionalId, Number(req.v3AndBelowProducerId), req.v3AndBelowProducerEpoch, parts, ctx.apiVersion);
+      } catch (e) {
+        const code = errorCodeOf(e);
+        codes = new Map(parts.map((p) => [`${p.topic}\0${p.partition}`, code]));
+      }
+      return {
+        resultsByTopicV3AndBelow: req.v3AndBelowTopics.map((t) => ({
+          name: t.name,
+          resultsByPartition: t.partitions.map((p) => ({ partitionIndex: p, partitionErrorCode: codes.get(`${t.name}\0${p}`) ?? 0 })),
+        })),
+      };
+    },
+  };
+
+  /* AddOffsetsToTxn v0-4: adds the group's __consumer_offsets partition to the transaction. */
+  const addOffsets: ApiHandler<AddOffsetsToTxnRequest, AddOffsetsToTxnResponseInput> = {
+    apiKey: 25, minVersion: 0, maxVersion: 4, decode: decodeAddOffsetsToTxnRequest, encode: encodeAddOffsetsToTxnResponse,
+    async handle(ctx, req) {
+      try {
+        return { errorCode: await tc.addOffsets(req.transactionalId, Number(req.producerId), req.producerEpoch, req.groupId, ctx.apiVersion) };
+      } catch (e) {
+        return { errorCode: errorCodeOf(e) };
+      }
+    },
+  };
+
+  /* EndTxn v0-4: PrepareCommit/Abort, markers on every partition, CompleteCommit/Abort, then the answer. */
+  const endTxn: ApiHandler<EndTxnRequest, EndTxnResponseInput> = {
+    apiKey: 26, minVersion: 0, maxVersion: 4, decode: decodeEndTxnRequest, encode: encodeEndTxnResponse,
+    async handle(ctx, req) {
+      try {
+        const r = await tc.endTxn(req.transactionalId, Number(req.producerId), req.producerEpoch, req.committed, ctx.apiVersion);
+        return { errorCode: r.errorCode };
+      } catch (e) {
+        return { errorCode: errorCodeOf(e) };
+      }
+    },
+  };
+
+  /* TxnOffsetCommit v0-4: v3+ carries generation/member for fencing zombies of a group. */
+  const txnOffsetCommit: ApiHandler<TxnOffsetCommitRequest, TxnOffsetCommitResponseInput> = {
+    apiKey: 28, minVersion: 0, maxVersion: 4, decode: decodeTxnOffsetCommitRequest, encode: encodeTxnOffsetCommitResponse,
+    async handle(ctx, req) {
+      const v = ctx.apiVersion;
+      const fail = (code: number): TxnOffsetCommitResponseInput => ({ topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) })) });
+      if (!groups) return fail(TxnError.COORDINATOR_NOT_AVAILABLE);
+      const txn = await tc.describe(req.transactionalId).catch(() => undefined);
+      if (!txn || txn.producerId !== Number(req.producerId)) return fail(TxnError.INVALID_PRODUCER_ID_MAPPING);
+      if (txn.producerEpoch !== req.producerEpoch) return fail(v >= 2 ? TxnError.PRODUCER_FENCED : TxnError.INVALID_PRODUCER_EPOCH);
+      try {
+        const topics = await groups.txnCommitOffsets({
+          groupId: req.groupId,
+          producerId: Number(req.producerId),
+          generationIdOrMemberEpoch: v >= 3 ? req.generationId : -1,
+          memberId: v >= 3 ? req.memberId : '',
+          groupInstanceId: v >= 3 ? req.groupInstanceId : null,
+          topics: req.topics.map((t) => ({
+            name: t.name,
+            partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, committedOffset: Number(p.committedOffset), committedLeaderEpoch: v >= 2 ? p.committedLeaderEpoch : -1, committedMetadata: p.committedMetadata })),
+          })),
+        });
+        return { topics };
+      } catch (e) {
+        return fail(errorCodeOf(e));
+      }
+    },
+  };
+
+  /* ListTransactions v0-2: state, producer id, duration (v1) and transactional id pattern (v2) filters. */
+  const listTransactions: ApiHandler<ListTransactionsRequest, ListTransactionsResponseInput> = {
+    apiKey: 66, minVersion: 0, maxVersion: 2, decode: decodeListTransactionsRequest, encode: encodeListTransactionsResponse,
+    async handle(ctx, req) {
+      const known = new Set(TXN_STATE_NAMES);
+      const unknownStateFilters = req.stateFilters.filter((s) => !known.has(s));
+      let pattern: RegExp | null = null;
+      if (ctx.apiVersion >= 2 && req.transactionalIdPattern !== null && req.transactionalIdPattern !== '') {
+        try {
+          pattern = new RegExp(`^(?:${req.transactionalIdPattern})$`);
+        } catch {
+          return { errorCode: 42 };
+        }
+      }
+      try {
+        const list = await tc.listTransactions(req.stateFilters, req.producerIdFilters.map(Number), ctx.apiVersion >= 1 ? Number(req.durationFilter) : -1);
+        return {
+          unknownStateFilters,
+          transactionStates: list.filter((t) => pattern === null || pattern.test(t.transactionalId)).map((t) => ({ transactionalId: t.transactionalId, producerId: BigInt(t.producerId), transactionState: t.state })),
+        };
+      } catch (e) {
+        return { errorCode: errorCodeOf(e) };
+      }
+    },
+  };
+
+  /* DescribeTransactions v0. */
+  const describeTransactions: ApiHandler<DescribeTransactionsRequest, DescribeTransactionsResponseInput> = {
+    apiKey: 65, minVersion: 0, maxVersion: 0, decode: decodeDescribeTransactionsRequest, encode: encodeDescribeTransactionsResponse,
+    async handle(_ctx, req) {
+      const transactionStates = await Promise.all(
+        req.transactionalIds.map(async (transactionalId) => {
+          try {
+            const m = await tc.describe(transactionalId);
+            if (!m) return { errorCode: TxnError.TRANSACTIONAL_ID_NOT_FOUND, transactionalId, transactionState: '', producerId: -1n, producerEpoch: -1 };
+            const byTopic = new Map<string, number[]>();
+            for (const tp of m.partitions) {
+              const [topic, p] = tp.split('\0') as [string, string];
+              byTopic.set(topic, [...(byTopic.get(topic) ?? []), Number(p)]);
+            }
+            return {
+              errorCode: 0,
+              transactionalId,
+              transactionState: TXN_STATE_NAMES[m.state] ?? 'Unknown',
+              transactionTimeoutMs: m.timeoutMs,
+              transactionStartTimeMs: BigInt(m.startTimestamp),
+              producerId: BigInt(m.producerId),
+              producerEpoch: m.producerEpoch,
+              topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions: partitions.sort((a, b) => a - b) })),
+            };
+          } catch (e) {
+            return { errorCode: errorCodeOf(e), transactionalId, transactionState: '', producerId: -1n, producerEpoch: -1 };
+          }
+        }),
+      );
+      return { transactionStates };
+    },
+  };
+
+  const handlers = [initProducerId, addPartitions, addOffsets, endTxn, txnOffsetCommit, listTransactions, describeTransactions] as unknown as ApiHandler[];
+  return { handlers, close: () => tc.close(), coordinator: tc };
+}
