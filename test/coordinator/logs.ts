@@ -23,6 +23,12 @@ export class TempLogs {
     return coordinatorLogOf(log);
   };
 
+  /** The raw PartitionLog of a partition opened before (data partitions in transaction tests). */
+  async raw(topic: string, partition: number): Promise<PartitionLog> {
+    await this.openLog(topic, partition);
+    return this.open.get(`${topic}-${partition}`)!;
+  }
+
   /** Closes every log (a node stopping); the next openLog reads them back from disk. */
   async closeAll(): Promise<void> {
     for (const log of this.open.values()) await log.close();

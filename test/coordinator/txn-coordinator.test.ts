@@ -1,0 +1,138 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { GroupCoordinator } from '../../src/coordinator/group-coordinator.js';
+import { TxnCoordinator, TxnError } from '../../src/coordinator/txn-coordinator.js';
+import { buildEndTxnMarkerBatch, controlTypeOf } from '../../src/protocol/control-records.js';
+import { buildRecordBatch } from '../../src/protocol/records.js';
+import { RecordBatchView } from '../../src/protocol/record-batch.js';
+import { testHost } from './harness.js';
+import type { TestHost } from './harness.js';
+import { TempLogs } from './logs.js';
+
+const temps: TempLogs[] = [];
+afterEach(async () => {
+  for (const t of temps.splice(0)) await t.destroy();
+});
+
+const CFG = { 'offsets.topic.num.partitions': '2', 'transaction.state.log.num.partitions': '2' };
+
+async function setup() {
+  const t = new TempLogs();
+  temps.push(t);
+  const base = testHost(t.openLog, CFG, {}, { orders: 2 });
+  let nextId = 1000;
+  const markers: { topic: string; partition: number; commit: boolean; epoch: number }[] = [];
+  const host: TestHost = {
+    ...base,
+    allocateProducerId: async () => nextId++,
+    async writeTxnMarker(topic, partition, m) {
+      const log = await t.raw(topic, partition);
+      const r = await log.appendAsLeader(buildEndTxnMarkerBatch({ ...m, timestamp: base.clock.now() }), 0, { requiredAcks: -1, origin: 'coordinator' });
+      if (r.errorCode === 0) markers.push({ topic, partition, commit: m.commit, epoch: m.producerEpoch });
+      return r.errorCode;
+    },
+  };
+  const gc = await GroupCoordinator.start(host);
+  const tc = await TxnCoordinator.start(host, gc);
+  return { t, host, gc, tc, markers };
+}
+
+/** A transactional batch from the producer, appended to orders-<p> as a client's Produce would. */
+async function produce(t: TempLogs, p: number, producerId: number, producerEpoch: number, seq: number, value: string) {
+  const log = await t.raw('orders', p);
+  const batch = buildRecordBatch({ producerId, producerEpoch, baseSequence: seq, isTransactional: true, records: [{ value: Buffer.from(value) }] });
+  const r = await log.appendAsLeader(batch, 0, { requiredAcks: -1 });
+  expect(r.errorCode).toBe(0);
+}
+
+describe('transaction coordinator', () => {
+  it('commits: markers on data and offsets partitions, offsets become visible, LSO moves', async () => {
+    const { t, gc, tc, markers } = await setup();
+    const init = await tc.initProducerId('tx-1', 60000, -1, -1, 4);
+    expect(init).toEqual({ errorCode: 0, producerId: 1000, producerEpoch: 0 });
+    const again = await tc.initProducerId('tx-1', 60000, -1, -1, 4);
+    expect(again).toEqual({ errorCode: 0, producerId: 1000, producerEpoch: 1 });
+    const { producerId: pid, producerEpoch: epoch } = again;
+
+    const added = await tc.addPartitions('tx-1', pid, epoch, [{ topic: 'orders', partition: 0 }, { topic: 'orders', partition: 1 }], 3);
+    expect([...added.values()]).toEqual([0, 0]);
+    await produce(t, 0, pid, epoch, 0, 'a');
+    await produce(t, 1, pid, epoch, 0, 'b');
+    expect((await t.raw('orders', 0)).lastStableOffset).toBe(0); // the open transaction holds the LSO
+    expect(await tc.addOffsets('tx-1', pid, epoch, 'g', 3)).toBe(0);
+    const committed = await gc.txnCommitOffsets({ groupId: 'g', producerId: pid, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'src', partitions: [{ partitionIndex: 0, committedOffset: 7, committedLeaderEpoch: -1, committedMetadata: null }] }] });
+    expect(committed[0]!.partitions[0]!.errorCode).toBe(0);
+    expect((await gc.fetchOffsets('g', null)).topics).toEqual([]);
+    expect((await gc.fetchOffsets('g', [{ name: 'src', partitionIndexes: [0] }], null, -1, true)).topics[0]!.partitions[0]!.errorCode).toBe(88);
+
+    expect((await tc.endTxn('tx-1', pid, epoch, true, 3)).errorCode).toBe(0);
+    expect(markers.map((m) => [m.topic, m.partition, m.commit])).toEqual(expect.arrayContaining([['orders', 0, true], ['orders', 1, true]]));
+    expect((await gc.fetchOffsets('g', null)).topics[0]!.partitions[0]!.committedOffset).toBe(7);
+    const log0 = await t.raw('orders', 0);
+    expect(log0.lastStableOffset).toBe(2);
+    const tail = await log0.readToBuffer({ fetchOffset: 1, maxOffset: 2, maxBytes: 1 << 16, minOneMessage: true });
+    expect(controlTypeOf(new RecordBatchView(tail.records))).toBe(1); // COMMIT
+    expect((await tc.describe('tx-1'))!.state).toBe(4);
+    // A retried EndTxn of a completed commit succeeds; an abort of it does not.
+    expect((await tc.endTxn('tx-1', pid, epoch, true, 3)).errorCode).toBe(0);
+    expect((await tc.endTxn('tx-1', pid, epoch, false, 3)).errorCode).toBe(TxnError.INVALID_TXN_STATE);
+    await tc.close();
+    await gc.close();
+  });
+
+  it('aborts: pending offsets are dropped; a new epoch fences the old producer', async () => {
+    const { t, gc, tc, markers } = await setup();
+    const { producerId: pid, producerEpoch: epoch } = await tc.initProducerId('tx-2', 60000, -1, -1, 4);
+    await tc.addPartitions('tx-2', pid, epoch, [{ topic: 'orders', partition: 0 }], 3);
+    await produce(t, 0, pid, epoch, 0, 'x');
+    await tc.addOffsets('tx-2', pid, epoch, 'g2', 3);
+    await gc.txnCommitOffsets({ groupId: 'g2', producerId: pid, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'src', partitions: [{ partitionIndex: 0, committedOffset: 9, committedLeaderEpoch: -1, committedMetadata: null }] }] });
+    expect((await tc.endTxn('tx-2', pid, epoch, false, 3)).errorCode).toBe(0);
+    expect(markers).toEqual([{ topic: 'orders', partition: 0, commit: false, epoch }]);
+    expect((await gc.fetchOffsets('g2', null)).topics).toEqual([]);
+
+    // A second producer with the same transactional id fences the first.
+    const next = await tc.initProducerId('tx-2', 60000, -1, -1, 4);
+    expect(next.producerEpoch).toBe(epoch + 1);
+    const stale = await tc.addPartitions('tx-2', pid, epoch, [{ topic: 'orders', partition: 1 }], 3);
+    expect([...stale.values()]).toEqual([TxnError.PRODUCER_FENCED]);
+    expect([...(await tc.addPartitions('tx-2', 4242, 0, [{ topic: 'orders', partition: 1 }], 3)).values()]).toEqual([TxnError.INVALID_PRODUCER_ID_MAPPING]);
+    expect([...(await tc.addPartitions('tx-2', pid, next.producerEpoch, [{ topic: 'nope', partition: 0 }, { topic: 'orders', partition: 0 }], 3)).values()]).toEqual([TxnError.UNKNOWN_TOPIC_OR_PARTITION, TxnError.OPERATION_NOT_ATTEMPTED]);
+    expect((await tc.initProducerId('tx-3', 0, -1, -1, 4)).errorCode).toBe(TxnError.INVALID_TRANSACTION_TIMEOUT);
+    await tc.close();
+    await gc.close();
+  });
+
+  it('aborts a transaction that outlives its timeout, and an InitProducerId over an ongoing one', async () => {
+    const { host, t, gc, tc, markers } = await setup();
+    const a = await tc.initProducerId('slow', 10000, -1, -1, 4);
+    await tc.addPartitions('slow', a.producerId, a.producerEpoch, [{ topic: 'orders', partition: 1 }], 3);
+    await produce(t, 1, a.producerId, a.producerEpoch, 0, 's');
+    await host.manual.advance(10001);
+    await tc.runtime.idle();
+    for (let i = 0; i < 50 && (await tc.describe('slow'))!.state !== 5; i++) await new Promise((r) => setTimeout(r, 20));
+    const m = (await tc.describe('slow'))!;
+    expect(m.state).toBe(5); // CompleteAbort
+    expect(m.producerEpoch).toBe(a.producerEpoch + 1);
+    expect(markers).toEqual([{ topic: 'orders', partition: 1, commit: false, epoch: a.producerEpoch + 1 }]);
+    expect([...(await tc.addPartitions('slow', a.producerId, a.producerEpoch, [{ topic: 'orders', partition: 1 }], 3)).values()]).toEqual([TxnError.PRODUCER_FENCED]);
+
+    const b = await tc.initProducerId('busy', 60000, -1, -1, 4);
+    await tc.addPartitions('busy', b.producerId, b.producerEpoch, [{ topic: 'orders', partition: 0 }], 3);
+    expect((await tc.initProducerId('busy', 60000, -1, -1, 4)).errorCode).toBe(TxnError.CONCURRENT_TRANSACTIONS);
+    const retried = await tc.initProducerId('busy', 60000, -1, -1, 4);
+    expect(retried.errorCode).toBe(0);
+    expect(retried.producerEpoch).toBe(b.producerEpoch + 2);
+    const list = await tc.listTransactions([], [], -1);
+    expect(list.map((x) => [x.transactionalId, x.state])).toEqual([['busy', 'Empty'], ['slow', 'CompleteAbort']]);
+    await tc.close();
+    await gc.close();
+
+    // Replay after a restart restores the same transactional state.
+    await t.closeAll();
+    const host2 = testHost(t.openLog, CFG, { __transaction_state: 2 }, { orders: 2 });
+    const tc2 = await TxnCoordinator.start(host2, null);
+    expect(await tc2.listTransactions([], [], -1)).toEqual(list);
+    expect((await tc2.describe('busy'))!.producerEpoch).toBe(b.producerEpoch + 2);
+    await tc2.close();
+  });
+});
