@@ -8,7 +8,7 @@ import {
   writeOffset,
 } from '../protocol/record-batch.js';
 import { crc32c } from '@node-rs/crc32';
-import { MIN_BATCH_LENGTH, forEachBatchIn, scanBatches } from './batch-scan.js';
+import { forEachBatchIn, scanBatches } from './batch-scan.js';
 import { systemClock, type Clock } from './clock.js';
 import { AppendError, StorageError } from './errors.js';
 import { FileSlice } from './file-slice.js';
@@ -20,7 +20,9 @@ import { LeaderEpochCache, type EpochEntry } from './leader-epoch-cache.js';
 import type { LogConfig } from './log-config.js';
 import { LogSegment, type AppendedBatch } from './log-segment.js';
 import { ProducerStateManager, type AppendOrigin, type CompletedTxn, type ProducerStateView } from './producer-state.js';
-import { ControlType, controlTypeOf, forEachRecord, markerCoordinatorEpoch } from './record-walk.js';
+import { ControlType, controlTypeOf, markerCoordinatorEpoch } from './record-walk.js';
+import { findOffsetForTimestamp, readSegments, type TimestampAndOffset } from './segment-read.js';
+import { checkTimestamps, validateBatchHeaders } from './append-validation.js';
 import { deleteSnapshotsOutside, listSnapshotOffsets, snapshotPath } from './snapshot-files.js';
 
 export interface AppendResult {
@@ -82,11 +84,7 @@ export interface ReadResult<R = FileSlice[]> {
   abortedTransactions: AbortedTransaction[];
 }
 
-export interface TimestampAndOffset {
-  offset: number;
-  timestamp: number;
-  leaderEpoch: number;
-}
+export type { TimestampAndOffset };
 
 export interface PartitionLogOptions {
   dir: string;
@@ -431,50 +429,10 @@ export class PartitionLog implements Syncable {
     return result;
   }
 
-  private validateHeaders(records: Buffer, origin: AppendOrigin, checkCrc: boolean): number[] {
-    const starts: number[] = [];
-    if (records.length === 0) throw new AppendError(StorageError.INVALID_RECORD, 'no record batch');
-    let at = 0;
-    while (at < records.length) {
-      if (records.length - at < BATCH.HEADER_SIZE) throw new AppendError(StorageError.CORRUPT_MESSAGE, 'truncated record batch');
-      const len = records.readInt32BE(at + BATCH.BATCH_LENGTH);
-      const size = len + BATCH.LOG_OVERHEAD;
-      if (len < MIN_BATCH_LENGTH || at + size > records.length) throw new AppendError(StorageError.CORRUPT_MESSAGE, `bad batch length ${len}`);
-      const v = new RecordBatchView(records, at);
-      if (v.magic !== 2) throw new AppendError(StorageError.INVALID_RECORD, `magic ${v.magic} is not 2`);
-      if (origin !== 'replication') {
-        if (size > this.config.maxMessageBytes) {
-          throw new AppendError(StorageError.MESSAGE_TOO_LARGE, `batch of ${size} bytes exceeds max.message.bytes ${this.config.maxMessageBytes}`);
-        }
-        if (checkCrc && !v.isValid()) throw new AppendError(StorageError.CORRUPT_MESSAGE, 'record batch CRC mismatch');
-        const count = v.recordsCount;
-        if (count <= 0 || v.lastOffsetDelta !== count - 1) {
-          throw new AppendError(StorageError.INVALID_RECORD, `lastOffsetDelta ${v.lastOffsetDelta} inconsistent with ${count} records`);
-        }
-        if (v.isControl && origin === 'client') throw new AppendError(StorageError.INVALID_RECORD, 'clients may not write control batches');
-        if (!v.isControl && v.producerId >= 0 && v.baseSequence < 0) throw new AppendError(StorageError.INVALID_RECORD, 'idempotent batch without a sequence');
-        if (v.isTransactional && v.producerId < 0) throw new AppendError(StorageError.INVALID_RECORD, 'transactional batch without a producer id');
-      } else if (v.lastOffsetDelta < 0) {
-        throw new AppendError(StorageError.CORRUPT_MESSAGE, 'negative lastOffsetDelta');
-      }
-      starts.push(at);
-      at += size;
-    }
-    return starts;
-  }
-
-  private checkTimestamps(v: RecordBatchView, now: number): void {
-    const ts = v.maxTimestamp;
-    if (ts < 0) return;
-    if (now - ts > this.config.messageTimestampBeforeMaxMs || ts - now > this.config.messageTimestampAfterMaxMs) {
-      throw new AppendError(StorageError.INVALID_TIMESTAMP, `timestamp ${ts} is out of range at ${now}`);
-    }
-  }
-
   private async leaderAppendLocked(records: Buffer, leaderEpoch: number, opts: AppendOptions): Promise<{ result: AppendResult; sync: boolean }> {
     this.checkOnline();
     const origin: AppendOrigin = opts.origin ?? 'client';
-    const starts = this.validateHeaders(records, origin, opts.prevalidated !== true);
+    const starts = validateBatchHeaders(records, origin, opts.prevalidated !== true, this.config);
     if (leaderEpoch < this.epochs.latestEpoch) {
       throw new AppendError(FENCED_LEADER_EPOCH, `leader epoch ${leaderEpoch} is older than ${this.epochs.latestEpoch}`);
     }
@@ -495,7 +453,7 @@ export class PartitionLog implements Syncable {
     const batches: AppendedBatch[] = [];
     for (const at of starts) {
       const v = new RecordBatchView(records, at);
-      if (!logAppend) this.checkTimestamps(v, now);
+      if (!logAppend) checkTimestamps(v, now, this.config);
       patchBaseOffset(records, at, next);
       patchPartitionLeaderEpoch(records, at, leaderEpoch);
       if (logAppend) {
@@ -612,7 +570,7 @@ export class PartitionLog implements Syncable {
 
   private async mirrorAppendLocked(records: Buffer, opts: MirrorAppendOptions): Promise<{ result: AppendResult; sync: boolean }> {
     this.checkOnline();
-    const starts = this.validateHeaders(records, 'replication', false);
+    const starts = validateBatchHeaders(records, 'replication', false, this.config);
     let expected = this._logEndOffset;
     const batches: AppendedBatch[] = [];
     const staged = this.producers.begin();
@@ -707,37 +665,10 @@ export class PartitionLog implements Syncable {
     }
     if (fetchOffset >= maxOffset || fetchOffset === this._logEndOffset) return empty;
     // A copy: retention or truncation may change the list while this read awaits.
-    const segments = this.segments.slice(this.segmentIndexFor(fetchOffset));
-    for (const seg of segments) {
-      const segEnd = seg.size;
-      const start = await seg.translateOffset(fetchOffset, segEnd);
-      if (start === null) continue;
-      if (start.baseOffset >= maxOffset) return empty;
-      let maxPos = segEnd;
-      let upper = seg.nextOffset;
-      if (maxOffset < seg.nextOffset) {
-        const stop = await seg.translateOffset(maxOffset, segEnd);
-        if (stop !== null) {
-          maxPos = stop.position;
-          upper = stop.baseOffset;
-        }
-      }
-      let end = maxPos;
-      if (maxPos - start.position > opts.maxBytes) {
-        const cut = await seg.boundaryAtOrBefore(start.position, start.position + opts.maxBytes);
-        end = cut.position;
-        upper = cut.offset;
-        if (end <= start.position) {
-          if (!opts.minOneMessage) return empty;
-          end = start.position + start.size;
-          upper = start.lastOffset + 1;
-        }
-      }
-      const records = [new FileSlice(seg.log, start.position, end - start.position)];
-      const abortedTransactions = opts.readCommitted === true ? this.abortedBetween(fetchOffset, upper) : [];
-      return { errorCode: 0, records, abortedTransactions, ...base };
-    }
-    return empty;
+    const found = await readSegments(this.segments.slice(this.segmentIndexFor(fetchOffset)), opts);
+    if (found === null) return empty;
+    const abortedTransactions = opts.readCommitted === true ? this.abortedBetween(fetchOffset, found.upperOffset) : [];
+    return { errorCode: 0, records: [found.slice], abortedTransactions, ...base };
   }
 
   /** Like `read`, with the bytes read into one Buffer (coordinators, tools, tests). */
@@ -787,31 +718,7 @@ export class PartitionLog implements Syncable {
     }
     if (ts === LIST_OFFSETS_LATEST) return { offset: this._logEndOffset, timestamp: -1, leaderEpoch: this.epochs.latestEpoch };
     if (ts === LIST_OFFSETS_MAX_TIMESTAMP) return this.maxTimestampOffset();
-    for (const seg of this.segments) {
-      if (seg.maxTimestamp < ts || seg.size === 0) continue;
-      const from = Math.max(seg.timeIndex.lookup(ts), this._logStartOffset);
-      const loc = await seg.translateOffset(from);
-      if (loc === null) continue;
-      let found: TimestampAndOffset | null = null;
-      await scanBatches(seg.log, loc.position, seg.size, { full: true }, (v) => {
-        if (v.lastOffset < this._logStartOffset || v.maxTimestamp < ts) return true;
-        found = { offset: Math.max(v.baseOffset, this._logStartOffset), timestamp: v.maxTimestamp, leaderEpoch: v.partitionLeaderEpoch };
-        if (v.compression === 0 && (v.attributes & ATTR.TIMESTAMP_LOG_APPEND) === 0) {
-          const baseTs = v.baseTimestamp;
-          let exact: TimestampAndOffset | null = null;
-          forEachRecord(v, (r) => {
-            const off = v.baseOffset + r.offsetDelta;
-            if (exact === null && off >= this._logStartOffset && baseTs + r.timestampDelta >= ts) {
-              exact = { offset: off, timestamp: baseTs + r.timestampDelta, leaderEpoch: v.partitionLeaderEpoch };
-            }
-          });
-          if (exact !== null) found = exact;
-        }
-        return false;
-      });
-      if (found !== null) return found;
-    }
-    return null;
+    return findOffsetForTimestamp(this.segments.slice(), ts, this._logStartOffset);
   }
 
   /** The offset and timestamp of the batch with the largest timestamp (ListOffsets -3). */

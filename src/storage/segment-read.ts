@@ -1,0 +1,84 @@
+import { ATTR } from '../protocol/record-batch.js';
+import { scanBatches } from './batch-scan.js';
+import { FileSlice } from './file-slice.js';
+import type { LogSegment } from './log-segment.js';
+import { forEachRecord } from './record-walk.js';
+
+export interface TimestampAndOffset {
+  offset: number;
+  timestamp: number;
+  leaderEpoch: number;
+}
+
+/**
+ * The fetch read over `segments` (the one holding fetchOffset first): a file range of whole
+ * batches from the batch containing fetchOffset, below maxOffset, within about maxBytes (the
+ * first batch whole with minOneMessage). One segment per read, as Kafka does. Also returns the
+ * offset just past the range, the bound for collecting aborted transactions. Null: nothing.
+ */
+export async function readSegments(
+  segments: readonly LogSegment[],
+  opts: { fetchOffset: number; maxOffset: number; maxBytes: number; minOneMessage: boolean },
+): Promise<{ slice: FileSlice; upperOffset: number } | null> {
+  const { fetchOffset, maxOffset } = opts;
+  for (const seg of segments) {
+    const segEnd = seg.size;
+    const start = await seg.translateOffset(fetchOffset, segEnd);
+    if (start === null) continue;
+    if (start.baseOffset >= maxOffset) return null;
+    let maxPos = segEnd;
+    let upper = seg.nextOffset;
+    if (maxOffset < seg.nextOffset) {
+      const stop = await seg.translateOffset(maxOffset, segEnd);
+      if (stop !== null) {
+        maxPos = stop.position;
+        upper = stop.baseOffset;
+      }
+    }
+    let end = maxPos;
+    if (maxPos - start.position > opts.maxBytes) {
+      const cut = await seg.boundaryAtOrBefore(start.position, start.position + opts.maxBytes);
+      end = cut.position;
+      upper = cut.offset;
+      if (end <= start.position) {
+        if (!opts.minOneMessage) return null;
+        end = start.position + start.size;
+        upper = start.lastOffset + 1;
+      }
+    }
+    return { slice: new FileSlice(seg.log, start.position, end - start.position), upperOffset: upper };
+  }
+  return null;
+}
+
+/**
+ * The first record with timestamp ≥ ts at or after the log start (exact inside uncompressed
+ * CreateTime batches, the batch for compressed or LogAppendTime ones), via the time index.
+ */
+export async function findOffsetForTimestamp(segments: readonly LogSegment[], ts: number, logStartOffset: number): Promise<TimestampAndOffset | null> {
+  for (const seg of segments) {
+    if (seg.maxTimestamp < ts || seg.size === 0) continue;
+    const from = Math.max(seg.timeIndex.lookup(ts), logStartOffset);
+    const loc = await seg.translateOffset(from);
+    if (loc === null) continue;
+    let found: TimestampAndOffset | null = null;
+    await scanBatches(seg.log, loc.position, seg.size, { full: true }, (v) => {
+      if (v.lastOffset < logStartOffset || v.maxTimestamp < ts) return true;
+      found = { offset: Math.max(v.baseOffset, logStartOffset), timestamp: v.maxTimestamp, leaderEpoch: v.partitionLeaderEpoch };
+      if (v.compression === 0 && (v.attributes & ATTR.TIMESTAMP_LOG_APPEND) === 0) {
+        const baseTs = v.baseTimestamp;
+        let exact: TimestampAndOffset | null = null;
+        forEachRecord(v, (r) => {
+          const off = v.baseOffset + r.offsetDelta;
+          if (exact === null && off >= logStartOffset && baseTs + r.timestampDelta >= ts) {
+            exact = { offset: off, timestamp: baseTs + r.timestampDelta, leaderEpoch: v.partitionLeaderEpoch };
+          }
+        });
+        if (exact !== null) found = exact;
+      }
+      return false;
+    });
+    if (found !== null) return found;
+  }
+  return null;
+}
