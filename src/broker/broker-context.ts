@@ -8,6 +8,7 @@ import type { ConfigResolver } from './config-resolver.js';
 import type { Controller } from './controller.js';
 import type { Logger } from './logger.js';
 import type { MetadataImage } from './metadata-image.js';
+import type { ProducerIdManager } from './producer-ids.js';
 import type { ReplicaManager } from './replica-manager.js';
 
 export interface ProduceGuard {
@@ -26,6 +27,8 @@ export interface BrokerContext {
   readonly log: Logger;
   readonly registry: ApiRegistry;
   readonly replicas: ReplicaManager;
+  /** Producer ids from persisted blocks (InitProducerId, the transaction coordinator). */
+  readonly producerIds: ProducerIdManager;
   /** The advertised address of this node (first advertised listener). */
   readonly host: string;
   readonly port: number;

@@ -9,6 +9,8 @@ import {
   type CoordinatorHost,
   type CoordinatorLog,
 } from '../coordinator/coordinator-host.js';
+import { buildEndTxnMarkerBatch } from '../protocol/control-records.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import type { BrokerContext } from './broker-context.js';
 
@@ -70,6 +72,21 @@ export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost {
     topicIdByName: (name) => ctx.image.topic(name)?.topicId,
     topicNameById: (id) => ctx.image.topicsById.get(id)?.name,
     partitionCount: (topic) => ctx.image.topic(topic)?.partitions.length,
+    topicNames: () => [...ctx.image.topicsByName.keys()],
+    allocateProducerId: () => ctx.producerIds.nextId(),
+    async writeTxnMarker(topic, partition, marker) {
+      const part = ctx.image.topic(topic)?.partitions[partition];
+      const log = part ? await ctx.replicas.ensureLog(topic, partition) : undefined;
+      if (!part || !log) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+      const batch = buildEndTxnMarkerBatch({
+        producerId: marker.producerId,
+        producerEpoch: marker.producerEpoch,
+        coordinatorEpoch: marker.coordinatorEpoch,
+        commit: marker.commit,
+      });
+      const r = await log.appendAsLeader(batch, part.leaderEpoch, { requiredAcks: -1, origin: 'coordinator', coordinatorEpoch: marker.coordinatorEpoch });
+      return r.errorCode;
+    },
     onMetadataChange: (cb) => ctx.controller.onChange(() => cb()),
   };
 }

@@ -7,6 +7,8 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createGroupApiHandlers } from '../coordinator/group-api-handlers.js';
+import { createMirrorApiHandlers, type MirrorApiHandlers } from '../mirror/mirror-api-handlers.js';
+import { createMirrorHost } from './mirror-host-impl.js';
 import type { ApiHandler } from './api-handler.js';
 import { ApiRegistry } from './api-registry.js';
 import type { BrokerContext, ProduceGuard } from './broker-context.js';
@@ -17,6 +19,7 @@ import { createCoordinatorHost } from './coordinator-host-impl.js';
 import type { Logger } from './logger.js';
 import { loadOrCreateMetaProperties } from './meta-properties.js';
 import { FileMetadataLog } from './metadata-log.js';
+import { ProducerIdManager } from './producer-ids.js';
 import { ReplicaManager } from './replica-manager.js';
 import { BrokerServer } from './server.js';
 import { brokerHandlers } from './apis/index.js';
@@ -66,6 +69,7 @@ export class BrokerNode {
       log,
       registry,
       replicas,
+      producerIds: new ProducerIdManager(controller),
       host: advertised.host,
       get port() {
         return advertised.port === 0 ? boundPort : advertised.port;
@@ -93,10 +97,19 @@ export class BrokerNode {
     };
 
     const closers: (() => Promise<void>)[] = [];
-    registry.registerAll(brokerHandlers(ctx));
-    const groups = await createGroupApiHandlers(createCoordinatorHost(ctx));
+    let mirror: MirrorApiHandlers | null = null;
+    registry.registerAll(brokerHandlers(ctx, () => mirror));
+    const coordinatorHost = createCoordinatorHost(ctx);
+    const groups = await createGroupApiHandlers(coordinatorHost);
     registry.registerAll(groups.handlers as ApiHandler[]);
-    closers.push(() => groups.close());
+    const mirrorLog = log.child({ component: 'mirror' });
+    mirror = await createMirrorApiHandlers(createMirrorHost(ctx, coordinatorHost), { log: (msg) => mirrorLog.info(msg) });
+    registry.registerAll(mirror.handlers);
+    ctx.produceGuard = mirror;
+    closers.push(
+      () => mirror!.close(),
+      () => groups.close(),
+    );
 
     const server = new BrokerServer({
       host: listener.host,

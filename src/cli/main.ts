@@ -1,4 +1,6 @@
 import { createRequire } from 'node:module';
+import { runGroupsCli } from '../coordinator/groups-cli.js';
+import { runClusterMirrorsCli } from '../mirror/cluster-mirrors-cli.js';
 import { runStart } from './start.js';
 
 const require = createRequire(import.meta.url);
@@ -7,6 +9,8 @@ const USAGE = `usage: fjord <command> [options]
 
 commands:
   start             run a node (fjord start --help)
+  groups            list and describe consumer groups (fjord groups --help)
+  cluster-mirrors   create, start, stop, pause, resume, describe, list and delete cluster mirrors
   version           print the version`;
 
 /** The `fjord` command. Returns the process exit code. */
@@ -26,6 +30,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 0;
     case 'start':
       return runStart(rest);
+    case 'groups':
+      return runGroupsCli(rest);
+    case 'cluster-mirrors':
+      return runClusterMirrorsCli(rest);
     default:
       console.error(`fjord: unknown command '${command}'\n${USAGE}`);
       return 2;

@@ -26,7 +26,6 @@ import { offsetForLeaderEpochHandler } from './023-offset-for-leader-epoch.js';
 import { describeLogDirsHandler } from './035-describe-log-dirs.js';
 import { describeProducersHandler } from './061-describe-producers.js';
 import { listConfigResourcesHandler } from './074-list-config-resources.js';
-import { ProducerIdManager } from '../producer-ids.js';
 
 export interface MirrorConfigHooks extends MirrorConfigDescriber, MirrorConfigAlterer {}
 
@@ -47,7 +46,7 @@ export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHoo
     describeTopicPartitionsHandler(ctx),
     listOffsetsHandler(ctx),
     deleteRecordsHandler(ctx),
-    initProducerIdHandler(ctx, new ProducerIdManager(ctx.controller)),
+    initProducerIdHandler(ctx, ctx.producerIds),
     offsetForLeaderEpochHandler(ctx),
     describeLogDirsHandler(ctx),
     describeProducersHandler(ctx),

@@ -1,0 +1,112 @@
+/**
+ * The node's side of the mirroring seam (src/mirror/mirror-host.ts): the coordinator host plus
+ * partition logs, leader epochs, mirror bindings and CLUSTER_MIRROR configs from the metadata
+ * image, and atomic controller writes of mirroring's metadata records.
+ */
+import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
+import type { MirrorControllerOp, MirrorHost, MirrorLog, MirrorTopicBinding, OpenTransaction } from '../mirror/mirror-host.js';
+import type { MirrorPartitionStateValue } from '../mirror/mirror-partition-state.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import type { BrokerContext } from './broker-context.js';
+import { topicNameError, type ControllerResult } from './controller.js';
+import { ConfigResourceType } from './metadata-image.js';
+import type { MetadataRecord } from './metadata-records.js';
+
+const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+
+export function createMirrorHost(ctx: BrokerContext, coordinatorHost: CoordinatorHost): MirrorHost {
+  const logOf = (topic: string, partition: number): MirrorLog | undefined => {
+    const l = ctx.replicas.getLog(topic, partition);
+    if (!l && ctx.image.topic(topic)?.partitions[partition]) void ctx.replicas.ensureLog(topic, partition);
+    return l;
+  };
+  return {
+    ...coordinatorHost,
+    // Getters of the coordinator host do not survive a spread: restate them.
+    get host() {
+      return ctx.host;
+    },
+    get port() {
+      return ctx.port;
+    },
+    clusterId: ctx.clusterId,
+    metadataOffset: () => ctx.image.offset,
+    topicNames: () => [...ctx.image.topicsByName.keys()],
+    leaderEpoch: (topic, partition) => ctx.image.topic(topic)?.partitions[partition]?.leaderEpoch,
+    isLocalLeader: (topic, partition) => ctx.image.topic(topic)?.partitions[partition]?.leader === ctx.nodeId,
+    partitionLog: logOf,
+    openTransactions(topic, partition): readonly OpenTransaction[] {
+      const l = ctx.replicas.getLog(topic, partition);
+      if (!l) return [];
+      return l
+        .producerStates()
+        .filter((s) => s.currentTxnStartOffset >= 0)
+        .map((s) => ({ producerId: s.producerId, producerEpoch: s.producerEpoch, coordinatorEpoch: Math.max(0, s.coordinatorEpoch) }));
+    },
+    async appendCoordinatorBatch(topic, partition, batch) {
+      const part = ctx.image.topic(topic)?.partitions[partition];
+      const l = part ? await ctx.replicas.ensureLog(topic, partition) : undefined;
+      if (!part || !l) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, baseOffset: -1, lastOffset: -1 };
+      const r = await l.appendAsLeader(batch, part.leaderEpoch, { requiredAcks: -1, origin: 'coordinator' });
+      return { errorCode: r.errorCode, baseOffset: r.baseOffset, lastOffset: r.lastOffset, ...(r.errorMessage !== undefined ? { errorMessage: r.errorMessage } : {}) };
+    },
+    mirrorTopicBindings(): readonly MirrorTopicBinding[] {
+      const out: MirrorTopicBinding[] = [];
+      for (const t of ctx.image.topicsByName.values()) {
+        if (!t.mirror) continue;
+        out.push({
+          topicName: t.name,
+          topicId: t.topicId,
+          mirrorName: t.mirror.mirrorName,
+          desiredState: t.mirror.desiredState as MirrorPartitionStateValue,
+          lastStateChangeOffset: t.mirror.lastStateChangeOffset,
+        });
+      }
+      return out;
+    },
+    mirrorConfigs: () => ctx.image.otherConfigs.get(ConfigResourceType.CLUSTER_MIRROR) ?? new Map(),
+    async controllerWrite(ops: readonly MirrorControllerOp[]) {
+      const res: ControllerResult = await ctx.controller.write((img) => {
+        const recs: MetadataRecord[] = [];
+        const newNames = new Set<string>();
+        const newIds = new Set<string>();
+        for (const op of ops) {
+          switch (op.type) {
+            case 'createTopic': {
+              const err = topicNameError(op.name);
+              if (err) return { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: err, metadataOffset: -1 };
+              if (img.topicsByName.has(op.name) || newNames.has(op.name)) {
+                return { errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorMessage: `Topic '${op.name}' already exists.`, metadataOffset: -1 };
+              }
+              if (op.topicId === ZERO_UUID || img.topicsById.has(op.topicId) || newIds.has(op.topicId)) {
+                return { errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorMessage: `Topic id ${op.topicId} already exists.`, metadataOffset: -1 };
+              }
+              if (op.numPartitions < 1) return { errorCode: ErrorCode.INVALID_PARTITIONS, errorMessage: 'Number of partitions must be larger than 0.', metadataOffset: -1 };
+              newNames.add(op.name);
+              newIds.add(op.topicId);
+              recs.push(...ctx.controller.topicRecords(op.name, op.topicId, op.numPartitions, op.configs));
+              break;
+            }
+            case 'mirrorTopicState':
+              if (!img.topicsById.has(op.topicId) && !newIds.has(op.topicId)) {
+                return { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: `Unknown topic id ${op.topicId}`, metadataOffset: -1 };
+              }
+              recs.push({ type: 'mirrorTopicState', topicId: op.topicId, mirrorName: op.mirrorName, desiredState: op.desiredState });
+              break;
+            case 'mirrorConfig':
+              recs.push({ type: 'config', resourceType: ConfigResourceType.CLUSTER_MIRROR, resourceName: op.mirrorName, name: op.name, value: op.value });
+              break;
+            case 'bumpLeaderEpoch': {
+              const p = img.topicsById.get(op.topicId)?.partitions[op.partition];
+              if (!p) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'Unknown partition', metadataOffset: -1 };
+              if (op.leaderEpoch > p.leaderEpoch) recs.push({ type: 'partitionChange', topicId: op.topicId, partition: op.partition, leaderEpoch: op.leaderEpoch });
+              break;
+            }
+          }
+        }
+        return recs;
+      });
+      return { errorCode: res.errorCode, ...(res.errorMessage !== null ? { errorMessage: res.errorMessage } : {}), metadataOffset: res.metadataOffset };
+    },
+  };
+}
