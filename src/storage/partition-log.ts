@@ -912,6 +912,22 @@ export class PartitionLog implements Syncable {
     });
   }
 
+  /**
+   * Closes the file handles without flushing, snapshotting or waiting for the append queue
+   * (Kafka's closeHandlers): for a log dir that went offline, where writing is pointless.
+   * What was written stays as it is on disk, as after a crash.
+   */
+  async closeHandlers(): Promise<void> {
+    this.closed = true;
+    this.offlineReason ??= 'handlers closed';
+    for (const s of this.segments) await s.close().catch(() => undefined);
+    for (const p of this.pendingCloses) {
+      clearTimeout(p.timer);
+      await p.seg.close().catch(() => undefined);
+    }
+    this.pendingCloses.clear();
+  }
+
   /** Closes the log and removes its directory (topic deletion). */
   async deleteLog(): Promise<void> {
     if (!this.closed) {

@@ -145,6 +145,7 @@ describe('write and fsync failures', () => {
       acked.push(b);
     }
     expect(fs.isCrashed).toBe(true);
+    await log.closeHandlers();
     expect(acked.length).toBeGreaterThan(5);
     const { log: again } = await openLog(dir, { segmentBytes: 2000 }, { fs: realFileSystem as FileSystem });
     const all = await readAll(again);

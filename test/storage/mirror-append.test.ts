@@ -101,13 +101,13 @@ describe('append at source offsets (mirror)', () => {
     // writable now: a producer the source knew starts afresh without sequence complaints
     expect((await mirror.appendAsLeader(batch(1, { producerId: 5, producerEpoch: 1, baseSequence: 99 }), 4)).errorCode).toBe(0);
     await mirror.flush();
+    await mirror.closeHandlers();
     const { log: rebuilt } = await openLog(dst);
     expect(rebuilt.producerStates().map((p) => p.producerId)).toEqual([5]);
     expect(rebuilt.lastStableOffset).toBe(rebuilt.logEndOffset);
     const r = await rebuilt.read({ fetchOffset: 0, maxOffset: rebuilt.logEndOffset, maxBytes: 1 << 20, minOneMessage: true, readCommitted: true });
     expect(r.abortedTransactions).toEqual([{ producerId: 6, firstOffset: 2 }]);
     await rebuilt.close();
-    await mirror.close().catch(() => undefined);
   });
 
   it('clears producer state when the leader appends MIRROR_PID_RESET (failover)', async () => {

@@ -53,12 +53,12 @@ describe('idempotent producers', () => {
     expect(await clean.appendAsLeader(idem(11, 2, 6), 0)).toMatchObject({ errorCode: 0, baseOffset: 6 });
     expect((await clean.appendAsLeader(idem(11, 2, 9), 0)).errorCode).toBe(StorageError.OUT_OF_ORDER_SEQUENCE_NUMBER);
     await clean.flush();
+    await clean.closeHandlers();
     // unclean: state is rebuilt from the batches (all five recent batches known again)
     const { log: unclean } = await openLog(dir);
     expect(await unclean.appendAsLeader(idem(11, 2, 2), 0)).toMatchObject({ errorCode: 0, baseOffset: 2 });
     expect(await unclean.appendAsLeader(idem(11, 2, 8), 0)).toMatchObject({ errorCode: 0, baseOffset: 8 });
     await unclean.close();
-    await clean.close().catch(() => undefined);
   });
 });
 
@@ -99,12 +99,12 @@ describe('transactions', () => {
     expect(Number(idx.readBigInt64BE(10))).toBe(0);
     expect(Number(idx.readBigInt64BE(18))).toBe(6);
     await log.flush();
+    await log.closeHandlers();
     const { log: again } = await openLog(dir);
     const r2 = await again.read({ fetchOffset: 0, maxOffset: 8, maxBytes: 1 << 20, minOneMessage: true, readCommitted: true });
     expect(r2.abortedTransactions).toEqual([{ producerId: 30, firstOffset: 0 }]);
     expect(again.lastStableOffset).toBe(8);
     await again.close();
-    await log.close().catch(() => undefined);
   });
 
   it('restores open transactions after a restart', async () => {
