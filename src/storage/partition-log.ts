@@ -21,7 +21,7 @@ import type { LogConfig } from './log-config.js';
 import { LogSegment, type AppendedBatch } from './log-segment.js';
 import { ProducerStateManager, type AppendOrigin, type CompletedTxn, type ProducerStateView } from './producer-state.js';
 import { ControlType, controlTypeOf, markerCoordinatorEpoch } from './record-walk.js';
-import { findOffsetForTimestamp, readSegments, type TimestampAndOffset } from './segment-read.js';
+import { findMaxTimestampOffset, findOffsetForTimestamp, readSegments, type TimestampAndOffset } from './segment-read.js';
 import { checkTimestamps, validateBatchHeaders } from './append-validation.js';
 import { deleteSnapshotsOutside, listSnapshotOffsets, snapshotPath } from './snapshot-files.js';
 
@@ -709,7 +709,7 @@ export class PartitionLog implements Syncable {
   }
 
   /**
-   * ListOffsets: -2 earliest, -1 latest, -3 the max timestamp; otherwise the first record whose
+   * ListOffsets: -2 earliest, -1 latest, -3 the record with the max timestamp; otherwise the first record whose
    * timestamp is ≥ ts (exact inside uncompressed batches, the batch for compressed ones).
    */
   async offsetForTimestamp(ts: number): Promise<TimestampAndOffset | null> {
@@ -717,11 +717,14 @@ export class PartitionLog implements Syncable {
       return { offset: this._logStartOffset, timestamp: -1, leaderEpoch: this.epochs.epochForOffset(this._logStartOffset) };
     }
     if (ts === LIST_OFFSETS_LATEST) return { offset: this._logEndOffset, timestamp: -1, leaderEpoch: this.epochs.latestEpoch };
-    if (ts === LIST_OFFSETS_MAX_TIMESTAMP) return this.maxTimestampOffset();
+    if (ts === LIST_OFFSETS_MAX_TIMESTAMP) return findMaxTimestampOffset(this.segments.slice());
     return findOffsetForTimestamp(this.segments.slice(), ts, this._logStartOffset);
   }
 
-  /** The offset and timestamp of the batch with the largest timestamp (ListOffsets -3). */
+  /**
+   * The largest timestamp and the last offset of the batch holding it, from memory (no I/O).
+   * `offsetForTimestamp(-3)` gives the exact record offset KIP-734 asks for.
+   */
   maxTimestampOffset(): TimestampAndOffset | null {
     let best: LogSegment | null = null;
     for (const seg of this.segments) if (seg.size > 0 && (best === null || seg.maxTimestamp > best.maxTimestamp)) best = seg;

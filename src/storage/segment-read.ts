@@ -1,4 +1,5 @@
-import { ATTR } from '../protocol/record-batch.js';
+import { ATTR, type RecordBatchView } from '../protocol/record-batch.js';
+import { decodeRecords } from '../protocol/records.js';
 import { scanBatches } from './batch-scan.js';
 import { FileSlice } from './file-slice.js';
 import type { LogSegment } from './log-segment.js';
@@ -81,4 +82,40 @@ export async function findOffsetForTimestamp(segments: readonly LogSegment[], ts
     if (found !== null) return found;
   }
   return null;
+}
+
+/**
+ * The offset of the record holding the batch's max timestamp (Kafka's offsetOfMaxTimestamp):
+ * the base offset for LogAppendTime batches, else the first record carrying that timestamp.
+ */
+export function offsetOfMaxTimestamp(v: RecordBatchView): number {
+  if ((v.attributes & ATTR.TIMESTAMP_LOG_APPEND) !== 0) return v.baseOffset;
+  const max = v.maxTimestamp;
+  if (v.compression !== 0) {
+    const hit = decodeRecords(v).find((r) => r.timestamp === max);
+    return hit?.offset ?? v.baseOffset;
+  }
+  const baseTs = v.baseTimestamp;
+  let found = -1;
+  forEachRecord(v, (r) => {
+    if (found < 0 && baseTs + r.timestampDelta === max) found = v.baseOffset + r.offsetDelta;
+  });
+  return found >= 0 ? found : v.baseOffset;
+}
+
+/** ListOffsets MAX_TIMESTAMP (KIP-734): the exact record with the largest timestamp. */
+export async function findMaxTimestampOffset(segments: readonly LogSegment[]): Promise<TimestampAndOffset | null> {
+  let best: LogSegment | null = null;
+  for (const seg of segments) if (seg.size > 0 && (best === null || seg.maxTimestamp > best.maxTimestamp)) best = seg;
+  if (best === null || best.maxTimestamp < 0) return null;
+  const seg = best;
+  const loc = await seg.translateOffset(seg.offsetOfMaxTimestamp);
+  if (loc === null) return null;
+  let found: TimestampAndOffset | null = null;
+  await scanBatches(seg.log, loc.position, seg.size, { full: true }, (v) => {
+    if (v.maxTimestamp !== seg.maxTimestamp) return true;
+    found = { offset: offsetOfMaxTimestamp(v), timestamp: v.maxTimestamp, leaderEpoch: v.partitionLeaderEpoch };
+    return false;
+  });
+  return found;
 }

@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildRecordBatch } from '../../src/protocol/records.js';
 import { StorageError } from '../../src/storage/errors.js';
 import { batch, batchOffsets, openLog, readAll, removeDir, tempDir } from './helpers.js';
 
@@ -133,6 +134,14 @@ describe('offset for timestamp', () => {
     expect(await log.offsetForTimestamp(-1)).toMatchObject({ offset: 8, leaderEpoch: 1 });
     expect(await log.offsetForTimestamp(-2)).toMatchObject({ offset: 0 });
     expect(log.maxTimestampOffset()).toMatchObject({ timestamp: 202, offset: 5 });
+    await log.appendAsLeader(batch(3, { timestamp: 300, values: ['a', 'b', 'c'] }), 1); // 8..10 at 300..302
+    await log.appendAsLeader(batch(3, { timestamp: 400 }), 1); // 11..13
+    expect(await log.offsetForTimestamp(-3)).toEqual({ offset: 13, timestamp: 402, leaderEpoch: 1 });
+    // a batch whose max timestamp sits in its middle record: the exact record, as KIP-734 wants
+    const mid = buildRecordBatch({ now: 600, records: [{ timestamp: 600 }, { timestamp: 900 }, { timestamp: 700 }] });
+    await log.appendAsLeader(mid, 2); // 14..16
+    expect(await log.offsetForTimestamp(-3)).toEqual({ offset: 15, timestamp: 900, leaderEpoch: 2 });
+    expect(log.maxTimestampOffset()).toMatchObject({ timestamp: 900, offset: 16 });
     await log.close();
   });
 });
