@@ -8,6 +8,7 @@ import {
   writeOffset,
 } from '../protocol/record-batch.js';
 import { crc32c } from '@node-rs/crc32';
+import { DecodeError } from '../protocol/decode-error.js';
 import { forEachBatchIn, scanBatches } from './batch-scan.js';
 import { systemClock, type Clock } from './clock.js';
 import { AppendError, StorageError } from './errors.js';
@@ -392,9 +393,18 @@ export class PartitionLog implements Syncable {
   }
 
   private failure(e: unknown): AppendResult {
-    if (e instanceof AppendError) {
-      return { errorCode: e.errorCode, baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: this._logStartOffset, errorMessage: e.message };
-    }
+    const fail = (errorCode: number, errorMessage: string): AppendResult => ({
+      errorCode,
+      baseOffset: -1,
+      lastOffset: -1,
+      logAppendTime: -1,
+      logStartOffset: this._logStartOffset,
+      errorMessage,
+    });
+    if (e instanceof AppendError) return fail(e.errorCode, e.message);
+    // A header field no batch can hold (an int64 beyond 2^53, a record that overruns its batch)
+    // is corrupt input, answered with a code rather than a failed request.
+    if (e instanceof DecodeError || e instanceof RangeError) return fail(StorageError.CORRUPT_MESSAGE, e.message);
     throw e;
   }
 
