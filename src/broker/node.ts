@@ -7,6 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createGroupApiHandlers } from '../coordinator/group-api-handlers.js';
+import { createTxnApiHandlers } from '../coordinator/txn-api-handlers.js';
 import { createMirrorApiHandlers, type MirrorApiHandlers } from '../mirror/mirror-api-handlers.js';
 import { createMirrorHost } from './mirror-host-impl.js';
 import type { ApiHandler } from './api-handler.js';
@@ -102,12 +103,16 @@ export class BrokerNode {
     const coordinatorHost = createCoordinatorHost(ctx);
     const groups = await createGroupApiHandlers(coordinatorHost);
     registry.registerAll(groups.handlers as ApiHandler[]);
+    // Replaces the idempotent-only InitProducerId with the transaction coordinator's.
+    const txns = await createTxnApiHandlers(coordinatorHost, groups.coordinator);
+    registry.registerAll(txns.handlers);
     const mirrorLog = log.child({ component: 'mirror' });
     mirror = await createMirrorApiHandlers(createMirrorHost(ctx, coordinatorHost), { log: (msg) => mirrorLog.info(msg) });
     registry.registerAll(mirror.handlers);
     ctx.produceGuard = mirror;
     closers.push(
       () => mirror!.close(),
+      () => txns.close(),
       () => groups.close(),
     );
 
