@@ -166,6 +166,14 @@ export class LogSegment {
    */
   async loadClean(): Promise<boolean> {
     if (!this.indexesExisted && this.size > 0) return false;
+    try {
+      return await this.loadCleanUnchecked();
+    } catch {
+      return false;
+    }
+  }
+
+  private async loadCleanUnchecked(): Promise<boolean> {
     const ok = (await this.index.load(this.fs)) && (await this.timeIndex.load(this.fs));
     if (!ok || this.index.lastPosition > this.size) return false;
     const from = this.index.lastPosition;
@@ -220,7 +228,13 @@ export class LogSegment {
     this.size = 0;
     let prevNext = this.baseOffset;
     const r: ScanResult = await scanBatches(this.log, 0, fileSize, { full: true }, (v, p) => {
-      if (v.sizeInBytes > maxBatchBytes || !v.isValid() || v.baseOffset < prevNext || v.lastOffsetDelta < 0) return false;
+      if (v.sizeInBytes > maxBatchBytes || !v.isValid() || v.lastOffsetDelta < 0) return false;
+      try {
+        // header fields beyond 2^53 throw: such a batch is as corrupt as a bad CRC
+        if (v.baseOffset < prevNext || v.maxTimestamp < -1 || v.producerId < -1) return false;
+      } catch {
+        return false;
+      }
       prevNext = v.lastOffset + 1;
       visit(v, p);
       this.track({ baseOffset: v.baseOffset, lastOffset: v.lastOffset, maxTimestamp: v.maxTimestamp, size: v.sizeInBytes }, p);

@@ -251,6 +251,18 @@ describe('PartitionLog recovery', () => {
     await again.close();
   });
 
+  it('treats a base offset no log can hold (outside the CRC) as corruption', async () => {
+    const all = await fill(6);
+    const fh = await fsOpen(join(dir, '00000000000000000000.log'), 'r+');
+    const pos = all.slice(0, 3).reduce((n, b) => n + b.length, 0);
+    await fh.write(Buffer.from([0xff]), 0, 1, pos);
+    await fh.close();
+    const { log } = await openLog(dir);
+    expect(log.logEndOffset).toBe(6);
+    expect((await readAll(log)).equals(Buffer.concat(all.slice(0, 3)))).toBe(true);
+    await log.close();
+  });
+
   it('rebuilds missing or damaged indexes', async () => {
     const { log } = await openLog(dir, { indexIntervalBytes: 50 });
     for (let i = 0; i < 40; i++) await log.appendAsLeader(batch(2, { tag: `i${i}`, timestamp: 1000 + i * 10 }), 0);
