@@ -139,6 +139,45 @@ describe('kafkajs against a Fjord node', () => {
     expect(got.map((m) => m.value!.toString())).toEqual(['m0', 'm1', 'm2', 'm3', 'm4']);
   });
 
+  it('transactional producer: read_committed sees commits only, read_uncommitted sees everything', async () => {
+    await admin.createTopics({ topics: [{ topic: 'js-txn', numPartitions: 1 }] });
+    const producer = kafka.producer({ transactionalId: 'js-txn-1', idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    for (const [value, commit] of [['c1', true], ['a1', false], ['c2', true]] as const) {
+      const t = await producer.transaction();
+      await t.send({ topic: 'js-txn', messages: [{ key: 'k', value }] });
+      if (commit) await t.commit();
+      else await t.abort();
+    }
+    await producer.disconnect();
+    // Three data records and three markers.
+    expect((await admin.fetchTopicOffsets('js-txn'))[0]!.high).toBe('6');
+    const read = async (readUncommitted: boolean, expected: number): Promise<string[]> => {
+      const consumer = kafka.consumer({ groupId: `js-txn-${readUncommitted}`, readUncommitted, maxWaitTimeInMs: 200 });
+      await consumer.connect();
+      await consumer.subscribe({ topic: 'js-txn', fromBeginning: true });
+      const seen: string[] = [];
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`saw ${seen.join(',')}`)), 20_000);
+        void consumer.run({
+          eachMessage: async ({ message }) => {
+            seen.push(message.value!.toString());
+            if (seen.length === expected) {
+              clearTimeout(timer);
+              resolve();
+            }
+          },
+        });
+      });
+      // Let a wrongly delivered aborted record show up before judging.
+      await new Promise((r) => setTimeout(r, 500));
+      await consumer.disconnect();
+      return seen;
+    };
+    expect(await read(false, 2)).toEqual(['c1', 'c2']);
+    expect(await read(true, 3)).toEqual(['c1', 'a1', 'c2']);
+  });
+
   it('lists offsets: earliest, latest and by timestamp', async () => {
     await admin.createTopics({ topics: [{ topic: 'js-offsets', numPartitions: 1 }] });
     const producer = kafka.producer();
