@@ -287,6 +287,28 @@ describe('cluster mirroring control plane, Apache Kafka as the source', () => {
     expect(mirror.describeMirrorConfig('zz')).toBeNull();
   });
 
+  it('resumes persisted states after a restart of the mirroring side, without truncating', async () => {
+    const topic = 'resumable';
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+    await produce(topic, 0, 2, 5);
+    expect((await start('m1', [topic])).errorCode).toBe(0);
+    await waitFor('copy', () => host.partitionLog(topic, 0)?.logEndOffset === 10);
+    await waitFor('MIRRORING', async () => states(await describeMirrors(['m1']), topic)[0] === 'MIRRORING');
+    await mirror.close();
+    await produce(topic, 0, 1, 5);
+    const transitions: string[] = [];
+    mirror = await createMirrorApiHandlers(host, { log: (m) => transitions.push(m) });
+    await waitFor('caught up after restart', () => host.partitionLog(topic, 0)?.logEndOffset === 15);
+    const mine = transitions.filter((t) => t.includes(` ${topic}-0:`));
+    expect(mine).toEqual([`mirror m1 ${topic}-0: MIRRORING -> MIRRORING`]);
+    // The stopped topic stayed stopped and writable.
+    expect(states(await describeMirrors(['m1']), 'orders')).toEqual(['STOPPED', 'STOPPED']);
+    expect(mirror.isProduceAllowed('orders', 0)).toBe(true);
+    expect(mirror.isProduceAllowed(topic, 0)).toBe(false);
+    expect((await stop('m1', [topic])).errorCode).toBe(0);
+    await waitFor('STOPPED', async () => states(await describeMirrors(['m1']), topic)[0] === 'STOPPED');
+  });
+
   it('deletes a mirror whose topics are all stopped, and tombstones its state', async () => {
     expect((await del('m1')).errorCode).toBe(0);
     const list = await call(ApiKey.ListClusterMirrors, encodeListClusterMirrorsRequest, { includeTopicNames: true }, decodeListClusterMirrorsResponse);
