@@ -69,7 +69,8 @@ export function metadataHandler(ctx: BrokerContext): ApiHandler<MetadataRequest,
         for (const rt of req.topics ?? []) {
           const name = rt.name;
           if (name === null || name === undefined) {
-            topics.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topicId: rt.topicId ?? ZERO_UUID, partitions: [] });
+            // The response name is nullable only from v12.
+            topics.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: v >= 12 ? null : '', topicId: rt.topicId ?? ZERO_UUID, partitions: [] });
             continue;
           }
           let t = ctx.image.topic(name);
