@@ -16,7 +16,8 @@ export interface CleanStats {
 
 /**
  * Log compaction (cleanup.policy=compact), after Kafka's LogCleaner: keeps the latest record
- * per key, removes keyless records, and removes tombstones whose timestamp is older than
+ * per key, removes keyless records and the records of aborted transactions (which never count
+ * as a key's latest value), and removes tombstones whose timestamp is older than
  * delete.retention.ms. Offsets never change: a batch that loses records keeps its base offset,
  * its lastOffsetDelta (so producer sequence ranges stay valid) and its header fields; only the
  * record count, length, max timestamp and CRC are rewritten. Control batches are kept as is.
@@ -49,11 +50,21 @@ export async function compactLog(log: PartitionLog): Promise<CleanStats> {
   if (dirty === 0 || dirty / total < log.config.minCleanableDirtyRatio) return stats;
   const cleanedUpTo = (candidates.at(-1) as { seg: LogSegment }).seg.nextOffset;
 
+  // Records of aborted transactions never count and are dropped (all cleanable ones are decided).
+  const abortedBy = new Map<number, { firstOffset: number; lastOffset: number }[]>();
+  for (const t of log.abortedTransactions()) {
+    const list = abortedBy.get(t.producerId) ?? [];
+    list.push(t);
+    abortedBy.set(t.producerId, list);
+  }
+  const isAborted = (v: RecordBatchView): boolean =>
+    v.isTransactional && !v.isControl && (abortedBy.get(v.producerId)?.some((t) => t.firstOffset <= v.baseOffset && v.baseOffset <= t.lastOffset) ?? false);
+
   // 1. The offset map: key → offset of its latest record, over all cleanable segments.
   const latest = new Map<string, number>();
   for (const { seg, size } of candidates) {
     await scanBatches(seg.log, 0, size, { full: true }, (v) => {
-      if (v.isControl) return;
+      if (v.isControl || isAborted(v)) return;
       withRecords(v, (recs) => {
         for (const r of recs) if (r.key !== null) latest.set(r.key.toString('latin1'), v.baseOffset + r.offsetDelta);
       });
@@ -80,7 +91,12 @@ export async function compactLog(log: PartitionLog): Promise<CleanStats> {
     const batches: Buffer[] = [];
     try {
       await scanBatches(seg.log, 0, size, { full: true }, (v) => {
-        const kept = v.isControl ? Buffer.from(v.bytes) : filterBatch(v, latest, tombstoneHorizon, stats);
+        let kept: Buffer | null;
+        if (v.isControl) kept = Buffer.from(v.bytes);
+        else if (isAborted(v)) {
+          stats.recordsRemoved += v.recordsCount;
+          kept = null;
+        } else kept = filterBatch(v, latest, tombstoneHorizon, stats);
         if (kept === null || kept.length !== v.sizeInBytes) changed = true;
         if (kept !== null) batches.push(kept);
       });

@@ -877,6 +877,11 @@ export class PartitionLog implements Syncable {
     return this.producers.views();
   }
 
+  /** Aborted transactions known to the log (from the .txnindex files), oldest first. */
+  abortedTransactions(): readonly AbortedTxn[] {
+    return this.aborted;
+  }
+
   /** Open transactions (producer id, first offset), e.g. to abort them before MIRROR_PID_RESET. */
   ongoingTransactions(): { producerId: number; firstOffset: number }[] {
     return this.producers.ongoingTransactions();

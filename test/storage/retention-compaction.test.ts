@@ -133,6 +133,21 @@ describe('compaction', () => {
     await again.close();
   });
 
+  it('drops aborted transactional records: they never replace a committed value', async () => {
+    const { log } = await openLog(dir, { segmentBytes: 100, cleanupPolicy: ['compact'] });
+    await log.appendAsLeader(batch(1, { keys: ['g'], values: ['committed'] }), 0); // 0
+    await log.appendAsLeader(batch(1, { keys: ['g'], values: ['aborted'], producerId: 8, producerEpoch: 0, baseSequence: 0, isTransactional: true }), 0); // 1
+    await log.appendAsLeader(buildEndTxnMarkerBatch({ commit: false, producerId: 8, producerEpoch: 0, coordinatorEpoch: 0 }), 0, { origin: 'coordinator' }); // 2
+    await log.appendAsLeader(batch(1, { keys: ['h'], values: ['x'], producerId: 8, producerEpoch: 0, baseSequence: 1, isTransactional: true }), 0); // 3
+    await log.appendAsLeader(buildEndTxnMarkerBatch({ commit: true, producerId: 8, producerEpoch: 0, coordinatorEpoch: 0 }), 0, { origin: 'coordinator' }); // 4
+    await log.appendAsLeader(batch(1, { keys: ['z'] }), 0); // 5, active
+    await log.compact();
+    const live = liveRecords(await readAll(log));
+    expect(live.filter((r) => r.key === 'g')).toEqual([{ offset: 0, key: 'g', value: 'committed' }]);
+    expect(live.filter((r) => r.key === 'h')).toEqual([{ offset: 3, key: 'h', value: 'x' }]);
+    await log.close();
+  });
+
   it('compacts compressed batches', async () => {
     const { log } = await openLog(dir, { segmentBytes: 100, cleanupPolicy: ['compact'] });
     for (let round = 0; round < 6; round++) {
