@@ -65,16 +65,30 @@ async function appendRounds(root: string, label: string, batch: Buffer, roundByt
   // the mirror path gets the leader log's batches in fetch-sized (1 MiB) chunks
   const perFetch = Math.floor(MiB / batch.length);
   const r: Record<string, number[]> = { plain: [], leader: [], leaderPre: [], plainFetch: [], mirror: [] };
+  const mirrorRun = async (dir: string, fetches: Buffer[]): Promise<number> => {
+    const mirror = await PartitionLog.open({ dir: join(dir, 'mirror'), topicId: TOPIC_ID, config: logConfig() });
+    const tm = performance.now();
+    for (const f of fetches) {
+      const res = await mirror.appendAsMirror(f);
+      if (res.errorCode !== 0) throw new Error(`mirror append failed: ${res.errorCode}`);
+    }
+    const ms = performance.now() - tm;
+    await mirror.close();
+    return ms;
+  };
   for (let round = 0; round < rounds; round++) {
     const dir = join(root, `round-${round}`);
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
-    r.plain!.push(await plainWrite(dir, chunks));
+    // odd rounds run the log first: drift in the machine's state hits both sides alike
+    const logFirst = round % 2 === 1;
+    if (!logFirst) r.plain!.push(await plainWrite(dir, chunks));
     const lead = await leaderAppend(join(dir, 'lead'), Buffer.from(batch), count, false);
     r.leader!.push(lead.ms);
     await lead.log.close();
     const pre = await leaderAppend(join(dir, 'pre'), Buffer.from(batch), count, true);
     r.leaderPre!.push(pre.ms);
+    if (logFirst) r.plain!.push(await plainWrite(dir, chunks));
     const fetches: Buffer[] = [];
     for (let off = 0; off < pre.log.logEndOffset; ) {
       const f = await pre.log.readToBuffer({ fetchOffset: off, maxOffset: pre.log.logEndOffset, maxBytes: perFetch * batch.length, minOneMessage: true });
@@ -83,15 +97,9 @@ async function appendRounds(root: string, label: string, batch: Buffer, roundByt
       off += (f.records.length / batch.length) * 16;
     }
     await pre.log.close();
+    if (logFirst) r.mirror!.push(await mirrorRun(dir, fetches));
     r.plainFetch!.push(await plainWrite(dir, fetches));
-    const mirror = await PartitionLog.open({ dir: join(dir, 'mirror'), topicId: TOPIC_ID, config: logConfig() });
-    const tm = performance.now();
-    for (const f of fetches) {
-      const res = await mirror.appendAsMirror(f);
-      if (res.errorCode !== 0) throw new Error(`mirror append failed: ${res.errorCode}`);
-    }
-    r.mirror!.push(performance.now() - tm);
-    await mirror.close();
+    if (!logFirst) r.mirror!.push(await mirrorRun(dir, fetches));
     await rm(dir, { recursive: true, force: true });
   }
   const ratio = (a: number[], b: number[]): string => median(a.map((x, i) => x / (b[i] as number))).toFixed(2);
@@ -108,11 +116,11 @@ async function main(): Promise<void> {
   try {
     const batch = makeBatch(16, 1000); // ~16 KiB, a typical producer batch
     const roundBytes = Math.max(8 * MiB, Math.floor(64 * MiB * SCALE));
-    await appendRounds(root, `disk ${tmpdir()}`, batch, roundBytes, 5);
+    await appendRounds(root, `disk ${tmpdir()}`, batch, roundBytes, 7);
     if (existsSync('/dev/shm')) {
       const shm = await mkdtemp('/dev/shm/fjord-bench-');
       try {
-        await appendRounds(shm, 'tmpfs /dev/shm (no device: CPU overhead only)', batch, roundBytes, 5);
+        await appendRounds(shm, 'tmpfs /dev/shm (no device: CPU overhead only)', batch, roundBytes, 7);
       } finally {
         await rm(shm, { recursive: true, force: true });
       }
