@@ -127,6 +127,44 @@ describe('connections', () => {
   });
 });
 
+describe('produce', () => {
+  it("rebuilds batches in the topic's compression.type, keeping records and producer fields", async () => {
+    const c = await WireClient.connect(node.port);
+    for (const [topic, type, sentCodec, storedCodec] of [
+      ['recompress-lz4', 'lz4', 0, 3],
+      ['recompress-none', 'uncompressed', 1, 0],
+      ['recompress-keep', 'producer', 2, 2],
+    ] as const) {
+      const r = await c.call(19, 7, (w) =>
+        encodeCreateTopicsRequest(w, { topics: [{ name: topic, numPartitions: 1, replicationFactor: 1, configs: [{ name: 'compression.type', value: type }] }], timeoutMs: 5000 }, 7),
+      );
+      expect(decodeCreateTopicsResponse(r, 7).topics[0]!.errorCode).toBe(0);
+      const records = Array.from({ length: 5 }, (_, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`value ${i} `.repeat(40)), headers: [{ key: 'h', value: Buffer.from(String(i)) }], timestamp: 1_700_000_000_000 + i }));
+      const batch = buildRecordBatch({ compression: sentCodec, records });
+      const pr = decodeProduceResponse(
+        await c.call(0, 9, (w) => encodeProduceRequest(w, { transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: 0, records: batch }] }] }, 9)),
+        9,
+      );
+      expect(pr.responses[0]!.partitionResponses[0]!.errorCode).toBe(0);
+      const fr = decodeFetchResponse(
+        await c.call(1, 11, (w) =>
+          encodeFetchRequest(w, { replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, topics: [{ topic, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }] }, 11),
+        ),
+        11,
+      );
+      const stored = [...iterateBatches(fr.responses[0]!.partitions[0]!.records!)];
+      expect(stored).toHaveLength(1);
+      expect(stored[0]!.compression).toBe(storedCodec);
+      expect(stored[0]!.isValid()).toBe(true);
+      const back = decodeRecords(stored[0]!);
+      expect(back.map((x) => [x.offset, x.key!.toString(), x.value!.toString(), x.headers[0]!.value!.toString(), x.timestamp])).toEqual(
+        records.map((x, i) => [i, x.key.toString(), x.value.toString(), String(i), x.timestamp]),
+      );
+    }
+    c.close();
+  });
+});
+
 describe('fetch', () => {
   it('long-polls and is woken by an append, without blocking other connections', async () => {
     const admin = await WireClient.connect(node.port);

@@ -13,15 +13,17 @@
  * - acks=-1 answers after the fsync (group commit); acks=1 after the write.
  *
  * Version notes: LogAppendTimeMs v2+, LogStartOffset v5+, RecordErrors/ErrorMessage v8+; v13
- * addresses topics by id. Broker-side recompression (topic compression.type ≠ producer) is not
- * done: batches are stored as the producer compressed them.
+ * addresses topics by id. A topic compression.type other than `producer` rebuilds batches of
+ * another codec in the topic's codec (recompress.ts); otherwise the producer's bytes are stored.
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeProduceRequest, type ProduceRequest } from '../../protocol/generated/messages/produce-request.js';
 import { encodeProduceResponse, type ProduceResponseInput } from '../../protocol/generated/messages/produce-response.js';
+import { DecodeError } from '../../protocol/decode-error.js';
 import { validateProduceRecords } from '../../protocol/record-batch.js';
 import type { ApiHandler } from '../api-handler.js';
 import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
+import { recompressBatch, targetCodec } from '../recompress.js';
 
 type TopicOut = NonNullable<ProduceResponseInput['responses']>[number];
 type PartOut = NonNullable<TopicOut['partitionResponses']>[number];
@@ -86,11 +88,22 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
             parts.push(out(check.errorCode, check.message));
             continue;
           }
+          let records = pd.records!;
+          const codec = targetCodec(topic.configs.get('compression.type') ?? ctx.configs.brokerValue('compression.type'));
+          if (codec !== null) {
+            try {
+              records = recompressBatch(check.batch!, codec) ?? records;
+            } catch (err) {
+              if (!(err instanceof DecodeError)) throw err;
+              parts.push(out(ErrorCode.CORRUPT_MESSAGE, err.message));
+              continue;
+            }
+          }
           const slot = out(0, null);
           parts.push(slot);
           const epoch = topic.partitions[pd.index]!.leaderEpoch;
           pending.push(
-            log.appendAsLeader(pd.records!, epoch, { requiredAcks: acks, prevalidated: true }).then((r) => {
+            log.appendAsLeader(records, epoch, { requiredAcks: acks, prevalidated: true }).then((r) => {
               const i = parts.indexOf(slot);
               if (r.errorCode !== 0) {
                 failed = true;
