@@ -48,6 +48,20 @@ describe('retention', () => {
     await log.close();
   });
 
+  it('keeps file ranges of deleted segments readable for file.delete.delay.ms', async () => {
+    const { log, clock } = await openLog(dir, { segmentBytes: 250, retentionMs: DAY });
+    for (let i = 0; i < 6; i++) await log.appendAsLeader(batch(2, { timestamp: clock.now() - 3 * DAY }), 0);
+    await log.appendAsLeader(batch(2, { timestamp: clock.now() }), 0);
+    const r = await log.read({ fetchOffset: 0, maxOffset: log.highWatermark, maxBytes: 1 << 20, minOneMessage: true });
+    const slice = r.records[0]!;
+    expect(await log.applyRetention()).toBeGreaterThan(0);
+    expect(log.logStartOffset).toBeGreaterThan(0);
+    const buf = Buffer.alloc(slice.length);
+    expect(await slice.readInto(buf)).toBe(slice.length);
+    expect(buf.readBigInt64BE(0)).toBe(0n);
+    await log.close();
+  });
+
   it('does nothing for cleanup.policy=compact', async () => {
     const { log, clock } = await openLog(dir, { segmentBytes: 250, retentionMs: 1, cleanupPolicy: ['compact'] });
     for (let i = 0; i < 6; i++) await log.appendAsLeader(batch(2, { timestamp: clock.now() - DAY, keys: ['a', 'b'] }), 0);
