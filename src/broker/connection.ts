@@ -30,6 +30,8 @@ export interface ConnectionOptions {
   readonly idleTimeoutMs: number;
   readonly maxInFlight: number;
   readonly log: Logger;
+  /** Aborted when the node shuts down: delayed operations answer at once with what they have. */
+  readonly shutdown: AbortSignal;
   /** The reply to an ApiVersions request of an unsupported version (v0 body, error 35). */
   unsupportedApiVersionsBody(): Buffer;
   onClose(conn: Connection): void;
@@ -49,6 +51,7 @@ export class Connection {
   private readonly frames: FrameDecoder;
   private readonly queue: Slot[] = [];
   private readonly abort = new AbortController();
+  private readonly requestSignal: AbortSignal;
   private closed = false;
   private paused = false;
   private readonly clientAddress: string;
@@ -58,6 +61,7 @@ export class Connection {
     private readonly opts: ConnectionOptions,
   ) {
     this.frames = new FrameDecoder(opts.maxFrameBytes);
+    this.requestSignal = AbortSignal.any([this.abort.signal, opts.shutdown]);
     this.clientAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
     socket.setNoDelay(true);
     if (opts.idleTimeoutMs > 0) {
@@ -167,7 +171,7 @@ export class Connection {
       connectionId: this.opts.id,
       principal: 'User:ANONYMOUS',
       clientAddress: this.clientAddress,
-      signal: this.abort.signal,
+      signal: this.requestSignal,
     };
     let result: unknown;
     try {

@@ -24,6 +24,7 @@ export class BrokerServer {
   private readonly connections = new Set<Connection>();
   private nextId = 0;
   private boundPort = 0;
+  private readonly shutdown = new AbortController();
 
   constructor(private readonly opts: ServerOptions) {
     this.server = createServer({ noDelay: true }, (socket) => this.accept(socket));
@@ -61,6 +62,7 @@ export class BrokerServer {
       idleTimeoutMs: this.opts.idleTimeoutMs,
       maxInFlight: this.opts.maxInFlight,
       log: this.opts.log,
+      shutdown: this.shutdown.signal,
       unsupportedApiVersionsBody: () => this.opts.unsupportedApiVersionsBody(),
       onClose: (c) => this.connections.delete(c),
     });
@@ -70,6 +72,8 @@ export class BrokerServer {
   /** Stops accepting, waits (up to `graceMs`) for received requests to be answered, closes all. */
   async close(graceMs = 5000): Promise<void> {
     const closed = new Promise<void>((r) => this.server.close(() => r()));
+    // Long polls answer now with what they have, so in-flight requests finish promptly.
+    this.shutdown.abort();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.all([...this.connections].map((c) => c.drained())),
