@@ -163,6 +163,8 @@ export class ProducerAppend {
  */
 export class ProducerStateManager {
   private readonly producers = new Map<number, ProducerEntry>();
+  /** Producers with an open transaction → its first offset (kept apart: the LSO is read per fetch). */
+  private readonly ongoing = new Map<number, number>();
   /** Transactions completed by a marker that is not yet below the high watermark. */
   private unreplicated: CompletedTxn[] = [];
 
@@ -185,8 +187,15 @@ export class ProducerStateManager {
   }
 
   apply(a: ProducerAppend): void {
-    if (a.resetAll) this.producers.clear();
-    for (const [pid, e] of a.updates) this.producers.set(pid, e);
+    if (a.resetAll) {
+      this.producers.clear();
+      this.ongoing.clear();
+    }
+    for (const [pid, e] of a.updates) {
+      this.producers.set(pid, e);
+      if (e.currentTxnFirstOffset >= 0) this.ongoing.set(pid, e.currentTxnFirstOffset);
+      else this.ongoing.delete(pid);
+    }
     for (const t of a.completed) this.unreplicated.push(t);
   }
 
@@ -199,8 +208,7 @@ export class ProducerStateManager {
 
   /** Lowest offset of a transaction that is ongoing or whose marker is above the high watermark. */
   firstUnstableOffset(): number {
-    let min = Number.POSITIVE_INFINITY;
-    for (const e of this.producers.values()) if (e.currentTxnFirstOffset >= 0 && e.currentTxnFirstOffset < min) min = e.currentTxnFirstOffset;
+    let min = this.ongoingFirstOffset();
     for (const t of this.unreplicated) if (t.firstOffset < min) min = t.firstOffset;
     return min;
   }
@@ -208,7 +216,7 @@ export class ProducerStateManager {
   /** Lowest first offset of a still-open transaction (Infinity when none). */
   ongoingFirstOffset(): number {
     let min = Number.POSITIVE_INFINITY;
-    for (const e of this.producers.values()) if (e.currentTxnFirstOffset >= 0 && e.currentTxnFirstOffset < min) min = e.currentTxnFirstOffset;
+    for (const first of this.ongoing.values()) if (first < min) min = first;
     return min;
   }
 
@@ -218,9 +226,7 @@ export class ProducerStateManager {
 
   /** Transactions still open (producer id → first offset). */
   ongoingTransactions(): { producerId: number; firstOffset: number }[] {
-    const out: { producerId: number; firstOffset: number }[] = [];
-    for (const e of this.producers.values()) if (e.currentTxnFirstOffset >= 0) out.push({ producerId: e.producerId, firstOffset: e.currentTxnFirstOffset });
-    return out;
+    return [...this.ongoing].map(([producerId, firstOffset]) => ({ producerId, firstOffset }));
   }
 
   views(): ProducerStateView[] {
@@ -236,6 +242,7 @@ export class ProducerStateManager {
 
   clear(): void {
     this.producers.clear();
+    this.ongoing.clear();
     this.unreplicated = [];
   }
 
@@ -292,12 +299,14 @@ export class ProducerStateManager {
         lastSeq >= 0 && lastOffset >= 0
           ? [{ firstSeq: Math.max(0, lastSeq - offsetDelta), lastSeq, firstOffset: lastOffset - offsetDelta, lastOffset, timestamp }]
           : [];
+      const currentTxnFirstOffset = Number(buf.readBigInt64BE(at + 38));
+      if (currentTxnFirstOffset >= 0) this.ongoing.set(producerId, currentTxnFirstOffset);
       this.producers.set(producerId, {
         producerId,
         producerEpoch: buf.readInt16BE(at + 8),
         batches,
         coordinatorEpoch: buf.readInt32BE(at + 34),
-        currentTxnFirstOffset: Number(buf.readBigInt64BE(at + 38)),
+        currentTxnFirstOffset,
         lastTimestamp: timestamp,
       });
       at += ENTRY;
