@@ -1,7 +1,7 @@
 import { crc32c } from '@node-rs/crc32';
 import { Reader } from '../protocol/reader.js';
 import { Writer } from '../protocol/writer.js';
-import { BATCH, RecordBatchView } from '../protocol/record-batch.js';
+import { ATTR, BATCH, RecordBatchView } from '../protocol/record-batch.js';
 import { DecodeError } from '../protocol/decode-error.js';
 
 /**
@@ -15,8 +15,19 @@ export interface CoordinatorRecord {
   readonly value: Buffer | null;
 }
 
-/** Builds one uncompressed batch (baseOffset 0; the log assigns offsets). */
-export function buildCoordinatorBatch(records: readonly CoordinatorRecord[], timestamp: number): Buffer {
+/** The producer of a transactional coordinator batch (TxnOffsetCommit offsets). */
+export interface BatchProducer {
+  readonly producerId: number;
+  readonly producerEpoch: number;
+}
+
+/**
+ * Builds one uncompressed batch (baseOffset 0; the log assigns offsets). With `producer` it is a
+ * transactional batch of that producer, whose records take effect only when a COMMIT marker for
+ * the producer follows. Such a batch carries sequence 0: the log refuses a producer id without a
+ * sequence, and does not check sequences of coordinator appends.
+ */
+export function buildCoordinatorBatch(records: readonly CoordinatorRecord[], timestamp: number, producer?: BatchProducer): Buffer {
   const body = new Writer(1024);
   records.forEach((rec, i) => {
     const rw = new Writer(256);
@@ -36,13 +47,13 @@ export function buildCoordinatorBatch(records: readonly CoordinatorRecord[], tim
   buf.writeInt32BE(buf.length - BATCH.LOG_OVERHEAD, BATCH.BATCH_LENGTH);
   buf.writeInt32BE(-1, BATCH.PARTITION_LEADER_EPOCH);
   buf.writeInt8(2, BATCH.MAGIC);
-  buf.writeInt16BE(0, BATCH.ATTRIBUTES);
+  buf.writeInt16BE(producer ? ATTR.TRANSACTIONAL : 0, BATCH.ATTRIBUTES);
   buf.writeInt32BE(records.length - 1, BATCH.LAST_OFFSET_DELTA);
   buf.writeBigInt64BE(BigInt(timestamp), BATCH.BASE_TIMESTAMP);
   buf.writeBigInt64BE(BigInt(timestamp), BATCH.MAX_TIMESTAMP);
-  buf.writeBigInt64BE(-1n, BATCH.PRODUCER_ID);
-  buf.writeInt16BE(-1, BATCH.PRODUCER_EPOCH);
-  buf.writeInt32BE(-1, BATCH.BASE_SEQUENCE);
+  buf.writeBigInt64BE(BigInt(producer?.producerId ?? -1), BATCH.PRODUCER_ID);
+  buf.writeInt16BE(producer?.producerEpoch ?? -1, BATCH.PRODUCER_EPOCH);
+  buf.writeInt32BE(producer ? 0 : -1, BATCH.BASE_SEQUENCE);
   buf.writeInt32BE(records.length, BATCH.RECORDS_COUNT);
   recs.copy(buf, BATCH.HEADER_SIZE);
   buf.writeUInt32BE(crc32c(buf.subarray(BATCH.ATTRIBUTES)), BATCH.CRC);

@@ -1,6 +1,7 @@
 import type { CancelTimer, CoordinatorHost, CoordinatorLog } from './coordinator-host.js';
 import { buildCoordinatorBatch, readCoordinatorBatches } from './coordinator-batch.js';
-import type { CoordinatorRecord, ReplayedBatch, ReplayedRecord } from './coordinator-batch.js';
+import type { BatchProducer, CoordinatorRecord, ReplayedBatch, ReplayedRecord } from './coordinator-batch.js';
+import { buildEndTxnMarkerBatch, controlRecordKey, ControlRecordType, endTxnMarkerValue } from '../protocol/control-records.js';
 
 /**
  * A coordinator whose state lives in an internal compacted topic, shaped after Kafka's
@@ -47,6 +48,10 @@ export interface WriteResult<T> {
   readonly onAppendFailed?: (errorCode: number) => T;
   /** Runs once the records are committed and replayed, before the response is released. */
   readonly onCommitted?: () => void;
+  /** Writes the records as a transactional batch of this producer. */
+  readonly transactional?: BatchProducer;
+  /** Instead of records: an end-transaction marker (control batch) for this producer. */
+  readonly marker?: BatchProducer & { readonly commit: boolean; readonly coordinatorEpoch: number };
 }
 
 export type WriteOp<S, T> = (shard: S) => WriteResult<T>;
@@ -251,7 +256,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
         fail(e);
         return;
       }
-      if (out.records.length === 0) {
+      if (out.records.length === 0 && !out.marker) {
         deliver(out.response);
         return;
       }
@@ -259,7 +264,8 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
       let baseOffset = -1;
       let batch: Buffer;
       try {
-        batch = buildCoordinatorBatch(out.records, this.opts.host.clock.now());
+        const now = this.opts.host.clock.now();
+        batch = out.marker ? buildEndTxnMarkerBatch({ ...out.marker, timestamp: now }) : buildCoordinatorBatch(out.records, now, out.transactional);
         const appended = await holder.log.append(batch);
         errorCode = appended.errorCode;
         baseOffset = appended.baseOffset;
@@ -277,13 +283,17 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
         } else fail(new CoordinatorError(mapped, `append to ${this.opts.topic}-${holder.partition} failed with ${errorCode}`));
         return;
       }
-      const records = out.records.map((r, i) => ({ key: r.key, value: r.value, offset: baseOffset + i }));
+      const written = out.marker
+        ? [{ key: controlRecordKey(out.marker.commit ? ControlRecordType.COMMIT : ControlRecordType.ABORT), value: endTxnMarkerValue(out.marker.coordinatorEpoch) }]
+        : out.records;
+      const records = written.map((r, i) => ({ key: r.key, value: r.value, offset: baseOffset + i }));
+      const producer = out.marker ?? out.transactional;
       const replayed: ReplayedBatch = {
         baseOffset,
         lastOffset: baseOffset + records.length - 1,
-        isControl: false,
-        isTransactional: false,
-        producerId: -1,
+        isControl: out.marker !== undefined,
+        isTransactional: producer !== undefined,
+        producerId: producer?.producerId ?? -1,
         records,
       };
       try {

@@ -100,13 +100,13 @@ export class GroupCoordinator {
   }
 
   /** TxnOffsetCommit: offsets held until the producer's transaction ends. */
-  async txnCommitOffsets(req: CommitRequest & { producerId: number }): Promise<TopicPartitionErrors[]> {
+  async txnCommitOffsets(req: CommitRequest & { producerId: number; producerEpoch: number }): Promise<TopicPartitionErrors[]> {
     return this.runtime.write(req.groupId, (s) => s.txnCommitOffsets(req));
   }
 
   /** The end-transaction marker for `producerId` on __consumer_offsets partition `partition`. */
-  async completeTransaction(partition: number, producerId: number, commit: boolean): Promise<number> {
-    return this.runtime.writeTo(partition, (s) => s.completeTransaction(producerId, commit));
+  async completeTransaction(partition: number, producerId: number, producerEpoch: number, commit: boolean): Promise<number> {
+    return this.runtime.writeTo(partition, (s) => s.completeTransaction(producerId, producerEpoch, commit));
   }
 
   async deleteOffsets(groupId: string, topics: readonly { name: string; partitions: readonly number[] }[]): Promise<{ errorCode: number; topics: TopicPartitionErrors[] }> {

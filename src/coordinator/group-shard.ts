@@ -1,4 +1,5 @@
-import type { CoordinatorRecord, ReplayedRecord } from './coordinator-batch.js';
+import type { CoordinatorRecord, ReplayedBatch, ReplayedRecord } from './coordinator-batch.js';
+import { ControlRecordType, parseControlRecordKey } from '../protocol/control-records.js';
 import type { CoordinatorShard, ShardContext, WriteResult } from './coordinator-runtime.js';
 import { ClassicGroup, ClassicState } from './classic-group.js';
 import { ClassicOps } from './classic-ops.js';
@@ -93,8 +94,8 @@ export class GroupShard implements CoordinatorShard {
   readonly initialDelayPending = new Set<string>();
   /**
    * TxnOffsetCommit offsets waiting for their transaction's end, by producer id, then group,
-   * then "topic\0partition". Held in memory until the commit marker arrives, when they are
-   * written as ordinary offset records.
+   * then "topic\0partition": the replay of the producer's transactional batches not yet
+   * followed by its COMMIT or ABORT marker.
    */
   readonly pendingTxnOffsets = new Map<number, Map<string, Map<string, OffsetCommitValue>>>();
   readonly classicOps: ClassicOps;
@@ -123,8 +124,22 @@ export class GroupShard implements CoordinatorShard {
     return { records, response };
   }
 
-  replay(record: ReplayedRecord): void {
+  replay(record: ReplayedRecord, batch: ReplayedBatch): void {
+    if (batch.isControl) {
+      const type = parseControlRecordKey(record.key).type;
+      if (type === ControlRecordType.COMMIT || type === ControlRecordType.ABORT) this.endTransaction(batch.producerId, type === ControlRecordType.COMMIT);
+      return;
+    }
     const key = decodeGroupRecordKey(record.key);
+    if (key.type === 'offset' && batch.isTransactional && record.value !== null) {
+      const { group, topic, partition } = key.key;
+      let byGroup = this.pendingTxnOffsets.get(batch.producerId);
+      if (!byGroup) this.pendingTxnOffsets.set(batch.producerId, (byGroup = new Map()));
+      let parts = byGroup.get(group);
+      if (!parts) byGroup.set(group, (parts = new Map()));
+      parts.set(`${topic}\0${partition}`, decodeOffsetCommitValue(record.value));
+      return;
+    }
     if (key.type === 'offset') {
       const { group, topic, partition } = key.key;
       if (record.value === null) {
@@ -134,17 +149,7 @@ export class GroupShard implements CoordinatorShard {
         if (this.offsets.get(group)?.size === 0) this.offsets.delete(group);
         return;
       }
-      let byGroup = this.offsets.get(group);
-      if (!byGroup) this.offsets.set(group, (byGroup = new Map()));
-      let byTopic = byGroup.get(topic);
-      if (!byTopic) byGroup.set(topic, (byTopic = new Map()));
-      byTopic.set(partition, decodeOffsetCommitValue(record.value));
-      // Offsets committed without a group (admin, simple consumers) belong to an empty classic group.
-      if (!this.classic.has(group) && !this.consumer.has(group)) {
-        const g = new ClassicGroup(group, this.ctx.now());
-        g.protocolType = '';
-        this.classic.set(group, g);
-      }
+      this.applyOffset(group, topic, partition, decodeOffsetCommitValue(record.value));
       return;
     }
     // While live, the operation that wrote a group record already holds the group in memory.
@@ -155,6 +160,33 @@ export class GroupShard implements CoordinatorShard {
       return;
     }
     replayConsumerRecord(this.consumer, key.recordType, record.key, record.value);
+  }
+
+  private applyOffset(group: string, topic: string, partition: number, value: OffsetCommitValue): void {
+    let byGroup = this.offsets.get(group);
+    if (!byGroup) this.offsets.set(group, (byGroup = new Map()));
+    let byTopic = byGroup.get(topic);
+    if (!byTopic) byGroup.set(topic, (byTopic = new Map()));
+    byTopic.set(partition, value);
+    // Offsets committed without a group (admin, simple consumers) belong to an empty classic group.
+    if (!this.classic.has(group) && !this.consumer.has(group)) {
+      const g = new ClassicGroup(group, this.ctx.now());
+      g.protocolType = '';
+      this.classic.set(group, g);
+    }
+  }
+
+  /** A COMMIT marker makes the producer's pending offsets committed offsets; ABORT drops them. */
+  private endTransaction(producerId: number, commit: boolean): void {
+    const byGroup = this.pendingTxnOffsets.get(producerId);
+    this.pendingTxnOffsets.delete(producerId);
+    if (!commit || !byGroup) return;
+    for (const [group, parts] of byGroup) {
+      for (const [tp, v] of parts) {
+        const at = tp.lastIndexOf('\0');
+        this.applyOffset(group, tp.slice(0, at), Number(tp.slice(at + 1)), v);
+      }
+    }
   }
 
   onLoaded(): void {
@@ -251,10 +283,9 @@ export class GroupShard implements CoordinatorShard {
   }
 
   /** TxnOffsetCommit: validates like OffsetCommit and keeps the offsets pending until EndTxn. */
-  txnCommitOffsets(req: CommitRequest & { producerId: number }): WriteResult<TopicPartitionErrors[]> {
+  txnCommitOffsets(req: CommitRequest & { producerId: number; producerEpoch: number }): WriteResult<TopicPartitionErrors[]> {
     const verdict = req.generationIdOrMemberEpoch < 0 && req.memberId === '' && req.groupInstanceId === null ? this.validateTxnGroup(req.groupId) : this.validateCommit(req);
     const now = this.ctx.now();
-    let byGroup = this.pendingTxnOffsets.get(req.producerId);
     const out = req.topics.map((t) => ({
       name: t.name,
       partitions: t.partitions.map((p) => {
@@ -262,15 +293,21 @@ export class GroupShard implements CoordinatorShard {
         let errorCode: number = verdict;
         if (errorCode === GroupError.NONE && Buffer.byteLength(metadata) > this.cfg.offsetMetadataMaxBytes) errorCode = GroupError.OFFSET_METADATA_TOO_LARGE;
         if (errorCode === GroupError.NONE) {
-          if (!byGroup) this.pendingTxnOffsets.set(req.producerId, (byGroup = new Map()));
-          let parts = byGroup.get(req.groupId);
-          if (!parts) byGroup.set(req.groupId, (parts = new Map()));
-          parts.set(`${t.name}\0${p.partitionIndex}`, { offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata, commitTimestamp: now, expireTimestamp: -1 });
+          this.emit(
+            offsetCommitRecord(
+              { group: req.groupId, topic: t.name, partition: p.partitionIndex },
+              { offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata, commitTimestamp: now, expireTimestamp: -1 },
+            ),
+          );
         }
         return { partitionIndex: p.partitionIndex, errorCode };
       }),
     }));
-    return this.result(out);
+    return {
+      ...this.result(out),
+      transactional: { producerId: req.producerId, producerEpoch: req.producerEpoch },
+      onAppendFailed: (code) => out.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: p.errorCode === GroupError.NONE ? code : p.errorCode })) })),
+    };
   }
 
   private validateTxnGroup(groupId: string): number {
@@ -282,25 +319,9 @@ export class GroupShard implements CoordinatorShard {
     return GroupError.NONE;
   }
 
-  /** The transaction marker for a producer reached this partition: commit or drop its offsets. */
-  completeTransaction(producerId: number, commit: boolean): WriteResult<number> {
-    const byGroup = this.pendingTxnOffsets.get(producerId);
-    this.pendingTxnOffsets.delete(producerId);
-    if (commit && byGroup) {
-      for (const [group, parts] of byGroup) {
-        for (const [tp, v] of parts) {
-          const [topic, p] = tp.split('\0') as [string, string];
-          this.emit(offsetCommitRecord({ group, topic, partition: Number(p) }, v));
-        }
-      }
-    }
-    return {
-      ...this.result(GroupError.NONE),
-      onAppendFailed: (code) => {
-        if (byGroup) this.pendingTxnOffsets.set(producerId, byGroup);
-        return code;
-      },
-    };
+  /** Writes the transaction's COMMIT or ABORT marker to this partition; its replay applies it. */
+  completeTransaction(producerId: number, producerEpoch: number, commit: boolean): WriteResult<number> {
+    return { ...this.result(GroupError.NONE), marker: { producerId, producerEpoch, commit, coordinatorEpoch: 0 }, onAppendFailed: (code) => code };
   }
 
   private hasPendingTxnOffset(groupId: string, topic: string, partition: number): boolean {

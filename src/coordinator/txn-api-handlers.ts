@@ -118,6 +118,7 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
         const topics = await groups.txnCommitOffsets({
           groupId: req.groupId,
           producerId: Number(req.producerId),
+          producerEpoch: req.producerEpoch,
           generationIdOrMemberEpoch: v >= 3 ? req.generationId : -1,
           memberId: v >= 3 ? req.memberId : '',
           groupInstanceId: v >= 3 ? req.groupInstanceId : null,

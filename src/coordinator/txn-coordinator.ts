@@ -236,7 +236,7 @@ export class TxnCoordinator {
     const writeOne = async (tp: string): Promise<number> => {
       const [topic, p] = tp.split('\0') as [string, string];
       const partition = Number(p);
-      if (topic === CONSUMER_OFFSETS) return this.groups ? this.groups.completeTransaction(partition, m.producerId, commit) : 0;
+      if (topic === CONSUMER_OFFSETS) return this.groups ? this.groups.completeTransaction(partition, m.producerId, m.producerEpoch, commit) : 0;
       if (!this.host.writeTxnMarker) return TxnError.COORDINATOR_NOT_AVAILABLE;
       const code = await this.host.writeTxnMarker(topic, partition, marker);
       // A deleted partition has nothing left to mark.

@@ -15,10 +15,10 @@ afterEach(async () => {
 
 const CFG = { 'offsets.topic.num.partitions': '2', 'transaction.state.log.num.partitions': '2' };
 
-async function setup() {
-  const t = new TempLogs();
-  temps.push(t);
-  const base = testHost(t.openLog, CFG, {}, { orders: 2 });
+async function setup(reuse?: TempLogs) {
+  const t = reuse ?? new TempLogs();
+  if (!reuse) temps.push(t);
+  const base = testHost(t.openLog, CFG, reuse ? { __consumer_offsets: 2, __transaction_state: 2 } : {}, { orders: 2 });
   let nextId = 1000;
   const markers: { topic: string; partition: number; commit: boolean; epoch: number }[] = [];
   const host: TestHost = {
@@ -59,7 +59,7 @@ describe('transaction coordinator', () => {
     await produce(t, 1, pid, epoch, 0, 'b');
     expect((await t.raw('orders', 0)).lastStableOffset).toBe(0); // the open transaction holds the LSO
     expect(await tc.addOffsets('tx-1', pid, epoch, 'g', 3)).toBe(0);
-    const committed = await gc.txnCommitOffsets({ groupId: 'g', producerId: pid, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'src', partitions: [{ partitionIndex: 0, committedOffset: 7, committedLeaderEpoch: -1, committedMetadata: null }] }] });
+    const committed = await gc.txnCommitOffsets({ groupId: 'g', producerId: pid, producerEpoch: epoch, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'src', partitions: [{ partitionIndex: 0, committedOffset: 7, committedLeaderEpoch: -1, committedMetadata: null }] }] });
     expect(committed[0]!.partitions[0]!.errorCode).toBe(0);
     expect((await gc.fetchOffsets('g', null)).topics).toEqual([]);
     expect((await gc.fetchOffsets('g', [{ name: 'src', partitionIndexes: [0] }], null, -1, true)).topics[0]!.partitions[0]!.errorCode).toBe(88);
@@ -85,7 +85,7 @@ describe('transaction coordinator', () => {
     await tc.addPartitions('tx-2', pid, epoch, [{ topic: 'orders', partition: 0 }], 3);
     await produce(t, 0, pid, epoch, 0, 'x');
     await tc.addOffsets('tx-2', pid, epoch, 'g2', 3);
-    await gc.txnCommitOffsets({ groupId: 'g2', producerId: pid, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'src', partitions: [{ partitionIndex: 0, committedOffset: 9, committedLeaderEpoch: -1, committedMetadata: null }] }] });
+    await gc.txnCommitOffsets({ groupId: 'g2', producerId: pid, producerEpoch: epoch, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'src', partitions: [{ partitionIndex: 0, committedOffset: 9, committedLeaderEpoch: -1, committedMetadata: null }] }] });
     expect((await tc.endTxn('tx-2', pid, epoch, false, 3)).errorCode).toBe(0);
     expect(markers).toEqual([{ topic: 'orders', partition: 0, commit: false, epoch }]);
     expect((await gc.fetchOffsets('g2', null)).topics).toEqual([]);
@@ -134,5 +134,34 @@ describe('transaction coordinator', () => {
     expect(await tc2.listTransactions([], [], -1)).toEqual(list);
     expect((await tc2.describe('busy'))!.producerEpoch).toBe(b.producerEpoch + 2);
     await tc2.close();
+  });
+
+  it('transactional offsets are in the log: pending ones survive a restart and commit afterwards', async () => {
+    const first = await setup();
+    const { producerId: pid, producerEpoch: epoch } = await first.tc.initProducerId('tx-d', 60000, -1, -1, 4);
+    await first.tc.addPartitions('tx-d', pid, epoch, [{ topic: 'orders', partition: 0 }], 3);
+    await produce(first.t, 0, pid, epoch, 0, 'd');
+    await first.tc.addOffsets('tx-d', pid, epoch, 'gd', 3);
+    await first.gc.txnCommitOffsets({ groupId: 'gd', producerId: pid, producerEpoch: epoch, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'src', partitions: [{ partitionIndex: 3, committedOffset: 11, committedLeaderEpoch: -1, committedMetadata: 'x' }] }] });
+    await first.tc.close();
+    await first.gc.close();
+    await first.t.closeAll();
+
+    const second = await setup(first.t);
+    const unstable = await second.gc.fetchOffsets('gd', [{ name: 'src', partitionIndexes: [3] }], null, -1, true);
+    expect(unstable.topics[0]!.partitions[0]!.errorCode).toBe(88);
+    expect((await second.tc.describe('tx-d'))!.state).toBe(1); // still Ongoing
+    expect((await second.tc.endTxn('tx-d', pid, epoch, true, 3)).errorCode).toBe(0);
+    const after = await second.gc.fetchOffsets('gd', null, null, -1, true);
+    expect(after.topics[0]!.partitions[0]).toMatchObject({ partitionIndex: 3, committedOffset: 11, metadata: 'x', errorCode: 0 });
+    await second.tc.close();
+    await second.gc.close();
+    await first.t.closeAll();
+
+    // And once more from the log alone: the committed offset replays as committed.
+    const third = await setup(first.t);
+    expect((await third.gc.fetchOffsets('gd', null)).topics[0]!.partitions[0]!.committedOffset).toBe(11);
+    await third.tc.close();
+    await third.gc.close();
   });
 });
