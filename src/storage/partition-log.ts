@@ -696,8 +696,20 @@ export class PartitionLog implements Syncable {
   /** Aborted transactions overlapping [from, upper) (Kafka's collectAbortedTransactions). */
   private abortedBetween(from: number, upper: number): AbortedTransaction[] {
     const out: AbortedTransaction[] = [];
-    for (const t of this.aborted) {
-      if (t.lastOffset >= from && t.firstOffset < upper) out.push({ producerId: t.producerId, firstOffset: t.firstOffset });
+    // Entries are in marker order, so lastOffset increases: start at the first ending at or after
+    // `from`. Once an entry's lastStableOffset reaches `upper`, every later transaction started at
+    // or after it, so none of them can overlap the range (Kafka's TransactionIndex rule).
+    let lo = 0;
+    let hi = this.aborted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.aborted[mid] as AbortedTxn).lastOffset < from) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < this.aborted.length; i++) {
+      const t = this.aborted[i] as AbortedTxn;
+      if (t.firstOffset < upper) out.push({ producerId: t.producerId, firstOffset: t.firstOffset });
+      if (t.lastStableOffset >= upper) break;
     }
     return out;
   }

@@ -107,6 +107,46 @@ describe('transactions', () => {
     await again.close();
   });
 
+  it('reports exactly the aborted transactions overlapping each read_committed fetch', async () => {
+    const { log } = await openLog(dir);
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const seq = new Map<number, number>();
+    const open = new Map<number, number>();
+    const aborted: { producerId: number; firstOffset: number; lastOffset: number }[] = [];
+    for (let step = 0; step < 120; step++) {
+      const pid = 100 + rand(4);
+      const choice = rand(4);
+      if (choice < 2) {
+        const s = seq.get(pid) ?? 0;
+        const r = await log.appendAsLeader(txn(pid, 0, s, 1 + rand(2)), 0);
+        expect(r.errorCode).toBe(0);
+        seq.set(pid, s + (r.lastOffset - r.baseOffset + 1));
+        if (!open.has(pid)) open.set(pid, r.baseOffset);
+      } else if (choice === 2 && open.has(pid)) {
+        const abort = rand(2) === 0;
+        const r = await log.appendAsLeader(marker(!abort, pid, 0), 0, { origin: 'coordinator' });
+        expect(r.errorCode).toBe(0);
+        if (abort) aborted.push({ producerId: pid, firstOffset: open.get(pid)!, lastOffset: r.baseOffset });
+        open.delete(pid);
+      } else {
+        await log.appendAsLeader(batch(1), 0);
+      }
+    }
+    expect(aborted.length).toBeGreaterThan(3);
+    expect(log.lastStableOffset).toBe(open.size === 0 ? log.logEndOffset : Math.min(...open.values()));
+    const lso = log.lastStableOffset;
+    for (let from = 0; from < lso; from += 3) {
+      const r = await log.read({ fetchOffset: from, maxOffset: lso, maxBytes: 1 << 20, minOneMessage: true, readCommitted: true });
+      const want = aborted.filter((t) => t.lastOffset >= from && t.firstOffset < lso).map((t) => ({ producerId: t.producerId, firstOffset: t.firstOffset }));
+      expect(r.abortedTransactions).toEqual(want);
+    }
+    await log.close();
+  });
+
   it('restores open transactions after a restart', async () => {
     const { log } = await openLog(dir);
     await log.appendAsLeader(batch(1), 0);
