@@ -1,0 +1,100 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { CoordinatorError, CoordinatorRuntime, partitionForKey, RuntimeError } from '../../src/coordinator/coordinator-runtime.js';
+import type { CoordinatorShard, ShardContext, WriteResult } from '../../src/coordinator/coordinator-runtime.js';
+import type { ReplayedRecord } from '../../src/coordinator/coordinator-batch.js';
+import { testHost } from './harness.js';
+import { TempLogs } from './logs.js';
+
+/** A key/value shard: its state is exactly the replay of its records. */
+class KvShard implements CoordinatorShard {
+  readonly kv = new Map<string, string>();
+  loaded = false;
+  constructor(readonly ctx: ShardContext<KvShard>) {}
+  replay(r: ReplayedRecord): void {
+    const k = r.key.toString();
+    if (r.value === null) this.kv.delete(k);
+    else this.kv.set(k, r.value.toString());
+  }
+  onLoaded(): void {
+    this.loaded = true;
+  }
+  put(k: string, v: string | null): WriteResult<string | undefined> {
+    return { records: [{ key: Buffer.from(k), value: v === null ? null : Buffer.from(v) }], response: this.kv.get(k) };
+  }
+}
+
+const temps: TempLogs[] = [];
+afterEach(async () => {
+  for (const t of temps.splice(0)) await t.destroy();
+});
+
+function runtime(t: TempLogs, existing: Record<string, number> = {}) {
+  const host = testHost(t.openLog, {}, existing);
+  return { host, rt: new CoordinatorRuntime<KvShard>({ host, topic: '__kv', partitions: 3, newShard: (ctx) => new KvShard(ctx) }) };
+}
+
+describe('coordinator runtime', () => {
+  it("maps keys to partitions with Kafka's abs(String.hashCode) % n", () => {
+    expect(partitionForKey('abc', 50)).toBe(96354 % 50);
+    expect(partitionForKey('polygenelubricants', 50)).toBe(0); // hashCode is Integer.MIN_VALUE
+    expect(partitionForKey('', 50)).toBe(0);
+  });
+
+  it('runs writes of a shard in order, each seeing the committed effect of the previous', async () => {
+    const t = new TempLogs();
+    temps.push(t);
+    const { rt } = runtime(t);
+    const seen = await Promise.all(Array.from({ length: 20 }, (_, i) => rt.writeTo(0, (s) => s.put('k', String(i)))));
+    expect(seen).toEqual([undefined, ...Array.from({ length: 19 }, (_, i) => String(i))]);
+    expect(await rt.readFrom(0, (s) => s.kv.get('k'))).toBe('19');
+    await rt.close();
+  });
+
+  it('applies nothing when the append fails, maps the error, and keeps serving', async () => {
+    const t = new TempLogs();
+    temps.push(t);
+    const { rt } = runtime(t);
+    await rt.writeTo(1, (s) => s.put('a', '1'));
+    t.fs.failNextWrite();
+    const failed = await rt.writeTo(1, (s) => s.put('a', '2')).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(CoordinatorError);
+    expect((failed as CoordinatorError).errorCode).toBe(RuntimeError.NOT_COORDINATOR);
+    expect(await rt.readFrom(1, (s) => s.kv.get('a'))).toBe('1');
+    t.fs.failNextWrite();
+    const answered = await rt.writeTo(1, (s) => ({ ...s.put('a', '3'), onAppendFailed: (code) => `failed ${code}` }));
+    expect(answered).toBe(`failed ${RuntimeError.NOT_COORDINATOR}`);
+    const thrown = await rt.writeTo(1, () => {
+      throw new Error('bad op');
+    }).catch((e: Error) => e.message);
+    expect(thrown).toBe('bad op');
+    expect(await rt.writeTo(1, (s) => s.put('a', '4'))).toBe('1');
+    expect(await rt.readFrom(1, (s) => s.kv.get('a'))).toBe('4');
+    await rt.close();
+  });
+
+  it('replays a partition into the same state and runs timers as writes', async () => {
+    const t = new TempLogs();
+    temps.push(t);
+    const { host, rt } = runtime(t);
+    for (let i = 0; i < 50; i++) await rt.writeTo(i % 3, (s) => s.put(`k${i % 7}`, i % 5 === 0 ? null : String(i)));
+    const shard = await rt.load(2);
+    shard.ctx.scheduleTimer('later', 1000, (s) => s.put('timer', 'fired'));
+    shard.ctx.scheduleTimer('cancelled', 500, (s) => s.put('never', 'x'));
+    shard.ctx.cancelTimer('cancelled');
+    await host.manual.advance(999);
+    expect(shard.kv.has('timer')).toBe(false);
+    await host.manual.advance(1);
+    await rt.idle();
+    expect(shard.kv.get('timer')).toBe('fired');
+    expect(shard.kv.has('never')).toBe(false);
+    const live = [0, 1, 2].map((p) => [...rt.loadedShards().get(p)!.kv].sort());
+    await rt.close();
+    await t.closeAll();
+    const again = runtime(t, { __kv: 3 });
+    await again.rt.loadAll();
+    expect([0, 1, 2].map((p) => [...again.rt.loadedShards().get(p)!.kv].sort())).toEqual(live);
+    expect(again.rt.loadedShards().get(0)!.loaded).toBe(true);
+    await again.rt.close();
+    await expect(again.rt.writeTo(0, (s) => s.put('x', 'y'))).rejects.toBeInstanceOf(CoordinatorError);
+  });
+});
