@@ -624,9 +624,15 @@ export class MirrorFetcher {
             // above the source leader's epoch is history the source never had: drop it, then ask
             // again with the epoch we are left with.
             const local = log.endOffsetForEpoch(ps.sourceLeaderEpoch);
-            await log.truncateTo(local.endOffset >= 0 ? local.endOffset : log.logStartOffset);
-            ps.fetchOffset = log.logEndOffset;
-            return;
+            const cut = local.endOffset >= 0 ? local.endOffset : log.logStartOffset;
+            if (cut < leo) {
+              await log.truncateTo(cut);
+              ps.fetchOffset = log.logEndOffset;
+              return;
+            }
+            // Nothing but an epoch marker at our log end (a leader-epoch bump) lies above the
+            // source's epochs: no data diverges, fetch from our end. The next mirrored batch
+            // replaces the marker in the epoch cache.
           }
           if (r.endOffset >= 0 && r.leaderEpoch >= 0) {
             const requested = log.latestEpoch;

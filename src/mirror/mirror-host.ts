@@ -39,6 +39,12 @@ export interface MirrorLog {
    * log end offset when `epoch` is the latest; `{ epoch: -1, endOffset: -1 }` when unknown.
    */
   endOffsetForEpoch(epoch: number): { epoch: number; endOffset: number };
+  /**
+   * Whole batches from the one containing `fetchOffset` (at least one when `minOneMessage`).
+   * STOPPING reads the last batch to learn the last mirrored epoch: the epoch cache's latest
+   * entry may be a destination leader-epoch marker rather than a mirrored batch's epoch.
+   */
+  readToBuffer(opts: { fetchOffset: number; maxOffset: number; maxBytes: number; minOneMessage: boolean }): Promise<{ errorCode: number; records: Buffer }>;
 }
 
 export interface MirrorAppendResult {

@@ -15,6 +15,7 @@
  * the state machine; `sync()` may run any number of times (it is idempotent).
  */
 import { buildEndTxnMarkerBatch, buildMirrorPidResetBatch } from '../protocol/control-records.js';
+import { iterateBatches } from '../protocol/record-batch.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import {
   decodeDescribeClusterMirrorsResponse,
@@ -28,7 +29,7 @@ import { SourceClient, sourceClientOptionsFromConfig } from '../fetcher/source-c
 import { API } from '../fetcher/source-protocol.js';
 import { connectionFingerprint, mirrorConfigValue, type MirrorBrokerConfig } from './mirror-config.js';
 import type { MirrorCoordinator } from './mirror-coordinator.js';
-import type { MirrorHost } from './mirror-host.js';
+import type { MirrorHost, MirrorLog } from './mirror-host.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
 import {
   MirrorStateMachine,
@@ -378,7 +379,7 @@ export class MirrorManager {
     const log = this.host.partitionLog(key.topicName, key.partition);
     if (log === undefined) throw new Error(`no local log for ${key.topicName}-${key.partition}`);
     // b. the last mirrored epoch, persisted
-    const lme = log.latestEpoch;
+    const lme = await this.lastMirroredEpoch(key, log);
     if (lme >= 0) await this.coordinator.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, lastMirrorEpoch: lme }]);
     // c. bump the leader epoch past it, and wait until the image shows it
     await this.bumpLeaderEpoch(key.topicName, key.topicId, key.partition, Math.max(lme, 0));
@@ -403,6 +404,29 @@ export class MirrorManager {
     if (r.errorCode !== 0) throw new Error(`writing MIRROR_PID_RESET failed with error ${r.errorCode}`);
     // f. writable
     await this.machine.transition(key, S.STOPPED, { expectedFrom: S.STOPPING });
+  }
+
+  /**
+   * The epoch of the last mirrored batch: the partition leader epoch of the log's last batch.
+   * (The epoch cache's latest entry can be a destination leader-epoch marker written at a bump.)
+   * When STOPPING is redone after our own markers were appended, the epoch recorded the first
+   * time is kept.
+   */
+  private async lastMirroredEpoch(key: MirrorPartitionKey, log: MirrorLog): Promise<number> {
+    if (log.logEndOffset <= log.logStartOffset) return -1;
+    const r = await log.readToBuffer({ fetchOffset: log.logEndOffset - 1, maxOffset: log.logEndOffset, maxBytes: 1 << 20, minOneMessage: true });
+    let epoch = -1;
+    let control = false;
+    for (const b of iterateBatches(r.records)) {
+      epoch = b.partitionLeaderEpoch;
+      control = b.isControl;
+    }
+    const current = this.host.leaderEpoch(key.topicName, key.partition) ?? -1;
+    if (control && epoch === current) {
+      const stored = (await this.coordinator.read(key.mirrorName, key.topicId, key.partition)).lastMirrorEpoch;
+      if (stored >= 0) return stored;
+    }
+    return epoch;
   }
 
   /** BumpLeaderEpochs semantics: when the current epoch ≤ min, the new epoch is max(min + 1, current). */

@@ -1,0 +1,156 @@
+/**
+ * Multi-process mirroring scenarios: two Fjord node processes on loopback, driven through the
+ * `fjord cluster-mirrors` CLI, with kafkajs as the producing client.
+ *
+ *  - start → byte-identical segments, produce to the mirror topic fails with READ_ONLY_TOPIC;
+ *  - stop (failover) → the destination accepts writes;
+ *  - failback with a reverse mirror: the old source truncates what the destination never saw
+ *    and copies what it wrote after failover; the logs converge byte for byte;
+ *  - a mirror loop is detected and refused (FAILED, non-retryable).
+ */
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SourceConnection } from '../../src/fetcher/source-connection.js';
+import { runClusterMirrorsCli } from '../../src/mirror/cluster-mirrors-cli.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
+import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
+import { decodeProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
+import { buildRecordBatch } from '../../src/protocol/records.js';
+import { startNode, type RunningNode } from '../helpers/node.js';
+
+let a: RunningNode;
+let b: RunningNode;
+const work = mkdtempSync(join(tmpdir(), 'fjord-mirror-scenarios-'));
+const FAST = { 'mirror.failed.retry.initial.backoff.ms': 200, 'mirror.failed.retry.max.backoff.ms': 1000, 'mirror.metadata.refresh.interval.ms': 1000 };
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([startNode({ overrides: FAST }), startNode({ overrides: FAST })]);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([a?.destroy(), b?.destroy()]);
+  rmSync(work, { recursive: true, force: true });
+});
+
+async function cli(node: RunningNode, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runClusterMirrorsCli(['--bootstrap-server', node.bootstrap, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+async function describe_(node: RunningNode, mirror: string): Promise<{ topic: string; partition: number; state: string; lag: number; errorMessage: string | null; retryAttempt: number }[]> {
+  const r = await cli(node, '--describe', '--mirror', mirror, '--json');
+  if (r.code !== 0) throw new Error(r.err);
+  return JSON.parse(r.out) as never;
+}
+
+async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  while (true) {
+    try {
+      if (await cond()) return;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function produce(node: RunningNode, topic: string, values: string[]): Promise<void> {
+  const kafka = new Kafka({ clientId: 'scenario', brokers: [node.bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 3 } });
+  const p = kafka.producer({ allowAutoTopicCreation: false });
+  await p.connect();
+  try {
+    await p.send({ topic, acks: -1, messages: values.map((value) => ({ partition: 0, value })) });
+  } finally {
+    await p.disconnect();
+  }
+}
+
+/** Produce v9 with our own connection, to see the exact error code. */
+async function rawProduceError(node: RunningNode, topic: string): Promise<number> {
+  const conn = await SourceConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'raw' });
+  try {
+    const batch = buildRecordBatch({ records: [{ value: Buffer.from('should not land') }] });
+    const res = await conn.request(
+      0,
+      9,
+      (w) => encodeProduceRequest(w, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: 0, records: batch }] }] }, 9),
+      (r) => decodeProduceResponse(r, 9),
+    );
+    return res.responses[0]?.partitionResponses[0]?.errorCode ?? -999;
+  } finally {
+    conn.close();
+  }
+}
+
+async function createTopic(node: RunningNode, topic: string, partitions = 1): Promise<void> {
+  const kafka = new Kafka({ clientId: 'scenario', brokers: [node.bootstrap], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
+  await admin.disconnect();
+}
+
+function segments(node: RunningNode, topic: string): Buffer {
+  const dir = join(node.dataDir, `${topic}-0`);
+  const files = readdirSync(dir).filter((f) => f.endsWith('.log')).sort();
+  return Buffer.concat(files.map((f) => readFileSync(join(dir, f))));
+}
+
+function mirrorConfig(name: string, source: RunningNode): string {
+  const file = join(work, `${name}.properties`);
+  writeFileSync(file, `bootstrap.servers=${source.bootstrap}\nmirror.fetch.wait.max.ms=100\nmirror.socket.timeout.ms=2000\n`);
+  return file;
+}
+
+describe('mirroring between two Fjord nodes', () => {
+  it('starts, stops (failover) and fails back with converging logs', async () => {
+    const topic = 'ledger';
+    await createTopic(a, topic);
+    await produce(a, topic, Array.from({ length: 20 }, (_, i) => `a-${i}`));
+
+    // B mirrors A.
+    expect((await cli(b, '--create', '--mirror', 'from-a', '--mirror-config', mirrorConfig('from-a', a))).code).toBe(0);
+    expect((await cli(b, '--start', '--mirror', 'from-a', '--topics', topic)).code).toBe(0);
+    await waitFor('B caught up', async () => (await describe_(b, 'from-a')).some((p) => p.state === 'MIRRORING' && p.lag === 0));
+    await waitFor('B segments equal A', () => segments(b, topic).equals(segments(a, topic)));
+    expect(await rawProduceError(b, topic)).toBe(ErrorCode.READ_ONLY_TOPIC);
+
+    // Failover: stop on B, B becomes writable; A (the old source) also gets a write B never sees.
+    expect((await cli(b, '--stop', '--mirror', 'from-a', '--topics', topic)).code).toBe(0);
+    await waitFor('B stopped', async () => (await describe_(b, 'from-a')).every((p) => p.state === 'STOPPED'));
+    await produce(b, topic, ['b-after-failover-1', 'b-after-failover-2']);
+    await produce(a, topic, ['a-never-mirrored']);
+    expect(segments(a, topic).equals(segments(b, topic))).toBe(false);
+
+    // Failback: A mirrors B. A drops its unmirrored record and copies B's post-failover writes.
+    expect((await cli(a, '--create', '--mirror', 'from-b', '--mirror-config', mirrorConfig('from-b', b))).code).toBe(0);
+    const started = await cli(a, '--start', '--mirror', 'from-b', '--topics', topic);
+    expect(started.code, started.err).toBe(0);
+    await waitFor('A converged with B', () => segments(a, topic).equals(segments(b, topic)), 45_000);
+    const d = await describe_(a, 'from-b');
+    expect(d.map((p) => p.state)).toEqual(['MIRRORING']);
+    expect(await rawProduceError(a, topic)).toBe(ErrorCode.READ_ONLY_TOPIC);
+  });
+
+  it('detects a mirror loop and refuses it', async () => {
+    const topic = 'looped';
+    await createTopic(a, topic);
+    await produce(a, topic, ['x', 'y']);
+    expect((await cli(b, '--start', '--mirror', 'from-a', '--topics', topic)).code).toBe(0);
+    await waitFor('B mirroring', async () => (await describe_(b, 'from-a')).some((p) => p.topic === topic && p.state === 'MIRRORING'));
+    // A now tries to mirror the same topic back from B while B still mirrors it from A.
+    expect((await cli(a, '--start', '--mirror', 'from-b', '--topics', topic)).code).toBe(0);
+    await waitFor('loop detected', async () => (await describe_(a, 'from-b')).some((p) => p.topic === topic && p.state === 'FAILED'));
+    const p = (await describe_(a, 'from-b')).find((x) => x.topic === topic);
+    expect(p?.retryAttempt).toBe(-1);
+    expect(p?.errorMessage).toMatch(/mirror loop/);
+  });
+});
