@@ -112,7 +112,7 @@ describe('transactions', () => {
     let seed = 7;
     const rand = (n: number) => {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed % n;
+      return (seed >>> 16) % n;
     };
     const seq = new Map<number, number>();
     const open = new Map<number, number>();
