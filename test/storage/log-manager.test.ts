@@ -91,6 +91,41 @@ describe('LogManager', () => {
     await again.close();
   });
 
+  it('runs retention, the cleaner and flush.ms on its timers', async () => {
+    const clock = new ManualClock();
+    const dirs = [join(root, 'a')];
+    const cfgs: Record<string, ReturnType<typeof logConfig>> = {
+      old: logConfig({ segmentBytes: 200, retentionMs: 1000 }),
+      kv: logConfig({ segmentBytes: 100, cleanupPolicy: ['compact'] }),
+      slow: logConfig({ flushMs: 500 }),
+    };
+    const m = await LogManager.open({
+      logDirs: dirs,
+      clock,
+      configFor: (t) => cfgs[t] ?? logConfig(),
+      retentionCheckIntervalMs: 20,
+      cleanerIntervalMs: 20,
+      flushCheckIntervalMs: 20,
+    });
+    const old = await m.getOrCreate('old', 0, TOPIC_ID);
+    for (let i = 0; i < 10; i++) await old.appendAsLeader(batch(2, { timestamp: clock.now() }), 0);
+    const kv = await m.getOrCreate('kv', 0, TOPIC_ID);
+    for (let i = 0; i < 8; i++) await kv.appendAsLeader(batch(1, { keys: ['same'], values: [`v${i}`] }), 0);
+    const slow = await m.getOrCreate('slow', 0, TOPIC_ID);
+    await slow.appendAsLeader(batch(1), 0, { requiredAcks: 1 });
+    const kvSize = kv.size;
+    clock.advance(5000);
+    m.startTasks();
+    const until = async (cond: () => boolean): Promise<void> => {
+      for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+    };
+    await until(() => old.logStartOffset === 20 && kv.size < kvSize && slow.recoveryPoint === 1);
+    expect(old.logStartOffset).toBe(20);
+    expect(kv.size).toBeLessThan(kvSize);
+    expect(slow.recoveryPoint).toBe(1);
+    await m.close();
+  });
+
   it('leaves the controller metadata log alone', async () => {
     const dirs = [join(root, 'a')];
     const m = await LogManager.open({ logDirs: dirs });
