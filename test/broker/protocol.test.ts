@@ -261,3 +261,80 @@ describe('fetch', () => {
     c.close();
   });
 });
+
+describe('admin and describe APIs', () => {
+  it('CreateTopics: validate-only writes nothing; v8 MirrorInfo keeps the given topic id', async () => {
+    const { encodeCreateTopicsRequest: enc } = await import('../../src/protocol/generated/messages/create-topics-request.js');
+    const c = await WireClient.connect(node.port);
+    const v = decodeCreateTopicsResponse(
+      await c.call(19, 7, (w) => enc(w, { topics: [{ name: 'only-validated', numPartitions: 2, replicationFactor: 1, configs: [{ name: 'retention.ms', value: '5' }] }], timeoutMs: 1000, validateOnly: true }, 7)),
+      7,
+    );
+    expect(v.topics[0]).toMatchObject({ errorCode: 0, numPartitions: 2 });
+    expect(v.topics[0]!.configs!.find((x) => x.name === 'retention.ms')).toMatchObject({ value: '5' });
+    const bad = decodeCreateTopicsResponse(
+      await c.call(19, 7, (w) => enc(w, { topics: [{ name: 'bad-config', numPartitions: 1, replicationFactor: 1, configs: [{ name: 'retention.ms', value: 'x' }] }], timeoutMs: 1000 }, 7)),
+      7,
+    );
+    expect(bad.topics[0]!.errorCode).toBe(40);
+    const id = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
+    const m = decodeCreateTopicsResponse(
+      await c.call(19, 8, (w) => enc(w, { topics: [{ name: 'mirrored-id', numPartitions: 3, replicationFactor: -1, mirrorInfo: { topicId: id } }], timeoutMs: 1000 }, 8)),
+      8,
+    );
+    expect(m.topics[0]).toMatchObject({ errorCode: 0, topicId: id, numPartitions: 3 });
+    const md = decodeMetadataResponse(await c.call(3, 12, (w) => encodeMetadataRequest(w, { topics: null }, 12)), 12);
+    expect(md.topics.find((t) => t.name === 'only-validated')).toBeUndefined();
+    expect(md.topics.find((t) => t.name === 'mirrored-id')!.topicId).toBe(id);
+    c.close();
+  });
+
+  it('DescribeTopicPartitions pages with a cursor; OffsetForLeaderEpoch, DescribeLogDirs, DescribeProducers and ListConfigResources answer', async () => {
+    const { encodeDescribeTopicPartitionsRequest } = await import('../../src/protocol/generated/messages/describe-topic-partitions-request.js');
+    const { decodeDescribeTopicPartitionsResponse } = await import('../../src/protocol/generated/messages/describe-topic-partitions-response.js');
+    const { encodeOffsetForLeaderEpochRequest } = await import('../../src/protocol/generated/messages/offset-for-leader-epoch-request.js');
+    const { decodeOffsetForLeaderEpochResponse } = await import('../../src/protocol/generated/messages/offset-for-leader-epoch-response.js');
+    const { encodeDescribeLogDirsRequest } = await import('../../src/protocol/generated/messages/describe-log-dirs-request.js');
+    const { decodeDescribeLogDirsResponse } = await import('../../src/protocol/generated/messages/describe-log-dirs-response.js');
+    const { encodeDescribeProducersRequest } = await import('../../src/protocol/generated/messages/describe-producers-request.js');
+    const { decodeDescribeProducersResponse } = await import('../../src/protocol/generated/messages/describe-producers-response.js');
+    const { encodeListConfigResourcesRequest } = await import('../../src/protocol/generated/messages/list-config-resources-request.js');
+    const { decodeListConfigResourcesResponse } = await import('../../src/protocol/generated/messages/list-config-resources-response.js');
+    const c = await WireClient.connect(node.port);
+    await createTopic(c, 'paged', 5);
+    const page1 = decodeDescribeTopicPartitionsResponse(await c.call(75, 0, (w) => encodeDescribeTopicPartitionsRequest(w, { topics: [{ name: 'paged' }], responsePartitionLimit: 3, cursor: null }, 0)), 0);
+    expect(page1.topics[0]!.partitions.map((p) => p.partitionIndex)).toEqual([0, 1, 2]);
+    expect(page1.nextCursor).toMatchObject({ topicName: 'paged', partitionIndex: 3 });
+    const page2 = decodeDescribeTopicPartitionsResponse(
+      await c.call(75, 0, (w) => encodeDescribeTopicPartitionsRequest(w, { topics: [{ name: 'paged' }], responsePartitionLimit: 3, cursor: page1.nextCursor }, 0)),
+      0,
+    );
+    expect(page2.topics[0]!.partitions.map((p) => p.partitionIndex)).toEqual([3, 4]);
+    expect(page2.nextCursor).toBeNull();
+
+    // An idempotent batch (producer id 4242, epoch 0, sequence 0) for DescribeProducers.
+    const batch = buildRecordBatch({ producerId: 4242, producerEpoch: 0, baseSequence: 0, records: [{ value: Buffer.from('a') }, { value: Buffer.from('b') }] });
+    await c.call(0, 9, (w) => encodeProduceRequest(w, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: 'paged', partitionData: [{ index: 1, records: batch }] }] }, 9));
+
+    const oe = decodeOffsetForLeaderEpochResponse(
+      await c.call(23, 4, (w) => encodeOffsetForLeaderEpochRequest(w, { replicaId: -1, topics: [{ topic: 'paged', partitions: [{ partition: 1, currentLeaderEpoch: 0, leaderEpoch: 0 }, { partition: 2, currentLeaderEpoch: 5, leaderEpoch: 0 }] }] }, 4)),
+      4,
+    );
+    expect(oe.topics[0]!.partitions[0]).toMatchObject({ errorCode: 0, leaderEpoch: 0, endOffset: 2n });
+    expect(oe.topics[0]!.partitions[1]!.errorCode).toBe(75); // UNKNOWN_LEADER_EPOCH
+
+    const dirs = decodeDescribeLogDirsResponse(await c.call(35, 4, (w) => encodeDescribeLogDirsRequest(w, { topics: [{ topic: 'paged', partitions: [1] }] }, 4)), 4);
+    const part = dirs.results[0]!.topics[0]!.partitions[0]!;
+    expect(part).toMatchObject({ partitionIndex: 1, partitionSize: BigInt(batch.length) });
+    expect(dirs.results[0]!.totalBytes).toBeGreaterThan(0n);
+
+    const prod = decodeDescribeProducersResponse(await c.call(61, 0, (w) => encodeDescribeProducersRequest(w, { topics: [{ name: 'paged', partitionIndexes: [1, 9] }] }, 0)), 0);
+    expect(prod.topics[0]!.partitions[0]!.activeProducers[0]).toMatchObject({ producerId: 4242n, producerEpoch: 0, lastSequence: 1 });
+    expect(prod.topics[0]!.partitions[1]!.errorCode).toBe(3);
+
+    const lcr = decodeListConfigResourcesResponse(await c.call(74, 1, (w) => encodeListConfigResourcesRequest(w, { resourceTypes: [2, 4] }, 1)), 1);
+    expect(lcr.configResources).toContainEqual(expect.objectContaining({ resourceName: 'paged', resourceType: 2 }));
+    expect(lcr.configResources).toContainEqual(expect.objectContaining({ resourceName: '1', resourceType: 4 }));
+    c.close();
+  });
+});
