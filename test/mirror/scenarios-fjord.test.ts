@@ -32,6 +32,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([a?.destroy(), b?.destroy()]);
+  // A restarted node keeps its data directory on destroy: remove both explicitly.
+  for (const n of [a, b]) if (n) rmSync(n.dataDir, { recursive: true, force: true });
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -138,6 +140,25 @@ describe('mirroring between two Fjord nodes', () => {
     const d = await describe_(a, 'from-b');
     expect(d.map((p) => p.state)).toEqual(['MIRRORING']);
     expect(await rawProduceError(a, topic)).toBe(ErrorCode.READ_ONLY_TOPIC);
+  });
+
+  it('goes FAILED when the source is down and comes back with no gap and no duplicate', async () => {
+    const topic = 'flaky';
+    await createTopic(a, topic);
+    await produce(a, topic, ['f0', 'f1', 'f2', 'f3', 'f4']);
+    expect((await cli(b, '--start', '--mirror', 'from-a', '--topics', topic)).code).toBe(0);
+    await waitFor('B mirroring', async () => (await describe_(b, 'from-a')).some((p) => p.topic === topic && p.state === 'MIRRORING' && p.lag === 0));
+    await a.stop();
+    await waitFor('FAILED while the source is down', async () => {
+      const p = (await describe_(b, 'from-a')).find((x) => x.topic === topic);
+      return p?.state === 'FAILED' && p.retryAttempt >= 1;
+    });
+    const failed = await cli(b, '--describe', '--mirror', 'from-a', '--failed');
+    expect(failed.out).toMatch(/flaky\s+0\s+-\s+-\s+-\s+FAILED\s+\d+\s+/);
+    a = await a.restart();
+    await produce(a, topic, ['f5', 'f6', 'f7']);
+    await waitFor('back to MIRRORING and caught up', () => segments(b, topic).equals(segments(a, topic)), 45_000);
+    await waitFor('MIRRORING', async () => (await describe_(b, 'from-a')).some((p) => p.topic === topic && p.state === 'MIRRORING'));
   });
 
   it('detects a mirror loop and refuses it', async () => {
