@@ -4,6 +4,9 @@ import type { LogFile } from './file-system.js';
 /** Smallest legal batchLength: a v2 header with no records. */
 export const MIN_BATCH_LENGTH = BATCH.HEADER_SIZE - BATCH.LOG_OVERHEAD;
 
+/** Upper bound on one batch when none is given: far above any max.message.bytes in use. */
+export const DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024;
+
 export type ScanStop = 'end' | 'torn' | 'corrupt' | 'stopped';
 
 export interface ScanResult {
@@ -31,7 +34,7 @@ export async function scanBatches(
   file: LogFile,
   start: number,
   end: number,
-  opts: { full: boolean; chunkSize?: number },
+  opts: { full: boolean; chunkSize?: number; maxBatchBytes?: number },
   visit: (view: RecordBatchView, position: number) => boolean | void,
 ): Promise<ScanResult> {
   const chunkSize = opts.chunkSize ?? (opts.full ? 1 << 20 : 16 << 10);
@@ -56,6 +59,8 @@ export async function scanBatches(
     let at = pos - chunkPos;
     if (!headerLooksValid(chunk, at)) return { position: pos, reason: 'corrupt' };
     const size = BATCH.LOG_OVERHEAD + chunk.readInt32BE(at + BATCH.BATCH_LENGTH);
+    // A length no batch may have is corruption, found before anything that large is allocated.
+    if (size > (opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES)) return { position: pos, reason: 'corrupt' };
     if (pos + size > end) return { position: pos, reason: 'torn' };
     if (opts.full && at + size > chunkLen) {
       await load(pos, size);

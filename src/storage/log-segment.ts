@@ -227,7 +227,7 @@ export class LogSegment {
     const fileSize = this.size;
     this.size = 0;
     let prevNext = this.baseOffset;
-    const r: ScanResult = await scanBatches(this.log, 0, fileSize, { full: true }, (v, p) => {
+    const r: ScanResult = await scanBatches(this.log, 0, fileSize, { full: true, maxBatchBytes }, (v, p) => {
       if (v.sizeInBytes > maxBatchBytes || !v.isValid() || v.lastOffsetDelta < 0) return false;
       try {
         // header fields beyond 2^53 throw: such a batch is as corrupt as a bad CRC

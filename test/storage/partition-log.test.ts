@@ -263,6 +263,19 @@ describe('PartitionLog recovery', () => {
     await log.close();
   });
 
+  it('treats an impossible batch length as corruption without allocating it', async () => {
+    const all = await fill(6);
+    const fh = await fsOpen(join(dir, '00000000000000000000.log'), 'r+');
+    const pos = all.slice(0, 4).reduce((n, b) => n + b.length, 0);
+    const len = Buffer.alloc(4);
+    len.writeInt32BE(0x7ffffff0);
+    await fh.write(len, 0, 4, pos + 8);
+    await fh.close();
+    const { log } = await openLog(dir);
+    expect(log.logEndOffset).toBe(8);
+    await log.close();
+  });
+
   it('rebuilds missing or damaged indexes', async () => {
     const { log } = await openLog(dir, { indexIntervalBytes: 50 });
     for (let i = 0; i < 40; i++) await log.appendAsLeader(batch(2, { tag: `i${i}`, timestamp: 1000 + i * 10 }), 0);
