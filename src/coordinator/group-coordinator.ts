@@ -86,7 +86,7 @@ export class GroupCoordinator {
   }
 
   async commitOffsets(req: CommitRequest): Promise<TopicPartitionErrors[]> {
-    return this.runtime.write(req.groupId, (s) => s.commitOffsets(req));
+    return this.runtime.write(req.groupId, (s) => s.offsetOps.commitOffsets(req));
   }
 
   async fetchOffsets(
@@ -96,21 +96,21 @@ export class GroupCoordinator {
     memberEpoch = -1,
     requireStable = false,
   ): Promise<FetchGroupResult> {
-    return this.runtime.read(groupId, (s) => s.fetchOffsets(groupId, topics, memberId, memberEpoch, requireStable));
+    return this.runtime.read(groupId, (s) => s.offsetOps.fetchOffsets(groupId, topics, memberId, memberEpoch, requireStable));
   }
 
   /** TxnOffsetCommit: offsets held until the producer's transaction ends. */
   async txnCommitOffsets(req: CommitRequest & { producerId: number; producerEpoch: number }): Promise<TopicPartitionErrors[]> {
-    return this.runtime.write(req.groupId, (s) => s.txnCommitOffsets(req));
+    return this.runtime.write(req.groupId, (s) => s.offsetOps.txnCommitOffsets(req));
   }
 
   /** The end-transaction marker for `producerId` on __consumer_offsets partition `partition`. */
   async completeTransaction(partition: number, producerId: number, producerEpoch: number, commit: boolean): Promise<number> {
-    return this.runtime.writeTo(partition, (s) => s.completeTransaction(producerId, producerEpoch, commit));
+    return this.runtime.writeTo(partition, (s) => s.offsetOps.completeTransaction(producerId, producerEpoch, commit));
   }
 
   async deleteOffsets(groupId: string, topics: readonly { name: string; partitions: readonly number[] }[]): Promise<{ errorCode: number; topics: TopicPartitionErrors[] }> {
-    return this.runtime.write(groupId, (s) => s.deleteOffsets(groupId, topics));
+    return this.runtime.write(groupId, (s) => s.offsetOps.deleteOffsets(groupId, topics));
   }
 
   async listGroups(states: readonly string[] = [], types: readonly string[] = []): Promise<ListedGroup[]> {
@@ -132,7 +132,7 @@ export class GroupCoordinator {
     }
     const results = await Promise.all(
       [...byShard].map(([p, ids]) =>
-        this.runtime.writeTo(p, (s) => s.deleteGroups(ids)).catch((e: unknown) => ids.map((groupId) => ({ groupId, errorCode: errorCodeOf(e) }))),
+        this.runtime.writeTo(p, (s) => s.offsetOps.deleteGroups(ids)).catch((e: unknown) => ids.map((groupId) => ({ groupId, errorCode: errorCodeOf(e) }))),
       ),
     );
     const found = new Map(results.flat().map((r) => [r.groupId, r] as const));
@@ -141,7 +141,7 @@ export class GroupCoordinator {
 
   /** Runs offset expiry on every loaded shard now (the periodic check does the same). */
   async expireOffsetsNow(): Promise<void> {
-    await Promise.all([...this.runtime.loadedShards().keys()].map((p) => this.runtime.writeTo(p, (s) => s.expireOffsets())));
+    await Promise.all([...this.runtime.loadedShards().keys()].map((p) => this.runtime.writeTo(p, (s) => s.offsetOps.expireOffsets())));
   }
 
   /** ListGroups must see groups of shards not touched since start: load the topic's shards when it exists. */
