@@ -1,0 +1,129 @@
+/**
+ * Apache Kafka 4.x as the source (started by the interop harness's launcher) and a Fjord node
+ * process as the destination, driven through `fjord cluster-mirrors` and kafkajs: start,
+ * byte-identical segments, read-only while mirroring and paused, pause/resume, stop (writable
+ * afterwards, for kafkajs too), source topic deletion shown as a non-retryable failure, and
+ * deletion of the mirror once everything is stopped.
+ */
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CompressionTypes, Kafka, logLevel, type Admin } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runClusterMirrorsCli } from '../../src/mirror/cluster-mirrors-cli.js';
+import { startNode, type RunningNode } from '../helpers/node.js';
+import { startKafkaBroker, type KafkaBroker } from '../interop/kafka-broker.js';
+
+let kafka: KafkaBroker;
+let kafkaAdmin: Admin;
+let fjord: RunningNode;
+const work = mkdtempSync(join(tmpdir(), 'fjord-mirror-kafka-src-'));
+
+beforeAll(async () => {
+  [kafka, fjord] = await Promise.all([startKafkaBroker(), startNode()]);
+  kafkaAdmin = new Kafka({ clientId: 'scn', brokers: [kafka.bootstrap], logLevel: logLevel.NOTHING }).admin();
+  await kafkaAdmin.connect();
+}, 120_000);
+
+afterAll(async () => {
+  await kafkaAdmin?.disconnect();
+  await Promise.all([kafka?.stop(), fjord?.destroy()]);
+  rmSync(work, { recursive: true, force: true });
+});
+
+async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runClusterMirrorsCli(['--bootstrap-server', fjord.bootstrap, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+async function partitions(): Promise<{ topic: string; partition: number; state: string; lag: number; errorMessage: string | null; retryAttempt: number }[]> {
+  const r = await cli('--describe', '--mirror', 'from-kafka', '--json');
+  if (r.code !== 0) throw new Error(r.err);
+  return JSON.parse(r.out) as never;
+}
+
+async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      if (await cond()) return;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function segments(dir: string): Buffer {
+  const files = readdirSync(dir).filter((f) => f.endsWith('.log')).sort();
+  return Buffer.concat(files.map((f) => readFileSync(join(dir, f))));
+}
+
+async function produceTo(bootstrap: string, topic: string, count: number, compression = CompressionTypes.None): Promise<void> {
+  const p = new Kafka({ clientId: 'scn', brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 0 } }).producer({ allowAutoTopicCreation: false });
+  await p.connect();
+  try {
+    await p.send({ topic, acks: -1, compression, messages: Array.from({ length: count }, (_, i) => ({ partition: 0, value: `${topic}-${i}`.padEnd(80, '~') })) });
+  } finally {
+    await p.disconnect();
+  }
+}
+
+describe('Apache Kafka → Fjord node, through the CLI', () => {
+  it('mirrors, pauses, resumes, stops and deletes', async () => {
+    const topic = 'inventory';
+    await kafkaAdmin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    await produceTo(kafka.bootstrap, topic, 30, CompressionTypes.GZIP);
+    await produceTo(kafka.bootstrap, topic, 30);
+    const cfg = join(work, 'from-kafka.properties');
+    writeFileSync(cfg, `bootstrap.servers=${kafka.bootstrap}\nmirror.fetch.wait.max.ms=100\n`);
+    expect((await cli('--create', '--mirror', 'from-kafka', '--mirror-config', cfg)).code).toBe(0);
+    expect((await cli('--start', '--mirror', 'from-kafka', '--topics', 'inv.*')).out).toBe(`Started mirroring of topic ${topic}.`);
+    const kafkaDir = join(kafka.dataDir, 'logs', `${topic}-0`);
+    const fjordDir = join(fjord.dataDir, `${topic}-0`);
+    await waitFor('mirrored', async () => (await partitions()).every((p) => p.state === 'MIRRORING' && p.lag === 0));
+    await waitFor('segments equal', () => segments(fjordDir).equals(segments(kafkaDir)));
+    await expect(produceTo(fjord.bootstrap, topic, 1)).rejects.toThrow();
+
+    expect((await cli('--pause', '--mirror', 'from-kafka', '--topics', topic)).code).toBe(0);
+    await waitFor('paused', async () => (await partitions()).every((p) => p.state === 'PAUSED'));
+    await produceTo(kafka.bootstrap, topic, 10);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(segments(fjordDir).equals(segments(kafkaDir))).toBe(false);
+    await expect(produceTo(fjord.bootstrap, topic, 1)).rejects.toThrow();
+    expect((await cli('--resume', '--mirror', 'from-kafka', '--topics', topic)).code).toBe(0);
+    await waitFor('caught up after resume', () => segments(fjordDir).equals(segments(kafkaDir)));
+
+    expect((await cli('--delete', '--mirror', 'from-kafka')).err).toContain('CLUSTER_MIRROR_NOT_EMPTY');
+    expect((await cli('--stop', '--mirror', 'from-kafka', '--topics', topic)).code).toBe(0);
+    await waitFor('stopped', async () => (await partitions()).every((p) => p.state === 'STOPPED'));
+    await produceTo(fjord.bootstrap, topic, 3);
+    const consumed: string[] = [];
+    const consumer = new Kafka({ clientId: 'scn', brokers: [fjord.bootstrap], logLevel: logLevel.NOTHING }).consumer({ groupId: 'after-failover' });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ message }) => void consumed.push(message.value?.toString() ?? '') });
+    await waitFor('consumed everything', () => consumed.length === 73);
+    await consumer.disconnect();
+    expect(consumed.slice(0, 3)).toEqual([0, 1, 2].map((i) => `${topic}-${i}`.padEnd(80, '~')));
+  });
+
+  it('shows a deleted source topic as FAILED, non-retryable, and lets it be stopped and the mirror deleted', async () => {
+    const topic = 'temporary';
+    await kafkaAdmin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    await produceTo(kafka.bootstrap, topic, 5);
+    expect((await cli('--start', '--mirror', 'from-kafka', '--topics', topic)).code).toBe(0);
+    await waitFor('mirroring', async () => (await partitions()).some((p) => p.topic === topic && p.state === 'MIRRORING' && p.lag === 0));
+    await kafkaAdmin.deleteTopics({ topics: [topic] });
+    await waitFor('failed', async () => (await partitions()).some((p) => p.topic === topic && p.state === 'FAILED'));
+    const failed = await cli('--describe', '--mirror', 'from-kafka', '--failed');
+    expect(failed.out).toMatch(/temporary\s+0\s+-\s+-\s+-\s+FAILED\s+NonRetryable\s+The source topic is deleted\./);
+    expect((await cli('--stop', '--mirror', 'from-kafka', '--topics', topic)).code).toBe(0);
+    await waitFor('stopped', async () => (await partitions()).every((p) => p.state === 'STOPPED'));
+    expect(await cli('--delete', '--mirror', 'from-kafka')).toMatchObject({ code: 0, out: 'Deleted cluster mirror from-kafka.' });
+  });
+});
