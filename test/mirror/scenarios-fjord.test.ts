@@ -16,6 +16,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SourceConnection } from '../../src/fetcher/source-connection.js';
 import { runClusterMirrorsCli } from '../../src/mirror/cluster-mirrors-cli.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
+import { encodeBumpLeaderEpochsRequest } from '../../src/protocol/generated/messages/bump-leader-epochs-request.js';
+import { decodeBumpLeaderEpochsResponse } from '../../src/protocol/generated/messages/bump-leader-epochs-response.js';
+import { encodeMetadataRequest } from '../../src/protocol/generated/messages/metadata-request.js';
+import { decodeMetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
 import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
 import { decodeProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
@@ -159,6 +163,36 @@ describe('mirroring between two Fjord nodes', () => {
     await produce(a, topic, ['f5', 'f6', 'f7']);
     await waitFor('back to MIRRORING and caught up', () => segments(b, topic).equals(segments(a, topic)), 45_000);
     await waitFor('MIRRORING', async () => (await describe_(b, 'from-a')).some((p) => p.topic === topic && p.state === 'MIRRORING'));
+  });
+
+  it('keeps the destination leader epoch above the source epoch of every mirrored batch', async () => {
+    const topic = 'epochs';
+    await createTopic(a, topic);
+    // Raise the source's leader epoch well above anything the destination has (BumpLeaderEpochs
+    // on the source node), then write there: the batches carry epoch 41.
+    const conn = await SourceConnection.connect({ host: '127.0.0.1', port: a.port, clientId: 'bump' });
+    const md = await conn.request(3, 12, (w) => encodeMetadataRequest(w, { topics: [{ topicId: '00000000-0000-0000-0000-000000000000', name: topic }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }, 12), (r) => decodeMetadataResponse(r, 12));
+    const topicId = md.topics[0]!.topicId;
+    const bumped = await conn.request(105, 0, (w) => encodeBumpLeaderEpochsRequest(w, { topics: [{ topicId, partitions: [{ partitionIndex: 0, minLeaderEpoch: 40 }] }] }, 0), (r) => decodeBumpLeaderEpochsResponse(r, 0));
+    conn.close();
+    expect(bumped.topics[0]?.partitions[0]?.errorCode).toBe(0);
+    await produce(a, topic, ['e0', 'e1', 'e2']);
+    expect((await cli(b, '--start', '--mirror', 'from-a', '--topics', topic)).code).toBe(0);
+    await waitFor('mirrored', () => segments(b, topic).length > 0 && segments(b, topic).equals(segments(a, topic)));
+    const epochOf = async (node: RunningNode): Promise<number> => {
+      const c = await SourceConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'epoch' });
+      try {
+        const m = await c.request(3, 12, (w) => encodeMetadataRequest(w, { topics: [{ topicId: '00000000-0000-0000-0000-000000000000', name: topic }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }, 12), (r) => decodeMetadataResponse(r, 12));
+        return m.topics[0]?.partitions[0]?.leaderEpoch ?? -1;
+      } finally {
+        c.close();
+      }
+    };
+    expect(await epochOf(a)).toBe(41);
+    const destEpoch = await epochOf(b);
+    // A consumer whose committed position carries epoch 41 finds a partition epoch ≥ 41 here.
+    expect(destEpoch).toBeGreaterThanOrEqual(41 + 1);
+    expect((await describe_(b, 'from-a')).find((p) => p.topic === topic)?.state).toBe('MIRRORING');
   });
 
   it('detects a mirror loop and refuses it', async () => {
