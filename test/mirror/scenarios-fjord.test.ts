@@ -195,6 +195,30 @@ describe('mirroring between two Fjord nodes', () => {
     expect((await describe_(b, 'from-a')).find((p) => p.topic === topic)?.state).toBe('MIRRORING');
   });
 
+  it('converges byte for byte after bouncing destination and source in turn under load', async () => {
+    const topic = 'bounced';
+    await createTopic(a, topic);
+    expect((await cli(b, '--start', '--mirror', 'from-a', '--topics', topic)).code).toBe(0);
+    let written = 0;
+    const write = async (round: number): Promise<void> => {
+      // A fresh client per round: the source may have just restarted.
+      await waitFor(`round ${round} written`, async () => {
+        await produce(a, topic, Array.from({ length: 10 }, (_, i) => `round-${round}-${i}`));
+        return true;
+      });
+      written += 10;
+    };
+    for (let round = 0; round < 16; round++) {
+      await write(round);
+      if (round === 4) b = await b.restart();
+      if (round === 8) a = await a.restart();
+      if (round === 12) b = await b.restart();
+    }
+    expect(written).toBe(160);
+    await waitFor('converged after bounces', () => segments(b, topic).equals(segments(a, topic)), 60_000);
+    await waitFor('MIRRORING', async () => (await describe_(b, 'from-a')).some((p) => p.topic === topic && p.state === 'MIRRORING' && p.lag === 0));
+  });
+
   it('detects a mirror loop and refuses it', async () => {
     const topic = 'looped';
     await createTopic(a, topic);
