@@ -8,7 +8,8 @@
  *   UNKNOWN_TOPIC_ID); internal topics → INVALID_TOPIC_EXCEPTION; mirror topics that are not
  *   STOPPED → READ_ONLY_TOPIC (KIP-1279); the batch header is validated without decoding records
  *   (one magic-2 batch, CRC-32C, sizes vs max.message.bytes, zstd only from v7, no control
- *   batches); then appended at the partition's leader epoch. Idempotent sequence/epoch checks and
+ *   batches); a compacted topic refuses records without a key (INVALID_RECORD with the batch
+ *   indexes in RecordErrors, v8+) — the one case where records are decoded; then appended at the partition's leader epoch. Idempotent sequence/epoch checks and
  *   LogAppendTime rewriting happen in the log; duplicates return the original offsets.
  * - acks=-1 answers after the fsync (group commit); acks=1 after the write.
  *
@@ -20,13 +21,23 @@ import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeProduceRequest, type ProduceRequest } from '../../protocol/generated/messages/produce-request.js';
 import { encodeProduceResponse, type ProduceResponseInput } from '../../protocol/generated/messages/produce-response.js';
 import { DecodeError } from '../../protocol/decode-error.js';
-import { validateProduceRecords } from '../../protocol/record-batch.js';
+import { validateProduceRecords, type RecordBatchView } from '../../protocol/record-batch.js';
+import { decodeRecords } from '../../protocol/records.js';
 import type { ApiHandler } from '../api-handler.js';
 import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
 import { recompressBatch, targetCodec } from '../recompress.js';
 
 type TopicOut = NonNullable<ProduceResponseInput['responses']>[number];
 type PartOut = NonNullable<TopicOut['partitionResponses']>[number];
+
+/** Indexes (within the batch) of records with a null key: a compacted topic refuses them. */
+function recordsWithoutKey(batch: RecordBatchView): number[] {
+  const out: number[] = [];
+  decodeRecords(batch).forEach((r, i) => {
+    if (r.key === null) out.push(i);
+  });
+  return out;
+}
 
 export class AcksZeroFailure extends Error {
   override readonly name = 'AcksZeroFailure';
@@ -87,6 +98,23 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
           if (check.errorCode !== 0) {
             parts.push(out(check.errorCode, check.message));
             continue;
+          }
+          if (log.config.cleanupPolicy.includes('compact')) {
+            let missing: number[];
+            try {
+              missing = recordsWithoutKey(check.batch!);
+            } catch (err) {
+              if (!(err instanceof DecodeError)) throw err;
+              parts.push(out(ErrorCode.CORRUPT_MESSAGE, err.message));
+              continue;
+            }
+            if (missing.length > 0) {
+              // Kafka's LogValidator: the whole batch fails, the keyless records are named.
+              const msg = `Compacted topic cannot accept message without key in topic partition ${topic.name}-${pd.index}.`;
+              const rejected = out(ErrorCode.INVALID_RECORD, `One or more records have been rejected due to ${missing.length} record errors in total, and only showing the first three errors at most: ${missing.slice(0, 3).map((i) => `[batchIndex=${i}, message=${msg}]`).join(', ')}`);
+              parts.push(v >= 8 ? { ...rejected, recordErrors: missing.map((batchIndex) => ({ batchIndex, batchIndexErrorMessage: msg })) } : rejected);
+              continue;
+            }
           }
           let records = pd.records!;
           const codec = targetCodec(topic.configs.get('compression.type') ?? ctx.configs.brokerValue('compression.type'));
