@@ -11,6 +11,10 @@ import { CompressionTypes, Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MirrorFetcher, type MirrorTopicPartition } from '../../src/fetcher/mirror-fetcher.js';
 import { SourceClient } from '../../src/fetcher/source-client.js';
+import { SourceConnection } from '../../src/fetcher/source-connection.js';
+import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
+import { decodeProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
+import { Compression } from '../../src/protocol/record-batch.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
 import { logConfig } from '../../src/storage/log-config.js';
 import { PartitionLog } from '../../src/storage/partition-log.js';
@@ -136,6 +140,34 @@ describe('MirrorFetcher with Apache Kafka as the source', () => {
     expect(fetcher.stats.batchesAppended).toBe(6 * 3 + 2);
     expect(events.failed).toEqual([]);
     expect(events.fenced).toEqual([]);
+  });
+
+  it('mirrors every compression codec unchanged', async () => {
+    const topic = 'codecs';
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+    const conn = await SourceConnection.connect({ host: kafka.host, port: kafka.port, clientId: 'codec-producer' });
+    for (const compression of [Compression.NONE, Compression.GZIP, Compression.SNAPPY, Compression.LZ4, Compression.ZSTD]) {
+      const batch = buildRecordBatch({ compression, records: Array.from({ length: 25 }, (_, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`codec-${compression}-${i}-`.repeat(8)) })) });
+      const res = await conn.request(
+        0,
+        9,
+        (w) => encodeProduceRequest(w, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: 0, records: batch }] }] }, 9),
+        (r) => decodeProduceResponse(r, 9),
+      );
+      expect(res.responses[0]?.partitionResponses[0]?.errorCode, `codec ${compression}`).toBe(0);
+    }
+    conn.close();
+    const topicId = await sourceTopicId(topic);
+    const logMap = new Map([[0, await openLog(`${topic}-0`, topicId)]]);
+    const { fetcher, client, events } = fetcherFor(logMap, () => 100);
+    fetcher.addPartitions([{ topic, topicId, partition: 0 }]);
+    await waitFor('all codecs', () => logMap.get(0)!.logEndOffset === 125);
+    await fetcher.close();
+    client.close();
+    const ours = readFileSync(join(work, `${topic}-0`, '00000000000000000000.log'));
+    expect(ours.equals(kafkaSegment(topic, 0))).toBe(true);
+    expect(fetcher.stats.recordsDecoded).toBe(0);
+    expect(events.failed).toEqual([]);
   });
 
   it('asks for a proactive epoch bump when the source epoch nears the destination epoch', async () => {
