@@ -165,6 +165,27 @@ describe('produce', () => {
   });
 });
 
+describe('produce to a compacted topic', () => {
+  it('refuses records without a key with INVALID_RECORD and the batch indexes', async () => {
+    const c = await WireClient.connect(node.port);
+    const r = await c.call(19, 7, (w) =>
+      encodeCreateTopicsRequest(w, { topics: [{ name: 'compacted', numPartitions: 1, replicationFactor: 1, configs: [{ name: 'cleanup.policy', value: 'compact' }] }], timeoutMs: 5000 }, 7),
+    );
+    expect(decodeCreateTopicsResponse(r, 7).topics[0]!.errorCode).toBe(0);
+    const produce = async (batch: Buffer) =>
+      decodeProduceResponse(
+        await c.call(0, 9, (w) => encodeProduceRequest(w, { transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: 'compacted', partitionData: [{ index: 0, records: batch }] }] }, 9)),
+        9,
+      ).responses[0]!.partitionResponses[0]!;
+    const bad = await produce(buildRecordBatch({ records: [{ key: Buffer.from('a'), value: Buffer.from('1') }, { key: null, value: Buffer.from('2') }, { key: null, value: Buffer.from('3') }] }));
+    expect(bad.errorCode).toBe(87);
+    expect(bad.recordErrors.map((e) => e.batchIndex)).toEqual([1, 2]);
+    const good = await produce(buildRecordBatch({ records: [{ key: Buffer.from('a'), value: Buffer.from('1') }] }));
+    expect(good).toMatchObject({ errorCode: 0, baseOffset: 0n });
+    c.close();
+  });
+});
+
 describe('fetch', () => {
   it('long-polls and is woken by an append, without blocking other connections', async () => {
     const admin = await WireClient.connect(node.port);
