@@ -226,7 +226,8 @@ export class PartitionLog implements Syncable {
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.queue.then(() => {
-      if (this.closed) throw new Error(`log ${this.dir} is closed`);
+      // A closed log is a partition this node no longer serves: clients refresh metadata and retry.
+      if (this.closed) throw new AppendError(StorageError.NOT_LEADER_OR_FOLLOWER, `log ${this.dir} is closed`);
       return fn();
     });
     this.queue = run.catch(() => undefined);

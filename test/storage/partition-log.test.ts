@@ -172,6 +172,13 @@ describe('PartitionLog append as leader and read', () => {
     await log.close();
   });
 
+  it('answers appends to a closed log with NOT_LEADER_OR_FOLLOWER', async () => {
+    const { log } = await openLog(dir);
+    await log.close();
+    expect((await log.appendAsLeader(batch(1), 0)).errorCode).toBe(StorageError.NOT_LEADER_OR_FOLLOWER);
+    expect((await log.appendAsMirror(batch(1))).errorCode).toBe(StorageError.NOT_LEADER_OR_FOLLOWER);
+  });
+
   it('wakes onAppend listeners', async () => {
     const { log } = await openLog(dir);
     let calls = 0;
