@@ -78,6 +78,20 @@ describe('group commit and the high watermark', () => {
     for (const log of logs) await log.close();
   });
 
+  it("one log's failed fsync fails only that log's waiters", async () => {
+    const gc = new GroupCommit();
+    const badFs = new FaultyFileSystem();
+    const bad = await PartitionLog.open({ dir: join(dir, 'bad-0'), topicId: TOPIC_ID, config: logConfig(), fs: badFs, groupCommit: gc });
+    const good = await PartitionLog.open({ dir: join(dir, 'good-0'), topicId: TOPIC_ID, config: logConfig(), groupCommit: gc });
+    badFs.failNextSync();
+    const [rb, rg] = await Promise.all([bad.appendAsLeader(batch(1), 0, { requiredAcks: -1 }), good.appendAsLeader(batch(1), 0, { requiredAcks: -1 })]);
+    expect(rb.errorCode).toBe(StorageError.KAFKA_STORAGE_ERROR);
+    expect(rg.errorCode).toBe(0);
+    expect(good.highWatermark).toBe(1);
+    await bad.close();
+    await good.close();
+  });
+
   it('honours flush.messages for acks=1', async () => {
     const fs = new FaultyFileSystem();
     const { log } = await openLog(dir, { flushMessages: 3 }, { fs });
