@@ -10,7 +10,7 @@ import { recordEntry } from './lib/report.js';
 import { sharedKafka, useFjordNode } from './lib/scenario.js';
 
 function expectedReason(id: string): string | undefined {
-  return LIBRDKAFKA_EXPECTED_FAILURES[id] ?? LIBRDKAFKA_EXPECTED_FAILURES['*'];
+  return LIBRDKAFKA_EXPECTED_FAILURES[id];
 }
 
 function show(label: string) {

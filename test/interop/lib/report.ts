@@ -22,8 +22,11 @@ export function recordEntry(entry: ReportEntry): void {
   writeFileSync(join(REPORT_DIR, `${entry.id.replace(/[^a-zA-Z0-9_.-]/g, '_')}.json`), JSON.stringify(entry, null, 1));
 }
 
+/** The first line, or the first two when the first only introduces what follows (a diff). */
 function firstLine(s: string | undefined): string {
-  return (s ?? '').split('\n')[0]?.slice(0, 200) ?? '';
+  const lines = (s ?? '').split('\n');
+  const head = lines[0] ?? '';
+  return (head.endsWith(':') && lines[1] !== undefined ? `${head} ${lines[1].trim()}` : head).slice(0, 300);
 }
 
 export function writeDifferentialReport(): string {

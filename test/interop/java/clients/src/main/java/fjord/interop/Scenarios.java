@@ -302,7 +302,9 @@ public final class Scenarios {
       c2.subscribe(List.of(topic));
       Map<String, String> seen = new TreeMap<>();
       long deadline = System.currentTimeMillis() + 60_000;
-      while (!(seen.size() == 8 && c1.assignment().size() == 2 && c2.assignment().size() == 2)) {
+      // Settled: both members own 2 partitions and have read each of them to its end (offset 2), so
+      // the commits below cover all 4 partitions whichever member read a record first.
+      while (!(seen.size() == 8 && caughtUp(c1) && caughtUp(c2))) {
         if (System.currentTimeMillis() > deadline) {
           throw new IllegalStateException("group did not settle: seen=" + seen.size() + " c1=" + c1.assignment()
               + " c2=" + c2.assignment());
@@ -332,6 +334,12 @@ public final class Scenarios {
       }
     }
     return out;
+  }
+
+  private static boolean caughtUp(KafkaConsumer<String, String> c) {
+    if (c.assignment().size() != 2) return false;
+    for (TopicPartition tp : c.assignment()) if (c.position(tp, Duration.ofSeconds(5)) < 2) return false;
+    return true;
   }
 
   @SuppressWarnings("deprecation")
