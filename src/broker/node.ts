@@ -84,10 +84,12 @@ export class BrokerNode {
       autoCreateTopic(name) {
         let p = autoCreates.get(name);
         if (!p) {
+          // num.partitions may have been changed dynamically (a cluster-wide broker config).
+          const partitions = Number(configs.brokerValue('num.partitions'));
           p = controller
-            .createTopic(name, config.int('num.partitions'), new Map())
+            .createTopic(name, partitions, new Map())
             .then((r) => {
-              if (r.errorCode === 0) log.info('auto-created topic', { topic: name, partitions: config.int('num.partitions') });
+              if (r.errorCode === 0) log.info('auto-created topic', { topic: name, partitions });
               return r.errorCode;
             })
             .finally(() => autoCreates.delete(name));

@@ -359,3 +359,31 @@ describe('admin and describe APIs', () => {
     c.close();
   });
 });
+
+describe('dynamic broker configs', () => {
+  it('a cluster-wide num.partitions set with IncrementalAlterConfigs applies to auto-created topics and is described as dynamic', async () => {
+    const { encodeIncrementalAlterConfigsRequest } = await import('../../src/protocol/generated/messages/incremental-alter-configs-request.js');
+    const { decodeIncrementalAlterConfigsResponse } = await import('../../src/protocol/generated/messages/incremental-alter-configs-response.js');
+    const { encodeDescribeConfigsRequest } = await import('../../src/protocol/generated/messages/describe-configs-request.js');
+    const { decodeDescribeConfigsResponse } = await import('../../src/protocol/generated/messages/describe-configs-response.js');
+    const c = await WireClient.connect(node.port);
+    const alter = async (name: string, op: number, value: string | null) =>
+      decodeIncrementalAlterConfigsResponse(
+        await c.call(44, 1, (w) => encodeIncrementalAlterConfigsRequest(w, { resources: [{ resourceType: 4, resourceName: '', configs: [{ name, configOperation: op, value }] }], validateOnly: false }, 1)),
+        1,
+      ).responses[0]!;
+    expect(await alter('num.partitions', 0, '6')).toMatchObject({ errorCode: 0 });
+    expect(await alter('node.id', 0, '9')).toMatchObject({ errorCode: 40 }); // read-only
+    expect(await alter('num.partitions', 0, 'many')).toMatchObject({ errorCode: 40 });
+    const md = decodeMetadataResponse(await c.call(3, 9, (w) => encodeMetadataRequest(w, { topics: [{ name: 'auto-dynamic' }], allowAutoTopicCreation: true }, 9)), 9);
+    expect(md.topics[0]!.partitions).toHaveLength(6);
+    const d = decodeDescribeConfigsResponse(
+      await c.call(32, 4, (w) => encodeDescribeConfigsRequest(w, { resources: [{ resourceType: 4, resourceName: '1', configurationKeys: ['num.partitions'] }], includeSynonyms: true }, 4)),
+      4,
+    );
+    expect(d.results[0]!.configs[0]).toMatchObject({ name: 'num.partitions', value: '6', configSource: 3 });
+    expect(d.results[0]!.configs[0]!.synonyms.map((x) => [x.value, x.source])).toEqual([['6', 3], ['1', 4], ['1', 5]]);
+    expect(await alter('num.partitions', 1, null)).toMatchObject({ errorCode: 0 });
+    c.close();
+  });
+});

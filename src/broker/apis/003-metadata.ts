@@ -74,7 +74,7 @@ export function metadataHandler(ctx: BrokerContext): ApiHandler<MetadataRequest,
             continue;
           }
           let t = ctx.image.topic(name);
-          if (!t && allowAuto && ctx.config.bool('auto.create.topics.enable') && !INTERNAL_TOPICS.has(name)) {
+          if (!t && allowAuto && ctx.configs.brokerValue('auto.create.topics.enable') === 'true' && !INTERNAL_TOPICS.has(name)) {
             if (topicNameError(name) !== null) {
               topics.push({ errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, name, topicId: ZERO_UUID, partitions: [] });
               continue;

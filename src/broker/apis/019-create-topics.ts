@@ -68,8 +68,8 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
           numPartitions = t.assignments.length;
           rf = 1;
         }
-        if (numPartitions === -1) numPartitions = ctx.config.int('num.partitions');
-        if (rf === -1) rf = ctx.config.int('default.replication.factor');
+        if (numPartitions === -1) numPartitions = Number(ctx.configs.brokerValue('num.partitions'));
+        if (rf === -1) rf = Number(ctx.configs.brokerValue('default.replication.factor'));
         if (numPartitions <= 0) {
           results.push(fail(ErrorCode.INVALID_PARTITIONS, 'Number of partitions was set to an invalid non-positive value.'));
           continue;
