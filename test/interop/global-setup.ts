@@ -1,12 +1,11 @@
 /**
  * Once per interop run: compile Fjord to dist/, start the shared Apache Kafka broker, and at the end
- * stop it and gather the differential report.
+ * stop it.
  */
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startKafkaBroker } from './kafka-broker.js';
-import { writeDifferentialReport } from './lib/report.js';
 import { KAFKA_VERSION, REPORT_DIR, ROOT } from './lib/paths.js';
 import { run, tail } from './lib/run.js';
 
@@ -41,8 +40,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('kafkaVersion', kafka.version);
   project.provide('fjordBuildProblem', fjordBuildProblem);
   return async () => {
+    // The differential report and the closing line come from summary-reporter.ts, which runs before this.
     await kafka.stop();
-    const file = writeDifferentialReport();
-    console.log(`[interop] differential report: ${file}`);
   };
 }

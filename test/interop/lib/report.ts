@@ -2,7 +2,7 @@
  * The differential report: each test file records, per scenario, what the client observed against
  * Apache Kafka and against Fjord (or why Fjord failed); the global teardown renders one Markdown file.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Difference } from './differential.js';
 import { REPORT_DIR } from './paths.js';
@@ -31,7 +31,7 @@ function firstLine(s: string | undefined): string {
 
 export function writeDifferentialReport(): string {
   const entries: ReportEntry[] = [];
-  for (const f of readdirSync(REPORT_DIR).sort()) {
+  for (const f of existsSync(REPORT_DIR) ? readdirSync(REPORT_DIR).sort() : []) {
     if (f.endsWith('.json')) entries.push(JSON.parse(readFileSync(join(REPORT_DIR, f), 'utf8')) as ReportEntry);
   }
   const count = (s: string): number => entries.filter((e) => e.status === s).length;
