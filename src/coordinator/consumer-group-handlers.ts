@@ -16,7 +16,7 @@ export function consumerGroupHandlers(gc: GroupCoordinator): ApiHandler[] {
   /*
    * ConsumerGroupHeartbeat v0-1: join (epoch 0), heartbeat, leave (-1, static -2). v1 member ids
    * come from the client (KIP-1082) and regex subscriptions are allowed. The assignment is sent
-   * only when it changed (or the member reported its owned partitions).
+   * on a full request (join, or every field resent after an error) or when it changed.
    */
   const heartbeat: ApiHandler<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponseInput> = {
     apiKey: 68,

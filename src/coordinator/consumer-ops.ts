@@ -96,9 +96,6 @@ function cloneGroup(g: ConsumerGroup): ConsumerGroup {
 }
 
 export class ConsumerOps {
-  /** Assignment last sent to each member, so unchanged ones are not resent. */
-  private readonly sent = new Map<string, string>();
-
   constructor(
     private readonly s: GroupShard,
     private readonly topics: TopicView,
@@ -224,7 +221,6 @@ export class ConsumerOps {
         m.revoking = new Map();
         m.memberEpoch = 0;
       }
-      this.sent.delete(`${g.groupId}/${memberId}`);
     } else {
       m = g.members.get(req.memberId);
       if (!m) return fail(GroupError.UNKNOWN_MEMBER_ID, `Member ${req.memberId} is not a member of group ${g.groupId}.`);
@@ -274,13 +270,16 @@ export class ConsumerOps {
     }
     if (g.assignmentEpoch < g.groupEpoch) this.computeTarget(g);
     const owned = req.topicPartitions === null ? null : new Map(req.topicPartitions.map((t) => [t.topicId, [...t.partitions]]));
+    const assignedBefore = JSON.stringify([...m.assigned]);
     this.reconcile(g, m, owned);
     this.scheduleSession(g, m);
 
-    const key = `${g.groupId}/${m.memberId}`;
-    const view = JSON.stringify([...m.assigned]);
-    const sendAssignment = this.sent.get(key) !== view || req.topicPartitions !== null;
-    this.sent.set(key, view);
+    // As Kafka: the assignment goes out on a full request (a join, or a member resending all its
+    // fields after an error) or when it changed; resending an unchanged one would make a client
+    // reconcile it again.
+    const fullRequest =
+      req.memberEpoch === 0 || (req.rebalanceTimeoutMs !== -1 && (req.subscribedTopicNames !== null || req.subscribedTopicRegex !== null) && req.topicPartitions !== null);
+    const sendAssignment = fullRequest || JSON.stringify([...m.assigned]) !== assignedBefore;
     return {
       errorCode: GroupError.NONE,
       errorMessage: null,
@@ -403,7 +402,6 @@ export class ConsumerOps {
     g.target.delete(m.memberId);
     s.ctx.cancelTimer(sessionKey(g.groupId, m.memberId));
     s.ctx.cancelTimer(revokeKey(g.groupId, m.memberId));
-    this.sent.delete(`${g.groupId}/${m.memberId}`);
     s.emit(currentRecord(g.groupId, m.memberId));
     s.emit(targetMemberRecord(g.groupId, m.memberId, null));
     s.emit(memberRecord(g.groupId, m.memberId));

@@ -80,9 +80,13 @@ describe('KIP-848 consumer group', () => {
     expect(parts(a2).length).toBe(3);
     const a3 = await gc.consumerHeartbeat(hb('A', 1, { topicPartitions: owned(a2) }));
     expect(a3.memberEpoch).toBe(2);
+    expect(a3.assignment).toBeNull(); // unchanged: not resent (a client would reconcile it again)
     const b2 = await gc.consumerHeartbeat(hb('B', 2));
     expect(parts(b2).length).toBe(3);
-    expect([...parts(a3), ...parts(b2)].sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect([...parts(a2), ...parts(b2)].sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    // A full request (all fields, e.g. after an error) gets the assignment again.
+    const full = await gc.consumerHeartbeat(hb('A', 2, { rebalanceTimeoutMs: 30000, subscribedTopicNames: ['orders'], topicPartitions: owned(a2) }));
+    expect(parts(full)).toEqual(parts(a2));
     const d = await gc.describeConsumerGroup('cg');
     expect(d.description!.groupState).toBe('Stable');
     expect(d.description!.groupEpoch).toBe(2);
