@@ -15,7 +15,7 @@ import { MirrorFetcher } from '../src/fetcher/mirror-fetcher.js';
 import { SourceClient } from '../src/fetcher/source-client.js';
 import { logConfig } from '../src/storage/log-config.js';
 import { PartitionLog } from '../src/storage/partition-log.js';
-import { startKafkaBroker } from '../test/interop/kafka-broker.js';
+import { startKafkaSource as startKafkaBroker } from '../test/mirror/helpers/kafka-source.js';
 import { startNode } from '../test/helpers/node.js';
 
 const TOTAL_MB = Number(process.env.MIRROR_BENCH_MB ?? 64);

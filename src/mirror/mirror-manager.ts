@@ -334,8 +334,7 @@ export class MirrorManager {
 
   private async onLogTruncation(key: MirrorPartitionKey): Promise<void> {
     const rt = this.requireRuntime(key.mirrorName);
-    const log = this.host.partitionLog(key.topicName, key.partition);
-    if (log === undefined) throw new Error(`no local log for ${key.topicName}-${key.partition}`);
+    const log = await this.awaitLog(key);
     if (await this.hasMirrorLoop(rt, key)) {
       throw new NonRetryableMirrorError(`Detected mirror loop: the source cluster mirrors ${key.topicName} from this cluster (${this.host.clusterId}).`);
     }
@@ -352,7 +351,22 @@ export class MirrorManager {
     await this.machine.transition(key, S.MIRRORING, { expectedFrom: S.LOG_TRUNCATION });
   }
 
-  private onMirroring(key: MirrorPartitionKey): void {
+  /**
+   * The partition's log. A node may open logs lazily right after a topic is created, so give it
+   * a moment before calling it a failure.
+   */
+  private async awaitLog(key: MirrorPartitionKey, timeoutMs = 5000): Promise<MirrorLog> {
+    const until = this.host.clock.now() + timeoutMs;
+    for (;;) {
+      const log = this.host.partitionLog(key.topicName, key.partition);
+      if (log !== undefined) return log;
+      if (this.closed || this.host.clock.now() >= until) throw new Error(`no local log for ${key.topicName}-${key.partition}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  private async onMirroring(key: MirrorPartitionKey): Promise<void> {
+    await this.awaitLog(key);
     const rt = this.requireRuntime(key.mirrorName);
     if (!rt.fetcher.has(this.tp(key))) rt.fetcher.addPartitions([this.tp(key)]);
   }
@@ -376,8 +390,7 @@ export class MirrorManager {
   private async onStopping(key: MirrorPartitionKey): Promise<void> {
     // a. remove the fetcher
     await this.runtimes.get(key.mirrorName)?.fetcher.removePartitions([this.tp(key)]);
-    const log = this.host.partitionLog(key.topicName, key.partition);
-    if (log === undefined) throw new Error(`no local log for ${key.topicName}-${key.partition}`);
+    const log = await this.awaitLog(key);
     // b. the last mirrored epoch, persisted
     const lme = await this.lastMirroredEpoch(key, log);
     if (lme >= 0) await this.coordinator.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, lastMirrorEpoch: lme }]);

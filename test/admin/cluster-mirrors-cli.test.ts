@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigOp, MirrorAdmin, MirrorAdminError } from '../../src/admin/mirror-admin.js';
 import { runClusterMirrorsCli } from '../../src/mirror/cluster-mirrors-cli.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
-import { startKafkaBroker, type KafkaBroker } from '../interop/kafka-broker.js';
+import { startKafkaSource as startKafkaBroker, type KafkaBroker } from '../mirror/helpers/kafka-source.js';
 import { startMirrorTestServer, type MirrorTestServer } from './helpers/mirror-test-server.js';
 
 let kafka: KafkaBroker;

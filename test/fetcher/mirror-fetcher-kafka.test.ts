@@ -18,7 +18,7 @@ import { Compression } from '../../src/protocol/record-batch.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
 import { logConfig } from '../../src/storage/log-config.js';
 import { PartitionLog } from '../../src/storage/partition-log.js';
-import { startKafkaBroker, type KafkaBroker } from '../interop/kafka-broker.js';
+import { startKafkaSource as startKafkaBroker, type KafkaBroker } from '../mirror/helpers/kafka-source.js';
 
 let kafka: KafkaBroker;
 let admin: Admin;

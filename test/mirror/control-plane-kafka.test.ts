@@ -40,7 +40,7 @@ import { buildRecordBatch } from '../../src/protocol/records.js';
 import { Reader } from '../../src/protocol/reader.js';
 import { Writer } from '../../src/protocol/writer.js';
 import { SourceClient } from '../../src/fetcher/source-client.js';
-import { startKafkaBroker, type KafkaBroker } from '../interop/kafka-broker.js';
+import { startKafkaSource as startKafkaBroker, type KafkaBroker } from './helpers/kafka-source.js';
 import { MirrorTestHost } from './helpers/mirror-test-host.js';
 
 let kafka: KafkaBroker;

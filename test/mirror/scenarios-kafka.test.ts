@@ -12,7 +12,7 @@ import { CompressionTypes, Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runClusterMirrorsCli } from '../../src/mirror/cluster-mirrors-cli.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
-import { startKafkaBroker, type KafkaBroker } from '../interop/kafka-broker.js';
+import { startKafkaSource as startKafkaBroker, type KafkaBroker } from './helpers/kafka-source.js';
 
 let kafka: KafkaBroker;
 let kafkaAdmin: Admin;
