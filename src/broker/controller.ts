@@ -114,6 +114,14 @@ export class Controller {
         if (t) t.configs.clear();
         break;
       }
+      case 'acl': {
+        const { type: _t, ...entry } = rec;
+        img.acls.set(rec.id, entry);
+        break;
+      }
+      case 'removeAcl':
+        img.acls.delete(rec.id);
+        break;
       case 'producerIds':
         img.nextProducerId = Math.max(img.nextProducerId, rec.nextProducerId);
         break;

@@ -4,6 +4,8 @@
  * (on the event loop), read by every handler.
  */
 
+import type { AclEntry } from './metadata-records.js';
+
 /** ConfigRecord resource types (Kafka's ConfigResource.Type). */
 export const ConfigResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, CLUSTER_MIRROR: 64 } as const;
 
@@ -33,6 +35,8 @@ export class MetadataImage {
   readonly brokerConfigs = new Map<string, Map<string, string>>();
   /** Other config resources (e.g. CLUSTER_MIRROR): type → name → key → value. */
   readonly otherConfigs = new Map<number, Map<string, Map<string, string>>>();
+  /** ACL bindings by id (AccessControlEntryRecord). */
+  readonly acls = new Map<string, AclEntry>();
   /** First producer id not yet handed out in a block (ProducerIdsRecord). */
   nextProducerId = 0;
   /** Offset of the last record applied; -1 for an empty log. */

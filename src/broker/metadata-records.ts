@@ -11,6 +11,8 @@ import { decodePartitionRecord, encodePartitionRecord } from '../protocol/genera
 import { decodeRemoveTopicRecord, encodeRemoveTopicRecord } from '../protocol/generated/messages/remove-topic-record.js';
 import { decodeTopicRecord, encodeTopicRecord } from '../protocol/generated/messages/topic-record.js';
 import { decodeProducerIdsRecord, encodeProducerIdsRecord } from '../protocol/generated/messages/producer-ids-record.js';
+import { decodeAccessControlEntryRecord, encodeAccessControlEntryRecord } from '../protocol/generated/messages/access-control-entry-record.js';
+import { decodeRemoveAccessControlEntryRecord, encodeRemoveAccessControlEntryRecord } from '../protocol/generated/messages/remove-access-control-entry-record.js';
 import { decodeMirrorTopicStateChangeRecord, encodeMirrorTopicStateChangeRecord } from '../protocol/generated/messages/mirror-topic-state-change-record.js';
 import { DecodeError } from '../protocol/decode-error.js';
 
@@ -19,10 +21,24 @@ export const MetadataRecordType = {
   PARTITION: 3,
   CONFIG: 4,
   PARTITION_CHANGE: 5,
+  ACCESS_CONTROL_ENTRY: 6,
+  REMOVE_ACCESS_CONTROL_ENTRY: 7,
   REMOVE_TOPIC: 9,
   PRODUCER_IDS: 15,
   MIRROR_TOPIC_STATE_CHANGE: 29,
 } as const;
+
+/** One ACL binding (Kafka's AccessControlEntryRecord fields). */
+export interface AclEntry {
+  readonly id: string;
+  readonly resourceType: number;
+  readonly resourceName: string;
+  readonly patternType: number;
+  readonly principal: string;
+  readonly host: string;
+  readonly operation: number;
+  readonly permissionType: number;
+}
 
 export type MetadataRecord =
   | { readonly type: 'topic'; readonly name: string; readonly topicId: string }
@@ -40,6 +56,8 @@ export type MetadataRecord =
   | { readonly type: 'partitionChange'; readonly topicId: string; readonly partition: number; readonly leaderEpoch: number }
   | { readonly type: 'removeTopic'; readonly topicId: string }
   | { readonly type: 'producerIds'; readonly brokerId: number; readonly nextProducerId: number }
+  | ({ readonly type: 'acl' } & AclEntry)
+  | { readonly type: 'removeAcl'; readonly id: string }
   | { readonly type: 'mirrorTopicState'; readonly topicId: string; readonly mirrorName: string | null; readonly desiredState: number };
 
 const FRAME_VERSION = 1;
@@ -86,6 +104,14 @@ export function encodeMetadataRecord(rec: MetadataRecord): Buffer {
     case 'producerIds':
       w.uvarint(MetadataRecordType.PRODUCER_IDS).uvarint(0);
       encodeProducerIdsRecord(w, { brokerId: rec.brokerId, brokerEpoch: -1n, nextProducerId: BigInt(rec.nextProducerId) }, 0);
+      break;
+    case 'acl':
+      w.uvarint(MetadataRecordType.ACCESS_CONTROL_ENTRY).uvarint(0);
+      encodeAccessControlEntryRecord(w, rec, 0);
+      break;
+    case 'removeAcl':
+      w.uvarint(MetadataRecordType.REMOVE_ACCESS_CONTROL_ENTRY).uvarint(0);
+      encodeRemoveAccessControlEntryRecord(w, { id: rec.id }, 0);
       break;
     case 'mirrorTopicState':
       w.uvarint(MetadataRecordType.MIRROR_TOPIC_STATE_CHANGE).uvarint(0);
@@ -136,6 +162,22 @@ export function decodeMetadataRecord(value: Buffer): MetadataRecord | null {
       const m = decodeProducerIdsRecord(r, version);
       return { type: 'producerIds', brokerId: m.brokerId, nextProducerId: Number(m.nextProducerId) };
     }
+    case MetadataRecordType.ACCESS_CONTROL_ENTRY: {
+      const m = decodeAccessControlEntryRecord(r, version);
+      return {
+        type: 'acl',
+        id: m.id,
+        resourceType: m.resourceType,
+        resourceName: m.resourceName,
+        patternType: m.patternType,
+        principal: m.principal,
+        host: m.host,
+        operation: m.operation,
+        permissionType: m.permissionType,
+      };
+    }
+    case MetadataRecordType.REMOVE_ACCESS_CONTROL_ENTRY:
+      return { type: 'removeAcl', id: decodeRemoveAccessControlEntryRecord(r, version).id };
     case MetadataRecordType.MIRROR_TOPIC_STATE_CHANGE: {
       const m = decodeMirrorTopicStateChangeRecord(r, version);
       return { type: 'mirrorTopicState', topicId: m.topicId, mirrorName: m.mirrorName, desiredState: m.desiredState };

@@ -231,6 +231,35 @@ describe('kafkajs against a Fjord node', () => {
     expect(fresh[0]).toMatchObject({ low: '0', high: '0' });
   });
 
+  it('stores, describes and deletes ACLs', async () => {
+    const { AclResourceTypes, AclOperationTypes, AclPermissionTypes, ResourcePatternTypes } = await import('kafkajs');
+    const acl = (name: string, op: number) => ({
+      resourceType: AclResourceTypes.TOPIC,
+      resourceName: name,
+      resourcePatternType: ResourcePatternTypes.LITERAL,
+      principal: 'User:alice',
+      host: '*',
+      operation: op,
+      permissionType: AclPermissionTypes.ALLOW,
+    });
+    await admin.createAcls({ acl: [acl('acl-a', AclOperationTypes.READ), acl('acl-a', AclOperationTypes.WRITE), acl('acl-b', AclOperationTypes.READ)] });
+    await expect(admin.createAcls({ acl: [{ ...acl('acl-c', AclOperationTypes.READ), principal: 'alice' }] })).rejects.toThrow();
+    const all = await admin.describeAcls({
+      resourceType: AclResourceTypes.ANY,
+      resourcePatternType: ResourcePatternTypes.ANY,
+      operation: AclOperationTypes.ANY,
+      permissionType: AclPermissionTypes.ANY,
+    });
+    const a = all.resources.find((r) => r.resourceName === 'acl-a')!;
+    expect(a.acls.map((x) => x.operation).sort()).toEqual([AclOperationTypes.READ, AclOperationTypes.WRITE].sort());
+    const deleted = await admin.deleteAcls({
+      filters: [{ resourceType: AclResourceTypes.TOPIC, resourceName: 'acl-a', resourcePatternType: ResourcePatternTypes.LITERAL, operation: AclOperationTypes.ANY, permissionType: AclPermissionTypes.ANY }],
+    });
+    expect(deleted.filterResponses[0]!.matchingAcls).toHaveLength(2);
+    const left = await admin.describeAcls({ resourceType: AclResourceTypes.ANY, resourcePatternType: ResourcePatternTypes.ANY, operation: AclOperationTypes.ANY, permissionType: AclPermissionTypes.ANY });
+    expect(left.resources.map((r) => r.resourceName)).toEqual(['acl-b']);
+  });
+
   it('keeps topics, configs and data across a restart and continues', async () => {
     await admin.createTopics({ topics: [{ topic: 'js-restart', numPartitions: 2, configEntries: [{ name: 'retention.ms', value: '999999' }] }] });
     let producer = kafka.producer();
@@ -247,6 +276,9 @@ describe('kafkajs against a Fjord node', () => {
     expect((await admin.fetchTopicMetadata({ topics: ['js-restart'] })).topics[0]).toEqual(idBefore);
     const d = await admin.describeConfigs({ resources: [{ type: 2, name: 'js-restart', configNames: ['retention.ms'] }], includeSynonyms: false });
     expect(d.resources[0]!.configEntries[0]!.configValue).toBe('999999');
+    // ACLs live in the metadata log too.
+    const acls = await admin.describeAcls({ resourceType: 1, resourcePatternType: 1, operation: 1, permissionType: 1 });
+    expect(acls.resources.map((r) => r.resourceName)).toEqual(['acl-b']);
     producer = kafka.producer();
     await producer.connect();
     await producer.send({ topic: 'js-restart', messages: Array.from({ length: 20 }, (_, i) => ({ key: `k${i}`, value: `after-${i}` })) });

@@ -26,6 +26,9 @@ import { offsetForLeaderEpochHandler } from './023-offset-for-leader-epoch.js';
 import { describeLogDirsHandler } from './035-describe-log-dirs.js';
 import { describeProducersHandler } from './061-describe-producers.js';
 import { listConfigResourcesHandler } from './074-list-config-resources.js';
+import { describeAclsHandler } from './029-describe-acls.js';
+import { createAclsHandler } from './030-create-acls.js';
+import { deleteAclsHandler } from './031-delete-acls.js';
 
 export interface MirrorConfigHooks extends MirrorConfigDescriber, MirrorConfigAlterer {}
 
@@ -51,6 +54,9 @@ export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHoo
     describeLogDirsHandler(ctx),
     describeProducersHandler(ctx),
     listConfigResourcesHandler(ctx),
+    describeAclsHandler(ctx),
+    createAclsHandler(ctx),
+    deleteAclsHandler(ctx),
   ] as unknown as ApiHandler<never, never>[];
   return hs as unknown as ApiHandler[];
 }
