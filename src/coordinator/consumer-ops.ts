@@ -176,13 +176,21 @@ export class ConsumerOps {
       if (req.instanceId !== null) memberId = g.staticMembers.get(req.instanceId) ?? memberId;
       const m = g.members.get(memberId);
       if (!m) return req.instanceId !== null ? fail(GroupError.UNKNOWN_MEMBER_ID) : { errorCode: 0, errorMessage: null, memberId: req.memberId, memberEpoch: req.memberEpoch, heartbeatIntervalMs: 0, assignment: null };
-      this.removeMember(g, m);
+      if (req.memberEpoch === STATIC_LEAVE_EPOCH && m.instanceId !== null) {
+        // KIP-848 static leave: the member keeps its partitions for its session timeout, so the
+        // same instance can come back without a rebalance.
+        m.previousMemberEpoch = m.memberEpoch;
+        m.memberEpoch = STATIC_LEAVE_EPOCH;
+        s.emit(currentRecord(g.groupId, m, MemberState.STABLE));
+        this.scheduleSession(g, m);
+      } else this.removeMember(g, m);
       return { errorCode: GroupError.NONE, errorMessage: null, memberId: req.memberId, memberEpoch: req.memberEpoch, heartbeatIntervalMs: 0, assignment: null };
     }
 
     let m: ConsumerMember | undefined;
     let bump = false;
     let memberChanged = false;
+    let replaced = false;
     if (req.memberEpoch === 0) {
       const memberId = req.memberId !== '' ? req.memberId : randomBytes(16).toString('base64url').slice(0, 22);
       if (req.instanceId !== null) {
@@ -190,7 +198,10 @@ export class ConsumerOps {
         if (owner !== undefined && owner !== memberId) {
           const old = g.members.get(owner);
           if (old && old.memberEpoch !== STATIC_LEAVE_EPOCH) return fail(GroupError.UNRELEASED_INSTANCE_ID, `Static member ${owner} with instance id ${req.instanceId} is still active.`);
-          if (old) this.removeMember(g, old);
+          if (old) {
+            this.replaceStaticMember(g, old, memberId, req);
+            replaced = true;
+          }
         }
       }
       m = g.members.get(memberId);
@@ -215,7 +226,7 @@ export class ConsumerOps {
         if (req.instanceId !== null) g.staticMembers.set(req.instanceId, memberId);
         bump = true;
         memberChanged = true;
-      } else {
+      } else if (!replaced) {
         // A known member rejoining (after being fenced) starts over from nothing owned.
         m.assigned = new Map();
         m.revoking = new Map();
@@ -288,6 +299,25 @@ export class ConsumerOps {
       heartbeatIntervalMs: interval,
       assignment: sendAssignment ? m.assigned : null,
     };
+  }
+
+  /** A static member back after leaving with -2: the new member id takes over its partitions, no rebalance. */
+  private replaceStaticMember(g: ConsumerGroup, old: ConsumerMember, memberId: string, req: ConsumerHeartbeatRequest): void {
+    const s = this.s;
+    s.ctx.cancelTimer(sessionKey(g.groupId, old.memberId));
+    s.ctx.cancelTimer(revokeKey(g.groupId, old.memberId));
+    g.members.delete(old.memberId);
+    s.emit(currentRecord(g.groupId, old.memberId));
+    s.emit(targetMemberRecord(g.groupId, old.memberId, null));
+    s.emit(memberRecord(g.groupId, old.memberId));
+    const target = g.target.get(old.memberId) ?? new Map();
+    g.target.delete(old.memberId);
+    const m: ConsumerMember = { ...old, memberId, clientId: req.clientId, clientHost: req.clientHost, memberEpoch: 0, previousMemberEpoch: -1 };
+    g.members.set(memberId, m);
+    g.staticMembers.set(old.instanceId!, memberId);
+    g.target.set(memberId, target);
+    s.emit(memberRecord(g.groupId, m));
+    s.emit(targetMemberRecord(g.groupId, memberId, target));
   }
 
   /** Subscribed topic ids of a member (names and regex resolved against the metadata). */

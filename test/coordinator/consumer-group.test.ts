@@ -139,4 +139,44 @@ describe('KIP-848 consumer group', () => {
     expect((await host2.listGroups()).map((g) => [g.groupId, g.groupType])).toEqual([['cg', 'consumer']]);
     await host2.close();
   });
+
+  it('a static member leaving with -2 keeps its partitions until it returns or its session ends', async () => {
+    const { host, gc } = await setup();
+    const a = await gc.consumerHeartbeat(hb('A', 0, { instanceId: 'i1' }));
+    const b = await gc.consumerHeartbeat(hb('B', 0));
+    const a2 = await gc.consumerHeartbeat(hb('A', a.memberEpoch, { instanceId: 'i1' }));
+    const a3 = await gc.consumerHeartbeat(hb('A', a2.memberEpoch, { instanceId: 'i1', topicPartitions: owned(a2) }));
+    let bb = await gc.consumerHeartbeat(hb('B', b.memberEpoch));
+    const aParts = parts(a2);
+    expect(aParts.length).toBe(3);
+    const epochBefore = (await gc.describeConsumerGroup('cg')).description!.groupEpoch;
+
+    expect((await gc.consumerHeartbeat(hb('A', a3.memberEpoch, { instanceId: 'i1' }))).errorCode).toBe(0);
+    const left = await gc.consumerHeartbeat(hb('A', -2, { instanceId: 'i1' }));
+    expect(left.memberEpoch).toBe(-2);
+    bb = await gc.consumerHeartbeat(hb('B', bb.memberEpoch));
+    expect(parts(bb).length === 0 || parts(bb).every((p) => !aParts.includes(p))).toBe(true);
+    // The instance comes back under a new member id: same partitions, no new group epoch.
+    const back = await gc.consumerHeartbeat(hb('A2', 0, { instanceId: 'i1' }));
+    expect(back.errorCode).toBe(0);
+    expect(parts(back)).toEqual(aParts);
+    const d = (await gc.describeConsumerGroup('cg')).description!;
+    expect(d.groupEpoch).toBe(epochBefore);
+    expect(d.members.map((m) => m.memberId).sort()).toEqual(['A2', 'B']);
+    // A live instance cannot be taken over.
+    expect((await gc.consumerHeartbeat(hb('A3', 0, { instanceId: 'i1' }))).errorCode).toBe(GroupError.UNRELEASED_INSTANCE_ID);
+
+    // Gone for good: after the session timeout its partitions go to B.
+    await gc.consumerHeartbeat(hb('A2', back.memberEpoch, { instanceId: 'i1' }));
+    await gc.consumerHeartbeat(hb('A2', -2, { instanceId: 'i1' }));
+    for (let i = 0; i < 10; i++) {
+      await host.manual.advance(5000);
+      bb = await gc.consumerHeartbeat(hb('B', (await gc.describeConsumerGroup('cg')).description!.members.find((m) => m.memberId === 'B')!.memberEpoch));
+    }
+    await gc.runtime.idle();
+    const after = (await gc.describeConsumerGroup('cg')).description!;
+    expect(after.members.map((m) => m.memberId)).toEqual(['B']);
+    expect(after.members[0]!.assignment[0]!.partitions).toEqual([0, 1, 2, 3, 4, 5]);
+    await gc.close();
+  });
 });
