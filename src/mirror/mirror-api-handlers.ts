@@ -80,6 +80,10 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
   const coordinator = new MirrorCoordinator(host, config.stateTopicPartitions);
   const manager = new MirrorManager(host, coordinator, config, opts.log);
   const control = new MirrorControlPlane(host, manager, coordinator);
+  manager.topicDiscovery = {
+    start: (mirrorName, topics) => control.startMirrorTopics(mirrorName, topics.map((topicName) => ({ topicName, topicId: '00000000-0000-0000-0000-000000000000', numPartitions: 0 })), [], [], -1),
+    stop: (mirrorName, topics) => control.stopMirrorTopics(mirrorName, topics, [], -1),
+  };
   manager.start();
 
   const handlers: ApiHandler[] = [

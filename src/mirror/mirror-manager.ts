@@ -27,7 +27,7 @@ import { decodeListClusterMirrorsResponse } from '../protocol/generated/messages
 import { MirrorFetcher, type MirrorTopicPartition } from '../fetcher/mirror-fetcher.js';
 import { SourceClient, sourceClientOptionsFromConfig } from '../fetcher/source-client.js';
 import { API } from '../fetcher/source-protocol.js';
-import { connectionFingerprint, mirrorConfigValue, type MirrorBrokerConfig } from './mirror-config.js';
+import { connectionFingerprint, matchesAny, mirrorConfigValue, splitList, type MirrorBrokerConfig } from './mirror-config.js';
 import type { MirrorCoordinator } from './mirror-coordinator.js';
 import type { MirrorHost, MirrorLog } from './mirror-host.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
@@ -313,21 +313,51 @@ export class MirrorManager {
 
   async refreshSources(): Promise<void> {
     for (const rt of [...this.runtimes.values()]) {
-      if (rt.sourceClusterId === null) continue;
+      if (this.closed) return;
       let id: string;
       try {
         id = (await rt.client.describeCluster()).clusterId;
       } catch {
         continue; // unreachable sources are the fetcher's business
       }
-      if (id === rt.sourceClusterId) continue;
-      for (const key of this.tracked.values()) {
-        if (key.mirrorName !== rt.name) continue;
-        const st = this.machine.state(key);
-        if (st === S.STOPPED || st === S.PAUSED) continue;
-        await this.machine.fail(key, new NonRetryableMirrorError(`The source cluster id changed from ${rt.sourceClusterId} to ${id}.`));
+      if (rt.sourceClusterId !== null && id !== rt.sourceClusterId) {
+        for (const key of this.tracked.values()) {
+          if (key.mirrorName !== rt.name) continue;
+          const st = this.machine.state(key);
+          if (st === S.STOPPED || st === S.PAUSED) continue;
+          await this.machine.fail(key, new NonRetryableMirrorError(`The source cluster id changed from ${rt.sourceClusterId} to ${id}.`));
+        }
+        continue;
       }
+      await this.discoverAndExclude(rt).catch((err: unknown) => this.log(`mirror ${rt.name}: topic discovery failed: ${(err as Error).message}`));
     }
+  }
+
+  /** Set by the control plane: starts / stops topics on behalf of pattern discovery. */
+  topicDiscovery: { start(mirror: string, topics: string[]): Promise<unknown>; stop(mirror: string, topics: string[]): Promise<unknown> } | null = null;
+
+  /**
+   * Pattern discovery and exclude enforcement (spec §10.4, §10.5): source topics matching
+   * `mirror.topics.include` and not `mirror.topics.exclude` that no mirror has bound yet are
+   * started; active topics of this mirror that now match the exclude list are stopped.
+   */
+  private async discoverAndExclude(rt: MirrorRuntime): Promise<void> {
+    const discovery = this.topicDiscovery;
+    const cfg = this.host.mirrorConfigs().get(rt.name);
+    if (discovery === null || cfg === undefined) return;
+    const include = splitList(cfg.get('mirror.topics.include'));
+    const exclude = splitList(mirrorConfigValue(cfg, 'mirror.topics.exclude'));
+    const bindings = this.host.mirrorTopicBindings();
+    const excluded = bindings.filter((b) => b.mirrorName === rt.name && b.desiredState !== S.STOPPED && matchesAny(b.topicName, exclude)).map((b) => b.topicName);
+    if (excluded.length > 0) await discovery.stop(rt.name, excluded);
+    if (include.length === 0) return;
+    const bound = new Set(bindings.map((b) => b.topicName));
+    const md = await rt.client.metadata(null);
+    const fresh = md.topics
+      .filter((t) => t.errorCode === 0 && t.name !== null && !t.isInternal)
+      .map((t) => t.name as string)
+      .filter((n) => !bound.has(n) && matchesAny(n, include) && !matchesAny(n, exclude));
+    if (fresh.length > 0) await discovery.start(rt.name, fresh);
   }
 
   // ------------------------------------------------------------------ state actions
