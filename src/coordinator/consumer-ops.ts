@@ -89,6 +89,7 @@ function cloneGroup(g: ConsumerGroup): ConsumerGroup {
   n.assignmentEpoch = g.assignmentEpoch;
   n.metadataHash = g.metadataHash;
   n.emptySince = g.emptySince;
+  n.assignorName = g.assignorName;
   for (const [k, v] of g.target) n.target.set(k, new Map([...v].map(([t, p]) => [t, [...p]])));
   for (const [k, v] of g.members) n.members.set(k, cloneMember(v));
   for (const [k, v] of g.staticMembers) n.staticMembers.set(k, v);

@@ -179,4 +179,17 @@ describe('KIP-848 consumer group', () => {
     expect(after.members[0]!.assignment[0]!.partitions).toEqual([0, 1, 2, 3, 4, 5]);
     await gc.close();
   });
+
+  it('a heartbeat whose records fail to append changes nothing', async () => {
+    const { t, gc } = await setup();
+    await gc.consumerHeartbeat(hb('A', 0));
+    const before = await gc.describeConsumerGroup('cg');
+    t.fs.failNextWrite();
+    const r = await gc.consumerHeartbeat(hb('B', 0));
+    expect(r.errorCode).toBe(GroupError.NOT_COORDINATOR);
+    expect(await gc.describeConsumerGroup('cg')).toEqual(before);
+    const again = await gc.consumerHeartbeat(hb('B', 0));
+    expect([again.errorCode, again.memberEpoch]).toEqual([0, 2]);
+    await gc.close();
+  });
 });
