@@ -208,6 +208,34 @@ export class OffsetOps {
   }
 
   /**
+   * A group with members keeps the offsets of the topics it subscribes to; offsets of other
+   * topics expire by their commit time (KIP-211). Only consumer-protocol groups are understood
+   * (a regex subscription keeps everything).
+   */
+  private expireUnsubscribed(groupId: string, byTopic: ReadonlyMap<string, ReadonlyMap<number, { commitTimestamp: number }>>, now: number): void {
+    const g = this.s.classic.get(groupId);
+    const cg = this.s.consumer.get(groupId);
+    const subscribed = new Set<string>();
+    if (g) {
+      if (g.protocolType !== 'consumer') return;
+      for (const m of g.members.values()) for (const t of subscribedTopics(g.metadataFor(m, g.protocolName))) subscribed.add(t);
+    }
+    if (cg) {
+      for (const m of cg.members.values()) {
+        if (m.subscribedTopicRegex !== null) return;
+        for (const t of m.subscribedTopicNames) subscribed.add(t);
+      }
+    }
+    if (subscribed.size === 0) return;
+    for (const [topic, parts] of byTopic) {
+      if (subscribed.has(topic)) continue;
+      for (const [p, v] of parts) {
+        if (now - v.commitTimestamp >= this.s.cfg.offsetsRetentionMs) this.s.emit(offsetCommitRecord({ group: groupId, topic, partition: p }, null));
+      }
+    }
+  }
+
+  /**
    * offsets.retention.minutes: offsets of a group without members expire once the retention has
    * passed since the later of their commit and the moment the group became empty; an empty group
    * left without offsets is deleted (Kafka's cleanupGroupMetadata).
@@ -218,7 +246,10 @@ export class OffsetOps {
     for (const [groupId, byTopic] of this.s.offsets) {
       const g = this.s.classic.get(groupId);
       const cg = this.s.consumer.get(groupId);
-      if ((g && g.state !== ClassicState.EMPTY) || (cg && cg.members.size > 0)) continue;
+      if ((g && g.state !== ClassicState.EMPTY) || (cg && cg.members.size > 0)) {
+        this.expireUnsubscribed(groupId, byTopic, now);
+        continue;
+      }
       const emptySince = g ? g.currentStateTimestamp : (cg?.emptySince ?? 0);
       let remaining = 0;
       for (const [topic, parts] of byTopic) {

@@ -119,5 +119,23 @@ describe('offsets on the coordinator runtime', () => {
     expect((await gc.fetchOffsets('new', null)).topics).toEqual([]);
     await gc.close();
   });
-});
 
+  it('a group with members keeps offsets of subscribed topics and expires the others', async () => {
+    const host = testHost(logs().openLog, CFG);
+    const gc = await GroupCoordinator.start(host);
+    // A consumer-protocol subscription to topic "t" (ConsumerProtocolSubscription v0).
+    const sub = Buffer.from([0, 0, 0, 0, 0, 1, 0, 1, 0x74, 0xff, 0xff, 0xff, 0xff]);
+    const j = await gc.join({ groupId: 'live', sessionTimeoutMs: 1_800_000, rebalanceTimeoutMs: 10000, memberId: '', groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: sub }], clientId: 'c', clientHost: 'h', requireKnownMemberId: false });
+    await gc.sync({ groupId: 'live', generationId: j.generationId, memberId: j.memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments: [] });
+    const c = await gc.commitOffsets(commit('live', { 't:0': 5, 'old:0': 6 }, { generationIdOrMemberEpoch: j.generationId, memberId: j.memberId }));
+    expect(c.flatMap((t) => t.partitions.map((p) => p.errorCode))).toEqual([0, 0]);
+    for (let i = 0; i < 61; i++) {
+      await host.manual.advance(60000);
+      await gc.heartbeat({ groupId: 'live', generationId: j.generationId, memberId: j.memberId, groupInstanceId: null });
+    }
+    await gc.runtime.idle();
+    const f = await gc.fetchOffsets('live', null);
+    expect(f.topics.map((t) => t.name)).toEqual(['t']);
+    await gc.close();
+  });
+});
