@@ -43,6 +43,8 @@ export class TxnCoordinator {
   readonly runtime: CoordinatorRuntime<TxnShard>;
   private readonly completing = new Map<string, Promise<number>>();
   private readonly maxTimeoutMs: number;
+  private readonly idExpirationMs: number;
+  private readonly cleanupIntervalMs: number;
 
   private constructor(
     private readonly host: CoordinatorHost,
@@ -50,6 +52,8 @@ export class TxnCoordinator {
   ) {
     const partitions = Number(host.config('transaction.state.log.num.partitions') ?? 50);
     this.maxTimeoutMs = Number(host.config('transaction.max.timeout.ms') ?? 900000);
+    this.idExpirationMs = Number(host.config('transactional.id.expiration.ms') ?? 604800000);
+    this.cleanupIntervalMs = Number(host.config('transaction.remove.expired.transaction.cleanup.interval.ms') ?? 3600000);
     this.runtime = new CoordinatorRuntime<TxnShard>({
       host,
       topic: TRANSACTION_STATE,
@@ -69,13 +73,29 @@ export class TxnCoordinator {
     await this.runtime.close();
   }
 
-  /** After replay: finish prepared transactions and re-arm timeouts of ongoing ones. */
+  /** After replay: finish prepared transactions, re-arm timeouts of ongoing ones, start id expiry. */
   private resume(shard: TxnShard): void {
     const now = shard.ctx.now();
+    this.scheduleIdExpiry(shard);
     for (const m of shard.txns.values()) {
       if (m.state === TxnState.PREPARE_COMMIT || m.state === TxnState.PREPARE_ABORT) queueMicrotask(() => void this.complete(m.transactionalId));
       else if (m.state === TxnState.ONGOING) this.armTimeout(shard, m, Math.max(0, m.startTimestamp + m.timeoutMs - now));
     }
+  }
+
+  /**
+   * transactional.id.expiration.ms: an id idle that long with no transaction in flight is
+   * forgotten (tombstoned), as Kafka's removeExpiredTransactionalIds does.
+   */
+  private scheduleIdExpiry(shard: TxnShard): void {
+    shard.ctx.scheduleTimer('expire-ids', this.cleanupIntervalMs, (s): WriteResult<void> => {
+      this.scheduleIdExpiry(s);
+      const now = s.ctx.now();
+      const idle = [...s.txns.values()].filter(
+        (m) => (m.state === TxnState.EMPTY || m.state === TxnState.COMPLETE_COMMIT || m.state === TxnState.COMPLETE_ABORT) && now - m.lastUpdateTimestamp >= this.idExpirationMs,
+      );
+      return { records: idle.map((m) => txnRecord(m.transactionalId)), response: undefined, onAppendFailed: () => undefined };
+    });
   }
 
   private armTimeout(shard: TxnShard, m: TxnMetadata, delayMs: number): void {

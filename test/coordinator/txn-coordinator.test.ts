@@ -164,4 +164,22 @@ describe('transaction coordinator', () => {
     await third.tc.close();
     await third.gc.close();
   });
+
+  it('forgets transactional ids idle longer than transactional.id.expiration.ms', async () => {
+    const t = new TempLogs();
+    temps.push(t);
+    const host = { ...testHost(t.openLog, { ...CFG, 'transactional.id.expiration.ms': '60000', 'transaction.remove.expired.transaction.cleanup.interval.ms': '10000' }, {}, { orders: 2 }), allocateProducerId: async () => 5, writeTxnMarker: async () => 0 };
+    const tc = await TxnCoordinator.start(host, null);
+    await tc.initProducerId('idle', 30000, -1, -1, 4);
+    await tc.initProducerId('busy', 30000, -1, -1, 4);
+    await tc.addPartitions('busy', 5, 0, [{ topic: 'orders', partition: 0 }], 3);
+    await host.manual.advance(40000);
+    await tc.runtime.idle();
+    expect(await tc.describe('idle')).toBeDefined();
+    await host.manual.advance(30000);
+    await tc.runtime.idle();
+    expect(await tc.describe('idle')).toBeUndefined();
+    expect((await tc.describe('busy'))!.transactionalId).toBe('busy'); // aborted by its timeout, updated since
+    await tc.close();
+  });
 });
