@@ -44,10 +44,30 @@ export class GroupCoordinator {
   static async start(host: CoordinatorHost): Promise<GroupCoordinator> {
     const c = new GroupCoordinator(host, groupConfigFrom(host));
     if (host.partitionCount(CONSUMER_OFFSETS) !== undefined) await c.runtime.loadAll();
+    c.watchTopicDeletions();
     return c;
   }
 
+  private unwatch: (() => void) | null = null;
+
+  /** When topics disappear from the metadata, their committed offsets are deleted in every shard. */
+  private watchTopicDeletions(): void {
+    const names = this.host.topicNames;
+    if (!names) return;
+    let known = new Set(names.call(this.host));
+    this.unwatch = this.host.onMetadataChange(() => {
+      const now = new Set(names.call(this.host));
+      const deleted = new Set([...known].filter((t) => !now.has(t)));
+      known = now;
+      if (deleted.size === 0) return;
+      for (const p of this.runtime.loadedShards().keys()) {
+        this.runtime.writeTo(p, (s) => s.offsetOps.deleteTopicOffsets(deleted)).catch(() => undefined);
+      }
+    });
+  }
+
   close(): Promise<void> {
+    this.unwatch?.();
     return this.runtime.close();
   }
 

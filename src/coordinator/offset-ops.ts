@@ -287,4 +287,15 @@ export class OffsetOps {
       onAppendFailed: () => undefined,
     };
   }
+
+  /** Offsets of deleted topics go with them (Kafka's onPartitionsDeleted). */
+  deleteTopicOffsets(topics: ReadonlySet<string>): WriteResult<void> {
+    for (const [group, byTopic] of this.s.offsets) {
+      for (const [topic, parts] of byTopic) {
+        if (!topics.has(topic)) continue;
+        for (const p of parts.keys()) this.s.emit(offsetCommitRecord({ group, topic, partition: p }, null));
+      }
+    }
+    return { ...this.s.result(undefined), onAppendFailed: () => undefined };
+  }
 }

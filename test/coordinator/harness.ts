@@ -43,6 +43,8 @@ export async function settle(rounds = 20): Promise<void> {
 export interface TestHost extends CoordinatorHost {
   readonly manual: ManualTimers;
   readonly logs: Map<string, CoordinatorLog>;
+  /** Removes a topic from the metadata and tells the metadata listeners. */
+  deleteTopic(name: string): void;
 }
 
 export function testHost(
@@ -62,6 +64,7 @@ export function testHost(
   const manual = new ManualTimers();
   const logs = new Map<string, CoordinatorLog>();
   const topics = new Map(Object.entries({ ...existingTopics, ...dataTopics }));
+  const listeners = new Set<() => void>();
   return {
     nodeId: 1,
     host: '127.0.0.1',
@@ -85,6 +88,13 @@ export function testHost(
     topicNameById: (id) => names.get(id),
     topicNames: () => [...topics.keys()],
     partitionCount: (t) => topics.get(t),
-    onMetadataChange: () => () => undefined,
+    onMetadataChange: (cb) => {
+      listeners.add(cb);
+      return () => listeners.delete(cb);
+    },
+    deleteTopic(name) {
+      topics.delete(name);
+      for (const cb of listeners) cb();
+    },
   };
 }

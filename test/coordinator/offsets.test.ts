@@ -138,4 +138,16 @@ describe('offsets on the coordinator runtime', () => {
     expect(f.topics.map((t) => t.name)).toEqual(['t']);
     await gc.close();
   });
+
+  it('deletes the offsets of a deleted topic', async () => {
+    const host = testHost(logs().openLog, CFG, {}, { keep: 1, gone: 2 });
+    const gc = await GroupCoordinator.start(host);
+    await gc.commitOffsets(commit('gx', { 'keep:0': 1, 'gone:0': 2, 'gone:1': 3 }));
+    await gc.commitOffsets(commit('gy', { 'gone:1': 4 }));
+    host.deleteTopic('gone');
+    await gc.runtime.idle();
+    expect((await gc.fetchOffsets('gx', null)).topics.map((t) => t.name)).toEqual(['keep']);
+    expect((await gc.fetchOffsets('gy', null)).topics).toEqual([]);
+    await gc.close();
+  });
 });
