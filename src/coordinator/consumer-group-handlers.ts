@@ -9,7 +9,7 @@ import { encodeConsumerGroupDescribeResponse } from '../protocol/generated/messa
 import type { ConsumerGroupDescribeResponseInput } from '../protocol/generated/messages/consumer-group-describe-response.js';
 import type { GroupCoordinator } from './group-coordinator.js';
 import { errorCodeOf } from './group-coordinator.js';
-import { GroupError } from './group-errors.js';
+import { GROUP_OPERATIONS, GroupError } from './group-errors.js';
 
 /** ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848). */
 export function consumerGroupHandlers(gc: GroupCoordinator): ApiHandler[] {
@@ -87,7 +87,7 @@ export function consumerGroupHandlers(gc: GroupCoordinator): ApiHandler[] {
                 targetAssignment: { topicPartitions: m.targetAssignment },
                 ...(ctx.apiVersion >= 1 ? { memberType: 1 } : {}),
               })),
-              authorizedOperations: req.includeAuthorizedOperations ? 0 : -2147483648,
+              authorizedOperations: req.includeAuthorizedOperations ? GROUP_OPERATIONS : -2147483648,
             };
           } catch (e) {
             return { errorCode: errorCodeOf(e), errorMessage: null, groupId };

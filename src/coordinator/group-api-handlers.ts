@@ -47,7 +47,7 @@ import { encodeDeleteGroupsResponse } from '../protocol/generated/messages/delet
 import type { DeleteGroupsResponseInput } from '../protocol/generated/messages/delete-groups-response.js';
 import type { CoordinatorHost } from './coordinator-host.js';
 import { GroupCoordinator, errorCodeOf } from './group-coordinator.js';
-import { GroupError } from './group-errors.js';
+import { GROUP_OPERATIONS, GroupError } from './group-errors.js';
 import { ClassicState } from './classic-group.js';
 import { consumerGroupHandlers } from './consumer-group-handlers.js';
 
@@ -322,7 +322,7 @@ export async function createGroupApiHandlers(host: CoordinatorHost): Promise<{ h
               protocolType: d.protocolType,
               protocolData: d.protocolData,
               members: d.members.map((m) => ({ ...m, ...(v >= 4 ? {} : { groupInstanceId: null }) })),
-              ...(v >= 3 ? { authorizedOperations: req.includeAuthorizedOperations ? 0 : -2147483648 } : {}),
+              ...(v >= 3 ? { authorizedOperations: req.includeAuthorizedOperations ? GROUP_OPERATIONS : -2147483648 } : {}),
             };
           } catch (e) {
             return { errorCode: errorCodeOf(e), groupId, groupState: '', protocolType: '', protocolData: '', members: [] };

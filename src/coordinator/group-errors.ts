@@ -28,3 +28,10 @@ export const GroupError = {
   UNSUPPORTED_ASSIGNOR: 112,
   STALE_MEMBER_EPOCH: 113,
 } as const;
+
+/**
+ * The operations a principal may perform on a group, as an ACL-operation bitfield: READ (3),
+ * DELETE (6), DESCRIBE (8), DESCRIBE_CONFIGS (10), ALTER_CONFIGS (11). The node has no
+ * authorizer for groups, so every caller gets them all.
+ */
+export const GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
