@@ -6,6 +6,7 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import type { BrokerContext } from './broker-context.js';
 import { brokerConfigDef, checkTopicConfig, checkValue } from './config.js';
 import { ConfigResourceType } from './metadata-image.js';
+import { checkGroupConfig } from './group-configs.js';
 
 export interface AlterOutcome {
   readonly errorCode: number;
@@ -26,16 +27,25 @@ export function checkResource(ctx: BrokerContext, resourceType: number, resource
     }
     return OK;
   }
+  if (resourceType === ConfigResourceType.GROUP) {
+    return resourceName === '' ? { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Group name must not be empty' } : OK;
+  }
   return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported resource type ${resourceType}` };
 }
 
-export function checkChange(resourceType: number, name: string, value: string | null): AlterOutcome {
+export function checkChange(ctx: BrokerContext, resourceType: number, name: string, value: string | null): AlterOutcome {
+  if (resourceType === ConfigResourceType.GROUP) {
+    const err = checkGroupConfig(ctx.configs, name, value);
+    return err ? { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: err } : OK;
+  }
   if (resourceType === ConfigResourceType.TOPIC) {
     const err = checkTopicConfig(name, value);
     return err ? { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: err } : OK;
   }
   const def = brokerConfigDef(name);
-  if (!def) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: `Unknown broker config ${name}` };
+  // Like Kafka, broker keys this node does not know are kept as they are (plugins, security
+  // settings of other deployments); only known keys are type-checked.
+  if (!def) return OK;
   if (def.readOnly) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: `Cannot update these configs dynamically: Set(${name})` };
   if (value === null) return OK;
   const err = checkValue(def.type, value, def);
@@ -45,6 +55,7 @@ export function checkChange(resourceType: number, name: string, value: string | 
 /** The current explicit entries of a resource (topic overrides or dynamic broker configs). */
 export function currentEntries(ctx: BrokerContext, resourceType: number, resourceName: string): Map<string, string> {
   if (resourceType === ConfigResourceType.TOPIC) return new Map(ctx.image.topic(resourceName)?.configs ?? []);
+  if (resourceType === ConfigResourceType.GROUP) return new Map(ctx.image.otherConfigs.get(resourceType)?.get(resourceName) ?? []);
   return new Map(ctx.image.brokerConfigs.get(resourceName) ?? []);
 }
 
@@ -56,7 +67,7 @@ export async function applyChanges(
   validateOnly: boolean,
 ): Promise<AlterOutcome> {
   for (const [name, value] of changes) {
-    const r = checkChange(resourceType, name, value);
+    const r = checkChange(ctx, resourceType, name, value);
     if (r.errorCode !== 0) return r;
   }
   if (validateOnly || changes.length === 0) return OK;

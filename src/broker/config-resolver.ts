@@ -58,6 +58,9 @@ export class ConfigResolver {
 
   describeBroker(): ResolvedConfig[] {
     const out: ResolvedConfig[] = [];
+    const known = new Set(BROKER_CONFIG_DEFS.map((d) => d.name));
+    const extra = new Set<string>();
+    for (const scope of [String(this.config.nodeId), '']) for (const k of this.image.brokerConfigs.get(scope)?.keys() ?? []) if (!known.has(k)) extra.add(k);
     for (const def of BROKER_CONFIG_DEFS) {
       const levels = this.brokerLevels(def.name);
       const top = levels[0];
@@ -70,6 +73,11 @@ export class ConfigResolver {
         type: typeId(def.type),
         synonyms: levels,
       });
+    }
+    for (const name of extra) {
+      const levels = this.brokerLevels(name);
+      const top = levels[0];
+      out.push({ name, value: top?.value ?? null, source: top?.source ?? ConfigSource.UNKNOWN, readOnly: false, isSensitive: false, type: ConfigTypeId.UNKNOWN, synonyms: levels });
     }
     return out;
   }

@@ -7,7 +7,7 @@
 import type { AclEntry } from './metadata-records.js';
 
 /** ConfigRecord resource types (Kafka's ConfigResource.Type). */
-export const ConfigResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, CLUSTER_MIRROR: 64 } as const;
+export const ConfigResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, GROUP: 32, CLUSTER_MIRROR: 64 } as const;
 
 export interface PartitionImage {
   readonly partition: number;

@@ -387,3 +387,30 @@ describe('dynamic broker configs', () => {
     c.close();
   });
 });
+
+describe('list offsets', () => {
+  it('answers max-timestamp and timestamp queries with the exact record inside a batch', async () => {
+    const { encodeListOffsetsRequest } = await import('../../src/protocol/generated/messages/list-offsets-request.js');
+    const { decodeListOffsetsResponse } = await import('../../src/protocol/generated/messages/list-offsets-response.js');
+    const c = await WireClient.connect(node.port);
+    await createTopic(c, 'maxts');
+    const base = 10_000_000;
+    const batch = buildRecordBatch({ records: [100, 400, 250].map((d) => ({ value: Buffer.from('m'), timestamp: base + d })) });
+    await c.call(0, 9, (w) => encodeProduceRequest(w, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: 'maxts', partitionData: [{ index: 0, records: batch }] }] }, 9));
+    const query = async (timestamp: number) => {
+      const r = await c.call(2, 9, (w) =>
+        encodeListOffsetsRequest(w, { replicaId: -1, isolationLevel: 1, topics: [{ name: 'maxts', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: BigInt(timestamp) }] }] }, 9),
+      );
+      const p = decodeListOffsetsResponse(r, 9).topics[0]!.partitions[0]!;
+      return [Number(p.offset), Number(p.timestamp)];
+    };
+    expect(await query(-2)).toEqual([0, -1]);
+    expect(await query(-1)).toEqual([3, -1]);
+    expect(await query(-3)).toEqual([1, base + 400]);
+    expect((await query(base + 50))[0]).toBe(0);
+    expect((await query(base + 300))[0]).toBe(1);
+    expect((await query(base + 150))[0]).toBe(1);
+    expect((await query(base + 500))[0]).toBe(-1);
+    c.close();
+  });
+});

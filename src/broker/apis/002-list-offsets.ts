@@ -3,7 +3,8 @@
  *
  * Behavior: Timestamp -2 earliest (log start), -1 latest (high watermark, or the last stable
  * offset for read_committed), -3 the record with the largest timestamp (v7+), -4 earliest local
- * (= log start; no tiered storage), -5 latest tiered (none: -1); otherwise the first offset whose
+ * (= log start; no tiered storage), -5 latest tiered (none: -1); for -3 the exact record is
+ * found inside the batch with the largest timestamp; otherwise the first offset whose
  * timestamp is ≥ the target, below the fetchable end, else (-1, -1). CurrentLeaderEpoch older or
  * newer than the partition's → FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH. A partition listed
  * twice → INVALID_REQUEST for each.
@@ -14,10 +15,33 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeListOffsetsRequest, type ListOffsetsRequest } from '../../protocol/generated/messages/list-offsets-request.js';
 import { encodeListOffsetsResponse, type ListOffsetsResponseInput } from '../../protocol/generated/messages/list-offsets-response.js';
+import { ATTR, iterateBatches } from '../../protocol/record-batch.js';
+import { decodeRecords } from '../../protocol/records.js';
+import type { PartitionLog } from '../../storage/partition-log.js';
 import type { ApiHandler } from '../api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 
 type TopicOut = NonNullable<ListOffsetsResponseInput['topics']>[number];
+
+/**
+ * The log indexes the max timestamp per batch; Kafka (since KAFKA-16310) answers the offset of
+ * the first record carrying it, so the batch is read and its records walked (one batch only).
+ */
+async function exactMaxTimestampOffset(log: PartitionLog, batchOffset: number, maxTimestamp: number): Promise<number> {
+  const r = await log.readToBuffer({ fetchOffset: batchOffset, maxOffset: log.logEndOffset, maxBytes: 1, minOneMessage: true });
+  if (r.errorCode !== 0) return batchOffset;
+  for (const batch of iterateBatches(r.records)) {
+    if (batch.lastOffset < batchOffset) continue;
+    if (batch.baseOffset > batchOffset) break;
+    if ((batch.attributes & ATTR.TIMESTAMP_LOG_APPEND) !== 0) return batch.baseOffset;
+    try {
+      for (const rec of decodeRecords(batch)) if (rec.timestamp === maxTimestamp) return rec.offset;
+    } catch {
+      return batchOffset;
+    }
+  }
+  return batchOffset;
+}
 type PartOut = NonNullable<TopicOut['partitions']>[number];
 
 export function listOffsetsHandler(ctx: BrokerContext): ApiHandler<ListOffsetsRequest, ListOffsetsResponseInput> {
@@ -73,7 +97,8 @@ export function listOffsetsHandler(ctx: BrokerContext): ApiHandler<ListOffsetsRe
             parts.push(out(ErrorCode.NONE));
           } else if (ts === -3) {
             const r = log.maxTimestampOffset();
-            if (r && r.offset < fetchableEnd) parts.push(out(ErrorCode.NONE, r.timestamp, r.offset, r.leaderEpoch));
+            const exact = r ? await exactMaxTimestampOffset(log, r.offset, r.timestamp) : -1;
+            if (r && exact >= 0 && exact < fetchableEnd) parts.push(out(ErrorCode.NONE, r.timestamp, exact, r.leaderEpoch));
             else parts.push(out(ErrorCode.NONE));
           } else if (ts < 0) {
             parts.push(out(ErrorCode.INVALID_REQUEST));

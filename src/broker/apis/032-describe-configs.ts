@@ -7,6 +7,7 @@
  *   UNKNOWN_TOPIC_OR_PARTITION.
  * - BROKER (4): resource name = this node id (all broker keys) or "" (only the dynamic
  *   cluster-wide defaults, as Kafka); another id → INVALID_REQUEST.
+ * - GROUP (32, KIP-848): the group config keys, explicit ones with source DYNAMIC_GROUP_CONFIG (8).
  * - CLUSTER_MIRROR (64, KIP-1279): answered by the mirror module when it is wired.
  * - ConfigurationKeys filters (null = all); synonyms only when IncludeSynonyms.
  *
@@ -19,6 +20,7 @@ import type { ApiHandler } from '../api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import { ConfigSource, type ResolvedConfig } from '../config-resolver.js';
 import { ConfigResourceType } from '../metadata-image.js';
+import { GROUP_CONFIG_DEFS, groupConfigDefault } from '../group-configs.js';
 
 type Result = NonNullable<DescribeConfigsResponseInput['results']>[number];
 
@@ -63,6 +65,18 @@ export function describeConfigsHandler(ctx: BrokerContext, mirror: () => MirrorC
             results.push(fail(ErrorCode.INVALID_REQUEST, `Unexpected broker id, expected ${ctx.nodeId} or empty string, but received ${res.resourceName}`));
             continue;
           }
+        } else if (res.resourceType === ConfigResourceType.GROUP) {
+          // Group configs exist for any group name (Kafka does not require the group to exist).
+          const own = ctx.image.otherConfigs.get(ConfigResourceType.GROUP)?.get(res.resourceName);
+          configs = [...GROUP_CONFIG_DEFS.entries()].map(([name, def]) => {
+            const set = own?.get(name);
+            const dflt = groupConfigDefault(ctx.configs, name);
+            const synonyms = [
+              ...(set !== undefined ? [{ name, value: set, source: 8 }] : []),
+              { name: def.brokerKey ?? name, value: dflt, source: ConfigSource.DEFAULT_CONFIG },
+            ];
+            return { name, value: set ?? dflt, source: set !== undefined ? 8 : ConfigSource.DEFAULT_CONFIG, readOnly: false, isSensitive: false, type: def.type === 'int' ? 3 : 2, synonyms };
+          });
         } else if (res.resourceType === ConfigResourceType.CLUSTER_MIRROR && mirror()) {
           const entries = mirror()!.describeMirrorConfig(res.resourceName);
           if (entries === null) {

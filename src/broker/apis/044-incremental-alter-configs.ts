@@ -3,7 +3,7 @@
  *
  * Behavior: per entry SET (0), DELETE (1), APPEND (2) or SUBTRACT (3) — the last two only for
  * list-typed keys (cleanup.policy, ...), else INVALID_CONFIG. A key named twice in one resource is
- * INVALID_REQUEST. TOPIC and BROKER (this node id or "" for the cluster default) resources;
+ * INVALID_REQUEST. TOPIC, BROKER (this node id or "" for the cluster default) and GROUP resources;
  * CLUSTER_MIRROR (64) goes to the mirror module when wired. ValidateOnly writes nothing.
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';

@@ -30,7 +30,7 @@ export function listConfigResourcesHandler(ctx: BrokerContext): ApiHandler<ListC
       for (const t of types) {
         if (t === ConfigResourceType.TOPIC) for (const name of ctx.image.topicsByName.keys()) out.push({ resourceName: name, resourceType: t });
         if (t === ConfigResourceType.BROKER) out.push({ resourceName: String(ctx.nodeId), resourceType: t });
-        if (t === ConfigResourceType.CLUSTER_MIRROR) {
+        if (t === ConfigResourceType.GROUP || t === ConfigResourceType.CLUSTER_MIRROR) {
           for (const name of ctx.image.otherConfigs.get(t)?.keys() ?? []) out.push({ resourceName: name, resourceType: t });
         }
       }
