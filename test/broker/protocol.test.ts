@@ -384,6 +384,24 @@ describe('dynamic broker configs', () => {
     expect(d.results[0]!.configs[0]).toMatchObject({ name: 'num.partitions', value: '6', configSource: 3 });
     expect(d.results[0]!.configs[0]!.synonyms.map((x) => [x.value, x.source])).toEqual([['6', 3], ['1', 4], ['1', 5]]);
     expect(await alter('num.partitions', 1, null)).toMatchObject({ errorCode: 0 });
+
+    // GROUP resources (KIP-848 group configs), bounded by the broker's min/max.
+    const alterGroup = async (value: string) =>
+      decodeIncrementalAlterConfigsResponse(
+        await c.call(44, 1, (w) =>
+          encodeIncrementalAlterConfigsRequest(w, { resources: [{ resourceType: 32, resourceName: 'grp', configs: [{ name: 'consumer.session.timeout.ms', configOperation: 0, value }] }], validateOnly: false }, 1),
+        ),
+        1,
+      ).responses[0]!;
+    expect(await alterGroup('50000')).toMatchObject({ errorCode: 0 });
+    expect(await alterGroup('1000')).toMatchObject({ errorCode: 40 });
+    const g = decodeDescribeConfigsResponse(
+      await c.call(32, 4, (w) => encodeDescribeConfigsRequest(w, { resources: [{ resourceType: 32, resourceName: 'grp', configurationKeys: null }], includeSynonyms: false }, 4)),
+      4,
+    );
+    const byName = new Map(g.results[0]!.configs.map((x) => [x.name, x]));
+    expect(byName.get('consumer.session.timeout.ms')).toMatchObject({ value: '50000', configSource: 8 });
+    expect(byName.get('consumer.heartbeat.interval.ms')).toMatchObject({ value: '5000', configSource: 5 });
     c.close();
   });
 });
