@@ -29,6 +29,7 @@ import { SourceClient, sourceClientOptionsFromConfig } from '../fetcher/source-c
 import { API } from '../fetcher/source-protocol.js';
 import { connectionFingerprint, matchesAny, mirrorConfigValue, splitList, type MirrorBrokerConfig } from './mirror-config.js';
 import type { MirrorCoordinator } from './mirror-coordinator.js';
+import { syncGroupOffsets } from './group-offset-sync.js';
 import type { MirrorHost, MirrorLog } from './mirror-host.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
 import {
@@ -201,6 +202,7 @@ export class MirrorManager {
     this.machine.close();
     await this.syncing?.catch(() => undefined);
     for (const name of [...this.runtimes.keys()]) await this.closeRuntime(name);
+    this.selfClient?.close();
   }
 
   // ------------------------------------------------------------------ reconciliation
@@ -330,6 +332,25 @@ export class MirrorManager {
         continue;
       }
       await this.discoverAndExclude(rt).catch((err: unknown) => this.log(`mirror ${rt.name}: topic discovery failed: ${(err as Error).message}`));
+      await this.syncGroups(rt);
+    }
+  }
+
+  private selfClient: SourceClient | null = null;
+
+  /** A client to this node's own listener, for group offset commits (the reference's destination Admin). */
+  private self(): SourceClient {
+    this.selfClient ??= new SourceClient({ bootstrapServers: [`${this.host.host}:${this.host.port}`], clientId: 'fjord-mirror-groups', requestTimeoutMs: 10_000 });
+    return this.selfClient;
+  }
+
+  /** Best effort: a failed round is logged and retried at the next refresh. */
+  private async syncGroups(rt: MirrorRuntime, topics?: ReadonlySet<string>): Promise<void> {
+    try {
+      const r = await syncGroupOffsets(rt.name, this.host, rt.client, this.self(), topics);
+      if (r.committed > 0) this.log(`mirror ${rt.name}: synced ${r.committed} group offsets (${r.groups} groups, ${r.skippedActive} active here skipped)`);
+    } catch (err) {
+      this.log(`mirror ${rt.name}: group offset sync failed: ${(err as Error).message}`);
     }
   }
 
@@ -418,8 +439,14 @@ export class MirrorManager {
 
   /** STOPPING, in the order of spec §8.5; every step is idempotent so a new leader can redo it. */
   private async onStopping(key: MirrorPartitionKey): Promise<void> {
+    // A last group offset sync for this topic, so consumers resume where they were on the source
+    // (bounded: a failover often happens because the source is gone).
+    const rt = this.runtimes.get(key.mirrorName);
+    if (rt !== undefined) {
+      await Promise.race([this.syncGroups(rt, new Set([key.topicName])), new Promise((r) => setTimeout(r, 5000).unref())]);
+    }
     // a. remove the fetcher
-    await this.runtimes.get(key.mirrorName)?.fetcher.removePartitions([this.tp(key)]);
+    await rt?.fetcher.removePartitions([this.tp(key)]);
     const log = await this.awaitLog(key);
     // b. the last mirrored epoch, persisted
     const lme = await this.lastMirroredEpoch(key, log);

@@ -112,6 +112,31 @@ describe('Apache Kafka → Fjord node, through the CLI', () => {
     expect(consumed.slice(0, 3)).toEqual([0, 1, 2].map((i) => `${topic}-${i}`.padEnd(80, '~')));
   });
 
+  it('carries consumer group offsets over at failover, so consumers resume where they were', async () => {
+    const topic = 'clicks';
+    await kafkaAdmin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    await produceTo(kafka.bootstrap, topic, 20);
+    await kafkaAdmin.setOffsets({ groupId: 'reporting', topic, partitions: [{ partition: 0, offset: '12' }] });
+    expect((await cli('--start', '--mirror', 'from-kafka', '--topics', topic)).code).toBe(0);
+    await waitFor('mirrored', async () => (await partitions()).some((p) => p.topic === topic && p.state === 'MIRRORING' && p.lag === 0));
+    expect((await cli('--stop', '--mirror', 'from-kafka', '--topics', topic)).code).toBe(0);
+    await waitFor('stopped', async () => (await partitions()).filter((p) => p.topic === topic).every((p) => p.state === 'STOPPED'));
+    const fjordKafka = new Kafka({ clientId: 'scn', brokers: [fjord.bootstrap], logLevel: logLevel.NOTHING });
+    const fjordAdmin = fjordKafka.admin();
+    await fjordAdmin.connect();
+    const offsets = await fjordAdmin.fetchOffsets({ groupId: 'reporting', topics: [topic] });
+    await fjordAdmin.disconnect();
+    expect(offsets[0]?.partitions).toEqual([expect.objectContaining({ partition: 0, offset: '12' })]);
+    const seen: number[] = [];
+    const consumer = fjordKafka.consumer({ groupId: 'reporting' });
+    await consumer.connect();
+    await consumer.subscribe({ topic });
+    await consumer.run({ eachMessage: async ({ message }) => void seen.push(Number(message.offset)) });
+    await waitFor('resumed consumption', () => seen.length >= 8);
+    await consumer.disconnect();
+    expect(seen[0]).toBe(12);
+  });
+
   it('shows a deleted source topic as FAILED, non-retryable, and lets it be stopped and the mirror deleted', async () => {
     const topic = 'temporary';
     await kafkaAdmin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });

@@ -1,0 +1,124 @@
+/**
+ * Consumer group offset sync (KIP-1279 spec §10.2): committed offsets of source groups, for the
+ * partitions of this mirror's active (MIRRORING) topics, are committed to the same groups here,
+ * so consumers fail over without re-reading or skipping (the offsets are the same: the log is a
+ * byte copy). Offsets are clamped to what this cluster holds:
+ * synced = max(local log start, min(source committed, local log end)) — a consumer must not skip
+ * data not mirrored yet. Groups active here are left alone; stopped topics are never touched.
+ *
+ * Source side: ListGroups on every source broker, FindCoordinator, OffsetFetch (v8 batched
+ * form). Destination side: the same calls to this node over its own listener, as the reference's
+ * internal destination Admin does, so the group coordinator's rules apply unchanged.
+ */
+import type { SourceClient } from '../fetcher/source-client.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { encodeDescribeGroupsRequest } from '../protocol/generated/messages/describe-groups-request.js';
+import { decodeDescribeGroupsResponse } from '../protocol/generated/messages/describe-groups-response.js';
+import { encodeFindCoordinatorRequest } from '../protocol/generated/messages/find-coordinator-request.js';
+import { decodeFindCoordinatorResponse } from '../protocol/generated/messages/find-coordinator-response.js';
+import { encodeListGroupsRequest } from '../protocol/generated/messages/list-groups-request.js';
+import { decodeListGroupsResponse } from '../protocol/generated/messages/list-groups-response.js';
+import { encodeOffsetCommitRequest } from '../protocol/generated/messages/offset-commit-request.js';
+import { decodeOffsetCommitResponse } from '../protocol/generated/messages/offset-commit-response.js';
+import { encodeOffsetFetchRequest } from '../protocol/generated/messages/offset-fetch-request.js';
+import { decodeOffsetFetchResponse } from '../protocol/generated/messages/offset-fetch-response.js';
+import { matchesAny, mirrorConfigValue, splitList } from './mirror-config.js';
+import type { MirrorHost } from './mirror-host.js';
+
+const ACTIVE_GROUP_STATES: ReadonlySet<string> = new Set(['Stable', 'PreparingRebalance', 'CompletingRebalance', 'Assigning', 'Reconciling']);
+
+export interface GroupSyncResult {
+  readonly groups: number;
+  readonly committed: number;
+  readonly skippedActive: number;
+}
+
+async function coordinatorOf(client: SourceClient, groupId: string): Promise<number | null> {
+  const res = await client.rawRequest(null, 10, [4, 4], (w, v) => encodeFindCoordinatorRequest(w, { keyType: 0, coordinatorKeys: [groupId] }, v), decodeFindCoordinatorResponse);
+  const c = res?.coordinators[0];
+  if (c === undefined || c.errorCode !== 0) return null;
+  return c.nodeId;
+}
+
+/**
+ * One sync round for one mirror. `topics` restricts the sync to those topic names (a final sync
+ * while stopping); otherwise every MIRRORING topic of the mirror is considered.
+ */
+export async function syncGroupOffsets(
+  mirrorName: string,
+  host: MirrorHost,
+  source: SourceClient,
+  self: SourceClient,
+  topics?: ReadonlySet<string>,
+): Promise<GroupSyncResult> {
+  const cfg = host.mirrorConfigs().get(mirrorName);
+  if (cfg === undefined) return { groups: 0, committed: 0, skippedActive: 0 };
+  const active = new Set(
+    host
+      .mirrorTopicBindings()
+      .filter((b) => b.mirrorName === mirrorName && (topics !== undefined ? topics.has(b.topicName) : b.desiredState === 2))
+      .map((b) => b.topicName),
+  );
+  if (active.size === 0) return { groups: 0, committed: 0, skippedActive: 0 };
+  const include = splitList(mirrorConfigValue(cfg, 'mirror.groups.include'));
+  const exclude = splitList(mirrorConfigValue(cfg, 'mirror.groups.exclude'));
+
+  // Source groups, from every broker (each lists the groups it coordinates).
+  const md = await source.metadata([]);
+  const groupIds = new Set<string>();
+  for (const b of md.brokers) {
+    const res = await source.rawRequest(b.nodeId, 16, [3, 4], (w, v) => encodeListGroupsRequest(w, { statesFilter: [] }, v), decodeListGroupsResponse);
+    for (const g of res?.groups ?? []) {
+      if ((g.protocolType === 'consumer' || g.protocolType === '') && matchesAny(g.groupId, include) && !matchesAny(g.groupId, exclude)) groupIds.add(g.groupId);
+    }
+  }
+  let committed = 0;
+  let skippedActive = 0;
+  if (groupIds.size > 0) await self.metadata([]); // learn our own broker list (coordinator addresses)
+  for (const groupId of groupIds) {
+    const srcCoord = await coordinatorOf(source, groupId);
+    if (srcCoord === null) continue;
+    const fetched = await source.rawRequest(
+      srcCoord,
+      9,
+      [8, 8],
+      (w, v) => encodeOffsetFetchRequest(w, { groups: [{ groupId, topics: null }], requireStable: false }, v),
+      decodeOffsetFetchResponse,
+    );
+    const g = fetched?.groups[0];
+    if (g === undefined || g.errorCode !== 0) continue;
+    const commits: { name: string; partitions: { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; committedMetadata: string | null }[] }[] = [];
+    for (const t of g.topics) {
+      if (!active.has(t.name)) continue;
+      const parts = [];
+      for (const p of t.partitions) {
+        if (p.errorCode !== 0 || p.committedOffset < 0n) continue;
+        const log = host.partitionLog(t.name, p.partitionIndex);
+        if (log === undefined) continue;
+        const src = Number(p.committedOffset);
+        const synced = Math.max(log.logStartOffset, Math.min(src, log.logEndOffset));
+        parts.push({ partitionIndex: p.partitionIndex, committedOffset: BigInt(synced), committedLeaderEpoch: synced === src ? p.committedLeaderEpoch : -1, committedMetadata: p.metadata });
+      }
+      if (parts.length > 0) commits.push({ name: t.name, partitions: parts });
+    }
+    if (commits.length === 0) continue;
+    const destCoord = await coordinatorOf(self, groupId);
+    if (destCoord === null) continue;
+    // A group with live members here is owned by its consumers: never overwrite it.
+    const described = await self.rawRequest(destCoord, 15, [5, 5], (w, v) => encodeDescribeGroupsRequest(w, { groups: [groupId], includeAuthorizedOperations: false }, v), decodeDescribeGroupsResponse);
+    const state = described?.groups[0];
+    if (state !== undefined && state.errorCode === ErrorCode.NONE && ACTIVE_GROUP_STATES.has(state.groupState)) {
+      skippedActive++;
+      continue;
+    }
+    const res = await self.rawRequest(
+      destCoord,
+      8,
+      [8, 9],
+      (w, v) => encodeOffsetCommitRequest(w, { groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, topics: commits }, v),
+      decodeOffsetCommitResponse,
+    );
+    for (const t of res?.topics ?? []) for (const p of t.partitions) if (p.errorCode === 0) committed++;
+  }
+  return { groups: groupIds.size, committed, skippedActive };
+}
