@@ -122,6 +122,19 @@ export class Controller {
       case 'removeAcl':
         img.acls.delete(rec.id);
         break;
+      case 'scram': {
+        const { type: _t, ...cred } = rec;
+        let m = img.scram.get(rec.name);
+        if (!m) img.scram.set(rec.name, (m = new Map()));
+        m.set(rec.mechanism, cred);
+        break;
+      }
+      case 'removeScram': {
+        const m = img.scram.get(rec.name);
+        m?.delete(rec.mechanism);
+        if (m && m.size === 0) img.scram.delete(rec.name);
+        break;
+      }
       case 'producerIds':
         img.nextProducerId = Math.max(img.nextProducerId, rec.nextProducerId);
         break;

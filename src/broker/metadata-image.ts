@@ -4,7 +4,7 @@
  * (on the event loop), read by every handler.
  */
 
-import type { AclEntry } from './metadata-records.js';
+import type { AclEntry, ScramCredential } from './metadata-records.js';
 
 /** ConfigRecord resource types (Kafka's ConfigResource.Type). */
 export const ConfigResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, GROUP: 32, CLUSTER_MIRROR: 64 } as const;
@@ -37,6 +37,8 @@ export class MetadataImage {
   readonly otherConfigs = new Map<number, Map<string, Map<string, string>>>();
   /** ACL bindings by id (AccessControlEntryRecord). */
   readonly acls = new Map<string, AclEntry>();
+  /** SCRAM credentials: user → mechanism → credential. */
+  readonly scram = new Map<string, Map<number, ScramCredential>>();
   /** First producer id not yet handed out in a block (ProducerIdsRecord). */
   nextProducerId = 0;
   /** Offset of the last record applied; -1 for an empty log. */

@@ -12,6 +12,8 @@ import { decodeRemoveTopicRecord, encodeRemoveTopicRecord } from '../protocol/ge
 import { decodeTopicRecord, encodeTopicRecord } from '../protocol/generated/messages/topic-record.js';
 import { decodeProducerIdsRecord, encodeProducerIdsRecord } from '../protocol/generated/messages/producer-ids-record.js';
 import { decodeAccessControlEntryRecord, encodeAccessControlEntryRecord } from '../protocol/generated/messages/access-control-entry-record.js';
+import { decodeUserScramCredentialRecord, encodeUserScramCredentialRecord } from '../protocol/generated/messages/user-scram-credential-record.js';
+import { decodeRemoveUserScramCredentialRecord, encodeRemoveUserScramCredentialRecord } from '../protocol/generated/messages/remove-user-scram-credential-record.js';
 import { decodeRemoveAccessControlEntryRecord, encodeRemoveAccessControlEntryRecord } from '../protocol/generated/messages/remove-access-control-entry-record.js';
 import { decodeMirrorTopicStateChangeRecord, encodeMirrorTopicStateChangeRecord } from '../protocol/generated/messages/mirror-topic-state-change-record.js';
 import { DecodeError } from '../protocol/decode-error.js';
@@ -25,6 +27,8 @@ export const MetadataRecordType = {
   REMOVE_ACCESS_CONTROL_ENTRY: 7,
   REMOVE_TOPIC: 9,
   PRODUCER_IDS: 15,
+  USER_SCRAM_CREDENTIAL: 11,
+  REMOVE_USER_SCRAM_CREDENTIAL: 14,
   MIRROR_TOPIC_STATE_CHANGE: 29,
 } as const;
 
@@ -38,6 +42,16 @@ export interface AclEntry {
   readonly host: string;
   readonly operation: number;
   readonly permissionType: number;
+}
+
+/** A SCRAM credential as Kafka stores it (UserScramCredentialRecord): never the password. */
+export interface ScramCredential {
+  readonly name: string;
+  readonly mechanism: number;
+  readonly salt: Buffer;
+  readonly storedKey: Buffer;
+  readonly serverKey: Buffer;
+  readonly iterations: number;
 }
 
 export type MetadataRecord =
@@ -58,6 +72,8 @@ export type MetadataRecord =
   | { readonly type: 'producerIds'; readonly brokerId: number; readonly nextProducerId: number }
   | ({ readonly type: 'acl' } & AclEntry)
   | { readonly type: 'removeAcl'; readonly id: string }
+  | ({ readonly type: 'scram' } & ScramCredential)
+  | { readonly type: 'removeScram'; readonly name: string; readonly mechanism: number }
   | { readonly type: 'mirrorTopicState'; readonly topicId: string; readonly mirrorName: string | null; readonly desiredState: number };
 
 const FRAME_VERSION = 1;
@@ -112,6 +128,14 @@ export function encodeMetadataRecord(rec: MetadataRecord): Buffer {
     case 'removeAcl':
       w.uvarint(MetadataRecordType.REMOVE_ACCESS_CONTROL_ENTRY).uvarint(0);
       encodeRemoveAccessControlEntryRecord(w, { id: rec.id }, 0);
+      break;
+    case 'scram':
+      w.uvarint(MetadataRecordType.USER_SCRAM_CREDENTIAL).uvarint(0);
+      encodeUserScramCredentialRecord(w, rec, 0);
+      break;
+    case 'removeScram':
+      w.uvarint(MetadataRecordType.REMOVE_USER_SCRAM_CREDENTIAL).uvarint(0);
+      encodeRemoveUserScramCredentialRecord(w, { name: rec.name, mechanism: rec.mechanism }, 0);
       break;
     case 'mirrorTopicState':
       w.uvarint(MetadataRecordType.MIRROR_TOPIC_STATE_CHANGE).uvarint(0);
@@ -178,6 +202,14 @@ export function decodeMetadataRecord(value: Buffer): MetadataRecord | null {
     }
     case MetadataRecordType.REMOVE_ACCESS_CONTROL_ENTRY:
       return { type: 'removeAcl', id: decodeRemoveAccessControlEntryRecord(r, version).id };
+    case MetadataRecordType.USER_SCRAM_CREDENTIAL: {
+      const m = decodeUserScramCredentialRecord(r, version);
+      return { type: 'scram', name: m.name, mechanism: m.mechanism, salt: Buffer.from(m.salt), storedKey: Buffer.from(m.storedKey), serverKey: Buffer.from(m.serverKey), iterations: m.iterations };
+    }
+    case MetadataRecordType.REMOVE_USER_SCRAM_CREDENTIAL: {
+      const m = decodeRemoveUserScramCredentialRecord(r, version);
+      return { type: 'removeScram', name: m.name, mechanism: m.mechanism };
+    }
     case MetadataRecordType.MIRROR_TOPIC_STATE_CHANGE: {
       const m = decodeMirrorTopicStateChangeRecord(r, version);
       return { type: 'mirrorTopicState', topicId: m.topicId, mirrorName: m.mirrorName, desiredState: m.desiredState };

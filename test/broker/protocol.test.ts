@@ -432,3 +432,35 @@ describe('list offsets', () => {
     c.close();
   });
 });
+
+describe('SCRAM credentials', () => {
+  it('stores, describes and deletes credentials with Kafka validation', async () => {
+    const { encodeAlterUserScramCredentialsRequest } = await import('../../src/protocol/generated/messages/alter-user-scram-credentials-request.js');
+    const { decodeAlterUserScramCredentialsResponse } = await import('../../src/protocol/generated/messages/alter-user-scram-credentials-response.js');
+    const { encodeDescribeUserScramCredentialsRequest } = await import('../../src/protocol/generated/messages/describe-user-scram-credentials-request.js');
+    const { decodeDescribeUserScramCredentialsResponse } = await import('../../src/protocol/generated/messages/describe-user-scram-credentials-response.js');
+    const c = await WireClient.connect(node.port);
+    const up = (name: string, mechanism: number, iterations: number) => ({ name, mechanism, iterations, salt: Buffer.from('salt'), saltedPassword: Buffer.alloc(32, 1) });
+    const alter = async (upsertions: ReturnType<typeof up>[], deletions: { name: string; mechanism: number }[] = []) =>
+      decodeAlterUserScramCredentialsResponse(await c.call(51, 0, (w) => encodeAlterUserScramCredentialsRequest(w, { deletions, upsertions }, 0)), 0).results.map((r) => [r.user, r.errorCode]);
+    expect(await alter([up('alice', 1, 8192), up('bob', 2, 4096), up('carol', 1, 100), up('dave', 9, 8192)])).toEqual([
+      ['alice', 0],
+      ['bob', 0],
+      ['carol', 93],
+      ['dave', 33],
+    ]);
+    expect(await alter([up('alice', 2, 4096)], [{ name: 'alice', mechanism: 1 }])).toEqual([['alice', 92]]);
+    const describe = async (users: string[] | null) =>
+      decodeDescribeUserScramCredentialsResponse(await c.call(50, 0, (w) => encodeDescribeUserScramCredentialsRequest(w, { users: users === null ? null : users.map((name) => ({ name })) }, 0)), 0).results;
+    const all = await describe(null);
+    expect(all.map((r) => [r.user, r.credentialInfos.map((i) => [i.mechanism, i.iterations])])).toEqual([
+      ['alice', [[1, 8192]]],
+      ['bob', [[2, 4096]]],
+    ]);
+    expect((await describe(['nobody']))[0]!.errorCode).toBe(91);
+    expect(await alter([], [{ name: 'alice', mechanism: 1 }])).toEqual([['alice', 0]]);
+    expect(await alter([], [{ name: 'alice', mechanism: 1 }])).toEqual([['alice', 91]]);
+    expect((await describe(null)).map((r) => r.user)).toEqual(['bob']);
+    c.close();
+  });
+});

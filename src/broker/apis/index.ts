@@ -29,6 +29,8 @@ import { listConfigResourcesHandler } from './074-list-config-resources.js';
 import { describeAclsHandler } from './029-describe-acls.js';
 import { createAclsHandler } from './030-create-acls.js';
 import { deleteAclsHandler } from './031-delete-acls.js';
+import { describeUserScramCredentialsHandler } from './050-describe-user-scram-credentials.js';
+import { alterUserScramCredentialsHandler } from './051-alter-user-scram-credentials.js';
 
 export interface MirrorConfigHooks extends MirrorConfigDescriber, MirrorConfigAlterer {}
 
@@ -57,6 +59,8 @@ export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHoo
     describeAclsHandler(ctx),
     createAclsHandler(ctx),
     deleteAclsHandler(ctx),
+    describeUserScramCredentialsHandler(ctx),
+    alterUserScramCredentialsHandler(ctx),
   ] as unknown as ApiHandler<never, never>[];
   return hs as unknown as ApiHandler[];
 }
