@@ -464,3 +464,21 @@ describe('SCRAM credentials', () => {
     c.close();
   });
 });
+
+describe('elect leaders', () => {
+  it('answers ELECTION_NOT_NEEDED for led partitions and UNKNOWN_TOPIC_OR_PARTITION otherwise', async () => {
+    const { encodeElectLeadersRequest } = await import('../../src/protocol/generated/messages/elect-leaders-request.js');
+    const { decodeElectLeadersResponse } = await import('../../src/protocol/generated/messages/elect-leaders-response.js');
+    const c = await WireClient.connect(node.port);
+    await createTopic(c, 'elect', 2);
+    const r = decodeElectLeadersResponse(
+      await c.call(43, 2, (w) => encodeElectLeadersRequest(w, { electionType: 0, topicPartitions: [{ topic: 'elect', partitions: [0, 1, 7] }, { topic: 'nope', partitions: [0] }], timeoutMs: 1000 }, 2)),
+      2,
+    );
+    expect(r.errorCode).toBe(0);
+    expect(r.replicaElectionResults.map((t) => t.partitionResult.map((p) => p.errorCode))).toEqual([[84, 84, 3], [3]]);
+    const all = decodeElectLeadersResponse(await c.call(43, 2, (w) => encodeElectLeadersRequest(w, { electionType: 0, topicPartitions: null, timeoutMs: 1000 }, 2)), 2);
+    expect(all.replicaElectionResults).toEqual([]);
+    c.close();
+  });
+});

@@ -29,6 +29,7 @@ import { listConfigResourcesHandler } from './074-list-config-resources.js';
 import { describeAclsHandler } from './029-describe-acls.js';
 import { createAclsHandler } from './030-create-acls.js';
 import { deleteAclsHandler } from './031-delete-acls.js';
+import { electLeadersHandler } from './043-elect-leaders.js';
 import { describeUserScramCredentialsHandler } from './050-describe-user-scram-credentials.js';
 import { alterUserScramCredentialsHandler } from './051-alter-user-scram-credentials.js';
 
@@ -61,6 +62,7 @@ export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHoo
     deleteAclsHandler(ctx),
     describeUserScramCredentialsHandler(ctx),
     alterUserScramCredentialsHandler(ctx),
+    electLeadersHandler(ctx),
   ] as unknown as ApiHandler<never, never>[];
   return hs as unknown as ApiHandler[];
 }
