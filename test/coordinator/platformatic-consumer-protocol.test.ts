@@ -40,12 +40,19 @@ describe('KIP-848 consumer protocol with @platformatic/kafka', () => {
 
     const received = new Set<string>();
     const consumers: Consumer<string, string, string, string>[] = [];
+    const streams: Awaited<ReturnType<Consumer<string, string, string, string>['consume']>>[] = [];
     for (let i = 0; i < 3; i++) {
       const c = new Consumer({ clientId: `c${i}`, groupId: 'g848', groupProtocol: 'consumer', bootstrapBrokers: [node.bootstrap], deserializers: stringDeserializers });
       consumers.push(c);
       const stream = await c.consume({ topics: [topic], mode: 'earliest', autocommit: 100 });
       stream.on('data', (m) => received.add(m.value));
+      streams.push(stream);
     }
+    // A stream is closed before its consumer, so no fetch is started on a closed client.
+    const stop = async (i: number) => {
+      await streams[i]!.close().catch(() => undefined);
+      await consumers[i]!.close().catch(() => undefined);
+    };
     const counts = () => consumers.map((c) => (c.assignments ?? []).reduce((n, a) => n + a.partitions.length, 0));
     try {
       await waitFor('each member to own two partitions', () => counts().every((n) => n === 2));
@@ -53,20 +60,14 @@ describe('KIP-848 consumer protocol with @platformatic/kafka', () => {
       expect(new Set(owned).size).toBe(6);
       await waitFor('all 60 records', () => received.size === 60);
 
-      await consumers[2]!.close();
+      await stop(2);
       await waitFor('the two survivors to own three each', () => counts().slice(0, 2).every((n) => n === 3));
       const check = new Admin({ clientId: 'a2', bootstrapBrokers: [node.bootstrap] });
       const groups = await check.listGroups({ types: ['consumer'] });
       await check.close();
       expect([...groups.values()].map((g) => g.id)).toContain('g848');
     } finally {
-      for (const c of consumers) {
-        try {
-          await c.close(true);
-        } catch {
-          // already closed
-        }
-      }
+      for (let i = 0; i < consumers.length; i++) await stop(i);
     }
   }, 90_000);
 });
