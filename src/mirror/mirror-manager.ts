@@ -30,6 +30,7 @@ import { API } from '../fetcher/source-protocol.js';
 import { connectionFingerprint, matchesAny, mirrorConfigValue, splitList, type MirrorBrokerConfig } from './mirror-config.js';
 import type { MirrorCoordinator } from './mirror-coordinator.js';
 import { syncGroupOffsets } from './group-offset-sync.js';
+import { syncTopicConfigs } from './topic-config-sync.js';
 import type { MirrorHost, MirrorLog } from './mirror-host.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
 import {
@@ -333,6 +334,17 @@ export class MirrorManager {
       }
       await this.discoverAndExclude(rt).catch((err: unknown) => this.log(`mirror ${rt.name}: topic discovery failed: ${(err as Error).message}`));
       await this.syncGroups(rt);
+      await this.syncConfigs(rt);
+    }
+  }
+
+  /** Best effort topic config sync (spec §10.1); `topics` limits it to a topic that just started. */
+  private async syncConfigs(rt: MirrorRuntime, topics?: string[]): Promise<void> {
+    try {
+      const n = await syncTopicConfigs(rt.name, this.host, rt.client, this.self(), topics);
+      if (n > 0) this.log(`mirror ${rt.name}: synced ${n} topic config values`);
+    } catch (err) {
+      this.log(`mirror ${rt.name}: topic config sync failed: ${(err as Error).message}`);
     }
   }
 
@@ -419,7 +431,11 @@ export class MirrorManager {
   private async onMirroring(key: MirrorPartitionKey): Promise<void> {
     await this.awaitLog(key);
     const rt = this.requireRuntime(key.mirrorName);
-    if (!rt.fetcher.has(this.tp(key))) rt.fetcher.addPartitions([this.tp(key)]);
+    if (!rt.fetcher.has(this.tp(key))) {
+      rt.fetcher.addPartitions([this.tp(key)]);
+      // A topic joining the mirror gets the source's topic configs without waiting for a refresh.
+      if (key.partition === 0) void this.syncConfigs(rt, [key.topicName]);
+    }
   }
 
   private async onEpochFencing(key: MirrorPartitionKey): Promise<void> {

@@ -137,6 +137,31 @@ describe('Apache Kafka → Fjord node, through the CLI', () => {
     expect(seen[0]).toBe(12);
   });
 
+  it('copies the source topic configs that were set explicitly, except the excluded ones', async () => {
+    const topic = 'configured';
+    await kafkaAdmin.createTopics({
+      topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'retention.ms', value: '3600000' }, { name: 'min.insync.replicas', value: '2' }, { name: 'max.message.bytes', value: '500000' }] }],
+      waitForLeaders: true,
+    });
+    expect((await cli('--start', '--mirror', 'from-kafka', '--topics', topic)).code).toBe(0);
+    const fjordAdmin = new Kafka({ clientId: 'scn', brokers: [fjord.bootstrap], logLevel: logLevel.NOTHING }).admin();
+    await fjordAdmin.connect();
+    try {
+      const values = async () => {
+        const r = await fjordAdmin.describeConfigs({ includeSynonyms: false, resources: [{ type: 2, name: topic }] });
+        return new Map(r.resources[0]?.configEntries.map((e) => [e.configName, e.configValue]) ?? []);
+      };
+      await waitFor('configs synced', async () => (await values()).get('retention.ms') === '3600000');
+      const v = await values();
+      expect(v.get('max.message.bytes')).toBe('500000');
+      expect(v.get('min.insync.replicas')).not.toBe('2'); // excluded by mirror.topic.properties.exclude
+    } finally {
+      await fjordAdmin.disconnect();
+    }
+    expect((await cli('--stop', '--mirror', 'from-kafka', '--topics', topic)).code).toBe(0);
+    await waitFor('stopped', async () => (await partitions()).filter((p) => p.topic === topic).every((p) => p.state === 'STOPPED'));
+  });
+
   it('shows a deleted source topic as FAILED, non-retryable, and lets it be stopped and the mirror deleted', async () => {
     const topic = 'temporary';
     await kafkaAdmin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });

@@ -1,0 +1,64 @@
+/**
+ * Topic config sync (KIP-1279 spec §10.1): for a mirror's active topics, the source's dynamic
+ * topic configs (source DYNAMIC_TOPIC_CONFIG) not matched by `mirror.topic.properties.exclude`
+ * are SET here when they differ, through this node's own IncrementalAlterConfigs. Deletions on
+ * the source are not propagated (as in the reference).
+ */
+import type { SourceClient } from '../fetcher/source-client.js';
+import { encodeDescribeConfigsRequest } from '../protocol/generated/messages/describe-configs-request.js';
+import { decodeDescribeConfigsResponse } from '../protocol/generated/messages/describe-configs-response.js';
+import { encodeIncrementalAlterConfigsRequest } from '../protocol/generated/messages/incremental-alter-configs-request.js';
+import { decodeIncrementalAlterConfigsResponse } from '../protocol/generated/messages/incremental-alter-configs-response.js';
+import { mirrorConfigValue, splitList } from './mirror-config.js';
+import type { MirrorHost } from './mirror-host.js';
+
+const TOPIC_RESOURCE = 2;
+const DYNAMIC_TOPIC_CONFIG = 1;
+
+async function describeTopics(client: SourceClient, topics: readonly string[]) {
+  const res = await client.rawRequest(
+    null,
+    32,
+    [4, 4],
+    (w, v) => encodeDescribeConfigsRequest(w, { resources: topics.map((t) => ({ resourceType: TOPIC_RESOURCE, resourceName: t, configurationKeys: null })), includeSynonyms: false, includeDocumentation: false }, v),
+    decodeDescribeConfigsResponse,
+  );
+  const out = new Map<string, Map<string, { value: string | null; source: number }>>();
+  for (const r of res?.results ?? []) {
+    if (r.errorCode !== 0) continue;
+    out.set(r.resourceName, new Map(r.configs.map((c) => [c.name, { value: c.value, source: c.configSource }])));
+  }
+  return out;
+}
+
+/** One round for one mirror; `topics` limits it (e.g. a topic that just started mirroring). Returns the keys set. */
+export async function syncTopicConfigs(mirrorName: string, host: MirrorHost, source: SourceClient, self: SourceClient, topics?: readonly string[]): Promise<number> {
+  const cfg = host.mirrorConfigs().get(mirrorName);
+  if (cfg === undefined) return 0;
+  const names =
+    topics ??
+    host
+      .mirrorTopicBindings()
+      .filter((b) => b.mirrorName === mirrorName && b.desiredState === 2)
+      .map((b) => b.topicName);
+  if (names.length === 0) return 0;
+  const excluded = new Set(splitList(mirrorConfigValue(cfg, 'mirror.topic.properties.exclude')));
+  const src = await describeTopics(source, names);
+  const local = await describeTopics(self, names);
+  const resources: { resourceType: number; resourceName: string; configs: { name: string; configOperation: number; value: string }[] }[] = [];
+  for (const [topic, entries] of src) {
+    const mine = local.get(topic);
+    const configs: { name: string; configOperation: number; value: string }[] = [];
+    for (const [name, e] of entries) {
+      if (e.source !== DYNAMIC_TOPIC_CONFIG || e.value === null || excluded.has(name)) continue;
+      if (mine?.get(name)?.value === e.value) continue;
+      configs.push({ name, configOperation: 0, value: e.value });
+    }
+    if (configs.length > 0) resources.push({ resourceType: TOPIC_RESOURCE, resourceName: topic, configs });
+  }
+  if (resources.length === 0) return 0;
+  const res = await self.rawRequest(null, 44, [1, 1], (w, v) => encodeIncrementalAlterConfigsRequest(w, { resources, validateOnly: false }, v), decodeIncrementalAlterConfigsResponse);
+  let n = 0;
+  for (const r of res?.responses ?? []) if (r.errorCode === 0) n += resources.find((x) => x.resourceName === r.resourceName)?.configs.length ?? 0;
+  return n;
+}
