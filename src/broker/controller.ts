@@ -44,6 +44,16 @@ export function topicNameError(name: string): string | null {
   return null;
 }
 
+/**
+ * Kafka refuses a topic whose name equals an existing one once '.' is read as '_' (metric names
+ * cannot tell them apart): `a.b` next to `a_b` (Topic.hasCollision).
+ */
+export function collidingTopic(img: MetadataImage, name: string): string | null {
+  const norm = name.replace(/\./g, '_');
+  for (const other of img.topicsByName.keys()) if (other !== name && other.replace(/\./g, '_') === norm) return other;
+  return null;
+}
+
 /** A random topic id as Kafka makes them: a v4 UUID that is neither zero nor METADATA_TOPIC_ID. */
 export function newTopicId(): string {
   return randomUUID();
@@ -193,6 +203,8 @@ export class Controller {
       const err = topicNameError(name);
       if (err) return FAIL(ErrorCode.INVALID_TOPIC_EXCEPTION, err);
       if (img.topicsByName.has(name)) return FAIL(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`);
+      const collision = collidingTopic(img, name);
+      if (collision) return FAIL(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${collision}`);
       if (topicId !== undefined && img.topicsById.has(topicId)) return FAIL(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic id ${topicId} already exists.`);
       if (numPartitions < 1) return FAIL(ErrorCode.INVALID_PARTITIONS, 'Number of partitions must be larger than 0.');
       return this.topicRecords(name, topicId ?? newTopicId(), numPartitions, configs);

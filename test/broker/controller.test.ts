@@ -60,6 +60,8 @@ describe('Controller', () => {
     const results = await Promise.all([c.createTopic('same', 1, new Map()), c.createTopic('same', 2, new Map())]);
     expect(results.map((r) => r.errorCode).sort()).toEqual([0, 36]);
     expect((await c.createTopic('bad/name', 1, new Map())).errorCode).toBe(17);
+    expect((await c.createTopic('a_b', 1, new Map())).errorCode).toBe(0);
+    expect(await c.createTopic('a.b', 1, new Map())).toMatchObject({ errorCode: 17, errorMessage: "Topic 'a.b' collides with existing topic: a_b" });
     expect((await c.createTopic('zero', 0, new Map())).errorCode).toBe(37);
     expect((await c.createPartitions('same', 1)).errorCode).toBe(37);
     expect((await c.createPartitions('missing', 3)).errorCode).toBe(3);

@@ -20,7 +20,7 @@ import { encodeCreateTopicsResponse, type CreateTopicsResponseInput } from '../.
 import type { ApiHandler } from '../api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import { checkTopicConfig } from '../config.js';
-import { topicNameError } from '../controller.js';
+import { collidingTopic, topicNameError } from '../controller.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 type Result = NonNullable<CreateTopicsResponseInput['topics']>[number];
@@ -50,6 +50,11 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
         }
         if (ctx.image.topic(t.name)) {
           results.push(fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${t.name}' already exists.`));
+          continue;
+        }
+        const collision = collidingTopic(ctx.image, t.name);
+        if (collision) {
+          results.push(fail(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${t.name}' collides with existing topic: ${collision}`));
           continue;
         }
         let numPartitions = t.numPartitions;
