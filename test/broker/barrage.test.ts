@@ -16,7 +16,7 @@ let node: RunningNode;
 
 beforeAll(async () => {
   node = await startNode({ overrides: { 'socket.request.max.bytes': 1_000_000 } });
-});
+}, 180_000);
 afterAll(async () => {
   await node?.destroy();
 });

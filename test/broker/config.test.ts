@@ -83,5 +83,5 @@ describe('properties and arguments', () => {
     });
     expect(r.status).toBe(1);
     expect(r.stderr).toContain("Invalid value for num.partitions: expected an integer, got 'abc'");
-  });
+  }, 180_000);
 });

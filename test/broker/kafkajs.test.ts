@@ -51,7 +51,7 @@ beforeAll(async () => {
   kafka = client();
   admin = kafka.admin();
   await admin.connect();
-});
+}, 180_000);
 
 afterAll(async () => {
   await admin?.disconnect();

@@ -46,7 +46,7 @@ async function consume(topic: string, count: number): Promise<Got[]> {
 beforeAll(async () => {
   node = await startNode({ overrides: { 'num.partitions': 3 } });
   admin = new Admin(base());
-});
+}, 180_000);
 
 afterAll(async () => {
   await admin?.close();

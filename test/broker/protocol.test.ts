@@ -23,7 +23,7 @@ let node: RunningNode;
 
 beforeAll(async () => {
   node = await startNode({ overrides: { 'socket.request.max.bytes': 200_000, 'connections.max.idle.ms': 1500, 'num.partitions': 1 } });
-});
+}, 180_000);
 afterAll(async () => {
   await node?.destroy();
 });

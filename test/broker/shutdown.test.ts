@@ -60,4 +60,4 @@ it('answers a pending long poll on SIGTERM, exits 0, and restarts cleanly; after
   c = await WireClient.connect(node.port);
   expect(await latest(c, 'sd')).toBe(4n);
   c.close();
-});
+}, 180_000);
