@@ -22,7 +22,7 @@ import { WireClient } from './wire.js';
 let node: RunningNode;
 
 beforeAll(async () => {
-  node = await startNode({ overrides: { 'socket.request.max.bytes': 200_000, 'connections.max.idle.ms': 1500, 'num.partitions': 1 } });
+  node = await startNode({ overrides: { 'socket.request.max.bytes': 200_000, 'connections.max.idle.ms': 1500, 'num.partitions': 1, 'queued.max.requests': 16 } });
 }, 180_000);
 afterAll(async () => {
   await node?.destroy();
@@ -77,6 +77,27 @@ describe('connections', () => {
     for (let i = 0; i < 60; i++) got.push((await c.next()).correlationId);
     expect(got).toEqual(ids);
     c.close();
+  });
+
+  it('pauses a client that pipelines far more than queued.max.requests and still answers everything in order', async () => {
+    const c = await WireClient.connect(node.port);
+    const frames: Buffer[] = [];
+    for (let i = 0; i < 3000; i++) frames.push(c.frame(3, 1, (w) => encodeMetadataRequest(w, { topics: null }, 1), 10_000 + i));
+    c.write(Buffer.concat(frames));
+    for (let i = 0; i < 3000; i++) expect((await c.next()).correlationId).toBe(10_000 + i);
+    c.close();
+  });
+
+  it('sends nothing for acks=0, and closes the connection when an acks=0 produce fails', async () => {
+    const c = await WireClient.connect(node.port);
+    await createTopic(c, 'acks0');
+    const batch = buildRecordBatch({ records: [{ value: Buffer.from('fire and forget') }] });
+    c.write(c.frame(0, 9, (w) => encodeProduceRequest(w, { transactionalId: null, acks: 0, timeoutMs: 1000, topicData: [{ name: 'acks0', partitionData: [{ index: 0, records: batch }] }] }, 9), 500));
+    // The next answer on the connection is the Metadata one: the produce had none.
+    c.write(c.frame(3, 1, (w) => encodeMetadataRequest(w, { topics: [{ name: 'acks0' }] }, 1), 501));
+    expect((await c.next()).correlationId).toBe(501);
+    c.write(c.frame(0, 9, (w) => encodeProduceRequest(w, { transactionalId: null, acks: 0, timeoutMs: 1000, topicData: [{ name: 'no-such-topic', partitionData: [{ index: 0, records: batch }] }] }, 9), 502));
+    await c.closed;
   });
 
   it('closes the connection on an unsupported API, an oversized frame or garbage, and stays up', async () => {
