@@ -10,7 +10,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { Logger } from './logger.js';
-import { ConfigResourceType, MetadataImage, type TopicImage } from './metadata-image.js';
+import { ConfigResourceType, MetadataImage, quotaEntityKey, type TopicImage } from './metadata-image.js';
 import { decodeMetadataRecord, encodeMetadataRecord, type MetadataRecord } from './metadata-records.js';
 
 /** Where the controller's records live (`<data>/__cluster_metadata-0/`). */
@@ -143,6 +143,15 @@ export class Controller {
         const m = img.scram.get(rec.name);
         m?.delete(rec.mechanism);
         if (m && m.size === 0) img.scram.delete(rec.name);
+        break;
+      }
+      case 'quota': {
+        const k = quotaEntityKey(rec.entity);
+        let q = img.quotas.get(k);
+        if (!q) img.quotas.set(k, (q = { entity: rec.entity.map((e) => ({ ...e })), values: new Map() }));
+        if (rec.remove) q.values.delete(rec.key);
+        else q.values.set(rec.key, rec.value);
+        if (q.values.size === 0) img.quotas.delete(k);
         break;
       }
       case 'producerIds':

@@ -39,6 +39,8 @@ export class MetadataImage {
   readonly acls = new Map<string, AclEntry>();
   /** SCRAM credentials: user → mechanism → credential. */
   readonly scram = new Map<string, Map<number, ScramCredential>>();
+  /** Client quotas: canonical entity key → entity and its key → value map (ClientQuotaRecord). */
+  readonly quotas = new Map<string, { entity: { entityType: string; entityName: string | null }[]; values: Map<string, number> }>();
   /** First producer id not yet handed out in a block (ProducerIdsRecord). */
   nextProducerId = 0;
   /** Offset of the last record applied; -1 for an empty log. */
@@ -109,4 +111,9 @@ export class MetadataImage {
     if (!t) return;
     t.mirror = mirrorName === null ? null : { mirrorName, desiredState, lastStateChangeOffset: offset };
   }
+}
+
+/** A stable key for a quota entity: its (type, name) pairs sorted by type. */
+export function quotaEntityKey(entity: readonly { entityType: string; entityName: string | null }[]): string {
+  return JSON.stringify([...entity].sort((a, b) => (a.entityType < b.entityType ? -1 : 1)).map((e) => [e.entityType, e.entityName]));
 }

@@ -5,31 +5,34 @@
  */
 import { Reader } from '../protocol/reader.js';
 import { Writer } from '../protocol/writer.js';
-import { decodeConfigRecord, encodeConfigRecord } from '../protocol/generated/messages/config-record.js';
-import { decodePartitionChangeRecord, encodePartitionChangeRecord } from '../protocol/generated/messages/partition-change-record.js';
-import { decodePartitionRecord, encodePartitionRecord } from '../protocol/generated/messages/partition-record.js';
-import { decodeRemoveTopicRecord, encodeRemoveTopicRecord } from '../protocol/generated/messages/remove-topic-record.js';
-import { decodeTopicRecord, encodeTopicRecord } from '../protocol/generated/messages/topic-record.js';
-import { decodeProducerIdsRecord, encodeProducerIdsRecord } from '../protocol/generated/messages/producer-ids-record.js';
-import { decodeAccessControlEntryRecord, encodeAccessControlEntryRecord } from '../protocol/generated/messages/access-control-entry-record.js';
-import { decodeUserScramCredentialRecord, encodeUserScramCredentialRecord } from '../protocol/generated/messages/user-scram-credential-record.js';
-import { decodeRemoveUserScramCredentialRecord, encodeRemoveUserScramCredentialRecord } from '../protocol/generated/messages/remove-user-scram-credential-record.js';
-import { decodeRemoveAccessControlEntryRecord, encodeRemoveAccessControlEntryRecord } from '../protocol/generated/messages/remove-access-control-entry-record.js';
-import { decodeMirrorTopicStateChangeRecord, encodeMirrorTopicStateChangeRecord } from '../protocol/generated/messages/mirror-topic-state-change-record.js';
+import { decodeConfigRecord, encodeConfigRecord, ConfigRecordTypeId } from '../protocol/generated/messages/config-record.js';
+import { decodePartitionChangeRecord, encodePartitionChangeRecord, PartitionChangeRecordTypeId } from '../protocol/generated/messages/partition-change-record.js';
+import { decodePartitionRecord, encodePartitionRecord, PartitionRecordTypeId } from '../protocol/generated/messages/partition-record.js';
+import { decodeRemoveTopicRecord, encodeRemoveTopicRecord, RemoveTopicRecordTypeId } from '../protocol/generated/messages/remove-topic-record.js';
+import { decodeTopicRecord, encodeTopicRecord, TopicRecordTypeId } from '../protocol/generated/messages/topic-record.js';
+import { decodeProducerIdsRecord, encodeProducerIdsRecord, ProducerIdsRecordTypeId } from '../protocol/generated/messages/producer-ids-record.js';
+import { decodeAccessControlEntryRecord, encodeAccessControlEntryRecord, AccessControlEntryRecordTypeId } from '../protocol/generated/messages/access-control-entry-record.js';
+import { decodeUserScramCredentialRecord, encodeUserScramCredentialRecord, UserScramCredentialRecordTypeId } from '../protocol/generated/messages/user-scram-credential-record.js';
+import { decodeRemoveUserScramCredentialRecord, encodeRemoveUserScramCredentialRecord, RemoveUserScramCredentialRecordTypeId } from '../protocol/generated/messages/remove-user-scram-credential-record.js';
+import { decodeClientQuotaRecord, encodeClientQuotaRecord, ClientQuotaRecordTypeId } from '../protocol/generated/messages/client-quota-record.js';
+import { decodeRemoveAccessControlEntryRecord, encodeRemoveAccessControlEntryRecord, RemoveAccessControlEntryRecordTypeId } from '../protocol/generated/messages/remove-access-control-entry-record.js';
+import { decodeMirrorTopicStateChangeRecord, encodeMirrorTopicStateChangeRecord, MirrorTopicStateChangeRecordTypeId } from '../protocol/generated/messages/mirror-topic-state-change-record.js';
 import { DecodeError } from '../protocol/decode-error.js';
 
+/** Record type ids, from the schemas (the generated `*TypeId` constants). */
 export const MetadataRecordType = {
-  TOPIC: 2,
-  PARTITION: 3,
-  CONFIG: 4,
-  PARTITION_CHANGE: 5,
-  ACCESS_CONTROL_ENTRY: 6,
-  REMOVE_ACCESS_CONTROL_ENTRY: 7,
-  REMOVE_TOPIC: 9,
-  PRODUCER_IDS: 15,
-  USER_SCRAM_CREDENTIAL: 11,
-  REMOVE_USER_SCRAM_CREDENTIAL: 14,
-  MIRROR_TOPIC_STATE_CHANGE: 29,
+  TOPIC: TopicRecordTypeId,
+  PARTITION: PartitionRecordTypeId,
+  CONFIG: ConfigRecordTypeId,
+  PARTITION_CHANGE: PartitionChangeRecordTypeId,
+  REMOVE_TOPIC: RemoveTopicRecordTypeId,
+  PRODUCER_IDS: ProducerIdsRecordTypeId,
+  CLIENT_QUOTA: ClientQuotaRecordTypeId,
+  USER_SCRAM_CREDENTIAL: UserScramCredentialRecordTypeId,
+  REMOVE_USER_SCRAM_CREDENTIAL: RemoveUserScramCredentialRecordTypeId,
+  ACCESS_CONTROL_ENTRY: AccessControlEntryRecordTypeId,
+  REMOVE_ACCESS_CONTROL_ENTRY: RemoveAccessControlEntryRecordTypeId,
+  MIRROR_TOPIC_STATE_CHANGE: MirrorTopicStateChangeRecordTypeId,
 } as const;
 
 /** One ACL binding (Kafka's AccessControlEntryRecord fields). */
@@ -74,6 +77,13 @@ export type MetadataRecord =
   | { readonly type: 'removeAcl'; readonly id: string }
   | ({ readonly type: 'scram' } & ScramCredential)
   | { readonly type: 'removeScram'; readonly name: string; readonly mechanism: number }
+  | {
+      readonly type: 'quota';
+      readonly entity: readonly { entityType: string; entityName: string | null }[];
+      readonly key: string;
+      readonly value: number;
+      readonly remove: boolean;
+    }
   | { readonly type: 'mirrorTopicState'; readonly topicId: string; readonly mirrorName: string | null; readonly desiredState: number };
 
 const FRAME_VERSION = 1;
@@ -136,6 +146,10 @@ export function encodeMetadataRecord(rec: MetadataRecord): Buffer {
     case 'removeScram':
       w.uvarint(MetadataRecordType.REMOVE_USER_SCRAM_CREDENTIAL).uvarint(0);
       encodeRemoveUserScramCredentialRecord(w, { name: rec.name, mechanism: rec.mechanism }, 0);
+      break;
+    case 'quota':
+      w.uvarint(MetadataRecordType.CLIENT_QUOTA).uvarint(0);
+      encodeClientQuotaRecord(w, { entity: rec.entity, key: rec.key, value: rec.value, remove: rec.remove }, 0);
       break;
     case 'mirrorTopicState':
       w.uvarint(MetadataRecordType.MIRROR_TOPIC_STATE_CHANGE).uvarint(0);
@@ -209,6 +223,10 @@ export function decodeMetadataRecord(value: Buffer): MetadataRecord | null {
     case MetadataRecordType.REMOVE_USER_SCRAM_CREDENTIAL: {
       const m = decodeRemoveUserScramCredentialRecord(r, version);
       return { type: 'removeScram', name: m.name, mechanism: m.mechanism };
+    }
+    case MetadataRecordType.CLIENT_QUOTA: {
+      const m = decodeClientQuotaRecord(r, version);
+      return { type: 'quota', entity: m.entity.map((e) => ({ entityType: e.entityType, entityName: e.entityName })), key: m.key, value: m.value, remove: m.remove };
     }
     case MetadataRecordType.MIRROR_TOPIC_STATE_CHANGE: {
       const m = decodeMirrorTopicStateChangeRecord(r, version);

@@ -147,6 +147,27 @@ describe('@platformatic/kafka against a Fjord node', () => {
     expect(await admin.listTopics()).not.toContain('plt-admin');
   });
 
+  it('alters and describes client quotas', async () => {
+    const alter = await admin.alterClientQuotas({
+      entries: [
+        { entities: [{ entityType: 'user', entityName: 'alice' }], ops: [{ key: 'producer_byte_rate', value: 1024, remove: false }, { key: 'request_percentage', value: 12.5, remove: false }] },
+        { entities: [{ entityType: 'client-id', entityName: null }], ops: [{ key: 'consumer_byte_rate', value: 2048, remove: false }] },
+      ],
+    });
+    expect(alter.map((e) => e.errorCode)).toEqual([0, 0]);
+    // A byte rate must be a whole number.
+    await expect(
+      admin.alterClientQuotas({ entries: [{ entities: [{ entityType: 'user', entityName: 'bob' }], ops: [{ key: 'producer_byte_rate', value: 1.5, remove: false }] }] }),
+    ).rejects.toThrow();
+    const alice = await admin.describeClientQuotas({ components: [{ entityType: 'user', matchType: 0, match: 'alice' }] });
+    expect(alice[0]!.entity).toEqual([{ entityType: 'user', entityName: 'alice' }]);
+    expect(new Map(alice[0]!.values.map((v) => [v.key, v.value]))).toEqual(new Map([['producer_byte_rate', 1024], ['request_percentage', 12.5]]));
+    const defaults = await admin.describeClientQuotas({ components: [{ entityType: 'client-id', matchType: 1 }] });
+    expect(defaults[0]!.values).toEqual([{ key: 'consumer_byte_rate', value: 2048 }]);
+    await admin.alterClientQuotas({ entries: [{ entities: [{ entityType: 'user', entityName: 'alice' }], ops: [{ key: 'producer_byte_rate', remove: true }, { key: 'request_percentage', remove: true }] }] });
+    expect(await admin.describeClientQuotas({ components: [{ entityType: 'user', matchType: 2 }] })).toEqual([]);
+  });
+
   it('continues after a node restart', async () => {
     await admin.createTopics({ topics: ['plt-restart'], partitions: 2, replicas: 1 });
     let producer = new Producer({ ...base(), serializers: stringSerializers });

@@ -30,6 +30,8 @@ import { describeAclsHandler } from './029-describe-acls.js';
 import { createAclsHandler } from './030-create-acls.js';
 import { deleteAclsHandler } from './031-delete-acls.js';
 import { electLeadersHandler } from './043-elect-leaders.js';
+import { describeClientQuotasHandler } from './048-describe-client-quotas.js';
+import { alterClientQuotasHandler } from './049-alter-client-quotas.js';
 import { describeUserScramCredentialsHandler } from './050-describe-user-scram-credentials.js';
 import { alterUserScramCredentialsHandler } from './051-alter-user-scram-credentials.js';
 
@@ -63,6 +65,8 @@ export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHoo
     describeUserScramCredentialsHandler(ctx),
     alterUserScramCredentialsHandler(ctx),
     electLeadersHandler(ctx),
+    describeClientQuotasHandler(ctx),
+    alterClientQuotasHandler(ctx),
   ] as unknown as ApiHandler<never, never>[];
   return hs as unknown as ApiHandler[];
 }
