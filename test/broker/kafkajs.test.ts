@@ -231,6 +231,13 @@ describe('kafkajs against a Fjord node', () => {
     expect(fresh[0]).toMatchObject({ low: '0', high: '0' });
   });
 
+  it('partition reassignment: the only assignment is this node, none is ever in progress', async () => {
+    await admin.createTopics({ topics: [{ topic: 'js-reassign', numPartitions: 2 }] });
+    await admin.alterPartitionReassignments({ topics: [{ topic: 'js-reassign', partitionAssignment: [{ partition: 0, replicas: [1] }] }] });
+    await expect(admin.alterPartitionReassignments({ topics: [{ topic: 'js-reassign', partitionAssignment: [{ partition: 1, replicas: [1, 2] }] }] })).rejects.toThrow();
+    expect(await admin.listPartitionReassignments({ topics: [{ topic: 'js-reassign', partitions: [0, 1] }] })).toEqual({ topics: [] });
+  });
+
   it('stores, describes and deletes ACLs', async () => {
     const { AclResourceTypes, AclOperationTypes, AclPermissionTypes, ResourcePatternTypes } = await import('kafkajs');
     const acl = (name: string, op: number) => ({

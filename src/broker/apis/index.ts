@@ -30,6 +30,8 @@ import { describeAclsHandler } from './029-describe-acls.js';
 import { createAclsHandler } from './030-create-acls.js';
 import { deleteAclsHandler } from './031-delete-acls.js';
 import { electLeadersHandler } from './043-elect-leaders.js';
+import { alterPartitionReassignmentsHandler } from './045-alter-partition-reassignments.js';
+import { listPartitionReassignmentsHandler } from './046-list-partition-reassignments.js';
 import { describeClientQuotasHandler } from './048-describe-client-quotas.js';
 import { alterClientQuotasHandler } from './049-alter-client-quotas.js';
 import { describeUserScramCredentialsHandler } from './050-describe-user-scram-credentials.js';
@@ -67,6 +69,8 @@ export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHoo
     electLeadersHandler(ctx),
     describeClientQuotasHandler(ctx),
     alterClientQuotasHandler(ctx),
+    alterPartitionReassignmentsHandler(ctx),
+    listPartitionReassignmentsHandler(ctx),
   ] as unknown as ApiHandler<never, never>[];
   return hs as unknown as ApiHandler[];
 }
