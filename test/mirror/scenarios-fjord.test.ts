@@ -8,6 +8,7 @@
  *    and copies what it wrote after failover; the logs converge byte for byte;
  *  - a mirror loop is detected and refused (FAILED, non-retryable).
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +24,7 @@ import { decodeMetadataResponse } from '../../src/protocol/generated/messages/me
 import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
 import { decodeProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
-import { startNode, type RunningNode } from '../helpers/node.js';
+import { ROOT, startNode, type RunningNode } from '../helpers/node.js';
 
 let a: RunningNode;
 let b: RunningNode;
@@ -217,6 +218,14 @@ describe('mirroring between two Fjord nodes', () => {
     expect(written).toBe(160);
     await waitFor('converged after bounces', () => segments(b, topic).equals(segments(a, topic)), 60_000);
     await waitFor('MIRRORING', async () => (await describe_(b, 'from-a')).some((p) => p.topic === topic && p.state === 'MIRRORING' && p.lag === 0));
+  });
+
+  it('answers through the real fjord binary', () => {
+    const r = spawnSync(process.execPath, [join(ROOT, 'bin/fjord.js'), 'cluster-mirrors', '--bootstrap-server', b.bootstrap, '--list'], { encoding: 'utf8', timeout: 30_000 });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^from-a\\s+\\d+\\s+\\S+\\s+${a.bootstrap.replace(/\./g, '\\.')}$`, 'm'));
+    const bad = spawnSync(process.execPath, [join(ROOT, 'bin/fjord.js'), 'cluster-mirrors', '--list'], { encoding: 'utf8', timeout: 30_000 });
+    expect(bad.status).toBe(2);
   });
 
   it('detects a mirror loop and refuses it', async () => {
