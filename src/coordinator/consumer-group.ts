@@ -60,3 +60,29 @@ export class ConsumerGroup {
     return ConsumerState.STABLE;
   }
 }
+
+export interface NamedTopicPartitions {
+  readonly topicId: string;
+  readonly topicName: string;
+  readonly partitions: number[];
+}
+
+export interface ConsumerGroupDescription {
+  readonly groupId: string;
+  readonly groupState: ConsumerState;
+  readonly groupEpoch: number;
+  readonly assignmentEpoch: number;
+  readonly assignorName: string;
+  readonly members: {
+    memberId: string;
+    instanceId: string | null;
+    rackId: string | null;
+    memberEpoch: number;
+    clientId: string;
+    clientHost: string;
+    subscribedTopicNames: string[];
+    subscribedTopicRegex: string | null;
+    assignment: NamedTopicPartitions[];
+    targetAssignment: NamedTopicPartitions[];
+  }[];
+}

@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { ConsumerGroup, ConsumerState } from './consumer-group.js';
-import type { Assignment, ConsumerMember } from './consumer-group.js';
-import { ASSIGNORS } from './assignors.js';
-import type { AssignorMember } from './assignors.js';
-import { currentRecord, groupEpochRecord, hashMetadata, memberRecord, MemberState, targetEpochRecord, targetMemberRecord } from './consumer-records.js';
+import { ConsumerGroup } from './consumer-group.js';
+import type { Assignment, ConsumerGroupDescription, ConsumerMember } from './consumer-group.js';
+import { currentRecord, groupEpochRecord, memberRecord, MemberState, targetEpochRecord, targetMemberRecord } from './consumer-records.js';
+import { ConsumerTargets, fromKeys, tpKeys } from './consumer-target.js';
+import type { TopicView } from './consumer-target.js';
 import { GroupError } from './group-errors.js';
 import { groupMetadataRecord } from './group-records.js';
 import type { GroupShard } from './group-shard.js';
 import type { WriteResult } from './coordinator-runtime.js';
+
+export type { TopicView } from './consumer-target.js';
 
 /**
  * The KIP-848 consumer protocol (ConsumerGroupHeartbeat), after Kafka's GroupMetadataManager
@@ -17,13 +19,6 @@ import type { WriteResult } from './coordinator-runtime.js';
  * (keeping its epoch), then it moves to the target epoch and receives the partitions no other
  * member still owns, and the rest once they are released.
  */
-
-export interface TopicView {
-  topicId(name: string): string | undefined;
-  topicName(id: string): string | undefined;
-  partitionCount(name: string): number | undefined;
-  topicNames(): string[];
-}
 
 export interface ConsumerHeartbeatRequest {
   readonly groupId: string;
@@ -58,26 +53,6 @@ const STATIC_LEAVE_EPOCH = -2;
 const sessionKey = (g: string, m: string): string => `csession/${g}/${m}`;
 const revokeKey = (g: string, m: string): string => `crevoke/${g}/${m}`;
 
-function tpKeys(a: Assignment): Set<string> {
-  const s = new Set<string>();
-  for (const [t, ps] of a) for (const p of ps) s.add(`${t}:${p}`);
-  return s;
-}
-
-function fromKeys(keys: Iterable<string>): Assignment {
-  const out: Assignment = new Map();
-  for (const k of keys) {
-    const i = k.lastIndexOf(':');
-    const t = k.slice(0, i);
-    const p = Number(k.slice(i + 1));
-    const l = out.get(t);
-    if (l) l.push(p);
-    else out.set(t, [p]);
-  }
-  for (const l of out.values()) l.sort((a, b) => a - b);
-  return out;
-}
-
 function cloneMember(m: ConsumerMember): ConsumerMember {
   const c = (a: Assignment): Assignment => new Map([...a].map(([t, p]) => [t, [...p]]));
   return { ...m, subscribedTopicNames: [...m.subscribedTopicNames], assigned: c(m.assigned), pendingAssignment: c(m.pendingAssignment), revoking: c(m.revoking) };
@@ -97,10 +72,19 @@ function cloneGroup(g: ConsumerGroup): ConsumerGroup {
 }
 
 export class ConsumerOps {
+  private readonly targets: ConsumerTargets;
+
   constructor(
     private readonly s: GroupShard,
     private readonly topics: TopicView,
-  ) {}
+  ) {
+    this.targets = new ConsumerTargets(s, topics);
+  }
+
+  /** After replay: derived state that is not persisted. */
+  restoreDerived(): void {
+    for (const g of this.s.consumer.values()) g.assignorName = this.targets.assignorFor(g);
+  }
 
   resumeTimers(): void {
     for (const g of this.s.consumer.values()) for (const m of g.members.values()) this.scheduleSession(g, m);
@@ -270,7 +254,7 @@ export class ConsumerOps {
       m.rackId = req.rackId;
       memberChanged = true;
     }
-    const hash = this.metadataHash(g);
+    const hash = this.targets.metadataHash(g);
     if (hash !== g.metadataHash) {
       g.metadataHash = hash;
       bump = true;
@@ -280,7 +264,7 @@ export class ConsumerOps {
       g.groupEpoch++;
       s.emit(groupEpochRecord(g.groupId, g.groupEpoch, g.metadataHash));
     }
-    if (g.assignmentEpoch < g.groupEpoch) this.computeTarget(g);
+    if (g.assignmentEpoch < g.groupEpoch) this.targets.computeTarget(g);
     const owned = req.topicPartitions === null ? null : new Map(req.topicPartitions.map((t) => [t.topicId, [...t.partitions]]));
     const assignedBefore = JSON.stringify([...m.assigned]);
     this.reconcile(g, m, owned);
@@ -319,70 +303,6 @@ export class ConsumerOps {
     g.target.set(memberId, target);
     s.emit(memberRecord(g.groupId, m));
     s.emit(targetMemberRecord(g.groupId, memberId, target));
-  }
-
-  /** Subscribed topic ids of a member (names and regex resolved against the metadata). */
-  private subscribedIds(m: ConsumerMember): Set<string> {
-    const ids = new Set<string>();
-    const add = (name: string): void => {
-      const id = this.topics.topicId(name);
-      if (id !== undefined && (this.topics.partitionCount(name) ?? 0) > 0) ids.add(id);
-    };
-    for (const n of m.subscribedTopicNames) add(n);
-    if (m.subscribedTopicRegex !== null) {
-      const re = new RegExp(`^(?:${m.subscribedTopicRegex})$`);
-      for (const n of this.topics.topicNames()) if (!n.startsWith('__') && re.test(n)) add(n);
-    }
-    return ids;
-  }
-
-  /** What the target depends on besides membership: the subscribed topics and their partition counts. */
-  private metadataHash(g: ConsumerGroup): bigint {
-    const ids = new Set<string>();
-    for (const m of g.members.values()) for (const id of this.subscribedIds(m)) ids.add(id);
-    if (ids.size === 0) return 0n;
-    return hashMetadata(
-      [...ids]
-        .sort()
-        .map((id) => `${id}:${this.topics.partitionCount(this.topics.topicName(id) ?? '') ?? 0}`)
-        .join(','),
-    );
-  }
-
-  /** The assignor most members ask for, else the first configured one. */
-  private assignorFor(g: ConsumerGroup): string {
-    const votes = new Map<string, number>();
-    for (const m of g.members.values()) if (m.serverAssignor !== null) votes.set(m.serverAssignor, (votes.get(m.serverAssignor) ?? 0) + 1);
-    let assignor = this.s.cfg.consumerAssignors[0] ?? 'uniform';
-    let best = 0;
-    for (const [name, n] of votes) if (n > best) [assignor, best] = [name, n];
-    return assignor;
-  }
-
-  /** After replay: derived state that is not persisted. */
-  restoreDerived(): void {
-    for (const g of this.s.consumer.values()) g.assignorName = this.assignorFor(g);
-  }
-
-  private computeTarget(g: ConsumerGroup): void {
-    const s = this.s;
-    const counts = new Map<string, number>();
-    const members: AssignorMember[] = [];
-    for (const m of g.members.values()) {
-      const ids = this.subscribedIds(m);
-      for (const id of ids) counts.set(id, this.topics.partitionCount(this.topics.topicName(id) ?? '') ?? 0);
-      members.push({ memberId: m.memberId, topics: ids, previous: g.target.get(m.memberId) ?? new Map() });
-    }
-    const assignor = this.assignorFor(g);
-    g.assignorName = assignor;
-    const target = (ASSIGNORS[assignor] ?? ASSIGNORS['uniform']!)(members, counts);
-    for (const [memberId, a] of target) {
-      if (JSON.stringify([...(g.target.get(memberId) ?? new Map())]) !== JSON.stringify([...a])) s.emit(targetMemberRecord(g.groupId, memberId, a));
-      g.target.set(memberId, a);
-    }
-    for (const memberId of [...g.target.keys()]) if (!g.members.has(memberId)) g.target.delete(memberId);
-    g.assignmentEpoch = g.groupEpoch;
-    s.emit(targetEpochRecord(g.groupId, g.assignmentEpoch));
   }
 
   /** Moves a member toward its target (Kafka's CurrentAssignmentBuilder). */
@@ -437,13 +357,13 @@ export class ConsumerOps {
     s.emit(targetMemberRecord(g.groupId, m.memberId, null));
     s.emit(memberRecord(g.groupId, m.memberId));
     g.groupEpoch++;
-    g.metadataHash = this.metadataHash(g);
+    g.metadataHash = this.targets.metadataHash(g);
     s.emit(groupEpochRecord(g.groupId, g.groupEpoch, g.metadataHash));
     if (g.members.size === 0) {
       g.emptySince = s.ctx.now();
       g.assignmentEpoch = g.groupEpoch;
       s.emit(targetEpochRecord(g.groupId, g.assignmentEpoch));
-    } else this.computeTarget(g);
+    } else this.targets.computeTarget(g);
   }
 
   /** Every partition a member owns or is still revoking, with topic names, for describe. */
@@ -471,30 +391,4 @@ export class ConsumerOps {
       })),
     };
   }
-}
-
-export interface NamedTopicPartitions {
-  readonly topicId: string;
-  readonly topicName: string;
-  readonly partitions: number[];
-}
-
-export interface ConsumerGroupDescription {
-  readonly groupId: string;
-  readonly groupState: ConsumerState;
-  readonly groupEpoch: number;
-  readonly assignmentEpoch: number;
-  readonly assignorName: string;
-  readonly members: {
-    memberId: string;
-    instanceId: string | null;
-    rackId: string | null;
-    memberEpoch: number;
-    clientId: string;
-    clientHost: string;
-    subscribedTopicNames: string[];
-    subscribedTopicRegex: string | null;
-    assignment: NamedTopicPartitions[];
-    targetAssignment: NamedTopicPartitions[];
-  }[];
 }

@@ -7,7 +7,8 @@ import type { CommitRequest, DescribedGroup, FetchGroupResult, ListedGroup, Topi
 import type { JoinResult, SyncResult } from './classic-group.js';
 import type { HeartbeatRequest, JoinRequest, LeaveMember, LeaveResult, SyncRequest } from './classic-ops.js';
 import { GroupError } from './group-errors.js';
-import type { ConsumerGroupDescription, ConsumerHeartbeatRequest, ConsumerHeartbeatResult, TopicView } from './consumer-ops.js';
+import type { ConsumerHeartbeatRequest, ConsumerHeartbeatResult, TopicView } from './consumer-ops.js';
+import type { ConsumerGroupDescription } from './consumer-group.js';
 
 export const CONSUMER_OFFSETS = '__consumer_offsets';
 
