@@ -12,9 +12,6 @@ export const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
 
 /** librdkafka test numbers (from the allow-list in librdkafka-suite.ts) expected to fail against Fjord. */
 export const LIBRDKAFKA_EXPECTED_FAILURES: Readonly<Record<string, string>> = {
-  '0011':
-    'test_message_single_partition_record_fail: keyless records produced to a compacted topic are not rejected ' +
-    'per record with INVALID_RECORD (KIP-467 record errors); expected 10 failures, got 0',
   '0030':
     'do_nonexist_commit: OffsetCommit for a topic that does not exist returns NONE; Kafka answers UNKNOWN_TOPIC_OR_PARTITION',
   '0081': 'do_test_CreateAcls: the ACL APIs (CreateAcls, DescribeAcls, DeleteAcls) are not offered in ApiVersions',
