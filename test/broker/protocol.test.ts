@@ -503,3 +503,18 @@ describe('elect leaders', () => {
     c.close();
   });
 });
+
+describe('describe quorum', () => {
+  it('reports this node as the only voter and leader of __cluster_metadata', async () => {
+    const { encodeDescribeQuorumRequest } = await import('../../src/protocol/generated/messages/describe-quorum-request.js');
+    const { decodeDescribeQuorumResponse } = await import('../../src/protocol/generated/messages/describe-quorum-response.js');
+    const c = await WireClient.connect(node.port);
+    const r = decodeDescribeQuorumResponse(await c.call(55, 2, (w) => encodeDescribeQuorumRequest(w, { topics: [{ topicName: '__cluster_metadata', partitions: [{ partitionIndex: 0 }] }] }, 2)), 2);
+    const p = r.topics[0]!.partitions[0]!;
+    expect(p).toMatchObject({ errorCode: 0, leaderId: 1, leaderEpoch: 1 });
+    expect(p.highWatermark).toBeGreaterThan(0n);
+    expect(p.currentVoters.map((x) => [x.replicaId, x.logEndOffset])).toEqual([[1, p.highWatermark]]);
+    expect(r.nodes[0]!.listeners[0]).toMatchObject({ host: '127.0.0.1', port: node.port });
+    c.close();
+  });
+});

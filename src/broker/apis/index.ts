@@ -32,6 +32,7 @@ import { deleteAclsHandler } from './031-delete-acls.js';
 import { electLeadersHandler } from './043-elect-leaders.js';
 import { alterPartitionReassignmentsHandler } from './045-alter-partition-reassignments.js';
 import { listPartitionReassignmentsHandler } from './046-list-partition-reassignments.js';
+import { describeQuorumHandler } from './055-describe-quorum.js';
 import { describeClientQuotasHandler } from './048-describe-client-quotas.js';
 import { alterClientQuotasHandler } from './049-alter-client-quotas.js';
 import { describeUserScramCredentialsHandler } from './050-describe-user-scram-credentials.js';
@@ -71,6 +72,7 @@ export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHoo
     alterClientQuotasHandler(ctx),
     alterPartitionReassignmentsHandler(ctx),
     listPartitionReassignmentsHandler(ctx),
+    describeQuorumHandler(ctx),
   ] as unknown as ApiHandler<never, never>[];
   return hs as unknown as ApiHandler[];
 }

@@ -1,0 +1,47 @@
+/**
+ * DescribeQuorum (key 55), v0-2.
+ *
+ * Behavior: the embedded controller is a quorum of one: this node leads `__cluster_metadata-0`
+ * at epoch 1 (the epoch its metadata batches carry), is the only voter, and its log end offset is
+ * the high watermark (every metadata write is fsynced before it is applied). Any other
+ * topic-partition → UNKNOWN_TOPIC_OR_PARTITION, as a KRaft controller answers for partitions it
+ * does not host.
+ */
+import { ErrorCode } from '../../protocol/generated/errors.js';
+import { decodeDescribeQuorumRequest, type DescribeQuorumRequest } from '../../protocol/generated/messages/describe-quorum-request.js';
+import { encodeDescribeQuorumResponse, type DescribeQuorumResponseInput } from '../../protocol/generated/messages/describe-quorum-response.js';
+import type { ApiHandler } from '../api-handler.js';
+import type { BrokerContext } from '../broker-context.js';
+
+const METADATA_TOPIC = '__cluster_metadata';
+const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+
+export function describeQuorumHandler(ctx: BrokerContext): ApiHandler<DescribeQuorumRequest, DescribeQuorumResponseInput> {
+  return {
+    apiKey: 55,
+    minVersion: 0,
+    maxVersion: 2,
+    decode: decodeDescribeQuorumRequest,
+    encode: encodeDescribeQuorumResponse,
+    handle(rc, req) {
+      const v = rc.apiVersion;
+      const now = BigInt(Date.now());
+      const end = BigInt(ctx.image.offset + 1);
+      const self = { replicaId: ctx.nodeId, ...(v >= 2 ? { replicaDirectoryId: ZERO_UUID } : {}), logEndOffset: end, lastFetchTimestamp: now, lastCaughtUpTimestamp: now };
+      const topics = req.topics.map((t) => ({
+        topicName: t.topicName,
+        partitions: t.partitions.map((p) =>
+          t.topicName === METADATA_TOPIC && p.partitionIndex === 0
+            ? { partitionIndex: 0, errorCode: ErrorCode.NONE, errorMessage: null, leaderId: ctx.nodeId, leaderEpoch: 1, highWatermark: end, currentVoters: [self], observers: [] }
+            : { partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, leaderId: -1, leaderEpoch: -1, highWatermark: -1n, currentVoters: [], observers: [] },
+        ),
+      }));
+      return {
+        errorCode: ErrorCode.NONE,
+        errorMessage: null,
+        topics,
+        ...(v >= 2 ? { nodes: [{ nodeId: ctx.nodeId, listeners: [{ name: 'PLAINTEXT', host: ctx.host, port: ctx.port }] }] } : {}),
+      };
+    },
+  };
+}
