@@ -4,7 +4,7 @@
  * (read the source's segment files → TCP loopback → append to a file). Prints MB/s, records/s, the
  * ratio mirror/raw, and the count of records decoded on the mirror path (0 by construction).
  *
- *   node bench/run.mjs bench/mirror-catchup.ts          (MIRROR_BENCH_MB=64 by default)
+ *   node bench/run.mjs bench/mirror-catchup.ts   (MIRROR_BENCH_MB=128, MIRROR_BENCH_REPEATS=3 by default)
  */
 import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
@@ -18,7 +18,7 @@ import { PartitionLog } from '../src/storage/partition-log.js';
 import { startKafkaSource as startKafkaBroker } from '../test/mirror/helpers/kafka-source.js';
 import { startNode } from '../test/helpers/node.js';
 
-const TOTAL_MB = Number(process.env.MIRROR_BENCH_MB ?? 64);
+const TOTAL_MB = Number(process.env.MIRROR_BENCH_MB ?? 128);
 const PARTITIONS = 4;
 const RECORD_BYTES = 512;
 const PER_SEND = 250;
@@ -124,12 +124,25 @@ function segmentsUnder(logsDir: string): string[] {
   return out;
 }
 
+const REPEATS = Number(process.env.MIRROR_BENCH_REPEATS ?? 3);
+
+function median<T>(runs: T[], key: (t: T) => number): T {
+  return [...runs].sort((x, y) => key(x) - key(y))[Math.floor(runs.length / 2)] as T;
+}
+
 async function benchSource(source: Source): Promise<void> {
   const records = await preload(source.bootstrap);
-  const mirror = await mirrorOnce(source, records);
-  const pipe = await rawPipe(source.segments());
+  // Each measurement repeated; the median run is printed (the machine is shared).
+  const mirrors = [];
+  const pipes = [];
+  for (let i = 0; i < REPEATS; i++) {
+    mirrors.push(await mirrorOnce(source, records));
+    pipes.push(await rawPipe(source.segments()));
+  }
+  const mirror = median(mirrors, (m) => m.seconds);
+  const pipe = median(pipes, (p) => p.seconds);
   const mb = (b: number) => b / (1024 * 1024);
-  console.log(`${source.name} → Fjord: ${records} records, ${mb(mirror.bytes).toFixed(1)} MiB in ${mirror.batches} batches`);
+  console.log(`${source.name} → Fjord: ${records} records, ${mb(mirror.bytes).toFixed(1)} MiB in ${mirror.batches} batches (median of ${REPEATS})`);
   console.log(`  mirror catch-up : ${(mb(mirror.bytes) / mirror.seconds).toFixed(1)} MiB/s, ${Math.round(records / mirror.seconds)} records/s (${mirror.seconds.toFixed(2)} s)`);
   console.log(`  raw pipe        : ${(mb(pipe.bytes) / pipe.seconds).toFixed(1)} MiB/s (${pipe.seconds.toFixed(2)} s for ${mb(pipe.bytes).toFixed(1)} MiB)`);
   console.log(`  ratio mirror/raw throughput: ${(mb(mirror.bytes) / mirror.seconds / (mb(pipe.bytes) / pipe.seconds)).toFixed(2)}`);
