@@ -37,6 +37,47 @@ export interface SyncResult {
   readonly assignment: Buffer;
 }
 
+export interface JoinRequest {
+  readonly groupId: string;
+  readonly sessionTimeoutMs: number;
+  readonly rebalanceTimeoutMs: number;
+  readonly memberId: string;
+  readonly groupInstanceId: string | null;
+  readonly protocolType: string;
+  readonly protocols: readonly JoinProtocol[];
+  readonly clientId: string;
+  readonly clientHost: string;
+  /** JoinGroup v4+: an unknown member first gets MEMBER_ID_REQUIRED with its new id. */
+  readonly requireKnownMemberId: boolean;
+}
+
+export interface SyncRequest {
+  readonly groupId: string;
+  readonly generationId: number;
+  readonly memberId: string;
+  readonly groupInstanceId: string | null;
+  readonly protocolType: string | null;
+  readonly protocolName: string | null;
+  readonly assignments: readonly { memberId: string; assignment: Buffer }[];
+}
+
+export interface HeartbeatRequest {
+  readonly groupId: string;
+  readonly generationId: number;
+  readonly memberId: string;
+  readonly groupInstanceId: string | null;
+}
+
+export interface LeaveMember {
+  readonly memberId: string;
+  readonly groupInstanceId: string | null;
+}
+
+export interface LeaveResult {
+  readonly errorCode: number;
+  readonly members: readonly { memberId: string; groupInstanceId: string | null; errorCode: number }[];
+}
+
 export interface ClassicMember {
   memberId: string;
   groupInstanceId: string | null;

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { ClassicGroup, ClassicState } from './classic-group.js';
-import type { ClassicMember, JoinProtocol, JoinResult, SyncResult } from './classic-group.js';
+import type { ClassicMember, HeartbeatRequest, JoinProtocol, JoinRequest, JoinResult, LeaveMember, LeaveResult, SyncRequest, SyncResult } from './classic-group.js';
 import { GroupError } from './group-errors.js';
 import { groupMetadataRecord } from './group-records.js';
 import type { GroupShard } from './group-shard.js';
 import type { WriteResult } from './coordinator-runtime.js';
+
+export type { HeartbeatRequest, JoinRequest, LeaveMember, LeaveResult, SyncRequest } from './classic-group.js';
 
 /**
  * The classic group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), after Kafka's
@@ -12,47 +14,6 @@ import type { WriteResult } from './coordinator-runtime.js';
  * rebalance generations, the initial rebalance delay, session and rebalance timeouts, static
  * membership with group.instance.id. Each function is a write operation on the shard.
  */
-
-export interface JoinRequest {
-  readonly groupId: string;
-  readonly sessionTimeoutMs: number;
-  readonly rebalanceTimeoutMs: number;
-  readonly memberId: string;
-  readonly groupInstanceId: string | null;
-  readonly protocolType: string;
-  readonly protocols: readonly JoinProtocol[];
-  readonly clientId: string;
-  readonly clientHost: string;
-  /** JoinGroup v4+: an unknown member first gets MEMBER_ID_REQUIRED with its new id. */
-  readonly requireKnownMemberId: boolean;
-}
-
-export interface SyncRequest {
-  readonly groupId: string;
-  readonly generationId: number;
-  readonly memberId: string;
-  readonly groupInstanceId: string | null;
-  readonly protocolType: string | null;
-  readonly protocolName: string | null;
-  readonly assignments: readonly { memberId: string; assignment: Buffer }[];
-}
-
-export interface HeartbeatRequest {
-  readonly groupId: string;
-  readonly generationId: number;
-  readonly memberId: string;
-  readonly groupInstanceId: string | null;
-}
-
-export interface LeaveMember {
-  readonly memberId: string;
-  readonly groupInstanceId: string | null;
-}
-
-export interface LeaveResult {
-  readonly errorCode: number;
-  readonly members: readonly { memberId: string; groupInstanceId: string | null; errorCode: number }[];
-}
 
 const EMPTY = Buffer.alloc(0);
 
