@@ -1,72 +1,64 @@
 /**
- * The controller's metadata log in `<data>/__cluster_metadata-0/00000000000000000000.log`: Kafka
- * record batches (magic 2, uncompressed, key null, value = metadata record), appended and fsynced
- * one batch per controller write. The log is small and read once at start, so one segment with
- * no index is enough; a torn trailing batch from a crash is cut off on open (the write was never
- * acknowledged).
+ * The controller's metadata log: the partition `__cluster_metadata-0` in the data directory, an
+ * ordinary Kafka-format partition log (src/storage) holding record batches whose records have a
+ * null key and a metadata record as value. Each controller write is one batch appended at the
+ * controller's epoch with acks=all, so it is fsynced before it is applied; a torn trailing batch
+ * from a crash is cut off by the log's recovery (the write was never acknowledged).
  */
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DecodeError } from '../protocol/decode-error.js';
 import { iterateBatches } from '../protocol/record-batch.js';
 import { buildRecordBatch, decodeRecords } from '../protocol/records.js';
+import { logConfig } from '../storage/log-config.js';
+import { PartitionLog } from '../storage/partition-log.js';
 import type { MetadataLogStore } from './controller.js';
 
 export const METADATA_TOPIC_DIR = '__cluster_metadata-0';
-const SEGMENT = '00000000000000000000.log';
+/** Kafka's fixed id of the metadata topic (Uuid.METADATA_TOPIC_ID, "AAAAAAAAAAAAAAAAAAAAAQ"). */
+export const METADATA_TOPIC_ID = '00000000-0000-0000-0000-000000000001';
+/** The single-voter quorum's epoch, stamped on every metadata batch. */
+export const METADATA_LEADER_EPOCH = 1;
+
+const REPLAY_CHUNK = 1 << 20;
 
 export class FileMetadataLog implements MetadataLogStore {
-  private nextOffset = 0;
-  private size = 0;
+  private constructor(private readonly log: PartitionLog) {}
 
-  private constructor(
-    private readonly fh: FileHandle,
-    private readonly leaderEpoch: number,
-  ) {}
-
-  static async open(dataDir: string, leaderEpoch = 1): Promise<FileMetadataLog> {
-    const dir = join(dataDir, METADATA_TOPIC_DIR);
-    await mkdir(dir, { recursive: true });
-    const fh = await open(join(dir, SEGMENT), 'a+');
-    return new FileMetadataLog(fh, leaderEpoch);
+  static async open(dataDir: string, opts: { cleanShutdown?: boolean } = {}): Promise<FileMetadataLog> {
+    const log = await PartitionLog.open({
+      dir: join(dataDir, METADATA_TOPIC_DIR),
+      topicId: METADATA_TOPIC_ID,
+      // Never deleted by retention: the image is rebuilt from the whole log (no snapshots yet).
+      config: logConfig({ retentionMs: -1, retentionBytes: -1, segmentBytes: 64 * 1024 * 1024 }),
+      cleanShutdown: opts.cleanShutdown === true,
+    });
+    return new FileMetadataLog(log);
   }
 
   async replay(cb: (offset: number, value: Buffer) => void): Promise<void> {
-    const { size } = await this.fh.stat();
-    const buf = Buffer.alloc(size);
-    if (size > 0) await this.fh.read(buf, 0, size, 0);
-    const it = iterateBatches(buf);
-    let valid = 0;
-    try {
-      for (const batch of it) {
-        if (!batch.isValid()) break;
-        for (const rec of decodeRecords(batch)) {
-          if (rec.value) cb(rec.offset, rec.value);
-        }
-        this.nextOffset = batch.lastOffset + 1;
-        valid = it.validBytes;
+    let next = this.log.logStartOffset;
+    const end = this.log.logEndOffset;
+    while (next < end) {
+      const r = await this.log.readToBuffer({ fetchOffset: next, maxOffset: end, maxBytes: REPLAY_CHUNK, minOneMessage: true });
+      if (r.errorCode !== 0) throw new Error(`reading the metadata log at ${next} failed with error ${r.errorCode}`);
+      let advanced = false;
+      for (const batch of iterateBatches(r.records)) {
+        if (batch.lastOffset < next) continue;
+        for (const rec of decodeRecords(batch)) if (rec.offset >= next && rec.value) cb(rec.offset, rec.value);
+        next = batch.lastOffset + 1;
+        advanced = true;
       }
-    } catch (err) {
-      if (!(err instanceof DecodeError)) throw err;
+      if (!advanced) break;
     }
-    if (valid < size) await this.fh.truncate(valid);
-    this.size = valid;
   }
 
   async append(values: readonly Buffer[]): Promise<number> {
-    const batch = buildRecordBatch({
-      baseOffset: this.nextOffset,
-      partitionLeaderEpoch: this.leaderEpoch,
-      records: values.map((value) => ({ key: null, value })),
-    });
-    await this.fh.write(batch, 0, batch.length, this.size);
-    await this.fh.datasync();
-    this.size += batch.length;
-    this.nextOffset += values.length;
-    return this.nextOffset - 1;
+    const batch = buildRecordBatch({ records: values.map((value) => ({ key: null, value })) });
+    const r = await this.log.appendAsLeader(batch, METADATA_LEADER_EPOCH, { requiredAcks: -1, origin: 'coordinator' });
+    if (r.errorCode !== 0) throw new Error(`metadata log append failed with error ${r.errorCode}: ${r.errorMessage ?? ''}`);
+    return r.lastOffset;
   }
 
   async close(): Promise<void> {
-    await this.fh.close();
+    await this.log.close();
   }
 }

@@ -21,7 +21,7 @@ import type { Logger } from './logger.js';
 import { loadOrCreateMetaProperties } from './meta-properties.js';
 import { FileMetadataLog } from './metadata-log.js';
 import { ProducerIdManager } from './producer-ids.js';
-import { ReplicaManager } from './replica-manager.js';
+import { ReplicaManager, takeCleanShutdownMarker, writeCleanShutdownMarker } from './replica-manager.js';
 import { BrokerServer } from './server.js';
 import { brokerHandlers } from './apis/index.js';
 
@@ -46,7 +46,8 @@ export class BrokerNode {
     const listener = config.listeners[0]!;
     const advertised = config.advertisedListeners[0]!;
 
-    const store = await FileMetadataLog.open(dataDir);
+    const cleanShutdown = await takeCleanShutdownMarker(dataDir);
+    const store = await FileMetadataLog.open(dataDir, { cleanShutdown });
     const controller = await Controller.open({ nodeId, clusterId: meta.clusterId, store, log: log.child({ component: 'controller' }) });
     const configs = new ConfigResolver(config, controller.image);
     const replicas = new ReplicaManager(dataDir, controller.image, configs, log.child({ component: 'replicas' }), {
@@ -54,7 +55,7 @@ export class BrokerNode {
       producerIdExpirationMs: config.int('producer.id.expiration.ms'),
     });
     controller.onChange((records, removed) => replicas.onMetadata(records, removed));
-    await replicas.start();
+    await replicas.start(cleanShutdown);
 
     const registry = new ApiRegistry();
     let boundPort = listener.port;
@@ -131,9 +132,16 @@ export class BrokerNode {
     });
     boundPort = await server.listen();
     const node = new BrokerNode(ctx, server, closers);
+    let logsClean = false;
     closers.push(
-      () => replicas.close(),
-      () => controller.close(),
+      async () => {
+        logsClean = await replicas.close();
+      },
+      async () => {
+        await controller.close();
+        // Written last: every log, the metadata log included, is flushed and closed.
+        if (logsClean) await writeCleanShutdownMarker(dataDir);
+      },
     );
     log.info('node started', {
       nodeId,

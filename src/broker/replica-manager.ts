@@ -47,11 +47,12 @@ export class ReplicaManager {
     private readonly settings: { retentionCheckIntervalMs: number; producerIdExpirationMs: number },
   ) {}
 
-  /** Opens every partition in the image; removes directories of topics that no longer exist. */
-  async start(): Promise<void> {
-    const marker = join(this.dataDir, CLEAN_SHUTDOWN_FILE);
-    this.cleanShutdown = existsSync(marker);
-    if (this.cleanShutdown) await unlink(marker);
+  /**
+   * Opens every partition in the image; removes directories of topics that no longer exist.
+   * `cleanShutdown` says whether the previous run left the marker (the node removes it first).
+   */
+  async start(cleanShutdown: boolean): Promise<void> {
+    this.cleanShutdown = cleanShutdown;
     this.log.info('opening partition logs', { cleanShutdown: this.cleanShutdown });
     const wanted = new Set<string>();
     const opens: Promise<unknown>[] = [];
@@ -213,8 +214,11 @@ export class ReplicaManager {
     }
   }
 
-  /** Flushes and closes every log, then writes the clean-shutdown marker. */
-  async close(): Promise<void> {
+  /**
+   * Flushes and closes every log. Resolves true when all closed cleanly; the node then writes
+   * the clean-shutdown marker once the metadata log is closed too.
+   */
+  async close(): Promise<boolean> {
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
     await Promise.allSettled([...this.opening.values()]);
@@ -224,8 +228,20 @@ export class ReplicaManager {
     const failed = results.filter((r) => r.status === 'rejected');
     if (failed.length > 0) {
       this.log.error('some logs did not close cleanly; no clean-shutdown marker', { failed: failed.length });
-      return;
+      return false;
     }
-    await writeFile(join(this.dataDir, CLEAN_SHUTDOWN_FILE), '');
+    return true;
   }
+}
+
+/** Reads and removes the clean-shutdown marker: true when the previous run shut down cleanly. */
+export async function takeCleanShutdownMarker(dataDir: string): Promise<boolean> {
+  const marker = join(dataDir, CLEAN_SHUTDOWN_FILE);
+  if (!existsSync(marker)) return false;
+  await unlink(marker);
+  return true;
+}
+
+export async function writeCleanShutdownMarker(dataDir: string): Promise<void> {
+  await writeFile(join(dataDir, CLEAN_SHUTDOWN_FILE), '');
 }
