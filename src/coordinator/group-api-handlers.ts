@@ -339,9 +339,12 @@ export async function createGroupApiHandlers(host: CoordinatorHost): Promise<{ h
     async (_ctx, req) => ({ results: await gc.deleteGroups(req.groupsNames) }),
   );
 
+  // group.coordinator.rebalance.protocols: without "consumer" the KIP-848 APIs are not offered,
+  // so clients fall back to (or fail over to) the classic protocol as with Kafka.
+  const protocols = (host.config('group.coordinator.rebalance.protocols') ?? 'classic,consumer').split(',').map((p) => p.trim().toLowerCase());
   const handlers = [
     findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch,
-    offsetDelete, listGroups, describeGroups, deleteGroups, ...consumerGroupHandlers(gc),
+    offsetDelete, listGroups, describeGroups, deleteGroups, ...(protocols.includes('consumer') ? consumerGroupHandlers(gc) : []),
   ] as unknown as ApiHandler[];
   return { handlers, close: () => gc.close(), coordinator: gc };
 }

@@ -155,4 +155,16 @@ describe('group API handlers at every version', () => {
     expect(d.transactionStates.map((t) => [t.transactionalId, t.errorCode, t.transactionState])).toEqual([['t1', 0, 'Empty'], ['nope', 105, '']]);
     await close();
   });
+
+  it('offers the KIP-848 APIs only when group.coordinator.rebalance.protocols has "consumer"', async () => {
+    const t = new TempLogs();
+    temps.push(t);
+    const keys = async (protocols: string) => {
+      const g = await createGroupApiHandlers(testHost(t.openLog, { 'group.coordinator.rebalance.protocols': protocols }));
+      await g.close();
+      return g.handlers.map((h) => h.apiKey).sort((a, b) => a - b);
+    };
+    expect(await keys('classic')).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 42, 47]);
+    expect(await keys('classic,consumer')).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 42, 47, 68, 69]);
+  });
 });
