@@ -220,6 +220,22 @@ describe('mirroring between two Fjord nodes', () => {
     await waitFor('MIRRORING', async () => (await describe_(b, 'from-a')).some((p) => p.topic === topic && p.state === 'MIRRORING' && p.lag === 0));
   });
 
+  it('restarts mirroring in the same direction after a failover by re-copying from the source', async () => {
+    const topic = 'again';
+    await createTopic(a, topic);
+    await produce(a, topic, ['g0', 'g1', 'g2', 'g3', 'g4']);
+    expect((await cli(b, '--start', '--mirror', 'from-a', '--topics', topic)).code).toBe(0);
+    await waitFor('mirrored', () => segments(b, topic).length > 0 && segments(b, topic).equals(segments(a, topic)));
+    expect((await cli(b, '--stop', '--mirror', 'from-a', '--topics', topic)).code).toBe(0);
+    await waitFor('stopped', async () => (await describe_(b, 'from-a')).filter((p) => p.topic === topic).every((p) => p.state === 'STOPPED'));
+    await produce(b, topic, ['b-only-1', 'b-only-2']);
+    await produce(a, topic, ['g5', 'g6', 'g7']);
+    // The source holds no last mirrored epoch for us: the destination truncates to 0 and copies again.
+    expect((await cli(b, '--start', '--mirror', 'from-a', '--topics', topic)).code).toBe(0);
+    await waitFor('re-copied from the source', () => segments(b, topic).equals(segments(a, topic)), 45_000);
+    expect(await rawProduceError(b, topic)).toBe(ErrorCode.READ_ONLY_TOPIC);
+  });
+
   it('answers through the real fjord binary', () => {
     const r = spawnSync(process.execPath, [join(ROOT, 'bin/fjord.js'), 'cluster-mirrors', '--bootstrap-server', b.bootstrap, '--list'], { encoding: 'utf8', timeout: 30_000 });
     expect(r.status, r.stderr).toBe(0);
