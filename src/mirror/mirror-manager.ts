@@ -16,21 +16,13 @@
  */
 import { buildEndTxnMarkerBatch, buildMirrorPidResetBatch } from '../protocol/control-records.js';
 import { iterateBatches } from '../protocol/record-batch.js';
-import { ErrorCode } from '../protocol/generated/errors.js';
-import {
-  decodeDescribeClusterMirrorsResponse,
-  type DescribeClusterMirrorsResponse,
-} from '../protocol/generated/messages/describe-cluster-mirrors-response.js';
-import { encodeDescribeClusterMirrorsRequest } from '../protocol/generated/messages/describe-cluster-mirrors-request.js';
-import { encodeListClusterMirrorsRequest } from '../protocol/generated/messages/list-cluster-mirrors-request.js';
-import { decodeListClusterMirrorsResponse } from '../protocol/generated/messages/list-cluster-mirrors-response.js';
 import { MirrorFetcher, type MirrorTopicPartition } from '../fetcher/mirror-fetcher.js';
 import { SourceClient, sourceClientOptionsFromConfig } from '../fetcher/source-client.js';
-import { API } from '../fetcher/source-protocol.js';
 import { connectionFingerprint, matchesAny, mirrorConfigValue, splitList, type MirrorBrokerConfig } from './mirror-config.js';
 import type { MirrorCoordinator } from './mirror-coordinator.js';
 import { syncGroupOffsets } from './group-offset-sync.js';
 import { syncTopicConfigs } from './topic-config-sync.js';
+import { hasMirrorLoop, lookupLastMirrorEpoch } from './source-lookups.js';
 import type { MirrorHost, MirrorLog } from './mirror-host.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
 import {
@@ -398,10 +390,10 @@ export class MirrorManager {
   private async onLogTruncation(key: MirrorPartitionKey): Promise<void> {
     const rt = this.requireRuntime(key.mirrorName);
     const log = await this.awaitLog(key);
-    if (await this.hasMirrorLoop(rt, key)) {
+    if (await hasMirrorLoop(rt.client, this.host.clusterId, key.topicName)) {
       throw new NonRetryableMirrorError(`Detected mirror loop: the source cluster mirrors ${key.topicName} from this cluster (${this.host.clusterId}).`);
     }
-    const lme = await this.lookupLastMirrorEpoch(rt, key);
+    const lme = await lookupLastMirrorEpoch(rt.client, this.host.clusterId, key.topicId, key.partition);
     let target = 0;
     if (lme >= 0) {
       const r = log.endOffsetForEpoch(lme);
@@ -524,56 +516,6 @@ export class MirrorManager {
     const res = await this.host.controllerWrite([{ type: 'bumpLeaderEpoch', topicId, partition, leaderEpoch }]);
     if (res.errorCode !== 0) throw new Error(`BumpLeaderEpochs failed with error ${res.errorCode}: ${res.errorMessage ?? ''}`);
     return leaderEpoch;
-  }
-
-  // ------------------------------------------------------------------ source-side lookups
-
-  /** Loop check (spec §8.6 2a): the source mirrors this topic from us and is not stopped. */
-  private async hasMirrorLoop(rt: MirrorRuntime, key: MirrorPartitionKey): Promise<boolean> {
-    let res;
-    try {
-      res = await rt.client.rawRequest(null, API.LIST_CLUSTER_MIRRORS, [0, 0], (w, v) => encodeListClusterMirrorsRequest(w, { includeTopicNames: true }, v), decodeListClusterMirrorsResponse);
-    } catch (err) {
-      throw new Error(`loop check on the source failed: ${(err as Error).message}`);
-    }
-    if (res === null || res.errorCode !== 0) return false; // a source without mirroring cannot loop
-    return res.mirrors.some((m) => m.sourceClusterId === this.host.clusterId && m.topicNames.includes(key.topicName));
-  }
-
-  /**
-   * The last mirrored epoch the source holds for this partition as a mirror of us (direct
-   * failback, spec §8.6 2b): DescribeClusterMirrors to every source broker with our cluster id,
-   * max over the answers; -1 when none (or the source has no mirroring).
-   */
-  private async lookupLastMirrorEpoch(rt: MirrorRuntime, key: MirrorPartitionKey): Promise<number> {
-    const md = await rt.client.metadata([]);
-    const brokers = md.brokers.length > 0 ? md.brokers.map((b) => b.nodeId) : [null];
-    let lme = -1;
-    for (const b of brokers) {
-      let res: DescribeClusterMirrorsResponse | null;
-      try {
-        res = await rt.client.rawRequest(
-          b,
-          API.DESCRIBE_CLUSTER_MIRRORS,
-          [0, 0],
-          (w, v) =>
-            encodeDescribeClusterMirrorsRequest(
-              w,
-              { mirrorNames: [], includeAuthorizedOperations: false, clusterId: this.host.clusterId, lastMirrorEpochLookups: [{ topicId: key.topicId, partitions: [key.partition] }] },
-              v,
-            ),
-          decodeDescribeClusterMirrorsResponse,
-        );
-      } catch (err) {
-        throw new Error(`last mirrored epoch lookup on the source failed: ${(err as Error).message}`);
-      }
-      if (res === null || res.errorCode !== ErrorCode.NONE) continue;
-      for (const t of res.lookupResults) {
-        if (t.topicId !== key.topicId) continue;
-        for (const p of t.partitions) if (p.partitionIndex === key.partition && p.lastMirrorEpoch > lme) lme = p.lastMirrorEpoch;
-      }
-    }
-    return lme;
   }
 
   // ------------------------------------------------------------------ helpers

@@ -1,0 +1,61 @@
+/**
+ * What LOG_TRUNCATION asks the source cluster (KIP-1279 spec §8.6): whether it mirrors the topic
+ * back from us (a loop), and the last mirrored epoch it holds for the partition as a mirror of us
+ * (direct failback). A source without the mirroring APIs (plain Apache Kafka) answers neither:
+ * no loop, LME -1.
+ */
+import type { SourceClient } from '../fetcher/source-client.js';
+import { API } from '../fetcher/source-protocol.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { encodeDescribeClusterMirrorsRequest } from '../protocol/generated/messages/describe-cluster-mirrors-request.js';
+import { decodeDescribeClusterMirrorsResponse, type DescribeClusterMirrorsResponse } from '../protocol/generated/messages/describe-cluster-mirrors-response.js';
+import { encodeListClusterMirrorsRequest } from '../protocol/generated/messages/list-cluster-mirrors-request.js';
+import { decodeListClusterMirrorsResponse } from '../protocol/generated/messages/list-cluster-mirrors-response.js';
+
+/** Loop check (§8.6 2a): a mirror on the source whose source is us and which is not stopped for this topic. */
+export async function hasMirrorLoop(source: SourceClient, ourClusterId: string, topicName: string): Promise<boolean> {
+  let res;
+  try {
+    res = await source.rawRequest(null, API.LIST_CLUSTER_MIRRORS, [0, 0], (w, v) => encodeListClusterMirrorsRequest(w, { includeTopicNames: true }, v), decodeListClusterMirrorsResponse);
+  } catch (err) {
+    throw new Error(`loop check on the source failed: ${(err as Error).message}`);
+  }
+  if (res === null || res.errorCode !== 0) return false;
+  // TopicNames lists mirroring and paused topics, not stopped ones.
+  return res.mirrors.some((m) => m.sourceClusterId === ourClusterId && m.topicNames.includes(topicName));
+}
+
+/**
+ * LME lookup (§8.6 2b): DescribeClusterMirrors to every source broker with our cluster id and the
+ * partition; the max over the answers; -1 when none.
+ */
+export async function lookupLastMirrorEpoch(source: SourceClient, ourClusterId: string, topicId: string, partition: number): Promise<number> {
+  const md = await source.metadata([]);
+  const brokers = md.brokers.length > 0 ? md.brokers.map((b) => b.nodeId) : [null];
+  let lme = -1;
+  for (const b of brokers) {
+    let res: DescribeClusterMirrorsResponse | null;
+    try {
+      res = await source.rawRequest(
+        b,
+        API.DESCRIBE_CLUSTER_MIRRORS,
+        [0, 0],
+        (w, v) =>
+          encodeDescribeClusterMirrorsRequest(
+            w,
+            { mirrorNames: [], includeAuthorizedOperations: false, clusterId: ourClusterId, lastMirrorEpochLookups: [{ topicId, partitions: [partition] }] },
+            v,
+          ),
+        decodeDescribeClusterMirrorsResponse,
+      );
+    } catch (err) {
+      throw new Error(`last mirrored epoch lookup on the source failed: ${(err as Error).message}`);
+    }
+    if (res === null || res.errorCode !== ErrorCode.NONE) continue;
+    for (const t of res.lookupResults) {
+      if (t.topicId !== topicId) continue;
+      for (const p of t.partitions) if (p.partitionIndex === partition && p.lastMirrorEpoch > lme) lme = p.lastMirrorEpoch;
+    }
+  }
+  return lme;
+}
