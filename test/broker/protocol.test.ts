@@ -518,3 +518,32 @@ describe('describe quorum', () => {
     c.close();
   });
 });
+
+describe('offset commit', () => {
+  it('answers UNKNOWN_TOPIC_OR_PARTITION for topics that do not exist and commits the rest', async () => {
+    const { encodeOffsetCommitRequest } = await import('../../src/protocol/generated/messages/offset-commit-request.js');
+    const { decodeOffsetCommitResponse } = await import('../../src/protocol/generated/messages/offset-commit-response.js');
+    const { encodeOffsetFetchRequest } = await import('../../src/protocol/generated/messages/offset-fetch-request.js');
+    const { decodeOffsetFetchResponse } = await import('../../src/protocol/generated/messages/offset-fetch-response.js');
+    const c = await WireClient.connect(node.port);
+    await createTopic(c, 'committed');
+    const part = (partitionIndex: number, committedOffset: bigint) => ({ partitionIndex, committedOffset, committedLeaderEpoch: -1, committedMetadata: '' });
+    const r = decodeOffsetCommitResponse(
+      await c.call(8, 8, (w) =>
+        encodeOffsetCommitRequest(
+          w,
+          { groupId: 'standalone', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'missing-topic', partitions: [part(0, 5n)] }, { name: 'committed', partitions: [part(0, 0n)] }] },
+          8,
+        ),
+      ),
+      8,
+    );
+    expect(r.topics.map((t) => [t.name, t.partitions.map((p) => p.errorCode)])).toEqual([
+      ['missing-topic', [3]],
+      ['committed', [0]],
+    ]);
+    const f = decodeOffsetFetchResponse(await c.call(9, 7, (w) => encodeOffsetFetchRequest(w, { groupId: 'standalone', topics: null, requireStable: false }, 7)), 7);
+    expect(f.topics.map((t) => t.name)).toEqual(['committed']);
+    c.close();
+  });
+});
