@@ -247,6 +247,19 @@ describe('fetch', () => {
     consumer.close();
   });
 
+  it('answers at once with MinBytes 0 even with a long MaxWaitMs', async () => {
+    const c = await WireClient.connect(node.port);
+    await createTopic(c, 'minbytes0');
+    const started = Date.now();
+    const r = await c.call(1, 11, (w) =>
+      encodeFetchRequest(w, { replicaId: -1, maxWaitMs: 20_000, minBytes: 0, maxBytes: 1 << 20, topics: [{ topic: 'minbytes0', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }] }, 11),
+    );
+    expect(decodeFetchResponse(r, 11).responses[0]!.partitions[0]!.errorCode).toBe(0);
+    // Far below the 20 s it would have waited: the answer did not wait for data.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    c.close();
+  });
+
   it('returns the first batch whole even when it exceeds MaxBytes, and OFFSET_OUT_OF_RANGE past the end', async () => {
     const c = await WireClient.connect(node.port);
     await createTopic(c, 'kip74');

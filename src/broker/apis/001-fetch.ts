@@ -246,7 +246,11 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
 
       let result = await readAll();
       const deadline = now + Math.max(0, req.maxWaitMs);
-      while (!result.error && result.bytes < Math.max(1, req.minBytes) && Date.now() < deadline && !rc.signal.aborted && wanted.length > 0) {
+      // Kafka's ReplicaManager.fetchMessages answers at once when nothing is asked for, MinBytes is
+      // met (MinBytes 0 included), or a partition has an error or a diverging epoch.
+      const mustWait = (): boolean =>
+        wanted.length > 0 && !result.error && result.bytes < req.minBytes && !result.outcomes.some((o) => o.out.divergingEpoch !== undefined);
+      while (mustWait() && Date.now() < deadline && !rc.signal.aborted) {
         const logs = result.outcomes.map((o) => o.log).filter((l): l is PartitionLog => l !== undefined);
         await waitForAppend(logs, deadline - Date.now(), rc.signal);
         if (rc.signal.aborted) break;
