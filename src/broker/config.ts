@@ -68,6 +68,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('log.retention.check.interval.ms', 'long', '300000', { min: 1 }),
   D('log.cleanup.policy', 'list', 'delete', { topicKey: 'cleanup.policy' }),
   D('log.cleaner.enable', 'boolean', 'true'),
+  D('log.cleaner.backoff.ms', 'long', '15000', { min: 0 }),
   D('log.cleaner.delete.retention.ms', 'long', '86400000', { topicKey: 'delete.retention.ms' }),
   D('log.cleaner.min.compaction.lag.ms', 'long', '0', { topicKey: 'min.compaction.lag.ms' }),
   D('log.cleaner.min.cleanable.ratio', 'double', '0.5', { topicKey: 'min.cleanable.dirty.ratio' }),

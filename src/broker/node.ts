@@ -54,6 +54,8 @@ export class BrokerNode {
     const replicas = new ReplicaManager(dataDir, controller.image, configs, log.child({ component: 'replicas' }), {
       retentionCheckIntervalMs: config.int('log.retention.check.interval.ms'),
       producerIdExpirationMs: config.int('producer.id.expiration.ms'),
+      cleanerEnabled: config.bool('log.cleaner.enable'),
+      cleanerBackoffMs: config.int('log.cleaner.backoff.ms'),
     });
     controller.onChange((records, removed) => replicas.onMetadata(records, removed));
     await replicas.start(cleanShutdown);

@@ -8,11 +8,17 @@
  * (`lifecycle` chain per partition), so a delete racing a re-create of the same topic name
  * cannot interleave. Appends and reads go straight to the PartitionLog, which serializes its own
  * mutations.
+ *
+ * Durability of log start offsets and recovery points: Kafka's `log-start-offset-checkpoint` and
+ * `recovery-point-offset-checkpoint` files in the data dir, read at start and written every
+ * second, on close, and at once after DeleteRecords or retention move a log start (a log start
+ * inside a segment exists nowhere else on disk, so losing it would resurrect deleted records).
  */
 import { existsSync } from 'node:fs';
-import { readdir, rm, unlink, writeFile } from 'node:fs/promises';
+import { open, readFile, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { logConfigFromProps, type LogConfig } from '../storage/log-config.js';
+import { LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, parseOffsetCheckpoint } from '../storage/log-manager.js';
 import { PartitionLog } from '../storage/partition-log.js';
 import type { ConfigResolver } from './config-resolver.js';
 import type { Logger } from './logger.js';
@@ -44,8 +50,28 @@ export class ReplicaManager {
     private readonly image: MetadataImage,
     private readonly configs: ConfigResolver,
     private readonly log: Logger,
-    private readonly settings: { retentionCheckIntervalMs: number; producerIdExpirationMs: number },
+    private readonly settings: {
+      retentionCheckIntervalMs: number;
+      producerIdExpirationMs: number;
+      /** log.cleaner.enable */
+      cleanerEnabled?: boolean;
+      /** log.cleaner.backoff.ms: pause between compaction passes (Kafka 15000). */
+      cleanerBackoffMs?: number;
+    },
   ) {}
+
+  /** Checkpointed offsets read at start, used once when a partition's log is first opened. */
+  private savedRecoveryPoints = new Map<string, number>();
+  private savedLogStarts = new Map<string, number>();
+
+  private async readCheckpoint(file: string): Promise<Map<string, number>> {
+    try {
+      return parseOffsetCheckpoint(await readFile(join(this.dataDir, file), 'utf8'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
+      throw err;
+    }
+  }
 
   /**
    * Opens every partition in the image; removes directories of topics that no longer exist.
@@ -54,6 +80,8 @@ export class ReplicaManager {
   async start(cleanShutdown: boolean): Promise<void> {
     this.cleanShutdown = cleanShutdown;
     this.log.info('opening partition logs', { cleanShutdown: this.cleanShutdown });
+    this.savedRecoveryPoints = await this.readCheckpoint(RECOVERY_POINT_FILE);
+    this.savedLogStarts = await this.readCheckpoint(LOG_START_OFFSET_FILE);
     const wanted = new Set<string>();
     const opens: Promise<unknown>[] = [];
     for (const t of this.image.topicsByName.values()) {
@@ -70,16 +98,30 @@ export class ReplicaManager {
         await rm(join(this.dataDir, e.name), { recursive: true, force: true });
       }
     }
-    const every = Math.max(1000, this.settings.retentionCheckIntervalMs);
-    this.timers.push(setInterval(() => void this.periodic(), Math.min(every, 30_000)).unref());
+    await this.checkpoint();
+    // One tick a second drives flush.ms and the checkpoint files; retention and compaction run
+    // on their own intervals inside it. A tick never overlaps the previous one.
+    let running = false;
+    const tick = (): void => {
+      if (running || this.closed) return;
+      running = true;
+      void this.periodic().finally(() => {
+        running = false;
+      });
+    };
+    this.timers.push(setInterval(tick, 1000).unref());
   }
 
-  private lastRetention = 0;
+  private lastRetention = Date.now();
+  private lastClean = 0;
   private async periodic(): Promise<void> {
     const now = Date.now();
     const retention = now - this.lastRetention >= this.settings.retentionCheckIntervalMs;
     if (retention) this.lastRetention = now;
+    const clean = (this.settings.cleanerEnabled ?? true) && now - this.lastClean >= (this.settings.cleanerBackoffMs ?? 15_000);
+    if (clean) this.lastClean = now;
     for (const [k, l] of this.logs) {
+      if (this.closed) return;
       try {
         await l.maybeFlushByTime();
         if (retention) {
@@ -87,10 +129,41 @@ export class ReplicaManager {
           if (n > 0) this.log.info('retention deleted segments', { partition: k, segments: n, logStartOffset: l.logStartOffset });
           await l.expireProducers();
         }
+        if (clean && l.config.cleanupPolicy.includes('compact')) {
+          const st = await l.compact();
+          if (st.segmentsCleaned > 0) this.log.info('compacted log', { partition: k, ...st });
+        }
       } catch (err) {
         this.log.warn('periodic log work failed', { partition: k, err: err instanceof Error ? err.message : String(err) });
       }
     }
+    try {
+      if (!this.closed) await this.checkpoint();
+    } catch (err) {
+      this.log.warn('writing offset checkpoints failed', { err: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  private checkpointing: Promise<void> = Promise.resolve();
+  /**
+   * Writes both checkpoint files (write to a temp file, fsync, rename) for every open log.
+   * Calls are chained so two writers never race on the temp files.
+   */
+  checkpoint(): Promise<void> {
+    const run = this.checkpointing.then(async () => {
+      const entries = [...this.logs.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1));
+      const fmt = (f: (l: PartitionLog) => number): string => {
+        const lines = entries.map(([k, l]) => {
+          const i = k.lastIndexOf('-');
+          return `${k.slice(0, i)} ${k.slice(i + 1)} ${f(l)}\n`;
+        });
+        return `0\n${lines.length}\n${lines.join('')}`;
+      };
+      await writeDurably(join(this.dataDir, RECOVERY_POINT_FILE), fmt((l) => l.recoveryPoint));
+      await writeDurably(join(this.dataDir, LOG_START_OFFSET_FILE), fmt((l) => l.logStartOffset));
+    });
+    this.checkpointing = run.catch(() => undefined);
+    return run;
   }
 
   logConfigOf(topic: string): LogConfig {
@@ -114,12 +187,19 @@ export class ReplicaManager {
     const p = this.serial(k, async () => {
       const existing = this.logs.get(k);
       if (existing) return existing;
+      const recoveryPoint = this.savedRecoveryPoints.get(k);
+      const logStartOffset = this.savedLogStarts.get(k);
+      // A checkpoint entry belongs to the log that was there at start, never to a re-created one.
+      this.savedRecoveryPoints.delete(k);
+      this.savedLogStarts.delete(k);
       const l = await PartitionLog.open({
         dir: join(this.dataDir, k),
         topicId: t.topicId,
         config: this.logConfigOf(topic),
         cleanShutdown: this.cleanShutdown,
         producerIdExpirationMs: this.settings.producerIdExpirationMs,
+        ...(recoveryPoint !== undefined ? { recoveryPoint } : {}),
+        ...(logStartOffset !== undefined ? { logStartOffset } : {}),
       });
       const epoch = t.partitions[partition]!.leaderEpoch;
       if (l.latestEpoch < epoch) await l.assignEpochStartOffset(epoch, l.logEndOffset);
@@ -224,6 +304,12 @@ export class ReplicaManager {
     await Promise.allSettled([...this.opening.values()]);
     await Promise.allSettled([...this.lifecycle.values()]);
     const results = await Promise.allSettled([...this.logs.values()].map((l) => l.close()));
+    try {
+      await this.checkpoint();
+    } catch (err) {
+      this.log.error('writing offset checkpoints failed', { err: err instanceof Error ? err.message : String(err) });
+      results.push({ status: 'rejected', reason: err });
+    }
     this.logs.clear();
     const failed = results.filter((r) => r.status === 'rejected');
     if (failed.length > 0) {
@@ -232,6 +318,18 @@ export class ReplicaManager {
     }
     return true;
   }
+}
+
+async function writeDurably(path: string, text: string): Promise<void> {
+  const tmp = `${path}.tmp`;
+  const fh = await open(tmp, 'w');
+  try {
+    await fh.writeFile(text);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, path);
 }
 
 /** Reads and removes the clean-shutdown marker: true when the previous run shut down cleanly. */

@@ -48,7 +48,10 @@ export function deleteRecordsHandler(ctx: BrokerContext): ApiHandler<DeleteRecor
             continue;
           }
           try {
-            parts.push(out(ErrorCode.NONE, await log.deleteRecordsBefore(target)));
+            const low = await log.deleteRecordsBefore(target);
+            // The new log start lives only in the checkpoint file until segments catch up.
+            await ctx.replicas.checkpoint();
+            parts.push(out(ErrorCode.NONE, low));
           } catch (err) {
             parts.push(out(err instanceof AppendError ? err.errorCode : ErrorCode.UNKNOWN_SERVER_ERROR));
           }
