@@ -7,8 +7,11 @@
  * - Topics: v0 empty list or v1+ null = all topics, internal ones included. An unknown topic is
  *   created when AllowAutoTopicCreation (always true before v4) and auto.create.topics.enable
  *   allow it; the answer then already carries the new topic (our controller is local, so there is
- *   no LEADER_NOT_AVAILABLE window). Lookup by topic id (v10+ with a null name) is refused with
- *   UNKNOWN_TOPIC_ID like Kafka (ids are for DescribeTopicPartitions / Fetch).
+ *   no LEADER_NOT_AVAILABLE window).
+ * - Lookup by topic id (v12+, Kafka's rules): when any requested topic has a non-zero id, the
+ *   answer covers exactly the distinct requested ids (names ignored, no auto-creation); a known id
+ *   answers with its name, an unknown one UNKNOWN_TOPIC_ID with a null name. v10-11 carry the
+ *   fields but a null name or a non-zero id there is INVALID_REQUEST (Kafka never served it).
  * - Every partition is led here with its leader epoch from the metadata image.
  *
  * Version notes: TopicAuthorizedOperations (v8+) = every topic operation when asked (no
@@ -64,13 +67,27 @@ export function metadataHandler(ctx: BrokerContext): ApiHandler<MetadataRequest,
       const topics: TopicOut[] = [];
       if (all) {
         for (const t of ctx.image.topicsByName.values()) topics.push(topicMetadata(ctx, t, v, includeOps));
+      } else if (v < 12 && (req.topics ?? []).some((rt) => rt.name === null || (rt.topicId !== undefined && rt.topicId !== ZERO_UUID))) {
+        // v10-11 carry the fields but the lookup by id exists only from v12 (Kafka refuses it).
+        for (const rt of req.topics ?? []) topics.push({ errorCode: ErrorCode.INVALID_REQUEST, name: rt.name ?? '', topicId: rt.topicId ?? ZERO_UUID, partitions: [] });
+      } else if ((req.topics ?? []).some((rt) => rt.topicId !== undefined && rt.topicId !== ZERO_UUID)) {
+        // Lookup by id: any non-zero id makes the ids the whole question (names are ignored, as
+        // in Kafka); an unknown id answers UNKNOWN_TOPIC_ID with a null name; never auto-creates.
+        const seen = new Set<string>();
+        for (const rt of req.topics ?? []) {
+          const id = rt.topicId;
+          if (id === undefined || id === ZERO_UUID || seen.has(id)) continue;
+          seen.add(id);
+          const t = ctx.image.topicsById.get(id);
+          topics.push(t ? topicMetadata(ctx, t, v, includeOps) : { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topicId: id, partitions: [] });
+        }
       } else {
         const allowAuto = v < 4 || req.allowAutoTopicCreation;
         for (const rt of req.topics ?? []) {
           const name = rt.name;
           if (name === null || name === undefined) {
-            // The response name is nullable only from v12.
-            topics.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: v >= 12 ? null : '', topicId: rt.topicId ?? ZERO_UUID, partitions: [] });
+            // v12+: neither a name nor an id.
+            topics.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topicId: ZERO_UUID, partitions: [] });
             continue;
           }
           let t = ctx.image.topic(name);
