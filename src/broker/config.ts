@@ -125,7 +125,24 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('fetch.max.bytes', 'int', '57671680', { min: 1024 }),
   D('replica.fetch.max.bytes', 'int', '1048576'),
   D('unstable.api.versions.enable', 'boolean', 'false'),
+  // Cluster mirroring (KIP-1279 broker configs); src/mirror reads them through the coordinator
+  // host's config lookup (mirrorBrokerConfig), so defaults and validation live here.
   D('mirror.state.topic.num.partitions', 'int', '50', { min: 1 }),
+  D('mirror.state.topic.replication.factor', 'int', '3', { min: 1 }),
+  D('mirror.num.replica.fetchers', 'int', '1', { min: 1 }),
+  D('mirror.metadata.refresh.interval.ms', 'long', '60000', { min: 1 }),
+  D('mirror.failed.retry.initial.backoff.ms', 'long', '1000', { min: 0 }),
+  D('mirror.failed.retry.max.backoff.ms', 'long', '300000', { min: 0 }),
+  D('mirror.failed.retry.max.attempts', 'int', '100', { min: 0 }),
+  D('mirror.fetch.backoff.ms', 'int', '1000', { min: 0 }),
+  D('mirror.fetch.wait.max.ms', 'int', '1000', { min: 0 }),
+  D('mirror.fetch.min.bytes', 'int', '1', { min: 0 }),
+  D('mirror.fetch.response.max.bytes', 'int', String(10 * 1024 * 1024), { min: 0 }),
+  D('mirror.fetch.max.bytes', 'int', String(1024 * 1024), { min: 0 }),
+  D('mirror.socket.timeout.ms', 'int', '30000', { min: 0 }),
+  D('mirror.socket.receive.buffer.bytes', 'int', String(64 * 1024)),
+  D('mirror.admin.listener.name', 'string', null),
+  D('sasl.mechanism.mirror.admin.protocol', 'string', null),
 ];
 
 /**
