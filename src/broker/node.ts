@@ -10,7 +10,6 @@ import { createGroupApiHandlers } from '../coordinator/group-api-handlers.js';
 import { createTxnApiHandlers } from '../coordinator/txn-api-handlers.js';
 import { createMirrorApiHandlers, type MirrorApiHandlers } from '../mirror/mirror-api-handlers.js';
 import { createMirrorHost } from './mirror-host-impl.js';
-import { guardOffsetCommit } from './offset-commit-guard.js';
 import type { ApiHandler } from './api-handler.js';
 import { ApiRegistry } from './api-registry.js';
 import type { BrokerContext, ProduceGuard } from './broker-context.js';
@@ -108,7 +107,7 @@ export class BrokerNode {
     registry.registerAll(brokerHandlers(ctx, () => mirror));
     const coordinatorHost = createCoordinatorHost(ctx);
     const groups = await createGroupApiHandlers(coordinatorHost);
-    registry.registerAll((groups.handlers as ApiHandler[]).map((h) => (h.apiKey === 8 ? guardOffsetCommit(h, controller.image) : h)));
+    registry.registerAll(groups.handlers as ApiHandler[]);
     // Replaces the idempotent-only InitProducerId with the transaction coordinator's.
     const txns = await createTxnApiHandlers(coordinatorHost, groups.coordinator);
     registry.registerAll(txns.handlers);

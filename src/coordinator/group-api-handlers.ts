@@ -197,17 +197,27 @@ export async function createGroupApiHandlers(host: CoordinatorHost): Promise<{ h
    * OffsetCommit v2-9. Generation -1 with an empty member id is an admin / simple-consumer
    * commit (only while the group is empty); v6+ committed leader epoch; v7+ instance id; v9 the
    * member epoch of a KIP-848 member. v10 (topic ids) is not offered.
+   * A partition of a topic that does not exist (or an index past its partition count) answers
+   * UNKNOWN_TOPIC_OR_PARTITION and is not stored, as Kafka checks before its group coordinator;
+   * the rest is committed and the answer keeps the request's order.
    */
   const offsetCommit = handler<OffsetCommitRequest, OffsetCommitResponseInput>(
     8, 2, 9, decodeOffsetCommitRequest, encodeOffsetCommitResponse,
     async (ctx, req) => {
       const v = ctx.apiVersion;
+      const exists = (topic: string, partition: number): boolean => {
+        const n = host.partitionCount(topic);
+        return n !== undefined && partition >= 0 && partition < n;
+      };
+      const known = req.topics
+        .map((t) => ({ name: t.name, partitions: t.partitions.filter((p) => exists(t.name, p.partitionIndex)) }))
+        .filter((t) => t.partitions.length > 0);
       const commit = {
         groupId: req.groupId,
         generationIdOrMemberEpoch: req.generationIdOrMemberEpoch,
         memberId: req.memberId,
         groupInstanceId: v >= 7 ? req.groupInstanceId : null,
-        topics: req.topics.map((t) => ({
+        topics: known.map((t) => ({
           name: t.name,
           partitions: t.partitions.map((p) => ({
             partitionIndex: p.partitionIndex,
@@ -217,12 +227,25 @@ export async function createGroupApiHandlers(host: CoordinatorHost): Promise<{ h
           })),
         })),
       };
+      let answered: { name: string; partitions: { partitionIndex: number; errorCode: number }[] }[];
       try {
-        return { topics: await gc.commitOffsets(commit) };
+        answered = known.length > 0 ? await gc.commitOffsets(commit) : [];
       } catch (e) {
         const code = errorCodeOf(e);
-        return { topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) })) };
+        answered = known.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) }));
       }
+      const codes = new Map<string, number>();
+      for (const t of known) for (const p of t.partitions) codes.set(`${p.partitionIndex}:${t.name}`, GroupError.UNKNOWN_SERVER_ERROR);
+      for (const t of answered) for (const p of t.partitions) codes.set(`${p.partitionIndex}:${t.name}`, p.errorCode);
+      return {
+        topics: req.topics.map((t) => ({
+          name: t.name,
+          partitions: t.partitions.map((p) => ({
+            partitionIndex: p.partitionIndex,
+            errorCode: codes.get(`${p.partitionIndex}:${t.name}`) ?? GroupError.UNKNOWN_TOPIC_OR_PARTITION,
+          })),
+        })),
+      };
     },
   );
 

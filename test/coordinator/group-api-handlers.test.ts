@@ -167,4 +167,30 @@ describe('group API handlers at every version', () => {
     expect(await keys('classic')).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 42, 47]);
     expect(await keys('classic,consumer')).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 42, 47, 68, 69]);
   });
+  it('OffsetCommit answers UNKNOWN_TOPIC_OR_PARTITION for missing topics and partitions, stores only the rest, in request order', async () => {
+    const { call, close } = await setup();
+    const part = (partitionIndex: number, committedOffset: bigint) => ({ partitionIndex, committedOffset, committedLeaderEpoch: -1, committedMetadata: '' });
+    for (const v of range(2, 9)) {
+      const group = `solo${v}`;
+      const c = await call(8, v, encodeOffsetCommitRequest, {
+        groupId: group,
+        generationIdOrMemberEpoch: -1,
+        memberId: '',
+        groupInstanceId: null,
+        topics: [
+          { name: 'missing', partitions: [part(0, 5n)] },
+          { name: 'orders', partitions: [part(1, 11n), part(3, 12n), part(0, 10n)] },
+        ],
+      }, decodeOffsetCommitResponse);
+      expect(c.topics.map((t) => [t.name, t.partitions.map((p) => [p.partitionIndex, p.errorCode])])).toEqual([
+        ['missing', [[0, 3]]],
+        ['orders', [[1, 0], [3, 3], [0, 0]]],
+      ]);
+      const f = await call(9, 7, encodeOffsetFetchRequest, { groupId: group, topics: null, requireStable: false }, decodeOffsetFetchResponse);
+      expect(f.topics.map((t) => [t.name, t.partitions.map((p) => [p.partitionIndex, Number(p.committedOffset)]).sort()])).toEqual([['orders', [[0, 10], [1, 11]]]]);
+      const none = await call(8, v, encodeOffsetCommitRequest, { groupId: group, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'missing', partitions: [part(0, 1n)] }] }, decodeOffsetCommitResponse);
+      expect(none.topics[0]!.partitions[0]!.errorCode).toBe(3);
+    }
+    await close();
+  });
 });
