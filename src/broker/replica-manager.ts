@@ -19,6 +19,7 @@ import { open, readFile, readdir, rename, rm, unlink, writeFile } from 'node:fs/
 import { join } from 'node:path';
 import { logConfigFromProps, type LogConfig } from '../storage/log-config.js';
 import { LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, parseOffsetCheckpoint } from '../storage/log-manager.js';
+import { MirrorPartitionState } from '../mirror/mirror-partition-state.js';
 import { PartitionLog } from '../storage/partition-log.js';
 import type { ConfigResolver } from './config-resolver.js';
 import type { Logger } from './logger.js';
@@ -36,6 +37,16 @@ export interface Partition {
 }
 
 const key = (topic: string, partition: number): string => `${topic}-${partition}`;
+
+/**
+ * A topic being mirrored (bound and not STOPPED) keeps only source epochs in its epoch cache:
+ * its batches arrive with the source's leader epochs, and destination epoch bumps (fencing,
+ * proactive) only guard writes. Once STOPPED the node leads it normally: the next bump, or the
+ * first leader append (STOPPING's markers), starts the destination epoch at the log end.
+ */
+export function holdsSourceEpochs(t: TopicImage): boolean {
+  return t.mirror !== null && t.mirror.desiredState !== MirrorPartitionState.STOPPED;
+}
 
 export class ReplicaManager {
   private readonly logs = new Map<string, PartitionLog>();
@@ -202,7 +213,7 @@ export class ReplicaManager {
         ...(logStartOffset !== undefined ? { logStartOffset } : {}),
       });
       const epoch = t.partitions[partition]!.leaderEpoch;
-      if (l.latestEpoch < epoch) await l.assignEpochStartOffset(epoch, l.logEndOffset);
+      if (l.latestEpoch < epoch && !holdsSourceEpochs(t)) await l.assignEpochStartOffset(epoch, l.logEndOffset);
       // The topic may have been deleted while the log was opening.
       if (this.image.topic(topic) !== t) {
         await l.deleteLog();
@@ -258,7 +269,7 @@ export class ReplicaManager {
         case 'partitionChange': {
           const t = this.image.topicsById.get(rec.topicId);
           const l = t ? this.logs.get(key(t.name, rec.partition)) : undefined;
-          if (l && rec.leaderEpoch > l.latestEpoch) void l.assignEpochStartOffset(rec.leaderEpoch, l.logEndOffset);
+          if (t && l && rec.leaderEpoch > l.latestEpoch && !holdsSourceEpochs(t)) void l.assignEpochStartOffset(rec.leaderEpoch, l.logEndOffset);
           break;
         }
         default:
