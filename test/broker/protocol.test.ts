@@ -43,7 +43,7 @@ describe('connections', () => {
     expect(res.errorCode).toBe(0);
     const byKey = new Map(res.apiKeys.map((k) => [k.apiKey, k]));
     expect(byKey.get(0)).toMatchObject({ minVersion: 0, maxVersion: 13 });
-    expect(byKey.get(1)).toMatchObject({ minVersion: 4, maxVersion: 18 });
+    expect(byKey.get(1)).toMatchObject({ minVersion: 4, maxVersion: 19 });
     expect(byKey.get(3)).toMatchObject({ minVersion: 0, maxVersion: 13 });
     expect(byKey.get(18)).toMatchObject({ minVersion: 0, maxVersion: 4 });
     expect(byKey.has(10)).toBe(true); // FindCoordinator, from the group coordinator

@@ -1,5 +1,5 @@
 /**
- * Fetch (key 1), v4-18, consumer form (replica id -1).
+ * Fetch (key 1), v4-19, consumer form (replica id -1).
  *
  * Behavior:
  * - Per partition: unknown topic/partition → UNKNOWN_TOPIC_OR_PARTITION (v13+ by id:
@@ -19,7 +19,15 @@
  *   socket without copying record data again.
  *
  * Version notes: v4 isolation level, v5 log start offset, v7 sessions, v11 rack (no preferred
- * read replica: -1), v12 flexible + DivergingEpoch, v13 topic ids.
+ * read replica: -1), v12 flexible + DivergingEpoch, v13 topic ids, v19 MirrorLeaderEpoch
+ * (KIP-1279 §9.6).
+ *
+ * MirrorLeaderEpoch: when a partition of a mirror topic whose desired state is not STOPPED is
+ * fetched with MirrorLeaderEpoch set (>= 0), the response carries the latest epoch in this log,
+ * whether or not records come with it, so a mirror follower can validate batches against the
+ * source epochs it copies rather than the destination leader epoch. A requested value below the
+ * log's latest epoch ends the long poll at once (the news is the epoch). Every other partition
+ * leaves the field at its default (-1, not written).
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeFetchRequest, type FetchRequest } from '../../protocol/generated/messages/fetch-request.js';
@@ -38,7 +46,14 @@ type PartOut = NonNullable<TopicOut['partitions']>[number];
 
 interface Wanted extends SessionPartition {
   topic: TopicImage | undefined;
+  /** The follower's MirrorLeaderEpoch from the latest request naming the partition; -1 when absent. */
+  mirrorLeaderEpoch?: number;
+  /** The MirrorLeaderEpoch last sent in a response for this partition (incremental sessions). */
+  sentMirrorLeaderEpoch?: number;
 }
+
+/** MirrorTopicStateChangeRecord.DesiredState for STOPPED (the MirrorPartitionState byte, D1). */
+const MIRROR_DESIRED_STOPPED = 6;
 
 interface ReadOutcome {
   readonly out: PartOut;
@@ -48,6 +63,8 @@ interface ReadOutcome {
   readonly hw: number;
   readonly lso: number;
   readonly logStart: number;
+  /** The latest epoch of the log when MirrorLeaderEpoch applies to this partition, else -1. */
+  readonly mirrorEpoch: number;
 }
 
 export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): ApiHandler<FetchRequest, FetchResponseInput> {
@@ -72,6 +89,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
         hw,
         lso,
         logStart,
+        mirrorEpoch: -1,
       };
     };
     const t = w.topic;
@@ -84,12 +102,15 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
     const hw = log.highWatermark;
     const lso = log.lastStableOffset;
     const logStart = log.logStartOffset;
+    const mirrorEpoch =
+      v >= 19 && (w.mirrorLeaderEpoch ?? -1) >= 0 && t.mirror !== null && t.mirror.desiredState !== MIRROR_DESIRED_STOPPED ? Math.max(0, log.latestEpoch) : -1;
     const base = {
       partitionIndex: w.partition,
       errorCode: ErrorCode.NONE,
       highWatermark: BigInt(hw),
       lastStableOffset: BigInt(lso),
       logStartOffset: BigInt(logStart),
+      ...(mirrorEpoch >= 0 ? { mirrorLeaderEpoch: mirrorEpoch } : {}),
     };
     if (v >= 12 && w.lastFetchedEpoch >= 0) {
       const eo = log.endOffsetForEpoch(w.lastFetchedEpoch);
@@ -102,6 +123,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
           hw,
           lso,
           logStart,
+          mirrorEpoch,
         };
       }
     }
@@ -125,6 +147,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
       hw,
       lso,
       logStart,
+      mirrorEpoch,
     };
   };
 
@@ -146,7 +169,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
   return {
     apiKey: 1,
     minVersion: 4,
-    maxVersion: 18,
+    maxVersion: 19,
     decode: decodeFetchRequest,
     encode: encodeFetchResponse,
     async handle(rc, req) {
@@ -174,6 +197,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
               lastStableOffset: -1,
               logStartOffset: -1,
               topic,
+              mirrorLeaderEpoch: v >= 19 ? fp.mirrorLeaderEpoch : -1,
             });
           }
         }
@@ -207,6 +231,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
               prev.maxBytes = w.maxBytes;
               prev.currentLeaderEpoch = w.currentLeaderEpoch;
               prev.lastFetchedEpoch = w.lastFetchedEpoch;
+              (prev as Wanted).mirrorLeaderEpoch = w.mirrorLeaderEpoch ?? -1;
             } else {
               s.partitions.set(k, w);
             }
@@ -248,8 +273,12 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
       const deadline = now + Math.max(0, req.maxWaitMs);
       // Kafka's ReplicaManager.fetchMessages answers at once when nothing is asked for, MinBytes is
       // met (MinBytes 0 included), or a partition has an error or a diverging epoch.
+      const mirrorNews = (o: ReadOutcome, w: Wanted): boolean => o.mirrorEpoch > (w.mirrorLeaderEpoch ?? -1);
       const mustWait = (): boolean =>
-        wanted.length > 0 && !result.error && result.bytes < req.minBytes && !result.outcomes.some((o) => o.out.divergingEpoch !== undefined);
+        wanted.length > 0 &&
+        !result.error &&
+        result.bytes < req.minBytes &&
+        !result.outcomes.some((o, i) => o.out.divergingEpoch !== undefined || mirrorNews(o, wanted[i]!));
       while (mustWait() && Date.now() < deadline && !rc.signal.aborted) {
         const logs = result.outcomes.map((o) => o.log).filter((l): l is PartitionLog => l !== undefined);
         await waitForAppend(logs, deadline - Date.now(), rc.signal);
@@ -263,9 +292,17 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
       result.outcomes.forEach((o, i) => {
         const w = wanted[i]!;
         if (incremental) {
-          const changed = o.error || o.bytes > 0 || o.out.divergingEpoch !== undefined || o.hw !== w.highWatermark || o.lso !== w.lastStableOffset || o.logStart !== w.logStartOffset;
+          const changed =
+            o.error ||
+            o.bytes > 0 ||
+            o.out.divergingEpoch !== undefined ||
+            o.hw !== w.highWatermark ||
+            o.lso !== w.lastStableOffset ||
+            o.logStart !== w.logStartOffset ||
+            (o.mirrorEpoch >= 0 && o.mirrorEpoch !== (w.sentMirrorLeaderEpoch ?? -1));
           if (!changed) return;
         }
+        if (o.mirrorEpoch >= 0) w.sentMirrorLeaderEpoch = o.mirrorEpoch;
         w.highWatermark = o.hw;
         w.lastStableOffset = o.lso;
         w.logStartOffset = o.logStart;

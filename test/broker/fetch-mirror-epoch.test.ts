@@ -1,0 +1,176 @@
+/**
+ * Fetch v19 MirrorLeaderEpoch (KIP-1279 §9.6) on a real node that mirrors a topic from another
+ * real node: raw generated-codec Fetch requests, v19 with and without the tagged field, and v18.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SourceConnection } from '../../src/fetcher/source-connection.js';
+import { runClusterMirrorsCli } from '../../src/mirror/cluster-mirrors-cli.js';
+import { encodeBumpLeaderEpochsRequest } from '../../src/protocol/generated/messages/bump-leader-epochs-request.js';
+import { decodeBumpLeaderEpochsResponse } from '../../src/protocol/generated/messages/bump-leader-epochs-response.js';
+import { encodeFetchRequest } from '../../src/protocol/generated/messages/fetch-request.js';
+import { decodeFetchResponse, type FetchResponse } from '../../src/protocol/generated/messages/fetch-response.js';
+import { encodeMetadataRequest } from '../../src/protocol/generated/messages/metadata-request.js';
+import { decodeMetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
+import { startNode, type RunningNode } from '../helpers/node.js';
+
+let a: RunningNode;
+let b: RunningNode;
+const work = mkdtempSync(join(tmpdir(), 'fjord-fetch-v19-'));
+const FAST = { 'mirror.failed.retry.initial.backoff.ms': 200, 'mirror.failed.retry.max.backoff.ms': 1000, 'mirror.metadata.refresh.interval.ms': 1000 };
+const ZERO = '00000000-0000-0000-0000-000000000000';
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([startNode({ overrides: FAST }), startNode({ overrides: FAST })]);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([a?.destroy(), b?.destroy()]);
+  rmSync(work, { recursive: true, force: true });
+});
+
+async function cli(node: RunningNode, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runClusterMirrorsCli(['--bootstrap-server', node.bootstrap, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      if (await cond()) return;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function kafkaAdmin<T>(node: RunningNode, f: (k: Kafka) => Promise<T>): Promise<T> {
+  return f(new Kafka({ clientId: 'fetch-v19', brokers: [node.bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 3 } }));
+}
+
+async function createTopic(node: RunningNode, topic: string): Promise<void> {
+  await kafkaAdmin(node, async (k) => {
+    const admin = k.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    await admin.disconnect();
+  });
+}
+
+async function produce(node: RunningNode, topic: string, values: string[]): Promise<void> {
+  await kafkaAdmin(node, async (k) => {
+    const p = k.producer({ allowAutoTopicCreation: false });
+    await p.connect();
+    await p.send({ topic, acks: -1, messages: values.map((value) => ({ partition: 0, value })) });
+    await p.disconnect();
+  });
+}
+
+async function topicId(node: RunningNode, topic: string): Promise<string> {
+  const c = await SourceConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'md' });
+  try {
+    const md = await c.request(3, 12, (w) => encodeMetadataRequest(w, { topics: [{ topicId: ZERO, name: topic }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }, 12), (r) => decodeMetadataResponse(r, 12));
+    return md.topics[0]!.topicId;
+  } finally {
+    c.close();
+  }
+}
+
+interface FetchPart {
+  readonly errorCode: number;
+  readonly mirrorLeaderEpoch: number;
+  readonly records: number;
+  readonly highWatermark: bigint;
+}
+
+/** One sessionless Fetch by topic id at `version`; `mirrorLeaderEpoch` undefined leaves the tag out. */
+async function fetchOnce(node: RunningNode, version: number, id: string, fetchOffset: number, mirrorLeaderEpoch?: number, maxWaitMs = 0): Promise<FetchPart> {
+  const c = await SourceConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'fetch-v19' });
+  try {
+    const res: FetchResponse = await c.request(
+      1,
+      version,
+      (w) =>
+        encodeFetchRequest(
+          w,
+          {
+            replicaId: -1,
+            maxWaitMs,
+            minBytes: 1,
+            maxBytes: 1 << 20,
+            isolationLevel: 0,
+            sessionId: 0,
+            sessionEpoch: -1,
+            topics: [{ topicId: id, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: BigInt(fetchOffset), lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20, ...(mirrorLeaderEpoch === undefined ? {} : { mirrorLeaderEpoch }) }] }],
+            forgottenTopicsData: [],
+            rackId: '',
+          },
+          version,
+        ),
+      (r) => decodeFetchResponse(r, version),
+    );
+    const p = res.responses[0]?.partitions[0];
+    if (!p) throw new Error('no partition in the response');
+    return { errorCode: p.errorCode, mirrorLeaderEpoch: p.mirrorLeaderEpoch, records: p.records?.length ?? 0, highWatermark: p.highWatermark };
+  } finally {
+    c.close();
+  }
+}
+
+describe('Fetch v19 MirrorLeaderEpoch', () => {
+  it('answers with the latest epoch of a mirror partition, and only there', async () => {
+    const topic = 'mle';
+    const plain = 'not-mirrored';
+    await createTopic(a, topic);
+    await createTopic(b, plain);
+    await produce(b, plain, ['p0']);
+    // The source's epoch goes to 6 (BumpLeaderEpochs with MinLeaderEpoch 5), so copied batches carry 6.
+    const srcId = await topicId(a, topic);
+    const c = await SourceConnection.connect({ host: '127.0.0.1', port: a.port, clientId: 'bump' });
+    const bumped = await c.request(105, 0, (w) => encodeBumpLeaderEpochsRequest(w, { topics: [{ topicId: srcId, partitions: [{ partitionIndex: 0, minLeaderEpoch: 5 }] }] }, 0), (r) => decodeBumpLeaderEpochsResponse(r, 0));
+    c.close();
+    expect(bumped.topics[0]?.partitions[0]?.errorCode).toBe(0);
+    await produce(a, topic, ['m0', 'm1', 'm2']);
+
+    const props = join(work, 'from-a.properties');
+    writeFileSync(props, `bootstrap.servers=${a.bootstrap}\nmirror.fetch.wait.max.ms=100\nmirror.socket.timeout.ms=2000\n`);
+    expect((await cli(b, '--create', '--mirror', 'from-a', '--mirror-config', props)).code).toBe(0);
+    expect((await cli(b, '--start', '--mirror', 'from-a', '--topics', topic)).code).toBe(0);
+    const id = await topicId(b, topic);
+    expect(id).toBe(srcId);
+    await waitFor('mirrored', async () => (await fetchOnce(b, 18, id, 0)).highWatermark === 3n);
+
+    // v19 with the field: records and the source epoch in the log (6), not the destination's own epoch.
+    const withData = await fetchOnce(b, 19, id, 0, 0);
+    expect(withData.errorCode).toBe(0);
+    expect(withData.records).toBeGreaterThan(0);
+    expect(withData.mirrorLeaderEpoch).toBe(6);
+    // No data (fetch at the log end) but a higher epoch than asked: answered at once, epoch included.
+    const t0 = Date.now();
+    const empty = await fetchOnce(b, 19, id, 3, 0, 5000);
+    expect(Date.now() - t0).toBeLessThan(4000);
+    expect(empty.records).toBe(0);
+    expect(empty.mirrorLeaderEpoch).toBe(6);
+    // v19 without the field, v18, and a topic that is not mirrored: default (-1).
+    expect((await fetchOnce(b, 19, id, 0)).mirrorLeaderEpoch).toBe(-1);
+    const v18 = await fetchOnce(b, 18, id, 0, 0);
+    expect(v18.mirrorLeaderEpoch).toBe(-1);
+    expect(v18.records).toBe(withData.records);
+    expect((await fetchOnce(b, 19, await topicId(b, plain), 0, 0)).mirrorLeaderEpoch).toBe(-1);
+    // The source node's own topic is not a mirror there either.
+    expect((await fetchOnce(a, 19, srcId, 0, 0)).mirrorLeaderEpoch).toBe(-1);
+
+    // Stopped (failover): the field goes back to its default.
+    expect((await cli(b, '--stop', '--mirror', 'from-a', '--topics', topic)).code).toBe(0);
+    await waitFor('stopped', async () => (await fetchOnce(b, 19, id, 0, 0)).mirrorLeaderEpoch === -1);
+  });
+});
