@@ -20,6 +20,7 @@ import { MirrorFetcher, type MirrorTopicPartition } from '../fetcher/mirror-fetc
 import { SourceClient, sourceClientOptionsFromConfig } from '../fetcher/source-client.js';
 import { connectionFingerprint, matchesAny, mirrorConfigValue, splitList, type MirrorBrokerConfig } from './mirror-config.js';
 import type { MirrorCoordinator } from './mirror-coordinator.js';
+import { syncAcls } from './acl-sync.js';
 import { syncGroupOffsets } from './group-offset-sync.js';
 import { syncTopicConfigs } from './topic-config-sync.js';
 import { hasMirrorLoop, lookupLastMirrorEpoch } from './source-lookups.js';
@@ -327,6 +328,17 @@ export class MirrorManager {
       await this.discoverAndExclude(rt).catch((err: unknown) => this.log(`mirror ${rt.name}: topic discovery failed: ${(err as Error).message}`));
       await this.syncGroups(rt);
       await this.syncConfigs(rt);
+      await this.syncAclsOf(rt);
+    }
+  }
+
+  /** Best effort ACL sync (spec §10.3); a failed round is logged and retried at the next refresh. */
+  private async syncAclsOf(rt: MirrorRuntime): Promise<void> {
+    try {
+      const r = await syncAcls(rt.name, this.host, rt.client, this.self());
+      if (r.created + r.deleted > 0) this.log(`mirror ${rt.name}: ACL sync created ${r.created}, deleted ${r.deleted}`);
+    } catch (err) {
+      this.log(`mirror ${rt.name}: ACL sync failed: ${(err as Error).message}`);
     }
   }
 

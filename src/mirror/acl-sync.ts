@@ -1,0 +1,210 @@
+/**
+ * ACL sync (KIP-1279 spec §10.3): on each metadata refresh of a mirror, every ACL of the source
+ * (DescribeAcls with an all-matching filter) that a `mirror.acls.include` rule matches is created
+ * on this node when missing, and every ACL of this node that is not in that filtered source set
+ * is deleted, except ACLs on CLUSTER_MIRROR resources: those govern the mirror link itself and
+ * belong to each cluster. A source without an authorizer (SECURITY_DISABLED, or no DescribeAcls
+ * at all) is skipped silently, and so is a mirror whose include list is empty.
+ *
+ * Rule syntax of `mirror.acls.include` (a comma-separated list, so a rule cannot contain a comma):
+ *   resourceType;resourceName;operation;permissionType;principal
+ * - resourceType: TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID, DELEGATION_TOKEN, USER (any case) or *;
+ * - resourceName: a regular expression that must match the whole resource name (literal or
+ *   prefix pattern alike), or *;
+ * - operation: READ, WRITE, ALL, DESCRIBE, ... (Kafka's AclOperation names, any case) or *;
+ * - permissionType: ALLOW, DENY or *;
+ * - principal: a regular expression that must match the whole principal ("User:alice"), or *.
+ * Missing trailing fields mean *, so `*` (the default) keeps everything and `TOPIC;orders-.*`
+ * keeps every ACL on a topic whose name starts with "orders-". A rule with an unknown type,
+ * operation or permission name, or an invalid regular expression, matches nothing.
+ */
+import type { SourceClient } from '../fetcher/source-client.js';
+import { encodeCreateAclsRequest } from '../protocol/generated/messages/create-acls-request.js';
+import { decodeCreateAclsResponse } from '../protocol/generated/messages/create-acls-response.js';
+import { encodeDeleteAclsRequest } from '../protocol/generated/messages/delete-acls-request.js';
+import { decodeDeleteAclsResponse } from '../protocol/generated/messages/delete-acls-response.js';
+import { encodeDescribeAclsRequest } from '../protocol/generated/messages/describe-acls-request.js';
+import { decodeDescribeAclsResponse } from '../protocol/generated/messages/describe-acls-response.js';
+import { mirrorConfigValue, splitList } from './mirror-config.js';
+import type { MirrorHost } from './mirror-host.js';
+
+/** One ACL binding as the Acl RPCs carry it. */
+export interface MirrorAclBinding {
+  readonly resourceType: number;
+  readonly resourceName: string;
+  readonly patternType: number;
+  readonly principal: string;
+  readonly host: string;
+  readonly operation: number;
+  readonly permissionType: number;
+}
+
+/** ACL resource type CLUSTER_MIRROR (spec §11). */
+export const CLUSTER_MIRROR_ACL_RESOURCE = 8;
+const ANY = 1;
+const SECURITY_DISABLED = 54;
+
+const RESOURCE_TYPES: ReadonlyMap<string, number> = new Map([
+  ['TOPIC', 2],
+  ['GROUP', 3],
+  ['CLUSTER', 4],
+  ['TRANSACTIONAL_ID', 5],
+  ['DELEGATION_TOKEN', 6],
+  ['USER', 7],
+  ['CLUSTER_MIRROR', CLUSTER_MIRROR_ACL_RESOURCE],
+]);
+const OPERATIONS: ReadonlyMap<string, number> = new Map([
+  ['ALL', 2],
+  ['READ', 3],
+  ['WRITE', 4],
+  ['CREATE', 5],
+  ['DELETE', 6],
+  ['ALTER', 7],
+  ['DESCRIBE', 8],
+  ['CLUSTER_ACTION', 9],
+  ['DESCRIBE_CONFIGS', 10],
+  ['ALTER_CONFIGS', 11],
+  ['IDEMPOTENT_WRITE', 12],
+  ['CREATE_TOKENS', 13],
+  ['DESCRIBE_TOKENS', 14],
+]);
+const PERMISSIONS: ReadonlyMap<string, number> = new Map([
+  ['DENY', 2],
+  ['ALLOW', 3],
+]);
+
+export type AclRule = (b: MirrorAclBinding) => boolean;
+
+const NEVER: AclRule = () => false;
+
+function codeField(field: string | undefined, names: ReadonlyMap<string, number>): number | null | undefined {
+  const f = (field ?? '*').trim();
+  if (f === '*' || f === '') return null;
+  return names.get(f.toUpperCase());
+}
+
+function regexField(field: string | undefined): RegExp | null | undefined {
+  const f = (field ?? '*').trim();
+  if (f === '*' || f === '') return null;
+  try {
+    return new RegExp(`^(?:${f})$`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Parses one `mirror.acls.include` rule (syntax in the file comment). */
+export function parseAclRule(rule: string): AclRule {
+  const [type, name, op, perm, principal, ...rest] = rule.split(';');
+  if (rest.length > 0) return NEVER;
+  const t = codeField(type, RESOURCE_TYPES);
+  const n = regexField(name);
+  const o = codeField(op, OPERATIONS);
+  const p = codeField(perm, PERMISSIONS);
+  const pr = regexField(principal);
+  if (t === undefined || n === undefined || o === undefined || p === undefined || pr === undefined) return NEVER;
+  return (b) =>
+    (t === null || b.resourceType === t) &&
+    (n === null || n.test(b.resourceName)) &&
+    (o === null || b.operation === o) &&
+    (p === null || b.permissionType === p) &&
+    (pr === null || pr.test(b.principal));
+}
+
+function key(b: MirrorAclBinding): string {
+  return JSON.stringify([b.resourceType, b.resourceName, b.patternType, b.principal, b.host, b.operation, b.permissionType]);
+}
+
+/** Every ACL of a cluster, or null when it has no authorizer (SECURITY_DISABLED) or no DescribeAcls. */
+export async function describeAllAcls(client: SourceClient): Promise<MirrorAclBinding[] | null> {
+  const res = await client.rawRequest(
+    null,
+    29,
+    [1, 3],
+    (w, v) =>
+      encodeDescribeAclsRequest(
+        w,
+        { resourceTypeFilter: ANY, resourceNameFilter: null, patternTypeFilter: ANY, principalFilter: null, hostFilter: null, operation: ANY, permissionType: ANY },
+        v,
+      ),
+    decodeDescribeAclsResponse,
+  );
+  if (res === null || res.errorCode === SECURITY_DISABLED) return null;
+  if (res.errorCode !== 0) throw new Error(`DescribeAcls failed with error ${res.errorCode}: ${res.errorMessage ?? ''}`);
+  const out: MirrorAclBinding[] = [];
+  for (const r of res.resources) {
+    for (const a of r.acls) {
+      out.push({ resourceType: r.resourceType, resourceName: r.resourceName, patternType: r.patternType, principal: a.principal, host: a.host, operation: a.operation, permissionType: a.permissionType });
+    }
+  }
+  return out;
+}
+
+export interface AclSyncResult {
+  readonly created: number;
+  readonly deleted: number;
+  /** True when the round was skipped (source without authorizer, or an empty include list). */
+  readonly skipped: boolean;
+}
+
+/** One ACL sync round for one mirror: `source` is the mirror's source client, `self` a client to this node. */
+export async function syncAcls(mirrorName: string, host: MirrorHost, source: SourceClient, self: SourceClient): Promise<AclSyncResult> {
+  const skipped: AclSyncResult = { created: 0, deleted: 0, skipped: true };
+  const cfg = host.mirrorConfigs().get(mirrorName);
+  if (cfg === undefined) return skipped;
+  const rules = splitList(mirrorConfigValue(cfg, 'mirror.acls.include')).map(parseAclRule);
+  if (rules.length === 0) return skipped;
+  const src = await describeAllAcls(source);
+  if (src === null) return skipped;
+  const local = await describeAllAcls(self);
+  if (local === null) return skipped;
+  const wanted = new Map<string, MirrorAclBinding>();
+  for (const b of src) if (b.resourceType !== CLUSTER_MIRROR_ACL_RESOURCE && rules.some((r) => r(b))) wanted.set(key(b), b);
+  const have = new Map(local.map((b) => [key(b), b]));
+  const toCreate = [...wanted.entries()].filter(([k]) => !have.has(k)).map(([, b]) => b);
+  const toDelete = [...have.entries()].filter(([k, b]) => !wanted.has(k) && b.resourceType !== CLUSTER_MIRROR_ACL_RESOURCE).map(([, b]) => b);
+  let created = 0;
+  let deleted = 0;
+  if (toCreate.length > 0) {
+    const res = await self.rawRequest(
+      null,
+      30,
+      [1, 3],
+      (w, v) =>
+        encodeCreateAclsRequest(
+          w,
+          { creations: toCreate.map((b) => ({ resourceType: b.resourceType, resourceName: b.resourceName, resourcePatternType: b.patternType, principal: b.principal, host: b.host, operation: b.operation, permissionType: b.permissionType })) },
+          v,
+        ),
+      decodeCreateAclsResponse,
+    );
+    created = res?.results.filter((r) => r.errorCode === 0).length ?? 0;
+  }
+  if (toDelete.length > 0) {
+    // Exact filters (the binding's own pattern type, name, principal, host, operation, permission) delete that binding only.
+    const res = await self.rawRequest(
+      null,
+      31,
+      [1, 3],
+      (w, v) =>
+        encodeDeleteAclsRequest(
+          w,
+          {
+            filters: toDelete.map((b) => ({
+              resourceTypeFilter: b.resourceType,
+              resourceNameFilter: b.resourceName,
+              patternTypeFilter: b.patternType,
+              principalFilter: b.principal,
+              hostFilter: b.host,
+              operation: b.operation,
+              permissionType: b.permissionType,
+            })),
+          },
+          v,
+        ),
+      decodeDeleteAclsResponse,
+    );
+    deleted = res?.filterResults.reduce((n, r) => n + (r.errorCode === 0 ? r.matchingAcls.length : 0), 0) ?? 0;
+  }
+  return { created, deleted, skipped: false };
+}
