@@ -12,10 +12,5 @@ export const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
 
 /** librdkafka test numbers (from the allow-list in librdkafka-suite.ts) expected to fail against Fjord. */
 export const LIBRDKAFKA_EXPECTED_FAILURES: Readonly<Record<string, string>> = {
-  '0030':
-    'do_nonexist_commit: OffsetCommit for a topic that does not exist returns NONE; Kafka answers UNKNOWN_TOPIC_OR_PARTITION',
-  '0102':
-    'do_test_static_group_rebalance: a static member (group.instance.id, KIP-345) that rejoins gets its partitions ' +
-    'revoked (_REVOKE_PARTITIONS) where Kafka keeps its assignment without a rebalance',
   '0081': 'do_test_CreateAcls: the ACL APIs (CreateAcls, DescribeAcls, DeleteAcls) are not offered in ApiVersions',
 };
