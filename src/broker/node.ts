@@ -16,6 +16,7 @@ import type { BrokerContext, ProduceGuard } from './broker-context.js';
 import type { BrokerConfig } from './config.js';
 import { ConfigResolver } from './config-resolver.js';
 import { Controller } from './controller.js';
+import { ConfigResourceType } from './metadata-image.js';
 import { createCoordinatorHost } from './coordinator-host-impl.js';
 import type { Logger } from './logger.js';
 import { loadOrCreateMetaProperties } from './meta-properties.js';
@@ -49,6 +50,13 @@ export class BrokerNode {
     const cleanShutdown = await takeCleanShutdownMarker(dataDir);
     const store = await FileMetadataLog.open(dataDir, { cleanShutdown });
     const controller = await Controller.open({ nodeId, clusterId: meta.clusterId, store, log: log.child({ component: 'controller' }) });
+    if (controller.image.offset < 0) {
+      // A new cluster starts with a cluster-wide min.insync.replicas, as a Kafka 4.x controller
+      // writes at bootstrap (ConfigurationControlManager's ELR safety record): clients then see it
+      // reported as a dynamic default, the way Apache Kafka reports it.
+      const minIsr = config.get('min.insync.replicas') ?? '1';
+      await controller.alterConfigs(ConfigResourceType.BROKER, '', [['min.insync.replicas', minIsr]]);
+    }
     const configs = new ConfigResolver(config, controller.image);
     const replicas = new ReplicaManager(dataDir, controller.image, configs, log.child({ component: 'replicas' }), {
       retentionCheckIntervalMs: config.int('log.retention.check.interval.ms'),

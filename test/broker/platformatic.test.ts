@@ -142,6 +142,9 @@ describe('@platformatic/kafka against a Fjord node', () => {
 
     const broker = await admin.describeConfigs({ resources: [{ resourceType: 4, resourceName: '1', configurationKeys: ['num.partitions'] }] });
     expect(broker[0]!.configs[0]).toMatchObject({ name: 'num.partitions', value: '3', configSource: 4 });
+    // A new cluster carries min.insync.replicas as a cluster-wide dynamic default, as Kafka 4.x does.
+    const minIsr = await admin.describeConfigs({ resources: [{ resourceType: 2, resourceName: 'plt-admin', configurationKeys: ['min.insync.replicas'] }] });
+    expect(minIsr[0]!.configs[0]).toMatchObject({ name: 'min.insync.replicas', value: '1', configSource: 3 });
 
     await admin.deleteTopics({ topics: ['plt-admin'] });
     expect(await admin.listTopics()).not.toContain('plt-admin');

@@ -5,9 +5,6 @@
  * Last measured against the node at commit time; the differential report shows the current state.
  */
 export const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
-  'java/admin':
-    'DescribeConfigs reports min.insync.replicas with source DEFAULT_CONFIG; Kafka 4.x formats it as a cluster-level ' +
-    'dynamic default, so a client sees DYNAMIC_DEFAULT_BROKER_CONFIG',
 };
 
 /** librdkafka test numbers (from the allow-list in librdkafka-suite.ts) expected to fail against Fjord. */
