@@ -61,7 +61,12 @@ export function newTopicId(): string {
 
 /** Kafka's cluster id format: 16 random bytes, URL-safe base64 without padding (22 characters). */
 export function newClusterId(): string {
-  return randomBytes(16).toString('base64url');
+  // Kafka's Uuid.randomUuid draws again when the text would start with '-', which its command-line
+  // tools would read as an option.
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }
 
 export class Controller {

@@ -4,7 +4,6 @@
  * refused (Kafka's MetaPropertiesEnsemble check).
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { ConfigError, parseProperties } from './config.js';
 import { newClusterId } from './controller.js';
@@ -27,7 +26,7 @@ export function loadOrCreateMetaProperties(dataDir: string, nodeId: number): Met
     }
     return { clusterId, nodeId, directoryId: props.get('directory.id') ?? '' };
   }
-  const meta: MetaProperties = { clusterId: newClusterId(), nodeId, directoryId: randomBytes(16).toString('base64url') };
+  const meta: MetaProperties = { clusterId: newClusterId(), nodeId, directoryId: newClusterId() };
   const text = `#\n#${new Date().toString()}\ncluster.id=${meta.clusterId}\ndirectory.id=${meta.directoryId}\nnode.id=${nodeId}\nversion=1\n`;
   writeFileSync(file + '.tmp', text);
   renameSync(file + '.tmp', file);

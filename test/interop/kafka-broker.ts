@@ -66,8 +66,12 @@ function defaultProperties(port: number, controllerPort: number, dataDir: string
   };
 }
 
+/** A Kafka Uuid in its text form; like Kafka's Uuid.randomUuid, never one starting with '-'. */
 function kafkaUuid(): string {
-  return randomBytes(16).toString('base64url');
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }
 
 function jvmArgs(classpath: string): string[] {
