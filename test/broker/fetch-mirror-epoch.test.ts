@@ -169,6 +169,44 @@ describe('Fetch v19 MirrorLeaderEpoch', () => {
     // The source node's own topic is not a mirror there either.
     expect((await fetchOnce(a, 19, srcId, 0, 0)).mirrorLeaderEpoch).toBe(-1);
 
+    // Fetch session: the full response carries the epoch; an incremental request that names no
+    // partition then long-polls (the epoch was sent already) and lists nothing.
+    const conn = await SourceConnection.connect({ host: '127.0.0.1', port: b.port, clientId: 'fetch-v19-session' });
+    try {
+      const send = (sessionId: number, sessionEpoch: number, withPartition: boolean): Promise<FetchResponse> =>
+        conn.request(
+          1,
+          19,
+          (w) =>
+            encodeFetchRequest(
+              w,
+              {
+                replicaId: -1,
+                maxWaitMs: 600,
+                minBytes: 1,
+                maxBytes: 1 << 20,
+                isolationLevel: 0,
+                sessionId,
+                sessionEpoch,
+                topics: withPartition ? [{ topicId: id, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 3n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20, mirrorLeaderEpoch: 0 }] }] : [],
+                forgottenTopicsData: [],
+                rackId: '',
+              },
+              19,
+            ),
+          (r) => decodeFetchResponse(r, 19),
+        );
+      const full = await send(0, 0, true);
+      expect(full.sessionId).toBeGreaterThan(0);
+      expect(full.responses[0]?.partitions[0]?.mirrorLeaderEpoch).toBe(6);
+      const t1 = Date.now();
+      const inc = await send(full.sessionId, 1, false);
+      expect(Date.now() - t1).toBeGreaterThanOrEqual(450);
+      expect(inc.responses).toEqual([]);
+    } finally {
+      conn.close();
+    }
+
     // Stopped (failover): the field goes back to its default.
     expect((await cli(b, '--stop', '--mirror', 'from-a', '--topics', topic)).code).toBe(0);
     await waitFor('stopped', async () => (await fetchOnce(b, 19, id, 0, 0)).mirrorLeaderEpoch === -1);

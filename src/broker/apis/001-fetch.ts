@@ -273,7 +273,8 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
       const deadline = now + Math.max(0, req.maxWaitMs);
       // Kafka's ReplicaManager.fetchMessages answers at once when nothing is asked for, MinBytes is
       // met (MinBytes 0 included), or a partition has an error or a diverging epoch.
-      const mirrorNews = (o: ReadOutcome, w: Wanted): boolean => o.mirrorEpoch > (w.mirrorLeaderEpoch ?? -1);
+      // Once a session has sent the epoch it is no news, whatever the follower last asked with.
+      const mirrorNews = (o: ReadOutcome, w: Wanted): boolean => o.mirrorEpoch > Math.max(w.mirrorLeaderEpoch ?? -1, w.sentMirrorLeaderEpoch ?? -1);
       const mustWait = (): boolean =>
         wanted.length > 0 &&
         !result.error &&
