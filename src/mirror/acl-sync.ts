@@ -148,7 +148,7 @@ export interface AclSyncResult {
 }
 
 /** One ACL sync round for one mirror: `source` is the mirror's source client, `self` a client to this node. */
-export async function syncAcls(mirrorName: string, host: MirrorHost, source: SourceClient, self: SourceClient): Promise<AclSyncResult> {
+export async function syncAcls(mirrorName: string, host: Pick<MirrorHost, 'mirrorConfigs'>, source: SourceClient, self: SourceClient): Promise<AclSyncResult> {
   const skipped: AclSyncResult = { created: 0, deleted: 0, skipped: true };
   const cfg = host.mirrorConfigs().get(mirrorName);
   if (cfg === undefined) return skipped;

@@ -8,9 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, Kafka, logLevel, ResourcePatternTypes, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAclRule, type MirrorAclBinding } from '../../src/mirror/acl-sync.js';
+import { SourceClient } from '../../src/fetcher/source-client.js';
+import { describeAllAcls, parseAclRule, syncAcls, type MirrorAclBinding } from '../../src/mirror/acl-sync.js';
 import { runClusterMirrorsCli } from '../../src/mirror/cluster-mirrors-cli.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
+import { startKafkaSource, type KafkaBroker } from './helpers/kafka-source.js';
 
 describe('mirror.acls.include rules', () => {
   const b = (over: Partial<MirrorAclBinding>): MirrorAclBinding => ({ resourceType: 2, resourceName: 'orders-1', patternType: 3, principal: 'User:alice', host: '*', operation: 3, permissionType: 3, ...over });
@@ -33,15 +35,16 @@ describe('mirror.acls.include rules', () => {
 
 let a: RunningNode;
 let d: RunningNode;
+let kafka: KafkaBroker;
 const work = mkdtempSync(join(tmpdir(), 'fjord-acl-sync-'));
 const FAST = { 'mirror.failed.retry.initial.backoff.ms': 200, 'mirror.failed.retry.max.backoff.ms': 1000, 'mirror.metadata.refresh.interval.ms': 500 };
 
 beforeAll(async () => {
-  [a, d] = await Promise.all([startNode({ overrides: FAST }), startNode({ overrides: FAST })]);
+  [a, d, kafka] = await Promise.all([startNode({ overrides: FAST }), startNode({ overrides: FAST }), startKafkaSource({ overrides: { 'authorizer.class.name': '' } })]);
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([a?.destroy(), d?.destroy()]);
+  await Promise.all([a?.destroy(), d?.destroy(), kafka?.stop()]);
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -122,5 +125,21 @@ describe('ACL sync between two Fjord nodes', () => {
     await waitFor('source changes on the destination', async () => JSON.stringify(await aclList(d)) === JSON.stringify(expected2));
     // The source itself is untouched by the sync.
     expect((await aclList(a)).length).toBe(3);
+  });
+
+  it('skips silently when the source has no authorizer (Apache Kafka answers SECURITY_DISABLED)', async () => {
+    const source = new SourceClient({ bootstrapServers: [kafka.bootstrap], clientId: 'acl-sync-test', requestTimeoutMs: 10_000 });
+    const self = new SourceClient({ bootstrapServers: [d.bootstrap], clientId: 'acl-sync-test', requestTimeoutMs: 10_000 });
+    try {
+      expect(await describeAllAcls(source)).toBeNull();
+      const before = await aclList(d);
+      expect(before.length).toBeGreaterThan(0);
+      const r = await syncAcls('m', { mirrorConfigs: () => new Map([['m', new Map<string, string>()]]) }, source, self);
+      expect(r).toEqual({ created: 0, deleted: 0, skipped: true });
+      expect(await aclList(d)).toEqual(before);
+    } finally {
+      source.close();
+      self.close();
+    }
   });
 });
