@@ -9,5 +9,4 @@ export const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
 
 /** librdkafka test numbers (from the allow-list in librdkafka-suite.ts) expected to fail against Fjord. */
 export const LIBRDKAFKA_EXPECTED_FAILURES: Readonly<Record<string, string>> = {
-  '0081': 'do_test_CreateAcls: the ACL APIs (CreateAcls, DescribeAcls, DeleteAcls) are not offered in ApiVersions',
 };
