@@ -1,11 +1,12 @@
 /**
  * Epoch bump at failover (KIP-1279 §9.4, §8.5): a consumer group on the source commits an offset
  * whose committed leader epoch is the source's high partition epoch (41); group-offset sync carries
- * offset and epoch to the destination; after the mirror is stopped, a librdkafka consumer of the
- * same group resumes on the destination. librdkafka validates a committed position with
- * OffsetForLeaderEpoch before fetching, so a destination epoch below 41 would leave it retrying
- * (fenced / unknown epoch) instead of reading: it must get the records after the committed offset,
- * promptly, and without an offset reset (auto.offset.reset=error).
+ * offset and epoch to the destination; after the mirror is stopped, consumers of the same group
+ * resume on the destination. The Java consumer takes the committed epoch as the partition's last
+ * seen epoch and ignores metadata with a lower one, so a destination epoch below 41 leaves it
+ * polling without records (seen: 0 records in 12 s against epoch 0, 6..9 in about 1 s once the
+ * committed epoch is not above the partition's). It must get the records after the committed
+ * offset, promptly, and without an offset reset (auto.offset.reset=none / error).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,11 +22,12 @@ import { decodeMetadataResponse } from '../../src/protocol/generated/messages/me
 import { encodeOffsetForLeaderEpochRequest } from '../../src/protocol/generated/messages/offset-for-leader-epoch-request.js';
 import { decodeOffsetForLeaderEpochResponse } from '../../src/protocol/generated/messages/offset-for-leader-epoch-response.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
-import { VENV_PYTHON } from '../interop/lib/paths.js';
+import { LOG4J2_CONFIG, VENV_PYTHON, clientsClasspath } from '../interop/lib/paths.js';
 import { lastJsonLine, run, tail } from '../interop/lib/run.js';
 
 const HERE = new URL('.', import.meta.url).pathname;
 const SCRIPT = join(HERE, 'helpers/epoch_consumer.py');
+const JAVA_CONSUMER = join(HERE, 'helpers/EpochConsumer.java');
 const FAST = { 'mirror.failed.retry.initial.backoff.ms': 200, 'mirror.failed.retry.max.backoff.ms': 1000, 'mirror.metadata.refresh.interval.ms': 1000 };
 const ZERO = '00000000-0000-0000-0000-000000000000';
 
@@ -74,6 +76,14 @@ async function python(...args: string[]): Promise<Record<string, unknown>> {
   const obs = lastJsonLine(r);
   if (r.code !== 0 || 'error' in obs) throw new Error(`epoch_consumer ${args[0]} failed: ${JSON.stringify(obs)}\n${tail(r.stderr, 15)}`);
   return obs;
+}
+
+/** The Java consumer (run as a single-file source program on the interop clients classpath). */
+async function javaConsume(bootstrap: string, topic: string, group: string, want: number, secs: number): Promise<{ offsets: number[]; values: string[]; elapsedMs: number; error: string | null }> {
+  const args = ['-Xmx256m', '-XX:TieredStopAtLevel=1', `-Dlog4j2.configurationFile=${LOG4J2_CONFIG}`, '-Dfjord.loglevel=WARN', '-cp', clientsClasspath()];
+  const r = await run('java', [...args, JAVA_CONSUMER, bootstrap, topic, group, String(want), String(secs)], { timeoutMs: (secs + 30) * 1000 });
+  if (r.code !== 0) throw new Error(`EpochConsumer exited ${r.code}\n${tail(r.stderr, 15)}`);
+  return lastJsonLine(r) as never;
 }
 
 async function withConnection<T>(node: RunningNode, f: (c: SourceConnection) => Promise<T>): Promise<T> {
@@ -147,7 +157,15 @@ describe('epoch bump at failover', () => {
     );
     expect(olfe.topics[0]?.partitions[0]).toMatchObject({ errorCode: 0, leaderEpoch: 41, endOffset: 10n });
 
-    // The same group on the destination resumes at 6: no hang, no reset.
+    // The same group on the destination resumes at 6 with the Java client (which trusts the
+    // committed epoch over lower metadata epochs): no hang, no reset.
+    const java = await javaConsume(b.bootstrap, topic, group, 4, 20);
+    expect(java.error).toBeNull();
+    expect(java.offsets).toEqual([6, 7, 8, 9]);
+    expect(java.values).toEqual(['p-6', 'p-7', 'p-8', 'p-9']);
+    expect(java.elapsedMs).toBeLessThan(20_000);
+
+    // And with librdkafka, which validates the committed position too.
     const consumed = await python('consume', b.bootstrap, topic, group, '4', '20');
     const records = consumed.records as { offset: number; value: string }[];
     expect(consumed.errors).toEqual([]);
