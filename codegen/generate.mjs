@@ -143,7 +143,9 @@ function minSize(t, m) {
   if (t.kind === 'array') return 1;
   let n = m.flexibleFrom === m.min ? 1 : 0;
   for (const f of t.struct.fields) {
-    if (f.regular && f.regular[0] === m.min && f.regular[1] === m.max) n += minSize(f.type, m);
+    if (!(f.regular && f.regular[0] === m.min && f.regular[1] === m.max)) continue;
+    // A struct nullable in some version may be just its one-byte null marker.
+    n += f.type.kind === 'struct' && f.nullable !== null ? 1 : minSize(f.type, m);
   }
   return Math.max(1, n);
 }

@@ -232,3 +232,14 @@ describe('record type ids', () => {
     expect(MirrorTopicStateChangeRecordTypeId).toBe(30);
   });
 });
+
+describe('array length guard', () => {
+  it('counts a nullable struct element field as its one-byte null marker', async () => {
+    const { encodeStreamsGroupDescribeResponse, decodeStreamsGroupDescribeResponse } = await import(
+      '../../../src/protocol/generated/messages/streams-group-describe-response.js'
+    );
+    const group = { groupId: '', groupState: '', topology: null, members: [] };
+    const buf = bytes((w) => encodeStreamsGroupDescribeResponse(w, { groups: [group] }, 0));
+    expect(decodeStreamsGroupDescribeResponse(new Reader(buf), 0).groups[0]).toMatchObject(group);
+  });
+});

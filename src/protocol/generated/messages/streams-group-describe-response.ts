@@ -197,7 +197,7 @@ export function decodeStreamsGroupDescribeResponse(r: Reader, version: number): 
   let f_throttleTimeMs: number = r.int32();
   let f_groups: StreamsGroupDescribeResponseDescribedGroup[];
   {
-    const n0 = r.compactArrayLength(25);
+    const n0 = r.compactArrayLength(20);
     if (n0 < 0) {
       r.fail('null StreamsGroupDescribeResponse.Groups');
     } else {
@@ -245,7 +245,7 @@ export function decodeStreamsGroupDescribeResponseDescribedGroup(r: Reader, vers
   else f_topology = decodeStreamsGroupDescribeResponseTopology(r, version);
   let f_members: StreamsGroupDescribeResponseMember[];
   {
-    const n0 = r.compactArrayLength(31);
+    const n0 = r.compactArrayLength(28);
     if (n0 < 0) {
       r.fail('null StreamsGroupDescribeResponse.DescribedGroup.Members');
     } else {
