@@ -58,7 +58,6 @@ export const LIBRDKAFKA_TESTS: readonly LibrdkafkaTest[] = [
   { id: '0086', timeoutS: 90 }, // purge_remote, 7 s
   { id: '0090', timeoutS: 60 }, // idempotence, 4 s
   { id: '0099', timeoutS: 60 }, // commit_metadata, 2 s
-  { id: '0102', timeoutS: 200 }, // static_group_rebalance (KIP-345), 42 s
   { id: '0114', timeoutS: 120 }, // sticky_partitioning, 21 s
   { id: '0125', timeoutS: 90 }, // immediate_flush, 12 s
   { id: '0129', timeoutS: 90 }, // fetch_aborted_msgs (transactions, read_committed), 13 s
@@ -68,6 +67,9 @@ export const LIBRDKAFKA_TESTS: readonly LibrdkafkaTest[] = [
   // brokers; 0074, 0107 and 0110 are skipped by the runner here. 0004 is local-only (config parsing, skipped by -L). 0055_producer_latency asserts
   // per-message latencies within 5 ms of linger.ms, which a shared 2-core machine misses under load
   // (measured 18 ms against 10+5 ms for the idempotent case); its APIs are covered by 0094 and java/transactions.
+  // 0102_static_group_rebalance expects rebalance events in an order that depends on timing: it failed
+  // intermittently against Apache Kafka 4.1.2 itself on a 2-core machine ("Expected rebalance event
+  // NO_ERROR got _REVOKE_PARTITIONS"); static membership is covered by test/coordinator.
 ];
 
 export interface LibrdkafkaResult {
