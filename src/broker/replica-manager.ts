@@ -18,7 +18,7 @@ import { existsSync } from 'node:fs';
 import { open, readFile, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { logConfigFromProps, type LogConfig } from '../storage/log-config.js';
-import { LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, parseOffsetCheckpoint } from '../storage/log-manager.js';
+import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, parseOffsetCheckpoint } from '../storage/log-manager.js';
 import { MirrorPartitionState } from '../mirror/mirror-partition-state.js';
 import { PartitionLog } from '../storage/partition-log.js';
 import type { ConfigResolver } from './config-resolver.js';
@@ -27,8 +27,6 @@ import type { MetadataImage, TopicImage } from './metadata-image.js';
 import type { MetadataRecord } from './metadata-records.js';
 import { METADATA_TOPIC_DIR } from './metadata-log.js';
 
-/** Kafka's marker file: present when the previous run shut down cleanly. */
-export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
 
 export interface Partition {
   readonly topic: TopicImage;
