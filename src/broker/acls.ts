@@ -4,7 +4,7 @@
  * (AclBindingFilter / ResourcePatternFilter). The node stores and serves ACLs for admin tools;
  * it does not enforce them (every principal is allowed, as with no authorizer configured).
  */
-import type { AclEntry } from './metadata-records.js';
+import type { AclEntry } from '../controller/metadata-records.js';
 
 export const ResourceType = { UNKNOWN: 0, ANY: 1, TOPIC: 2, GROUP: 3, CLUSTER: 4, TRANSACTIONAL_ID: 5, DELEGATION_TOKEN: 6, USER: 7 } as const;
 export const PatternType = { UNKNOWN: 0, ANY: 1, MATCH: 2, LITERAL: 3, PREFIXED: 4 } as const;

@@ -2,13 +2,13 @@
  * What API handlers see of the node. Handlers are built by factories taking this context, so
  * each handler file depends on the node's parts, never on the node class itself.
  */
-import type { ApiRegistry } from './api-registry.js';
+import type { ApiRegistry } from '../server/api-registry.js';
 import type { BrokerConfig } from './config.js';
 import type { ConfigResolver } from './config-resolver.js';
-import type { Controller } from './controller.js';
-import type { Logger } from './logger.js';
-import type { MetadataImage } from './metadata-image.js';
-import type { ProducerIdManager } from './producer-ids.js';
+import type { Controller } from '../controller/controller.js';
+import type { Logger } from '../common/logger.js';
+import type { MetadataImage } from '../controller/metadata-image.js';
+import type { ProducerIdManager } from '../controller/producer-ids.js';
 import type { ReplicaManager } from './replica-manager.js';
 
 export interface ProduceGuard {

@@ -5,7 +5,7 @@
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { BrokerContext } from './broker-context.js';
 import { brokerConfigDef, checkTopicConfig, checkValue } from './config.js';
-import { ConfigResourceType } from './metadata-image.js';
+import { ConfigResourceType } from '../controller/metadata-image.js';
 import { checkGroupConfig } from './group-configs.js';
 
 export interface AlterOutcome {

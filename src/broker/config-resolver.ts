@@ -5,7 +5,7 @@
  * default (ConfigSource 1 → 2 → 3 → 4 → 5), and the lower levels are listed as synonyms.
  */
 import { BROKER_CONFIG_DEFS, TOPIC_CONFIG_DEFS, brokerConfigDef, type BrokerConfig } from './config.js';
-import type { MetadataImage } from './metadata-image.js';
+import type { MetadataImage } from '../controller/metadata-image.js';
 
 export const ConfigSource = {
   UNKNOWN: 0,

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, parseProperties } from './config.js';
-import { newClusterId } from './controller.js';
+import { newClusterId } from '../controller/controller.js';
 
 export interface MetaProperties {
   readonly clusterId: string;

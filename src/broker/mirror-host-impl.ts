@@ -8,9 +8,9 @@ import type { MirrorControllerOp, MirrorHost, MirrorLog, MirrorTopicBinding, Ope
 import type { MirrorPartitionStateValue } from '../mirror/mirror-partition-state.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { BrokerContext } from './broker-context.js';
-import { topicNameError, type ControllerResult } from './controller.js';
-import { ConfigResourceType } from './metadata-image.js';
-import type { MetadataRecord } from './metadata-records.js';
+import { topicNameError, type ControllerResult } from '../controller/controller.js';
+import { ConfigResourceType } from '../controller/metadata-image.js';
+import type { MetadataRecord } from '../controller/metadata-records.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 

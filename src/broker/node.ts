@@ -10,20 +10,20 @@ import { createGroupApiHandlers } from '../coordinator/group-api-handlers.js';
 import { createTxnApiHandlers } from '../coordinator/txn-api-handlers.js';
 import { createMirrorApiHandlers, type MirrorApiHandlers } from '../mirror/mirror-api-handlers.js';
 import { createMirrorHost } from './mirror-host-impl.js';
-import type { ApiHandler } from './api-handler.js';
-import { ApiRegistry } from './api-registry.js';
+import type { ApiHandler } from '../server/api-handler.js';
+import { ApiRegistry } from '../server/api-registry.js';
 import type { BrokerContext, ProduceGuard } from './broker-context.js';
 import type { BrokerConfig } from './config.js';
 import { ConfigResolver } from './config-resolver.js';
-import { Controller } from './controller.js';
-import { ConfigResourceType } from './metadata-image.js';
+import { Controller } from '../controller/controller.js';
+import { ConfigResourceType } from '../controller/metadata-image.js';
 import { createCoordinatorHost } from './coordinator-host-impl.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../common/logger.js';
 import { loadOrCreateMetaProperties } from './meta-properties.js';
-import { FileMetadataLog } from './metadata-log.js';
-import { ProducerIdManager } from './producer-ids.js';
+import { FileMetadataLog } from '../controller/metadata-log.js';
+import { ProducerIdManager } from '../controller/producer-ids.js';
 import { ReplicaManager, takeCleanShutdownMarker, writeCleanShutdownMarker } from './replica-manager.js';
-import { BrokerServer } from './server.js';
+import { BrokerServer } from '../server/server.js';
 import { brokerHandlers } from './apis/index.js';
 
 export class BrokerNode {

@@ -22,10 +22,10 @@ import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, parseO
 import { MirrorPartitionState } from '../mirror/mirror-partition-state.js';
 import { PartitionLog } from '../storage/partition-log.js';
 import type { ConfigResolver } from './config-resolver.js';
-import type { Logger } from './logger.js';
-import type { MetadataImage, TopicImage } from './metadata-image.js';
-import type { MetadataRecord } from './metadata-records.js';
-import { METADATA_TOPIC_DIR } from './metadata-log.js';
+import type { Logger } from '../common/logger.js';
+import type { MetadataImage, TopicImage } from '../controller/metadata-image.js';
+import type { MetadataRecord } from '../controller/metadata-records.js';
+import { METADATA_TOPIC_DIR } from '../controller/metadata-log.js';
 
 
 export interface Partition {

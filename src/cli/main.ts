@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
-import { runGroupsCli } from '../coordinator/groups-cli.js';
-import { runClusterMirrorsCli } from '../mirror/cluster-mirrors-cli.js';
+import { runGroupsCli } from './groups.js';
+import { runClusterMirrorsCli } from './cluster-mirrors.js';
 import { runStart } from './start.js';
 
 const require = createRequire(import.meta.url);

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { BrokerConfig, ConfigError, parseProperties } from '../broker/config.js';
-import { createLogger } from '../broker/logger.js';
+import { createLogger } from '../common/logger.js';
 import { BrokerNode } from '../broker/node.js';
 
 export const START_USAGE = `usage: fjord start [--config server.properties] [--override key=value ...]

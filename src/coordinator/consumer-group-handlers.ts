@@ -1,4 +1,4 @@
-import type { ApiHandler } from '../broker/api-handler.js';
+import type { ApiHandler } from '../server/api-handler.js';
 import { decodeConsumerGroupHeartbeatRequest } from '../protocol/generated/messages/consumer-group-heartbeat-request.js';
 import type { ConsumerGroupHeartbeatRequest } from '../protocol/generated/messages/consumer-group-heartbeat-request.js';
 import { encodeConsumerGroupHeartbeatResponse } from '../protocol/generated/messages/consumer-group-heartbeat-response.js';

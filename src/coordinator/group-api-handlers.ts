@@ -1,4 +1,4 @@
-import type { ApiHandler, RequestContext } from '../broker/api-handler.js';
+import type { ApiHandler, RequestContext } from '../server/api-handler.js';
 import type { Reader } from '../protocol/reader.js';
 import type { Writer } from '../protocol/writer.js';
 import { decodeFindCoordinatorRequest } from '../protocol/generated/messages/find-coordinator-request.js';

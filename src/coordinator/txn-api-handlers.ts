@@ -1,4 +1,4 @@
-import type { ApiHandler } from '../broker/api-handler.js';
+import type { ApiHandler } from '../server/api-handler.js';
 import { decodeInitProducerIdRequest } from '../protocol/generated/messages/init-producer-id-request.js';
 import type { InitProducerIdRequest } from '../protocol/generated/messages/init-producer-id-request.js';
 import { encodeInitProducerIdResponse } from '../protocol/generated/messages/init-producer-id-response.js';

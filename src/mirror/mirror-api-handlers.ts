@@ -11,7 +11,7 @@
  * `createMirrorApiHandlers(host)` builds the whole mirroring side of a node: the `__mirror_state`
  * coordinator, the metadata manager (state machine + fetchers) and these handlers.
  */
-import type { ApiHandler } from '../broker/api-handler.js';
+import type { ApiHandler } from '../server/api-handler.js';
 import { ApiKey } from '../protocol/generated/api-table.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { decodeBumpLeaderEpochsRequest, type BumpLeaderEpochsRequest } from '../protocol/generated/messages/bump-leader-epochs-request.js';

@@ -10,7 +10,7 @@
  * controller write resolves once the records are in the metadata log AND applied to the image the
  * other getters read (so a getter called right after sees the change).
  */
-import type { ApiHandler } from '../broker/api-handler.js';
+import type { ApiHandler } from '../server/api-handler.js';
 import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
 import type { MirrorPartitionStateValue } from './mirror-partition-state.js';
 

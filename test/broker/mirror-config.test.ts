@@ -4,7 +4,7 @@ import type { BrokerContext } from '../../src/broker/broker-context.js';
 import { BrokerConfig } from '../../src/broker/config.js';
 import { ConfigResolver } from '../../src/broker/config-resolver.js';
 import { createCoordinatorHost } from '../../src/broker/coordinator-host-impl.js';
-import { MetadataImage } from '../../src/broker/metadata-image.js';
+import { MetadataImage } from '../../src/controller/metadata-image.js';
 import { mirrorBrokerConfig } from '../../src/mirror/mirror-config.js';
 import { startNode } from '../helpers/node.js';
 

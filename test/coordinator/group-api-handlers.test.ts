@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ApiHandler, RequestContext } from '../../src/broker/api-handler.js';
+import type { ApiHandler, RequestContext } from '../../src/server/api-handler.js';
 import { Reader } from '../../src/protocol/reader.js';
 import { Writer } from '../../src/protocol/writer.js';
 import { createGroupApiHandlers } from '../../src/coordinator/group-api-handlers.js';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { runGroupsCli } from '../../src/coordinator/groups-cli.js';
+import { runGroupsCli } from '../../src/cli/groups.js';
 import kafkajs from 'kafkajs';
 import type { Consumer, Kafka } from 'kafkajs';
 import { ROOT, startNode } from '../helpers/node.js';

@@ -10,7 +10,7 @@ import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, Kafka, logLeve
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SourceClient } from '../../src/fetcher/source-client.js';
 import { describeAllAcls, parseAclRule, syncAcls, type MirrorAclBinding } from '../../src/mirror/acl-sync.js';
-import { runClusterMirrorsCli } from '../../src/mirror/cluster-mirrors-cli.js';
+import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { startKafkaSource, type KafkaBroker } from './helpers/kafka-source.js';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runClusterMirrorsCli } from '../../src/mirror/cluster-mirrors-cli.js';
+import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { iterateBatches } from '../../src/protocol/record-batch.js';
 import { decodeRecords } from '../../src/protocol/records.js';
 import { startNode, type RunningNode } from '../helpers/node.js';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CompressionTypes, Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiHandler, RequestContext } from '../../src/broker/api-handler.js';
+import type { ApiHandler, RequestContext } from '../../src/server/api-handler.js';
 import { createMirrorApiHandlers } from '../../src/mirror/mirror-api-handlers.js';
 import type { MirrorApiHandlers } from '../../src/mirror/mirror-host.js';
 import { ApiKey } from '../../src/protocol/generated/api-table.js';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SourceConnection } from '../../src/fetcher/source-connection.js';
-import { runClusterMirrorsCli } from '../../src/mirror/cluster-mirrors-cli.js';
+import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { encodeBumpLeaderEpochsRequest } from '../../src/protocol/generated/messages/bump-leader-epochs-request.js';
 import { decodeBumpLeaderEpochsResponse } from '../../src/protocol/generated/messages/bump-leader-epochs-response.js';
 import { encodeMetadataRequest } from '../../src/protocol/generated/messages/metadata-request.js';

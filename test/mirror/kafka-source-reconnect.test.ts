@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SourceConnection } from '../../src/fetcher/source-connection.js';
-import { runClusterMirrorsCli } from '../../src/mirror/cluster-mirrors-cli.js';
+import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { CLUSTER_MIRROR_RESOURCE_TYPE } from '../../src/mirror/mirror-host.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { encodeIncrementalAlterConfigsRequest } from '../../src/protocol/generated/messages/incremental-alter-configs-request.js';

@@ -23,7 +23,7 @@ import { encodeProduceResponse, type ProduceResponseInput } from '../../protocol
 import { DecodeError } from '../../protocol/decode-error.js';
 import { validateProduceRecords, type RecordBatchView } from '../../protocol/record-batch.js';
 import { decodeRecords } from '../../protocol/records.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
 import { recompressBatch, targetCodec } from '../recompress.js';
 

@@ -33,10 +33,10 @@ import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeFetchRequest, type FetchRequest } from '../../protocol/generated/messages/fetch-request.js';
 import { encodeFetchResponse, type FetchResponseInput } from '../../protocol/generated/messages/fetch-response.js';
 import type { PartitionLog } from '../../storage/partition-log.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import { FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH, partitionKey, type FetchSession, type FetchSessionCache, type SessionPartition } from '../fetch-session.js';
-import type { TopicImage } from '../metadata-image.js';
+import type { TopicImage } from '../../controller/metadata-image.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 const EMPTY = Buffer.alloc(0);

@@ -18,7 +18,7 @@ import { encodeListOffsetsResponse, type ListOffsetsResponseInput } from '../../
 import { ATTR, iterateBatches } from '../../protocol/record-batch.js';
 import { decodeRecords } from '../../protocol/records.js';
 import type { PartitionLog } from '../../storage/partition-log.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 
 type TopicOut = NonNullable<ListOffsetsResponseInput['topics']>[number];

@@ -20,10 +20,10 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeMetadataRequest, type MetadataRequest } from '../../protocol/generated/messages/metadata-request.js';
 import { encodeMetadataResponse, type MetadataResponseInput } from '../../protocol/generated/messages/metadata-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
-import { topicNameError } from '../controller.js';
-import type { TopicImage } from '../metadata-image.js';
+import { topicNameError } from '../../controller/controller.js';
+import type { TopicImage } from '../../controller/metadata-image.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 const NOT_REQUESTED = -2147483648;

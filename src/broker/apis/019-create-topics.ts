@@ -17,10 +17,10 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeCreateTopicsRequest, type CreateTopicsRequest } from '../../protocol/generated/messages/create-topics-request.js';
 import { encodeCreateTopicsResponse, type CreateTopicsResponseInput } from '../../protocol/generated/messages/create-topics-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import { checkTopicConfig } from '../config.js';
-import { collidingTopic, topicNameError } from '../controller.js';
+import { collidingTopic, topicNameError } from '../../controller/controller.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 type Result = NonNullable<CreateTopicsResponseInput['topics']>[number];

@@ -14,7 +14,7 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDeleteTopicsRequest, type DeleteTopicsRequest } from '../../protocol/generated/messages/delete-topics-request.js';
 import { encodeDeleteTopicsResponse, type DeleteTopicsResponseInput } from '../../protocol/generated/messages/delete-topics-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';

@@ -10,7 +10,7 @@ import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDeleteRecordsRequest, type DeleteRecordsRequest } from '../../protocol/generated/messages/delete-records-request.js';
 import { encodeDeleteRecordsResponse, type DeleteRecordsResponseInput } from '../../protocol/generated/messages/delete-records-response.js';
 import { AppendError } from '../../storage/errors.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
 
 type TopicOut = NonNullable<DeleteRecordsResponseInput['topics']>[number];

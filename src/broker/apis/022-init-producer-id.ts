@@ -10,9 +10,9 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeInitProducerIdRequest, type InitProducerIdRequest } from '../../protocol/generated/messages/init-producer-id-request.js';
 import { encodeInitProducerIdResponse, type InitProducerIdResponseInput } from '../../protocol/generated/messages/init-producer-id-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
-import type { ProducerIdManager } from '../producer-ids.js';
+import type { ProducerIdManager } from '../../controller/producer-ids.js';
 
 export function initProducerIdHandler(ctx: BrokerContext, ids: ProducerIdManager): ApiHandler<InitProducerIdRequest, InitProducerIdResponseInput> {
   return {

@@ -11,7 +11,7 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeOffsetForLeaderEpochRequest, type OffsetForLeaderEpochRequest } from '../../protocol/generated/messages/offset-for-leader-epoch-request.js';
 import { encodeOffsetForLeaderEpochResponse, type OffsetForLeaderEpochResponseInput } from '../../protocol/generated/messages/offset-for-leader-epoch-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 
 type TopicOut = NonNullable<OffsetForLeaderEpochResponseInput['topics']>[number];

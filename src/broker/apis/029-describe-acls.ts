@@ -11,7 +11,7 @@ import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDescribeAclsRequest, type DescribeAclsRequest } from '../../protocol/generated/messages/describe-acls-request.js';
 import { encodeDescribeAclsResponse, type DescribeAclsResponseInput } from '../../protocol/generated/messages/describe-acls-response.js';
 import { filterMatches, invalidFilter, type AclFilter } from '../acls.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 
 export function describeAclsHandler(ctx: BrokerContext): ApiHandler<DescribeAclsRequest, DescribeAclsResponseInput> {

@@ -10,9 +10,9 @@ import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeCreateAclsRequest, type CreateAclsRequest } from '../../protocol/generated/messages/create-acls-request.js';
 import { encodeCreateAclsResponse, type CreateAclsResponseInput } from '../../protocol/generated/messages/create-acls-response.js';
 import { invalidBinding, sameBinding, type AclBinding } from '../acls.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
-import type { MetadataRecord } from '../metadata-records.js';
+import type { MetadataRecord } from '../../controller/metadata-records.js';
 
 export function createAclsHandler(ctx: BrokerContext): ApiHandler<CreateAclsRequest, CreateAclsResponseInput> {
   return {

@@ -9,9 +9,9 @@ import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDeleteAclsRequest, type DeleteAclsRequest } from '../../protocol/generated/messages/delete-acls-request.js';
 import { encodeDeleteAclsResponse, type DeleteAclsResponseInput } from '../../protocol/generated/messages/delete-acls-response.js';
 import { filterMatches, invalidFilter, type AclFilter } from '../acls.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
-import type { MetadataRecord } from '../metadata-records.js';
+import type { MetadataRecord } from '../../controller/metadata-records.js';
 
 export function deleteAclsHandler(ctx: BrokerContext): ApiHandler<DeleteAclsRequest, DeleteAclsResponseInput> {
   return {

@@ -16,10 +16,10 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDescribeConfigsRequest, type DescribeConfigsRequest } from '../../protocol/generated/messages/describe-configs-request.js';
 import { encodeDescribeConfigsResponse, type DescribeConfigsResponseInput } from '../../protocol/generated/messages/describe-configs-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import { ConfigSource, type ResolvedConfig } from '../config-resolver.js';
-import { ConfigResourceType } from '../metadata-image.js';
+import { ConfigResourceType } from '../../controller/metadata-image.js';
 import { GROUP_CONFIG_DEFS, groupConfigDefault } from '../group-configs.js';
 
 type Result = NonNullable<DescribeConfigsResponseInput['results']>[number];

@@ -8,7 +8,7 @@
  */
 import { decodeAlterConfigsRequest, type AlterConfigsRequest } from '../../protocol/generated/messages/alter-configs-request.js';
 import { encodeAlterConfigsResponse, type AlterConfigsResponseInput } from '../../protocol/generated/messages/alter-configs-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import { applyChanges, checkResource, currentEntries } from '../config-alter.js';
 

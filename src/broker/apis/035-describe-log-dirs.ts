@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDescribeLogDirsRequest, type DescribeLogDirsRequest } from '../../protocol/generated/messages/describe-log-dirs-request.js';
 import { encodeDescribeLogDirsResponse, type DescribeLogDirsResponseInput } from '../../protocol/generated/messages/describe-log-dirs-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 
 type Result = NonNullable<DescribeLogDirsResponseInput['results']>[number];

@@ -9,7 +9,7 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeCreatePartitionsRequest, type CreatePartitionsRequest } from '../../protocol/generated/messages/create-partitions-request.js';
 import { encodeCreatePartitionsResponse, type CreatePartitionsResponseInput } from '../../protocol/generated/messages/create-partitions-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 
 type Result = NonNullable<CreatePartitionsResponseInput['results']>[number];

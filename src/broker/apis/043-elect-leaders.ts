@@ -9,7 +9,7 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeElectLeadersRequest, type ElectLeadersRequest } from '../../protocol/generated/messages/elect-leaders-request.js';
 import { encodeElectLeadersResponse, type ElectLeadersResponseInput } from '../../protocol/generated/messages/elect-leaders-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 
 export function electLeadersHandler(ctx: BrokerContext): ApiHandler<ElectLeadersRequest, ElectLeadersResponseInput> {

@@ -9,11 +9,11 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeIncrementalAlterConfigsRequest, type IncrementalAlterConfigsRequest } from '../../protocol/generated/messages/incremental-alter-configs-request.js';
 import { encodeIncrementalAlterConfigsResponse, type IncrementalAlterConfigsResponseInput } from '../../protocol/generated/messages/incremental-alter-configs-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import { TOPIC_DEFS, brokerConfigDef } from '../config.js';
 import { applyChanges, checkResource, currentEntries } from '../config-alter.js';
-import { ConfigResourceType } from '../metadata-image.js';
+import { ConfigResourceType } from '../../controller/metadata-image.js';
 
 export interface MirrorConfigAlterer {
   alterMirrorConfig(

@@ -12,7 +12,7 @@ import {
   encodeAlterPartitionReassignmentsResponse,
   type AlterPartitionReassignmentsResponseInput,
 } from '../../protocol/generated/messages/alter-partition-reassignments-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 
 export function alterPartitionReassignmentsHandler(ctx: BrokerContext): ApiHandler<AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponseInput> {

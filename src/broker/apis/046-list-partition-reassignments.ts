@@ -11,7 +11,7 @@ import {
   encodeListPartitionReassignmentsResponse,
   type ListPartitionReassignmentsResponseInput,
 } from '../../protocol/generated/messages/list-partition-reassignments-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 
 export function listPartitionReassignmentsHandler(ctx: BrokerContext): ApiHandler<ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponseInput> {

@@ -10,7 +10,7 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDescribeClientQuotasRequest, type DescribeClientQuotasRequest } from '../../protocol/generated/messages/describe-client-quotas-request.js';
 import { encodeDescribeClientQuotasResponse, type DescribeClientQuotasResponseInput } from '../../protocol/generated/messages/describe-client-quotas-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import { QUOTA_ENTITY_TYPES } from './049-alter-client-quotas.js';
 

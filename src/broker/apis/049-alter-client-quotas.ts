@@ -11,9 +11,9 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeAlterClientQuotasRequest, type AlterClientQuotasRequest } from '../../protocol/generated/messages/alter-client-quotas-request.js';
 import { encodeAlterClientQuotasResponse, type AlterClientQuotasResponseInput } from '../../protocol/generated/messages/alter-client-quotas-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
-import type { MetadataRecord } from '../metadata-records.js';
+import type { MetadataRecord } from '../../controller/metadata-records.js';
 
 export const QUOTA_ENTITY_TYPES: ReadonlySet<string> = new Set(['user', 'client-id', 'ip']);
 const CLIENT_KEYS: ReadonlyMap<string, 'long' | 'double'> = new Map([

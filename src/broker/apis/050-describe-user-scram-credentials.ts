@@ -11,7 +11,7 @@ import {
   encodeDescribeUserScramCredentialsResponse,
   type DescribeUserScramCredentialsResponseInput,
 } from '../../protocol/generated/messages/describe-user-scram-credentials-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 
 export function describeUserScramCredentialsHandler(ctx: BrokerContext): ApiHandler<DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponseInput> {

@@ -14,9 +14,9 @@ import { createHash, createHmac } from 'node:crypto';
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeAlterUserScramCredentialsRequest, type AlterUserScramCredentialsRequest } from '../../protocol/generated/messages/alter-user-scram-credentials-request.js';
 import { encodeAlterUserScramCredentialsResponse, type AlterUserScramCredentialsResponseInput } from '../../protocol/generated/messages/alter-user-scram-credentials-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
-import type { MetadataRecord } from '../metadata-records.js';
+import type { MetadataRecord } from '../../controller/metadata-records.js';
 
 const HASH: Readonly<Record<number, string>> = { 1: 'sha256', 2: 'sha512' };
 const MIN_ITERATIONS = 4096;

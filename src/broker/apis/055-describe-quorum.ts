@@ -10,7 +10,7 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDescribeQuorumRequest, type DescribeQuorumRequest } from '../../protocol/generated/messages/describe-quorum-request.js';
 import { encodeDescribeQuorumResponse, type DescribeQuorumResponseInput } from '../../protocol/generated/messages/describe-quorum-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 
 const METADATA_TOPIC = '__cluster_metadata';

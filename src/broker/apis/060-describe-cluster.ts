@@ -8,7 +8,7 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDescribeClusterRequest, type DescribeClusterRequest } from '../../protocol/generated/messages/describe-cluster-request.js';
 import { encodeDescribeClusterResponse, type DescribeClusterResponseInput } from '../../protocol/generated/messages/describe-cluster-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import { CLUSTER_OPERATIONS } from './003-metadata.js';
 

@@ -8,7 +8,7 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDescribeProducersRequest, type DescribeProducersRequest } from '../../protocol/generated/messages/describe-producers-request.js';
 import { encodeDescribeProducersResponse, type DescribeProducersResponseInput } from '../../protocol/generated/messages/describe-producers-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 
 type TopicOut = NonNullable<DescribeProducersResponseInput['topics']>[number];

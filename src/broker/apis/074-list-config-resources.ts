@@ -9,9 +9,9 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeListConfigResourcesRequest, type ListConfigResourcesRequest } from '../../protocol/generated/messages/list-config-resources-request.js';
 import { encodeListConfigResourcesResponse, type ListConfigResourcesResponseInput } from '../../protocol/generated/messages/list-config-resources-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
-import { ConfigResourceType } from '../metadata-image.js';
+import { ConfigResourceType } from '../../controller/metadata-image.js';
 
 const KNOWN = new Set([2, 4, 8, 16, 32, 64]);
 

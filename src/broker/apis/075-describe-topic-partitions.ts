@@ -11,7 +11,7 @@ import {
   encodeDescribeTopicPartitionsResponse,
   type DescribeTopicPartitionsResponseInput,
 } from '../../protocol/generated/messages/describe-topic-partitions-response.js';
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
 import { TOPIC_OPERATIONS } from './003-metadata.js';
 

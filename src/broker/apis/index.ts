@@ -2,7 +2,7 @@
  * Every API the broker itself serves (group, transaction and mirror APIs come from their
  * modules and are registered beside these in node.ts).
  */
-import type { ApiHandler } from '../api-handler.js';
+import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import { FetchSessionCache } from '../fetch-session.js';
 import type { MirrorConfigDescriber } from './032-describe-configs.js';

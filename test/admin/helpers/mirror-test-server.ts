@@ -8,12 +8,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ApiHandler } from '../../../src/broker/api-handler.js';
-import { ApiRegistry } from '../../../src/broker/api-registry.js';
+import type { ApiHandler } from '../../../src/server/api-handler.js';
+import { ApiRegistry } from '../../../src/server/api-registry.js';
 import type { BrokerContext } from '../../../src/broker/broker-context.js';
 import { apiVersionsHandler } from '../../../src/broker/apis/018-api-versions.js';
-import { createLogger } from '../../../src/broker/logger.js';
-import { BrokerServer } from '../../../src/broker/server.js';
+import { createLogger } from '../../../src/common/logger.js';
+import { BrokerServer } from '../../../src/server/server.js';
 import { createMirrorApiHandlers } from '../../../src/mirror/mirror-api-handlers.js';
 import type { MirrorApiHandlers } from '../../../src/mirror/mirror-host.js';
 import { ErrorCode } from '../../../src/protocol/generated/errors.js';

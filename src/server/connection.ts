@@ -12,7 +12,7 @@ import { DecodeError } from '../protocol/decode-error.js';
 import { Reader } from '../protocol/reader.js';
 import { Writer } from '../protocol/writer.js';
 import type { ApiHandler, RequestContext } from './api-handler.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../common/logger.js';
 import { FrameDecoder } from '../protocol/frame-decoder.js';
 
 export interface HeaderVersions {

@@ -11,7 +11,7 @@ import { decodeListOffsetsResponse } from '../protocol/generated/messages/list-o
 import { encodeConsumerGroupDescribeRequest } from '../protocol/generated/messages/consumer-group-describe-request.js';
 import { decodeConsumerGroupDescribeResponse } from '../protocol/generated/messages/consumer-group-describe-response.js';
 import { decodeConsumerProtocolAssignment } from '../protocol/generated/messages/consumer-protocol-assignment.js';
-import { GroupsClient } from './groups-client.js';
+import { GroupsClient } from '../coordinator/groups-client.js';
 
 const USAGE = `usage: fjord groups [--bootstrap-server HOST:PORT] (--list [--state S]... [--type classic|consumer]... | --describe GROUP) [--json]
 

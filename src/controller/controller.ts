@@ -9,7 +9,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ErrorCode } from '../protocol/generated/errors.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../common/logger.js';
 import { ConfigResourceType, MetadataImage, quotaEntityKey, type TopicImage } from './metadata-image.js';
 import { decodeMetadataRecord, encodeMetadataRecord, type MetadataRecord } from './metadata-records.js';
 

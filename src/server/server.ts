@@ -5,7 +5,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { ApiHandler } from './api-handler.js';
 import { Connection, type HeaderVersions } from './connection.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../common/logger.js';
 
 export interface ServerOptions {
   readonly host: string;

@@ -3,11 +3,11 @@ import { appendFileSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Controller } from '../../src/broker/controller.js';
-import { createLogger } from '../../src/broker/logger.js';
-import { ConfigResourceType } from '../../src/broker/metadata-image.js';
-import { decodeMetadataRecord } from '../../src/broker/metadata-records.js';
-import { FileMetadataLog, METADATA_TOPIC_DIR } from '../../src/broker/metadata-log.js';
+import { Controller } from '../../src/controller/controller.js';
+import { createLogger } from '../../src/common/logger.js';
+import { ConfigResourceType } from '../../src/controller/metadata-image.js';
+import { decodeMetadataRecord } from '../../src/controller/metadata-records.js';
+import { FileMetadataLog, METADATA_TOPIC_DIR } from '../../src/controller/metadata-log.js';
 import { iterateBatches } from '../../src/protocol/record-batch.js';
 import { decodeRecords } from '../../src/protocol/records.js';
 

@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigOp, MirrorAdmin, MirrorAdminError } from '../../src/admin/mirror-admin.js';
-import { runClusterMirrorsCli } from '../../src/mirror/cluster-mirrors-cli.js';
+import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { startKafkaSource as startKafkaBroker, type KafkaBroker } from '../mirror/helpers/kafka-source.js';
-import { startMirrorTestServer, type MirrorTestServer } from './helpers/mirror-test-server.js';
+import { startMirrorTestServer, type MirrorTestServer } from '../admin/helpers/mirror-test-server.js';
 
 let kafka: KafkaBroker;
 let kafkaAdmin: Admin;
