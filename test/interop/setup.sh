@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the interop suite needs on a fresh Debian machine (run as root), and reuses what an
 # earlier run left in .cache/ so a second run takes seconds:
-#   Debian packages (kcat, python3-venv, librdkafka build deps), the Apache Kafka broker and the Java
+#   Debian packages (kcat, chromium and prometheus for the status page and scrape tests, python3-venv,
+#   librdkafka build deps), the Apache Kafka broker and the Java
 #   clients/tools from Maven Central (.cache/m2), a virtualenv with confluent-kafka and kafka-python
 #   from PyPI (.cache/venv), librdkafka's test runner built from the @confluentinc/kafka-javascript
 #   npm tarball (.cache/librdkafka), and Fjord itself (npm run build).
@@ -30,7 +31,7 @@ logged() {
 }
 
 # --- Debian packages ------------------------------------------------------------------------------
-APT_PACKAGES="kcat python3-venv build-essential pkg-config zlib1g-dev libssl-dev libzstd-dev liblz4-dev libsasl2-dev libcurl4-openssl-dev"
+APT_PACKAGES="kcat chromium prometheus openssl python3-venv build-essential pkg-config zlib1g-dev libssl-dev libzstd-dev liblz4-dev libsasl2-dev libcurl4-openssl-dev"
 missing=""
 for p in $APT_PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
