@@ -87,6 +87,8 @@ export class LogManager {
   /** Partition directories found at open and not opened yet, with the dir holding each. */
   private readonly found = new Map<string, { key: PartitionKey; logDir: LogDir }>();
   private readonly logs = new Map<string, Entry>();
+  /** New partitions being created, with the dir chosen: placement counts them before they open. */
+  private readonly placing = new Map<string, LogDir>();
   private readonly lifecycle = new Map<string, Promise<unknown>>();
   private checkpointing: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
@@ -194,6 +196,7 @@ export class LogManager {
     const counts = new Map<LogDir, number>(this.dirs.map((d) => [d, 0]));
     for (const e of this.logs.values()) counts.set(e.logDir, (counts.get(e.logDir) ?? 0) + 1);
     for (const f of this.found.values()) counts.set(f.logDir, (counts.get(f.logDir) ?? 0) + 1);
+    for (const d of this.placing.values()) counts.set(d, (counts.get(d) ?? 0) + 1);
     let best = this.dirs[0] as LogDir;
     for (const d of this.dirs) if ((counts.get(d) ?? 0) < (counts.get(best) ?? 0)) best = d;
     return best;
@@ -218,6 +221,7 @@ export class LogManager {
       const logDir = found?.logDir ?? this.placeNew();
       const recoveryPoint = logDir.recoveryPoints.get(name);
       const logStartOffset = logDir.logStarts.get(name);
+      if (found === undefined) this.placing.set(name, logDir);
       const log = await PartitionLog.open({
         dir: join(logDir.path, name),
         topicId,
@@ -229,7 +233,7 @@ export class LogManager {
         ...(this.opts.producerIdExpirationMs !== undefined ? { producerIdExpirationMs: this.opts.producerIdExpirationMs } : {}),
         ...(recoveryPoint !== undefined ? { recoveryPoint } : {}),
         ...(logStartOffset !== undefined ? { logStartOffset } : {}),
-      });
+      }).finally(() => this.placing.delete(name));
       // A checkpoint entry belongs to the log that was there at open, never to a re-created one.
       this.found.delete(name);
       logDir.recoveryPoints.delete(name);
