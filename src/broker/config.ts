@@ -289,9 +289,14 @@ export class BrokerConfig {
     const list = adv ? parseListeners(adv, 'advertised.listeners') : this.listeners;
     return list.map((l) => (l.host === '' || l.host === '0.0.0.0' || l.host === '::' ? { ...l, host: '127.0.0.1' } : l));
   }
-  get dataDir(): string {
+  /** log.dirs, else log.dir: every directory partitions are placed in. */
+  get logDirs(): string[] {
     const dirs = (this.get('log.dirs') ?? this.get('log.dir') ?? './data').split(',').map((s) => s.trim()).filter(Boolean);
-    return dirs[0] ?? './data';
+    return dirs.length > 0 ? dirs : ['./data'];
+  }
+  /** The first log dir: meta.properties and the metadata log live there. */
+  get dataDir(): string {
+    return this.logDirs[0]!;
   }
   /** log.retention.ms, else minutes, else hours (Kafka's precedence). */
   get retentionMs(): number {

@@ -22,7 +22,9 @@ import type { Logger } from '../common/logger.js';
 import { loadOrCreateMetaProperties } from './meta-properties.js';
 import { FileMetadataLog } from '../controller/metadata-log.js';
 import { ProducerIdManager } from '../controller/producer-ids.js';
-import { ReplicaManager, takeCleanShutdownMarker, writeCleanShutdownMarker } from './replica-manager.js';
+import { ReplicaManager } from './replica-manager.js';
+import { holdsSourceEpochs } from './mirror-epoch-policy.js';
+import { LogManager } from '../storage/log-manager.js';
 import { BrokerServer } from '../server/server.js';
 import { brokerHandlers } from './apis/index.js';
 
@@ -40,15 +42,23 @@ export class BrokerNode {
   }
 
   static async start(config: BrokerConfig, log: Logger): Promise<BrokerNode> {
-    const dataDir = resolve(config.dataDir);
+    const logDirs = config.logDirs.map((d) => resolve(d));
+    const dataDir = logDirs[0]!;
     mkdirSync(dataDir, { recursive: true });
     const nodeId = config.nodeId;
     const meta = loadOrCreateMetaProperties(dataDir, nodeId);
     const listener = config.listeners[0]!;
     const advertised = config.advertisedListeners[0]!;
 
-    const cleanShutdown = await takeCleanShutdownMarker(dataDir);
-    const store = await FileMetadataLog.open(dataDir, { cleanShutdown });
+    const logs = await LogManager.open({
+      logDirs,
+      log: log.child({ component: 'replicas' }),
+      retentionCheckIntervalMs: config.int('log.retention.check.interval.ms'),
+      producerIdExpirationMs: config.int('producer.id.expiration.ms'),
+      cleanerEnabled: config.bool('log.cleaner.enable'),
+      cleanerBackoffMs: config.int('log.cleaner.backoff.ms'),
+    });
+    const store = await FileMetadataLog.open(dataDir, { cleanShutdown: logs.cleanShutdown(dataDir) });
     const controller = await Controller.open({ nodeId, clusterId: meta.clusterId, store, log: log.child({ component: 'controller' }) });
     if (controller.image.offset < 0) {
       // A new cluster starts with a cluster-wide min.insync.replicas, as a Kafka 4.x controller
@@ -58,14 +68,9 @@ export class BrokerNode {
       await controller.alterConfigs(ConfigResourceType.BROKER, '', [['min.insync.replicas', minIsr]]);
     }
     const configs = new ConfigResolver(config, controller.image);
-    const replicas = new ReplicaManager(dataDir, controller.image, configs, log.child({ component: 'replicas' }), {
-      retentionCheckIntervalMs: config.int('log.retention.check.interval.ms'),
-      producerIdExpirationMs: config.int('producer.id.expiration.ms'),
-      cleanerEnabled: config.bool('log.cleaner.enable'),
-      cleanerBackoffMs: config.int('log.cleaner.backoff.ms'),
-    });
+    const replicas = new ReplicaManager(logs, controller.image, configs, log.child({ component: 'replicas' }), holdsSourceEpochs);
     controller.onChange((records, removed) => replicas.onMetadata(records, removed));
-    await replicas.start(cleanShutdown);
+    await replicas.start();
 
     const registry = new ApiRegistry();
     let boundPort = listener.port;
@@ -142,15 +147,14 @@ export class BrokerNode {
     });
     boundPort = await server.listen();
     const node = new BrokerNode(ctx, server, closers);
-    let logsClean = false;
     closers.push(
       async () => {
-        logsClean = await replicas.close();
+        await replicas.close();
       },
       async () => {
         await controller.close();
         // Written last: every log, the metadata log included, is flushed and closed.
-        if (logsClean) await writeCleanShutdownMarker(dataDir);
+        await logs.markCleanShutdown();
       },
     );
     log.info('node started', {

@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { realFileSystem, type FileSystem, type LogFile } from './file-system.js';
 
 /** The error a FaultyFileSystem throws for an injected fault. */
@@ -20,6 +21,8 @@ export class FaultyFileSystem implements FileSystem {
   private crashed = false;
   /** Bytes that may still be written before the crash point; -1 when no crash is armed. */
   private crashBudget = -1;
+  /** File names whose next writeFileAtomic fails, with how many times. */
+  private readonly failAtomic = new Map<string, number>();
   writes = 0;
   syncs = 0;
 
@@ -30,6 +33,13 @@ export class FaultyFileSystem implements FileSystem {
   }
   failNextSync(times = 1): void {
     this.failSyncs += times;
+  }
+  /**
+   * The next `times` writeFileAtomic calls to a file named `name` (e.g. a checkpoint file) fail
+   * before anything is written: the file keeps its previous content, as after a failed rename.
+   */
+  failNextAtomicWrite(name: string, times = 1): void {
+    this.failAtomic.set(name, (this.failAtomic.get(name) ?? 0) + times);
   }
   /** The next write writes only `bytes` bytes, then fails. */
   shortNextWrite(bytes: number): void {
@@ -107,6 +117,12 @@ export class FaultyFileSystem implements FileSystem {
   }
   writeFileAtomic(path: string, data: Buffer | string): Promise<void> {
     this.check();
+    const name = basename(path);
+    const left = this.failAtomic.get(name) ?? 0;
+    if (left > 0) {
+      this.failAtomic.set(name, left - 1);
+      return Promise.reject(new InjectedFault(`injected failure writing ${name}`));
+    }
     return this.inner.writeFileAtomic(path, data);
   }
   readdir(path: string): Promise<string[]> {

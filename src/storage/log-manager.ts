@@ -1,103 +1,153 @@
+/**
+ * All partition logs of a node (Kafka's LogManager): the one owner of the log dirs, their
+ * recovery-point and log-start-offset checkpoint files, the clean-shutdown marker, and the
+ * periodic log work (flush.ms, retention, producer expiry, the cleaner).
+ *
+ * Every directory of `log.dirs` is used. At open each dir's marker is read and removed and its
+ * checkpoint files read; the `<topic>-<partition>/` directories found are remembered with the
+ * dir holding them, and a log is opened (recovered unless its dir was shut down cleanly) the
+ * first time it is asked for. A new partition goes to the dir holding the fewest partitions
+ * (Kafka's LogManager.nextLogDirs). Each dir keeps checkpoints of its own logs only.
+ *
+ * The marker vouches for everything in the dir, the controller's metadata log in the first dir
+ * included, so `close()` only flushes and closes the partition logs and `markCleanShutdown()`
+ * writes the markers once the node has closed the rest.
+ *
+ * Concurrency contract: lifecycle operations of one partition (open, create, delete) run one
+ * after another on a per-partition chain, so a delete racing a re-create of the same topic name
+ * cannot interleave. Checkpoint writes are chained so two writers never race on the temp
+ * files. Periodic work runs on one tick that never overlaps the previous one. Appends and reads
+ * go straight to the PartitionLog, which serialises its own mutations.
+ */
 import { join } from 'node:path';
+import type { Logger } from '../common/logger.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
 import { systemClock, type Clock } from './clock.js';
 import { realFileSystem, type FileSystem } from './file-system.js';
-import { GroupCommit } from './group-commit.js';
+import { sharedGroupCommit, type GroupCommit } from './group-commit.js';
 import { DEFAULT_LOG_CONFIG, type LogConfig } from './log-config.js';
+import { formatOffsetCheckpoint, parseOffsetCheckpoint, parsePartitionDir, type PartitionKey } from './offset-checkpoint.js';
 import { PartitionLog } from './partition-log.js';
+
+export { parseOffsetCheckpoint, parsePartitionDir, type PartitionKey } from './offset-checkpoint.js';
 
 /** Kafka's clean-shutdown marker file in each log dir. */
 export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
 export const RECOVERY_POINT_FILE = 'recovery-point-offset-checkpoint';
 export const LOG_START_OFFSET_FILE = 'log-start-offset-checkpoint';
+/** The controller's metadata log lives beside the partitions but is not one of them. */
+const METADATA_DIR_PREFIX = '__cluster_metadata';
 
 export interface LogManagerOptions {
+  /** The directories of `log.dirs`, in order; the first also holds the metadata log. */
   logDirs: readonly string[];
-  /** Config of a topic's logs (topic configs over broker defaults); DEFAULT_LOG_CONFIG when absent. */
+  /** Config of a topic's logs when getOrCreate is given none; DEFAULT_LOG_CONFIG when absent. */
   configFor?: (topic: string) => LogConfig;
   fs?: FileSystem;
   clock?: Clock;
+  /** Shared by every log so acks=all fsyncs group node-wide; the process-wide one by default. */
+  groupCommit?: GroupCommit;
   /** log.retention.check.interval.ms (Kafka default 300000). */
   retentionCheckIntervalMs?: number;
-  /** How often compacted logs are cleaned (log.cleaner.backoff.ms is 15000 in Kafka). */
-  cleanerIntervalMs?: number;
-  /** How often flush.ms and the checkpoint files are looked at. */
+  /** log.cleaner.enable (Kafka default true). */
+  cleanerEnabled?: boolean;
+  /** log.cleaner.backoff.ms: pause between compaction passes (Kafka 15000). */
+  cleanerBackoffMs?: number;
+  /** How often flush.ms and the checkpoint files are looked at (the periodic tick). */
   flushCheckIntervalMs?: number;
+  /** producer.id.expiration.ms (Kafka default one day). */
+  producerIdExpirationMs?: number;
   /** Directory names under the log dirs that belong to someone else (the controller's metadata log). */
   isForeignDir?: (name: string) => boolean;
+  log?: Logger;
 }
 
-export interface PartitionKey {
-  readonly topic: string;
-  readonly partition: number;
-}
-
-/** `<topic>-<partition>` → its parts, or null for a directory that is no partition. */
-export function parsePartitionDir(name: string): PartitionKey | null {
-  const m = /^(.+)-(\d+)$/.exec(name);
-  if (m === null) return null;
-  return { topic: m[1] as string, partition: Number(m[2]) };
-}
-
-/** Kafka's offset checkpoint file: "0\n<count>\n<topic> <partition> <offset>\n...". */
-export function parseOffsetCheckpoint(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  const lines = text.split('\n');
-  if (lines[0] !== '0') return out;
-  const n = Number(lines[1]);
-  for (let i = 0; i < n; i++) {
-    const parts = (lines[2 + i] ?? '').trim().split(/\s+/);
-    if (parts.length !== 3) continue;
-    out.set(`${parts[0]}-${parts[1]}`, Number(parts[2]));
-  }
-  return out;
-}
-
-function formatOffsetCheckpoint(entries: [PartitionKey, number][]): string {
-  return `0\n${entries.length}\n${entries.map(([k, o]) => `${k.topic} ${k.partition} ${o}\n`).join('')}`;
+interface LogDir {
+  readonly path: string;
+  /** Whether the marker was there at open: the dir's logs need no recovery. */
+  readonly cleanShutdown: boolean;
+  /** Checkpointed offsets read at open, used once when a log found there is first opened. */
+  readonly recoveryPoints: Map<string, number>;
+  readonly logStarts: Map<string, number>;
 }
 
 interface Entry {
   readonly key: PartitionKey;
-  readonly logDir: string;
+  readonly logDir: LogDir;
   readonly log: PartitionLog;
 }
 
-/**
- * All partition logs of a node (Kafka's LogManager): opens every `<topic>-<partition>/` under
- * the log dirs at start (recovering those written after the last clean shutdown), creates and
- * deletes logs, runs retention, compaction and flush.ms timers, keeps Kafka's
- * recovery-point and log-start-offset checkpoint files, and writes the clean-shutdown marker on
- * close. One GroupCommit is shared by every log so acks=all fsyncs are grouped node-wide.
- *
- * Concurrency: methods may be called concurrently; each log serialises its own mutations.
- */
+const quiet: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, child: () => quiet };
+const nameOf = (topic: string, partition: number): string => `${topic}-${partition}`;
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
 export class LogManager {
+  private readonly dirs: LogDir[] = [];
+  /** Partition directories found at open and not opened yet, with the dir holding each. */
+  private readonly found = new Map<string, { key: PartitionKey; logDir: LogDir }>();
   private readonly logs = new Map<string, Entry>();
-  private readonly creating = new Map<string, Promise<PartitionLog>>();
-  private timers: NodeJS.Timeout[] = [];
+  /** New partitions being created, with the dir chosen: placement counts them before they open. */
+  private readonly placing = new Map<string, LogDir>();
+  private readonly lifecycle = new Map<string, Promise<unknown>>();
+  private checkpointing: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private lastRetention: number;
+  private lastClean = 0;
+  private closed = false;
+  private closedCleanly = false;
   readonly fs: FileSystem;
   readonly clock: Clock;
-  readonly groupCommit = new GroupCommit();
-  private closed = false;
+  readonly groupCommit: GroupCommit;
+  private readonly log: Logger;
 
   private constructor(private readonly opts: LogManagerOptions) {
     this.fs = opts.fs ?? realFileSystem;
     this.clock = opts.clock ?? systemClock;
+    this.groupCommit = opts.groupCommit ?? sharedGroupCommit;
+    this.log = opts.log ?? quiet;
+    this.lastRetention = this.clock.now();
   }
 
+  /** Takes each dir's clean-shutdown marker, reads its checkpoints and finds its partitions. */
   static async open(opts: LogManagerOptions): Promise<LogManager> {
+    if (opts.logDirs.length === 0) throw new KafkaError(ErrorCode.LOG_DIR_NOT_FOUND, 'log.dirs is empty');
     const m = new LogManager(opts);
-    await m.loadAll();
+    for (const path of opts.logDirs) await m.openDir(path);
     return m;
   }
 
-  private configFor(topic: string): LogConfig {
-    return this.opts.configFor?.(topic) ?? DEFAULT_LOG_CONFIG;
+  private async openDir(path: string): Promise<void> {
+    await this.fs.mkdirp(path);
+    const marker = join(path, CLEAN_SHUTDOWN_FILE);
+    const cleanShutdown = await this.fs.exists(marker);
+    const dir: LogDir = {
+      path,
+      cleanShutdown,
+      recoveryPoints: await this.readCheckpoint(path, RECOVERY_POINT_FILE),
+      logStarts: await this.readCheckpoint(path, LOG_START_OFFSET_FILE),
+    };
+    this.dirs.push(dir);
+    this.log.info('opening partition logs', { logDir: path, cleanShutdown });
+    for (const name of (await this.fs.readdir(path)).sort()) {
+      if (name.startsWith('.') || this.isForeign(name)) continue;
+      const key = parsePartitionDir(name);
+      if (key === null) continue;
+      const other = this.found.get(name);
+      if (other !== undefined) {
+        // Kafka refuses to start with a partition in two dirs; the first dir's copy is served.
+        this.log.error('partition found in two log dirs; using the first', { partition: name, logDirs: [other.logDir.path, path] });
+        continue;
+      }
+      this.found.set(name, { key, logDir: dir });
+    }
+    // The marker only vouches for the shutdown that wrote it.
+    if (cleanShutdown) await this.fs.unlink(marker);
   }
 
   private isForeign(name: string): boolean {
     if (this.opts.isForeignDir !== undefined) return this.opts.isForeignDir(name);
-    return name.startsWith('__cluster_metadata');
+    return name.startsWith(METADATA_DIR_PREFIX);
   }
 
   private async readCheckpoint(dir: string, file: string): Promise<Map<string, number>> {
@@ -106,94 +156,125 @@ export class LogManager {
     return parseOffsetCheckpoint((await this.fs.readFile(path)).toString('utf8'));
   }
 
-  private async loadAll(): Promise<void> {
-    for (const logDir of this.opts.logDirs) {
-      await this.fs.mkdirp(logDir);
-      const marker = join(logDir, CLEAN_SHUTDOWN_FILE);
-      const clean = await this.fs.exists(marker);
-      const recoveryPoints = await this.readCheckpoint(logDir, RECOVERY_POINT_FILE);
-      const logStarts = await this.readCheckpoint(logDir, LOG_START_OFFSET_FILE);
-      for (const name of (await this.fs.readdir(logDir)).sort()) {
-        if (name.startsWith('.') || this.isForeign(name)) continue;
-        const key = parsePartitionDir(name);
-        if (key === null) continue;
-        const dir = join(logDir, name);
-        const metaPath = join(dir, 'partition.metadata');
-        if (!(await this.fs.exists(metaPath))) continue;
-        const topicId = /topic_id:\s*(\S+)/.exec((await this.fs.readFile(metaPath)).toString('utf8'))?.[1];
-        if (topicId === undefined) continue;
-        const recoveryPoint = recoveryPoints.get(name);
-        const logStartOffset = logStarts.get(name);
-        const log = await PartitionLog.open({
-          dir,
-          topicId,
-          config: this.configFor(key.topic),
-          fs: this.fs,
-          clock: this.clock,
-          groupCommit: this.groupCommit,
-          cleanShutdown: clean,
-          ...(recoveryPoint !== undefined ? { recoveryPoint } : {}),
-          ...(logStartOffset !== undefined ? { logStartOffset } : {}),
-        });
-        this.logs.set(name, { key, logDir, log });
-      }
-      // The marker only vouches for the shutdown that wrote it.
-      if (clean) await this.fs.unlink(marker);
-    }
-    await this.checkpoint();
+  /** The log dirs, in `log.dirs` order. */
+  get logDirs(): readonly string[] {
+    return this.dirs.map((d) => d.path);
+  }
+
+  /** Whether `logDir` had its clean-shutdown marker at open (for the metadata log beside the partitions). */
+  cleanShutdown(logDir: string): boolean {
+    return this.dirs.find((d) => d.path === logDir)?.cleanShutdown ?? false;
   }
 
   get(topic: string, partition: number): PartitionLog | undefined {
-    return this.logs.get(`${topic}-${partition}`)?.log;
+    return this.logs.get(nameOf(topic, partition))?.log;
   }
 
-  /** Every log with its topic and partition. */
-  all(): { topic: string; partition: number; log: PartitionLog }[] {
-    return [...this.logs.values()].map((e) => ({ topic: e.key.topic, partition: e.key.partition, log: e.log }));
+  /** The log dir holding the partition's open log. */
+  dirOf(topic: string, partition: number): string | undefined {
+    return this.logs.get(nameOf(topic, partition))?.logDir.path;
   }
 
-  /** The partition's log, created (in the log dir holding the fewest partitions) when missing. */
-  async getOrCreate(topic: string, partition: number, topicId: string, config?: LogConfig): Promise<PartitionLog> {
-    const name = `${topic}-${partition}`;
-    const existing = this.logs.get(name);
-    if (existing !== undefined) {
-      if (existing.log.topicId !== topicId) throw new Error(`${name} exists with topic id ${existing.log.topicId}, not ${topicId}`);
-      return existing.log;
-    }
-    const pending = this.creating.get(name);
-    if (pending !== undefined) return pending;
-    const p = (async () => {
-      const counts = new Map(this.opts.logDirs.map((d) => [d, 0]));
-      for (const e of this.logs.values()) counts.set(e.logDir, (counts.get(e.logDir) ?? 0) + 1);
-      const logDir = [...counts.entries()].sort((a, b) => a[1] - b[1])[0]?.[0];
-      if (logDir === undefined) throw new Error('no log dirs');
+  /** Every open log with its topic, partition and log dir. */
+  all(): { topic: string; partition: number; logDir: string; log: PartitionLog }[] {
+    return [...this.logs.values()].map((e) => ({ topic: e.key.topic, partition: e.key.partition, logDir: e.logDir.path, log: e.log }));
+  }
+
+  private serial<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.lifecycle.get(name) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    this.lifecycle.set(name, tail);
+    void tail.then(() => {
+      if (this.lifecycle.get(name) === tail) this.lifecycle.delete(name);
+    });
+    return run;
+  }
+
+  /** The dir for a new partition: the one holding the fewest partitions, the earliest on a tie. */
+  private placeNew(): LogDir {
+    const counts = new Map<LogDir, number>(this.dirs.map((d) => [d, 0]));
+    for (const e of this.logs.values()) counts.set(e.logDir, (counts.get(e.logDir) ?? 0) + 1);
+    for (const f of this.found.values()) counts.set(f.logDir, (counts.get(f.logDir) ?? 0) + 1);
+    for (const d of this.placing.values()) counts.set(d, (counts.get(d) ?? 0) + 1);
+    let best = this.dirs[0] as LogDir;
+    for (const d of this.dirs) if ((counts.get(d) ?? 0) < (counts.get(best) ?? 0)) best = d;
+    return best;
+  }
+
+  /**
+   * The partition's log: opened (recovered as needed) from the dir that holds it, or created in
+   * the dir with the fewest partitions. A log open under another topic id is INCONSISTENT_TOPIC_ID.
+   */
+  getOrCreate(topic: string, partition: number, topicId: string, config?: LogConfig): Promise<PartitionLog> {
+    const name = nameOf(topic, partition);
+    const open = this.logs.get(name);
+    if (open !== undefined && open.log.topicId === topicId) return Promise.resolve(open.log);
+    return this.serial(name, async () => {
+      if (this.closed) throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `log manager is closed; ${name} not opened`);
+      const existing = this.logs.get(name);
+      if (existing !== undefined) {
+        if (existing.log.topicId !== topicId) throw new KafkaError(ErrorCode.INCONSISTENT_TOPIC_ID, `${name} exists with topic id ${existing.log.topicId}, not ${topicId}`);
+        return existing.log;
+      }
+      const found = this.found.get(name);
+      const logDir = found?.logDir ?? this.placeNew();
+      const recoveryPoint = logDir.recoveryPoints.get(name);
+      const logStartOffset = logDir.logStarts.get(name);
+      if (found === undefined) this.placing.set(name, logDir);
       const log = await PartitionLog.open({
-        dir: join(logDir, name),
+        dir: join(logDir.path, name),
         topicId,
-        config: config ?? this.configFor(topic),
+        config: config ?? this.opts.configFor?.(topic) ?? DEFAULT_LOG_CONFIG,
         fs: this.fs,
         clock: this.clock,
         groupCommit: this.groupCommit,
-        cleanShutdown: true,
-      });
+        cleanShutdown: found === undefined || logDir.cleanShutdown,
+        ...(this.opts.producerIdExpirationMs !== undefined ? { producerIdExpirationMs: this.opts.producerIdExpirationMs } : {}),
+        ...(recoveryPoint !== undefined ? { recoveryPoint } : {}),
+        ...(logStartOffset !== undefined ? { logStartOffset } : {}),
+      }).finally(() => this.placing.delete(name));
+      // A checkpoint entry belongs to the log that was there at open, never to a re-created one.
+      this.found.delete(name);
+      logDir.recoveryPoints.delete(name);
+      logDir.logStarts.delete(name);
       this.logs.set(name, { key: { topic, partition }, logDir, log });
       return log;
-    })();
-    this.creating.set(name, p);
-    try {
-      return await p;
-    } finally {
-      this.creating.delete(name);
-    }
+    });
   }
 
-  /** Closes and removes a partition's log (topic deletion). */
-  async delete(topic: string, partition: number): Promise<void> {
-    const name = `${topic}-${partition}`;
-    const e = this.logs.get(name);
-    if (e === undefined) return;
-    this.logs.delete(name);
-    await e.log.deleteLog();
+  /**
+   * Closes and removes a partition's log (topic deletion); with `topicId`, only the log of that
+   * topic id, so a late delete never removes a re-created topic of the same name.
+   */
+  delete(topic: string, partition: number, topicId?: string): Promise<void> {
+    const name = nameOf(topic, partition);
+    return this.serial(name, async () => {
+      const e = this.logs.get(name);
+      if (e !== undefined) {
+        if (topicId !== undefined && e.log.topicId !== topicId) return;
+        this.logs.delete(name);
+        await e.log.deleteLog();
+        return;
+      }
+      const found = this.found.get(name);
+      if (found === undefined) return;
+      this.found.delete(name);
+      await this.fs.rmrf(join(found.logDir.path, name));
+    });
+  }
+
+  /** Removes the partition directories found at open that `keep` does not want (topics deleted meanwhile). */
+  async deleteStrays(keep: (topic: string, partition: number) => boolean): Promise<void> {
+    for (const [name, f] of [...this.found]) {
+      if (keep(f.key.topic, f.key.partition)) continue;
+      this.log.info('removing log of a deleted topic', { dir: name, logDir: f.logDir.path });
+      await this.serial(name, async () => {
+        if (this.found.get(name) !== f) return;
+        this.found.delete(name);
+        await this.fs.rmrf(join(f.logDir.path, name));
+      });
+    }
   }
 
   /** Applies a changed topic config to its open logs. */
@@ -201,74 +282,129 @@ export class LogManager {
     for (const e of this.logs.values()) if (e.key.topic === topic) e.log.config = config;
   }
 
-  /** Starts the retention, cleaner and flush/checkpoint timers. */
+  /**
+   * Starts the periodic tick: flush.ms and the checkpoint files every tick, retention and
+   * producer expiry every log.retention.check.interval.ms, compaction every log.cleaner.backoff.ms.
+   */
   startTasks(): void {
-    const every = (ms: number, fn: () => Promise<unknown>): void => {
-      let running = false;
-      const t = setInterval(() => {
-        if (running || this.closed) return;
-        running = true;
-        void fn()
-          .catch(() => undefined)
-          .finally(() => {
-            running = false;
-          });
-      }, ms);
-      t.unref();
-      this.timers.push(t);
-    };
-    every(this.opts.retentionCheckIntervalMs ?? 300_000, () => this.runRetention());
-    every(this.opts.cleanerIntervalMs ?? 15_000, () => this.runCleaner());
-    every(this.opts.flushCheckIntervalMs ?? 1_000, async () => {
-      for (const e of this.logs.values()) await e.log.maybeFlushByTime();
-      await this.checkpoint();
-    });
+    if (this.timer !== null || this.closed) return;
+    let running = false;
+    this.timer = setInterval(() => {
+      if (running || this.closed) return;
+      running = true;
+      void this.periodic().finally(() => {
+        running = false;
+      });
+    }, this.opts.flushCheckIntervalMs ?? 1_000);
+    this.timer.unref();
+  }
+
+  private async periodic(): Promise<void> {
+    const now = this.clock.now();
+    const retention = now - this.lastRetention >= (this.opts.retentionCheckIntervalMs ?? 300_000);
+    if (retention) this.lastRetention = now;
+    const clean = (this.opts.cleanerEnabled ?? true) && now - this.lastClean >= (this.opts.cleanerBackoffMs ?? 15_000);
+    if (clean) this.lastClean = now;
+    for (const [name, e] of [...this.logs]) {
+      if (this.closed) return;
+      try {
+        await e.log.maybeFlushByTime();
+        if (retention) await this.retainOne(name, e.log);
+        if (clean) await this.cleanOne(name, e.log);
+      } catch (err) {
+        this.log.warn('periodic log work failed', { partition: name, err: messageOf(err) });
+      }
+    }
+    try {
+      if (!this.closed) await this.checkpoint();
+    } catch (err) {
+      this.log.warn('writing offset checkpoints failed', { err: messageOf(err) });
+    }
+  }
+
+  private async retainOne(name: string, log: PartitionLog): Promise<number> {
+    const n = await log.applyRetention();
+    if (n > 0) this.log.info('retention deleted segments', { partition: name, segments: n, logStartOffset: log.logStartOffset });
+    await log.expireProducers();
+    return n;
+  }
+
+  private async cleanOne(name: string, log: PartitionLog): Promise<void> {
+    if (!log.config.cleanupPolicy.includes('compact')) return;
+    const st = await log.compact();
+    if (st.segmentsCleaned > 0) this.log.info('compacted log', { partition: name, ...st });
   }
 
   /** One retention pass over every log; returns the segments deleted. */
   async runRetention(): Promise<number> {
     let n = 0;
-    for (const e of this.logs.values()) {
-      n += await e.log.applyRetention();
-      await e.log.expireProducers();
-    }
+    for (const [name, e] of [...this.logs]) n += await this.retainOne(name, e.log);
     if (n > 0) await this.checkpoint();
     return n;
   }
 
   /** One compaction pass over the compacted logs. */
   async runCleaner(): Promise<void> {
-    for (const e of this.logs.values()) if (e.log.config.cleanupPolicy.includes('compact')) await e.log.compact();
+    for (const [name, e] of [...this.logs]) await this.cleanOne(name, e.log);
   }
 
-  /** Writes recovery-point-offset-checkpoint and log-start-offset-checkpoint in every log dir. */
-  async checkpoint(): Promise<void> {
-    for (const logDir of this.opts.logDirs) {
-      const mine = [...this.logs.values()].filter((e) => e.logDir === logDir);
-      await this.fs.writeFileAtomic(join(logDir, RECOVERY_POINT_FILE), formatOffsetCheckpoint(mine.map((e) => [e.key, e.log.recoveryPoint])));
-      await this.fs.writeFileAtomic(join(logDir, LOG_START_OFFSET_FILE), formatOffsetCheckpoint(mine.map((e) => [e.key, e.log.logStartOffset])));
-    }
+  /**
+   * Writes both checkpoint files of every log dir (temp file, fsync, rename): for each log its
+   * recovery point and log start; entries read at open for logs not opened yet are kept. Call it
+   * at once after DeleteRecords or retention move a log start: a log start inside a segment
+   * exists nowhere else on disk, so losing it would resurrect deleted records.
+   */
+  checkpoint(): Promise<void> {
+    const run = this.checkpointing.then(async () => {
+      for (const dir of this.dirs) {
+        const mine = [...this.logs.values()].filter((e) => e.logDir === dir).sort((a, b) => (nameOf(a.key.topic, a.key.partition) < nameOf(b.key.topic, b.key.partition) ? -1 : 1));
+        const unopened = [...this.found.entries()].filter(([, f]) => f.logDir === dir);
+        const entries = (pick: (l: PartitionLog) => number, saved: Map<string, number>): [PartitionKey, number][] => [
+          ...mine.map((e): [PartitionKey, number] => [e.key, pick(e.log)]),
+          ...unopened.flatMap(([name, f]): [PartitionKey, number][] => {
+            const o = saved.get(name);
+            return o === undefined ? [] : [[f.key, o]];
+          }),
+        ];
+        await this.fs.writeFileAtomic(join(dir.path, RECOVERY_POINT_FILE), formatOffsetCheckpoint(entries((l) => l.recoveryPoint, dir.recoveryPoints)));
+        await this.fs.writeFileAtomic(join(dir.path, LOG_START_OFFSET_FILE), formatOffsetCheckpoint(entries((l) => l.logStartOffset, dir.logStarts)));
+      }
+    });
+    this.checkpointing = run.catch(() => undefined);
+    return run;
   }
 
-  /** Stops the timers, flushes and closes every log, then marks the shutdown clean. */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /**
+   * Stops the tick, waits for lifecycle operations, flushes and closes every log and writes the
+   * checkpoints. Resolves true when all of it succeeded; only then does markCleanShutdown write.
+   */
+  async close(): Promise<boolean> {
+    if (this.closed) return this.closedCleanly;
     this.closed = true;
-    for (const t of this.timers) clearInterval(t);
-    this.timers = [];
-    let allClean = true;
-    for (const e of this.logs.values()) {
-      try {
-        await e.log.close();
-      } catch {
-        allClean = false;
-      }
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    await Promise.allSettled([...this.lifecycle.values()]);
+    const results = await Promise.allSettled([...this.logs.values()].map((e) => e.log.close()));
+    try {
+      await this.checkpoint();
+    } catch (err) {
+      this.log.error('writing offset checkpoints failed', { err: messageOf(err) });
+      results.push({ status: 'rejected', reason: err });
     }
-    await this.checkpoint();
-    if (allClean) {
-      for (const logDir of this.opts.logDirs) {
-        await this.fs.writeFileAtomic(join(logDir, CLEAN_SHUTDOWN_FILE), '{"version":0,"brokerEpoch":-1}');
-      }
-    }
+    this.logs.clear();
+    const failed = results.filter((r) => r.status === 'rejected').length;
+    if (failed > 0) this.log.error('some logs did not close cleanly; no clean-shutdown marker', { failed });
+    this.closedCleanly = failed === 0;
+    return this.closedCleanly;
+  }
+
+  /**
+   * Writes the clean-shutdown marker in every log dir, after a clean close() and once whatever
+   * else lives in the dirs (the metadata log) is closed: the next open then trusts the indexes
+   * and snapshots instead of recovering.
+   */
+  async markCleanShutdown(): Promise<void> {
+    if (!this.closedCleanly) return;
+    for (const dir of this.dirs) await this.fs.writeFileAtomic(join(dir.path, CLEAN_SHUTDOWN_FILE), '');
   }
 }

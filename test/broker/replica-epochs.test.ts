@@ -9,6 +9,8 @@ import { createLogger } from '../../src/common/logger.js';
 import { MetadataImage } from '../../src/controller/metadata-image.js';
 import type { MetadataRecord } from '../../src/controller/metadata-records.js';
 import { ReplicaManager } from '../../src/broker/replica-manager.js';
+import { holdsSourceEpochs } from '../../src/broker/mirror-epoch-policy.js';
+import { LogManager } from '../../src/storage/log-manager.js';
 import { MirrorPartitionState as S } from '../../src/mirror/mirror-partition-state.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
 
@@ -25,9 +27,10 @@ async function setup(mirrored: boolean) {
   const dir = mkdtempSync(join(tmpdir(), 'fjord-epochs-'));
   dirs.push(dir);
   const image = new MetadataImage();
-  const rm = new ReplicaManager(dir, image, new ConfigResolver(new BrokerConfig(), image), createLogger({}, 'error', () => undefined), { retentionCheckIntervalMs: 300_000, producerIdExpirationMs: 86_400_000 });
+  const logs = await LogManager.open({ logDirs: [dir] });
+  const rm = new ReplicaManager(logs, image, new ConfigResolver(new BrokerConfig(), image), createLogger({}, 'error', () => undefined), holdsSourceEpochs);
   managers.push(rm);
-  await rm.start(true);
+  await rm.start();
   image.applyTopic('m', TOPIC_ID);
   image.applyPartition(TOPIC_ID, { partition: 0, leader: 1, leaderEpoch: 0, partitionEpoch: 0, replicas: [1], isr: [1] });
   if (mirrored) image.applyMirrorTopicState(TOPIC_ID, 'src', S.MIRRORING, 10);

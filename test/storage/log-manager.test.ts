@@ -3,8 +3,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/storage/clock.js';
 import { logConfig, logConfigFromProps, DEFAULT_LOG_CONFIG } from '../../src/storage/log-config.js';
-import { CLEAN_SHUTDOWN_FILE, LogManager, parseOffsetCheckpoint } from '../../src/storage/log-manager.js';
-import { TOPIC_ID, batch, readAll, removeDir, tempDir } from './helpers.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
+import { FaultyFileSystem } from '../../src/storage/faulty-file-system.js';
+import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_FILE, LogManager, RECOVERY_POINT_FILE, parseOffsetCheckpoint } from '../../src/storage/log-manager.js';
+import { TOPIC_ID, batch, batchOffsets, readAll, removeDir, tempDir } from './helpers.js';
 
 let root: string;
 beforeEach(async () => {
@@ -28,36 +30,42 @@ describe('LogConfig', () => {
 });
 
 describe('LogManager', () => {
-  it('creates logs, writes checkpoints and the clean-shutdown marker, and reopens them', async () => {
+  it('creates logs across its dirs, writes checkpoints and the clean-shutdown marker, and reopens them', async () => {
     const dirs = [join(root, 'a'), join(root, 'b')];
     const m = await LogManager.open({ logDirs: dirs });
     const l0 = await m.getOrCreate('orders', 0, TOPIC_ID);
     const l1 = await m.getOrCreate('orders', 1, TOPIC_ID);
     const l2 = await m.getOrCreate('my.topic-x', 2, TOPIC_ID);
     expect(await m.getOrCreate('orders', 0, TOPIC_ID)).toBe(l0);
-    await expect(m.getOrCreate('orders', 0, 'BBBBBBBBBBBBBBBBBBBBBB')).rejects.toThrow();
+    await expect(m.getOrCreate('orders', 0, 'BBBBBBBBBBBBBBBBBBBBBB')).rejects.toMatchObject({ code: ErrorCode.INCONSISTENT_TOPIC_ID });
+    // Each new partition goes to the dir holding the fewest.
+    expect([m.dirOf('orders', 0), m.dirOf('orders', 1), m.dirOf('my.topic-x', 2)]).toEqual([dirs[0], dirs[1], dirs[0]]);
     const b0 = batch(2);
     await l0.appendAsLeader(b0, 0);
     await l1.appendAsLeader(batch(3), 0);
     await l2.appendAsLeader(batch(1), 0);
-    await m.close();
+    expect(await m.close()).toBe(true);
+    await m.markCleanShutdown();
     for (const d of dirs) expect(await readdir(d)).toContain(CLEAN_SHUTDOWN_FILE);
-    const names = [...(await readdir(dirs[0] as string)), ...(await readdir(dirs[1] as string))];
-    expect(names).toEqual(expect.arrayContaining(['orders-0', 'orders-1', 'my.topic-x-2']));
-    const rp = new Map<string, number>();
-    for (const d of dirs) for (const [k, v] of parseOffsetCheckpoint(await readFile(join(d, 'recovery-point-offset-checkpoint'), 'utf8'))) rp.set(k, v);
-    expect(rp.get('orders-1')).toBe(3);
+    expect(await readdir(dirs[0] as string)).toEqual(expect.arrayContaining(['orders-0', 'my.topic-x-2']));
+    expect(await readdir(dirs[1] as string)).toContain('orders-1');
+    // Each dir checkpoints its own logs.
+    const rpA = parseOffsetCheckpoint(await readFile(join(dirs[0] as string, 'recovery-point-offset-checkpoint'), 'utf8'));
+    const rpB = parseOffsetCheckpoint(await readFile(join(dirs[1] as string, 'recovery-point-offset-checkpoint'), 'utf8'));
+    expect([...rpA.entries()].sort()).toEqual([['my.topic-x-2', 1], ['orders-0', 2]]);
+    expect([...rpB.entries()]).toEqual([['orders-1', 3]]);
 
     const again = await LogManager.open({ logDirs: dirs });
+    for (const d of dirs) expect(again.cleanShutdown(d)).toBe(true);
     for (const d of dirs) expect(await readdir(d)).not.toContain(CLEAN_SHUTDOWN_FILE);
+    expect((await again.getOrCreate('orders', 1, TOPIC_ID)).logEndOffset).toBe(3);
+    expect(again.dirOf('orders', 1)).toBe(dirs[1]);
+    expect((await again.getOrCreate('my.topic-x', 2, TOPIC_ID)).logEndOffset).toBe(1);
+    expect((await readAll(await again.getOrCreate('orders', 0, TOPIC_ID))).equals(b0)).toBe(true);
     expect(again.all().length).toBe(3);
-    expect(again.get('orders', 1)?.logEndOffset).toBe(3);
-    expect(again.get('my.topic-x', 2)?.logEndOffset).toBe(1);
-    expect((await readAll(again.get('orders', 0)!)).equals(b0)).toBe(true);
     await again.delete('orders', 1);
     expect(again.get('orders', 1)).toBeUndefined();
-    const left = [...(await readdir(dirs[0] as string)), ...(await readdir(dirs[1] as string))];
-    expect(left).not.toContain('orders-1');
+    expect(await readdir(dirs[1] as string)).not.toContain('orders-1');
     await again.close();
   });
 
@@ -69,8 +77,24 @@ describe('LogManager', () => {
     // the process dies: no close, no marker
     await log.closeHandlers();
     const again = await LogManager.open({ logDirs: dirs });
-    expect(again.get('t', 0)?.logEndOffset).toBe(10);
-    expect(again.get('t', 0)?.latestEpoch).toBe(1);
+    expect(again.cleanShutdown(dirs[0] as string)).toBe(false);
+    const reopened = await again.getOrCreate('t', 0, TOPIC_ID);
+    expect(reopened.logEndOffset).toBe(10);
+    expect(reopened.latestEpoch).toBe(1);
+    await again.close();
+  });
+
+  it('removes the partitions found at open that are no longer wanted, in every dir', async () => {
+    const dirs = [join(root, 'a'), join(root, 'b')];
+    const m = await LogManager.open({ logDirs: dirs });
+    await m.getOrCreate('keep', 0, TOPIC_ID);
+    await m.getOrCreate('gone', 0, TOPIC_ID);
+    await m.close();
+    const again = await LogManager.open({ logDirs: dirs });
+    await again.deleteStrays((topic) => topic === 'keep');
+    const left = [...(await readdir(dirs[0] as string)), ...(await readdir(dirs[1] as string))];
+    expect(left).toContain('keep-0');
+    expect(left).not.toContain('gone-0');
     await again.close();
   });
 
@@ -84,14 +108,15 @@ describe('LogManager', () => {
     await log.deleteRecordsBefore(5);
     await m.close();
     const again = await LogManager.open({ logDirs: dirs, clock, configFor: () => cfg });
-    expect(again.get('t', 0)?.logStartOffset).toBe(5);
+    const reopened = await again.getOrCreate('t', 0, TOPIC_ID);
+    expect(reopened.logStartOffset).toBe(5);
     clock.advance(5000);
     expect(await again.runRetention()).toBeGreaterThan(0);
-    expect(again.get('t', 0)?.logStartOffset).toBe(20);
+    expect(reopened.logStartOffset).toBe(20);
     await again.close();
   });
 
-  it('runs retention, the cleaner and flush.ms on its timers', async () => {
+  it('runs retention, the cleaner and flush.ms on its tick', async () => {
     const clock = new ManualClock();
     const dirs = [join(root, 'a')];
     const cfgs: Record<string, ReturnType<typeof logConfig>> = {
@@ -104,7 +129,7 @@ describe('LogManager', () => {
       clock,
       configFor: (t) => cfgs[t] ?? logConfig(),
       retentionCheckIntervalMs: 20,
-      cleanerIntervalMs: 20,
+      cleanerBackoffMs: 20,
       flushCheckIntervalMs: 20,
     });
     const old = await m.getOrCreate('old', 0, TOPIC_ID);
@@ -134,7 +159,55 @@ describe('LogManager', () => {
     const meta = await PartitionLog.open({ dir: join(dirs[0] as string, '__cluster_metadata-0'), topicId: TOPIC_ID, config: logConfig() });
     await meta.close();
     const again = await LogManager.open({ logDirs: dirs });
+    await again.deleteStrays(() => false);
+    expect(await readdir(dirs[0] as string)).toContain('__cluster_metadata-0');
     expect(again.all()).toEqual([]);
     await again.close();
+  });
+});
+
+describe('LogManager checkpoint faults', () => {
+  it('a failed checkpoint write at shutdown leaves no clean-shutdown marker: the next start recovers and keeps every acknowledged record', async () => {
+    const dirs = [join(root, 'a'), join(root, 'b')];
+    const fs = new FaultyFileSystem();
+    const m = await LogManager.open({ logDirs: dirs, fs });
+    const a = await m.getOrCreate('t', 0, TOPIC_ID);
+    const b = await m.getOrCreate('t', 1, TOPIC_ID);
+    for (let i = 0; i < 4; i++) {
+      expect((await a.appendAsLeader(batch(2), 0, { requiredAcks: -1 })).errorCode).toBe(0);
+      expect((await b.appendAsLeader(batch(3), 0, { requiredAcks: -1 })).errorCode).toBe(0);
+    }
+    await a.deleteRecordsBefore(4);
+    await m.checkpoint();
+    fs.failNextAtomicWrite(RECOVERY_POINT_FILE);
+    expect(await m.close()).toBe(false);
+    await m.markCleanShutdown();
+    for (const d of dirs) expect(await readdir(d)).not.toContain(CLEAN_SHUTDOWN_FILE);
+
+    const again = await LogManager.open({ logDirs: dirs });
+    for (const d of dirs) expect(again.cleanShutdown(d)).toBe(false);
+    const ra = await again.getOrCreate('t', 0, TOPIC_ID);
+    const rb = await again.getOrCreate('t', 1, TOPIC_ID);
+    expect([ra.logStartOffset, ra.logEndOffset, rb.logEndOffset]).toEqual([4, 8, 12]);
+    expect(batchOffsets(await readAll(rb))).toEqual([0, 3, 6, 9]);
+    await again.close();
+  });
+
+  it('a failed periodic checkpoint write is retried on the next tick while appends go on', async () => {
+    const dirs = [join(root, 'a')];
+    const fs = new FaultyFileSystem();
+    const m = await LogManager.open({ logDirs: dirs, fs, flushCheckIntervalMs: 10 });
+    const log = await m.getOrCreate('t', 0, TOPIC_ID);
+    await m.checkpoint();
+    fs.failNextAtomicWrite(LOG_START_OFFSET_FILE, 3);
+    await expect(m.checkpoint()).rejects.toThrow(/log-start-offset-checkpoint/);
+    expect((await log.appendAsLeader(batch(5), 0, { requiredAcks: -1 })).errorCode).toBe(0);
+    await log.deleteRecordsBefore(2);
+    m.startTasks();
+    const path = join(dirs[0] as string, LOG_START_OFFSET_FILE);
+    const logStart = async (): Promise<number | undefined> => parseOffsetCheckpoint(await readFile(path, 'utf8')).get('t-0');
+    for (let i = 0; i < 300 && (await logStart()) !== 2; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await logStart()).toBe(2);
+    await m.close();
   });
 });
