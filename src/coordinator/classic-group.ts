@@ -111,6 +111,8 @@ export class ClassicGroup {
   /** When the first member of the current (initial) rebalance joined. */
   rebalanceStartedAt = 0;
   newMemberAdded = false;
+  /** The initial rebalance delay (group.initial.rebalance.delay.ms) is still running. */
+  initialDelayPending = false;
 
   constructor(
     readonly groupId: string,

@@ -6,7 +6,7 @@ import { ConsumerTargets, fromKeys, tpKeys } from './consumer-target.js';
 import type { TopicView } from './consumer-target.js';
 import { GroupError } from './group-errors.js';
 import { groupMetadataRecord } from './group-records.js';
-import type { GroupShard } from './group-shard.js';
+import type { GroupWriteContext } from './group-context.js';
 import type { WriteResult } from './coordinator-runtime.js';
 
 export type { TopicView } from './consumer-target.js';
@@ -75,7 +75,7 @@ export class ConsumerOps {
   private readonly targets: ConsumerTargets;
 
   constructor(
-    private readonly s: GroupShard,
+    private readonly s: GroupWriteContext,
     private readonly topics: TopicView,
   ) {
     this.targets = new ConsumerTargets(s, topics);
@@ -93,7 +93,7 @@ export class ConsumerOps {
   private scheduleSession(g: ConsumerGroup, m: ConsumerMember): void {
     const groupId = g.groupId;
     const memberId = m.memberId;
-    this.s.ctx.scheduleTimer(sessionKey(groupId, memberId), this.s.cfg.consumerSessionTimeoutMs, () => this.expire(groupId, memberId, 'session timeout'));
+    this.s.timers.schedule(sessionKey(groupId, memberId), this.s.cfg.consumerSessionTimeoutMs, () => this.expire(groupId, memberId, 'session timeout'));
   }
 
   private expire(groupId: string, memberId: string, _why: string): WriteResult<void> {
@@ -289,8 +289,8 @@ export class ConsumerOps {
   /** A static member back after leaving with -2: the new member id takes over its partitions, no rebalance. */
   private replaceStaticMember(g: ConsumerGroup, old: ConsumerMember, memberId: string, req: ConsumerHeartbeatRequest): void {
     const s = this.s;
-    s.ctx.cancelTimer(sessionKey(g.groupId, old.memberId));
-    s.ctx.cancelTimer(revokeKey(g.groupId, old.memberId));
+    s.timers.cancel(sessionKey(g.groupId, old.memberId));
+    s.timers.cancel(revokeKey(g.groupId, old.memberId));
     g.members.delete(old.memberId);
     s.emit(currentRecord(g.groupId, old.memberId));
     s.emit(targetMemberRecord(g.groupId, old.memberId, null));
@@ -314,7 +314,7 @@ export class ConsumerOps {
       const still = owned === null ? true : [...tpKeys(m.revoking)].some((k) => tpKeys(owned).has(k));
       if (still) return;
       m.revoking = new Map();
-      s.ctx.cancelTimer(revokeKey(g.groupId, m.memberId));
+      s.timers.cancel(revokeKey(g.groupId, m.memberId));
     }
     const target = tpKeys(g.target.get(m.memberId) ?? new Map());
     const assigned = tpKeys(m.assigned);
@@ -325,7 +325,7 @@ export class ConsumerOps {
       const groupId = g.groupId;
       const memberId = m.memberId;
       const timeout = m.rebalanceTimeoutMs > 0 ? m.rebalanceTimeoutMs : s.cfg.consumerSessionTimeoutMs;
-      s.ctx.scheduleTimer(revokeKey(groupId, memberId), timeout, () => this.expire(groupId, memberId, 'rebalance timeout'));
+      s.timers.schedule(revokeKey(groupId, memberId), timeout, () => this.expire(groupId, memberId, 'rebalance timeout'));
     } else {
       const takenByOthers = new Set<string>();
       for (const o of g.members.values()) {
@@ -351,8 +351,8 @@ export class ConsumerOps {
     g.members.delete(m.memberId);
     if (m.instanceId !== null && g.staticMembers.get(m.instanceId) === m.memberId) g.staticMembers.delete(m.instanceId);
     g.target.delete(m.memberId);
-    s.ctx.cancelTimer(sessionKey(g.groupId, m.memberId));
-    s.ctx.cancelTimer(revokeKey(g.groupId, m.memberId));
+    s.timers.cancel(sessionKey(g.groupId, m.memberId));
+    s.timers.cancel(revokeKey(g.groupId, m.memberId));
     s.emit(currentRecord(g.groupId, m.memberId));
     s.emit(targetMemberRecord(g.groupId, m.memberId, null));
     s.emit(memberRecord(g.groupId, m.memberId));
@@ -360,7 +360,7 @@ export class ConsumerOps {
     g.metadataHash = this.targets.metadataHash(g);
     s.emit(groupEpochRecord(g.groupId, g.groupEpoch, g.metadataHash));
     if (g.members.size === 0) {
-      g.emptySince = s.ctx.now();
+      g.emptySince = s.timers.now();
       g.assignmentEpoch = g.groupEpoch;
       s.emit(targetEpochRecord(g.groupId, g.assignmentEpoch));
     } else this.targets.computeTarget(g);

@@ -1,6 +1,6 @@
 import type { CoordinatorRecord, ReplayedBatch, ReplayedRecord } from './coordinator-batch.js';
 import { ControlRecordType, parseControlRecordKey } from '../protocol/control-records.js';
-import type { CoordinatorShard, ShardContext, WriteResult } from './coordinator-runtime.js';
+import type { CoordinatorShard, ShardContext } from './coordinator-runtime.js';
 import { ClassicGroup, ClassicState } from './classic-group.js';
 import { ClassicOps } from './classic-ops.js';
 import { ConsumerGroup } from './consumer-group.js';
@@ -9,6 +9,7 @@ import { OffsetOps } from './offset-ops.js';
 import type { TopicView } from './consumer-ops.js';
 import { replayConsumerRecord } from './consumer-records.js';
 import type { GroupConfig } from './group-config.js';
+import type { GroupWriteContext } from './group-context.js';
 import { GroupError } from './group-errors.js';
 import { decodeGroupMetadataValue, decodeGroupRecordKey, decodeOffsetCommitValue } from './group-records.js';
 import type { OffsetCommitValue } from './group-records.js';
@@ -85,7 +86,6 @@ export class GroupShard implements CoordinatorShard {
   readonly consumer = new Map<string, ConsumerGroup>();
   /** group → topic → partition → committed offset. */
   readonly offsets = new Map<string, Map<string, Map<number, OffsetCommitValue>>>();
-  readonly initialDelayPending = new Set<string>();
   /**
    * TxnOffsetCommit offsets waiting for their transaction's end, by producer id, then group,
    * then "topic\0partition": the replay of the producer's transactional batches not yet
@@ -103,21 +103,29 @@ export class GroupShard implements CoordinatorShard {
     readonly cfg: GroupConfig,
     topics: TopicView,
   ) {
-    this.classicOps = new ClassicOps(this);
-    this.consumerOps = new ConsumerOps(this, topics);
-    this.offsetOps = new OffsetOps(this);
-  }
-
-  /** Queues a record for the running write operation. */
-  emit(record: CoordinatorRecord): void {
-    this.pending.push(record);
-  }
-
-  /** Ends a write operation: the records it emitted plus its response. */
-  result<T>(response: T): WriteResult<T> {
-    const records = this.pending;
-    this.pending = [];
-    return { records, response };
+    const write: GroupWriteContext = {
+      classic: this.classic,
+      consumer: this.consumer,
+      offsets: this.offsets,
+      pendingTxnOffsets: this.pendingTxnOffsets,
+      cfg,
+      timers: {
+        now: () => ctx.now(),
+        schedule: (key, delayMs, op) => ctx.scheduleTimer(key, delayMs, op),
+        cancel: (key) => ctx.cancelTimer(key),
+      },
+      emit: (record) => {
+        this.pending.push(record);
+      },
+      result: (response) => {
+        const records = this.pending;
+        this.pending = [];
+        return { records, response };
+      },
+    };
+    this.classicOps = new ClassicOps(write);
+    this.consumerOps = new ConsumerOps(write, topics);
+    this.offsetOps = new OffsetOps(write, this.classicOps);
   }
 
   replay(record: ReplayedRecord, batch: ReplayedBatch): void {
