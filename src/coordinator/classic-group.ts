@@ -224,6 +224,22 @@ export class ClassicGroup {
     };
   }
 
+  /**
+   * Replays a snapshot onto the live group: generation, protocol, leader and each member's
+   * assignment come from the record; the rebalance protocol's in-memory part stays as it is.
+   */
+  applyRecord(v: GroupMetadataValue): void {
+    this.generationId = v.generation;
+    this.protocolType = v.protocolType;
+    this.protocolName = v.protocol;
+    this.leaderId = v.leader;
+    if (v.currentStateTimestamp >= 0) this.currentStateTimestamp = v.currentStateTimestamp;
+    for (const rm of v.members) {
+      const m = this.members.get(rm.memberId);
+      if (m) m.assignment = rm.assignment;
+    }
+  }
+
   static fromRecord(groupId: string, v: GroupMetadataValue, now: number): ClassicGroup {
     const g = new ClassicGroup(groupId, v.currentStateTimestamp >= 0 ? v.currentStateTimestamp : now);
     g.generationId = v.generation;

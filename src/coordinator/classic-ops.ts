@@ -377,10 +377,11 @@ export class ClassicOps {
     });
     if (g.leaderId !== m.memberId) return s.result(p);
     // The leader's assignment is persisted with the group before anyone receives it.
+    // The members' assignments are set by replaying this record.
     const assigned = new Map(req.assignments.map((a) => [a.memberId, a.assignment] as const));
-    for (const x of g.members.values()) x.assignment = Buffer.from(assigned.get(x.memberId) ?? EMPTY);
+    const snapshot = g.toRecord();
     const generation = g.generationId;
-    s.emit(groupMetadataRecord(g.groupId, g.toRecord()));
+    s.emit(groupMetadataRecord(g.groupId, { ...snapshot, members: snapshot.members.map((x) => ({ ...x, assignment: Buffer.from(assigned.get(x.memberId) ?? EMPTY) })) }));
     return {
       ...s.result(p),
       onCommitted: () => {

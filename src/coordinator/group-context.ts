@@ -29,7 +29,7 @@ export interface GroupTimers {
 export interface GroupWriteContext {
   readonly classic: Map<string, ClassicGroup>;
   readonly consumer: Map<string, ConsumerGroup>;
-  readonly offsets: Map<string, Map<string, Map<number, OffsetCommitValue>>>;
+  readonly offsets: CommittedOffsets;
   readonly pendingTxnOffsets: PendingTxnOffsets;
   readonly cfg: GroupConfig;
   readonly timers: GroupTimers;

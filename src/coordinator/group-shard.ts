@@ -16,8 +16,11 @@ import type { OffsetCommitValue } from './group-records.js';
 
 /**
  * One __consumer_offsets partition's worth of groups: classic groups, KIP-848 consumer groups
- * and committed offsets. Offsets change only through replayed records (committed state); classic
- * group membership is in-memory and persisted as snapshots (see ClassicGroup).
+ * and committed offsets. Every record a write emits is replayed here exactly as at load, so the
+ * persisted state (offsets, KIP-848 group records, classic group snapshots) is the replay of the
+ * records written. A classic group's rebalance protocol (its phase, waiting joins and syncs,
+ * pending members, each member's full protocol list) is in-memory only, as in Kafka's
+ * ClassicGroup; replaying its snapshot record sets what the record holds (see ClassicGroup).
  */
 
 export interface CommitPartition {
@@ -95,7 +98,6 @@ export class GroupShard implements CoordinatorShard {
   readonly classicOps: ClassicOps;
   readonly consumerOps: ConsumerOps;
   readonly offsetOps: OffsetOps;
-  private loaded = false;
   private pending: CoordinatorRecord[] = [];
 
   constructor(
@@ -156,11 +158,15 @@ export class GroupShard implements CoordinatorShard {
       this.applyOffset(group, topic, partition, decodeOffsetCommitValue(record.value));
       return;
     }
-    // While live, the operation that wrote a group record already holds the group in memory.
-    if (this.loaded) return;
     if (key.type === 'group') {
-      if (record.value === null) this.classic.delete(key.group);
-      else this.classic.set(key.group, ClassicGroup.fromRecord(key.group, decodeGroupMetadataValue(record.value), this.ctx.now()));
+      if (record.value === null) {
+        this.classic.delete(key.group);
+        return;
+      }
+      const value = decodeGroupMetadataValue(record.value);
+      const live = this.classic.get(key.group);
+      if (live) live.applyRecord(value);
+      else this.classic.set(key.group, ClassicGroup.fromRecord(key.group, value, this.ctx.now()));
       return;
     }
     replayConsumerRecord(this.consumer, key.recordType, record.key, record.value);
@@ -194,7 +200,6 @@ export class GroupShard implements CoordinatorShard {
   }
 
   onLoaded(): void {
-    this.loaded = true;
     this.classicOps.resumeTimers();
     this.consumerOps.restoreDerived();
     this.consumerOps.resumeTimers();

@@ -186,7 +186,6 @@ export class OffsetOps {
 
   deleteGroups(groupIds: readonly string[]): WriteResult<{ groupId: string; errorCode: number }[]> {
     const out: { groupId: string; errorCode: number }[] = [];
-    const deleting: string[] = [];
     for (const id of groupIds) {
       const g = this.s.classic.get(id);
       const cg = this.s.consumer.get(id);
@@ -195,19 +194,12 @@ export class OffsetOps {
       else if ((g && g.state !== ClassicState.EMPTY) || (cg && cg.members.size > 0)) errorCode = GroupError.NON_EMPTY_GROUP;
       else {
         this.emitGroupDeletion(id);
-        deleting.push(id);
       }
       out.push({ groupId: id, errorCode });
     }
+    // The replay of the tombstones removes the groups and their offsets.
     return {
       ...this.s.result(out),
-      onCommitted: () => {
-        for (const id of deleting) {
-          this.s.classic.delete(id);
-          this.s.consumer.delete(id);
-          this.s.offsets.delete(id);
-        }
-      },
       onAppendFailed: (code) => out.map((o) => ({ groupId: o.groupId, errorCode: o.errorCode === GroupError.NONE ? code : o.errorCode })),
     };
   }
@@ -279,18 +271,7 @@ export class OffsetOps {
         this.s.emit(groupEpochRecord(id, null));
       }
     }
-    return {
-      ...this.s.result(undefined),
-      onCommitted: () => {
-        for (const id of emptyGroups) {
-          const g = this.s.classic.get(id);
-          if (g && g.state === ClassicState.EMPTY && !this.s.offsets.has(id)) this.s.classic.delete(id);
-          const cg = this.s.consumer.get(id);
-          if (cg && cg.members.size === 0 && !this.s.offsets.has(id)) this.s.consumer.delete(id);
-        }
-      },
-      onAppendFailed: () => undefined,
-    };
+    return { ...this.s.result(undefined), onAppendFailed: () => undefined };
   }
 
   /** Offsets of deleted topics go with them (Kafka's onPartitionsDeleted). */
