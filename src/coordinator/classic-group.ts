@@ -224,6 +224,23 @@ export class ClassicGroup {
     };
   }
 
+  /** A copy for a snapshot: members are copied, their pending join/sync answers are shared. */
+  clone(): ClassicGroup {
+    const g = new ClassicGroup(this.groupId, this.currentStateTimestamp);
+    g.state = this.state;
+    g.generationId = this.generationId;
+    g.protocolType = this.protocolType;
+    g.protocolName = this.protocolName;
+    g.leaderId = this.leaderId;
+    g.rebalanceStartedAt = this.rebalanceStartedAt;
+    g.newMemberAdded = this.newMemberAdded;
+    g.initialDelayPending = this.initialDelayPending;
+    for (const [id, m] of this.members) g.members.set(id, { ...m, protocols: [...m.protocols] });
+    for (const [k, v] of this.staticMembers) g.staticMembers.set(k, v);
+    for (const id of this.pendingMembers) g.pendingMembers.add(id);
+    return g;
+  }
+
   /**
    * Replays a snapshot onto the live group: generation, protocol, leader and each member's
    * assignment come from the record; the rebalance protocol's in-memory part stays as it is.

@@ -43,7 +43,16 @@ export class ClassicOps {
 
   /** Starts session timers for members restored by replay (they must heartbeat again). */
   resumeTimers(): void {
-    for (const g of this.s.classic.values()) for (const m of g.members.values()) this.scheduleSession(g, m);
+    for (const g of this.s.classic.values()) this.resumeGroupTimers(g);
+  }
+
+  /** Session timers for a group's members, and its join timer while it rebalances (after replay, or after a revert). */
+  resumeGroupTimers(g: ClassicGroup): void {
+    for (const m of g.members.values()) this.scheduleSession(g, m);
+    if (g.state === ClassicState.PREPARING_REBALANCE && !g.initialDelayPending) {
+      const groupId = g.groupId;
+      this.s.timers.schedule(joinKey(groupId), g.maxRebalanceTimeoutMs(), () => this.joinTimeout(groupId));
+    }
   }
 
   join(req: JoinRequest): WriteResult<Promise<JoinResult>> {
@@ -372,7 +381,9 @@ export class ClassicOps {
         return done(syncError(GroupError.UNKNOWN_MEMBER_ID));
     }
     this.scheduleSession(g, m);
+    let answer!: (r: SyncResult) => void;
     const p = new Promise<SyncResult>((resolve) => {
+      answer = resolve;
       m.awaitingSync = resolve;
     });
     if (g.leaderId !== m.memberId) return s.result(p);
@@ -394,14 +405,18 @@ export class ClassicOps {
         }
       },
       onAppendFailed: (code) => {
-        if (g.state === ClassicState.COMPLETING_REBALANCE && g.generationId === generation) {
-          for (const x of g.members.values()) {
+        // The group is back as it was before this SyncGroup; as Kafka does when storing the
+        // assignment fails, everyone waiting gets the error and the group rebalances again.
+        answer(syncError(code));
+        const cur = s.classic.get(g.groupId);
+        if (cur && cur.state === ClassicState.COMPLETING_REBALANCE && cur.generationId === generation) {
+          for (const x of cur.members.values()) {
             x.assignment = EMPTY;
             const waiting = x.awaitingSync;
             x.awaitingSync = null;
             waiting?.(syncError(code));
           }
-          this.prepareRebalance(g);
+          this.prepareRebalance(cur);
         }
         return p;
       },

@@ -53,24 +53,6 @@ const STATIC_LEAVE_EPOCH = -2;
 const sessionKey = (g: string, m: string): string => `csession/${g}/${m}`;
 const revokeKey = (g: string, m: string): string => `crevoke/${g}/${m}`;
 
-function cloneMember(m: ConsumerMember): ConsumerMember {
-  const c = (a: Assignment): Assignment => new Map([...a].map(([t, p]) => [t, [...p]]));
-  return { ...m, subscribedTopicNames: [...m.subscribedTopicNames], assigned: c(m.assigned), pendingAssignment: c(m.pendingAssignment), revoking: c(m.revoking) };
-}
-
-function cloneGroup(g: ConsumerGroup): ConsumerGroup {
-  const n = new ConsumerGroup(g.groupId);
-  n.groupEpoch = g.groupEpoch;
-  n.assignmentEpoch = g.assignmentEpoch;
-  n.metadataHash = g.metadataHash;
-  n.emptySince = g.emptySince;
-  n.assignorName = g.assignorName;
-  for (const [k, v] of g.target) n.target.set(k, new Map([...v].map(([t, p]) => [t, [...p]])));
-  for (const [k, v] of g.members) n.members.set(k, cloneMember(v));
-  for (const [k, v] of g.staticMembers) n.staticMembers.set(k, v);
-  return n;
-}
-
 export class ConsumerOps {
   private readonly targets: ConsumerTargets;
 
@@ -87,7 +69,12 @@ export class ConsumerOps {
   }
 
   resumeTimers(): void {
-    for (const g of this.s.consumer.values()) for (const m of g.members.values()) this.scheduleSession(g, m);
+    for (const g of this.s.consumer.values()) this.resumeGroupTimers(g);
+  }
+
+  /** Session timers for a group's members (after replay, or after a revert). */
+  resumeGroupTimers(g: ConsumerGroup): void {
+    for (const m of g.members.values()) this.scheduleSession(g, m);
   }
 
   private scheduleSession(g: ConsumerGroup, m: ConsumerMember): void {
@@ -128,7 +115,6 @@ export class ConsumerOps {
     if (classic && !classic.isEmpty()) return this.error(GroupError.GROUP_ID_NOT_FOUND, `Group ${req.groupId} is not a consumer group.`);
     const existing = s.consumer.get(req.groupId);
     if (req.memberEpoch !== 0 && !existing) return this.error(req.memberEpoch < 0 ? GroupError.NONE : GroupError.UNKNOWN_MEMBER_ID);
-    const before = existing ? cloneGroup(existing) : null;
     const g = existing ?? new ConsumerGroup(req.groupId);
     if (!existing) {
       if (classic) {
@@ -142,12 +128,7 @@ export class ConsumerOps {
     if (out.errorCode !== GroupError.NONE && !existing) s.consumer.delete(req.groupId);
     return {
       ...s.result(out),
-      onAppendFailed: (code) => {
-        if (before) s.consumer.set(req.groupId, before);
-        else s.consumer.delete(req.groupId);
-        if (classic && !existing) s.classic.set(req.groupId, classic);
-        return { errorCode: code, errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null };
-      },
+      onAppendFailed: (code) => ({ errorCode: code, errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null }),
     };
   }
 

@@ -10,6 +10,7 @@ import type { TopicView } from './consumer-ops.js';
 import { replayConsumerRecord } from './consumer-records.js';
 import type { GroupConfig } from './group-config.js';
 import type { GroupWriteContext } from './group-context.js';
+import { SnapshotMap, SnapshotRegistry } from './snapshot-registry.js';
 import { GroupError } from './group-errors.js';
 import { decodeGroupMetadataValue, decodeGroupRecordKey, decodeOffsetCommitValue } from './group-records.js';
 import type { OffsetCommitValue } from './group-records.js';
@@ -84,17 +85,28 @@ export interface DescribedGroup {
 
 const EMPTY = Buffer.alloc(0);
 
+/** A copy of topic → partition → value maps (the values themselves are never changed in place). */
+function cloneNested<A, B, V>(outer: Map<A, Map<B, V>>): Map<A, Map<B, V>> {
+  return new Map([...outer].map(([k, inner]) => [k, new Map(inner)]));
+}
+
 export class GroupShard implements CoordinatorShard {
-  readonly classic = new Map<string, ClassicGroup>();
-  readonly consumer = new Map<string, ConsumerGroup>();
+  readonly snapshots = new SnapshotRegistry();
+  /** A group put back by a revert gets its members' timers again (the failed write may have cancelled them). */
+  readonly classic = new SnapshotMap<string, ClassicGroup>(this.snapshots, (g) => g.clone(), (_, g) => {
+    if (g) this.classicOps.resumeGroupTimers(g);
+  });
+  readonly consumer = new SnapshotMap<string, ConsumerGroup>(this.snapshots, (g) => g.clone(), (_, g) => {
+    if (g) this.consumerOps.resumeGroupTimers(g);
+  });
   /** group → topic → partition → committed offset. */
-  readonly offsets = new Map<string, Map<string, Map<number, OffsetCommitValue>>>();
+  readonly offsets = new SnapshotMap<string, Map<string, Map<number, OffsetCommitValue>>>(this.snapshots, cloneNested);
   /**
    * TxnOffsetCommit offsets waiting for their transaction's end, by producer id, then group,
    * then "topic\0partition": the replay of the producer's transactional batches not yet
    * followed by its COMMIT or ABORT marker.
    */
-  readonly pendingTxnOffsets = new Map<number, Map<string, Map<string, OffsetCommitValue>>>();
+  readonly pendingTxnOffsets = new SnapshotMap<number, Map<string, Map<string, OffsetCommitValue>>>(this.snapshots, cloneNested);
   readonly classicOps: ClassicOps;
   readonly consumerOps: ConsumerOps;
   readonly offsetOps: OffsetOps;
