@@ -111,6 +111,8 @@ export class ClassicGroup {
   /** When the first member of the current (initial) rebalance joined. */
   rebalanceStartedAt = 0;
   newMemberAdded = false;
+  /** The initial rebalance delay (group.initial.rebalance.delay.ms) is still running. */
+  initialDelayPending = false;
 
   constructor(
     readonly groupId: string,
@@ -220,6 +222,39 @@ export class ClassicGroup {
       currentStateTimestamp: this.currentStateTimestamp,
       members,
     };
+  }
+
+  /** A copy for a snapshot: members are copied, their pending join/sync answers are shared. */
+  clone(): ClassicGroup {
+    const g = new ClassicGroup(this.groupId, this.currentStateTimestamp);
+    g.state = this.state;
+    g.generationId = this.generationId;
+    g.protocolType = this.protocolType;
+    g.protocolName = this.protocolName;
+    g.leaderId = this.leaderId;
+    g.rebalanceStartedAt = this.rebalanceStartedAt;
+    g.newMemberAdded = this.newMemberAdded;
+    g.initialDelayPending = this.initialDelayPending;
+    for (const [id, m] of this.members) g.members.set(id, { ...m, protocols: [...m.protocols] });
+    for (const [k, v] of this.staticMembers) g.staticMembers.set(k, v);
+    for (const id of this.pendingMembers) g.pendingMembers.add(id);
+    return g;
+  }
+
+  /**
+   * Replays a snapshot onto the live group: generation, protocol, leader and each member's
+   * assignment come from the record; the rebalance protocol's in-memory part stays as it is.
+   */
+  applyRecord(v: GroupMetadataValue): void {
+    this.generationId = v.generation;
+    this.protocolType = v.protocolType;
+    this.protocolName = v.protocol;
+    this.leaderId = v.leader;
+    if (v.currentStateTimestamp >= 0) this.currentStateTimestamp = v.currentStateTimestamp;
+    for (const rm of v.members) {
+      const m = this.members.get(rm.memberId);
+      if (m) m.assignment = rm.assignment;
+    }
   }
 
   static fromRecord(groupId: string, v: GroupMetadataValue, now: number): ClassicGroup {

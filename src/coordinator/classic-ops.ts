@@ -3,7 +3,7 @@ import { ClassicGroup, ClassicState } from './classic-group.js';
 import type { ClassicMember, HeartbeatRequest, JoinProtocol, JoinRequest, JoinResult, LeaveMember, LeaveResult, SyncRequest, SyncResult } from './classic-group.js';
 import { GroupError } from './group-errors.js';
 import { groupMetadataRecord } from './group-records.js';
-import type { GroupShard } from './group-shard.js';
+import type { GroupWriteContext } from './group-context.js';
 import type { WriteResult } from './coordinator-runtime.js';
 
 export type { HeartbeatRequest, JoinRequest, LeaveMember, LeaveResult, SyncRequest } from './classic-group.js';
@@ -33,17 +33,26 @@ function sameProtocols(a: readonly JoinProtocol[], b: readonly JoinProtocol[]): 
 }
 
 export class ClassicOps {
-  constructor(private readonly s: GroupShard) {}
+  constructor(private readonly s: GroupWriteContext) {}
 
   private scheduleSession(g: ClassicGroup, m: ClassicMember): void {
     const groupId = g.groupId;
     const memberId = m.memberId;
-    this.s.ctx.scheduleTimer(sessionKey(groupId, memberId), m.sessionTimeoutMs, () => this.sessionExpired(groupId, memberId));
+    this.s.timers.schedule(sessionKey(groupId, memberId), m.sessionTimeoutMs, () => this.sessionExpired(groupId, memberId));
   }
 
   /** Starts session timers for members restored by replay (they must heartbeat again). */
   resumeTimers(): void {
-    for (const g of this.s.classic.values()) for (const m of g.members.values()) this.scheduleSession(g, m);
+    for (const g of this.s.classic.values()) this.resumeGroupTimers(g);
+  }
+
+  /** Session timers for a group's members, and its join timer while it rebalances (after replay, or after a revert). */
+  resumeGroupTimers(g: ClassicGroup): void {
+    for (const m of g.members.values()) this.scheduleSession(g, m);
+    if (g.state === ClassicState.PREPARING_REBALANCE && !g.initialDelayPending) {
+      const groupId = g.groupId;
+      this.s.timers.schedule(joinKey(groupId), g.maxRebalanceTimeoutMs(), () => this.joinTimeout(groupId));
+    }
   }
 
   join(req: JoinRequest): WriteResult<Promise<JoinResult>> {
@@ -58,7 +67,7 @@ export class ClassicOps {
     let g = s.classic.get(req.groupId);
     if (!g) {
       if (req.memberId !== '') return done(joinError(GroupError.UNKNOWN_MEMBER_ID, req.memberId));
-      g = new ClassicGroup(req.groupId, s.ctx.now());
+      g = new ClassicGroup(req.groupId, s.timers.now());
       s.classic.set(req.groupId, g);
     }
     if (g.state === ClassicState.DEAD) return done(joinError(GroupError.COORDINATOR_NOT_AVAILABLE, req.memberId));
@@ -100,7 +109,7 @@ export class ClassicOps {
       g.pendingMembers.add(memberId);
       const groupId = g.groupId;
       // A pending member that never rejoins must not hold the rebalance forever.
-      s.ctx.scheduleTimer(sessionKey(groupId, memberId), req.sessionTimeoutMs, () => this.pendingExpired(groupId, memberId));
+      s.timers.schedule(sessionKey(groupId, memberId), req.sessionTimeoutMs, () => this.pendingExpired(groupId, memberId));
       return s.result(Promise.resolve(joinError(GroupError.MEMBER_ID_REQUIRED, memberId)));
     }
     return this.addAndRebalance(g, this.newMember(req, memberId));
@@ -111,7 +120,7 @@ export class ClassicOps {
     const old = g.members.get(oldId)!;
     old.awaitingJoin?.(joinError(GroupError.FENCED_INSTANCE_ID, oldId));
     old.awaitingSync?.(syncError(GroupError.FENCED_INSTANCE_ID));
-    s.ctx.cancelTimer(sessionKey(g.groupId, oldId));
+    s.timers.cancel(sessionKey(g.groupId, oldId));
     const wasLeader = g.leaderId === oldId;
     g.remove(oldId);
     const m = this.newMember(req, newId);
@@ -148,7 +157,7 @@ export class ClassicOps {
     const done = (r: JoinResult): WriteResult<Promise<JoinResult>> => s.result(Promise.resolve(r));
     if (g.pendingMembers.has(req.memberId)) {
       g.pendingMembers.delete(req.memberId);
-      s.ctx.cancelTimer(sessionKey(g.groupId, req.memberId));
+      s.timers.cancel(sessionKey(g.groupId, req.memberId));
       return this.addAndRebalance(g, this.newMember(req, req.memberId));
     }
     const m = g.members.get(req.memberId);
@@ -227,7 +236,7 @@ export class ClassicOps {
   /** Moves the group to PreparingRebalance and starts the join timer (Kafka's prepareRebalance). */
   prepareRebalance(g: ClassicGroup): void {
     const s = this.s;
-    const now = s.ctx.now();
+    const now = s.timers.now();
     if (g.state === ClassicState.COMPLETING_REBALANCE) {
       for (const m of g.members.values()) {
         m.assignment = EMPTY;
@@ -245,11 +254,11 @@ export class ClassicOps {
       g.rebalanceStartedAt = now;
       g.newMemberAdded = false;
       const delay = Math.min(s.cfg.initialRebalanceDelayMs, g.maxRebalanceTimeoutMs());
-      s.ctx.scheduleTimer(joinKey(groupId), delay, () => this.initialDelayExpired(groupId));
-      s.initialDelayPending.add(groupId);
+      s.timers.schedule(joinKey(groupId), delay, () => this.initialDelayExpired(groupId));
+      g.initialDelayPending = true;
       return;
     }
-    s.ctx.scheduleTimer(joinKey(groupId), g.maxRebalanceTimeoutMs(), () => this.joinTimeout(groupId));
+    s.timers.schedule(joinKey(groupId), g.maxRebalanceTimeoutMs(), () => this.joinTimeout(groupId));
     this.maybeCompleteJoin(g);
   }
 
@@ -257,17 +266,17 @@ export class ClassicOps {
     const s = this.s;
     const g = s.classic.get(groupId);
     if (!g || g.state !== ClassicState.PREPARING_REBALANCE) {
-      s.initialDelayPending.delete(groupId);
+      if (g) g.initialDelayPending = false;
       return s.result(undefined);
     }
-    const elapsed = s.ctx.now() - g.rebalanceStartedAt;
+    const elapsed = s.timers.now() - g.rebalanceStartedAt;
     const remaining = g.maxRebalanceTimeoutMs() - elapsed;
     if (g.newMemberAdded && remaining > 0) {
       g.newMemberAdded = false;
-      s.ctx.scheduleTimer(joinKey(groupId), Math.min(s.cfg.initialRebalanceDelayMs, remaining), () => this.initialDelayExpired(groupId));
+      s.timers.schedule(joinKey(groupId), Math.min(s.cfg.initialRebalanceDelayMs, remaining), () => this.initialDelayExpired(groupId));
       return s.result(undefined);
     }
-    s.initialDelayPending.delete(groupId);
+    g.initialDelayPending = false;
     this.completeJoin(g);
     return s.result(undefined);
   }
@@ -279,20 +288,20 @@ export class ClassicOps {
   }
 
   maybeCompleteJoin(g: ClassicGroup): void {
-    if (g.state !== ClassicState.PREPARING_REBALANCE || this.s.initialDelayPending.has(g.groupId)) return;
+    if (g.state !== ClassicState.PREPARING_REBALANCE || g.initialDelayPending) return;
     if (g.allMembersJoined()) this.completeJoin(g);
   }
 
   /** Ends the join phase: drops members that did not rejoin, bumps the generation, answers joins. */
   private completeJoin(g: ClassicGroup): void {
     const s = this.s;
-    const now = s.ctx.now();
-    s.ctx.cancelTimer(joinKey(g.groupId));
-    s.initialDelayPending.delete(g.groupId);
+    const now = s.timers.now();
+    s.timers.cancel(joinKey(g.groupId));
+    g.initialDelayPending = false;
     for (const m of [...g.members.values()]) {
       if (m.awaitingJoin === null) {
         g.remove(m.memberId);
-        s.ctx.cancelTimer(sessionKey(g.groupId, m.memberId));
+        s.timers.cancel(sessionKey(g.groupId, m.memberId));
       }
     }
     g.generationId++;
@@ -343,7 +352,7 @@ export class ClassicOps {
     join?.(joinError(errorCode, m.memberId));
     sync?.(syncError(errorCode));
     g.remove(m.memberId);
-    s.ctx.cancelTimer(sessionKey(g.groupId, m.memberId));
+    s.timers.cancel(sessionKey(g.groupId, m.memberId));
     if (g.state === ClassicState.STABLE || g.state === ClassicState.COMPLETING_REBALANCE) this.prepareRebalance(g);
     else if (g.state === ClassicState.PREPARING_REBALANCE) this.maybeCompleteJoin(g);
   }
@@ -372,20 +381,23 @@ export class ClassicOps {
         return done(syncError(GroupError.UNKNOWN_MEMBER_ID));
     }
     this.scheduleSession(g, m);
+    let answer!: (r: SyncResult) => void;
     const p = new Promise<SyncResult>((resolve) => {
+      answer = resolve;
       m.awaitingSync = resolve;
     });
     if (g.leaderId !== m.memberId) return s.result(p);
     // The leader's assignment is persisted with the group before anyone receives it.
+    // The members' assignments are set by replaying this record.
     const assigned = new Map(req.assignments.map((a) => [a.memberId, a.assignment] as const));
-    for (const x of g.members.values()) x.assignment = Buffer.from(assigned.get(x.memberId) ?? EMPTY);
+    const snapshot = g.toRecord();
     const generation = g.generationId;
-    s.emit(groupMetadataRecord(g.groupId, g.toRecord()));
+    s.emit(groupMetadataRecord(g.groupId, { ...snapshot, members: snapshot.members.map((x) => ({ ...x, assignment: Buffer.from(assigned.get(x.memberId) ?? EMPTY) })) }));
     return {
       ...s.result(p),
       onCommitted: () => {
         if (g.state !== ClassicState.COMPLETING_REBALANCE || g.generationId !== generation) return;
-        g.transition(ClassicState.STABLE, s.ctx.now());
+        g.transition(ClassicState.STABLE, s.timers.now());
         for (const x of g.members.values()) {
           const waiting = x.awaitingSync;
           x.awaitingSync = null;
@@ -393,14 +405,18 @@ export class ClassicOps {
         }
       },
       onAppendFailed: (code) => {
-        if (g.state === ClassicState.COMPLETING_REBALANCE && g.generationId === generation) {
-          for (const x of g.members.values()) {
+        // The group is back as it was before this SyncGroup; as Kafka does when storing the
+        // assignment fails, everyone waiting gets the error and the group rebalances again.
+        answer(syncError(code));
+        const cur = s.classic.get(g.groupId);
+        if (cur && cur.state === ClassicState.COMPLETING_REBALANCE && cur.generationId === generation) {
+          for (const x of cur.members.values()) {
             x.assignment = EMPTY;
             const waiting = x.awaitingSync;
             x.awaitingSync = null;
             waiting?.(syncError(code));
           }
-          this.prepareRebalance(g);
+          this.prepareRebalance(cur);
         }
         return p;
       },
@@ -447,7 +463,7 @@ export class ClassicOps {
       let errorCode: number = GroupError.NONE;
       if (memberId === '' && lm.groupInstanceId !== null) memberId = g.staticMembers.get(lm.groupInstanceId) ?? '';
       if (g.pendingMembers.delete(memberId)) {
-        s.ctx.cancelTimer(sessionKey(groupId, memberId));
+        s.timers.cancel(sessionKey(groupId, memberId));
         this.maybeCompleteJoin(g);
       } else {
         errorCode = this.validateMember(g, memberId, lm.groupInstanceId);

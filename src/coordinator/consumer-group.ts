@@ -37,6 +37,10 @@ export interface ConsumerMember {
   revoking: Assignment;
 }
 
+function copyAssignment(a: Assignment): Assignment {
+  return new Map([...a].map(([t, p]) => [t, [...p]]));
+}
+
 export class ConsumerGroup {
   groupEpoch = 0;
   assignmentEpoch = 0;
@@ -52,6 +56,22 @@ export class ConsumerGroup {
   emptySince = 0;
 
   constructor(readonly groupId: string) {}
+
+  /** A copy for a snapshot (assignments are copied: reconciliation replaces their arrays). */
+  clone(): ConsumerGroup {
+    const n = new ConsumerGroup(this.groupId);
+    n.groupEpoch = this.groupEpoch;
+    n.assignmentEpoch = this.assignmentEpoch;
+    n.metadataHash = this.metadataHash;
+    n.emptySince = this.emptySince;
+    n.assignorName = this.assignorName;
+    for (const [k, v] of this.target) n.target.set(k, copyAssignment(v));
+    for (const [k, m] of this.members) {
+      n.members.set(k, { ...m, subscribedTopicNames: [...m.subscribedTopicNames], assigned: copyAssignment(m.assigned), pendingAssignment: copyAssignment(m.pendingAssignment), revoking: copyAssignment(m.revoking) });
+    }
+    for (const [k, v] of this.staticMembers) n.staticMembers.set(k, v);
+    return n;
+  }
 
   get state(): ConsumerState {
     if (this.members.size === 0) return ConsumerState.EMPTY;

@@ -6,7 +6,7 @@ import { ConsumerTargets, fromKeys, tpKeys } from './consumer-target.js';
 import type { TopicView } from './consumer-target.js';
 import { GroupError } from './group-errors.js';
 import { groupMetadataRecord } from './group-records.js';
-import type { GroupShard } from './group-shard.js';
+import type { GroupWriteContext } from './group-context.js';
 import type { WriteResult } from './coordinator-runtime.js';
 
 export type { TopicView } from './consumer-target.js';
@@ -53,29 +53,11 @@ const STATIC_LEAVE_EPOCH = -2;
 const sessionKey = (g: string, m: string): string => `csession/${g}/${m}`;
 const revokeKey = (g: string, m: string): string => `crevoke/${g}/${m}`;
 
-function cloneMember(m: ConsumerMember): ConsumerMember {
-  const c = (a: Assignment): Assignment => new Map([...a].map(([t, p]) => [t, [...p]]));
-  return { ...m, subscribedTopicNames: [...m.subscribedTopicNames], assigned: c(m.assigned), pendingAssignment: c(m.pendingAssignment), revoking: c(m.revoking) };
-}
-
-function cloneGroup(g: ConsumerGroup): ConsumerGroup {
-  const n = new ConsumerGroup(g.groupId);
-  n.groupEpoch = g.groupEpoch;
-  n.assignmentEpoch = g.assignmentEpoch;
-  n.metadataHash = g.metadataHash;
-  n.emptySince = g.emptySince;
-  n.assignorName = g.assignorName;
-  for (const [k, v] of g.target) n.target.set(k, new Map([...v].map(([t, p]) => [t, [...p]])));
-  for (const [k, v] of g.members) n.members.set(k, cloneMember(v));
-  for (const [k, v] of g.staticMembers) n.staticMembers.set(k, v);
-  return n;
-}
-
 export class ConsumerOps {
   private readonly targets: ConsumerTargets;
 
   constructor(
-    private readonly s: GroupShard,
+    private readonly s: GroupWriteContext,
     private readonly topics: TopicView,
   ) {
     this.targets = new ConsumerTargets(s, topics);
@@ -87,13 +69,18 @@ export class ConsumerOps {
   }
 
   resumeTimers(): void {
-    for (const g of this.s.consumer.values()) for (const m of g.members.values()) this.scheduleSession(g, m);
+    for (const g of this.s.consumer.values()) this.resumeGroupTimers(g);
+  }
+
+  /** Session timers for a group's members (after replay, or after a revert). */
+  resumeGroupTimers(g: ConsumerGroup): void {
+    for (const m of g.members.values()) this.scheduleSession(g, m);
   }
 
   private scheduleSession(g: ConsumerGroup, m: ConsumerMember): void {
     const groupId = g.groupId;
     const memberId = m.memberId;
-    this.s.ctx.scheduleTimer(sessionKey(groupId, memberId), this.s.cfg.consumerSessionTimeoutMs, () => this.expire(groupId, memberId, 'session timeout'));
+    this.s.timers.schedule(sessionKey(groupId, memberId), this.s.cfg.consumerSessionTimeoutMs, () => this.expire(groupId, memberId, 'session timeout'));
   }
 
   private expire(groupId: string, memberId: string, _why: string): WriteResult<void> {
@@ -128,7 +115,6 @@ export class ConsumerOps {
     if (classic && !classic.isEmpty()) return this.error(GroupError.GROUP_ID_NOT_FOUND, `Group ${req.groupId} is not a consumer group.`);
     const existing = s.consumer.get(req.groupId);
     if (req.memberEpoch !== 0 && !existing) return this.error(req.memberEpoch < 0 ? GroupError.NONE : GroupError.UNKNOWN_MEMBER_ID);
-    const before = existing ? cloneGroup(existing) : null;
     const g = existing ?? new ConsumerGroup(req.groupId);
     if (!existing) {
       if (classic) {
@@ -142,12 +128,7 @@ export class ConsumerOps {
     if (out.errorCode !== GroupError.NONE && !existing) s.consumer.delete(req.groupId);
     return {
       ...s.result(out),
-      onAppendFailed: (code) => {
-        if (before) s.consumer.set(req.groupId, before);
-        else s.consumer.delete(req.groupId);
-        if (classic && !existing) s.classic.set(req.groupId, classic);
-        return { errorCode: code, errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null };
-      },
+      onAppendFailed: (code) => ({ errorCode: code, errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null }),
     };
   }
 
@@ -289,8 +270,8 @@ export class ConsumerOps {
   /** A static member back after leaving with -2: the new member id takes over its partitions, no rebalance. */
   private replaceStaticMember(g: ConsumerGroup, old: ConsumerMember, memberId: string, req: ConsumerHeartbeatRequest): void {
     const s = this.s;
-    s.ctx.cancelTimer(sessionKey(g.groupId, old.memberId));
-    s.ctx.cancelTimer(revokeKey(g.groupId, old.memberId));
+    s.timers.cancel(sessionKey(g.groupId, old.memberId));
+    s.timers.cancel(revokeKey(g.groupId, old.memberId));
     g.members.delete(old.memberId);
     s.emit(currentRecord(g.groupId, old.memberId));
     s.emit(targetMemberRecord(g.groupId, old.memberId, null));
@@ -314,7 +295,7 @@ export class ConsumerOps {
       const still = owned === null ? true : [...tpKeys(m.revoking)].some((k) => tpKeys(owned).has(k));
       if (still) return;
       m.revoking = new Map();
-      s.ctx.cancelTimer(revokeKey(g.groupId, m.memberId));
+      s.timers.cancel(revokeKey(g.groupId, m.memberId));
     }
     const target = tpKeys(g.target.get(m.memberId) ?? new Map());
     const assigned = tpKeys(m.assigned);
@@ -325,7 +306,7 @@ export class ConsumerOps {
       const groupId = g.groupId;
       const memberId = m.memberId;
       const timeout = m.rebalanceTimeoutMs > 0 ? m.rebalanceTimeoutMs : s.cfg.consumerSessionTimeoutMs;
-      s.ctx.scheduleTimer(revokeKey(groupId, memberId), timeout, () => this.expire(groupId, memberId, 'rebalance timeout'));
+      s.timers.schedule(revokeKey(groupId, memberId), timeout, () => this.expire(groupId, memberId, 'rebalance timeout'));
     } else {
       const takenByOthers = new Set<string>();
       for (const o of g.members.values()) {
@@ -351,8 +332,8 @@ export class ConsumerOps {
     g.members.delete(m.memberId);
     if (m.instanceId !== null && g.staticMembers.get(m.instanceId) === m.memberId) g.staticMembers.delete(m.instanceId);
     g.target.delete(m.memberId);
-    s.ctx.cancelTimer(sessionKey(g.groupId, m.memberId));
-    s.ctx.cancelTimer(revokeKey(g.groupId, m.memberId));
+    s.timers.cancel(sessionKey(g.groupId, m.memberId));
+    s.timers.cancel(revokeKey(g.groupId, m.memberId));
     s.emit(currentRecord(g.groupId, m.memberId));
     s.emit(targetMemberRecord(g.groupId, m.memberId, null));
     s.emit(memberRecord(g.groupId, m.memberId));
@@ -360,7 +341,7 @@ export class ConsumerOps {
     g.metadataHash = this.targets.metadataHash(g);
     s.emit(groupEpochRecord(g.groupId, g.groupEpoch, g.metadataHash));
     if (g.members.size === 0) {
-      g.emptySince = s.ctx.now();
+      g.emptySince = s.timers.now();
       g.assignmentEpoch = g.groupEpoch;
       s.emit(targetEpochRecord(g.groupId, g.assignmentEpoch));
     } else this.targets.computeTarget(g);

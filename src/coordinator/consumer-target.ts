@@ -2,7 +2,7 @@ import type { Assignment, ConsumerGroup, ConsumerMember } from './consumer-group
 import { ASSIGNORS } from './assignors.js';
 import type { AssignorMember } from './assignors.js';
 import { hashMetadata, targetEpochRecord, targetMemberRecord } from './consumer-records.js';
-import type { GroupShard } from './group-shard.js';
+import type { GroupWriteContext } from './group-context.js';
 
 /**
  * KIP-848 target assignments: which topics members subscribe to (names and regular expressions
@@ -41,7 +41,7 @@ export function fromKeys(keys: Iterable<string>): Assignment {
 
 export class ConsumerTargets {
   constructor(
-    private readonly s: GroupShard,
+    private readonly s: GroupWriteContext,
     private readonly topics: TopicView,
   ) {}
 

@@ -1,20 +1,24 @@
 import type { CancelTimer, CoordinatorHost, CoordinatorLog } from './coordinator-host.js';
 import { buildCoordinatorBatch, readCoordinatorBatches } from './coordinator-batch.js';
 import type { BatchProducer, CoordinatorRecord, ReplayedBatch, ReplayedRecord } from './coordinator-batch.js';
+import type { SnapshotRegistry } from './snapshot-registry.js';
 import { buildEndTxnMarkerBatch, controlRecordKey, ControlRecordType, endTxnMarkerValue } from '../protocol/control-records.js';
 
 /**
  * A coordinator whose state lives in an internal compacted topic, shaped after Kafka's
  * `CoordinatorRuntime` (coordinator-common): one shard per partition of the topic; a write
- * operation runs against the shard and yields records plus a response; the records go to the
- * log as one batch, are applied (replayed) into the shard once the append is committed, and the
- * response is released then. A failed append applies nothing and the operation's failure
- * response (or a mapped error) is returned, so in-memory state always equals the replay of the
- * log. Loading a shard replays its partition from the log start.
+ * operation runs against the shard and yields records plus a response. The runtime applies the
+ * records at once (replays them into the shard, exactly as a load does, under a snapshot of the
+ * shard's SnapshotRegistry), appends them to the log as one batch, and releases the response
+ * once the batch is committed. When the append fails, the shard is reverted to the snapshot, so
+ * in-memory state is always the replay of what the log holds, and the operation's failure
+ * response (or a mapped error) is returned. Loading a shard replays its partition from the log
+ * start.
  *
- * Concurrency contract: per shard, write operations run strictly one after another (the next
- * one starts once the previous batch is committed and applied), so an operation always sees all
- * earlier writes of its shard. Reads run immediately against committed state. Shards are
+ * Concurrency contract: per shard, writes are applied strictly one after another, each seeing
+ * every earlier write of its shard; while a batch is out to the log the next writes wait, so a
+ * write never builds on state that may still be reverted. Reads see committed state only: one
+ * that arrives while a batch is out runs once that batch is committed or reverted. Shards are
  * independent of each other.
  */
 
@@ -41,9 +45,10 @@ export interface WriteResult<T> {
   readonly records: readonly CoordinatorRecord[];
   readonly response: T;
   /**
-   * Called when the append fails, before the caller sees anything; undoes any in-memory-only
-   * effects of the operation and returns the response to send instead. Without it the write
-   * rejects with a CoordinatorError.
+   * Called when the append fails, after the shard was reverted to its state before the batch:
+   * answers what the operation left waiting and returns the response to send instead (the
+   * operation's own error codes, with the mapped append error where it would have succeeded).
+   * Without it the write rejects with a CoordinatorError.
    */
   readonly onAppendFailed?: (errorCode: number) => T;
   /** Runs once the records are committed and replayed, before the response is released. */
@@ -68,8 +73,10 @@ export interface ShardContext<S> {
 }
 
 export interface CoordinatorShard {
-  /** Applies one committed record (during load and after each committed write). */
+  /** Applies one record: during load, and for each write before its batch is appended. */
   replay(record: ReplayedRecord, batch: ReplayedBatch): void;
+  /** Holds the shard's state, so a write whose append fails is reverted to the state before it. */
+  readonly snapshots: SnapshotRegistry;
   /** Called once the partition has been replayed; timers (session, expiry) start here. */
   onLoaded?(): void;
   /** Called when the shard is closed; pending waiters should be answered here. */
@@ -109,13 +116,32 @@ function mapAppendError(code: number): number {
   }
 }
 
+/** A write waiting for its turn, and how to answer it. */
+interface QueuedWrite<S> {
+  readonly op: WriteOp<S, unknown>;
+  readonly deliver: (v: unknown) => void;
+  readonly fail: (e: unknown) => void;
+}
+
+/** A write applied to the shard whose records are part of the batch being appended. */
+interface AppliedWrite<S> {
+  readonly write: QueuedWrite<S>;
+  readonly out: WriteResult<unknown>;
+}
+
 class ShardHolder<S extends CoordinatorShard> {
   shard!: S;
   log!: CoordinatorLog;
   loaded = false;
   closed = false;
-  /** The tail of the write queue. */
-  tail: Promise<void> = Promise.resolve();
+  /** Writes not yet applied, in arrival order. */
+  readonly queue: QueuedWrite<S>[] = [];
+  /** A batch is being applied or appended: the shard holds state not yet committed. */
+  busy = false;
+  /** Reads that arrived while busy; they run once the batch is committed or reverted. */
+  readonly reads: (() => void)[] = [];
+  /** Resolved when the queue runs dry. */
+  drained: Promise<void> = Promise.resolve();
   readonly timers = new Map<string, CancelTimer>();
   loading: Promise<void> | null = null;
   constructor(readonly partition: number) {}
@@ -230,86 +256,162 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
 
   /** Runs `op` against the committed state of the shard that owns `key`. */
   async read<T>(key: string, op: (shard: S) => T): Promise<T> {
-    return op(await this.load(this.partitionFor(key)));
+    return this.readFrom(this.partitionFor(key), op);
   }
 
   async readFrom<T>(partition: number, op: (shard: S) => T): Promise<T> {
-    return op(await this.load(partition));
+    await this.load(partition);
+    const holder = this.shards.get(partition);
+    if (!holder) throw new CoordinatorError(RuntimeError.NOT_COORDINATOR, 'shard unloaded');
+    return this.readCommitted(holder, op);
+  }
+
+  /** Runs `op` against the committed state of every loaded shard, in partition order. */
+  async readAll<T>(op: (shard: S, partition: number) => T): Promise<T[]> {
+    const holders = [...this.shards.values()].filter((h) => h.loaded).sort((a, b) => a.partition - b.partition);
+    return Promise.all(holders.map((h) => this.readCommitted(h, (shard) => op(shard, h.partition))));
+  }
+
+  /** A read sees no write that is applied but not yet committed: while a batch is out, it waits for it. */
+  private readCommitted<T>(holder: ShardHolder<S>, op: (shard: S) => T): Promise<T> {
+    if (!holder.busy) {
+      try {
+        return Promise.resolve(op(holder.shard));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
+    return new Promise<T>((resolve, reject) => {
+      holder.reads.push(() => {
+        try {
+          resolve(op(holder.shard));
+        } catch (e) {
+          reject(e);
+        }
+      });
+    });
   }
 
   private enqueue<T>(holder: ShardHolder<S>, op: WriteOp<S, T>): Promise<T> {
-    let deliver!: (v: T | PromiseLike<T>) => void;
-    let fail!: (e: unknown) => void;
-    const result = new Promise<T>((res, rej) => {
-      deliver = res;
-      fail = rej;
+    return new Promise<T>((deliver, fail) => {
+      holder.queue.push({ op, deliver: deliver as (v: unknown) => void, fail });
+      if (!holder.busy) holder.drained = this.drain(holder);
     });
-    holder.tail = holder.tail.then(async () => {
-      if (holder.closed) {
-        fail(new CoordinatorError(RuntimeError.NOT_COORDINATOR, 'coordinator shard closed'));
-        return;
+  }
+
+  /** Applies and appends batches until the queue is empty; reads waiting on a batch run after it. */
+  private async drain(holder: ShardHolder<S>): Promise<void> {
+    holder.busy = true;
+    try {
+      while (holder.queue.length > 0) {
+        if (holder.closed) {
+          for (const w of holder.queue.splice(0)) w.fail(new CoordinatorError(RuntimeError.NOT_COORDINATOR, 'coordinator shard closed'));
+          break;
+        }
+        await this.runBatch(holder);
+        for (const r of holder.reads.splice(0)) r();
       }
-      let out: WriteResult<T>;
+    } finally {
+      holder.busy = false;
+      for (const r of holder.reads.splice(0)) r();
+    }
+  }
+
+  /**
+   * One batch: apply the next write (replaying its records into the shard under a snapshot),
+   * append its records, then release the response (committed) or revert the shard to the
+   * snapshot and answer with the mapped error (failed), as Kafka's CoordinatorRuntime does.
+   */
+  private async runBatch(holder: ShardHolder<S>): Promise<void> {
+    const shard = holder.shard;
+    const snapshots = shard.snapshots;
+    const now = this.opts.host.clock.now();
+    const nextOffset = holder.log.logEndOffset;
+    snapshots.snapshot();
+    const applied: AppliedWrite<S>[] = [];
+    const batches: Buffer[] = [];
+    let count = 0;
+    while (holder.queue.length > 0 && applied.length === 0) {
+      const write = holder.queue.shift()!;
+      snapshots.snapshot();
+      let out: WriteResult<unknown>;
       try {
-        out = op(holder.shard);
+        out = write.op(shard);
+        count += this.apply(shard, out, nextOffset + count);
       } catch (e) {
-        fail(e);
-        return;
+        snapshots.revert();
+        write.fail(e);
+        continue;
       }
-      if (out.records.length === 0 && !out.marker) {
-        deliver(out.response);
-        return;
+      snapshots.release();
+      applied.push({ write, out });
+      if (out.marker) batches.push(buildEndTxnMarkerBatch({ ...out.marker, timestamp: now }));
+      else if (out.records.length > 0) batches.push(buildCoordinatorBatch(out.records, now, out.transactional));
+    }
+    if (batches.length === 0) {
+      snapshots.release();
+      for (const a of applied) this.commit(a);
+      return;
+    }
+    let errorCode: number;
+    try {
+      const appended = await holder.log.append(batches.length === 1 ? batches[0]! : Buffer.concat(batches));
+      errorCode = appended.errorCode;
+    } catch {
+      errorCode = RuntimeError.UNKNOWN_SERVER_ERROR;
+    }
+    if (errorCode === 0) {
+      snapshots.release();
+      for (const a of applied) this.commit(a);
+      return;
+    }
+    snapshots.revert();
+    const mapped = errorCode === RuntimeError.UNKNOWN_SERVER_ERROR ? errorCode : mapAppendError(errorCode);
+    for (const { write, out } of applied) {
+      if (!out.onAppendFailed) {
+        write.fail(new CoordinatorError(mapped, `append to ${this.opts.topic}-${holder.partition} failed with ${errorCode}`));
+        continue;
       }
-      let errorCode: number;
-      let baseOffset = -1;
-      let batch: Buffer;
       try {
-        const now = this.opts.host.clock.now();
-        batch = out.marker ? buildEndTxnMarkerBatch({ ...out.marker, timestamp: now }) : buildCoordinatorBatch(out.records, now, out.transactional);
-        const appended = await holder.log.append(batch);
-        errorCode = appended.errorCode;
-        baseOffset = appended.baseOffset;
-      } catch {
-        errorCode = RuntimeError.UNKNOWN_SERVER_ERROR;
-      }
-      if (errorCode !== 0) {
-        const mapped = errorCode === RuntimeError.UNKNOWN_SERVER_ERROR ? errorCode : mapAppendError(errorCode);
-        if (out.onAppendFailed) {
-          try {
-            deliver(out.onAppendFailed(mapped));
-          } catch (e) {
-            fail(e);
-          }
-        } else fail(new CoordinatorError(mapped, `append to ${this.opts.topic}-${holder.partition} failed with ${errorCode}`));
-        return;
-      }
-      const written = out.marker
-        ? [{ key: controlRecordKey(out.marker.commit ? ControlRecordType.COMMIT : ControlRecordType.ABORT), value: endTxnMarkerValue(out.marker.coordinatorEpoch) }]
-        : out.records;
-      const records = written.map((r, i) => ({ key: r.key, value: r.value, offset: baseOffset + i }));
-      const producer = out.marker ?? out.transactional;
-      const replayed: ReplayedBatch = {
-        baseOffset,
-        lastOffset: baseOffset + records.length - 1,
-        isControl: out.marker !== undefined,
-        isTransactional: producer !== undefined,
-        producerId: producer?.producerId ?? -1,
-        records,
-      };
-      try {
-        for (const r of records) holder.shard.replay(r, replayed);
-        out.onCommitted?.();
-        deliver(out.response);
+        write.deliver(out.onAppendFailed(mapped));
       } catch (e) {
-        fail(e);
+        write.fail(e);
       }
-    });
-    return result;
+    }
+  }
+
+  /** Replays a write's records (or its marker) into the shard at the offsets they will take; returns their count. */
+  private apply(shard: S, out: WriteResult<unknown>, baseOffset: number): number {
+    const written = out.marker
+      ? [{ key: controlRecordKey(out.marker.commit ? ControlRecordType.COMMIT : ControlRecordType.ABORT), value: endTxnMarkerValue(out.marker.coordinatorEpoch) }]
+      : out.records;
+    if (written.length === 0) return 0;
+    const records = written.map((r, i) => ({ key: r.key, value: r.value, offset: baseOffset + i }));
+    const producer = out.marker ?? out.transactional;
+    const batch: ReplayedBatch = {
+      baseOffset,
+      lastOffset: baseOffset + records.length - 1,
+      isControl: out.marker !== undefined,
+      isTransactional: producer !== undefined,
+      producerId: producer?.producerId ?? -1,
+      records,
+    };
+    for (const r of records) shard.replay(r, batch);
+    return records.length;
+  }
+
+  private commit({ write, out }: AppliedWrite<S>): void {
+    try {
+      out.onCommitted?.();
+      write.deliver(out.response);
+    } catch (e) {
+      write.fail(e);
+    }
   }
 
   /** Resolves once every write queued so far (timers included) has finished. */
   async idle(): Promise<void> {
-    for (const h of this.shards.values()) await h.tail;
+    for (const h of this.shards.values()) await h.drained;
   }
 
   /** Stops timers and answers pending operations; the logs stay open (the node owns them). */
@@ -319,7 +421,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
       holder.closed = true;
       for (const cancel of holder.timers.values()) cancel();
       holder.timers.clear();
-      await holder.tail;
+      await holder.drained;
       if (holder.loaded) holder.shard.onUnloaded?.();
     }
     this.shards.clear();

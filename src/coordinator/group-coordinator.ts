@@ -136,8 +136,7 @@ export class GroupCoordinator {
 
   async listGroups(states: readonly string[] = [], types: readonly string[] = []): Promise<ListedGroup[]> {
     await this.loadKnownShards();
-    const out: ListedGroup[] = [];
-    for (const shard of this.runtime.loadedShards().values()) out.push(...shard.listGroups(states, types));
+    const out = (await this.runtime.readAll((shard) => shard.listGroups(states, types))).flat();
     return out.sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
   }
 

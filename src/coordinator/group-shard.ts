@@ -1,6 +1,6 @@
 import type { CoordinatorRecord, ReplayedBatch, ReplayedRecord } from './coordinator-batch.js';
 import { ControlRecordType, parseControlRecordKey } from '../protocol/control-records.js';
-import type { CoordinatorShard, ShardContext, WriteResult } from './coordinator-runtime.js';
+import type { CoordinatorShard, ShardContext } from './coordinator-runtime.js';
 import { ClassicGroup, ClassicState } from './classic-group.js';
 import { ClassicOps } from './classic-ops.js';
 import { ConsumerGroup } from './consumer-group.js';
@@ -9,14 +9,19 @@ import { OffsetOps } from './offset-ops.js';
 import type { TopicView } from './consumer-ops.js';
 import { replayConsumerRecord } from './consumer-records.js';
 import type { GroupConfig } from './group-config.js';
+import type { GroupWriteContext } from './group-context.js';
+import { SnapshotMap, SnapshotRegistry } from './snapshot-registry.js';
 import { GroupError } from './group-errors.js';
 import { decodeGroupMetadataValue, decodeGroupRecordKey, decodeOffsetCommitValue } from './group-records.js';
 import type { OffsetCommitValue } from './group-records.js';
 
 /**
  * One __consumer_offsets partition's worth of groups: classic groups, KIP-848 consumer groups
- * and committed offsets. Offsets change only through replayed records (committed state); classic
- * group membership is in-memory and persisted as snapshots (see ClassicGroup).
+ * and committed offsets. Every record a write emits is replayed here exactly as at load, so the
+ * persisted state (offsets, KIP-848 group records, classic group snapshots) is the replay of the
+ * records written. A classic group's rebalance protocol (its phase, waiting joins and syncs,
+ * pending members, each member's full protocol list) is in-memory only, as in Kafka's
+ * ClassicGroup; replaying its snapshot record sets what the record holds (see ClassicGroup).
  */
 
 export interface CommitPartition {
@@ -80,22 +85,31 @@ export interface DescribedGroup {
 
 const EMPTY = Buffer.alloc(0);
 
+/** A copy of topic → partition → value maps (the values themselves are never changed in place). */
+function cloneNested<A, B, V>(outer: Map<A, Map<B, V>>): Map<A, Map<B, V>> {
+  return new Map([...outer].map(([k, inner]) => [k, new Map(inner)]));
+}
+
 export class GroupShard implements CoordinatorShard {
-  readonly classic = new Map<string, ClassicGroup>();
-  readonly consumer = new Map<string, ConsumerGroup>();
+  readonly snapshots = new SnapshotRegistry();
+  /** A group put back by a revert gets its members' timers again (the failed write may have cancelled them). */
+  readonly classic = new SnapshotMap<string, ClassicGroup>(this.snapshots, (g) => g.clone(), (_, g) => {
+    if (g) this.classicOps.resumeGroupTimers(g);
+  });
+  readonly consumer = new SnapshotMap<string, ConsumerGroup>(this.snapshots, (g) => g.clone(), (_, g) => {
+    if (g) this.consumerOps.resumeGroupTimers(g);
+  });
   /** group → topic → partition → committed offset. */
-  readonly offsets = new Map<string, Map<string, Map<number, OffsetCommitValue>>>();
-  readonly initialDelayPending = new Set<string>();
+  readonly offsets = new SnapshotMap<string, Map<string, Map<number, OffsetCommitValue>>>(this.snapshots, cloneNested);
   /**
    * TxnOffsetCommit offsets waiting for their transaction's end, by producer id, then group,
    * then "topic\0partition": the replay of the producer's transactional batches not yet
    * followed by its COMMIT or ABORT marker.
    */
-  readonly pendingTxnOffsets = new Map<number, Map<string, Map<string, OffsetCommitValue>>>();
+  readonly pendingTxnOffsets = new SnapshotMap<number, Map<string, Map<string, OffsetCommitValue>>>(this.snapshots, cloneNested);
   readonly classicOps: ClassicOps;
   readonly consumerOps: ConsumerOps;
   readonly offsetOps: OffsetOps;
-  private loaded = false;
   private pending: CoordinatorRecord[] = [];
 
   constructor(
@@ -103,21 +117,29 @@ export class GroupShard implements CoordinatorShard {
     readonly cfg: GroupConfig,
     topics: TopicView,
   ) {
-    this.classicOps = new ClassicOps(this);
-    this.consumerOps = new ConsumerOps(this, topics);
-    this.offsetOps = new OffsetOps(this);
-  }
-
-  /** Queues a record for the running write operation. */
-  emit(record: CoordinatorRecord): void {
-    this.pending.push(record);
-  }
-
-  /** Ends a write operation: the records it emitted plus its response. */
-  result<T>(response: T): WriteResult<T> {
-    const records = this.pending;
-    this.pending = [];
-    return { records, response };
+    const write: GroupWriteContext = {
+      classic: this.classic,
+      consumer: this.consumer,
+      offsets: this.offsets,
+      pendingTxnOffsets: this.pendingTxnOffsets,
+      cfg,
+      timers: {
+        now: () => ctx.now(),
+        schedule: (key, delayMs, op) => ctx.scheduleTimer(key, delayMs, op),
+        cancel: (key) => ctx.cancelTimer(key),
+      },
+      emit: (record) => {
+        this.pending.push(record);
+      },
+      result: (response) => {
+        const records = this.pending;
+        this.pending = [];
+        return { records, response };
+      },
+    };
+    this.classicOps = new ClassicOps(write);
+    this.consumerOps = new ConsumerOps(write, topics);
+    this.offsetOps = new OffsetOps(write, this.classicOps);
   }
 
   replay(record: ReplayedRecord, batch: ReplayedBatch): void {
@@ -148,11 +170,15 @@ export class GroupShard implements CoordinatorShard {
       this.applyOffset(group, topic, partition, decodeOffsetCommitValue(record.value));
       return;
     }
-    // While live, the operation that wrote a group record already holds the group in memory.
-    if (this.loaded) return;
     if (key.type === 'group') {
-      if (record.value === null) this.classic.delete(key.group);
-      else this.classic.set(key.group, ClassicGroup.fromRecord(key.group, decodeGroupMetadataValue(record.value), this.ctx.now()));
+      if (record.value === null) {
+        this.classic.delete(key.group);
+        return;
+      }
+      const value = decodeGroupMetadataValue(record.value);
+      const live = this.classic.get(key.group);
+      if (live) live.applyRecord(value);
+      else this.classic.set(key.group, ClassicGroup.fromRecord(key.group, value, this.ctx.now()));
       return;
     }
     replayConsumerRecord(this.consumer, key.recordType, record.key, record.value);
@@ -186,7 +212,6 @@ export class GroupShard implements CoordinatorShard {
   }
 
   onLoaded(): void {
-    this.loaded = true;
     this.classicOps.resumeTimers();
     this.consumerOps.restoreDerived();
     this.consumerOps.resumeTimers();

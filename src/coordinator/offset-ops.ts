@@ -3,7 +3,9 @@ import { ClassicGroup, ClassicState } from './classic-group.js';
 import { groupEpochRecord, targetEpochRecord } from './consumer-records.js';
 import { GroupError } from './group-errors.js';
 import { groupMetadataRecord, offsetCommitRecord, subscribedTopics } from './group-records.js';
-import type { CommitRequest, FetchedOffset, FetchGroupResult, GroupShard, TopicPartitionErrors } from './group-shard.js';
+import type { ClassicOps } from './classic-ops.js';
+import type { GroupWriteContext } from './group-context.js';
+import type { CommitRequest, FetchedOffset, FetchGroupResult, TopicPartitionErrors } from './group-shard.js';
 
 /**
  * Offsets of a group shard (OffsetCommit, TxnOffsetCommit, OffsetFetch, OffsetDelete), group
@@ -11,7 +13,10 @@ import type { CommitRequest, FetchedOffset, FetchGroupResult, GroupShard, TopicP
  * here either reads committed state or emits records.
  */
 export class OffsetOps {
-  constructor(private readonly s: GroupShard) {}
+  constructor(
+    private readonly s: GroupWriteContext,
+    private readonly classicOps: ClassicOps,
+  ) {}
 
 
   /** Validates a commit's member fields against the group (Kafka's validateOffsetCommit). */
@@ -26,18 +31,18 @@ export class OffsetOps {
     const g = this.s.classic.get(req.groupId);
     if (!g) {
       if (req.generationIdOrMemberEpoch >= 0 || req.memberId !== '') return GroupError.ILLEGAL_GENERATION;
-      const created = new ClassicGroup(req.groupId, this.s.ctx.now());
+      const created = new ClassicGroup(req.groupId, this.s.timers.now());
       created.protocolType = '';
       this.s.classic.set(req.groupId, created);
       return GroupError.NONE;
     }
     if (g.state === ClassicState.DEAD) return GroupError.COORDINATOR_NOT_AVAILABLE;
     if (req.generationIdOrMemberEpoch >= 0 || req.memberId !== '' || req.groupInstanceId !== null) {
-      const v = this.s.classicOps.validateMember(g, req.memberId, req.groupInstanceId);
+      const v = this.classicOps.validateMember(g, req.memberId, req.groupInstanceId);
       if (v !== GroupError.NONE) return v;
       if (req.generationIdOrMemberEpoch !== g.generationId) return GroupError.ILLEGAL_GENERATION;
       if (g.state === ClassicState.COMPLETING_REBALANCE) return GroupError.REBALANCE_IN_PROGRESS;
-      this.s.classicOps.touch(g, req.memberId);
+      this.classicOps.touch(g, req.memberId);
       return GroupError.NONE;
     }
     return g.state === ClassicState.EMPTY ? GroupError.NONE : GroupError.UNKNOWN_MEMBER_ID;
@@ -45,7 +50,7 @@ export class OffsetOps {
 
   commitOffsets(req: CommitRequest): WriteResult<TopicPartitionErrors[]> {
     const verdict = this.validateCommit(req);
-    const now = this.s.ctx.now();
+    const now = this.s.timers.now();
     const out: TopicPartitionErrors[] = [];
     for (const t of req.topics) {
       const parts: { partitionIndex: number; errorCode: number }[] = [];
@@ -75,7 +80,7 @@ export class OffsetOps {
   /** TxnOffsetCommit: validates like OffsetCommit and keeps the offsets pending until EndTxn. */
   txnCommitOffsets(req: CommitRequest & { producerId: number; producerEpoch: number }): WriteResult<TopicPartitionErrors[]> {
     const verdict = req.generationIdOrMemberEpoch < 0 && req.memberId === '' && req.groupInstanceId === null ? this.validateTxnGroup(req.groupId) : this.validateCommit(req);
-    const now = this.s.ctx.now();
+    const now = this.s.timers.now();
     const out = req.topics.map((t) => ({
       name: t.name,
       partitions: t.partitions.map((p) => {
@@ -102,7 +107,7 @@ export class OffsetOps {
 
   private validateTxnGroup(groupId: string): number {
     if (!this.s.classic.has(groupId) && !this.s.consumer.has(groupId)) {
-      const created = new ClassicGroup(groupId, this.s.ctx.now());
+      const created = new ClassicGroup(groupId, this.s.timers.now());
       created.protocolType = '';
       this.s.classic.set(groupId, created);
     }
@@ -181,7 +186,6 @@ export class OffsetOps {
 
   deleteGroups(groupIds: readonly string[]): WriteResult<{ groupId: string; errorCode: number }[]> {
     const out: { groupId: string; errorCode: number }[] = [];
-    const deleting: string[] = [];
     for (const id of groupIds) {
       const g = this.s.classic.get(id);
       const cg = this.s.consumer.get(id);
@@ -190,19 +194,12 @@ export class OffsetOps {
       else if ((g && g.state !== ClassicState.EMPTY) || (cg && cg.members.size > 0)) errorCode = GroupError.NON_EMPTY_GROUP;
       else {
         this.emitGroupDeletion(id);
-        deleting.push(id);
       }
       out.push({ groupId: id, errorCode });
     }
+    // The replay of the tombstones removes the groups and their offsets.
     return {
       ...this.s.result(out),
-      onCommitted: () => {
-        for (const id of deleting) {
-          this.s.classic.delete(id);
-          this.s.consumer.delete(id);
-          this.s.offsets.delete(id);
-        }
-      },
       onAppendFailed: (code) => out.map((o) => ({ groupId: o.groupId, errorCode: o.errorCode === GroupError.NONE ? code : o.errorCode })),
     };
   }
@@ -241,7 +238,7 @@ export class OffsetOps {
    * left without offsets is deleted (Kafka's cleanupGroupMetadata).
    */
   expireOffsets(): WriteResult<void> {
-    const now = this.s.ctx.now();
+    const now = this.s.timers.now();
     const emptyGroups: string[] = [];
     for (const [groupId, byTopic] of this.s.offsets) {
       const g = this.s.classic.get(groupId);
@@ -274,18 +271,7 @@ export class OffsetOps {
         this.s.emit(groupEpochRecord(id, null));
       }
     }
-    return {
-      ...this.s.result(undefined),
-      onCommitted: () => {
-        for (const id of emptyGroups) {
-          const g = this.s.classic.get(id);
-          if (g && g.state === ClassicState.EMPTY && !this.s.offsets.has(id)) this.s.classic.delete(id);
-          const cg = this.s.consumer.get(id);
-          if (cg && cg.members.size === 0 && !this.s.offsets.has(id)) this.s.consumer.delete(id);
-        }
-      },
-      onAppendFailed: () => undefined,
-    };
+    return { ...this.s.result(undefined), onAppendFailed: () => undefined };
   }
 
   /** Offsets of deleted topics go with them (Kafka's onPartitionsDeleted). */

@@ -284,8 +284,8 @@ export class TxnCoordinator {
     const wantStates = new Set(states);
     const wantIds = new Set(producerIds);
     const out: { transactionalId: string; producerId: number; state: string }[] = [];
-    for (const shard of this.runtime.loadedShards().values()) {
-      for (const m of shard.txns.values()) {
+    for (const txns of await this.runtime.readAll((shard) => [...shard.txns.values()])) {
+      for (const m of txns) {
         const state = TXN_STATE_NAMES[m.state] ?? 'Unknown';
         if (wantStates.size > 0 && !wantStates.has(state)) continue;
         if (wantIds.size > 0 && !wantIds.has(m.producerId)) continue;

@@ -4,6 +4,7 @@ import { encodeTransactionLogKey, decodeTransactionLogKey } from '../protocol/ge
 import { encodeTransactionLogValue, decodeTransactionLogValue } from '../protocol/generated/messages/transaction-log-value.js';
 import type { CoordinatorRecord, ReplayedRecord } from './coordinator-batch.js';
 import type { CoordinatorShard, ShardContext, WriteResult } from './coordinator-runtime.js';
+import { SnapshotMap, SnapshotRegistry } from './snapshot-registry.js';
 
 /**
  * One __transaction_state partition's transactional ids (Kafka's TransactionMetadata), kept as
@@ -67,7 +68,9 @@ export function txnRecord(m: TxnMetadata | string): CoordinatorRecord {
 }
 
 export class TxnShard implements CoordinatorShard {
-  readonly txns = new Map<string, TxnMetadata>();
+  readonly snapshots = new SnapshotRegistry();
+  /** Values are replaced, never changed in place. */
+  readonly txns = new SnapshotMap<string, TxnMetadata>(this.snapshots);
   /** The id/epoch before the last bump is not in the v0 record; kept in memory for retries. */
   private loaded = false;
 

@@ -14,6 +14,7 @@
 import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
 import type { CoordinatorRecord, ReplayedRecord } from '../coordinator/coordinator-batch.js';
 import { CoordinatorRuntime, partitionForKey, type CoordinatorShard } from '../coordinator/coordinator-runtime.js';
+import { SnapshotMap, SnapshotRegistry } from '../coordinator/snapshot-registry.js';
 import { Reader } from '../protocol/reader.js';
 import { Writer } from '../protocol/writer.js';
 import { decodeLastMirrorEpochsKey, encodeLastMirrorEpochsKey } from '../protocol/generated/messages/last-mirror-epochs-key.js';
@@ -80,8 +81,9 @@ export function lastMirrorEpochRecord(k: StoredKey, lastMirrorEpoch: number | nu
 
 /** One shard: the replayed contents of one `__mirror_state` partition. */
 export class MirrorStateShard implements CoordinatorShard {
-  readonly states = new Map<string, { key: StoredKey; value: PersistedPartitionState }>();
-  readonly lastMirrorEpochs = new Map<string, { key: StoredKey; epoch: number }>();
+  readonly snapshots = new SnapshotRegistry();
+  readonly states = new SnapshotMap<string, { key: StoredKey; value: PersistedPartitionState }>(this.snapshots);
+  readonly lastMirrorEpochs = new SnapshotMap<string, { key: StoredKey; epoch: number }>(this.snapshots);
 
   replay(record: ReplayedRecord): void {
     const r = new Reader(record.key);
@@ -181,7 +183,8 @@ export class MirrorCoordinator implements MirrorStateStore {
   async entriesOf(mirrorName: string): Promise<{ topicId: string; partition: number; record: MirrorPartitionRecord }[]> {
     await this.runtime.loadAll();
     const out = new Map<string, { topicId: string; partition: number; record: { state: PersistedPartitionState | null; lastMirrorEpoch: number } }>();
-    for (const shard of this.runtime.loadedShards().values()) {
+    const shards = await this.runtime.readAll((shard) => ({ states: [...shard.states], lastMirrorEpochs: [...shard.lastMirrorEpochs] }));
+    for (const shard of shards) {
       for (const [k, { key, value }] of shard.states) {
         if (key.mirrorName !== mirrorName) continue;
         out.set(k, { topicId: key.topicId, partition: key.partition, record: { state: value, lastMirrorEpoch: -1 } });

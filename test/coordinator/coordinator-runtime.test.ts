@@ -2,12 +2,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CoordinatorError, CoordinatorRuntime, partitionForKey, RuntimeError } from '../../src/coordinator/coordinator-runtime.js';
 import type { CoordinatorShard, ShardContext, WriteResult } from '../../src/coordinator/coordinator-runtime.js';
 import type { ReplayedRecord } from '../../src/coordinator/coordinator-batch.js';
+import { SnapshotMap, SnapshotRegistry } from '../../src/coordinator/snapshot-registry.js';
 import { testHost } from './harness.js';
 import { TempLogs } from './logs.js';
 
 /** A key/value shard: its state is exactly the replay of its records. */
 class KvShard implements CoordinatorShard {
-  readonly kv = new Map<string, string>();
+  readonly snapshots = new SnapshotRegistry();
+  readonly kv = new SnapshotMap<string, string>(this.snapshots);
   loaded = false;
   constructor(readonly ctx: ShardContext<KvShard>) {}
   replay(r: ReplayedRecord): void {
@@ -67,6 +69,14 @@ describe('coordinator runtime', () => {
       throw new Error('bad op');
     }).catch((e: Error) => e.message);
     expect(thrown).toBe('bad op');
+    // An operation that changed the shard and then threw leaves nothing behind.
+    const half = await rt.writeTo(1, (s) => {
+      s.kv.set('a', 'half');
+      s.kv.set('b', 'half');
+      throw new Error('half done');
+    }).catch((e: Error) => e.message);
+    expect(half).toBe('half done');
+    expect(await rt.readFrom(1, (s) => [...s.kv])).toEqual([['a', '1']]);
     expect(await rt.writeTo(1, (s) => s.put('a', '4'))).toBe('1');
     expect(await rt.readFrom(1, (s) => s.kv.get('a'))).toBe('4');
     await rt.close();
