@@ -209,8 +209,10 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
       let incremental = false;
       let wanted: Wanted[];
       if (v >= 7 && !(req.sessionId === 0 && req.sessionEpoch === -1)) {
-        if (req.sessionId === 0) {
-          if (req.sessionEpoch !== 0) return topError(INVALID_FETCH_SESSION_EPOCH);
+        if (req.sessionEpoch === 0) {
+          // A full request closes the session it names and opens a new one (Kafka's
+          // FetchManager.newContext): a client resets its session this way after a failed fetch.
+          if (req.sessionId !== 0) sessions.remove(req.sessionId);
           wanted = fromRequest();
           session = sessions.create(byId, now);
           if (session) for (const w of wanted) session.partitions.set(keyOf(w), w);
