@@ -122,6 +122,8 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('producer.id.expiration.ms', 'int', '86400000', { min: 1 }),
   D('producer.id.expiration.check.interval.ms', 'int', '600000', { min: 1 }),
   D('max.incremental.fetch.session.cache.slots', 'int', '1000', { min: 0 }),
+  // KIP-227 names it; Kafka hard-codes it (KafkaBroker.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS).
+  D('min.incremental.fetch.session.eviction.ms', 'long', '120000', { min: 0 }),
   D('fetch.max.bytes', 'int', '57671680', { min: 1024 }),
   D('replica.fetch.max.bytes', 'int', '1048576'),
   D('unstable.api.versions.enable', 'boolean', 'false'),

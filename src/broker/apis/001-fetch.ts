@@ -13,8 +13,8 @@
  * - Long poll: with fewer than MinBytes and no error, the request waits for appends to any of
  *   its partitions (woken by the log's onAppend), up to MaxWaitMs, never blocking the loop; a
  *   closed connection ends the wait.
- * - Sessions (KIP-227, v7+): see fetch-session.ts. Full responses list every requested
- *   partition; incremental ones only partitions with news.
+ * - Sessions (KIP-227, v7+): fetch-manager.ts decides the session of each request (open, continue,
+ *   close, close-and-new, or a session error) and which partitions an incremental response carries.
  * - Records are Buffers handed to the Writer by reference: the response is written to the
  *   socket without copying record data again.
  *
@@ -35,7 +35,8 @@ import { encodeFetchResponse, type FetchResponseInput } from '../../protocol/gen
 import type { PartitionLog } from '../../storage/partition-log.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
-import { FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH, partitionKey, type FetchSession, type FetchSessionCache, type SessionPartition } from '../fetch-session.js';
+import type { CachedPartition } from '../fetch-session.js';
+import { FetchManager, type PartitionResult, type SessionRequest } from '../fetch-manager.js';
 import type { TopicImage } from '../../controller/metadata-image.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
@@ -44,12 +45,10 @@ const EMPTY = Buffer.alloc(0);
 type TopicOut = NonNullable<FetchResponseInput['responses']>[number];
 type PartOut = NonNullable<TopicOut['partitions']>[number];
 
-interface Wanted extends SessionPartition {
-  topic: TopicImage | undefined;
-  /** The follower's MirrorLeaderEpoch from the latest request naming the partition; -1 when absent. */
-  mirrorLeaderEpoch?: number;
-  /** The MirrorLeaderEpoch last sent in a response for this partition (incremental sessions). */
-  sentMirrorLeaderEpoch?: number;
+/** A partition to read: its request parameters (kept by the session, if any) and its topic now. */
+interface Wanted {
+  readonly p: CachedPartition;
+  readonly topic: TopicImage | undefined;
 }
 
 /** MirrorTopicStateChangeRecord.DesiredState for STOPPED (the MirrorPartitionState byte, D1). */
@@ -67,7 +66,7 @@ interface ReadOutcome {
   readonly mirrorEpoch: number;
 }
 
-export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): ApiHandler<FetchRequest, FetchResponseInput> {
+export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHandler<FetchRequest, FetchResponseInput> {
   const readPartition = async (w: Wanted, maxBytes: number, minOneMessage: boolean, readCommitted: boolean, v: number): Promise<ReadOutcome> => {
     const fail = (errorCode: number, log?: PartitionLog): ReadOutcome => {
       const hw = log?.highWatermark ?? -1;
@@ -75,7 +74,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
       const logStart = log?.logStartOffset ?? -1;
       return {
         out: {
-          partitionIndex: w.partition,
+          partitionIndex: w.p.partition,
           errorCode,
           highWatermark: BigInt(hw),
           lastStableOffset: BigInt(lso),
@@ -93,28 +92,28 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
       };
     };
     const t = w.topic;
-    const p = t?.partitions[w.partition];
+    const p = t?.partitions[w.p.partition];
     if (!t || !p) return fail(v >= 13 && !t ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    const log = ctx.replicas.getLog(t.name, w.partition) ?? (await ctx.replicas.ensureLog(t.name, w.partition));
+    const log = ctx.replicas.getLog(t.name, w.p.partition) ?? (await ctx.replicas.ensureLog(t.name, w.p.partition));
     if (!log) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    if (w.currentLeaderEpoch >= 0 && w.currentLeaderEpoch < p.leaderEpoch) return fail(ErrorCode.FENCED_LEADER_EPOCH, log);
-    if (w.currentLeaderEpoch > p.leaderEpoch) return fail(ErrorCode.UNKNOWN_LEADER_EPOCH, log);
+    if (w.p.currentLeaderEpoch >= 0 && w.p.currentLeaderEpoch < p.leaderEpoch) return fail(ErrorCode.FENCED_LEADER_EPOCH, log);
+    if (w.p.currentLeaderEpoch > p.leaderEpoch) return fail(ErrorCode.UNKNOWN_LEADER_EPOCH, log);
     const hw = log.highWatermark;
     const lso = log.lastStableOffset;
     const logStart = log.logStartOffset;
     const mirrorEpoch =
-      v >= 19 && (w.mirrorLeaderEpoch ?? -1) >= 0 && t.mirror !== null && t.mirror.desiredState !== MIRROR_DESIRED_STOPPED ? Math.max(0, log.latestEpoch) : -1;
+      v >= 19 && w.p.mirrorLeaderEpoch >= 0 && t.mirror !== null && t.mirror.desiredState !== MIRROR_DESIRED_STOPPED ? Math.max(0, log.latestEpoch) : -1;
     const base = {
-      partitionIndex: w.partition,
+      partitionIndex: w.p.partition,
       errorCode: ErrorCode.NONE,
       highWatermark: BigInt(hw),
       lastStableOffset: BigInt(lso),
       logStartOffset: BigInt(logStart),
       ...(mirrorEpoch >= 0 ? { mirrorLeaderEpoch: mirrorEpoch } : {}),
     };
-    if (v >= 12 && w.lastFetchedEpoch >= 0) {
-      const eo = log.endOffsetForEpoch(w.lastFetchedEpoch);
-      if (eo.endOffset < 0 || eo.epoch < w.lastFetchedEpoch || eo.endOffset < w.fetchOffset) {
+    if (v >= 12 && w.p.lastFetchedEpoch >= 0) {
+      const eo = log.endOffsetForEpoch(w.p.lastFetchedEpoch);
+      if (eo.endOffset < 0 || eo.epoch < w.p.lastFetchedEpoch || eo.endOffset < w.p.fetchOffset) {
         return {
           out: { ...base, divergingEpoch: { epoch: eo.epoch, endOffset: BigInt(eo.endOffset) }, abortedTransactions: null, records: EMPTY },
           bytes: 0,
@@ -128,7 +127,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
       }
     }
     const r = await log.readToBuffer({
-      fetchOffset: w.fetchOffset,
+      fetchOffset: w.p.fetchOffset,
       maxOffset: readCommitted ? lso : hw,
       maxBytes: Math.max(0, maxBytes),
       minOneMessage,
@@ -177,82 +176,51 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
       const byId = v >= 13;
       const readCommitted = req.isolationLevel === 1;
       const now = Date.now();
-      const topError = (errorCode: number): FetchResponseInput => ({ throttleTimeMs: 0, errorCode, sessionId: 0, responses: [] });
-
       const resolveTopic = (name: string, id: string): TopicImage | undefined => (byId ? ctx.image.topicsById.get(id) : ctx.image.topic(name));
-      const fromRequest = (): Wanted[] => {
-        const out: Wanted[] = [];
-        for (const ft of req.topics) {
-          const topic = resolveTopic(ft.topic, ft.topicId);
-          for (const fp of ft.partitions) {
-            out.push({
-              topicId: byId ? ft.topicId : (topic?.topicId ?? ZERO_UUID),
-              topicName: byId ? (topic?.name ?? '') : ft.topic,
-              partition: fp.partition,
-              fetchOffset: Number(fp.fetchOffset),
-              maxBytes: fp.partitionMaxBytes,
-              currentLeaderEpoch: fp.currentLeaderEpoch,
-              lastFetchedEpoch: fp.lastFetchedEpoch,
-              highWatermark: -1,
-              lastStableOffset: -1,
-              logStartOffset: -1,
-              topic,
-              mirrorLeaderEpoch: v >= 19 ? fp.mirrorLeaderEpoch : -1,
-            });
-          }
-        }
-        return out;
-      };
-      const keyOf = (w: { topicId: string; topicName: string; partition: number }): string => partitionKey(byId ? w.topicId : w.topicName, w.partition);
 
-      let session: FetchSession | null = null;
-      let incremental = false;
-      let wanted: Wanted[];
-      if (v >= 7 && !(req.sessionId === 0 && req.sessionEpoch === -1)) {
-        if (req.sessionId === 0) {
-          if (req.sessionEpoch !== 0) return topError(INVALID_FETCH_SESSION_EPOCH);
-          wanted = fromRequest();
-          session = sessions.create(byId, now);
-          if (session) for (const w of wanted) session.partitions.set(keyOf(w), w);
-        } else if (req.sessionEpoch === -1) {
-          sessions.remove(req.sessionId);
-          wanted = fromRequest();
-        } else {
-          const s = sessions.get(req.sessionId);
-          if (!s || s.keyedById !== byId) return topError(FETCH_SESSION_ID_NOT_FOUND);
-          if (s.epoch !== req.sessionEpoch) return topError(INVALID_FETCH_SESSION_EPOCH);
-          session = s;
-          incremental = true;
-          for (const w of fromRequest()) {
-            const k = keyOf(w);
-            const prev = s.partitions.get(k);
-            if (prev) {
-              prev.fetchOffset = w.fetchOffset;
-              prev.maxBytes = w.maxBytes;
-              prev.currentLeaderEpoch = w.currentLeaderEpoch;
-              prev.lastFetchedEpoch = w.lastFetchedEpoch;
-              (prev as Wanted).mirrorLeaderEpoch = w.mirrorLeaderEpoch ?? -1;
-            } else {
-              s.partitions.set(k, w);
-            }
-          }
-          for (const f of req.forgottenTopicsData) {
-            const name = byId ? (ctx.image.topicsById.get(f.topicId)?.name ?? '') : f.topic;
-            for (const p of f.partitions) s.partitions.delete(partitionKey(byId ? f.topicId : name, p));
-          }
-          wanted = [...s.partitions.values()].map((sp) => {
-            const topic = byId ? ctx.image.topicsById.get(sp.topicId) : ctx.image.topic(sp.topicName);
-            return Object.assign(sp, { topic, topicName: topic?.name ?? sp.topicName }) as Wanted;
+      const requested: CachedPartition[] = [];
+      for (const ft of req.topics) {
+        const topic = resolveTopic(ft.topic, ft.topicId);
+        for (const fp of ft.partitions) {
+          requested.push({
+            topicId: byId ? ft.topicId : (topic?.topicId ?? ZERO_UUID),
+            topicName: byId ? (topic?.name ?? '') : ft.topic,
+            partition: fp.partition,
+            fetchOffset: Number(fp.fetchOffset),
+            maxBytes: fp.partitionMaxBytes,
+            currentLeaderEpoch: fp.currentLeaderEpoch,
+            lastFetchedEpoch: fp.lastFetchedEpoch,
+            highWatermark: -1,
+            logStartOffset: -1,
+            mirrorLeaderEpoch: v >= 19 ? fp.mirrorLeaderEpoch : -1,
+            sentMirrorLeaderEpoch: -1,
           });
         }
-        if (session) {
-          session.lastUsed = now;
-          // A new session expects epoch 1 next; an incremental request moves it one on.
-          if (incremental) session.epoch = session.epoch >= 0x7fffffff ? 1 : session.epoch + 1;
-        }
-      } else {
-        wanted = fromRequest();
       }
+      const forgotten: string[] = [];
+      for (const f of req.forgottenTopicsData) {
+        const topicName = byId ? (ctx.image.topicsById.get(f.topicId)?.name ?? '') : f.topic;
+        for (const partition of f.partitions) forgotten.push(FetchManager.key(byId, { topicId: f.topicId, topicName, partition }));
+      }
+      const sessionRequest: SessionRequest = {
+        version: v,
+        sessionId: req.sessionId,
+        epoch: req.sessionEpoch,
+        isFollower: (v >= 15 ? req.replicaState.replicaId : req.replicaId) >= 0,
+        partitions: requested,
+        forgotten,
+        clientId: rc.clientId,
+        client: rc.clientAddress,
+      };
+      const fc = sessions.newContext(sessionRequest);
+      if (fc.kind === 'error') return { throttleTimeMs: 0, errorCode: fc.errorCode, sessionId: 0, responses: [] };
+      // Partitions kept by a session resolve their topic again: it may have been created or
+      // deleted since the request that named them.
+      const wanted: Wanted[] = fc.partitions.map((p) => {
+        const topic = byId ? ctx.image.topicsById.get(p.topicId) : ctx.image.topic(p.topicName);
+        if (topic !== undefined) p.topicName = topic.name;
+        return { p, topic };
+      });
 
       const readAll = async (): Promise<{ outcomes: ReadOutcome[]; bytes: number; error: boolean }> => {
         let budget = req.maxBytes;
@@ -260,7 +228,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
         let error = false;
         const outcomes: ReadOutcome[] = [];
         for (const w of wanted) {
-          const o = await readPartition(w, Math.min(w.maxBytes, budget), bytes === 0, readCommitted, v);
+          const o = await readPartition(w, Math.min(w.p.maxBytes, budget), bytes === 0, readCommitted, v);
           outcomes.push(o);
           bytes += o.bytes;
           budget -= o.bytes;
@@ -274,7 +242,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
       // Kafka's ReplicaManager.fetchMessages answers at once when nothing is asked for, MinBytes is
       // met (MinBytes 0 included), or a partition has an error or a diverging epoch.
       // Once a session has sent the epoch it is no news, whatever the follower last asked with.
-      const mirrorNews = (o: ReadOutcome, w: Wanted): boolean => o.mirrorEpoch > Math.max(w.mirrorLeaderEpoch ?? -1, w.sentMirrorLeaderEpoch ?? -1);
+      const mirrorNews = (o: ReadOutcome, w: Wanted): boolean => o.mirrorEpoch > Math.max(w.p.mirrorLeaderEpoch, w.p.sentMirrorLeaderEpoch);
       const mustWait = (): boolean =>
         wanted.length > 0 &&
         !result.error &&
@@ -287,38 +255,42 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchSessionCache): A
         result = await readAll();
       }
 
+      const results: PartitionResult[] = result.outcomes.map((o) => ({
+        errorCode: o.out.errorCode ?? ErrorCode.NONE,
+        recordBytes: o.bytes,
+        diverging: o.out.divergingEpoch !== undefined,
+        highWatermark: o.hw,
+        logStartOffset: o.logStart,
+        mirrorEpoch: o.mirrorEpoch,
+      }));
+      let sessionId = 0;
+      let selected: readonly number[] | null = null;
+      if (fc.kind === 'full') {
+        sessionId = sessions.openSession(fc, results);
+      } else if (fc.kind === 'incremental') {
+        sessionId = fc.session.id;
+        const picked = sessions.selectIncremental(fc, results, sessionRequest);
+        if (!Array.isArray(picked)) return { throttleTimeMs: 0, errorCode: picked.errorCode, sessionId, responses: [] };
+        selected = picked;
+      }
+
       const responses: TopicOut[] = [];
       let current: TopicOut | null = null;
       let currentKey = '';
-      result.outcomes.forEach((o, i) => {
-        const w = wanted[i]!;
-        if (incremental) {
-          const changed =
-            o.error ||
-            o.bytes > 0 ||
-            o.out.divergingEpoch !== undefined ||
-            o.hw !== w.highWatermark ||
-            o.lso !== w.lastStableOffset ||
-            o.logStart !== w.logStartOffset ||
-            (o.mirrorEpoch >= 0 && o.mirrorEpoch !== (w.sentMirrorLeaderEpoch ?? -1));
-          if (!changed) return;
-        }
-        if (o.mirrorEpoch >= 0) w.sentMirrorLeaderEpoch = o.mirrorEpoch;
-        w.highWatermark = o.hw;
-        w.lastStableOffset = o.lso;
-        w.logStartOffset = o.logStart;
+      for (const i of selected ?? result.outcomes.keys()) {
+        const w = wanted[i]!.p;
         const tk = byId ? w.topicId : w.topicName;
         if (!current || currentKey !== tk) {
           current = { ...(byId ? { topicId: w.topicId } : { topic: w.topicName }), partitions: [] };
           currentKey = tk;
           responses.push(current);
         }
-        (current.partitions as PartOut[]).push(o.out);
-      });
+        (current.partitions as PartOut[]).push(result.outcomes[i]!.out);
+      }
       return {
         throttleTimeMs: 0,
         errorCode: ErrorCode.NONE,
-        ...(v >= 7 ? { sessionId: session?.id ?? 0 } : {}),
+        ...(v >= 7 ? { sessionId } : {}),
         responses,
       };
     },

@@ -4,7 +4,7 @@
  */
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
-import { FetchSessionCache } from '../fetch-session.js';
+import { FetchManager } from '../fetch-manager.js';
 import type { MirrorConfigDescriber } from './032-describe-configs.js';
 import type { MirrorConfigAlterer } from './044-incremental-alter-configs.js';
 import { produceHandler } from './000-produce.js';
@@ -41,7 +41,11 @@ import { alterUserScramCredentialsHandler } from './051-alter-user-scram-credent
 export interface MirrorConfigHooks extends MirrorConfigDescriber, MirrorConfigAlterer {}
 
 export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHooks | null = () => null): ApiHandler[] {
-  const sessions = new FetchSessionCache(ctx.config.int('max.incremental.fetch.session.cache.slots'));
+  const sessions = new FetchManager({
+    maxSlots: ctx.config.int('max.incremental.fetch.session.cache.slots'),
+    evictionMs: ctx.config.int('min.incremental.fetch.session.eviction.ms'),
+    log: ctx.log,
+  });
   const hs: ApiHandler<never, never>[] = [
     produceHandler(ctx),
     fetchHandler(ctx, sessions),
