@@ -5,7 +5,7 @@
  * ResumeMirrorTopics 103, DeleteClusterMirror 104, BumpLeaderEpochs 105), all v0 flexible.
  *
  * Behavior: each handler decodes with the generated codec, runs the control-plane operation
- * (./mirror-control.ts) and answers with per-topic error codes; nothing is thrown to the
+ * (./mirror-control.ts for operators, ./inter-broker-rpcs.ts for brokers) and answers with per-topic error codes; nothing is thrown to the
  * connection. Version notes: only v0 exists for every one of them.
  *
  * `createMirrorApiHandlers(host)` builds the whole mirroring side of a node: the `__mirror_state`
@@ -38,11 +38,14 @@ import { decodeWriteMirrorStatesRequest, type WriteMirrorStatesRequest } from '.
 import { encodeWriteMirrorStatesResponse, type WriteMirrorStatesResponseInput } from '../protocol/generated/messages/write-mirror-states-response.js';
 import type { Reader } from '../protocol/reader.js';
 import type { Writer } from '../protocol/writer.js';
+import { ControlQueue } from './control-queue.js';
 import { mirrorBrokerConfig } from './mirror-config.js';
+import { MirrorConfigResource } from './mirror-config-resource.js';
 import { MirrorControlPlane } from './mirror-control.js';
 import { MirrorCoordinator } from './mirror-coordinator.js';
 import type { MirrorApiHandlers, MirrorHost } from './mirror-host.js';
 import { MirrorManager } from './mirror-manager.js';
+import { MirrorInterBrokerRpcs } from './inter-broker-rpcs.js';
 
 function handler<Req, Res>(
   apiKey: number,
@@ -79,8 +82,11 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
   const config = mirrorBrokerConfig((k) => host.config(k));
   const coordinator = new MirrorCoordinator(host, config.stateTopicPartitions);
   const manager = new MirrorManager(host, coordinator, config, opts.log);
-  const control = new MirrorControlPlane(host, manager, coordinator);
-  manager.topicDiscovery = {
+  const queue = new ControlQueue(host, () => manager.sync());
+  const control = new MirrorControlPlane(host, manager, queue);
+  const interBroker = new MirrorInterBrokerRpcs(host, coordinator);
+  const configResource = new MirrorConfigResource(host, queue);
+  manager.sourceSync.topicDiscovery = {
     start: (mirrorName, topics) => control.startMirrorTopics(mirrorName, topics.map((topicName) => ({ topicName, topicId: '00000000-0000-0000-0000-000000000000', numPartitions: 0 })), [], [], -1),
     stop: (mirrorName, topics) => control.stopMirrorTopics(mirrorName, topics, [], -1),
   };
@@ -165,7 +171,7 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
           })),
         }));
         const lookupResults =
-          req.clusterId !== null && req.lastMirrorEpochLookups.length > 0 ? await control.lookupLastMirrorEpochs(req.clusterId, req.lastMirrorEpochLookups) : [];
+          req.clusterId !== null && req.lastMirrorEpochLookups.length > 0 ? await interBroker.lookupLastMirrorEpochs(req.clusterId, req.lastMirrorEpochLookups) : [];
         return { throttleTimeMs: 0, errorCode: 0, errorMessage: null, mirrors, lookupResults };
       },
       (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
@@ -178,7 +184,7 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
         throttleTimeMs: 0,
         errorCode: 0,
         errorMessage: null,
-        topics: await control.readMirrorStates(req.mirrorName, req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => p.partitionIndex) }))),
+        topics: await interBroker.readMirrorStates(req.mirrorName, req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => p.partitionIndex) }))),
       }),
       (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
     ),
@@ -186,23 +192,23 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
       ApiKey.WriteMirrorStates,
       decodeWriteMirrorStatesRequest,
       encodeWriteMirrorStatesResponse,
-      async (req) => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, topics: await control.writeMirrorStates(req.mirrorName, req.topics) }),
+      async (req) => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, topics: await interBroker.writeMirrorStates(req.mirrorName, req.topics) }),
       (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
     ),
     handler<BumpLeaderEpochsRequest, BumpLeaderEpochsResponseInput>(
       ApiKey.BumpLeaderEpochs,
       decodeBumpLeaderEpochsRequest,
       encodeBumpLeaderEpochsResponse,
-      async (req) => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, topics: await control.bumpLeaderEpochs(req.topics) }),
+      async (req) => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, topics: await interBroker.bumpLeaderEpochs(req.topics) }),
       (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
     ),
   ] as ApiHandler[];
 
   return {
     handlers,
-    isProduceAllowed: (topic, partition) => manager.isProduceAllowed(topic, partition),
-    describeMirrorConfig: (name) => control.describeMirrorConfig(name),
-    alterMirrorConfig: (name, alterations, validateOnly) => control.alterMirrorConfig(name, alterations, validateOnly),
+    isProduceAllowed: (topic, partition) => manager.produceGuard.isProduceAllowed(topic, partition),
+    describeMirrorConfig: (name) => configResource.describeMirrorConfig(name),
+    alterMirrorConfig: (name, alterations, validateOnly) => configResource.alterMirrorConfig(name, alterations, validateOnly),
     async close() {
       await manager.close();
       await coordinator.close();
