@@ -37,7 +37,7 @@ export class MirrorControlPlane {
   }
 
   private binding(topic: string): MirrorTopicBinding | undefined {
-    return this.host.mirrorTopicBindings().find((b) => b.topicName === topic);
+    return this.host.mirrorTopicBinding(topic);
   }
 
   // ------------------------------------------------------------------ create

@@ -20,7 +20,7 @@ export class MirrorProduceGuard {
   /** Client produce is allowed unless the topic is bound to a mirror and the partition is not STOPPED. */
   isProduceAllowed(topic: string, partition: number): boolean {
     const { host, machine } = this.deps;
-    const b = host.mirrorTopicBindings().find((x) => x.topicName === topic);
+    const b = host.mirrorTopicBinding(topic);
     if (b === undefined) return true;
     const key = this.deps.keyFor(b.mirrorName, b.topicId, topic, partition);
     const state = machine.state(key);
