@@ -5,6 +5,7 @@
  * last-mirrored-epoch lookups that a failing-back cluster asks us in DescribeClusterMirrors.
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
+import { errorCodeOf } from '../protocol/kafka-error.js';
 import { bumpLeaderEpoch } from './leader-epoch-bump.js';
 import type { MirrorCoordinator } from './mirror-coordinator.js';
 import type { MirrorHost } from './mirror-host.js';
@@ -98,7 +99,7 @@ export class MirrorInterBrokerRpcs {
           await bumpLeaderEpoch(this.host, name, t.topicId, p.partitionIndex, p.minLeaderEpoch);
           partitions.push({ partitionIndex: p.partitionIndex, errorCode: 0, errorMessage: null });
         } catch (e) {
-          partitions.push({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: (e as Error).message });
+          partitions.push({ partitionIndex: p.partitionIndex, errorCode: errorCodeOf(e), errorMessage: (e as Error).message });
         }
       }
       out.push({ topicName: name ?? '', partitions });

@@ -13,7 +13,7 @@
  */
 import type { ApiHandler } from '../server/api-handler.js';
 import { ApiKey } from '../protocol/generated/api-table.js';
-import { ErrorCode } from '../protocol/generated/errors.js';
+import { errorCodeOf } from '../protocol/kafka-error.js';
 import { decodeBumpLeaderEpochsRequest, type BumpLeaderEpochsRequest } from '../protocol/generated/messages/bump-leader-epochs-request.js';
 import { encodeBumpLeaderEpochsResponse, type BumpLeaderEpochsResponseInput } from '../protocol/generated/messages/bump-leader-epochs-response.js';
 import { decodeCreateClusterMirrorRequest, type CreateClusterMirrorRequest } from '../protocol/generated/messages/create-cluster-mirror-request.js';
@@ -52,7 +52,7 @@ function handler<Req, Res>(
   decode: (r: Reader, v: number) => Req,
   encode: (w: Writer, m: Res, v: number) => void,
   handle: (req: Req) => Promise<Res> | Res,
-  onError: (message: string) => Res,
+  onError: (code: number, message: string) => Res,
 ): ApiHandler<Req, Res> {
   return {
     apiKey,
@@ -64,14 +64,13 @@ function handler<Req, Res>(
       try {
         return await handle(req);
       } catch (e) {
-        // Internal failures become UNKNOWN_SERVER_ERROR in the response, never a closed connection.
-        return onError((e as Error).message);
+        // Internal failures become their Kafka code (UNKNOWN_SERVER_ERROR when they carry none)
+        // in the response, never a closed connection.
+        return onError(errorCodeOf(e), (e as Error).message);
       }
     },
   };
 }
-
-const UNKNOWN = ErrorCode.UNKNOWN_SERVER_ERROR;
 
 export interface MirrorApiOptions {
   /** Log sink for state transitions and failures (default: none). */
@@ -98,7 +97,7 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
       decodeCreateClusterMirrorRequest,
       encodeCreateClusterMirrorResponse,
       async (req) => ({ throttleTimeMs: 0, ...(await control.createClusterMirror(req.mirrorName, req.config)) }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<StartMirrorTopicsRequest, StartMirrorTopicsResponseInput>(
       ApiKey.StartMirrorTopics,
@@ -108,7 +107,7 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
         throttleTimeMs: 0,
         ...(await control.startMirrorTopics(req.mirrorName, req.topics, req.includePatterns, req.excludePatterns, Number(req.stateValidationOffset))),
       }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<StopMirrorTopicsRequest, StopMirrorTopicsResponseInput>(
       ApiKey.StopMirrorTopics,
@@ -118,35 +117,35 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
         throttleTimeMs: 0,
         ...(await control.stopMirrorTopics(req.mirrorName, req.topics.map((t) => t.topicName), req.patterns, Number(req.stateValidationOffset))),
       }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<PauseMirrorTopicsRequest, PauseMirrorTopicsResponseInput>(
       ApiKey.PauseMirrorTopics,
       decodePauseMirrorTopicsRequest,
       encodePauseMirrorTopicsResponse,
       async (req) => ({ throttleTimeMs: 0, ...(await control.pauseMirrorTopics(req.mirrorName, req.topics.map((t) => t.topicName), Number(req.stateValidationOffset))) }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<ResumeMirrorTopicsRequest, ResumeMirrorTopicsResponseInput>(
       ApiKey.ResumeMirrorTopics,
       decodeResumeMirrorTopicsRequest,
       encodeResumeMirrorTopicsResponse,
       async (req) => ({ throttleTimeMs: 0, ...(await control.resumeMirrorTopics(req.mirrorName, req.topics.map((t) => t.topicName), Number(req.stateValidationOffset))) }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<DeleteClusterMirrorRequest, DeleteClusterMirrorResponseInput>(
       ApiKey.DeleteClusterMirror,
       decodeDeleteClusterMirrorRequest,
       encodeDeleteClusterMirrorResponse,
       async (req) => ({ throttleTimeMs: 0, ...(await control.deleteClusterMirror(req.mirrorName, Number(req.stateValidationOffset))) }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<ListClusterMirrorsRequest, ListClusterMirrorsResponseInput>(
       ApiKey.ListClusterMirrors,
       decodeListClusterMirrorsRequest,
       encodeListClusterMirrorsResponse,
       (req) => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, mirrors: control.listClusterMirrors(req.includeTopicNames) }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<DescribeClusterMirrorsRequest, DescribeClusterMirrorsResponseInput>(
       ApiKey.DescribeClusterMirrors,
@@ -174,7 +173,7 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
           req.clusterId !== null && req.lastMirrorEpochLookups.length > 0 ? await interBroker.lookupLastMirrorEpochs(req.clusterId, req.lastMirrorEpochLookups) : [];
         return { throttleTimeMs: 0, errorCode: 0, errorMessage: null, mirrors, lookupResults };
       },
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<ReadMirrorStatesRequest, ReadMirrorStatesResponseInput>(
       ApiKey.ReadMirrorStates,
@@ -186,21 +185,21 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
         errorMessage: null,
         topics: await interBroker.readMirrorStates(req.mirrorName, req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => p.partitionIndex) }))),
       }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<WriteMirrorStatesRequest, WriteMirrorStatesResponseInput>(
       ApiKey.WriteMirrorStates,
       decodeWriteMirrorStatesRequest,
       encodeWriteMirrorStatesResponse,
       async (req) => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, topics: await interBroker.writeMirrorStates(req.mirrorName, req.topics) }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<BumpLeaderEpochsRequest, BumpLeaderEpochsResponseInput>(
       ApiKey.BumpLeaderEpochs,
       decodeBumpLeaderEpochsRequest,
       encodeBumpLeaderEpochsResponse,
       async (req) => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, topics: await interBroker.bumpLeaderEpochs(req.topics) }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
   ] as ApiHandler[];
 

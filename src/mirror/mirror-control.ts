@@ -11,6 +11,7 @@
  * one ControlQueue, so validation and the write it depends on are not interleaved with another call.
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
 import { SourceClient, sourceClientOptionsFromConfig } from '../fetcher/source-client.js';
 import type { ControlQueue } from './control-queue.js';
 import { allFail, err, ok, topLevel, type TopicResult, type TopicsResult, type TopLevelResult } from './control-results.js';
@@ -75,7 +76,7 @@ export class MirrorControlPlane {
     const client = new SourceClient({ ...sourceClientOptionsFromConfig(name, cfg), requestTimeoutMs: 10_000, connectTimeoutMs: 5_000 });
     try {
       const d = await client.describeCluster();
-      if (d.errorCode !== 0) throw new Error(`DescribeCluster error ${d.errorCode}`);
+      if (d.errorCode !== 0) throw new KafkaError(d.errorCode, `DescribeCluster error ${d.errorCode}`);
       return d.clusterId;
     } finally {
       client.close();
@@ -170,13 +171,13 @@ export class MirrorControlPlane {
 
   private async sourceTopic(mirrorName: string, name: string): Promise<{ topicId: string; numPartitions: number }> {
     const cfg = this.host.mirrorConfigs().get(mirrorName);
-    if (cfg === undefined) throw new Error(`unknown mirror ${mirrorName}`);
+    if (cfg === undefined) throw new KafkaError(ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown mirror ${mirrorName}`);
     const shared = this.manager.sourceClient(mirrorName);
     const client = shared ?? new SourceClient(sourceClientOptionsFromConfig(mirrorName, cfg));
     try {
       const md = await client.metadata([name]);
       const t = md.topics.find((x) => x.name === name);
-      if (t === undefined || t.errorCode !== 0) throw new Error(`error ${t?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}`);
+      if (t === undefined || t.errorCode !== 0) throw new KafkaError(t?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `error ${t?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}`);
       return { topicId: t.topicId, numPartitions: t.partitions.length };
     } finally {
       if (shared === undefined) client.close();

@@ -9,6 +9,7 @@
  * the state machine; `sync()` may run any number of times (it is idempotent and coalesced).
  */
 import type { SourceClient } from '../fetcher/source-client.js';
+import { errorCodeOf } from '../protocol/kafka-error.js';
 import { connectionFingerprint, type MirrorBrokerConfig } from './mirror-config.js';
 import type { MirrorCoordinator } from './mirror-coordinator.js';
 import type { MirrorHost } from './mirror-host.js';
@@ -244,7 +245,7 @@ export class MirrorManager {
         );
       },
       onPartitionFailed: (key: MirrorPartitionKey, err: Error, nonRetryable: boolean) => {
-        void this.machine.fail(key, nonRetryable ? new NonRetryableMirrorError(err.message) : err);
+        void this.machine.fail(key, nonRetryable ? new NonRetryableMirrorError(errorCodeOf(err), err.message) : err);
       },
       onProgress: (key: MirrorPartitionKey) => this.machine.markHealthy(key),
     };

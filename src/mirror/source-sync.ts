@@ -9,6 +9,7 @@
  * when the previous one ends).
  */
 import { SourceClient } from '../fetcher/source-client.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { syncAcls } from './acl-sync.js';
 import { syncGroupOffsets } from './group-offset-sync.js';
 import { matchesAny, mirrorConfigValue, splitList } from './mirror-config.js';
@@ -57,7 +58,7 @@ export class MirrorSourceSync {
           if (key.mirrorName !== rt.name) continue;
           const st = machine.state(key);
           if (st === S.STOPPED || st === S.PAUSED) continue;
-          await machine.fail(key, new NonRetryableMirrorError(`The source cluster id changed from ${rt.sourceClusterId} to ${id}.`));
+          await machine.fail(key, new NonRetryableMirrorError(ErrorCode.INCONSISTENT_CLUSTER_ID, `The source cluster id changed from ${rt.sourceClusterId} to ${id}.`));
         }
         continue;
       }

@@ -13,6 +13,8 @@
  * transition is persisted, and each action asks for the next transition itself.
  */
 import { buildEndTxnMarkerBatch, buildMirrorPidResetBatch } from '../protocol/control-records.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
 import { iterateBatches } from '../protocol/record-batch.js';
 import type { MirrorCoordinator } from './mirror-coordinator.js';
 import type { MirrorHost, MirrorLog } from './mirror-host.js';
@@ -61,7 +63,7 @@ export class MirrorStateActions {
     const rt = this.requireRuntime(key.mirrorName);
     const log = await this.awaitLog(key);
     if (await hasMirrorLoop(rt.client, host.clusterId, key.topicName)) {
-      throw new NonRetryableMirrorError(`Detected mirror loop: the source cluster mirrors ${key.topicName} from this cluster (${host.clusterId}).`);
+      throw new NonRetryableMirrorError(ErrorCode.TOPIC_ALREADY_IN_CLUSTER_MIRROR, `Detected mirror loop: the source cluster mirrors ${key.topicName} from this cluster (${host.clusterId}).`);
     }
     const lme = await lookupLastMirrorEpoch(rt.client, host.clusterId, key.topicId, key.partition);
     let target = 0;
@@ -86,7 +88,7 @@ export class MirrorStateActions {
     for (;;) {
       const log = host.partitionLog(key.topicName, key.partition);
       if (log !== undefined) return log;
-      if (this.deps.isClosed() || host.clock.now() >= until) throw new Error(`no local log for ${key.topicName}-${key.partition}`);
+      if (this.deps.isClosed() || host.clock.now() >= until) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no local log for ${key.topicName}-${key.partition}`);
       await new Promise((r) => setTimeout(r, 20));
     }
   }
@@ -146,13 +148,13 @@ export class MirrorStateActions {
         timestamp: host.clock.now(),
       });
       const r = await host.appendCoordinatorBatch(key.topicName, key.partition, batch);
-      if (r.errorCode !== 0) throw new Error(`writing the ABORT marker for producer ${txn.producerId} failed with error ${r.errorCode}`);
+      if (r.errorCode !== 0) throw new KafkaError(r.errorCode, `writing the ABORT marker for producer ${txn.producerId} failed with error ${r.errorCode}`);
     }
     // e. the producer-state barrier
     const sourceClusterId = host.mirrorConfigs().get(key.mirrorName)?.get('mirror.source.cluster.id') ?? '';
     const reset = buildMirrorPidResetBatch({ sourceClusterId, partitionLeaderEpoch: epoch, timestamp: host.clock.now() });
     const r = await host.appendCoordinatorBatch(key.topicName, key.partition, reset);
-    if (r.errorCode !== 0) throw new Error(`writing MIRROR_PID_RESET failed with error ${r.errorCode}`);
+    if (r.errorCode !== 0) throw new KafkaError(r.errorCode, `writing MIRROR_PID_RESET failed with error ${r.errorCode}`);
     // f. writable
     await machine.transition(key, S.STOPPED, { expectedFrom: S.STOPPING });
   }
@@ -182,7 +184,7 @@ export class MirrorStateActions {
 
   private requireRuntime(name: string): MirrorRuntime {
     const rt = this.deps.runtime(name);
-    if (rt === undefined) throw new Error(`mirror ${name} has no usable source connection settings`);
+    if (rt === undefined) throw new KafkaError(ErrorCode.INVALID_CONFIG, `mirror ${name} has no usable source connection settings`);
     return rt;
   }
 }
