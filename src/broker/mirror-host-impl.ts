@@ -9,10 +9,21 @@ import type { MirrorPartitionStateValue } from '../mirror/mirror-partition-state
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { BrokerContext } from './broker-context.js';
 import { topicNameError, type ControllerResult } from '../controller/controller.js';
-import { ConfigResourceType } from '../controller/metadata-image.js';
+import { ConfigResourceType, type TopicImage } from '../controller/metadata-image.js';
 import type { MetadataRecord } from '../controller/metadata-records.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+
+function bindingOf(t: TopicImage): MirrorTopicBinding | undefined {
+  if (!t.mirror) return undefined;
+  return {
+    topicName: t.name,
+    topicId: t.topicId,
+    mirrorName: t.mirror.mirrorName,
+    desiredState: t.mirror.desiredState as MirrorPartitionStateValue,
+    lastStateChangeOffset: t.mirror.lastStateChangeOffset,
+  };
+}
 
 export function createMirrorHost(ctx: BrokerContext, coordinatorHost: CoordinatorHost): MirrorHost {
   const logOf = (topic: string, partition: number): MirrorLog | undefined => {
@@ -53,16 +64,14 @@ export function createMirrorHost(ctx: BrokerContext, coordinatorHost: Coordinato
     mirrorTopicBindings(): readonly MirrorTopicBinding[] {
       const out: MirrorTopicBinding[] = [];
       for (const t of ctx.image.topicsByName.values()) {
-        if (!t.mirror) continue;
-        out.push({
-          topicName: t.name,
-          topicId: t.topicId,
-          mirrorName: t.mirror.mirrorName,
-          desiredState: t.mirror.desiredState as MirrorPartitionStateValue,
-          lastStateChangeOffset: t.mirror.lastStateChangeOffset,
-        });
+        const b = bindingOf(t);
+        if (b) out.push(b);
       }
       return out;
+    },
+    mirrorTopicBinding(topic) {
+      const t = ctx.image.topic(topic);
+      return t ? bindingOf(t) : undefined;
     },
     mirrorConfigs: () => ctx.image.otherConfigs.get(ConfigResourceType.CLUSTER_MIRROR) ?? new Map(),
     async controllerWrite(ops: readonly MirrorControllerOp[]) {

@@ -19,6 +19,8 @@
  * operation or permission name, or an invalid regular expression, matches nothing.
  */
 import type { SourceClient } from '../fetcher/source-client.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
 import { encodeCreateAclsRequest } from '../protocol/generated/messages/create-acls-request.js';
 import { decodeCreateAclsResponse } from '../protocol/generated/messages/create-acls-response.js';
 import { encodeDeleteAclsRequest } from '../protocol/generated/messages/delete-acls-request.js';
@@ -42,7 +44,6 @@ export interface MirrorAclBinding {
 /** ACL resource type CLUSTER_MIRROR (spec §11). */
 export const CLUSTER_MIRROR_ACL_RESOURCE = 8;
 const ANY = 1;
-const SECURITY_DISABLED = 54;
 
 const RESOURCE_TYPES: ReadonlyMap<string, number> = new Map([
   ['TOPIC', 2],
@@ -129,8 +130,8 @@ export async function describeAllAcls(client: SourceClient): Promise<MirrorAclBi
       ),
     decodeDescribeAclsResponse,
   );
-  if (res === null || res.errorCode === SECURITY_DISABLED) return null;
-  if (res.errorCode !== 0) throw new Error(`DescribeAcls failed with error ${res.errorCode}: ${res.errorMessage ?? ''}`);
+  if (res === null || res.errorCode === ErrorCode.SECURITY_DISABLED) return null;
+  if (res.errorCode !== 0) throw new KafkaError(res.errorCode, `DescribeAcls failed with error ${res.errorCode}: ${res.errorMessage ?? ''}`);
   const out: MirrorAclBinding[] = [];
   for (const r of res.resources) {
     for (const a of r.acls) {

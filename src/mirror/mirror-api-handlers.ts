@@ -5,7 +5,7 @@
  * ResumeMirrorTopics 103, DeleteClusterMirror 104, BumpLeaderEpochs 105), all v0 flexible.
  *
  * Behavior: each handler decodes with the generated codec, runs the control-plane operation
- * (./mirror-control.ts) and answers with per-topic error codes; nothing is thrown to the
+ * (./mirror-control.ts for operators, ./inter-broker-rpcs.ts for brokers) and answers with per-topic error codes; nothing is thrown to the
  * connection. Version notes: only v0 exists for every one of them.
  *
  * `createMirrorApiHandlers(host)` builds the whole mirroring side of a node: the `__mirror_state`
@@ -13,7 +13,7 @@
  */
 import type { ApiHandler } from '../server/api-handler.js';
 import { ApiKey } from '../protocol/generated/api-table.js';
-import { ErrorCode } from '../protocol/generated/errors.js';
+import { errorCodeOf } from '../protocol/kafka-error.js';
 import { decodeBumpLeaderEpochsRequest, type BumpLeaderEpochsRequest } from '../protocol/generated/messages/bump-leader-epochs-request.js';
 import { encodeBumpLeaderEpochsResponse, type BumpLeaderEpochsResponseInput } from '../protocol/generated/messages/bump-leader-epochs-response.js';
 import { decodeCreateClusterMirrorRequest, type CreateClusterMirrorRequest } from '../protocol/generated/messages/create-cluster-mirror-request.js';
@@ -38,18 +38,21 @@ import { decodeWriteMirrorStatesRequest, type WriteMirrorStatesRequest } from '.
 import { encodeWriteMirrorStatesResponse, type WriteMirrorStatesResponseInput } from '../protocol/generated/messages/write-mirror-states-response.js';
 import type { Reader } from '../protocol/reader.js';
 import type { Writer } from '../protocol/writer.js';
+import { ControlQueue } from './control-queue.js';
 import { mirrorBrokerConfig } from './mirror-config.js';
+import { MirrorConfigResource } from './mirror-config-resource.js';
 import { MirrorControlPlane } from './mirror-control.js';
 import { MirrorCoordinator } from './mirror-coordinator.js';
 import type { MirrorApiHandlers, MirrorHost } from './mirror-host.js';
 import { MirrorManager } from './mirror-manager.js';
+import { MirrorInterBrokerRpcs } from './inter-broker-rpcs.js';
 
 function handler<Req, Res>(
   apiKey: number,
   decode: (r: Reader, v: number) => Req,
   encode: (w: Writer, m: Res, v: number) => void,
   handle: (req: Req) => Promise<Res> | Res,
-  onError: (message: string) => Res,
+  onError: (code: number, message: string) => Res,
 ): ApiHandler<Req, Res> {
   return {
     apiKey,
@@ -61,14 +64,13 @@ function handler<Req, Res>(
       try {
         return await handle(req);
       } catch (e) {
-        // Internal failures become UNKNOWN_SERVER_ERROR in the response, never a closed connection.
-        return onError((e as Error).message);
+        // Internal failures become their Kafka code (UNKNOWN_SERVER_ERROR when they carry none)
+        // in the response, never a closed connection.
+        return onError(errorCodeOf(e), (e as Error).message);
       }
     },
   };
 }
-
-const UNKNOWN = ErrorCode.UNKNOWN_SERVER_ERROR;
 
 export interface MirrorApiOptions {
   /** Log sink for state transitions and failures (default: none). */
@@ -79,8 +81,11 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
   const config = mirrorBrokerConfig((k) => host.config(k));
   const coordinator = new MirrorCoordinator(host, config.stateTopicPartitions);
   const manager = new MirrorManager(host, coordinator, config, opts.log);
-  const control = new MirrorControlPlane(host, manager, coordinator);
-  manager.topicDiscovery = {
+  const queue = new ControlQueue(host, () => manager.sync());
+  const control = new MirrorControlPlane(host, manager, queue);
+  const interBroker = new MirrorInterBrokerRpcs(host, coordinator);
+  const configResource = new MirrorConfigResource(host, queue);
+  manager.sourceSync.topicDiscovery = {
     start: (mirrorName, topics) => control.startMirrorTopics(mirrorName, topics.map((topicName) => ({ topicName, topicId: '00000000-0000-0000-0000-000000000000', numPartitions: 0 })), [], [], -1),
     stop: (mirrorName, topics) => control.stopMirrorTopics(mirrorName, topics, [], -1),
   };
@@ -92,7 +97,7 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
       decodeCreateClusterMirrorRequest,
       encodeCreateClusterMirrorResponse,
       async (req) => ({ throttleTimeMs: 0, ...(await control.createClusterMirror(req.mirrorName, req.config)) }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<StartMirrorTopicsRequest, StartMirrorTopicsResponseInput>(
       ApiKey.StartMirrorTopics,
@@ -102,7 +107,7 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
         throttleTimeMs: 0,
         ...(await control.startMirrorTopics(req.mirrorName, req.topics, req.includePatterns, req.excludePatterns, Number(req.stateValidationOffset))),
       }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<StopMirrorTopicsRequest, StopMirrorTopicsResponseInput>(
       ApiKey.StopMirrorTopics,
@@ -112,35 +117,35 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
         throttleTimeMs: 0,
         ...(await control.stopMirrorTopics(req.mirrorName, req.topics.map((t) => t.topicName), req.patterns, Number(req.stateValidationOffset))),
       }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<PauseMirrorTopicsRequest, PauseMirrorTopicsResponseInput>(
       ApiKey.PauseMirrorTopics,
       decodePauseMirrorTopicsRequest,
       encodePauseMirrorTopicsResponse,
       async (req) => ({ throttleTimeMs: 0, ...(await control.pauseMirrorTopics(req.mirrorName, req.topics.map((t) => t.topicName), Number(req.stateValidationOffset))) }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<ResumeMirrorTopicsRequest, ResumeMirrorTopicsResponseInput>(
       ApiKey.ResumeMirrorTopics,
       decodeResumeMirrorTopicsRequest,
       encodeResumeMirrorTopicsResponse,
       async (req) => ({ throttleTimeMs: 0, ...(await control.resumeMirrorTopics(req.mirrorName, req.topics.map((t) => t.topicName), Number(req.stateValidationOffset))) }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<DeleteClusterMirrorRequest, DeleteClusterMirrorResponseInput>(
       ApiKey.DeleteClusterMirror,
       decodeDeleteClusterMirrorRequest,
       encodeDeleteClusterMirrorResponse,
       async (req) => ({ throttleTimeMs: 0, ...(await control.deleteClusterMirror(req.mirrorName, Number(req.stateValidationOffset))) }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<ListClusterMirrorsRequest, ListClusterMirrorsResponseInput>(
       ApiKey.ListClusterMirrors,
       decodeListClusterMirrorsRequest,
       encodeListClusterMirrorsResponse,
       (req) => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, mirrors: control.listClusterMirrors(req.includeTopicNames) }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<DescribeClusterMirrorsRequest, DescribeClusterMirrorsResponseInput>(
       ApiKey.DescribeClusterMirrors,
@@ -165,10 +170,10 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
           })),
         }));
         const lookupResults =
-          req.clusterId !== null && req.lastMirrorEpochLookups.length > 0 ? await control.lookupLastMirrorEpochs(req.clusterId, req.lastMirrorEpochLookups) : [];
+          req.clusterId !== null && req.lastMirrorEpochLookups.length > 0 ? await interBroker.lookupLastMirrorEpochs(req.clusterId, req.lastMirrorEpochLookups) : [];
         return { throttleTimeMs: 0, errorCode: 0, errorMessage: null, mirrors, lookupResults };
       },
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<ReadMirrorStatesRequest, ReadMirrorStatesResponseInput>(
       ApiKey.ReadMirrorStates,
@@ -178,31 +183,31 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
         throttleTimeMs: 0,
         errorCode: 0,
         errorMessage: null,
-        topics: await control.readMirrorStates(req.mirrorName, req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => p.partitionIndex) }))),
+        topics: await interBroker.readMirrorStates(req.mirrorName, req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => p.partitionIndex) }))),
       }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<WriteMirrorStatesRequest, WriteMirrorStatesResponseInput>(
       ApiKey.WriteMirrorStates,
       decodeWriteMirrorStatesRequest,
       encodeWriteMirrorStatesResponse,
-      async (req) => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, topics: await control.writeMirrorStates(req.mirrorName, req.topics) }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      async (req) => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, topics: await interBroker.writeMirrorStates(req.mirrorName, req.topics) }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<BumpLeaderEpochsRequest, BumpLeaderEpochsResponseInput>(
       ApiKey.BumpLeaderEpochs,
       decodeBumpLeaderEpochsRequest,
       encodeBumpLeaderEpochsResponse,
-      async (req) => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, topics: await control.bumpLeaderEpochs(req.topics) }),
-      (m) => ({ errorCode: UNKNOWN, errorMessage: m }),
+      async (req) => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, topics: await interBroker.bumpLeaderEpochs(req.topics) }),
+      (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
   ] as ApiHandler[];
 
   return {
     handlers,
-    isProduceAllowed: (topic, partition) => manager.isProduceAllowed(topic, partition),
-    describeMirrorConfig: (name) => control.describeMirrorConfig(name),
-    alterMirrorConfig: (name, alterations, validateOnly) => control.alterMirrorConfig(name, alterations, validateOnly),
+    isProduceAllowed: (topic, partition) => manager.produceGuard.isProduceAllowed(topic, partition),
+    describeMirrorConfig: (name) => configResource.describeMirrorConfig(name),
+    alterMirrorConfig: (name, alterations, validateOnly) => configResource.alterMirrorConfig(name, alterations, validateOnly),
     async close() {
       await manager.close();
       await coordinator.close();

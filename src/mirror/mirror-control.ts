@@ -1,85 +1,44 @@
 /**
- * The mirroring control plane (KIP-1279 spec §4): what CreateClusterMirror, Start/Stop/Pause/
- * Resume MirrorTopics, DeleteClusterMirror, List/DescribeClusterMirrors, Read/WriteMirrorStates
- * and BumpLeaderEpochs do. A Fjord node is its own controller, so each call does both halves of
- * the reference's flow in one place: the broker-side validation of actual partition states
- * (INVALID_CLUSTER_MIRROR_STATES), then the controller-side checks and the metadata records,
- * including the optimistic StateValidationOffset check (spec §4.2).
+ * The operator RPCs of cluster mirroring (KIP-1279 spec §4): CreateClusterMirror, Start/Stop/
+ * Pause/Resume MirrorTopics, DeleteClusterMirror, List/DescribeClusterMirrors. A Fjord node is
+ * its own controller, so each call does both halves of the reference's flow in one place: the
+ * broker-side validation of actual partition states (INVALID_CLUSTER_MIRROR_STATES), then the
+ * controller-side checks and the metadata records, including the optimistic
+ * StateValidationOffset check (spec §4.2). The inter-broker RPCs are ./inter-broker-rpcs.ts, the
+ * CLUSTER_MIRROR config resource ./mirror-config-resource.ts.
  *
- * Concurrency contract: single event loop. Calls that change metadata are serialised through one
- * queue, so validation and the write it depends on are not interleaved with another call.
+ * Concurrency contract: single event loop. Calls that change metadata are serialised through the
+ * one ControlQueue, so validation and the write it depends on are not interleaved with another call.
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
-import {
-  isSensitiveMirrorKey,
-  matchesAny,
-  mirrorConfigDefault,
-  mirrorConfigKeys,
-  splitList,
-  validateMirrorConfigEntry,
-  validateMirrorName,
-} from './mirror-config.js';
-import type { MirrorCoordinator } from './mirror-coordinator.js';
-import type {
-  MirrorConfigAlteration,
-  MirrorConfigEntry,
-  MirrorControllerOp,
-  MirrorHost,
-  MirrorTopicBinding,
-} from './mirror-host.js';
-import type { MirrorManager } from './mirror-manager.js';
-import { MirrorPartitionState as S, isMirrorPartitionState, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
+import { KafkaError } from '../protocol/kafka-error.js';
 import { SourceClient, sourceClientOptionsFromConfig } from '../fetcher/source-client.js';
+import type { ControlQueue } from './control-queue.js';
+import { allFail, err, ok, topLevel, type TopicResult, type TopicsResult, type TopLevelResult } from './control-results.js';
+import { matchesAny, mirrorConfigDefault, splitList, validateMirrorConfigEntry, validateMirrorName } from './mirror-config.js';
+import type { MirrorControllerOp, MirrorHost, MirrorTopicBinding } from './mirror-host.js';
+import type { MirrorManager, PartitionDescription } from './mirror-manager.js';
+import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 
-export interface TopicResult {
-  name: string;
-  errorCode: number;
-  errorMessage: string | null;
-}
-
-export interface TopLevelResult {
-  errorCode: number;
-  errorMessage: string | null;
-}
-
-export interface TopicsResult extends TopLevelResult {
-  topics: TopicResult[];
-}
-
-const ok = (name: string): TopicResult => ({ name, errorCode: 0, errorMessage: null });
-const err = (name: string, errorCode: number, errorMessage: string): TopicResult => ({ name, errorCode, errorMessage });
-
-function topLevel(topics: TopicResult[]): TopicsResult {
-  const first = topics.find((t) => t.errorCode !== 0);
-  return { errorCode: first?.errorCode ?? 0, errorMessage: first?.errorMessage ?? null, topics };
-}
-
 export class MirrorControlPlane {
-  private queue: Promise<unknown> = Promise.resolve();
-
   constructor(
     private readonly host: MirrorHost,
     private readonly manager: MirrorManager,
-    private readonly coordinator: MirrorCoordinator,
+    private readonly queue: ControlQueue,
   ) {}
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(fn);
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.queue.serial(fn);
+  }
+
+  private write(ops: MirrorControllerOp[]): Promise<TopLevelResult> {
+    return this.queue.write(ops);
   }
 
   private binding(topic: string): MirrorTopicBinding | undefined {
-    return this.host.mirrorTopicBindings().find((b) => b.topicName === topic);
-  }
-
-  private async write(ops: MirrorControllerOp[]): Promise<TopLevelResult> {
-    if (ops.length === 0) return { errorCode: 0, errorMessage: null };
-    const r = await this.host.controllerWrite(ops);
-    if (r.errorCode === 0) await this.manager.sync();
-    return { errorCode: r.errorCode, errorMessage: r.errorMessage ?? null };
+    return this.host.mirrorTopicBinding(topic);
   }
 
   // ------------------------------------------------------------------ create
@@ -117,7 +76,7 @@ export class MirrorControlPlane {
     const client = new SourceClient({ ...sourceClientOptionsFromConfig(name, cfg), requestTimeoutMs: 10_000, connectTimeoutMs: 5_000 });
     try {
       const d = await client.describeCluster();
-      if (d.errorCode !== 0) throw new Error(`DescribeCluster error ${d.errorCode}`);
+      if (d.errorCode !== 0) throw new KafkaError(d.errorCode, `DescribeCluster error ${d.errorCode}`);
       return d.clusterId;
     } finally {
       client.close();
@@ -135,7 +94,7 @@ export class MirrorControlPlane {
   ): Promise<TopicsResult> {
     return this.serial(async () => {
       const cfg = this.host.mirrorConfigs().get(mirrorName);
-      if (cfg === undefined) return this.allFail(topics.map((t) => t.topicName), ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown cluster mirror ${mirrorName}`);
+      if (cfg === undefined) return allFail(topics.map((t) => t.topicName), ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown cluster mirror ${mirrorName}`);
       const ops: MirrorControllerOp[] = [];
       const results: TopicResult[] = [];
       // Patterns: include/exclude lists move (spec §4.3).
@@ -160,7 +119,7 @@ export class MirrorControlPlane {
       ops.push({ type: 'mirrorConfig', mirrorName, name: 'mirror.topics.include', value: include.join(',') });
       ops.push({ type: 'mirrorConfig', mirrorName, name: 'mirror.topics.exclude', value: exclude.join(',') });
       const w = await this.write(ops);
-      if (w.errorCode !== 0) return this.allFail(topics.map((t) => t.topicName), w.errorCode, w.errorMessage ?? 'controller write failed');
+      if (w.errorCode !== 0) return allFail(topics.map((t) => t.topicName), w.errorCode, w.errorMessage ?? 'controller write failed');
       return topLevel(results);
     });
   }
@@ -212,13 +171,13 @@ export class MirrorControlPlane {
 
   private async sourceTopic(mirrorName: string, name: string): Promise<{ topicId: string; numPartitions: number }> {
     const cfg = this.host.mirrorConfigs().get(mirrorName);
-    if (cfg === undefined) throw new Error(`unknown mirror ${mirrorName}`);
+    if (cfg === undefined) throw new KafkaError(ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown mirror ${mirrorName}`);
     const shared = this.manager.sourceClient(mirrorName);
     const client = shared ?? new SourceClient(sourceClientOptionsFromConfig(mirrorName, cfg));
     try {
       const md = await client.metadata([name]);
       const t = md.topics.find((x) => x.name === name);
-      if (t === undefined || t.errorCode !== 0) throw new Error(`error ${t?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}`);
+      if (t === undefined || t.errorCode !== 0) throw new KafkaError(t?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `error ${t?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}`);
       return { topicId: t.topicId, numPartitions: t.partitions.length };
     } finally {
       if (shared === undefined) client.close();
@@ -260,7 +219,7 @@ export class MirrorControlPlane {
   ): Promise<TopicsResult> {
     return this.serial(async () => {
       const cfg = this.host.mirrorConfigs().get(mirrorName);
-      if (cfg === undefined) return this.allFail(names, ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown cluster mirror ${mirrorName}`);
+      if (cfg === undefined) return allFail(names, ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown cluster mirror ${mirrorName}`);
       const ops: MirrorControllerOp[] = [];
       const results: TopicResult[] = [];
       for (const name of names) {
@@ -315,7 +274,7 @@ export class MirrorControlPlane {
         ops.push({ type: 'mirrorConfig', mirrorName, name: 'mirror.topics.exclude', value: exclude.join(',') });
       }
       const w = await this.write(ops);
-      if (w.errorCode !== 0) return this.allFail(names, w.errorCode, w.errorMessage ?? 'controller write failed');
+      if (w.errorCode !== 0) return allFail(names, w.errorCode, w.errorMessage ?? 'controller write failed');
       return topLevel(results);
     });
   }
@@ -367,8 +326,8 @@ export class MirrorControlPlane {
     const all = [...this.host.mirrorConfigs().keys()];
     const wanted = names.length === 0 ? all : names;
     return wanted.map((mirrorName) => {
-      if (!this.host.mirrorConfigs().has(mirrorName)) return { errorCode: ErrorCode.UNKNOWN_CLUSTER_MIRROR, mirrorName, topics: [] as { topicName: string; partitions: ReturnType<MirrorManager['describe']> }[] };
-      const byTopic = new Map<string, ReturnType<MirrorManager['describe']>>();
+      if (!this.host.mirrorConfigs().has(mirrorName)) return { errorCode: ErrorCode.UNKNOWN_CLUSTER_MIRROR, mirrorName, topics: [] as { topicName: string; partitions: PartitionDescription[] }[] };
+      const byTopic = new Map<string, PartitionDescription[]>();
       for (const p of this.manager.describe(mirrorName)) {
         let list = byTopic.get(p.topic);
         if (list === undefined) byTopic.set(p.topic, (list = []));
@@ -376,154 +335,6 @@ export class MirrorControlPlane {
       }
       return { errorCode: 0, mirrorName, topics: [...byTopic].map(([topicName, partitions]) => ({ topicName, partitions })) };
     });
-  }
-
-  /** LME lookups for a requesting cluster (direct failback, spec §4.3 DescribeClusterMirrors). */
-  async lookupLastMirrorEpochs(clusterId: string, lookups: readonly { topicId: string; partitions: readonly number[] }[]) {
-    const mirrors = [...this.host.mirrorConfigs()].filter(([, cfg]) => cfg.get('mirror.source.cluster.id') === clusterId).map(([n]) => n);
-    const out: { topicId: string; partitions: { partitionIndex: number; lastMirrorEpoch: number }[] }[] = [];
-    for (const l of lookups) {
-      const partitions: { partitionIndex: number; lastMirrorEpoch: number }[] = [];
-      for (const p of l.partitions) {
-        let lme = -1;
-        for (const m of mirrors) lme = Math.max(lme, (await this.coordinator.read(m, l.topicId, p)).lastMirrorEpoch);
-        partitions.push({ partitionIndex: p, lastMirrorEpoch: lme });
-      }
-      out.push({ topicId: l.topicId, partitions });
-    }
-    return out;
-  }
-
-  // ------------------------------------------------------------------ internal RPCs
-
-  async readMirrorStates(mirrorName: string, topics: readonly { name: string; partitions: readonly number[] }[]) {
-    const out = [];
-    for (const t of topics) {
-      const topicId = this.host.topicIdByName(t.name);
-      const partitions = [];
-      for (const p of t.partitions) {
-        if (topicId === undefined) {
-          partitions.push({ partitionIndex: p, lastMirrorEpoch: -1, state: S.UNKNOWN, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, previousState: S.UNKNOWN, retryAttempt: 0, errorMessage: null });
-          continue;
-        }
-        const r = await this.coordinator.read(mirrorName, topicId, p);
-        partitions.push({
-          partitionIndex: p,
-          lastMirrorEpoch: r.lastMirrorEpoch,
-          state: r.state?.state ?? S.UNKNOWN,
-          errorCode: 0,
-          previousState: r.state?.previousState ?? S.UNKNOWN,
-          retryAttempt: r.state?.retryAttempt ?? 0,
-          errorMessage: r.state?.errorMessage ?? null,
-        });
-      }
-      out.push({ name: t.name, partitions });
-    }
-    return out;
-  }
-
-  async writeMirrorStates(mirrorName: string, topics: readonly { name: string; partitions: readonly { partitionIndex: number; lastMirrorEpoch: number; state: number }[] }[]) {
-    const out = [];
-    for (const t of topics) {
-      const topicId = this.host.topicIdByName(t.name);
-      const partitions = [];
-      for (const p of t.partitions) {
-        if (topicId === undefined || !isMirrorPartitionState(p.state)) {
-          partitions.push({ partitionIndex: p.partitionIndex, errorCode: topicId === undefined ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.INVALID_REQUEST, errorMessage: null });
-          continue;
-        }
-        const prev = (await this.coordinator.read(mirrorName, topicId, p.partitionIndex)).state;
-        await this.coordinator.write(mirrorName, [
-          {
-            topicId,
-            partition: p.partitionIndex,
-            state: { state: p.state, previousState: prev?.state ?? S.UNKNOWN, retryAttempt: prev?.retryAttempt ?? 0, errorMessage: prev?.errorMessage ?? null },
-            ...(p.lastMirrorEpoch >= 0 ? { lastMirrorEpoch: p.lastMirrorEpoch } : {}),
-          },
-        ]);
-        partitions.push({ partitionIndex: p.partitionIndex, errorCode: 0, errorMessage: null });
-      }
-      out.push({ name: t.name, partitions });
-    }
-    return out;
-  }
-
-  async bumpLeaderEpochs(topics: readonly { topicId: string; partitions: readonly { partitionIndex: number; minLeaderEpoch: number }[] }[]) {
-    const out = [];
-    for (const t of topics) {
-      const name = this.host.topicNameById(t.topicId);
-      const partitions = [];
-      for (const p of t.partitions) {
-        if (name === undefined) {
-          partitions.push({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: null });
-          continue;
-        }
-        try {
-          await this.manager.bumpLeaderEpoch(name, t.topicId, p.partitionIndex, p.minLeaderEpoch);
-          partitions.push({ partitionIndex: p.partitionIndex, errorCode: 0, errorMessage: null });
-        } catch (e) {
-          partitions.push({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: (e as Error).message });
-        }
-      }
-      out.push({ topicName: name ?? '', partitions });
-    }
-    return out;
-  }
-
-  // ------------------------------------------------------------------ CLUSTER_MIRROR configs
-
-  describeMirrorConfig(mirrorName: string): MirrorConfigEntry[] | null {
-    const cfg = this.host.mirrorConfigs().get(mirrorName);
-    if (cfg === undefined) return null;
-    return mirrorConfigKeys().map((name) => {
-      const set = cfg.get(name);
-      const sensitive = isSensitiveMirrorKey(name);
-      return { name, value: sensitive ? null : (set ?? mirrorConfigDefault(name)), isDefault: set === undefined, isSensitive: sensitive };
-    });
-  }
-
-  alterMirrorConfig(mirrorName: string, alterations: readonly MirrorConfigAlteration[], validateOnly: boolean): Promise<TopLevelResult> {
-    return this.serial(async () => {
-      const cfg = this.host.mirrorConfigs().get(mirrorName);
-      if (cfg === undefined) return { errorCode: ErrorCode.UNKNOWN_CLUSTER_MIRROR, errorMessage: `unknown cluster mirror ${mirrorName}` };
-      const next = new Map(cfg);
-      for (const a of alterations) {
-        let value: string | null;
-        const cur = splitList(next.get(a.name) ?? mirrorConfigDefault(a.name));
-        switch (a.op) {
-          case 0:
-            value = a.value;
-            break;
-          case 1:
-            value = null;
-            break;
-          case 2:
-            value = [...cur, ...splitList(a.value).filter((v) => !cur.includes(v))].join(',');
-            break;
-          case 3:
-            value = cur.filter((v) => !splitList(a.value).includes(v)).join(',');
-            break;
-          default:
-            return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `unknown config operation ${a.op}` };
-        }
-        const problem = validateMirrorConfigEntry(a.name, value);
-        if (problem !== null) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: problem };
-        if (a.name === 'mirror.source.cluster.id' && value !== cfg.get(a.name)) {
-          return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'mirror.source.cluster.id cannot be changed' };
-        }
-        if (value === null) next.delete(a.name);
-        else next.set(a.name, value);
-      }
-      if (validateOnly) return { errorCode: 0, errorMessage: null };
-      const ops: MirrorControllerOp[] = [];
-      for (const [k, v] of next) if (cfg.get(k) !== v) ops.push({ type: 'mirrorConfig', mirrorName, name: k, value: v });
-      for (const k of cfg.keys()) if (!next.has(k)) ops.push({ type: 'mirrorConfig', mirrorName, name: k, value: null });
-      return this.write(ops);
-    });
-  }
-
-  private allFail(names: readonly string[], code: number, msg: string): TopicsResult {
-    return topLevel(names.map((n) => err(n, code, msg)));
   }
 }
 

@@ -149,6 +149,12 @@ export interface MirrorHost extends CoordinatorHost {
   /** Mirror bindings of all topics (replayed MirrorTopicStateChangeRecords with a non-null mirror). */
   mirrorTopicBindings(): readonly MirrorTopicBinding[];
 
+  /**
+   * One topic's mirror binding, undefined when the topic is not bound. The produce path asks this
+   * for every partition it appends to, so it reads the image's entry for the name and lists nothing.
+   */
+  mirrorTopicBinding(topic: string): MirrorTopicBinding | undefined;
+
   /** CLUSTER_MIRROR config resources: mirror name → key → value (only keys set explicitly). */
   mirrorConfigs(): ReadonlyMap<string, ReadonlyMap<string, string>>;
 

@@ -1,48 +1,25 @@
 /**
- * The mirror metadata manager (KIP-1279 spec §2 MirrorMetadataManager, §7, §8): it watches the
- * node's metadata image, keeps one source connection and one mirror fetcher per mirror, drives
- * each locally led mirror partition through the state machine and runs each state's action:
- *
- *   LOG_TRUNCATION  loop check (ListClusterMirrors on the source), LME lookup
- *                   (DescribeClusterMirrors with our cluster id), truncate to endOffsetForEpoch(LME)
- *   MIRRORING       add the partition to the mirror's fetcher
- *   EPOCH_FENCING   remove it, bump the destination leader epoch above the source's, MIRRORING
- *   PAUSING         remove it from the fetcher, PAUSED
- *   STOPPING        remove fetcher → persist LME → bump epoch → ABORT open txns →
- *                   MIRROR_PID_RESET → STOPPED
+ * The mirror metadata manager (KIP-1279 spec §2 MirrorMetadataManager, §7): it watches the
+ * node's metadata image, keeps one source connection and one mirror fetcher per mirror
+ * (./mirror-runtime.ts), and drives each locally led mirror partition through the state machine,
+ * whose actions live in ./state-actions.ts. The periodic source sync is ./source-sync.ts, the
+ * read-only guard ./produce-guard.ts.
  *
  * Concurrency contract: single event loop; state transitions are serialised per partition by
- * the state machine; `sync()` may run any number of times (it is idempotent).
+ * the state machine; `sync()` may run any number of times (it is idempotent and coalesced).
  */
-import { buildEndTxnMarkerBatch, buildMirrorPidResetBatch } from '../protocol/control-records.js';
-import { iterateBatches } from '../protocol/record-batch.js';
-import { MirrorFetcher, type MirrorTopicPartition } from '../fetcher/mirror-fetcher.js';
-import { SourceClient, sourceClientOptionsFromConfig } from '../fetcher/source-client.js';
-import { connectionFingerprint, matchesAny, mirrorConfigValue, splitList, type MirrorBrokerConfig } from './mirror-config.js';
+import type { SourceClient } from '../fetcher/source-client.js';
+import { errorCodeOf } from '../protocol/kafka-error.js';
+import { connectionFingerprint, type MirrorBrokerConfig } from './mirror-config.js';
 import type { MirrorCoordinator } from './mirror-coordinator.js';
-import { syncAcls } from './acl-sync.js';
-import { syncGroupOffsets } from './group-offset-sync.js';
-import { syncTopicConfigs } from './topic-config-sync.js';
-import { hasMirrorLoop, lookupLastMirrorEpoch } from './source-lookups.js';
-import type { MirrorHost, MirrorLog } from './mirror-host.js';
+import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
-import {
-  MirrorStateMachine,
-  NonRetryableMirrorError,
-  partitionKeyString,
-  type MirrorPartitionKey,
-  type State,
-  type StateAction,
-} from './state-machine.js';
-
-/** One mirror's live parts. */
-interface MirrorRuntime {
-  readonly name: string;
-  readonly fingerprint: string;
-  readonly client: SourceClient;
-  readonly fetcher: MirrorFetcher;
-  readonly sourceClusterId: string | null;
-}
+import { closeMirrorRuntime, createMirrorRuntime, topicPartitionOf, type MirrorRuntime } from './mirror-runtime.js';
+import { bumpLeaderEpoch } from './leader-epoch-bump.js';
+import { MirrorProduceGuard } from './produce-guard.js';
+import { MirrorSourceSync } from './source-sync.js';
+import { MirrorStateActions } from './state-actions.js';
+import { MirrorStateMachine, NonRetryableMirrorError, partitionKeyString, type MirrorPartitionKey, type State } from './state-machine.js';
 
 export interface PartitionDescription {
   readonly mirrorName: string;
@@ -60,10 +37,12 @@ export interface PartitionDescription {
 
 export class MirrorManager {
   readonly machine: MirrorStateMachine;
+  readonly sourceSync: MirrorSourceSync;
+  readonly produceGuard: MirrorProduceGuard;
+  private readonly actions: MirrorStateActions;
   private readonly runtimes = new Map<string, MirrorRuntime>();
   /** Partitions the machine tracks, by key string. */
   private readonly tracked = new Map<string, MirrorPartitionKey>();
-  private readonly fencedEpochs = new Map<string, number>();
   private unsubscribe: (() => void) | null = null;
   private syncing: Promise<void> | null = null;
   private resync = false;
@@ -76,16 +55,18 @@ export class MirrorManager {
     private readonly config: MirrorBrokerConfig,
     private readonly log: (msg: string) => void = () => undefined,
   ) {
-    const actions: Partial<Record<State, StateAction>> = {
-      [S.LOG_TRUNCATION]: (k) => this.onLogTruncation(k),
-      [S.MIRRORING]: (k) => this.onMirroring(k),
-      [S.EPOCH_FENCING]: (k) => this.onEpochFencing(k),
-      [S.PAUSING]: (k) => this.onPausing(k),
-      [S.STOPPING]: (k) => this.onStopping(k),
-    };
+    this.actions = new MirrorStateActions({
+      host,
+      coordinator,
+      log,
+      runtime: (name) => this.runtimes.get(name),
+      isClosed: () => this.closed,
+      syncGroups: (rt, topics) => this.sourceSync.syncGroups(rt, topics),
+      syncConfigs: (rt, topics) => this.sourceSync.syncConfigs(rt, topics),
+    });
     this.machine = new MirrorStateMachine({
       store: coordinator,
-      actions,
+      actions: this.actions.table(),
       clock: host.clock,
       timers: host.timers,
       retry: {
@@ -96,9 +77,23 @@ export class MirrorManager {
       },
       onTransition: (key, from, to) => {
         this.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: ${from === null ? 'none' : mirrorStateName(from)} -> ${mirrorStateName(to.state)}${to.errorMessage !== null && to.state === S.FAILED ? ` (${to.errorMessage})` : ''}`);
-        if (to.state === S.FAILED) void this.runtimes.get(key.mirrorName)?.fetcher.removePartitions([this.tp(key)]);
+        if (to.state === S.FAILED) void this.runtimes.get(key.mirrorName)?.fetcher.removePartitions([topicPartitionOf(key)]);
       },
       onError: (key, err) => this.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: ${(err as Error).message}`),
+    });
+    this.sourceSync = new MirrorSourceSync({
+      host,
+      machine: this.machine,
+      log,
+      runtimes: () => [...this.runtimes.values()],
+      trackedKeys: () => this.tracked.values(),
+      isClosed: () => this.closed,
+    });
+    this.produceGuard = new MirrorProduceGuard({
+      host,
+      machine: this.machine,
+      keyFor: (m, id, t, p) => this.keyFor(m, id, t, p),
+      isTracked: (key) => this.tracked.has(partitionKeyString(key)),
     });
   }
 
@@ -126,18 +121,6 @@ export class MirrorManager {
     return run;
   }
 
-  /** Client produce is allowed unless the topic is bound to a mirror and the partition is not STOPPED. */
-  isProduceAllowed(topic: string, partition: number): boolean {
-    const b = this.host.mirrorTopicBindings().find((x) => x.topicName === topic);
-    if (b === undefined) return true;
-    const key = this.keyFor(b.mirrorName, b.topicId, topic, partition);
-    const state = this.machine.state(key);
-    if (state === S.STOPPED) return true;
-    // A partition this node has not loaded yet: the desired state decides (a topic that was
-    // never started again after a stop has no reason to be read-only).
-    return state === S.UNKNOWN && b.desiredState === S.STOPPED && !this.tracked.has(partitionKeyString(key));
-  }
-
   /** Current state of every partition of a mirror led here (for validation and describe). */
   describe(mirrorName: string): PartitionDescription[] {
     const out: PartitionDescription[] = [];
@@ -146,7 +129,7 @@ export class MirrorManager {
       if (key.mirrorName !== mirrorName) continue;
       const snap = this.machine.snapshot(key);
       const state = snap?.state ?? S.UNKNOWN;
-      const status = state === S.MIRRORING ? rt?.fetcher.status(this.tp(key)) : undefined;
+      const status = state === S.MIRRORING ? rt?.fetcher.status(topicPartitionOf(key)) : undefined;
       const log = this.host.partitionLog(key.topicName, key.partition);
       out.push({
         mirrorName,
@@ -196,10 +179,8 @@ export class MirrorManager {
     this.machine.close();
     await this.syncing?.catch(() => undefined);
     for (const name of [...this.runtimes.keys()]) await this.closeRuntime(name);
-    this.selfClient?.close();
+    this.sourceSync.close();
   }
-
-  // ------------------------------------------------------------------ reconciliation
 
   private async syncOnce(): Promise<void> {
     if (this.closed) return;
@@ -211,7 +192,7 @@ export class MirrorManager {
       if (rt !== undefined && rt.fingerprint === fp) continue;
       if (rt !== undefined) await this.closeRuntime(name);
       try {
-        this.runtimes.set(name, this.newRuntime(name, cfg, fp));
+        this.runtimes.set(name, createMirrorRuntime(this.host, this.config, name, cfg, fp, this.runtimeEvents(name)));
       } catch (err) {
         this.log(`mirror ${name}: cannot build its source client: ${(err as Error).message}`);
       }
@@ -247,299 +228,42 @@ export class MirrorManager {
       if (seen.has(ks)) continue;
       this.machine.forget(key);
       this.tracked.delete(ks);
-      await this.runtimes.get(key.mirrorName)?.fetcher.removePartitions([this.tp(key)]);
+      await this.runtimes.get(key.mirrorName)?.fetcher.removePartitions([topicPartitionOf(key)]);
     }
   }
 
-  private newRuntime(name: string, cfg: ReadonlyMap<string, string>, fingerprint: string): MirrorRuntime {
-    const client = new SourceClient(sourceClientOptionsFromConfig(name, cfg));
-    const num = (k: string, d: number): number => {
-      const v = Number(mirrorConfigValue(cfg, k));
-      return Number.isFinite(v) ? v : d;
+  private runtimeEvents(name: string) {
+    return {
+      keyFor: (m: string, id: string, t: string, p: number) => this.keyFor(m, id, t, p),
+      onEpochFenced: (key: MirrorPartitionKey, epoch: number) => {
+        this.actions.noteFenced(key, epoch);
+        void this.machine.transition(key, S.EPOCH_FENCING, { expectedFrom: S.MIRRORING });
+      },
+      requestEpochBump: (key: MirrorPartitionKey, min: number) => {
+        void bumpLeaderEpoch(this.host, key.topicName, key.topicId, key.partition, min).catch((err: unknown) =>
+          this.log(`mirror ${name}: proactive epoch bump of ${key.topicName}-${key.partition} failed: ${(err as Error).message}`),
+        );
+      },
+      onPartitionFailed: (key: MirrorPartitionKey, err: Error, nonRetryable: boolean) => {
+        void this.machine.fail(key, nonRetryable ? new NonRetryableMirrorError(errorCodeOf(err), err.message) : err);
+      },
+      onProgress: (key: MirrorPartitionKey) => this.machine.markHealthy(key),
     };
-    const fetcher = new MirrorFetcher(
-      client,
-      {
-        log: (tp) => this.host.partitionLog(tp.topic, tp.partition),
-        destinationLeaderEpoch: (tp) => this.host.leaderEpoch(tp.topic, tp.partition) ?? 0,
-        onEpochFenced: (tp, epoch) => {
-          const key = this.keyFor(name, tp.topicId, tp.topic, tp.partition);
-          this.fencedEpochs.set(partitionKeyString(key), epoch);
-          void this.machine.transition(key, S.EPOCH_FENCING, { expectedFrom: S.MIRRORING });
-        },
-        requestEpochBump: (tp, min) => {
-          void this.bumpLeaderEpoch(tp.topic, tp.topicId, tp.partition, min).catch((err: unknown) =>
-            this.log(`mirror ${name}: proactive epoch bump of ${tp.topic}-${tp.partition} failed: ${(err as Error).message}`),
-          );
-        },
-        onPartitionFailed: (tp, err, nonRetryable) => {
-          const key = this.keyFor(name, tp.topicId, tp.topic, tp.partition);
-          void this.machine.fail(key, nonRetryable ? new NonRetryableMirrorError(err.message) : err);
-        },
-        onProgress: (tp) => this.machine.markHealthy(this.keyFor(name, tp.topicId, tp.topic, tp.partition)),
-      },
-      {
-        maxWaitMs: num('mirror.fetch.wait.max.ms', this.config.fetchWaitMaxMs),
-        minBytes: num('mirror.fetch.min.bytes', this.config.fetchMinBytes),
-        maxBytes: num('mirror.fetch.response.max.bytes', this.config.fetchResponseMaxBytes),
-        partitionMaxBytes: num('mirror.fetch.max.bytes', this.config.fetchMaxBytes),
-        backoffMs: num('mirror.fetch.backoff.ms', this.config.fetchBackoffMs),
-        unreachableFailMs: num('mirror.socket.timeout.ms', this.config.socketTimeoutMs),
-      },
-      () => this.host.clock.now(),
-    );
-    return { name, fingerprint, client, fetcher, sourceClusterId: cfg.get('mirror.source.cluster.id') ?? null };
   }
 
   private async closeRuntime(name: string): Promise<void> {
     const rt = this.runtimes.get(name);
     if (rt === undefined) return;
     this.runtimes.delete(name);
-    await rt.fetcher.close();
-    rt.client.close();
+    await closeMirrorRuntime(rt);
   }
 
-  /** Periodic source checks (spec §10.6): a changed source cluster id fails the mirror for good. */
+  /** Periodic source sync (spec §10). */
   private scheduleRefresh(): void {
     if (this.closed) return;
     this.refreshTimer = this.host.timers.schedule(this.config.metadataRefreshIntervalMs, () => {
-      void this.refreshSources().finally(() => this.scheduleRefresh());
+      void this.sourceSync.refreshSources().finally(() => this.scheduleRefresh());
     });
-  }
-
-  async refreshSources(): Promise<void> {
-    for (const rt of [...this.runtimes.values()]) {
-      if (this.closed) return;
-      let id: string;
-      try {
-        id = (await rt.client.describeCluster()).clusterId;
-      } catch {
-        continue; // unreachable sources are the fetcher's business
-      }
-      if (rt.sourceClusterId !== null && id !== rt.sourceClusterId) {
-        for (const key of this.tracked.values()) {
-          if (key.mirrorName !== rt.name) continue;
-          const st = this.machine.state(key);
-          if (st === S.STOPPED || st === S.PAUSED) continue;
-          await this.machine.fail(key, new NonRetryableMirrorError(`The source cluster id changed from ${rt.sourceClusterId} to ${id}.`));
-        }
-        continue;
-      }
-      await this.discoverAndExclude(rt).catch((err: unknown) => this.log(`mirror ${rt.name}: topic discovery failed: ${(err as Error).message}`));
-      await this.syncGroups(rt);
-      await this.syncConfigs(rt);
-      await this.syncAclsOf(rt);
-    }
-  }
-
-  /** Best effort ACL sync (spec §10.3); a failed round is logged and retried at the next refresh. */
-  private async syncAclsOf(rt: MirrorRuntime): Promise<void> {
-    try {
-      const r = await syncAcls(rt.name, this.host, rt.client, this.self());
-      if (r.created + r.deleted > 0) this.log(`mirror ${rt.name}: ACL sync created ${r.created}, deleted ${r.deleted}`);
-    } catch (err) {
-      this.log(`mirror ${rt.name}: ACL sync failed: ${(err as Error).message}`);
-    }
-  }
-
-  /** Best effort topic config sync (spec §10.1); `topics` limits it to a topic that just started. */
-  private async syncConfigs(rt: MirrorRuntime, topics?: string[]): Promise<void> {
-    try {
-      const n = await syncTopicConfigs(rt.name, this.host, rt.client, this.self(), topics);
-      if (n > 0) this.log(`mirror ${rt.name}: synced ${n} topic config values`);
-    } catch (err) {
-      this.log(`mirror ${rt.name}: topic config sync failed: ${(err as Error).message}`);
-    }
-  }
-
-  private selfClient: SourceClient | null = null;
-
-  /** A client to this node's own listener, for group offset commits (the reference's destination Admin). */
-  private self(): SourceClient {
-    this.selfClient ??= new SourceClient({ bootstrapServers: [`${this.host.host}:${this.host.port}`], clientId: 'fjord-mirror-groups', requestTimeoutMs: 10_000 });
-    return this.selfClient;
-  }
-
-  /** Best effort: a failed round is logged and retried at the next refresh. */
-  private async syncGroups(rt: MirrorRuntime, topics?: ReadonlySet<string>): Promise<void> {
-    try {
-      const r = await syncGroupOffsets(rt.name, this.host, rt.client, this.self(), topics);
-      if (r.committed > 0) this.log(`mirror ${rt.name}: synced ${r.committed} group offsets (${r.groups} groups, ${r.skippedActive} active here skipped)`);
-    } catch (err) {
-      this.log(`mirror ${rt.name}: group offset sync failed: ${(err as Error).message}`);
-    }
-  }
-
-  /** Set by the control plane: starts / stops topics on behalf of pattern discovery. */
-  topicDiscovery: { start(mirror: string, topics: string[]): Promise<unknown>; stop(mirror: string, topics: string[]): Promise<unknown> } | null = null;
-
-  /**
-   * Pattern discovery and exclude enforcement (spec §10.4, §10.5): source topics matching
-   * `mirror.topics.include` and not `mirror.topics.exclude` that no mirror has bound yet are
-   * started; active topics of this mirror that now match the exclude list are stopped.
-   */
-  private async discoverAndExclude(rt: MirrorRuntime): Promise<void> {
-    const discovery = this.topicDiscovery;
-    const cfg = this.host.mirrorConfigs().get(rt.name);
-    if (discovery === null || cfg === undefined) return;
-    const include = splitList(cfg.get('mirror.topics.include'));
-    const exclude = splitList(mirrorConfigValue(cfg, 'mirror.topics.exclude'));
-    const bindings = this.host.mirrorTopicBindings();
-    const excluded = bindings.filter((b) => b.mirrorName === rt.name && b.desiredState !== S.STOPPED && matchesAny(b.topicName, exclude)).map((b) => b.topicName);
-    if (excluded.length > 0) await discovery.stop(rt.name, excluded);
-    if (include.length === 0) return;
-    const bound = new Set(bindings.map((b) => b.topicName));
-    const md = await rt.client.metadata(null);
-    const fresh = md.topics
-      .filter((t) => t.errorCode === 0 && t.name !== null && !t.isInternal)
-      .map((t) => t.name as string)
-      .filter((n) => !bound.has(n) && matchesAny(n, include) && !matchesAny(n, exclude));
-    if (fresh.length > 0) await discovery.start(rt.name, fresh);
-  }
-
-  // ------------------------------------------------------------------ state actions
-
-  private async onLogTruncation(key: MirrorPartitionKey): Promise<void> {
-    const rt = this.requireRuntime(key.mirrorName);
-    const log = await this.awaitLog(key);
-    if (await hasMirrorLoop(rt.client, this.host.clusterId, key.topicName)) {
-      throw new NonRetryableMirrorError(`Detected mirror loop: the source cluster mirrors ${key.topicName} from this cluster (${this.host.clusterId}).`);
-    }
-    const lme = await lookupLastMirrorEpoch(rt.client, this.host.clusterId, key.topicId, key.partition);
-    let target = 0;
-    if (lme >= 0) {
-      const r = log.endOffsetForEpoch(lme);
-      target = r.endOffset >= 0 ? r.endOffset : 0;
-    }
-    if (target < log.logEndOffset) {
-      this.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: truncating to ${target} (last mirrored epoch ${lme})`);
-      await log.truncateTo(target);
-    }
-    await this.machine.transition(key, S.MIRRORING, { expectedFrom: S.LOG_TRUNCATION });
-  }
-
-  /**
-   * The partition's log. A node may open logs lazily right after a topic is created, so give it
-   * a moment before calling it a failure.
-   */
-  private async awaitLog(key: MirrorPartitionKey, timeoutMs = 5000): Promise<MirrorLog> {
-    const until = this.host.clock.now() + timeoutMs;
-    for (;;) {
-      const log = this.host.partitionLog(key.topicName, key.partition);
-      if (log !== undefined) return log;
-      if (this.closed || this.host.clock.now() >= until) throw new Error(`no local log for ${key.topicName}-${key.partition}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-
-  private async onMirroring(key: MirrorPartitionKey): Promise<void> {
-    await this.awaitLog(key);
-    const rt = this.requireRuntime(key.mirrorName);
-    if (!rt.fetcher.has(this.tp(key))) {
-      rt.fetcher.addPartitions([this.tp(key)]);
-      // A topic joining the mirror gets the source's topic configs without waiting for a refresh.
-      if (key.partition === 0) void this.syncConfigs(rt, [key.topicName]);
-    }
-  }
-
-  private async onEpochFencing(key: MirrorPartitionKey): Promise<void> {
-    const rt = this.requireRuntime(key.mirrorName);
-    await rt.fetcher.removePartitions([this.tp(key)]);
-    const ks = partitionKeyString(key);
-    const sourceEpoch = this.fencedEpochs.get(ks) ?? -1;
-    this.fencedEpochs.delete(ks);
-    if (sourceEpoch >= 0) await this.bumpLeaderEpoch(key.topicName, key.topicId, key.partition, sourceEpoch + 10);
-    await this.machine.transition(key, S.MIRRORING, { expectedFrom: S.EPOCH_FENCING });
-  }
-
-  private async onPausing(key: MirrorPartitionKey): Promise<void> {
-    await this.runtimes.get(key.mirrorName)?.fetcher.removePartitions([this.tp(key)]);
-    await this.machine.transition(key, S.PAUSED, { expectedFrom: S.PAUSING });
-  }
-
-  /** STOPPING, in the order of spec §8.5; every step is idempotent so a new leader can redo it. */
-  private async onStopping(key: MirrorPartitionKey): Promise<void> {
-    // A last group offset sync for this topic, so consumers resume where they were on the source
-    // (bounded: a failover often happens because the source is gone).
-    const rt = this.runtimes.get(key.mirrorName);
-    if (rt !== undefined) {
-      await Promise.race([this.syncGroups(rt, new Set([key.topicName])), new Promise((r) => setTimeout(r, 5000).unref())]);
-    }
-    // a. remove the fetcher
-    await rt?.fetcher.removePartitions([this.tp(key)]);
-    const log = await this.awaitLog(key);
-    // b. the last mirrored epoch, persisted
-    const lme = await this.lastMirroredEpoch(key, log);
-    if (lme >= 0) await this.coordinator.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, lastMirrorEpoch: lme }]);
-    // c. bump the leader epoch past it, and wait until the image shows it
-    await this.bumpLeaderEpoch(key.topicName, key.topicId, key.partition, Math.max(lme, 0));
-    const epoch = this.host.leaderEpoch(key.topicName, key.partition) ?? 0;
-    // d. abort open transactions
-    for (const txn of this.host.openTransactions(key.topicName, key.partition)) {
-      const batch = buildEndTxnMarkerBatch({
-        commit: false,
-        producerId: txn.producerId,
-        producerEpoch: txn.producerEpoch,
-        coordinatorEpoch: txn.coordinatorEpoch,
-        partitionLeaderEpoch: epoch,
-        timestamp: this.host.clock.now(),
-      });
-      const r = await this.host.appendCoordinatorBatch(key.topicName, key.partition, batch);
-      if (r.errorCode !== 0) throw new Error(`writing the ABORT marker for producer ${txn.producerId} failed with error ${r.errorCode}`);
-    }
-    // e. the producer-state barrier
-    const sourceClusterId = this.host.mirrorConfigs().get(key.mirrorName)?.get('mirror.source.cluster.id') ?? '';
-    const reset = buildMirrorPidResetBatch({ sourceClusterId, partitionLeaderEpoch: epoch, timestamp: this.host.clock.now() });
-    const r = await this.host.appendCoordinatorBatch(key.topicName, key.partition, reset);
-    if (r.errorCode !== 0) throw new Error(`writing MIRROR_PID_RESET failed with error ${r.errorCode}`);
-    // f. writable
-    await this.machine.transition(key, S.STOPPED, { expectedFrom: S.STOPPING });
-  }
-
-  /**
-   * The epoch of the last mirrored batch: the partition leader epoch of the log's last batch.
-   * (The epoch cache's latest entry can be a destination leader-epoch marker written at a bump.)
-   * When STOPPING is redone after our own markers were appended, the epoch recorded the first
-   * time is kept.
-   */
-  private async lastMirroredEpoch(key: MirrorPartitionKey, log: MirrorLog): Promise<number> {
-    if (log.logEndOffset <= log.logStartOffset) return -1;
-    const r = await log.readToBuffer({ fetchOffset: log.logEndOffset - 1, maxOffset: log.logEndOffset, maxBytes: 1 << 20, minOneMessage: true });
-    let epoch = -1;
-    let control = false;
-    for (const b of iterateBatches(r.records)) {
-      epoch = b.partitionLeaderEpoch;
-      control = b.isControl;
-    }
-    const current = this.host.leaderEpoch(key.topicName, key.partition) ?? -1;
-    if (control && epoch === current) {
-      const stored = (await this.coordinator.read(key.mirrorName, key.topicId, key.partition)).lastMirrorEpoch;
-      if (stored >= 0) return stored;
-    }
-    return epoch;
-  }
-
-  /** BumpLeaderEpochs semantics: when the current epoch ≤ min, the new epoch is max(min + 1, current). */
-  async bumpLeaderEpoch(topic: string, topicId: string, partition: number, minLeaderEpoch: number): Promise<number> {
-    const current = this.host.leaderEpoch(topic, partition);
-    if (current === undefined) throw new Error(`unknown partition ${topic}-${partition}`);
-    if (current > minLeaderEpoch) return current;
-    const leaderEpoch = Math.max(minLeaderEpoch + 1, current);
-    const res = await this.host.controllerWrite([{ type: 'bumpLeaderEpoch', topicId, partition, leaderEpoch }]);
-    if (res.errorCode !== 0) throw new Error(`BumpLeaderEpochs failed with error ${res.errorCode}: ${res.errorMessage ?? ''}`);
-    return leaderEpoch;
-  }
-
-  // ------------------------------------------------------------------ helpers
-
-  private requireRuntime(name: string): MirrorRuntime {
-    const rt = this.runtimes.get(name);
-    if (rt === undefined) throw new Error(`mirror ${name} has no usable source connection settings`);
-    return rt;
-  }
-
-  private tp(key: MirrorPartitionKey): MirrorTopicPartition {
-    return { topic: key.topicName, topicId: key.topicId, partition: key.partition };
   }
 
   private keyFor(mirrorName: string, topicId: string, topicName: string, partition: number): MirrorPartitionKey {

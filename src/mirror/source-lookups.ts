@@ -7,6 +7,7 @@
 import type { SourceClient } from '../fetcher/source-client.js';
 import { API } from '../fetcher/source-protocol.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError, errorCodeOf } from '../protocol/kafka-error.js';
 import { encodeDescribeClusterMirrorsRequest } from '../protocol/generated/messages/describe-cluster-mirrors-request.js';
 import { decodeDescribeClusterMirrorsResponse, type DescribeClusterMirrorsResponse } from '../protocol/generated/messages/describe-cluster-mirrors-response.js';
 import { encodeListClusterMirrorsRequest } from '../protocol/generated/messages/list-cluster-mirrors-request.js';
@@ -18,7 +19,7 @@ export async function hasMirrorLoop(source: SourceClient, ourClusterId: string, 
   try {
     res = await source.rawRequest(null, API.LIST_CLUSTER_MIRRORS, [0, 0], (w, v) => encodeListClusterMirrorsRequest(w, { includeTopicNames: true }, v), decodeListClusterMirrorsResponse);
   } catch (err) {
-    throw new Error(`loop check on the source failed: ${(err as Error).message}`);
+    throw new KafkaError(errorCodeOf(err), `loop check on the source failed: ${(err as Error).message}`);
   }
   if (res === null || res.errorCode !== 0) return false;
   // TopicNames lists mirroring and paused topics, not stopped ones.
@@ -49,7 +50,7 @@ export async function lookupLastMirrorEpoch(source: SourceClient, ourClusterId: 
         decodeDescribeClusterMirrorsResponse,
       );
     } catch (err) {
-      throw new Error(`last mirrored epoch lookup on the source failed: ${(err as Error).message}`);
+      throw new KafkaError(errorCodeOf(err), `last mirrored epoch lookup on the source failed: ${(err as Error).message}`);
     }
     if (res === null || res.errorCode !== ErrorCode.NONE) continue;
     for (const t of res.lookupResults) {

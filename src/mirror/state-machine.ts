@@ -10,6 +10,7 @@
  * ran, e.g. a stop arrived during truncation) cannot drive the partition backwards.
  */
 import type { CancelTimer, CoordinatorClock, CoordinatorTimers } from '../coordinator/coordinator-host.js';
+import { KafkaError } from '../protocol/kafka-error.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
 
 export type State = MirrorPartitionStateValue;
@@ -120,10 +121,13 @@ export interface MirrorStateStore {
   writeState(key: MirrorPartitionKey, value: PersistedPartitionState): Promise<void>;
 }
 
-/** A failure that retrying cannot fix (source topic deleted, source cluster id changed, loop). */
-export class NonRetryableMirrorError extends Error {
-  override readonly name = 'NonRetryableMirrorError';
-}
+/**
+ * A failure that retrying cannot fix (source topic deleted, source cluster id changed, loop). A
+ * subclass rather than a plain KafkaError because the state machine must tell it apart by type:
+ * it is stored with RetryAttempt -1 whatever its code says, since a code's `retriable` flag is
+ * about resending one request (UNKNOWN_TOPIC_ID is retriable) and not about a mirror partition.
+ */
+export class NonRetryableMirrorError extends KafkaError {}
 
 /**
  * The work done on entering a state. The action requests the next transition itself (e.g.

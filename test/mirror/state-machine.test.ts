@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CoordinatorTimers } from '../../src/coordinator/coordinator-host.js';
 import { MirrorPartitionState as S } from '../../src/mirror/mirror-partition-state.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import {
   chooseNextState,
   isValidTransition,
@@ -236,7 +237,7 @@ describe('MirrorStateMachine', () => {
     const { machine, timers } = setup({
       actions: {
         [S.MIRRORING]: () => {
-          throw new NonRetryableMirrorError('The source topic is deleted.');
+          throw new NonRetryableMirrorError(ErrorCode.UNKNOWN_TOPIC_ID, 'The source topic is deleted.');
         },
       },
     });

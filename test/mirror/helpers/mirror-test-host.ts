@@ -130,6 +130,11 @@ export class MirrorTestHost implements MirrorHost {
     }
     return out;
   }
+  mirrorTopicBinding(topic: string): MirrorTopicBinding | undefined {
+    const t = this.topics.get(topic);
+    if (t === undefined || t.mirrorName === null) return undefined;
+    return { topicName: t.name, topicId: t.id, mirrorName: t.mirrorName, desiredState: t.desiredState as never, lastStateChangeOffset: t.lastStateChangeOffset };
+  }
   mirrorConfigs(): ReadonlyMap<string, ReadonlyMap<string, string>> {
     return this.mirrors;
   }

@@ -1,0 +1,75 @@
+/**
+ * One mirror's live parts (KIP-1279 spec §2: the MirrorMetadataManager's per-mirror source Admin
+ * and fetcher): the source client built from the CLUSTER_MIRROR configs and the mirror fetcher
+ * that appends into this node's partition logs. The fetcher's events are handed back, by mirror
+ * partition key, to whoever drives the state machine.
+ */
+import { MirrorFetcher, type MirrorTopicPartition } from '../fetcher/mirror-fetcher.js';
+import { SourceClient, sourceClientOptionsFromConfig } from '../fetcher/source-client.js';
+import { mirrorConfigValue, type MirrorBrokerConfig } from './mirror-config.js';
+import type { MirrorHost } from './mirror-host.js';
+import type { MirrorPartitionKey } from './state-machine.js';
+
+export interface MirrorRuntime {
+  readonly name: string;
+  /** connectionFingerprint of the configs it was built from: a change rebuilds it. */
+  readonly fingerprint: string;
+  readonly client: SourceClient;
+  readonly fetcher: MirrorFetcher;
+  readonly sourceClusterId: string | null;
+}
+
+/** What the fetcher reports, by mirror partition key. */
+export interface MirrorRuntimeEvents {
+  keyFor(mirrorName: string, topicId: string, topicName: string, partition: number): MirrorPartitionKey;
+  onEpochFenced(key: MirrorPartitionKey, sourceEpoch: number): void;
+  requestEpochBump(key: MirrorPartitionKey, minLeaderEpoch: number): void;
+  onPartitionFailed(key: MirrorPartitionKey, err: Error, nonRetryable: boolean): void;
+  onProgress(key: MirrorPartitionKey): void;
+}
+
+export function topicPartitionOf(key: MirrorPartitionKey): MirrorTopicPartition {
+  return { topic: key.topicName, topicId: key.topicId, partition: key.partition };
+}
+
+export function createMirrorRuntime(
+  host: MirrorHost,
+  config: MirrorBrokerConfig,
+  name: string,
+  cfg: ReadonlyMap<string, string>,
+  fingerprint: string,
+  events: MirrorRuntimeEvents,
+): MirrorRuntime {
+  const client = new SourceClient(sourceClientOptionsFromConfig(name, cfg));
+  const num = (k: string, d: number): number => {
+    const v = Number(mirrorConfigValue(cfg, k));
+    return Number.isFinite(v) ? v : d;
+  };
+  const keyOf = (tp: MirrorTopicPartition): MirrorPartitionKey => events.keyFor(name, tp.topicId, tp.topic, tp.partition);
+  const fetcher = new MirrorFetcher(
+    client,
+    {
+      log: (tp) => host.partitionLog(tp.topic, tp.partition),
+      destinationLeaderEpoch: (tp) => host.leaderEpoch(tp.topic, tp.partition) ?? 0,
+      onEpochFenced: (tp, epoch) => events.onEpochFenced(keyOf(tp), epoch),
+      requestEpochBump: (tp, min) => events.requestEpochBump(keyOf(tp), min),
+      onPartitionFailed: (tp, err, nonRetryable) => events.onPartitionFailed(keyOf(tp), err, nonRetryable),
+      onProgress: (tp) => events.onProgress(keyOf(tp)),
+    },
+    {
+      maxWaitMs: num('mirror.fetch.wait.max.ms', config.fetchWaitMaxMs),
+      minBytes: num('mirror.fetch.min.bytes', config.fetchMinBytes),
+      maxBytes: num('mirror.fetch.response.max.bytes', config.fetchResponseMaxBytes),
+      partitionMaxBytes: num('mirror.fetch.max.bytes', config.fetchMaxBytes),
+      backoffMs: num('mirror.fetch.backoff.ms', config.fetchBackoffMs),
+      unreachableFailMs: num('mirror.socket.timeout.ms', config.socketTimeoutMs),
+    },
+    () => host.clock.now(),
+  );
+  return { name, fingerprint, client, fetcher, sourceClusterId: cfg.get('mirror.source.cluster.id') ?? null };
+}
+
+export async function closeMirrorRuntime(rt: MirrorRuntime): Promise<void> {
+  await rt.fetcher.close();
+  rt.client.close();
+}

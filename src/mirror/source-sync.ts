@@ -1,0 +1,138 @@
+/**
+ * The periodic source sync of every mirror (KIP-1279 spec §10, the MirrorMetadataManager's
+ * refresh every `mirror.metadata.refresh.interval.ms`): the source cluster-id check (§10.6),
+ * pattern discovery and exclude enforcement (§10.4, §10.5), group offsets (§10.2), dynamic topic
+ * configs (§10.1) and ACLs (§10.3). Each part is best effort: a failed round is logged and
+ * retried at the next refresh.
+ *
+ * Concurrency contract: single event loop; one refresh round at a time (the next is scheduled
+ * when the previous one ends).
+ */
+import { SourceClient } from '../fetcher/source-client.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { syncAcls } from './acl-sync.js';
+import { syncGroupOffsets } from './group-offset-sync.js';
+import { matchesAny, mirrorConfigValue, splitList } from './mirror-config.js';
+import type { MirrorHost } from './mirror-host.js';
+import { MirrorPartitionState as S } from './mirror-partition-state.js';
+import type { MirrorRuntime } from './mirror-runtime.js';
+import { NonRetryableMirrorError, type MirrorPartitionKey, type MirrorStateMachine } from './state-machine.js';
+import { syncTopicConfigs } from './topic-config-sync.js';
+
+/** Starts / stops topics on behalf of pattern discovery (the control plane's Start/Stop). */
+export interface TopicDiscovery {
+  start(mirror: string, topics: string[]): Promise<unknown>;
+  stop(mirror: string, topics: string[]): Promise<unknown>;
+}
+
+export interface SourceSyncDeps {
+  readonly host: MirrorHost;
+  readonly machine: MirrorStateMachine;
+  readonly log: (msg: string) => void;
+  runtimes(): readonly MirrorRuntime[];
+  trackedKeys(): Iterable<MirrorPartitionKey>;
+  isClosed(): boolean;
+}
+
+export class MirrorSourceSync {
+  /** Set by the control plane once it exists. */
+  topicDiscovery: TopicDiscovery | null = null;
+  private selfClient: SourceClient | null = null;
+
+  constructor(private readonly deps: SourceSyncDeps) {}
+
+  /** One refresh round over every mirror. */
+  async refreshSources(): Promise<void> {
+    const { machine } = this.deps;
+    for (const rt of this.deps.runtimes()) {
+      if (this.deps.isClosed()) return;
+      let id: string;
+      try {
+        id = (await rt.client.describeCluster()).clusterId;
+      } catch {
+        continue; // unreachable sources are the fetcher's business
+      }
+      if (rt.sourceClusterId !== null && id !== rt.sourceClusterId) {
+        // A changed source cluster id fails the mirror for good (misconfiguration or a replaced cluster).
+        for (const key of [...this.deps.trackedKeys()]) {
+          if (key.mirrorName !== rt.name) continue;
+          const st = machine.state(key);
+          if (st === S.STOPPED || st === S.PAUSED) continue;
+          await machine.fail(key, new NonRetryableMirrorError(ErrorCode.INCONSISTENT_CLUSTER_ID, `The source cluster id changed from ${rt.sourceClusterId} to ${id}.`));
+        }
+        continue;
+      }
+      await this.discoverAndExclude(rt).catch((err: unknown) => this.deps.log(`mirror ${rt.name}: topic discovery failed: ${(err as Error).message}`));
+      await this.syncGroups(rt);
+      await this.syncConfigs(rt);
+      await this.syncAclsOf(rt);
+    }
+  }
+
+  /** Best effort ACL sync (spec §10.3). */
+  private async syncAclsOf(rt: MirrorRuntime): Promise<void> {
+    try {
+      const r = await syncAcls(rt.name, this.deps.host, rt.client, this.self());
+      if (r.created + r.deleted > 0) this.deps.log(`mirror ${rt.name}: ACL sync created ${r.created}, deleted ${r.deleted}`);
+    } catch (err) {
+      this.deps.log(`mirror ${rt.name}: ACL sync failed: ${(err as Error).message}`);
+    }
+  }
+
+  /** Best effort topic config sync (spec §10.1); `topics` limits it to a topic that just started. */
+  async syncConfigs(rt: MirrorRuntime, topics?: string[]): Promise<void> {
+    try {
+      const n = await syncTopicConfigs(rt.name, this.deps.host, rt.client, this.self(), topics);
+      if (n > 0) this.deps.log(`mirror ${rt.name}: synced ${n} topic config values`);
+    } catch (err) {
+      this.deps.log(`mirror ${rt.name}: topic config sync failed: ${(err as Error).message}`);
+    }
+  }
+
+  /** Best effort group offset sync (spec §10.2); `topics` limits it to a topic being stopped. */
+  async syncGroups(rt: MirrorRuntime, topics?: ReadonlySet<string>): Promise<void> {
+    try {
+      const r = await syncGroupOffsets(rt.name, this.deps.host, rt.client, this.self(), topics);
+      if (r.committed > 0) this.deps.log(`mirror ${rt.name}: synced ${r.committed} group offsets (${r.groups} groups, ${r.skippedActive} active here skipped)`);
+    } catch (err) {
+      this.deps.log(`mirror ${rt.name}: group offset sync failed: ${(err as Error).message}`);
+    }
+  }
+
+  close(): void {
+    this.selfClient?.close();
+    this.selfClient = null;
+  }
+
+  /** A client to this node's own listener, for group offset commits (the reference's destination Admin). */
+  private self(): SourceClient {
+    const { host } = this.deps;
+    this.selfClient ??= new SourceClient({ bootstrapServers: [`${host.host}:${host.port}`], clientId: 'fjord-mirror-groups', requestTimeoutMs: 10_000 });
+    return this.selfClient;
+  }
+
+  /**
+   * Pattern discovery and exclude enforcement (spec §10.4, §10.5): source topics matching
+   * `mirror.topics.include` and not `mirror.topics.exclude` that no mirror has bound yet are
+   * started; active topics of this mirror that now match the exclude list are stopped.
+   */
+  private async discoverAndExclude(rt: MirrorRuntime): Promise<void> {
+    const { host } = this.deps;
+    const discovery = this.topicDiscovery;
+    const cfg = host.mirrorConfigs().get(rt.name);
+    if (discovery === null || cfg === undefined) return;
+    const include = splitList(cfg.get('mirror.topics.include'));
+    const exclude = splitList(mirrorConfigValue(cfg, 'mirror.topics.exclude'));
+    const bindings = host.mirrorTopicBindings();
+    const excluded = bindings.filter((b) => b.mirrorName === rt.name && b.desiredState !== S.STOPPED && matchesAny(b.topicName, exclude)).map((b) => b.topicName);
+    if (excluded.length > 0) await discovery.stop(rt.name, excluded);
+    if (include.length === 0) return;
+    const bound = new Set(bindings.map((b) => b.topicName));
+    const md = await rt.client.metadata(null);
+    const fresh = md.topics
+      .filter((t) => t.errorCode === 0 && t.name !== null && !t.isInternal)
+      .map((t) => t.name as string)
+      .filter((n) => !bound.has(n) && matchesAny(n, include) && !matchesAny(n, exclude));
+    if (fresh.length > 0) await discovery.start(rt.name, fresh);
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * The work each mirror partition state does on entry (KIP-1279 spec §8):
+ *
+ *   LOG_TRUNCATION  loop check (ListClusterMirrors on the source), LME lookup
+ *                   (DescribeClusterMirrors with our cluster id), truncate to endOffsetForEpoch(LME)
+ *   MIRRORING       add the partition to the mirror's fetcher
+ *   EPOCH_FENCING   remove it, bump the destination leader epoch above the source's, MIRRORING
+ *   PAUSING         remove it from the fetcher, PAUSED
+ *   STOPPING        remove fetcher → persist LME → bump epoch → ABORT open txns →
+ *                   MIRROR_PID_RESET → STOPPED
+ *
+ * Concurrency contract: single event loop; the state machine starts an action only after its
+ * transition is persisted, and each action asks for the next transition itself.
+ */
+import { buildEndTxnMarkerBatch, buildMirrorPidResetBatch } from '../protocol/control-records.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
+import { iterateBatches } from '../protocol/record-batch.js';
+import type { MirrorCoordinator } from './mirror-coordinator.js';
+import type { MirrorHost, MirrorLog } from './mirror-host.js';
+import { MirrorPartitionState as S } from './mirror-partition-state.js';
+import { topicPartitionOf, type MirrorRuntime } from './mirror-runtime.js';
+import { bumpLeaderEpoch } from './leader-epoch-bump.js';
+import { hasMirrorLoop, lookupLastMirrorEpoch } from './source-lookups.js';
+import { NonRetryableMirrorError, partitionKeyString, type MirrorPartitionKey, type MirrorStateMachine, type State, type StateAction } from './state-machine.js';
+
+/** What the actions need from the manager around them. */
+export interface StateActionDeps {
+  readonly host: MirrorHost;
+  readonly coordinator: MirrorCoordinator;
+  readonly log: (msg: string) => void;
+  runtime(mirrorName: string): MirrorRuntime | undefined;
+  isClosed(): boolean;
+  /** Last group offset sync for one topic (STOPPING, spec §10.2). */
+  syncGroups(rt: MirrorRuntime, topics: ReadonlySet<string>): Promise<void>;
+  /** Topic configs of a topic that just joined the mirror (spec §10.1). */
+  syncConfigs(rt: MirrorRuntime, topics: string[]): Promise<void>;
+}
+
+export class MirrorStateActions {
+  /** Source epoch seen by the fetcher when it fenced a partition, until EPOCH_FENCING uses it. */
+  private readonly fencedEpochs = new Map<string, number>();
+
+  constructor(private readonly deps: StateActionDeps) {}
+
+  /** The action table the state machine runs. */
+  table(): Partial<Record<State, StateAction>> {
+    return {
+      [S.LOG_TRUNCATION]: (k, m) => this.onLogTruncation(k, m),
+      [S.MIRRORING]: (k) => this.onMirroring(k),
+      [S.EPOCH_FENCING]: (k, m) => this.onEpochFencing(k, m),
+      [S.PAUSING]: (k, m) => this.onPausing(k, m),
+      [S.STOPPING]: (k, m) => this.onStopping(k, m),
+    };
+  }
+
+  noteFenced(key: MirrorPartitionKey, sourceEpoch: number): void {
+    this.fencedEpochs.set(partitionKeyString(key), sourceEpoch);
+  }
+
+  private async onLogTruncation(key: MirrorPartitionKey, machine: MirrorStateMachine): Promise<void> {
+    const { host } = this.deps;
+    const rt = this.requireRuntime(key.mirrorName);
+    const log = await this.awaitLog(key);
+    if (await hasMirrorLoop(rt.client, host.clusterId, key.topicName)) {
+      throw new NonRetryableMirrorError(ErrorCode.TOPIC_ALREADY_IN_CLUSTER_MIRROR, `Detected mirror loop: the source cluster mirrors ${key.topicName} from this cluster (${host.clusterId}).`);
+    }
+    const lme = await lookupLastMirrorEpoch(rt.client, host.clusterId, key.topicId, key.partition);
+    let target = 0;
+    if (lme >= 0) {
+      const r = log.endOffsetForEpoch(lme);
+      target = r.endOffset >= 0 ? r.endOffset : 0;
+    }
+    if (target < log.logEndOffset) {
+      this.deps.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: truncating to ${target} (last mirrored epoch ${lme})`);
+      await log.truncateTo(target);
+    }
+    await machine.transition(key, S.MIRRORING, { expectedFrom: S.LOG_TRUNCATION });
+  }
+
+  /**
+   * The partition's log. A node may open logs lazily right after a topic is created, so give it
+   * a moment before calling it a failure.
+   */
+  private async awaitLog(key: MirrorPartitionKey, timeoutMs = 5000): Promise<MirrorLog> {
+    const { host } = this.deps;
+    const until = host.clock.now() + timeoutMs;
+    for (;;) {
+      const log = host.partitionLog(key.topicName, key.partition);
+      if (log !== undefined) return log;
+      if (this.deps.isClosed() || host.clock.now() >= until) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no local log for ${key.topicName}-${key.partition}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  private async onMirroring(key: MirrorPartitionKey): Promise<void> {
+    await this.awaitLog(key);
+    const rt = this.requireRuntime(key.mirrorName);
+    const tp = topicPartitionOf(key);
+    if (!rt.fetcher.has(tp)) {
+      rt.fetcher.addPartitions([tp]);
+      // A topic joining the mirror gets the source's topic configs without waiting for a refresh.
+      if (key.partition === 0) void this.deps.syncConfigs(rt, [key.topicName]);
+    }
+  }
+
+  private async onEpochFencing(key: MirrorPartitionKey, machine: MirrorStateMachine): Promise<void> {
+    const rt = this.requireRuntime(key.mirrorName);
+    await rt.fetcher.removePartitions([topicPartitionOf(key)]);
+    const ks = partitionKeyString(key);
+    const sourceEpoch = this.fencedEpochs.get(ks) ?? -1;
+    this.fencedEpochs.delete(ks);
+    if (sourceEpoch >= 0) await bumpLeaderEpoch(this.deps.host, key.topicName, key.topicId, key.partition, sourceEpoch + 10);
+    await machine.transition(key, S.MIRRORING, { expectedFrom: S.EPOCH_FENCING });
+  }
+
+  private async onPausing(key: MirrorPartitionKey, machine: MirrorStateMachine): Promise<void> {
+    await this.deps.runtime(key.mirrorName)?.fetcher.removePartitions([topicPartitionOf(key)]);
+    await machine.transition(key, S.PAUSED, { expectedFrom: S.PAUSING });
+  }
+
+  /** STOPPING, in the order of spec §8.5; every step is idempotent so a new leader can redo it. */
+  private async onStopping(key: MirrorPartitionKey, machine: MirrorStateMachine): Promise<void> {
+    const { host, coordinator } = this.deps;
+    // A last group offset sync for this topic, so consumers resume where they were on the source
+    // (bounded: a failover often happens because the source is gone).
+    const rt = this.deps.runtime(key.mirrorName);
+    if (rt !== undefined) {
+      await Promise.race([this.deps.syncGroups(rt, new Set([key.topicName])), new Promise((r) => setTimeout(r, 5000).unref())]);
+    }
+    // a. remove the fetcher
+    await rt?.fetcher.removePartitions([topicPartitionOf(key)]);
+    const log = await this.awaitLog(key);
+    // b. the last mirrored epoch, persisted
+    const lme = await this.lastMirroredEpoch(key, log);
+    if (lme >= 0) await coordinator.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, lastMirrorEpoch: lme }]);
+    // c. bump the leader epoch past it, and wait until the image shows it
+    await bumpLeaderEpoch(host, key.topicName, key.topicId, key.partition, Math.max(lme, 0));
+    const epoch = host.leaderEpoch(key.topicName, key.partition) ?? 0;
+    // d. abort open transactions
+    for (const txn of host.openTransactions(key.topicName, key.partition)) {
+      const batch = buildEndTxnMarkerBatch({
+        commit: false,
+        producerId: txn.producerId,
+        producerEpoch: txn.producerEpoch,
+        coordinatorEpoch: txn.coordinatorEpoch,
+        partitionLeaderEpoch: epoch,
+        timestamp: host.clock.now(),
+      });
+      const r = await host.appendCoordinatorBatch(key.topicName, key.partition, batch);
+      if (r.errorCode !== 0) throw new KafkaError(r.errorCode, `writing the ABORT marker for producer ${txn.producerId} failed with error ${r.errorCode}`);
+    }
+    // e. the producer-state barrier
+    const sourceClusterId = host.mirrorConfigs().get(key.mirrorName)?.get('mirror.source.cluster.id') ?? '';
+    const reset = buildMirrorPidResetBatch({ sourceClusterId, partitionLeaderEpoch: epoch, timestamp: host.clock.now() });
+    const r = await host.appendCoordinatorBatch(key.topicName, key.partition, reset);
+    if (r.errorCode !== 0) throw new KafkaError(r.errorCode, `writing MIRROR_PID_RESET failed with error ${r.errorCode}`);
+    // f. writable
+    await machine.transition(key, S.STOPPED, { expectedFrom: S.STOPPING });
+  }
+
+  /**
+   * The epoch of the last mirrored batch: the partition leader epoch of the log's last batch.
+   * (The epoch cache's latest entry can be a destination leader-epoch marker written at a bump.)
+   * When STOPPING is redone after our own markers were appended, the epoch recorded the first
+   * time is kept.
+   */
+  private async lastMirroredEpoch(key: MirrorPartitionKey, log: MirrorLog): Promise<number> {
+    if (log.logEndOffset <= log.logStartOffset) return -1;
+    const r = await log.readToBuffer({ fetchOffset: log.logEndOffset - 1, maxOffset: log.logEndOffset, maxBytes: 1 << 20, minOneMessage: true });
+    let epoch = -1;
+    let control = false;
+    for (const b of iterateBatches(r.records)) {
+      epoch = b.partitionLeaderEpoch;
+      control = b.isControl;
+    }
+    const current = this.deps.host.leaderEpoch(key.topicName, key.partition) ?? -1;
+    if (control && epoch === current) {
+      const stored = (await this.deps.coordinator.read(key.mirrorName, key.topicId, key.partition)).lastMirrorEpoch;
+      if (stored >= 0) return stored;
+    }
+    return epoch;
+  }
+
+  private requireRuntime(name: string): MirrorRuntime {
+    const rt = this.deps.runtime(name);
+    if (rt === undefined) throw new KafkaError(ErrorCode.INVALID_CONFIG, `mirror ${name} has no usable source connection settings`);
+    return rt;
+  }
+}
