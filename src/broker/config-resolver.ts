@@ -4,7 +4,10 @@
  * else the dynamic cluster-wide default, else the static server.properties value, else Kafka's
  * default (ConfigSource 1 → 2 → 3 → 4 → 5), and the lower levels are listed as synonyms.
  */
-import { BROKER_CONFIG_DEFS, TOPIC_CONFIG_DEFS, brokerConfigDef, type BrokerConfig } from './config.js';
+import { BROKER_CONFIG_DEFS, BROKER_DEFS } from '../config/broker-config-defs.js';
+import type { ConfigType } from '../config/config-def.js';
+import { TOPIC_CONFIG_DEFS } from '../config/topic-config-defs.js';
+import type { BrokerConfig } from './config.js';
 import type { MetadataImage } from '../controller/metadata-image.js';
 
 export const ConfigSource = {
@@ -29,9 +32,16 @@ export interface ResolvedConfig {
   readonly synonyms: { name: string; value: string | null; source: number }[];
 }
 
-const typeId = (t: string): number =>
-  ({ int: ConfigTypeId.INT, long: ConfigTypeId.LONG, boolean: ConfigTypeId.BOOLEAN, string: ConfigTypeId.STRING, list: ConfigTypeId.LIST, double: ConfigTypeId.DOUBLE, password: ConfigTypeId.PASSWORD })[t] ??
-  ConfigTypeId.UNKNOWN;
+const TYPE_IDS: Readonly<Record<ConfigType, number>> = {
+  int: ConfigTypeId.INT,
+  long: ConfigTypeId.LONG,
+  boolean: ConfigTypeId.BOOLEAN,
+  string: ConfigTypeId.STRING,
+  list: ConfigTypeId.LIST,
+  double: ConfigTypeId.DOUBLE,
+  password: ConfigTypeId.PASSWORD,
+};
+export const typeId = (t: ConfigType): number => TYPE_IDS[t];
 
 export class ConfigResolver {
   constructor(
@@ -46,7 +56,7 @@ export class ConfigResolver {
     const dflt = this.image.brokerConfigs.get('')?.get(key);
     if (dflt !== undefined) out.push({ name: key, value: dflt, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG });
     if (this.config.isExplicit(key)) out.push({ name: key, value: this.config.get(key) ?? null, source: ConfigSource.STATIC_BROKER_CONFIG });
-    const def = brokerConfigDef(key);
+    const def = BROKER_DEFS.get(key);
     if (def && def.defaultValue !== null) out.push({ name: key, value: def.defaultValue, source: ConfigSource.DEFAULT_CONFIG });
     return out;
   }
@@ -69,7 +79,7 @@ export class ConfigResolver {
         value: top?.value ?? null,
         source: top?.source ?? ConfigSource.DEFAULT_CONFIG,
         readOnly: def.readOnly === true,
-        isSensitive: def.type === 'password',
+        isSensitive: def.sensitive,
         type: typeId(def.type),
         synonyms: levels,
       });
@@ -89,7 +99,7 @@ export class ConfigResolver {
       const levels: { name: string; value: string | null; source: number }[] = [];
       const own = t?.configs.get(def.name);
       if (own !== undefined) levels.push({ name: def.name, value: own, source: ConfigSource.DYNAMIC_TOPIC_CONFIG });
-      if (def.brokerKey !== null) {
+      if (def.brokerKey !== undefined) {
         let brokerLevels = this.brokerLevels(def.brokerKey);
         if (def.name === 'retention.ms' && brokerLevels.every((l) => l.source === ConfigSource.DEFAULT_CONFIG)) {
           brokerLevels = [{ name: 'log.retention.ms', value: String(this.config.retentionMs), source: this.config.isExplicit('log.retention.hours') || this.config.isExplicit('log.retention.minutes') ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG }];
@@ -108,7 +118,7 @@ export class ConfigResolver {
         value: top?.value ?? def.defaultValue,
         source: top?.source ?? ConfigSource.DEFAULT_CONFIG,
         readOnly: false,
-        isSensitive: false,
+        isSensitive: def.sensitive,
         type: typeId(def.type),
         synonyms: levels,
       });

@@ -5,7 +5,8 @@
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, parseProperties } from './config.js';
+import { ConfigError } from '../config/config-error.js';
+import { parseProperties } from '../config/properties.js';
 import { newClusterId } from '../controller/controller.js';
 
 export interface MetaProperties {

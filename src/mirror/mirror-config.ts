@@ -1,7 +1,11 @@
 /**
- * Configuration of cluster mirroring (KIP-1279 spec §6): the CLUSTER_MIRROR resource keys a
- * mirror accepts, their defaults and validation, and the broker-level keys with their defaults.
+ * Configuration of cluster mirroring (KIP-1279 spec §6): lookups over the CLUSTER_MIRROR table of
+ * the config registry (keys, defaults, validation), the filters a mirror applies, and the
+ * broker-level §6.1 keys read with the broker table's defaults.
  */
+import { brokerDefaultNumber } from '../config/broker-config-defs.js';
+import { splitList } from '../config/config-def.js';
+import { MIRROR_CONFIG_DEFS, MIRROR_DEFS } from '../config/mirror-config-defs.js';
 
 /** Keys that only filter what is mirrored; changing them does not rebuild connections (§6.2). */
 export const FILTER_KEYS: ReadonlySet<string> = new Set([
@@ -12,72 +16,16 @@ export const FILTER_KEYS: ReadonlySet<string> = new Set([
   'mirror.acls.include',
 ]);
 
-type Kind = 'string' | 'list' | 'int' | 'long' | 'password' | 'boolean';
-
-interface KeyDef {
-  readonly kind: Kind;
-  readonly default: string | null;
-  readonly min?: number;
-}
-
-const TOPIC_PROPERTIES_EXCLUDE_DEFAULT = [
-  'follower.replication.throttled.replicas',
-  'leader.replication.throttled.replicas',
-  'message.timestamp.difference.max.ms',
-  'log.message.timestamp.before.max.ms',
-  'log.message.timestamp.after.max.ms',
-  'message.timestamp.type',
-  'unclean.leader.election.enable',
-  'min.insync.replicas',
-].join(',');
-
-const MIRROR_KEYS: ReadonlyMap<string, KeyDef> = new Map<string, KeyDef>([
-  ['bootstrap.servers', { kind: 'list', default: null }],
-  ['mirror.source.cluster.id', { kind: 'string', default: null }],
-  ['client.id', { kind: 'string', default: null }],
-  ['request.timeout.ms', { kind: 'int', default: '30000', min: 0 }],
-  ['socket.connection.setup.timeout.ms', { kind: 'long', default: '10000', min: 0 }],
-  ['socket.connection.setup.timeout.max.ms', { kind: 'long', default: '30000', min: 0 }],
-  ['connections.max.idle.ms', { kind: 'long', default: '540000' }],
-  ['mirror.fetch.backoff.ms', { kind: 'int', default: '1000', min: 0 }],
-  ['mirror.fetch.wait.max.ms', { kind: 'int', default: '1000', min: 0 }],
-  ['mirror.fetch.min.bytes', { kind: 'int', default: '1', min: 0 }],
-  ['mirror.fetch.response.max.bytes', { kind: 'int', default: String(10 * 1024 * 1024), min: 0 }],
-  ['mirror.fetch.max.bytes', { kind: 'int', default: String(1024 * 1024), min: 0 }],
-  ['mirror.socket.timeout.ms', { kind: 'int', default: '30000', min: 0 }],
-  ['mirror.socket.receive.buffer.bytes', { kind: 'int', default: String(64 * 1024) }],
-  ['security.protocol', { kind: 'string', default: 'PLAINTEXT' }],
-  ['sasl.mechanism', { kind: 'string', default: 'PLAIN' }],
-  ['sasl.jaas.config', { kind: 'password', default: null }],
-  ['ssl.truststore.location', { kind: 'string', default: null }],
-  ['ssl.truststore.type', { kind: 'string', default: 'JKS' }],
-  ['ssl.truststore.certificates', { kind: 'password', default: null }],
-  ['ssl.truststore.password', { kind: 'password', default: null }],
-  ['ssl.keystore.location', { kind: 'string', default: null }],
-  ['ssl.keystore.type', { kind: 'string', default: 'JKS' }],
-  ['ssl.keystore.certificate.chain', { kind: 'password', default: null }],
-  ['ssl.keystore.key', { kind: 'password', default: null }],
-  ['ssl.keystore.password', { kind: 'password', default: null }],
-  ['ssl.key.password', { kind: 'password', default: null }],
-  ['ssl.endpoint.identification.algorithm', { kind: 'string', default: 'https' }],
-  ['mirror.topic.properties.exclude', { kind: 'list', default: TOPIC_PROPERTIES_EXCLUDE_DEFAULT }],
-  ['mirror.topics.include', { kind: 'list', default: '' }],
-  ['mirror.topics.exclude', { kind: 'list', default: '__.*' }],
-  ['mirror.groups.include', { kind: 'list', default: '.*' }],
-  ['mirror.groups.exclude', { kind: 'list', default: '' }],
-  ['mirror.acls.include', { kind: 'list', default: '*' }],
-]);
-
 export function mirrorConfigKeys(): readonly string[] {
-  return [...MIRROR_KEYS.keys()];
+  return MIRROR_CONFIG_DEFS.map((d) => d.name);
 }
 
 export function mirrorConfigDefault(key: string): string | null {
-  return MIRROR_KEYS.get(key)?.default ?? null;
+  return MIRROR_DEFS.get(key)?.defaultValue ?? null;
 }
 
 export function isSensitiveMirrorKey(key: string): boolean {
-  return MIRROR_KEYS.get(key)?.kind === 'password';
+  return MIRROR_DEFS.get(key)?.sensitive === true;
 }
 
 /** A mirror name follows the topic-name rules (spec §4.3, AS3). */
@@ -91,13 +39,10 @@ export function validateMirrorName(name: string): string | null {
 
 /** Validates one key/value of a mirror's config; returns an error message or null. */
 export function validateMirrorConfigEntry(key: string, value: string | null): string | null {
-  const def = MIRROR_KEYS.get(key);
+  const def = MIRROR_DEFS.get(key);
   if (def === undefined) return `unknown cluster mirror config '${key}'`;
-  if (value === null) {
-    if (key === 'bootstrap.servers' || key === 'mirror.source.cluster.id') return `'${key}' cannot be deleted`;
-    return null;
-  }
-  switch (def.kind) {
+  if (value === null) return def.required === true ? `'${key}' cannot be deleted` : null;
+  switch (def.type) {
     case 'int':
     case 'long': {
       if (!/^-?\d+$/.test(value.trim())) return `'${key}' must be an integer, got '${value}'`;
@@ -107,35 +52,12 @@ export function validateMirrorConfigEntry(key: string, value: string | null): st
     }
     case 'boolean':
       return value === 'true' || value === 'false' ? null : `'${key}' must be true or false`;
-    case 'list':
-      if (key === 'bootstrap.servers') {
-        const parts = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
-        if (parts.length === 0) return 'bootstrap.servers is empty';
-        for (const p of parts) if (!/^.+:\d{1,5}$/.test(p)) return `bootstrap.servers entry '${p}' is not host:port`;
-        return null;
-      }
-      if (key.startsWith('mirror.topics.') || key.startsWith('mirror.groups.')) {
-        for (const p of splitList(value)) {
-          try {
-            new RegExp(`^(?:${p})$`);
-          } catch {
-            return `'${key}' has an invalid regular expression '${p}'`;
-          }
-        }
-      }
-      return null;
     default:
-      if (key === 'security.protocol' && !['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'].includes(value.toUpperCase())) {
-        return `security.protocol '${value}' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL`;
-      }
-      return null;
+      return def.validate?.(value) ?? null;
   }
 }
 
-export function splitList(v: string | undefined | null): string[] {
-  if (v === undefined || v === null) return [];
-  return v.split(',').map((s) => s.trim()).filter((s) => s !== '');
-}
+export { splitList };
 
 /** The value of a key, or its default. */
 export function mirrorConfigValue(cfg: ReadonlyMap<string, string>, key: string): string | null {
@@ -177,25 +99,25 @@ export interface MirrorBrokerConfig {
   readonly socketTimeoutMs: number;
 }
 
+/** Reads the §6.1 broker keys; a missing or malformed value takes the registry's default. */
 export function mirrorBrokerConfig(get: (key: string) => string | undefined): MirrorBrokerConfig {
-  const num = (k: string, d: number): number => {
+  const num = (k: string): number => {
     const v = get(k);
-    if (v === undefined) return d;
-    const n = Number(v);
-    return Number.isFinite(n) ? n : d;
+    const n = v === undefined ? NaN : Number(v);
+    return Number.isFinite(n) ? n : brokerDefaultNumber(k);
   };
   return {
-    stateTopicPartitions: num('mirror.state.topic.num.partitions', 50),
-    metadataRefreshIntervalMs: num('mirror.metadata.refresh.interval.ms', 60_000),
-    failedRetryInitialBackoffMs: num('mirror.failed.retry.initial.backoff.ms', 1000),
-    failedRetryMaxBackoffMs: num('mirror.failed.retry.max.backoff.ms', 300_000),
-    failedRetryMaxAttempts: num('mirror.failed.retry.max.attempts', 100),
-    numReplicaFetchers: num('mirror.num.replica.fetchers', 1),
-    fetchBackoffMs: num('mirror.fetch.backoff.ms', 1000),
-    fetchWaitMaxMs: num('mirror.fetch.wait.max.ms', 1000),
-    fetchMinBytes: num('mirror.fetch.min.bytes', 1),
-    fetchResponseMaxBytes: num('mirror.fetch.response.max.bytes', 10 * 1024 * 1024),
-    fetchMaxBytes: num('mirror.fetch.max.bytes', 1024 * 1024),
-    socketTimeoutMs: num('mirror.socket.timeout.ms', 30_000),
+    stateTopicPartitions: num('mirror.state.topic.num.partitions'),
+    metadataRefreshIntervalMs: num('mirror.metadata.refresh.interval.ms'),
+    failedRetryInitialBackoffMs: num('mirror.failed.retry.initial.backoff.ms'),
+    failedRetryMaxBackoffMs: num('mirror.failed.retry.max.backoff.ms'),
+    failedRetryMaxAttempts: num('mirror.failed.retry.max.attempts'),
+    numReplicaFetchers: num('mirror.num.replica.fetchers'),
+    fetchBackoffMs: num('mirror.fetch.backoff.ms'),
+    fetchWaitMaxMs: num('mirror.fetch.wait.max.ms'),
+    fetchMinBytes: num('mirror.fetch.min.bytes'),
+    fetchResponseMaxBytes: num('mirror.fetch.response.max.bytes'),
+    fetchMaxBytes: num('mirror.fetch.max.bytes'),
+    socketTimeoutMs: num('mirror.socket.timeout.ms'),
   };
 }

@@ -5,7 +5,7 @@ import { ERRORS } from './generated/errors.js';
  * can answer with the right code instead of UNKNOWN_SERVER_ERROR.
  */
 export class KafkaError extends Error {
-  override readonly name = 'KafkaError';
+  override readonly name: string = 'KafkaError';
   readonly code: number;
   readonly retriable: boolean;
 

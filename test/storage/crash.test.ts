@@ -11,7 +11,7 @@ import { removeDir, tempDir } from './helpers.js';
 const ROOT = join(import.meta.dirname, '..', '..');
 const KILLS = 30;
 
-/** Transpiles src/storage and src/protocol to JS under .cache/ (inside the repo so node_modules resolve). */
+/** Transpiles src/storage, src/config and src/protocol to JS under .cache/ (inside the repo so node_modules resolve). */
 async function compileSources(out: string): Promise<void> {
   const walk = async (d: string): Promise<string[]> => {
     const out: string[] = [];
@@ -22,7 +22,7 @@ async function compileSources(out: string): Promise<void> {
     }
     return out;
   };
-  const files = [...(await walk(join(ROOT, 'src', 'storage'))), ...(await walk(join(ROOT, 'src', 'protocol')))];
+  const files = [...(await walk(join(ROOT, 'src', 'storage'))), ...(await walk(join(ROOT, 'src', 'config'))), ...(await walk(join(ROOT, 'src', 'protocol')))];
   for (const f of files) {
     const js = ts.transpileModule(await readFile(f, 'utf8'), {
       fileName: f,

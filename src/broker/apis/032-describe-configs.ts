@@ -18,7 +18,7 @@ import { decodeDescribeConfigsRequest, type DescribeConfigsRequest } from '../..
 import { encodeDescribeConfigsResponse, type DescribeConfigsResponseInput } from '../../protocol/generated/messages/describe-configs-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
-import { ConfigSource, type ResolvedConfig } from '../config-resolver.js';
+import { ConfigSource, typeId, type ResolvedConfig } from '../config-resolver.js';
 import { ConfigResourceType } from '../../controller/metadata-image.js';
 import { GROUP_CONFIG_DEFS, groupConfigDefault } from '../group-configs.js';
 
@@ -68,14 +68,15 @@ export function describeConfigsHandler(ctx: BrokerContext, mirror: () => MirrorC
         } else if (res.resourceType === ConfigResourceType.GROUP) {
           // Group configs exist for any group name (Kafka does not require the group to exist).
           const own = ctx.image.otherConfigs.get(ConfigResourceType.GROUP)?.get(res.resourceName);
-          configs = [...GROUP_CONFIG_DEFS.entries()].map(([name, def]) => {
+          configs = GROUP_CONFIG_DEFS.map((def) => {
+            const name = def.name;
             const set = own?.get(name);
             const dflt = groupConfigDefault(ctx.configs, name);
             const synonyms = [
               ...(set !== undefined ? [{ name, value: set, source: 8 }] : []),
               { name: def.brokerKey ?? name, value: dflt, source: ConfigSource.DEFAULT_CONFIG },
             ];
-            return { name, value: set ?? dflt, source: set !== undefined ? 8 : ConfigSource.DEFAULT_CONFIG, readOnly: false, isSensitive: false, type: def.type === 'int' ? 3 : 2, synonyms };
+            return { name, value: set ?? dflt, source: set !== undefined ? 8 : ConfigSource.DEFAULT_CONFIG, readOnly: false, isSensitive: def.sensitive, type: typeId(def.type), synonyms };
           });
         } else if (res.resourceType === ConfigResourceType.CLUSTER_MIRROR && mirror()) {
           const entries = mirror()!.describeMirrorConfig(res.resourceName);

@@ -11,7 +11,7 @@ import { decodeIncrementalAlterConfigsRequest, type IncrementalAlterConfigsReque
 import { encodeIncrementalAlterConfigsResponse, type IncrementalAlterConfigsResponseInput } from '../../protocol/generated/messages/incremental-alter-configs-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
-import { TOPIC_DEFS, brokerConfigDef } from '../config.js';
+import { findConfigDef } from '../../config/registry.js';
 import { applyChanges, checkResource, currentEntries } from '../config-alter.js';
 import { ConfigResourceType } from '../../controller/metadata-image.js';
 
@@ -24,7 +24,7 @@ export interface MirrorConfigAlterer {
 }
 
 const isList = (resourceType: number, name: string): boolean =>
-  resourceType === ConfigResourceType.TOPIC ? TOPIC_DEFS.get(name)?.type === 'list' : brokerConfigDef(name)?.type === 'list';
+  findConfigDef(resourceType === ConfigResourceType.TOPIC ? 'TOPIC' : 'BROKER', name)?.type === 'list';
 
 export function incrementalAlterConfigsHandler(
   ctx: BrokerContext,

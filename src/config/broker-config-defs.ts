@@ -1,0 +1,143 @@
+/**
+ * The broker's keys with Kafka's own defaults (as in Apache Kafka 4.x `KafkaConfig`,
+ * `ServerLogConfigs`, `GroupCoordinatorConfig`, `TransactionLogConfig`, and KIP-1279's
+ * `ClusterMirrorConfig` broker keys): the keys this node understands, or accepts as harmless
+ * (e.g. replication settings of a one-node cluster). Topic, group and mirror keys that fall back
+ * to a broker key take their default from this table.
+ */
+import { LONG_MAX, configDef, indexDefs, type ConfigDef, type ConfigOptions, type ConfigType } from './config-def.js';
+
+const D = (name: string, type: ConfigType, defaultValue: string | null, options: ConfigOptions = {}): ConfigDef =>
+  configDef('BROKER', name, type, defaultValue, options);
+
+/** Compression codecs a producer or topic may name (Kafka's `BrokerCompressionType`). */
+export const COMPRESSION_TYPES: readonly string[] = ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'];
+
+export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
+  D('node.id', 'int', '1', { min: 0, readOnly: true }),
+  D('broker.id', 'int', '-1', { readOnly: true }),
+  D('process.roles', 'list', 'broker,controller', { readOnly: true }),
+  D('listeners', 'list', 'PLAINTEXT://127.0.0.1:9092', { readOnly: true }),
+  D('advertised.listeners', 'list', null, { readOnly: true }),
+  D('listener.security.protocol.map', 'list', 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT', { readOnly: true }),
+  D('inter.broker.listener.name', 'string', null, { readOnly: true }),
+  D('controller.listener.names', 'list', null, { readOnly: true }),
+  D('controller.quorum.voters', 'list', '', { readOnly: true }),
+  D('controller.quorum.bootstrap.servers', 'list', '', { readOnly: true }),
+  D('log.dirs', 'list', null, { readOnly: true }),
+  D('log.dir', 'list', './data', { readOnly: true }),
+  D('metadata.log.dir', 'string', null, { readOnly: true }),
+  D('num.partitions', 'int', '1', { min: 1 }),
+  D('default.replication.factor', 'int', '1', { min: 1 }),
+  D('min.insync.replicas', 'int', '1', { min: 1 }),
+  D('auto.create.topics.enable', 'boolean', 'true'),
+  D('delete.topic.enable', 'boolean', 'true'),
+  D('message.max.bytes', 'int', '1048588', { min: 0 }),
+  D('socket.request.max.bytes', 'int', '104857600', { min: 1, readOnly: true }),
+  D('socket.send.buffer.bytes', 'int', '102400'),
+  D('socket.receive.buffer.bytes', 'int', '102400'),
+  D('connections.max.idle.ms', 'long', '600000', { readOnly: true }),
+  D('queued.max.requests', 'int', '500', { min: 1 }),
+  D('num.network.threads', 'int', '3', { min: 1 }),
+  D('num.io.threads', 'int', '8', { min: 1 }),
+  D('num.recovery.threads.per.data.dir', 'int', '2', { min: 1 }),
+  D('log.segment.bytes', 'int', '1073741824', { min: 14 }),
+  D('log.roll.ms', 'long', null),
+  D('log.roll.hours', 'int', '168', { min: 1 }),
+  D('log.retention.ms', 'long', null),
+  D('log.retention.minutes', 'int', null),
+  D('log.retention.hours', 'int', '168'),
+  D('log.retention.bytes', 'long', '-1'),
+  D('log.retention.check.interval.ms', 'long', '300000', { min: 1 }),
+  D('log.cleanup.policy', 'list', 'delete'),
+  D('log.cleaner.enable', 'boolean', 'true'),
+  D('log.cleaner.backoff.ms', 'long', '15000', { min: 0 }),
+  D('log.cleaner.delete.retention.ms', 'long', '86400000'),
+  D('log.cleaner.min.compaction.lag.ms', 'long', '0'),
+  D('log.cleaner.min.cleanable.ratio', 'double', '0.5'),
+  D('log.index.interval.bytes', 'int', '4096', { min: 0 }),
+  D('log.index.size.max.bytes', 'int', '10485760', { min: 4 }),
+  D('log.flush.interval.messages', 'long', LONG_MAX, { min: 1 }),
+  D('log.flush.interval.ms', 'long', null),
+  D('log.flush.scheduler.interval.ms', 'long', LONG_MAX),
+  D('log.segment.delete.delay.ms', 'long', '60000'),
+  D('log.message.timestamp.type', 'string', 'CreateTime', {
+    oneOf: ['CreateTime', 'LogAppendTime'],
+  }),
+  D('log.message.timestamp.before.max.ms', 'long', LONG_MAX, { min: 0 }),
+  D('log.message.timestamp.after.max.ms', 'long', '3600000', { min: 0 }),
+  D('log.preallocate', 'boolean', 'false'),
+  D('compression.type', 'string', 'producer', {
+    oneOf: COMPRESSION_TYPES,
+  }),
+  D('unclean.leader.election.enable', 'boolean', 'false'),
+  D('offsets.topic.num.partitions', 'int', '50', { min: 1, readOnly: true }),
+  D('offsets.topic.replication.factor', 'int', '3', { min: 1 }),
+  D('offsets.topic.segment.bytes', 'int', '104857600', { min: 1 }),
+  D('offsets.retention.minutes', 'int', '10080', { min: 1 }),
+  D('offsets.retention.check.interval.ms', 'long', '600000', { min: 1 }),
+  D('offsets.commit.timeout.ms', 'int', '5000', { min: 1 }),
+  D('offsets.load.buffer.size', 'int', '5242880', { min: 1 }),
+  D('offset.metadata.max.bytes', 'int', '4096'),
+  D('group.initial.rebalance.delay.ms', 'int', '3000', { min: 0 }),
+  D('group.min.session.timeout.ms', 'int', '6000'),
+  D('group.max.session.timeout.ms', 'int', '1800000'),
+  D('group.max.size', 'int', '2147483647', { min: 1 }),
+  D('group.coordinator.rebalance.protocols', 'list', 'classic,consumer,streams'),
+  D('group.consumer.session.timeout.ms', 'int', '45000', { min: 1 }),
+  D('group.consumer.min.session.timeout.ms', 'int', '45000', { min: 1 }),
+  D('group.consumer.max.session.timeout.ms', 'int', '60000', { min: 1 }),
+  D('group.consumer.heartbeat.interval.ms', 'int', '5000', { min: 1 }),
+  D('group.consumer.min.heartbeat.interval.ms', 'int', '5000', { min: 1 }),
+  D('group.consumer.max.heartbeat.interval.ms', 'int', '15000', { min: 1 }),
+  D('group.consumer.max.size', 'int', '2147483647', { min: 1 }),
+  D('group.consumer.assignors', 'list', 'uniform,range'),
+  D('transaction.state.log.num.partitions', 'int', '50', { min: 1, readOnly: true }),
+  D('transaction.state.log.replication.factor', 'int', '3', { min: 1 }),
+  D('transaction.state.log.min.isr', 'int', '2', { min: 1 }),
+  D('transaction.state.log.segment.bytes', 'int', '104857600', { min: 1 }),
+  D('transaction.max.timeout.ms', 'int', '900000', { min: 1 }),
+  D('transactional.id.expiration.ms', 'int', '604800000', { min: 1 }),
+  D('transaction.abort.timed.out.transaction.cleanup.interval.ms', 'int', '10000', { min: 1 }),
+  D('transaction.remove.expired.transaction.cleanup.interval.ms', 'int', '3600000', { min: 1 }),
+  D('producer.id.expiration.ms', 'int', '86400000', { min: 1 }),
+  D('producer.id.expiration.check.interval.ms', 'int', '600000', { min: 1 }),
+  D('max.incremental.fetch.session.cache.slots', 'int', '1000', { min: 0 }),
+  // KIP-227 names it; Kafka hard-codes it (KafkaBroker.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS).
+  D('min.incremental.fetch.session.eviction.ms', 'long', '120000', { min: 0 }),
+  D('fetch.max.bytes', 'int', '57671680', { min: 1024 }),
+  D('replica.fetch.max.bytes', 'int', '1048576'),
+  D('unstable.api.versions.enable', 'boolean', 'false'),
+  // Cluster mirroring (KIP-1279 broker configs); src/mirror reads them through the coordinator
+  // host's config lookup (mirrorBrokerConfig), so defaults and validation live here.
+  D('mirror.state.topic.num.partitions', 'int', '50', { min: 1 }),
+  D('mirror.state.topic.replication.factor', 'int', '3', { min: 1 }),
+  D('mirror.num.replica.fetchers', 'int', '1', { min: 1 }),
+  D('mirror.metadata.refresh.interval.ms', 'long', '60000', { min: 1 }),
+  D('mirror.failed.retry.initial.backoff.ms', 'long', '1000', { min: 0 }),
+  D('mirror.failed.retry.max.backoff.ms', 'long', '300000', { min: 0 }),
+  D('mirror.failed.retry.max.attempts', 'int', '100', { min: 0 }),
+  D('mirror.fetch.backoff.ms', 'int', '1000', { min: 0 }),
+  D('mirror.fetch.wait.max.ms', 'int', '1000', { min: 0 }),
+  D('mirror.fetch.min.bytes', 'int', '1', { min: 0 }),
+  D('mirror.fetch.response.max.bytes', 'int', String(10 * 1024 * 1024), { min: 0 }),
+  D('mirror.fetch.max.bytes', 'int', String(1024 * 1024), { min: 0 }),
+  D('mirror.socket.timeout.ms', 'int', '30000', { min: 0 }),
+  D('mirror.socket.receive.buffer.bytes', 'int', String(64 * 1024)),
+  D('mirror.admin.listener.name', 'string', null),
+  D('sasl.mechanism.mirror.admin.protocol', 'string', null),
+];
+
+export const BROKER_DEFS: ReadonlyMap<string, ConfigDef> = indexDefs(BROKER_CONFIG_DEFS);
+
+/** A broker key's definition, for the tables of other scopes that fall back to it. */
+export function brokerDef(key: string): ConfigDef {
+  const def = BROKER_DEFS.get(key);
+  if (def === undefined) throw new Error(`no broker config ${key}`);
+  return def;
+}
+
+/** A broker key's default as a number; for keys that have one. */
+export function brokerDefaultNumber(key: string): number {
+  return Number(brokerDef(key).defaultValue);
+}

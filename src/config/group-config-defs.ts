@@ -1,0 +1,31 @@
+/**
+ * The GROUP config resource's keys (KIP-848 dynamic group configs, Kafka's `GroupConfig`): per-group
+ * overrides of session and heartbeat settings. A consumer key defaults to its broker key and is
+ * bounded by the broker's current min/max keys, as Kafka's `GroupConfig.validate` bounds it; the
+ * share and streams keys have no broker key here and carry Kafka's defaults.
+ */
+import { brokerDef } from './broker-config-defs.js';
+import { configDef, indexDefs, type ConfigDef, type ConfigType } from './config-def.js';
+
+function bounded(name: string, brokerKey: string, minBrokerKey: string, maxBrokerKey: string): ConfigDef {
+  const b = brokerDef(brokerKey);
+  return configDef('GROUP', name, b.type, b.defaultValue, { brokerKey, minBrokerKey, maxBrokerKey });
+}
+
+const own = (name: string, type: ConfigType, defaultValue: string, oneOf?: readonly string[]): ConfigDef =>
+  configDef('GROUP', name, type, defaultValue, oneOf !== undefined ? { oneOf } : {});
+
+export const GROUP_CONFIG_DEFS: readonly ConfigDef[] = [
+  bounded('consumer.session.timeout.ms', 'group.consumer.session.timeout.ms', 'group.consumer.min.session.timeout.ms', 'group.consumer.max.session.timeout.ms'),
+  bounded('consumer.heartbeat.interval.ms', 'group.consumer.heartbeat.interval.ms', 'group.consumer.min.heartbeat.interval.ms', 'group.consumer.max.heartbeat.interval.ms'),
+  own('share.session.timeout.ms', 'int', '45000'),
+  own('share.heartbeat.interval.ms', 'int', '5000'),
+  own('share.record.lock.duration.ms', 'int', '30000'),
+  own('share.auto.offset.reset', 'string', 'latest', ['latest', 'earliest', 'by_duration']),
+  own('share.isolation.level', 'string', 'read_uncommitted', ['read_uncommitted', 'read_committed']),
+  own('streams.session.timeout.ms', 'int', '45000'),
+  own('streams.heartbeat.interval.ms', 'int', '5000'),
+  own('streams.num.standby.replicas', 'int', '0'),
+];
+
+export const GROUP_DEFS: ReadonlyMap<string, ConfigDef> = indexDefs(GROUP_CONFIG_DEFS);
