@@ -25,7 +25,9 @@ import { ProducerIdManager } from '../controller/producer-ids.js';
 import { ReplicaManager } from './replica-manager.js';
 import { holdsSourceEpochs } from './mirror-epoch-policy.js';
 import { LogManager } from '../storage/log-manager.js';
-import { BrokerServer } from '../server/server.js';
+import { BrokerListeners } from '../server/listener-set.js';
+import { planListeners } from '../server/listeners.js';
+import { saslApiHandlers } from '../server/sasl-apis.js';
 import { brokerHandlers } from './apis/index.js';
 
 export class BrokerNode {
@@ -33,7 +35,7 @@ export class BrokerNode {
 
   private constructor(
     readonly ctx: BrokerContext,
-    private readonly server: BrokerServer,
+    private readonly server: BrokerListeners,
     private readonly closers: (() => Promise<void>)[],
   ) {}
 
@@ -42,13 +44,14 @@ export class BrokerNode {
   }
 
   static async start(config: BrokerConfig, log: Logger): Promise<BrokerNode> {
+    // Checked before anything is opened: a listener that cannot be served stops the start.
+    const plan = planListeners(config);
     const logDirs = config.logDirs.map((d) => resolve(d));
     const dataDir = logDirs[0]!;
     mkdirSync(dataDir, { recursive: true });
     const nodeId = config.nodeId;
     const meta = loadOrCreateMetaProperties(dataDir, nodeId);
-    const listener = config.listeners[0]!;
-    const advertised = config.advertisedListeners[0]!;
+    const advertised = plan.listeners.find((l) => l.name === plan.interBrokerListener)!;
 
     const logs = await LogManager.open({
       logDirs,
@@ -73,7 +76,7 @@ export class BrokerNode {
     await replicas.start();
 
     const registry = new ApiRegistry();
-    let boundPort = listener.port;
+    let listeners: BrokerListeners | null = null;
     let produceGuard: ProduceGuard | null = null;
     const autoCreates = new Map<string, Promise<number>>();
     const ctx: BrokerContext = {
@@ -87,9 +90,9 @@ export class BrokerNode {
       registry,
       replicas,
       producerIds: new ProducerIdManager(controller),
-      host: advertised.host,
+      host: advertised.advertisedHost,
       get port() {
-        return advertised.port === 0 ? boundPort : advertised.port;
+        return listeners?.interBroker.port ?? advertised.advertisedPort;
       },
       get produceGuard() {
         return produceGuard;
@@ -118,6 +121,7 @@ export class BrokerNode {
     const closers: (() => Promise<void>)[] = [];
     let mirror: MirrorApiHandlers | null = null;
     registry.registerAll(brokerHandlers(ctx, () => mirror));
+    registry.registerAll(saslApiHandlers());
     const coordinatorHost = createCoordinatorHost(ctx);
     const groups = await createGroupApiHandlers(coordinatorHost);
     registry.registerAll(groups.handlers as ApiHandler[]);
@@ -134,9 +138,9 @@ export class BrokerNode {
       () => groups.close(),
     );
 
-    const server = new BrokerServer({
-      host: listener.host,
-      port: listener.port,
+    const server = await BrokerListeners.open(plan, {
+      config,
+      security: { scramCredential: (user, mechanism) => controller.image.scram.get(user)?.get(mechanism) },
       handlers: registry.handlers,
       headers: registry.headers,
       maxFrameBytes: config.int('socket.request.max.bytes'),
@@ -145,7 +149,7 @@ export class BrokerNode {
       log: log.child({ component: 'network' }),
       unsupportedApiVersionsBody: () => registry.unsupportedApiVersionsBody(),
     });
-    boundPort = await server.listen();
+    listeners = server;
     const node = new BrokerNode(ctx, server, closers);
     closers.push(
       async () => {
@@ -160,7 +164,7 @@ export class BrokerNode {
     log.info('node started', {
       nodeId,
       clusterId: meta.clusterId,
-      listener: `${listener.name}://${listener.host}:${boundPort}`,
+      listeners: server.endpoints.map((e) => `${e.name}://${e.host}:${e.port} (${e.securityProtocol})`).join(','),
       advertised: `${ctx.host}:${ctx.port}`,
       dataDir,
       topics: controller.image.topicsByName.size,

@@ -91,15 +91,15 @@ export async function createGroupApiHandlers(host: CoordinatorHost): Promise<{ h
           errorCode: a.errorCode,
           ...(ctx.apiVersion >= 1 ? { errorMessage: a.errorMessage } : {}),
           nodeId: ok ? host.nodeId : -1,
-          host: ok ? host.host : '',
-          port: ok ? host.port : -1,
+          host: ok ? (ctx.listener?.host ?? host.host) : '',
+          port: ok ? (ctx.listener?.port ?? host.port) : -1,
         };
       }
       return {
         coordinators: req.coordinatorKeys.map((key) => {
           const a = answer(key);
           const ok = a.errorCode === GroupError.NONE;
-          return { key, nodeId: ok ? host.nodeId : -1, host: ok ? host.host : '', port: ok ? host.port : -1, errorCode: a.errorCode, errorMessage: a.errorMessage };
+          return { key, nodeId: ok ? host.nodeId : -1, host: ok ? (ctx.listener?.host ?? host.host) : '', port: ok ? (ctx.listener?.port ?? host.port) : -1, errorCode: a.errorCode, errorMessage: a.errorMessage };
         }),
       };
     },

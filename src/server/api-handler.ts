@@ -1,5 +1,6 @@
 import type { Reader } from '../protocol/reader.js';
 import type { Writer } from '../protocol/writer.js';
+import type { ListenerEndpoint } from './listeners.js';
 
 /** What a handler knows about the request it serves. */
 export interface RequestContext {
@@ -12,6 +13,8 @@ export interface RequestContext {
   /** `User:ANONYMOUS` until SASL exists. */
   readonly principal: string;
   readonly clientAddress: string;
+  /** The listener the request came in on; Metadata answers with its advertised address, as Kafka does. */
+  readonly listener?: ListenerEndpoint;
   /** Aborted when the connection closes: long polls stop waiting. */
   readonly signal: AbortSignal;
 }

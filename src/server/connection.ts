@@ -14,6 +14,9 @@ import { Writer } from '../protocol/writer.js';
 import type { ApiHandler, RequestContext } from './api-handler.js';
 import type { Logger } from '../common/logger.js';
 import { FrameDecoder } from '../protocol/frame-decoder.js';
+import type { ListenerEndpoint } from './listeners.js';
+import { saslHandlersFor } from './sasl-apis.js';
+import type { SaslAuthenticator } from './sasl-authenticator.js';
 
 export interface HeaderVersions {
   /** Request header version for (apiKey, version): 1 or 2. */
@@ -32,6 +35,14 @@ export interface ConnectionOptions {
   readonly log: Logger;
   /** Aborted when the node shuts down: delayed operations answer at once with what they have. */
   readonly shutdown: AbortSignal;
+  /** The listener this connection came in on, with its advertised address. */
+  endpoint(): ListenerEndpoint;
+  /** The principal TLS established (a client certificate's, or ANONYMOUS); ANONYMOUS on plaintext. */
+  readonly transportPrincipal: string;
+  /** On a SASL listener: nothing but ApiVersions and the SASL requests until it authenticates. */
+  readonly sasl: SaslAuthenticator | null;
+  /** Closed if not authenticated by then (SASL listeners); 0: no limit. */
+  readonly authenticationTimeoutMs: number;
   /** The reply to an ApiVersions request of an unsupported version (v0 body, error 35). */
   unsupportedApiVersionsBody(): Buffer;
   onClose(conn: Connection): void;
@@ -43,9 +54,15 @@ interface Slot {
   done: boolean;
   /** null: send nothing (acks=0). */
   chunks: Buffer[] | null;
+  /** A bare SASL token (after a v0 SaslHandshake): no response header. */
+  raw?: boolean;
+  /** Close the connection once this response is written (a failed SASL step). */
+  closeAfter?: boolean;
 }
 
 const API_VERSIONS = 18;
+const SASL_HANDSHAKE = 17;
+const SASL_AUTHENTICATE = 36;
 
 export class Connection {
   private readonly frames: FrameDecoder;
@@ -55,6 +72,8 @@ export class Connection {
   private closed = false;
   private paused = false;
   private readonly clientAddress: string;
+  private readonly saslHandlers: ReadonlyMap<number, ApiHandler> | null;
+  private authTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly socket: Socket,
@@ -64,6 +83,13 @@ export class Connection {
     this.requestSignal = AbortSignal.any([this.abort.signal, opts.shutdown]);
     this.clientAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
     socket.setNoDelay(true);
+    this.saslHandlers = opts.sasl ? saslHandlersFor(opts.sasl) : null;
+    if (opts.sasl && opts.authenticationTimeoutMs > 0) {
+      this.authTimer = setTimeout(() => {
+        if (!opts.sasl!.authenticated) this.close('authentication timeout');
+      }, opts.authenticationTimeoutMs);
+      this.authTimer.unref();
+    }
     if (opts.idleTimeoutMs > 0) {
       socket.setTimeout(opts.idleTimeoutMs, () => this.close('idle timeout'));
     }
@@ -92,6 +118,7 @@ export class Connection {
   close(reason: string): void {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.authTimer);
     this.abort.abort();
     this.opts.log.debug('connection closed', { conn: this.opts.id, reason });
     this.socket.destroy();
@@ -108,6 +135,13 @@ export class Connection {
       this.close('bad frame');
       return;
     }
+    const sasl = this.opts.sasl;
+    if (sasl && !sasl.authenticated && this.frames.bufferedBytes > sasl.maxReceiveSize) {
+      // Kafka's sasl.server.max.receive.size: an unauthenticated client cannot make us buffer more.
+      this.opts.log.warn('oversized request before authentication, closing connection', { conn: this.opts.id, client: this.clientAddress });
+      this.close('oversized unauthenticated request');
+      return;
+    }
     for (const frame of frames) {
       if (this.closed) return;
       this.onFrame(frame);
@@ -119,6 +153,11 @@ export class Connection {
   }
 
   private onFrame(frame: Buffer): void {
+    const sasl = this.opts.sasl;
+    if (sasl?.expectsRawToken) {
+      this.onRawToken(sasl, frame);
+      return;
+    }
     const r = new Reader(frame);
     let apiKey: number;
     let apiVersion: number;
@@ -131,7 +170,20 @@ export class Connection {
       this.close('short request header');
       return;
     }
-    const handler = this.opts.handlers.get(apiKey);
+    if (sasl) {
+      if (!sasl.allows(apiKey)) {
+        this.opts.log.info('request before SASL authentication, closing connection', { conn: this.opts.id, client: this.clientAddress, apiKey });
+        this.close('unauthenticated request');
+        return;
+      }
+      if (sasl.sessionExpired() && apiKey !== SASL_HANDSHAKE) {
+        // KIP-368: a session past connections.max.reauth.ms that has not re-authenticated.
+        this.opts.log.info('SASL session expired, closing connection', { conn: this.opts.id, client: this.clientAddress });
+        this.close('session expired');
+        return;
+      }
+    }
+    const handler = this.saslHandlers?.get(apiKey) ?? this.opts.handlers.get(apiKey);
     if (!handler || apiVersion < handler.minVersion || apiVersion > handler.maxVersion) {
       if (apiKey === API_VERSIONS) {
         // KIP-511: answer a too-new ApiVersions with a v0 body so the client can retry lower.
@@ -169,8 +221,9 @@ export class Connection {
       correlationId,
       clientId,
       connectionId: this.opts.id,
-      principal: 'User:ANONYMOUS',
+      principal: sasl?.principal ?? this.opts.transportPrincipal,
       clientAddress: this.clientAddress,
+      listener: this.opts.endpoint(),
       signal: this.requestSignal,
     };
     let result: unknown;
@@ -203,7 +256,27 @@ export class Connection {
       slot.chunks = w.chunkList();
     }
     slot.done = true;
+    if (this.opts.sasl?.failed) slot.closeAfter = true;
     this.flush();
+  }
+
+  /** A bare SASL token after a v0 SaslHandshake: answered bare, or the connection closed. */
+  private onRawToken(sasl: SaslAuthenticator, token: Buffer): void {
+    const slot: Slot = { correlationId: 0, responseHeaderVersion: 0, done: false, chunks: null, raw: true };
+    this.queue.push(slot);
+    sasl.rawToken(Buffer.from(token)).then(
+      (reply) => {
+        if (this.closed) return;
+        if (reply === null) {
+          this.close('SASL authentication failed');
+          return;
+        }
+        slot.chunks = [reply];
+        slot.done = true;
+        this.flush();
+      },
+      (err: unknown) => this.fail(SASL_AUTHENTICATE, err),
+    );
   }
 
   private fail(apiKey: number, err: unknown): void {
@@ -220,15 +293,20 @@ export class Connection {
       if (slot.chunks === null) continue;
       let bodyLength = 0;
       for (const c of slot.chunks) bodyLength += c.length;
-      const headerLength = slot.responseHeaderVersion >= 1 ? 5 : 4;
+      const headerLength = slot.raw ? 0 : slot.responseHeaderVersion >= 1 ? 5 : 4;
       const head = Buffer.allocUnsafe(4 + headerLength);
       head.writeInt32BE(headerLength + bodyLength, 0);
-      head.writeInt32BE(slot.correlationId, 4);
+      if (headerLength > 0) head.writeInt32BE(slot.correlationId, 4);
       if (headerLength === 5) head[8] = 0;
       if (!wrote) this.socket.cork();
       wrote = true;
       this.socket.write(head);
       for (const c of slot.chunks) this.socket.write(c);
+      if (slot.closeAfter) {
+        this.socket.uncork();
+        this.closeAfterWrite('SASL authentication failed');
+        return;
+      }
     }
     if (wrote) this.socket.uncork();
     if (this.socket.writableNeedDrain && !this.paused) {
@@ -237,6 +315,12 @@ export class Connection {
       return;
     }
     this.maybeResume();
+  }
+
+  /** Lets the last response reach the client before the socket goes. */
+  private closeAfterWrite(reason: string): void {
+    this.socket.end(() => this.close(reason));
+    setTimeout(() => this.close(reason), 1000).unref();
   }
 
   private maybeResume(): void {

@@ -1,11 +1,20 @@
 /**
- * The TCP listener. Owns the set of live connections so shutdown can stop accepting, let every
- * request already received be answered, and then close the sockets.
+ * One listener: a TCP or TLS server. Owns the set of live connections so shutdown can stop
+ * accepting, let every request already received be answered, and then close the sockets.
+ *
+ * On SSL and SASL_SSL listeners a connection exists only once its TLS handshake is done; a
+ * handshake that does not finish within the authentication timeout, or that fails (TLS garbage,
+ * a plaintext client, an untrusted client certificate), is dropped by node:tls before any Kafka
+ * request is read.
  */
 import { createServer, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
 import type { ApiHandler } from './api-handler.js';
 import { Connection, type HeaderVersions } from './connection.js';
 import type { Logger } from '../common/logger.js';
+import type { ListenerSecurity } from './listener-security.js';
+import type { ListenerEndpoint } from './listeners.js';
+import { FailedLoginLog, SaslAuthenticator } from './sasl-authenticator.js';
 
 export interface ServerOptions {
   readonly host: string;
@@ -16,18 +25,38 @@ export interface ServerOptions {
   readonly idleTimeoutMs: number;
   readonly maxInFlight: number;
   readonly log: Logger;
+  /** The listener's advertised address (as the RequestContext reports it); PLAINTEXT on the bound port without one. */
+  readonly endpoint?: () => ListenerEndpoint;
+  /** TLS and SASL of this listener; none: plaintext without authentication. */
+  readonly security?: ListenerSecurity;
   unsupportedApiVersionsBody(): Buffer;
 }
 
+const ANONYMOUS = 'User:ANONYMOUS';
+
 export class BrokerServer {
-  private readonly server: Server;
+  private readonly server: Server | TlsServer;
   private readonly connections = new Set<Connection>();
   private nextId = 0;
   private boundPort = 0;
   private readonly shutdown = new AbortController();
+  private readonly failedLogins: FailedLoginLog;
 
   constructor(private readonly opts: ServerOptions) {
-    this.server = createServer({ noDelay: true }, (socket) => this.accept(socket));
+    this.failedLogins = new FailedLoginLog(opts.log);
+    const tls = opts.security?.tls;
+    if (tls) {
+      const timeout = opts.security!.authenticationTimeoutMs || 120_000;
+      const server = createTlsServer(tls.serverOptions(timeout), (socket) => this.acceptTls(socket));
+      server.on('tlsClientError', (err, socket) => {
+        opts.log.debug('TLS handshake failed', { client: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`, err: err.message });
+        socket.destroy();
+      });
+      tls.watch((o) => server.setSecureContext(o), timeout);
+      this.server = server;
+    } else {
+      this.server = createServer({ noDelay: true }, (socket) => this.accept(socket, ANONYMOUS));
+    }
     this.server.on('error', (err) => opts.log.error('listener error', { err }));
   }
 
@@ -52,8 +81,21 @@ export class BrokerServer {
     });
   }
 
-  private accept(socket: Socket): void {
-    const id = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}-${this.nextId++}`;
+  private acceptTls(socket: TLSSocket): void {
+    const principal = this.opts.security!.tls!.principalOf(socket);
+    if (principal === null) {
+      // ssl.client.auth=requested: no certificate is fine, an unverified one is not.
+      this.opts.log.info('client certificate not trusted, closing connection', { client: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}` });
+      socket.destroy();
+      return;
+    }
+    this.accept(socket, principal);
+  }
+
+  private accept(socket: Socket, transportPrincipal: string): void {
+    const clientAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
+    const id = `${clientAddress}-${this.nextId++}`;
+    const security = this.opts.security;
     const conn = new Connection(socket, {
       id,
       handlers: this.opts.handlers,
@@ -63,6 +105,10 @@ export class BrokerServer {
       maxInFlight: this.opts.maxInFlight,
       log: this.opts.log,
       shutdown: this.shutdown.signal,
+      endpoint: () => this.opts.endpoint?.() ?? { name: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', host: this.opts.host, port: this.boundPort },
+      transportPrincipal,
+      sasl: security?.sasl ? new SaslAuthenticator(security.sasl, this.failedLogins, clientAddress) : null,
+      authenticationTimeoutMs: security?.authenticationTimeoutMs ?? 0,
       unsupportedApiVersionsBody: () => this.opts.unsupportedApiVersionsBody(),
       onClose: (c) => this.connections.delete(c),
     });

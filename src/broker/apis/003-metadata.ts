@@ -108,7 +108,7 @@ export function metadataHandler(ctx: BrokerContext): ApiHandler<MetadataRequest,
       }
       return {
         throttleTimeMs: 0,
-        brokers: [{ nodeId: ctx.nodeId, host: ctx.host, port: ctx.port, rack: null }],
+        brokers: [{ nodeId: ctx.nodeId, host: rc.listener?.host ?? ctx.host, port: rc.listener?.port ?? ctx.port, rack: null }],
         ...(v >= 2 ? { clusterId: ctx.clusterId } : {}),
         ...(v >= 1 ? { controllerId: ctx.nodeId } : {}),
         topics,

@@ -39,7 +39,7 @@ export function describeClusterHandler(ctx: BrokerContext): ApiHandler<DescribeC
         ...(v >= 1 ? { endpointType: 1 } : {}),
         clusterId: ctx.clusterId,
         controllerId: ctx.nodeId,
-        brokers: [{ brokerId: ctx.nodeId, host: ctx.host, port: ctx.port, rack: null, ...(v >= 2 ? { isFenced: false } : {}) }],
+        brokers: [{ brokerId: ctx.nodeId, host: rc.listener?.host ?? ctx.host, port: rc.listener?.port ?? ctx.port, rack: null, ...(v >= 2 ? { isFenced: false } : {}) }],
         clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : -2147483648,
       };
     },

@@ -1,0 +1,102 @@
+/**
+ * Every listener of the node, one BrokerServer each, sharing the API table. The security of each
+ * listener (TLS context, SASL mechanisms) is built before any port is bound, so a listener that
+ * cannot be served stops the node at start and no port is left open unprotected.
+ */
+import type { Logger } from '../common/logger.js';
+import type { ApiHandler } from './api-handler.js';
+import type { HeaderVersions } from './connection.js';
+import { listenerSecurity, type ListenerSecurity, type SecurityDeps } from './listener-security.js';
+import type { ConfigLookup, ListenerEndpoint, ListenerPlan, ListenerSpec } from './listeners.js';
+import { BrokerServer } from './server.js';
+
+export interface ListenerSetOptions {
+  readonly config: ConfigLookup;
+  readonly handlers: ReadonlyMap<number, ApiHandler>;
+  readonly headers: HeaderVersions;
+  readonly maxFrameBytes: number;
+  readonly idleTimeoutMs: number;
+  readonly maxInFlight: number;
+  readonly log: Logger;
+  readonly security: SecurityDeps;
+  unsupportedApiVersionsBody(): Buffer;
+}
+
+export class BrokerListeners {
+  private constructor(
+    private readonly plan: ListenerPlan,
+    private readonly servers: ReadonlyMap<string, BrokerServer>,
+    private readonly securities: readonly ListenerSecurity[],
+  ) {}
+
+  /** Checks every listener's security, then binds them in order; throws (nothing left bound) on failure. */
+  static async open(plan: ListenerPlan, opts: ListenerSetOptions): Promise<BrokerListeners> {
+    const securities = plan.listeners.map((spec) => listenerSecurity(spec, opts.config, opts.security, opts.log));
+    const servers = new Map<string, BrokerServer>();
+    try {
+      for (const [i, spec] of plan.listeners.entries()) {
+        const server: BrokerServer = new BrokerServer({
+          host: spec.bindHost,
+          port: spec.bindPort,
+          endpoint: (): ListenerEndpoint => endpointOf(spec, server.port),
+          security: securities[i]!,
+          handlers: opts.handlers,
+          headers: opts.headers,
+          maxFrameBytes: opts.maxFrameBytes,
+          idleTimeoutMs: opts.idleTimeoutMs,
+          maxInFlight: opts.maxInFlight,
+          log: opts.log.child({ listener: spec.name }),
+          unsupportedApiVersionsBody: () => opts.unsupportedApiVersionsBody(),
+        });
+        servers.set(spec.name, server);
+        await server.listen();
+      }
+    } catch (err) {
+      await Promise.all([...servers.values()].map((s) => s.close(0)));
+      for (const s of securities) s.close();
+      throw err;
+    }
+    return new BrokerListeners(plan, servers, securities);
+  }
+
+  /** The listener inter-broker traffic uses; its advertised address is the node's own. */
+  get interBroker(): ListenerEndpoint {
+    return this.endpoint(this.plan.interBrokerListener);
+  }
+
+  endpoint(name: string): ListenerEndpoint {
+    const spec = this.plan.listeners.find((l) => l.name === name);
+    const server = this.servers.get(name);
+    if (!spec || !server) throw new Error(`no listener ${name}`);
+    return endpointOf(spec, server.port);
+  }
+
+  get endpoints(): ListenerEndpoint[] {
+    return this.plan.listeners.map((l) => this.endpoint(l.name));
+  }
+
+  /** The bound port of the first listener (what a one-listener node's callers ask for). */
+  get port(): number {
+    return this.servers.get(this.plan.listeners[0]!.name)!.port;
+  }
+
+  get connectionCount(): number {
+    let n = 0;
+    for (const s of this.servers.values()) n += s.connectionCount;
+    return n;
+  }
+
+  async close(graceMs?: number): Promise<void> {
+    await Promise.all([...this.servers.values()].map((s) => s.close(graceMs)));
+    for (const s of this.securities) s.close();
+  }
+}
+
+function endpointOf(spec: ListenerSpec, boundPort: number): ListenerEndpoint {
+  return {
+    name: spec.name,
+    securityProtocol: spec.securityProtocol,
+    host: spec.advertisedHost,
+    port: spec.advertisedPort === 0 ? boundPort : spec.advertisedPort,
+  };
+}
