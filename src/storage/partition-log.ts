@@ -5,7 +5,10 @@ import {
   RecordBatchView,
   patchBaseOffset,
   patchPartitionLeaderEpoch,
+  checkBatchTimestamp,
+  validateAppendRecords,
   writeOffset,
+  type BatchOrigin,
 } from '../protocol/record-batch.js';
 import { crc32c } from '@node-rs/crc32';
 import { DecodeError } from '../protocol/decode-error.js';
@@ -23,7 +26,6 @@ import { LogSegment, type AppendedBatch } from './log-segment.js';
 import { ProducerStateManager, type AppendOrigin, type CompletedTxn, type ProducerStateView } from './producer-state.js';
 import { ControlType, controlTypeOf, markerCoordinatorEpoch } from './record-walk.js';
 import { findMaxTimestampOffset, findOffsetForTimestamp, readSegments, type TimestampAndOffset } from './segment-read.js';
-import { checkTimestamps, validateBatchHeaders } from './append-validation.js';
 import { deleteSnapshotsOutside, listSnapshotOffsets, snapshotPath } from './snapshot-files.js';
 
 export interface AppendResult {
@@ -44,7 +46,10 @@ export interface AppendOptions {
   coordinatorEpoch?: number;
   /** 'coordinator' allows control batches (transaction markers) and skips client-only checks. */
   origin?: 'client' | 'coordinator';
-  /** The caller already checked sizes and the CRC (validateProduceRecords): skip the CRC here. */
+  /**
+   * `records` is exactly the one batch validateProduceRecords passed (its `batch.bytes`): the
+   * header rules are not checked again here.
+   */
   prevalidated?: boolean;
 }
 
@@ -443,7 +448,7 @@ export class PartitionLog implements Syncable {
   private async leaderAppendLocked(records: Buffer, leaderEpoch: number, opts: AppendOptions): Promise<{ result: AppendResult; sync: boolean }> {
     this.checkOnline();
     const origin: AppendOrigin = opts.origin ?? 'client';
-    const starts = validateBatchHeaders(records, origin, opts.prevalidated !== true, this.config);
+    const starts = this.batchStarts(records, origin, opts.prevalidated === true);
     if (leaderEpoch < this.epochs.latestEpoch) {
       throw new AppendError(FENCED_LEADER_EPOCH, `leader epoch ${leaderEpoch} is older than ${this.epochs.latestEpoch}`);
     }
@@ -464,7 +469,10 @@ export class PartitionLog implements Syncable {
     const batches: AppendedBatch[] = [];
     for (const at of starts) {
       const v = new RecordBatchView(records, at);
-      if (!logAppend) checkTimestamps(v, now, this.config);
+      if (!logAppend) {
+        const late = checkBatchTimestamp(v, now, this.config.messageTimestampBeforeMaxMs, this.config.messageTimestampAfterMaxMs);
+        if (late !== null) throw new AppendError(late.errorCode, late.message);
+      }
       patchBaseOffset(records, at, next);
       patchPartitionLeaderEpoch(records, at, leaderEpoch);
       if (logAppend) {
@@ -491,6 +499,17 @@ export class PartitionLog implements Syncable {
       logStartOffset: this._logStartOffset,
     };
     return { result, sync: this.afterWrite(count, opts.requiredAcks === -1) };
+  }
+
+  /**
+   * Where each batch of an append starts, after the header rules of validateAppendRecords; a
+   * prevalidated append is one whole batch (anything else is checked in full after all).
+   */
+  private batchStarts(records: Buffer, origin: BatchOrigin, prevalidated: boolean): number[] {
+    if (prevalidated && records.length >= BATCH.HEADER_SIZE && new RecordBatchView(records, 0).sizeInBytes === records.length) return [0];
+    const check = validateAppendRecords(records, origin, this.config.maxMessageBytes);
+    if (check.errorCode !== 0) throw new AppendError(check.errorCode, check.message ?? 'invalid record batch');
+    return check.starts;
   }
 
   /** Records aborted transactions of the markers just written (into the active segment's .txnindex). */
@@ -581,7 +600,7 @@ export class PartitionLog implements Syncable {
 
   private async mirrorAppendLocked(records: Buffer, opts: MirrorAppendOptions): Promise<{ result: AppendResult; sync: boolean }> {
     this.checkOnline();
-    const starts = validateBatchHeaders(records, 'replication', false, this.config);
+    const starts = this.batchStarts(records, 'replication', false);
     let expected = this._logEndOffset;
     const batches: AppendedBatch[] = [];
     const staged = this.producers.begin();

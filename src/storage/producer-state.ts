@@ -1,5 +1,5 @@
 import { crc32c } from '@node-rs/crc32';
-import type { RecordBatchView } from '../protocol/record-batch.js';
+import type { BatchOrigin, RecordBatchView } from '../protocol/record-batch.js';
 import { AppendError, StorageError } from './errors.js';
 import { ControlType } from './record-walk.js';
 
@@ -43,7 +43,8 @@ export interface CompletedTxn {
   readonly isAborted: boolean;
 }
 
-export type AppendOrigin = 'client' | 'coordinator' | 'replication';
+/** Kafka's AppendOrigin, as the batch validator names it. */
+export type AppendOrigin = BatchOrigin;
 
 function cloneEntry(e: ProducerEntry): ProducerEntry {
   return { ...e, batches: e.batches.slice() };
