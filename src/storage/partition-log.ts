@@ -14,7 +14,8 @@ import { crc32c } from '@node-rs/crc32';
 import { DecodeError } from '../protocol/decode-error.js';
 import { forEachBatchIn, scanBatches } from './batch-scan.js';
 import { systemClock, type Clock } from './clock.js';
-import { AppendError, StorageError } from './errors.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
 import { FileSlice } from './file-slice.js';
 import { realFileSystem, type FileSystem } from './file-system.js';
 import { sharedGroupCommit, type GroupCommit, type Syncable } from './group-commit.js';
@@ -110,7 +111,6 @@ export interface PartitionLogOptions {
   producerIdExpirationMs?: number;
 }
 
-const FENCED_LEADER_EPOCH = 74;
 const LIST_OFFSETS_EARLIEST = -2;
 const LIST_OFFSETS_LATEST = -1;
 const LIST_OFFSETS_MAX_TIMESTAMP = -3;
@@ -232,7 +232,7 @@ export class PartitionLog implements Syncable {
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.queue.then(() => {
       // A closed log is a partition this node no longer serves: clients refresh metadata and retry.
-      if (this.closed) throw new AppendError(StorageError.NOT_LEADER_OR_FOLLOWER, `log ${this.dir} is closed`);
+      if (this.closed) throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `log ${this.dir} is closed`);
       return fn();
     });
     this.queue = run.catch(() => undefined);
@@ -326,7 +326,7 @@ export class PartitionLog implements Syncable {
     if (await this.fs.exists(path)) {
       const text = (await this.fs.readFile(path)).toString('utf8');
       const m = /topic_id:\s*(\S+)/.exec(text);
-      if (m !== null && m[1] !== this.topicId) throw new Error(`${path} holds topic id ${m[1]}, expected ${this.topicId}`);
+      if (m !== null && m[1] !== this.topicId) throw new KafkaError(ErrorCode.INCONSISTENT_TOPIC_ID, `${path} holds topic id ${m[1]}, expected ${this.topicId}`);
       if (m !== null) return;
     }
     await this.fs.writeFileAtomic(path, `version: 0\ntopic_id: ${this.topicId}\n`);
@@ -395,7 +395,7 @@ export class PartitionLog implements Syncable {
   // ---------------------------------------------------------------- append
 
   private checkOnline(): void {
-    if (this.offlineReason !== null) throw new AppendError(StorageError.KAFKA_STORAGE_ERROR, `log offline: ${this.offlineReason}`);
+    if (this.offlineReason !== null) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `log offline: ${this.offlineReason}`);
   }
 
   private failure(e: unknown): AppendResult {
@@ -407,10 +407,10 @@ export class PartitionLog implements Syncable {
       logStartOffset: this._logStartOffset,
       errorMessage,
     });
-    if (e instanceof AppendError) return fail(e.errorCode, e.message);
+    if (e instanceof KafkaError) return fail(e.code, e.message);
     // A header field no batch can hold (an int64 beyond 2^53, a record that overruns its batch)
     // is corrupt input, answered with a code rather than a failed request.
-    if (e instanceof DecodeError || e instanceof RangeError) return fail(StorageError.CORRUPT_MESSAGE, e.message);
+    if (e instanceof DecodeError || e instanceof RangeError) return fail(ErrorCode.CORRUPT_MESSAGE, e.message);
     throw e;
   }
 
@@ -438,7 +438,7 @@ export class PartitionLog implements Syncable {
       try {
         await this.groupCommit.sync(this);
       } catch (e) {
-        return { ...result, errorCode: StorageError.KAFKA_STORAGE_ERROR, errorMessage: `fsync failed: ${String(e)}` };
+        return { ...result, errorCode: ErrorCode.KAFKA_STORAGE_ERROR, errorMessage: `fsync failed: ${String(e)}` };
       }
     }
     this.setHighWatermark(result.lastOffset + 1);
@@ -450,7 +450,7 @@ export class PartitionLog implements Syncable {
     const origin: AppendOrigin = opts.origin ?? 'client';
     const starts = this.batchStarts(records, origin, opts.prevalidated === true);
     if (leaderEpoch < this.epochs.latestEpoch) {
-      throw new AppendError(FENCED_LEADER_EPOCH, `leader epoch ${leaderEpoch} is older than ${this.epochs.latestEpoch}`);
+      throw new KafkaError(ErrorCode.FENCED_LEADER_EPOCH, `leader epoch ${leaderEpoch} is older than ${this.epochs.latestEpoch}`);
     }
     const now = this.clock.now();
     const logAppend = (opts.timestampType ?? this.config.messageTimestampType) === 'LogAppendTime';
@@ -471,7 +471,7 @@ export class PartitionLog implements Syncable {
       const v = new RecordBatchView(records, at);
       if (!logAppend) {
         const late = checkBatchTimestamp(v, now, this.config.messageTimestampBeforeMaxMs, this.config.messageTimestampAfterMaxMs);
-        if (late !== null) throw new AppendError(late.errorCode, late.message);
+        if (late !== null) throw new KafkaError(late.errorCode, late.message);
       }
       patchBaseOffset(records, at, next);
       patchPartitionLeaderEpoch(records, at, leaderEpoch);
@@ -508,7 +508,7 @@ export class PartitionLog implements Syncable {
   private batchStarts(records: Buffer, origin: BatchOrigin, prevalidated: boolean): number[] {
     if (prevalidated && records.length >= BATCH.HEADER_SIZE && new RecordBatchView(records, 0).sizeInBytes === records.length) return [0];
     const check = validateAppendRecords(records, origin, this.config.maxMessageBytes);
-    if (check.errorCode !== 0) throw new AppendError(check.errorCode, check.message ?? 'invalid record batch');
+    if (check.errorCode !== 0) throw new KafkaError(check.errorCode, check.message ?? 'invalid record batch');
     return check.starts;
   }
 
@@ -547,7 +547,7 @@ export class PartitionLog implements Syncable {
       } catch (e2) {
         this.offlineReason = `write failed and could not be undone: ${String(e2)}`;
       }
-      throw new AppendError(StorageError.KAFKA_STORAGE_ERROR, `write failed: ${String(e)}`);
+      throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `write failed: ${String(e)}`);
     }
     this._logEndOffset = last.lastOffset + 1;
   }
@@ -610,9 +610,9 @@ export class PartitionLog implements Syncable {
     for (const at of starts) {
       const v = new RecordBatchView(records, at);
       if (v.baseOffset < expected || (opts.requireContiguous === true && at === 0 && v.baseOffset !== expected)) {
-        throw new AppendError(StorageError.OFFSET_OUT_OF_RANGE, `batch at offset ${v.baseOffset} does not continue the log end ${expected}`);
+        throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `batch at offset ${v.baseOffset} does not continue the log end ${expected}`);
       }
-      if (opts.verifyCrc === true && !v.isValid()) throw new AppendError(StorageError.CORRUPT_MESSAGE, `CRC mismatch in batch at ${v.baseOffset}`);
+      if (opts.verifyCrc === true && !v.isValid()) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `CRC mismatch in batch at ${v.baseOffset}`);
       const ctype = v.isControl ? controlTypeOf(v) : -1;
       staged.add(v, 'replication', ctype, -1);
       if (v.partitionLeaderEpoch >= 0 && v.partitionLeaderEpoch !== latest) {
@@ -691,7 +691,7 @@ export class PartitionLog implements Syncable {
     const empty: ReadResult = { errorCode: 0, records: [], abortedTransactions: [], ...base };
     const { fetchOffset, maxOffset } = opts;
     if (fetchOffset < this._logStartOffset || fetchOffset > this._logEndOffset) {
-      return { ...empty, errorCode: StorageError.OFFSET_OUT_OF_RANGE };
+      return { ...empty, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE };
     }
     if (fetchOffset >= maxOffset || fetchOffset === this._logEndOffset) return empty;
     // A copy: retention or truncation may change the list while this read awaits.
@@ -852,7 +852,7 @@ export class PartitionLog implements Syncable {
   async deleteRecordsBefore(offset: number): Promise<number> {
     return this.serial(async () => {
       if (offset > this._highWatermark) {
-        throw new AppendError(StorageError.OFFSET_OUT_OF_RANGE, `offset ${offset} is above the high watermark ${this._highWatermark}`);
+        throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${offset} is above the high watermark ${this._highWatermark}`);
       }
       if (offset > this._logStartOffset) {
         this._logStartOffset = offset;

@@ -1,6 +1,7 @@
 import { crc32c } from '@node-rs/crc32';
 import type { BatchOrigin, RecordBatchView } from '../protocol/record-batch.js';
-import { AppendError, StorageError } from './errors.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
 import { ControlType } from './record-walk.js';
 
 /** Kafka keeps the metadata of the last 5 batches per producer for duplicate detection. */
@@ -80,7 +81,7 @@ export class ProducerAppend {
 
   /**
    * Validates (for client and coordinator origins) and stages one batch already placed at its
-   * final offsets. Throws AppendError with Kafka's code on a sequence or epoch violation.
+   * final offsets. Throws KafkaError with Kafka's code on a sequence or epoch violation.
    */
   add(view: RecordBatchView, origin: AppendOrigin, controlType: number, coordinatorEpoch: number): void {
     const pid = view.producerId;
@@ -101,10 +102,10 @@ export class ProducerAppend {
       if (controlType !== ControlType.ABORT && controlType !== ControlType.COMMIT) return;
       if (origin !== 'replication') {
         if (current !== undefined && epoch < current.producerEpoch) {
-          throw new AppendError(StorageError.INVALID_PRODUCER_EPOCH, `marker epoch ${epoch} is older than ${current.producerEpoch}`);
+          throw new KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH, `marker epoch ${epoch} is older than ${current.producerEpoch}`);
         }
         if (current !== undefined && coordinatorEpoch < current.coordinatorEpoch) {
-          throw new AppendError(StorageError.TRANSACTION_COORDINATOR_FENCED, `coordinator epoch ${coordinatorEpoch} is fenced`);
+          throw new KafkaError(ErrorCode.TRANSACTION_COORDINATOR_FENCED, `coordinator epoch ${coordinatorEpoch} is fenced`);
         }
       }
       if (epoch !== next.producerEpoch) next.batches = [];
@@ -121,20 +122,20 @@ export class ProducerAppend {
     const firstSeq = view.baseSequence;
     if (origin === 'client') {
       if (current !== undefined && epoch < current.producerEpoch) {
-        throw new AppendError(StorageError.INVALID_PRODUCER_EPOCH, `producer ${pid} epoch ${epoch} is older than ${current.producerEpoch}`);
+        throw new KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH, `producer ${pid} epoch ${epoch} is older than ${current.producerEpoch}`);
       }
       if (current === undefined || epoch !== current.producerEpoch) {
         if (firstSeq !== 0 && current !== undefined && current.producerEpoch !== -1) {
-          throw new AppendError(StorageError.OUT_OF_ORDER_SEQUENCE_NUMBER, `new epoch ${epoch} for producer ${pid} must start at sequence 0, got ${firstSeq}`);
+          throw new KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, `new epoch ${epoch} for producer ${pid} must start at sequence 0, got ${firstSeq}`);
         }
       } else {
         const last = current.batches.at(-1);
         if (last !== undefined && !inSequence(last.lastSeq, firstSeq)) {
-          throw new AppendError(StorageError.OUT_OF_ORDER_SEQUENCE_NUMBER, `producer ${pid}: expected sequence ${last.lastSeq + 1}, got ${firstSeq}`);
+          throw new KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, `producer ${pid}: expected sequence ${last.lastSeq + 1}, got ${firstSeq}`);
         }
       }
       if (!view.isTransactional && next.currentTxnFirstOffset >= 0) {
-        throw new AppendError(StorageError.INVALID_TXN_STATE, `producer ${pid} has an ongoing transaction; non-transactional write refused`);
+        throw new KafkaError(ErrorCode.INVALID_TXN_STATE, `producer ${pid} has an ongoing transaction; non-transactional write refused`);
       }
     }
     if (epoch !== next.producerEpoch) {
