@@ -2,6 +2,7 @@ import { crc32c } from '@node-rs/crc32';
 import type { BatchOrigin, RecordBatchView } from '../protocol/record-batch.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
+import type { AbortedTxn } from './indexes.js';
 import { ControlType } from './record-walk.js';
 
 /** Kafka keeps the metadata of the last 5 batches per producer for duplicate detection. */
@@ -216,6 +217,12 @@ export class ProducerStateManager {
   }
 
   /** Lowest first offset of a still-open transaction (Infinity when none). */
+  /** The aborted-transaction index entry of a completed abort (its last stable offset from the open ones). */
+  abortedEntry(t: CompletedTxn): AbortedTxn {
+    const lso = Math.min(this.ongoingFirstOffset(), t.lastOffset + 1);
+    return { producerId: t.producerId, firstOffset: t.firstOffset, lastOffset: t.lastOffset, lastStableOffset: lso };
+  }
+
   ongoingFirstOffset(): number {
     let min = Number.POSITIVE_INFINITY;
     for (const first of this.ongoing.values()) if (first < min) min = first;
