@@ -1,5 +1,6 @@
 import { crc32c } from './crc32c.js';
 import { DecodeError } from './decode-error.js';
+import { ErrorCode } from './generated/errors.js';
 
 /**
  * Record batch (magic 2) header layout. Offsets are from the start of the batch.
@@ -193,15 +194,16 @@ export function iterateBatches(buf: Buffer, start = 0, end = buf.length): BatchI
   return new BatchIterator(buf, start, end);
 }
 
-/** Kafka error codes a batch check can return (values from Kafka's Errors.java). */
+/** Kafka error codes a batch check can return (named from the generated ErrorCode table). */
 export const BatchErrorCode = {
-  NONE: 0,
-  CORRUPT_MESSAGE: 2,
-  MESSAGE_TOO_LARGE: 10,
-  INVALID_REQUEST: 42,
-  UNSUPPORTED_FOR_MESSAGE_FORMAT: 43,
-  UNSUPPORTED_COMPRESSION_TYPE: 76,
-  INVALID_RECORD: 87,
+  NONE: ErrorCode.NONE,
+  CORRUPT_MESSAGE: ErrorCode.CORRUPT_MESSAGE,
+  MESSAGE_TOO_LARGE: ErrorCode.MESSAGE_TOO_LARGE,
+  INVALID_REQUEST: ErrorCode.INVALID_REQUEST,
+  UNSUPPORTED_FOR_MESSAGE_FORMAT: ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
+  UNSUPPORTED_COMPRESSION_TYPE: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+  INVALID_RECORD: ErrorCode.INVALID_RECORD,
+  INVALID_TIMESTAMP: ErrorCode.INVALID_TIMESTAMP,
 } as const;
 
 export interface BatchCheck {
@@ -226,7 +228,35 @@ export interface ProduceCheckOptions {
   readonly allowControl?: boolean;
 }
 
+interface Failure {
+  readonly errorCode: number;
+  readonly message: string;
+}
+
 const fail = (errorCode: number, message: string): BatchCheck => ({ errorCode, message, batch: null });
+
+/**
+ * Kafka's LogValidator.validateBatch for a batch a leader appends (from a client, or from the
+ * broker itself when `fromClient` is false): size against max.message.bytes, the CRC-32C when
+ * asked, lastOffsetDelta + 1 == recordsCount > 0, no control batch and a sequence with every
+ * producer id from clients, a producer id on transactional batches. Null when it passes.
+ */
+function checkLeaderBatch(batch: RecordBatchView, maxMessageSize: number | undefined, checkCrc: boolean, fromClient: boolean): Failure | null {
+  if (maxMessageSize !== undefined && batch.sizeInBytes > maxMessageSize) {
+    return { errorCode: ErrorCode.MESSAGE_TOO_LARGE, message: `batch of ${batch.sizeInBytes} bytes exceeds max.message.bytes ${maxMessageSize}` };
+  }
+  if (checkCrc && !batch.isValid()) return { errorCode: ErrorCode.CORRUPT_MESSAGE, message: 'record batch CRC mismatch' };
+  if (batch.isControl && fromClient) return { errorCode: ErrorCode.INVALID_RECORD, message: 'clients may not write control records' };
+  const count = batch.recordsCount;
+  if (count <= 0) return { errorCode: ErrorCode.INVALID_RECORD, message: `invalid record count ${count}` };
+  if (batch.lastOffsetDelta + 1 !== count) {
+    return { errorCode: ErrorCode.INVALID_RECORD, message: `lastOffsetDelta ${batch.lastOffsetDelta} inconsistent with ${count} records` };
+  }
+  const producerId = batch.producerId;
+  if (fromClient && producerId >= 0 && batch.baseSequence < 0) return { errorCode: ErrorCode.INVALID_RECORD, message: 'idempotent batch without a base sequence' };
+  if (batch.isTransactional && producerId < 0) return { errorCode: ErrorCode.INVALID_RECORD, message: 'transactional batch without a producer id' };
+  return null;
+}
 
 /**
  * Checks one partition's Produce records before append, without decoding records, the way Kafka
@@ -234,7 +264,8 @@ const fail = (errorCode: number, message: string): BatchCheck => ({ errorCode, m
  * LogValidator.validateBatch): exactly one magic-2 batch, baseOffset 0, sizes, CRC-32C,
  * lastOffsetDelta + 1 == recordsCount > 0, codec allowed at this version, producer fields
  * coherent. Never throws: every problem is an error code for the partition response. Bytes after
- * the batch that do not form a whole batch are ignored, as Kafka trims them.
+ * the batch that do not form a whole batch are ignored, as Kafka trims them: append
+ * `batch.bytes`, which the log then takes as validated (no rule is checked twice).
  */
 export function validateProduceRecords(records: Buffer | null, options: ProduceCheckOptions): BatchCheck {
   if (records === null || records.length === 0) {
@@ -262,21 +293,60 @@ export function validateProduceRecords(records: Buffer | null, options: ProduceC
   }
   if (batch.compression > 4) return fail(BatchErrorCode.CORRUPT_MESSAGE, `unknown compression codec ${batch.compression}`);
   if (batch.baseOffset !== 0) return fail(BatchErrorCode.INVALID_RECORD, `baseOffset should be 0, got ${batch.baseOffset}`);
-  if (options.maxMessageSize !== undefined && batch.sizeInBytes > options.maxMessageSize) {
-    return fail(BatchErrorCode.MESSAGE_TOO_LARGE, `batch of ${batch.sizeInBytes} bytes exceeds max.message.bytes ${options.maxMessageSize}`);
-  }
-  if (!batch.isValid()) return fail(BatchErrorCode.CORRUPT_MESSAGE, 'record batch CRC mismatch');
-  const fromClient = options.allowControl !== true;
-  if (batch.isControl && fromClient) return fail(BatchErrorCode.INVALID_RECORD, 'clients may not write control records');
-  const count = batch.recordsCount;
-  if (count <= 0) return fail(BatchErrorCode.INVALID_RECORD, `invalid record count ${count}`);
-  if (batch.lastOffsetDelta + 1 !== count) {
-    return fail(BatchErrorCode.INVALID_RECORD, `lastOffsetDelta ${batch.lastOffsetDelta} inconsistent with ${count} records`);
-  }
-  const producerId = batch.producerId;
-  if (fromClient && producerId >= 0 && batch.baseSequence < 0) return fail(BatchErrorCode.INVALID_RECORD, 'idempotent batch without a base sequence');
-  if (batch.isTransactional && producerId < 0) return fail(BatchErrorCode.INVALID_RECORD, 'transactional batch without a producer id');
+  const failed = checkLeaderBatch(batch, options.maxMessageSize, true, options.allowControl !== true);
+  if (failed !== null) return fail(failed.errorCode, failed.message);
   return { errorCode: 0, message: null, batch };
+}
+
+/** Where an append's batches come from (Kafka's AppendOrigin): the checks differ by origin. */
+export type BatchOrigin = 'client' | 'coordinator' | 'replication';
+
+export interface AppendCheck {
+  readonly errorCode: number;
+  readonly message: string | null;
+  /** Where each batch starts in the records, when errorCode is 0. */
+  readonly starts: number[];
+}
+
+/**
+ * Checks the batch headers of records handed straight to a log (coordinators, the metadata
+ * log, mirror and follower appends, tools) and returns each batch's start. Every byte must
+ * belong to a whole magic-2 batch. Client and coordinator origins get checkLeaderBatch;
+ * replication keeps the source's bytes and gets only the structural checks (its CRC is the
+ * fetcher's choice). Never throws.
+ */
+export function validateAppendRecords(records: Buffer, origin: BatchOrigin, maxMessageSize: number): AppendCheck {
+  const bad = (errorCode: number, message: string): AppendCheck => ({ errorCode, message, starts: [] });
+  if (records.length === 0) return bad(ErrorCode.INVALID_RECORD, 'no record batch');
+  const starts: number[] = [];
+  let at = 0;
+  while (at < records.length) {
+    if (records.length - at < BATCH.HEADER_SIZE) return bad(ErrorCode.CORRUPT_MESSAGE, 'truncated record batch');
+    const len = records.readInt32BE(at + BATCH.BATCH_LENGTH);
+    const size = len + BATCH.LOG_OVERHEAD;
+    if (size < BATCH.HEADER_SIZE || at + size > records.length) return bad(ErrorCode.CORRUPT_MESSAGE, `bad batch length ${len}`);
+    const v = new RecordBatchView(records, at);
+    if (v.magic !== 2) return bad(ErrorCode.INVALID_RECORD, `magic ${v.magic} is not 2`);
+    if (origin !== 'replication') {
+      const failed = checkLeaderBatch(v, maxMessageSize, true, origin === 'client');
+      if (failed !== null) return bad(failed.errorCode, failed.message);
+    } else if (v.lastOffsetDelta < 0) {
+      return bad(ErrorCode.CORRUPT_MESSAGE, 'negative lastOffsetDelta');
+    }
+    starts.push(at);
+    at += size;
+  }
+  return { errorCode: 0, message: null, starts };
+}
+
+/**
+ * message.timestamp.before/after.max.ms against a CreateTime batch's max timestamp (Kafka's
+ * LogValidator.validateTimestamp); null when within bounds or the batch has no timestamp.
+ */
+export function checkBatchTimestamp(batch: RecordBatchView, now: number, beforeMaxMs: number, afterMaxMs: number): Failure | null {
+  const ts = batch.maxTimestamp;
+  if (ts < 0 || (now - ts <= beforeMaxMs && ts - now <= afterMaxMs)) return null;
+  return { errorCode: ErrorCode.INVALID_TIMESTAMP, message: `timestamp ${ts} is out of range at ${now}` };
 }
 
 /**

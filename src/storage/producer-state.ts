@@ -1,6 +1,8 @@
 import { crc32c } from '@node-rs/crc32';
-import type { RecordBatchView } from '../protocol/record-batch.js';
-import { AppendError, StorageError } from './errors.js';
+import type { BatchOrigin, RecordBatchView } from '../protocol/record-batch.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
+import type { AbortedTxn } from './indexes.js';
 import { ControlType } from './record-walk.js';
 
 /** Kafka keeps the metadata of the last 5 batches per producer for duplicate detection. */
@@ -43,7 +45,8 @@ export interface CompletedTxn {
   readonly isAborted: boolean;
 }
 
-export type AppendOrigin = 'client' | 'coordinator' | 'replication';
+/** Kafka's AppendOrigin, as the batch validator names it. */
+export type AppendOrigin = BatchOrigin;
 
 function cloneEntry(e: ProducerEntry): ProducerEntry {
   return { ...e, batches: e.batches.slice() };
@@ -79,7 +82,7 @@ export class ProducerAppend {
 
   /**
    * Validates (for client and coordinator origins) and stages one batch already placed at its
-   * final offsets. Throws AppendError with Kafka's code on a sequence or epoch violation.
+   * final offsets. Throws KafkaError with Kafka's code on a sequence or epoch violation.
    */
   add(view: RecordBatchView, origin: AppendOrigin, controlType: number, coordinatorEpoch: number): void {
     const pid = view.producerId;
@@ -100,10 +103,10 @@ export class ProducerAppend {
       if (controlType !== ControlType.ABORT && controlType !== ControlType.COMMIT) return;
       if (origin !== 'replication') {
         if (current !== undefined && epoch < current.producerEpoch) {
-          throw new AppendError(StorageError.INVALID_PRODUCER_EPOCH, `marker epoch ${epoch} is older than ${current.producerEpoch}`);
+          throw new KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH, `marker epoch ${epoch} is older than ${current.producerEpoch}`);
         }
         if (current !== undefined && coordinatorEpoch < current.coordinatorEpoch) {
-          throw new AppendError(StorageError.TRANSACTION_COORDINATOR_FENCED, `coordinator epoch ${coordinatorEpoch} is fenced`);
+          throw new KafkaError(ErrorCode.TRANSACTION_COORDINATOR_FENCED, `coordinator epoch ${coordinatorEpoch} is fenced`);
         }
       }
       if (epoch !== next.producerEpoch) next.batches = [];
@@ -120,20 +123,20 @@ export class ProducerAppend {
     const firstSeq = view.baseSequence;
     if (origin === 'client') {
       if (current !== undefined && epoch < current.producerEpoch) {
-        throw new AppendError(StorageError.INVALID_PRODUCER_EPOCH, `producer ${pid} epoch ${epoch} is older than ${current.producerEpoch}`);
+        throw new KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH, `producer ${pid} epoch ${epoch} is older than ${current.producerEpoch}`);
       }
       if (current === undefined || epoch !== current.producerEpoch) {
         if (firstSeq !== 0 && current !== undefined && current.producerEpoch !== -1) {
-          throw new AppendError(StorageError.OUT_OF_ORDER_SEQUENCE_NUMBER, `new epoch ${epoch} for producer ${pid} must start at sequence 0, got ${firstSeq}`);
+          throw new KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, `new epoch ${epoch} for producer ${pid} must start at sequence 0, got ${firstSeq}`);
         }
       } else {
         const last = current.batches.at(-1);
         if (last !== undefined && !inSequence(last.lastSeq, firstSeq)) {
-          throw new AppendError(StorageError.OUT_OF_ORDER_SEQUENCE_NUMBER, `producer ${pid}: expected sequence ${last.lastSeq + 1}, got ${firstSeq}`);
+          throw new KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, `producer ${pid}: expected sequence ${last.lastSeq + 1}, got ${firstSeq}`);
         }
       }
       if (!view.isTransactional && next.currentTxnFirstOffset >= 0) {
-        throw new AppendError(StorageError.INVALID_TXN_STATE, `producer ${pid} has an ongoing transaction; non-transactional write refused`);
+        throw new KafkaError(ErrorCode.INVALID_TXN_STATE, `producer ${pid} has an ongoing transaction; non-transactional write refused`);
       }
     }
     if (epoch !== next.producerEpoch) {
@@ -214,6 +217,12 @@ export class ProducerStateManager {
   }
 
   /** Lowest first offset of a still-open transaction (Infinity when none). */
+  /** The aborted-transaction index entry of a completed abort (its last stable offset from the open ones). */
+  abortedEntry(t: CompletedTxn): AbortedTxn {
+    const lso = Math.min(this.ongoingFirstOffset(), t.lastOffset + 1);
+    return { producerId: t.producerId, firstOffset: t.firstOffset, lastOffset: t.lastOffset, lastStableOffset: lso };
+  }
+
   ongoingFirstOffset(): number {
     let min = Number.POSITIVE_INFINITY;
     for (const first of this.ongoing.values()) if (first < min) min = first;

@@ -1,6 +1,6 @@
 import { ATTR, type RecordBatchView } from '../protocol/record-batch.js';
 import { decodeRecords } from '../protocol/records.js';
-import { scanBatches } from './batch-scan.js';
+import { forEachBatchIn, scanBatches } from './batch-scan.js';
 import { FileSlice } from './file-slice.js';
 import type { LogSegment } from './log-segment.js';
 import { forEachRecord } from './record-walk.js';
@@ -118,4 +118,13 @@ export async function findMaxTimestampOffset(segments: readonly LogSegment[]): P
     return false;
   });
   return found;
+}
+
+/** The bytes of `slices` in one Buffer, cut to whole batches (a truncation racing the read may have shortened a file). */
+export async function readWholeBatches(slices: readonly FileSlice[]): Promise<Buffer> {
+  const total = slices.reduce((n, s) => n + s.length, 0);
+  const buf = Buffer.allocUnsafe(total);
+  let at = 0;
+  for (const s of slices) at += await s.readInto(buf, at);
+  return buf.subarray(0, forEachBatchIn(buf.subarray(0, at), () => undefined));
 }

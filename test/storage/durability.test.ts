@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StorageError } from '../../src/storage/errors.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { FaultyFileSystem } from '../../src/storage/faulty-file-system.js';
 import { realFileSystem, type FileSystem, type LogFile } from '../../src/storage/file-system.js';
 import { GroupCommit } from '../../src/storage/group-commit.js';
@@ -85,7 +85,7 @@ describe('group commit and the high watermark', () => {
     const good = await PartitionLog.open({ dir: join(dir, 'good-0'), topicId: TOPIC_ID, config: logConfig(), groupCommit: gc });
     badFs.failNextSync();
     const [rb, rg] = await Promise.all([bad.appendAsLeader(batch(1), 0, { requiredAcks: -1 }), good.appendAsLeader(batch(1), 0, { requiredAcks: -1 })]);
-    expect(rb.errorCode).toBe(StorageError.KAFKA_STORAGE_ERROR);
+    expect(rb.errorCode).toBe(ErrorCode.KAFKA_STORAGE_ERROR);
     expect(rg.errorCode).toBe(0);
     expect(good.highWatermark).toBe(1);
     await bad.close();
@@ -125,10 +125,10 @@ describe('write and fsync failures', () => {
     const a = batch(2);
     await log.appendAsLeader(a, 0);
     fs.failNextWrite();
-    expect((await log.appendAsLeader(batch(2), 0)).errorCode).toBe(StorageError.KAFKA_STORAGE_ERROR);
+    expect((await log.appendAsLeader(batch(2), 0)).errorCode).toBe(ErrorCode.KAFKA_STORAGE_ERROR);
     expect(log.logEndOffset).toBe(2);
     fs.shortNextWrite(30);
-    expect((await log.appendAsLeader(batch(2), 0)).errorCode).toBe(StorageError.KAFKA_STORAGE_ERROR);
+    expect((await log.appendAsLeader(batch(2), 0)).errorCode).toBe(ErrorCode.KAFKA_STORAGE_ERROR);
     expect((await stat(join(dir, '00000000000000000000.log'))).size).toBe(a.length);
     const c = batch(3);
     expect(await log.appendAsLeader(c, 0)).toMatchObject({ errorCode: 0, baseOffset: 2 });
@@ -140,10 +140,10 @@ describe('write and fsync failures', () => {
     const fs = new FaultyFileSystem();
     const { log } = await openLog(dir, {}, { fs });
     fs.failNextSync();
-    expect((await log.appendAsLeader(batch(2), 0, { requiredAcks: -1 })).errorCode).toBe(StorageError.KAFKA_STORAGE_ERROR);
+    expect((await log.appendAsLeader(batch(2), 0, { requiredAcks: -1 })).errorCode).toBe(ErrorCode.KAFKA_STORAGE_ERROR);
     expect(log.isOffline).toBe(true);
     expect(log.highWatermark).toBe(0);
-    expect((await log.appendAsLeader(batch(2), 0)).errorCode).toBe(StorageError.KAFKA_STORAGE_ERROR);
+    expect((await log.appendAsLeader(batch(2), 0)).errorCode).toBe(ErrorCode.KAFKA_STORAGE_ERROR);
     await log.close();
   });
 

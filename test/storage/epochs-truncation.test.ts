@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildRecordBatch } from '../../src/protocol/records.js';
-import { StorageError } from '../../src/storage/errors.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { batch, batchOffsets, openLog, readAll, removeDir, tempDir } from './helpers.js';
 
 let dir: string;
@@ -83,7 +83,7 @@ describe('truncation', () => {
     expect(log.logStartOffset).toBe(1000);
     expect(log.logEndOffset).toBe(1000);
     expect(log.latestEpoch).toBe(-1);
-    expect((await log.read({ fetchOffset: 0, maxOffset: 1000, maxBytes: 100, minOneMessage: true })).errorCode).toBe(StorageError.OFFSET_OUT_OF_RANGE);
+    expect((await log.read({ fetchOffset: 0, maxOffset: 1000, maxBytes: 100, minOneMessage: true })).errorCode).toBe(ErrorCode.OFFSET_OUT_OF_RANGE);
     expect((await log.appendAsLeader(batch(2), 3)).baseOffset).toBe(1000);
     expect((await readdir(dir)).filter((f) => f.endsWith('.log'))).toEqual(['00000000000000001000.log']);
     await log.close();
@@ -112,7 +112,7 @@ describe('log start offset', () => {
     expect(log.logStartOffset).toBe(7);
     expect(log.segmentCount).toBeLessThan(before);
     expect(log.segmentBaseOffsets[0]).toBeLessThanOrEqual(7);
-    expect((await log.read({ fetchOffset: 6, maxOffset: 20, maxBytes: 100, minOneMessage: true })).errorCode).toBe(StorageError.OFFSET_OUT_OF_RANGE);
+    expect((await log.read({ fetchOffset: 6, maxOffset: 20, maxBytes: 100, minOneMessage: true })).errorCode).toBe(ErrorCode.OFFSET_OUT_OF_RANGE);
     const r = await log.readToBuffer({ fetchOffset: 7, maxOffset: 20, maxBytes: 100, minOneMessage: true });
     expect(batchOffsets(r.records)[0]).toBe(6);
     await expect(log.deleteRecordsBefore(21)).rejects.toThrow(/high watermark/);

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildEndTxnMarkerBatch, buildMirrorPidResetBatch } from '../../src/protocol/control-records.js';
-import { StorageError } from '../../src/storage/errors.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { batch, openLog, readAll, removeDir, tempDir } from './helpers.js';
 
 let src: string;
@@ -53,12 +53,12 @@ describe('append at source offsets (mirror)', () => {
     const b0 = batch(2, { baseOffset: 0, partitionLeaderEpoch: 1 });
     expect((await mirror.appendAsMirror(b0)).errorCode).toBe(0);
     const again = batch(2, { baseOffset: 1, partitionLeaderEpoch: 1 });
-    expect((await mirror.appendAsMirror(again)).errorCode).toBe(StorageError.OFFSET_OUT_OF_RANGE);
+    expect((await mirror.appendAsMirror(again)).errorCode).toBe(ErrorCode.OFFSET_OUT_OF_RANGE);
     const gap = batch(2, { baseOffset: 10, partitionLeaderEpoch: 3 });
     expect(await mirror.appendAsMirror(gap)).toMatchObject({ errorCode: 0, baseOffset: 10, lastOffset: 11 });
     expect(mirror.logEndOffset).toBe(12);
     const strict = await mirror.appendAsMirror(batch(1, { baseOffset: 20, partitionLeaderEpoch: 3 }), { requireContiguous: true });
-    expect(strict.errorCode).toBe(StorageError.OFFSET_OUT_OF_RANGE);
+    expect(strict.errorCode).toBe(ErrorCode.OFFSET_OUT_OF_RANGE);
     expect((await mirror.appendAsMirror(batch(1, { baseOffset: 12, partitionLeaderEpoch: 3 }), { requireContiguous: true })).errorCode).toBe(0);
     expect(mirror.epochEntries).toEqual([
       { epoch: 1, startOffset: 0 },
@@ -66,7 +66,7 @@ describe('append at source offsets (mirror)', () => {
     ]);
     const bad = batch(1, { baseOffset: 13, partitionLeaderEpoch: 3 });
     bad.writeUInt8(0xff ^ (bad.at(-1) as number), bad.length - 1);
-    expect((await mirror.appendAsMirror(bad, { verifyCrc: true })).errorCode).toBe(StorageError.CORRUPT_MESSAGE);
+    expect((await mirror.appendAsMirror(bad, { verifyCrc: true })).errorCode).toBe(ErrorCode.CORRUPT_MESSAGE);
     await mirror.close();
   });
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RecordBatchView } from '../../src/protocol/record-batch.js';
 import { decodeRecords } from '../../src/protocol/records.js';
-import { StorageError } from '../../src/storage/errors.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { batch, batchOffsets, openLog, readAll, removeDir, tempDir } from './helpers.js';
 
 let dir: string;
@@ -67,7 +67,7 @@ describe('PartitionLog append as leader and read', () => {
     const atEnd = await log.read({ fetchOffset: 80, maxOffset: 80, maxBytes: 100, minOneMessage: true });
     expect(atEnd).toMatchObject({ errorCode: 0, records: [] });
     const past = await log.read({ fetchOffset: 81, maxOffset: 80, maxBytes: 100, minOneMessage: true });
-    expect(past.errorCode).toBe(StorageError.OFFSET_OUT_OF_RANGE);
+    expect(past.errorCode).toBe(ErrorCode.OFFSET_OUT_OF_RANGE);
     // file ranges: the slice reads the same bytes
     const slices = await log.read({ fetchOffset: 40, maxOffset: 80, maxBytes: 1 << 20, minOneMessage: true });
     const s = slices.records[0];
@@ -149,15 +149,15 @@ describe('PartitionLog append as leader and read', () => {
     const { log } = await openLog(dir, { maxMessageBytes: 500 });
     const corrupt = batch(2);
     corrupt.writeUInt8((corrupt.at(-1) as number) ^ 0xff, corrupt.length - 1);
-    expect((await log.appendAsLeader(corrupt, 0)).errorCode).toBe(StorageError.CORRUPT_MESSAGE);
+    expect((await log.appendAsLeader(corrupt, 0)).errorCode).toBe(ErrorCode.CORRUPT_MESSAGE);
     const big = batch(1, { values: ['x'.repeat(600)] });
-    expect((await log.appendAsLeader(big, 0)).errorCode).toBe(StorageError.MESSAGE_TOO_LARGE);
+    expect((await log.appendAsLeader(big, 0)).errorCode).toBe(ErrorCode.MESSAGE_TOO_LARGE);
     const torn = batch(2).subarray(0, 40);
-    expect((await log.appendAsLeader(torn, 0)).errorCode).toBe(StorageError.CORRUPT_MESSAGE);
+    expect((await log.appendAsLeader(torn, 0)).errorCode).toBe(ErrorCode.CORRUPT_MESSAGE);
     const control = batch(1, { isControl: true });
-    expect((await log.appendAsLeader(control, 0)).errorCode).toBe(StorageError.INVALID_RECORD);
+    expect((await log.appendAsLeader(control, 0)).errorCode).toBe(ErrorCode.INVALID_RECORD);
     const noSeq = batch(1, { producerId: 5, producerEpoch: 0, baseSequence: -1 });
-    expect((await log.appendAsLeader(noSeq, 0)).errorCode).toBe(StorageError.INVALID_RECORD);
+    expect((await log.appendAsLeader(noSeq, 0)).errorCode).toBe(ErrorCode.INVALID_RECORD);
     const ok = await log.appendAsLeader(batch(1), 0);
     expect(ok).toMatchObject({ errorCode: 0, baseOffset: 0 });
     expect((await log.appendAsLeader(batch(1), -1)).errorCode).not.toBe(0);
@@ -166,8 +166,8 @@ describe('PartitionLog append as leader and read', () => {
 
   it('rejects timestamps outside message.timestamp.before/after.max.ms', async () => {
     const { log, clock } = await openLog(dir, { messageTimestampBeforeMaxMs: 1000, messageTimestampAfterMaxMs: 1000 });
-    expect((await log.appendAsLeader(batch(1, { timestamp: clock.now() - 5000 }), 0)).errorCode).toBe(StorageError.INVALID_TIMESTAMP);
-    expect((await log.appendAsLeader(batch(1, { timestamp: clock.now() + 5000 }), 0)).errorCode).toBe(StorageError.INVALID_TIMESTAMP);
+    expect((await log.appendAsLeader(batch(1, { timestamp: clock.now() - 5000 }), 0)).errorCode).toBe(ErrorCode.INVALID_TIMESTAMP);
+    expect((await log.appendAsLeader(batch(1, { timestamp: clock.now() + 5000 }), 0)).errorCode).toBe(ErrorCode.INVALID_TIMESTAMP);
     expect((await log.appendAsLeader(batch(1, { timestamp: clock.now() }), 0)).errorCode).toBe(0);
     await log.close();
   });
@@ -175,8 +175,8 @@ describe('PartitionLog append as leader and read', () => {
   it('answers appends to a closed log with NOT_LEADER_OR_FOLLOWER', async () => {
     const { log } = await openLog(dir);
     await log.close();
-    expect((await log.appendAsLeader(batch(1), 0)).errorCode).toBe(StorageError.NOT_LEADER_OR_FOLLOWER);
-    expect((await log.appendAsMirror(batch(1))).errorCode).toBe(StorageError.NOT_LEADER_OR_FOLLOWER);
+    expect((await log.appendAsLeader(batch(1), 0)).errorCode).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    expect((await log.appendAsMirror(batch(1))).errorCode).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER);
   });
 
   it('wakes onAppend listeners', async () => {

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildEndTxnMarkerBatch } from '../../src/protocol/control-records.js';
-import { StorageError } from '../../src/storage/errors.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { batch, openLog, removeDir, tempDir } from './helpers.js';
 
 let dir: string;
@@ -27,10 +27,10 @@ describe('idempotent producers', () => {
     const dup = await log.appendAsLeader(idem(7, 0, 0, 3), 0);
     expect(dup).toMatchObject({ errorCode: 0, baseOffset: 0, lastOffset: 2 });
     expect(log.logEndOffset).toBe(5);
-    expect((await log.appendAsLeader(idem(7, 0, 9), 0)).errorCode).toBe(StorageError.OUT_OF_ORDER_SEQUENCE_NUMBER);
-    expect((await log.appendAsLeader(idem(7, 1, 4), 0)).errorCode).toBe(StorageError.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    expect((await log.appendAsLeader(idem(7, 0, 9), 0)).errorCode).toBe(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    expect((await log.appendAsLeader(idem(7, 1, 4), 0)).errorCode).toBe(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
     expect(await log.appendAsLeader(idem(7, 1, 0), 0)).toMatchObject({ errorCode: 0, baseOffset: 5 });
-    expect((await log.appendAsLeader(idem(7, 0, 5), 0)).errorCode).toBe(StorageError.INVALID_PRODUCER_EPOCH);
+    expect((await log.appendAsLeader(idem(7, 0, 5), 0)).errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
     // an unknown producer may start anywhere (its state may have been removed by retention)
     expect((await log.appendAsLeader(idem(8, 0, 42), 0)).errorCode).toBe(0);
     expect(log.producerStates().find((p) => p.producerId === 7)).toMatchObject({ producerEpoch: 1, lastSequence: 1 });
@@ -41,7 +41,7 @@ describe('idempotent producers', () => {
     const { log } = await openLog(dir);
     for (let i = 0; i < 6; i++) expect((await log.appendAsLeader(idem(3, 0, i * 2), 0)).errorCode).toBe(0);
     expect(await log.appendAsLeader(idem(3, 0, 2), 0)).toMatchObject({ errorCode: 0, baseOffset: 2 });
-    expect((await log.appendAsLeader(idem(3, 0, 0), 0)).errorCode).toBe(StorageError.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    expect((await log.appendAsLeader(idem(3, 0, 0), 0)).errorCode).toBe(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
     await log.close();
   });
 
@@ -51,7 +51,7 @@ describe('idempotent producers', () => {
     await log.close();
     const { log: clean } = await openLog(dir, {}, { cleanShutdown: true });
     expect(await clean.appendAsLeader(idem(11, 2, 6), 0)).toMatchObject({ errorCode: 0, baseOffset: 6 });
-    expect((await clean.appendAsLeader(idem(11, 2, 9), 0)).errorCode).toBe(StorageError.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    expect((await clean.appendAsLeader(idem(11, 2, 9), 0)).errorCode).toBe(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
     await clean.flush();
     await clean.closeHandlers();
     // unclean: state is rebuilt from the batches (all five recent batches known again)
@@ -71,7 +71,7 @@ describe('transactions', () => {
     expect(log.highWatermark).toBe(6);
     expect(log.lastStableOffset).toBe(2);
     expect(log.ongoingTransactions()).toEqual([{ producerId: 20, firstOffset: 2 }]);
-    expect((await log.appendAsLeader(idem(20, 0, 2), 0)).errorCode).toBe(StorageError.INVALID_TXN_STATE);
+    expect((await log.appendAsLeader(idem(20, 0, 2), 0)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
     expect((await log.appendAsLeader(marker(true, 20, 0), 0, { origin: 'coordinator', coordinatorEpoch: 0 })).errorCode).toBe(0);
     expect(log.lastStableOffset).toBe(7);
     const r = await log.read({ fetchOffset: 0, maxOffset: log.lastStableOffset, maxBytes: 1 << 20, minOneMessage: true, readCommitted: true });
@@ -162,10 +162,10 @@ describe('transactions', () => {
   it('fences markers with an old producer epoch or coordinator epoch', async () => {
     const { log } = await openLog(dir);
     await log.appendAsLeader(txn(50, 3, 0), 0);
-    expect((await log.appendAsLeader(marker(true, 50, 2), 0, { origin: 'coordinator' })).errorCode).toBe(StorageError.INVALID_PRODUCER_EPOCH);
+    expect((await log.appendAsLeader(marker(true, 50, 2), 0, { origin: 'coordinator' })).errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
     expect((await log.appendAsLeader(marker(true, 50, 3, 5), 0, { origin: 'coordinator' })).errorCode).toBe(0);
     await log.appendAsLeader(txn(50, 3, 2), 0);
-    expect((await log.appendAsLeader(marker(true, 50, 3, 4), 0, { origin: 'coordinator' })).errorCode).toBe(StorageError.TRANSACTION_COORDINATOR_FENCED);
+    expect((await log.appendAsLeader(marker(true, 50, 3, 4), 0, { origin: 'coordinator' })).errorCode).toBe(ErrorCode.TRANSACTION_COORDINATOR_FENCED);
     await log.close();
   });
 });

@@ -116,7 +116,8 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
               continue;
             }
           }
-          let records = pd.records!;
+          // Exactly the validated batch: trailing bytes that form no whole batch are dropped, as Kafka does.
+          let records = check.batch!.bytes;
           const codec = targetCodec(topic.configs.get('compression.type') ?? ctx.configs.brokerValue('compression.type'));
           if (codec !== null) {
             try {

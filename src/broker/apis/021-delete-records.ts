@@ -9,7 +9,7 @@
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDeleteRecordsRequest, type DeleteRecordsRequest } from '../../protocol/generated/messages/delete-records-request.js';
 import { encodeDeleteRecordsResponse, type DeleteRecordsResponseInput } from '../../protocol/generated/messages/delete-records-response.js';
-import { AppendError } from '../../storage/errors.js';
+import { errorCodeOf } from '../../protocol/kafka-error.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
 
@@ -53,7 +53,7 @@ export function deleteRecordsHandler(ctx: BrokerContext): ApiHandler<DeleteRecor
             await ctx.replicas.checkpoint();
             parts.push(out(ErrorCode.NONE, low));
           } catch (err) {
-            parts.push(out(err instanceof AppendError ? err.errorCode : ErrorCode.UNKNOWN_SERVER_ERROR));
+            parts.push(out(errorCodeOf(err)));
           }
         }
       }
