@@ -1,6 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { ClassicGroup, ClassicState } from './classic-group.js';
-import type { ClassicMember, HeartbeatRequest, JoinProtocol, JoinRequest, JoinResult, LeaveMember, LeaveResult, SyncRequest, SyncResult } from './classic-group.js';
+import type { ClassicGroup, HeartbeatRequest, JoinRequest, JoinResult, LeaveMember, LeaveResult, SyncRequest, SyncResult } from './classic-group.js';
+import { ClassicState } from './classic-group.js';
+import { ClassicJoin } from './classic-join.js';
+import { ClassicRebalance, EMPTY, sessionKey, syncError } from './classic-rebalance.js';
 import { GroupError } from './group-errors.js';
 import { groupMetadataRecord } from './group-records.js';
 import type { GroupWriteContext } from './group-context.js';
@@ -10,351 +11,30 @@ export type { HeartbeatRequest, JoinRequest, LeaveMember, LeaveResult, SyncReque
 
 /**
  * The classic group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), after Kafka's
- * `GroupMetadataManager` classic paths: member ids with MEMBER_ID_REQUIRED (JoinGroup v4+),
- * rebalance generations, the initial rebalance delay, session and rebalance timeouts, static
- * membership with group.instance.id. Each function is a write operation on the shard.
+ * `GroupMetadataManager` classic paths. JoinGroup is in ClassicJoin, the rebalance and its
+ * timers in ClassicRebalance; SyncGroup, Heartbeat and LeaveGroup are here. Each function is a
+ * write operation on the shard.
  */
-
-const EMPTY = Buffer.alloc(0);
-
-function joinError(errorCode: number, memberId = ''): JoinResult {
-  return { errorCode, generationId: -1, protocolType: null, protocolName: null, leader: '', skipAssignment: false, memberId, members: [] };
-}
-
-function syncError(errorCode: number): SyncResult {
-  return { errorCode, protocolType: null, protocolName: null, assignment: EMPTY };
-}
-
-const sessionKey = (g: string, m: string): string => `session/${g}/${m}`;
-const joinKey = (g: string): string => `join/${g}`;
-
-function sameProtocols(a: readonly JoinProtocol[], b: readonly JoinProtocol[]): boolean {
-  return a.length === b.length && a.every((p, i) => p.name === b[i]!.name && p.metadata.equals(b[i]!.metadata));
-}
-
 export class ClassicOps {
-  constructor(private readonly s: GroupWriteContext) {}
+  readonly rebalance: ClassicRebalance;
+  private readonly joins: ClassicJoin;
 
-  private scheduleSession(g: ClassicGroup, m: ClassicMember): void {
-    const groupId = g.groupId;
-    const memberId = m.memberId;
-    this.s.timers.schedule(sessionKey(groupId, memberId), m.sessionTimeoutMs, () => this.sessionExpired(groupId, memberId));
+  constructor(private readonly s: GroupWriteContext) {
+    this.rebalance = new ClassicRebalance(s);
+    this.joins = new ClassicJoin(s, this.rebalance);
+  }
+
+  join(req: JoinRequest): WriteResult<Promise<JoinResult>> {
+    return this.joins.join(req);
   }
 
   /** Starts session timers for members restored by replay (they must heartbeat again). */
   resumeTimers(): void {
-    for (const g of this.s.classic.values()) this.resumeGroupTimers(g);
+    this.rebalance.resumeTimers();
   }
 
-  /** Session timers for a group's members, and its join timer while it rebalances (after replay, or after a revert). */
   resumeGroupTimers(g: ClassicGroup): void {
-    for (const m of g.members.values()) this.scheduleSession(g, m);
-    if (g.state === ClassicState.PREPARING_REBALANCE && !g.initialDelayPending) {
-      const groupId = g.groupId;
-      this.s.timers.schedule(joinKey(groupId), g.maxRebalanceTimeoutMs(), () => this.joinTimeout(groupId));
-    }
-  }
-
-  join(req: JoinRequest): WriteResult<Promise<JoinResult>> {
-    const s = this.s;
-    const cfg = s.cfg;
-    const done = (r: JoinResult): WriteResult<Promise<JoinResult>> => s.result(Promise.resolve(r));
-    if (req.groupId === '') return done(joinError(GroupError.INVALID_GROUP_ID, req.memberId));
-    if (req.sessionTimeoutMs < cfg.minSessionTimeoutMs || req.sessionTimeoutMs > cfg.maxSessionTimeoutMs) {
-      return done(joinError(GroupError.INVALID_SESSION_TIMEOUT, req.memberId));
-    }
-    if (s.consumer.has(req.groupId)) return done(joinError(GroupError.INCONSISTENT_GROUP_PROTOCOL, req.memberId));
-    let g = s.classic.get(req.groupId);
-    if (!g) {
-      if (req.memberId !== '') return done(joinError(GroupError.UNKNOWN_MEMBER_ID, req.memberId));
-      g = new ClassicGroup(req.groupId, s.timers.now());
-      s.classic.set(req.groupId, g);
-    }
-    if (g.state === ClassicState.DEAD) return done(joinError(GroupError.COORDINATOR_NOT_AVAILABLE, req.memberId));
-    if (!g.supportsProtocols(req.protocolType, req.protocols)) return done(joinError(GroupError.INCONSISTENT_GROUP_PROTOCOL, req.memberId));
-    if (req.memberId === '' && g.members.size + g.pendingMembers.size >= cfg.maxGroupSize) {
-      return done(joinError(GroupError.GROUP_MAX_SIZE_REACHED));
-    }
-    return req.memberId === '' ? this.joinUnknownMember(g, req) : this.joinKnownMember(g, req);
-  }
-
-  private newMember(req: JoinRequest, memberId: string): ClassicMember {
-    return {
-      memberId,
-      groupInstanceId: req.groupInstanceId,
-      clientId: req.clientId,
-      clientHost: req.clientHost,
-      rebalanceTimeoutMs: req.rebalanceTimeoutMs,
-      sessionTimeoutMs: req.sessionTimeoutMs,
-      protocolType: req.protocolType,
-      protocols: [...req.protocols],
-      assignment: EMPTY,
-      awaitingJoin: null,
-      awaitingSync: null,
-      isNew: true,
-    };
-  }
-
-  private joinUnknownMember(g: ClassicGroup, req: JoinRequest): WriteResult<Promise<JoinResult>> {
-    const s = this.s;
-    if (req.groupInstanceId !== null) {
-      const prefix = req.groupInstanceId;
-      const memberId = `${prefix}-${randomUUID()}`;
-      const oldId = g.staticMembers.get(req.groupInstanceId);
-      if (oldId !== undefined) return this.replaceStaticMember(g, req, oldId, memberId);
-      return this.addAndRebalance(g, this.newMember(req, memberId));
-    }
-    const memberId = `${req.clientId}-${randomUUID()}`;
-    if (req.requireKnownMemberId) {
-      g.pendingMembers.add(memberId);
-      const groupId = g.groupId;
-      // A pending member that never rejoins must not hold the rebalance forever.
-      s.timers.schedule(sessionKey(groupId, memberId), req.sessionTimeoutMs, () => this.pendingExpired(groupId, memberId));
-      return s.result(Promise.resolve(joinError(GroupError.MEMBER_ID_REQUIRED, memberId)));
-    }
-    return this.addAndRebalance(g, this.newMember(req, memberId));
-  }
-
-  private replaceStaticMember(g: ClassicGroup, req: JoinRequest, oldId: string, newId: string): WriteResult<Promise<JoinResult>> {
-    const s = this.s;
-    const old = g.members.get(oldId)!;
-    old.awaitingJoin?.(joinError(GroupError.FENCED_INSTANCE_ID, oldId));
-    old.awaitingSync?.(syncError(GroupError.FENCED_INSTANCE_ID));
-    s.timers.cancel(sessionKey(g.groupId, oldId));
-    const wasLeader = g.leaderId === oldId;
-    g.remove(oldId);
-    const m = this.newMember(req, newId);
-    m.assignment = old.assignment;
-    m.isNew = false;
-    const unchanged = sameProtocols(old.protocols, m.protocols) || (old.protocols.length === 1 && m.protocols.some((p) => p.name === old.protocols[0]!.name));
-    g.add(m);
-    if (wasLeader) g.leaderId = newId;
-    if (g.state === ClassicState.STABLE && unchanged) {
-      // The static member comes back with the same subscription: hand it its identity and the
-      // current generation without a rebalance (KIP-345); the leader must not reassign.
-      this.scheduleSession(g, m);
-      s.emit(groupMetadataRecord(g.groupId, g.toRecord()));
-      const r: JoinResult = {
-        errorCode: GroupError.NONE,
-        generationId: g.generationId,
-        protocolType: g.protocolType,
-        protocolName: g.protocolName,
-        leader: g.leaderId ?? '',
-        skipAssignment: wasLeader,
-        memberId: newId,
-        members: wasLeader ? this.memberList(g) : [],
-      };
-      return s.result(Promise.resolve(r));
-    }
-    const p = this.awaitJoin(m);
-    if (g.state === ClassicState.PREPARING_REBALANCE) this.maybeCompleteJoin(g);
-    else this.prepareRebalance(g);
-    return s.result(p);
-  }
-
-  private joinKnownMember(g: ClassicGroup, req: JoinRequest): WriteResult<Promise<JoinResult>> {
-    const s = this.s;
-    const done = (r: JoinResult): WriteResult<Promise<JoinResult>> => s.result(Promise.resolve(r));
-    if (g.pendingMembers.has(req.memberId)) {
-      g.pendingMembers.delete(req.memberId);
-      s.timers.cancel(sessionKey(g.groupId, req.memberId));
-      return this.addAndRebalance(g, this.newMember(req, req.memberId));
-    }
-    const m = g.members.get(req.memberId);
-    if (req.groupInstanceId !== null) {
-      const owner = g.staticMembers.get(req.groupInstanceId);
-      if (owner !== undefined && owner !== req.memberId) return done(joinError(GroupError.FENCED_INSTANCE_ID, req.memberId));
-    }
-    if (!m) return done(joinError(GroupError.UNKNOWN_MEMBER_ID, req.memberId));
-    const changed = !sameProtocols(m.protocols, req.protocols);
-    const update = (): void => {
-      m.protocols = [...req.protocols];
-      m.sessionTimeoutMs = req.sessionTimeoutMs;
-      m.rebalanceTimeoutMs = req.rebalanceTimeoutMs;
-      m.clientId = req.clientId;
-      m.clientHost = req.clientHost;
-    };
-    switch (g.state) {
-      case ClassicState.PREPARING_REBALANCE: {
-        update();
-        const p = this.awaitJoin(m);
-        this.maybeCompleteJoin(g);
-        return s.result(p);
-      }
-      case ClassicState.COMPLETING_REBALANCE:
-      case ClassicState.STABLE: {
-        const isLeader = g.leaderId === m.memberId;
-        if (!changed && (g.state === ClassicState.COMPLETING_REBALANCE || !isLeader)) {
-          // Nothing changed: answer with the current generation (the leader gets the members again).
-          this.scheduleSession(g, m);
-          return done(this.joinResponse(g, m));
-        }
-        update();
-        const p = this.awaitJoin(m);
-        this.prepareRebalance(g);
-        return s.result(p);
-      }
-      default:
-        return done(joinError(GroupError.UNKNOWN_MEMBER_ID, req.memberId));
-    }
-  }
-
-  private awaitJoin(m: ClassicMember): Promise<JoinResult> {
-    return new Promise<JoinResult>((resolve) => {
-      m.awaitingJoin?.(joinError(GroupError.UNKNOWN_MEMBER_ID, m.memberId));
-      m.awaitingJoin = resolve;
-    });
-  }
-
-  private addAndRebalance(g: ClassicGroup, m: ClassicMember): WriteResult<Promise<JoinResult>> {
-    g.add(m);
-    g.newMemberAdded = true;
-    const p = this.awaitJoin(m);
-    if (g.state === ClassicState.PREPARING_REBALANCE) this.maybeCompleteJoin(g);
-    else this.prepareRebalance(g);
-    return this.s.result(p);
-  }
-
-  private memberList(g: ClassicGroup): JoinResult['members'] {
-    return [...g.members.values()].map((x) => ({ memberId: x.memberId, groupInstanceId: x.groupInstanceId, metadata: g.metadataFor(x, g.protocolName) }));
-  }
-
-  private joinResponse(g: ClassicGroup, m: ClassicMember): JoinResult {
-    const isLeader = g.leaderId === m.memberId;
-    return {
-      errorCode: GroupError.NONE,
-      generationId: g.generationId,
-      protocolType: g.protocolType,
-      protocolName: g.protocolName,
-      leader: g.leaderId ?? '',
-      skipAssignment: false,
-      memberId: m.memberId,
-      members: isLeader ? this.memberList(g) : [],
-    };
-  }
-
-  /** Moves the group to PreparingRebalance and starts the join timer (Kafka's prepareRebalance). */
-  prepareRebalance(g: ClassicGroup): void {
-    const s = this.s;
-    const now = s.timers.now();
-    if (g.state === ClassicState.COMPLETING_REBALANCE) {
-      for (const m of g.members.values()) {
-        m.assignment = EMPTY;
-        const waiting = m.awaitingSync;
-        m.awaitingSync = null;
-        waiting?.(syncError(GroupError.REBALANCE_IN_PROGRESS));
-      }
-    }
-    const initial = g.state === ClassicState.EMPTY;
-    g.transition(ClassicState.PREPARING_REBALANCE, now);
-    const groupId = g.groupId;
-    if (initial && s.cfg.initialRebalanceDelayMs > 0) {
-      // group.initial.rebalance.delay.ms: wait for more members of a starting group; each new
-      // member extends the wait by the delay, up to the rebalance timeout (InitialDelayedJoin).
-      g.rebalanceStartedAt = now;
-      g.newMemberAdded = false;
-      const delay = Math.min(s.cfg.initialRebalanceDelayMs, g.maxRebalanceTimeoutMs());
-      s.timers.schedule(joinKey(groupId), delay, () => this.initialDelayExpired(groupId));
-      g.initialDelayPending = true;
-      return;
-    }
-    s.timers.schedule(joinKey(groupId), g.maxRebalanceTimeoutMs(), () => this.joinTimeout(groupId));
-    this.maybeCompleteJoin(g);
-  }
-
-  private initialDelayExpired(groupId: string): WriteResult<void> {
-    const s = this.s;
-    const g = s.classic.get(groupId);
-    if (!g || g.state !== ClassicState.PREPARING_REBALANCE) {
-      if (g) g.initialDelayPending = false;
-      return s.result(undefined);
-    }
-    const elapsed = s.timers.now() - g.rebalanceStartedAt;
-    const remaining = g.maxRebalanceTimeoutMs() - elapsed;
-    if (g.newMemberAdded && remaining > 0) {
-      g.newMemberAdded = false;
-      s.timers.schedule(joinKey(groupId), Math.min(s.cfg.initialRebalanceDelayMs, remaining), () => this.initialDelayExpired(groupId));
-      return s.result(undefined);
-    }
-    g.initialDelayPending = false;
-    this.completeJoin(g);
-    return s.result(undefined);
-  }
-
-  private joinTimeout(groupId: string): WriteResult<void> {
-    const g = this.s.classic.get(groupId);
-    if (g && g.state === ClassicState.PREPARING_REBALANCE) this.completeJoin(g);
-    return this.s.result(undefined);
-  }
-
-  maybeCompleteJoin(g: ClassicGroup): void {
-    if (g.state !== ClassicState.PREPARING_REBALANCE || g.initialDelayPending) return;
-    if (g.allMembersJoined()) this.completeJoin(g);
-  }
-
-  /** Ends the join phase: drops members that did not rejoin, bumps the generation, answers joins. */
-  private completeJoin(g: ClassicGroup): void {
-    const s = this.s;
-    const now = s.timers.now();
-    s.timers.cancel(joinKey(g.groupId));
-    g.initialDelayPending = false;
-    for (const m of [...g.members.values()]) {
-      if (m.awaitingJoin === null) {
-        g.remove(m.memberId);
-        s.timers.cancel(sessionKey(g.groupId, m.memberId));
-      }
-    }
-    g.generationId++;
-    if (g.isEmpty()) {
-      g.protocolName = null;
-      g.leaderId = null;
-      g.transition(ClassicState.EMPTY, now);
-      s.emit(groupMetadataRecord(g.groupId, g.toRecord()));
-      return;
-    }
-    g.protocolName = g.selectProtocol();
-    if (g.leaderId === null || !g.members.has(g.leaderId)) g.leaderId = g.members.keys().next().value ?? null;
-    g.transition(ClassicState.COMPLETING_REBALANCE, now);
-    for (const m of g.members.values()) {
-      const waiting = m.awaitingJoin;
-      m.awaitingJoin = null;
-      m.isNew = false;
-      this.scheduleSession(g, m);
-      waiting?.(this.joinResponse(g, m));
-    }
-  }
-
-  private pendingExpired(groupId: string, memberId: string): WriteResult<void> {
-    const g = this.s.classic.get(groupId);
-    if (g?.pendingMembers.delete(memberId)) this.maybeCompleteJoin(g);
-    return this.s.result(undefined);
-  }
-
-  private sessionExpired(groupId: string, memberId: string): WriteResult<void> {
-    const s = this.s;
-    const g = s.classic.get(groupId);
-    const m = g?.members.get(memberId);
-    if (g && m) {
-      // A member waiting in JoinGroup is alive; the join timer decides its fate.
-      if (m.awaitingJoin !== null) this.scheduleSession(g, m);
-      else this.removeMember(g, m, GroupError.UNKNOWN_MEMBER_ID);
-    }
-    return s.result(undefined);
-  }
-
-  /** Removes a member (left, expired or fenced) and rebalances the rest. */
-  removeMember(g: ClassicGroup, m: ClassicMember, errorCode: number): void {
-    const s = this.s;
-    const join = m.awaitingJoin;
-    const sync = m.awaitingSync;
-    m.awaitingJoin = null;
-    m.awaitingSync = null;
-    join?.(joinError(errorCode, m.memberId));
-    sync?.(syncError(errorCode));
-    g.remove(m.memberId);
-    s.timers.cancel(sessionKey(g.groupId, m.memberId));
-    if (g.state === ClassicState.STABLE || g.state === ClassicState.COMPLETING_REBALANCE) this.prepareRebalance(g);
-    else if (g.state === ClassicState.PREPARING_REBALANCE) this.maybeCompleteJoin(g);
+    this.rebalance.resumeGroupTimers(g);
   }
 
   sync(req: SyncRequest): WriteResult<Promise<SyncResult>> {
@@ -373,14 +53,14 @@ export class ClassicOps {
       case ClassicState.PREPARING_REBALANCE:
         return done(syncError(GroupError.REBALANCE_IN_PROGRESS));
       case ClassicState.STABLE:
-        this.scheduleSession(g, m);
+        this.rebalance.scheduleSession(g, m);
         return done({ errorCode: GroupError.NONE, protocolType: g.protocolType, protocolName: g.protocolName, assignment: m.assignment });
       case ClassicState.COMPLETING_REBALANCE:
         break;
       default:
         return done(syncError(GroupError.UNKNOWN_MEMBER_ID));
     }
-    this.scheduleSession(g, m);
+    this.rebalance.scheduleSession(g, m);
     let answer!: (r: SyncResult) => void;
     const p = new Promise<SyncResult>((resolve) => {
       answer = resolve;
@@ -416,7 +96,7 @@ export class ClassicOps {
             x.awaitingSync = null;
             waiting?.(syncError(code));
           }
-          this.prepareRebalance(cur);
+          this.rebalance.prepareRebalance(cur);
         }
         return p;
       },
@@ -442,11 +122,11 @@ export class ClassicOps {
     const m = g.members.get(req.memberId)!;
     switch (g.state) {
       case ClassicState.PREPARING_REBALANCE:
-        this.scheduleSession(g, m);
+        this.rebalance.scheduleSession(g, m);
         return s.result(GroupError.REBALANCE_IN_PROGRESS);
       case ClassicState.COMPLETING_REBALANCE:
       case ClassicState.STABLE:
-        this.scheduleSession(g, m);
+        this.rebalance.scheduleSession(g, m);
         return s.result(GroupError.NONE);
       default:
         return s.result(GroupError.UNKNOWN_MEMBER_ID);
@@ -464,10 +144,10 @@ export class ClassicOps {
       if (memberId === '' && lm.groupInstanceId !== null) memberId = g.staticMembers.get(lm.groupInstanceId) ?? '';
       if (g.pendingMembers.delete(memberId)) {
         s.timers.cancel(sessionKey(groupId, memberId));
-        this.maybeCompleteJoin(g);
+        this.rebalance.maybeCompleteJoin(g);
       } else {
         errorCode = this.validateMember(g, memberId, lm.groupInstanceId);
-        if (errorCode === GroupError.NONE) this.removeMember(g, g.members.get(memberId)!, GroupError.UNKNOWN_MEMBER_ID);
+        if (errorCode === GroupError.NONE) this.rebalance.removeMember(g, g.members.get(memberId)!, GroupError.UNKNOWN_MEMBER_ID);
       }
       out.push({ memberId: lm.memberId, groupInstanceId: lm.groupInstanceId, errorCode });
     }
@@ -477,6 +157,6 @@ export class ClassicOps {
   /** An offset commit from a member counts as a heartbeat (Kafka reschedules the session). */
   touch(g: ClassicGroup, memberId: string): void {
     const m = g.members.get(memberId);
-    if (m) this.scheduleSession(g, m);
+    if (m) this.rebalance.scheduleSession(g, m);
   }
 }

@@ -1,7 +1,7 @@
-import type { CancelTimer, CoordinatorHost, CoordinatorLog } from './coordinator-host.js';
+import type { CancelTimer, CoordinatorLog } from './coordinator-host.js';
 import { buildCoordinatorBatch, readCoordinatorBatches } from './coordinator-batch.js';
-import type { BatchProducer, CoordinatorRecord, ReplayedBatch, ReplayedRecord } from './coordinator-batch.js';
-import type { SnapshotRegistry } from './snapshot-registry.js';
+import type { CoordinatorRecord, ReplayedBatch } from './coordinator-batch.js';
+import type { CoordinatorShard, RuntimeOptions, ShardContext, WriteOp, WriteResult } from './coordinator-shard.js';
 import { buildEndTxnMarkerBatch, controlRecordKey, ControlRecordType, endTxnMarkerValue } from '../protocol/control-records.js';
 
 /**
@@ -17,7 +17,8 @@ import { buildEndTxnMarkerBatch, controlRecordKey, ControlRecordType, endTxnMark
  *
  * Concurrency contract: per shard, writes are applied strictly one after another, each seeing
  * every earlier write of its shard; while a batch is out to the log the next writes wait, so a
- * write never builds on state that may still be reverted. Reads see committed state only: one
+ * write never builds on state that may still be reverted, and are then applied together and
+ * appended as the next batch (one append, one fsync for all of them). Reads see committed state only: one
  * that arrives while a batch is out runs once that batch is committed or reverted. Shards are
  * independent of each other.
  */
@@ -41,56 +42,12 @@ export class CoordinatorError extends Error {
   }
 }
 
-export interface WriteResult<T> {
-  readonly records: readonly CoordinatorRecord[];
-  readonly response: T;
-  /**
-   * Called when the append fails, after the shard was reverted to its state before the batch:
-   * answers what the operation left waiting and returns the response to send instead (the
-   * operation's own error codes, with the mapped append error where it would have succeeded).
-   * Without it the write rejects with a CoordinatorError.
-   */
-  readonly onAppendFailed?: (errorCode: number) => T;
-  /** Runs once the records are committed and replayed, before the response is released. */
-  readonly onCommitted?: () => void;
-  /** Writes the records as a transactional batch of this producer. */
-  readonly transactional?: BatchProducer;
-  /** Instead of records: an end-transaction marker (control batch) for this producer. */
-  readonly marker?: BatchProducer & { readonly commit: boolean; readonly coordinatorEpoch: number };
-}
+export type { CoordinatorShard, RuntimeOptions, ShardContext, WriteOp, WriteResult } from './coordinator-shard.js';
 
-export type WriteOp<S, T> = (shard: S) => WriteResult<T>;
-
-/** What a shard may use of its runtime: time and its own timers (which schedule write ops). */
-export interface ShardContext<S> {
-  readonly partition: number;
-  now(): number;
-  /** (Re)schedules the timer `key`; when it fires, `op` runs as a write operation. */
-  scheduleTimer(key: string, delayMs: number, op: WriteOp<S, unknown>): void;
-  cancelTimer(key: string): void;
-  /** Runs `op` as a write operation on this shard later (after the current one). */
-  scheduleWrite<T>(op: WriteOp<S, T>): Promise<T>;
-}
-
-export interface CoordinatorShard {
-  /** Applies one record: during load, and for each write before its batch is appended. */
-  replay(record: ReplayedRecord, batch: ReplayedBatch): void;
-  /** Holds the shard's state, so a write whose append fails is reverted to the state before it. */
-  readonly snapshots: SnapshotRegistry;
-  /** Called once the partition has been replayed; timers (session, expiry) start here. */
-  onLoaded?(): void;
-  /** Called when the shard is closed; pending waiters should be answered here. */
-  onUnloaded?(): void;
-}
-
-export interface RuntimeOptions<S extends CoordinatorShard> {
-  readonly host: CoordinatorHost;
-  readonly topic: string;
-  readonly partitions: number;
-  readonly newShard: (ctx: ShardContext<S>) => S;
-  /** Bytes read per step while replaying. */
-  readonly loadBufferBytes?: number;
-}
+/** Kafka's default max.message.bytes (1 MiB + 12): a coordinator batch stays within it. */
+const DEFAULT_MAX_BATCH_BYTES = 1048588 - 4096;
+/** A record's framing within its batch, at most (length, attributes, deltas, lengths, headers). */
+const RECORD_OVERHEAD = 24;
 
 /** Kafka's `Utils.abs(key.hashCode()) % partitions`, with Java's String.hashCode over UTF-16 units. */
 export function partitionForKey(key: string, partitions: number): number {
@@ -318,41 +275,63 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
   }
 
   /**
-   * One batch: apply the next write (replaying its records into the shard under a snapshot),
-   * append its records, then release the response (committed) or revert the shard to the
-   * snapshot and answer with the mapped error (failed), as Kafka's CoordinatorRuntime does.
+   * One batch: apply every write queued while the previous batch was out (replaying each one's
+   * records into the shard under a snapshot), append all their records at once (one log append,
+   * one fsync), then release the responses in order (committed) or revert the shard to the
+   * snapshot and answer each write with its failure (failed), as Kafka's CoordinatorRuntime
+   * does with its current batch. Plain records of consecutive writes share one record batch; a
+   * transactional write or an end-transaction marker is a record batch of its own within the
+   * same append. A write that emits nothing and saw only committed state is answered at once.
    */
   private async runBatch(holder: ShardHolder<S>): Promise<void> {
     const shard = holder.shard;
     const snapshots = shard.snapshots;
     const now = this.opts.host.clock.now();
     const nextOffset = holder.log.logEndOffset;
-    snapshots.snapshot();
+    const maxBytes = this.opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
     const applied: AppliedWrite<S>[] = [];
     const batches: Buffer[] = [];
+    let plain: CoordinatorRecord[] = [];
+    const flushPlain = (): void => {
+      if (plain.length > 0) batches.push(buildCoordinatorBatch(plain, now));
+      plain = [];
+    };
     let count = 0;
-    while (holder.queue.length > 0 && applied.length === 0) {
+    let bytes = 0;
+    while (holder.queue.length > 0 && (count === 0 || bytes < maxBytes)) {
       const write = holder.queue.shift()!;
       snapshots.snapshot();
       let out: WriteResult<unknown>;
+      let n: number;
       try {
         out = write.op(shard);
-        count += this.apply(shard, out, nextOffset + count);
+        n = this.apply(shard, out, nextOffset + count);
       } catch (e) {
         snapshots.revert();
         write.fail(e);
         continue;
       }
-      snapshots.release();
+      if (count === 0 && n === 0) {
+        // Nothing to append and nothing uncommitted seen: answered now, never reverted.
+        snapshots.release();
+        this.commit({ write, out });
+        continue;
+      }
+      // The first write with records keeps its snapshot open: it is the batch's, to revert to.
+      if (count > 0) snapshots.release();
       applied.push({ write, out });
-      if (out.marker) batches.push(buildEndTxnMarkerBatch({ ...out.marker, timestamp: now }));
-      else if (out.records.length > 0) batches.push(buildCoordinatorBatch(out.records, now, out.transactional));
+      count += n;
+      if (out.marker) {
+        flushPlain();
+        batches.push(buildEndTxnMarkerBatch({ ...out.marker, timestamp: now }));
+      } else if (out.transactional) {
+        flushPlain();
+        if (out.records.length > 0) batches.push(buildCoordinatorBatch(out.records, now, out.transactional));
+      } else plain.push(...out.records);
+      for (const r of out.records) bytes += r.key.length + (r.value?.length ?? 0) + RECORD_OVERHEAD;
     }
-    if (batches.length === 0) {
-      snapshots.release();
-      for (const a of applied) this.commit(a);
-      return;
-    }
+    flushPlain();
+    if (count === 0) return;
     let errorCode: number;
     try {
       const appended = await holder.log.append(batches.length === 1 ? batches[0]! : Buffer.concat(batches));

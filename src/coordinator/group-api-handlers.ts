@@ -46,7 +46,7 @@ import type { DeleteGroupsRequest } from '../protocol/generated/messages/delete-
 import { encodeDeleteGroupsResponse } from '../protocol/generated/messages/delete-groups-response.js';
 import type { DeleteGroupsResponseInput } from '../protocol/generated/messages/delete-groups-response.js';
 import type { CoordinatorHost } from './coordinator-host.js';
-import { GroupCoordinator, errorCodeOf } from './group-coordinator.js';
+import { GroupCoordinator, errorCodeOf, type GroupCoordinatorOptions } from './group-coordinator.js';
 import { GROUP_OPERATIONS, GroupError } from './group-errors.js';
 import { ClassicState } from './classic-group.js';
 import { consumerGroupHandlers } from './consumer-group-handlers.js';
@@ -69,8 +69,11 @@ function handler<Req, Res>(
 
 const nz = (s: string | null): string => s ?? '';
 
-export async function createGroupApiHandlers(host: CoordinatorHost): Promise<{ handlers: ApiHandler[]; close(): Promise<void>; coordinator: GroupCoordinator }> {
-  const gc = await GroupCoordinator.start(host);
+export async function createGroupApiHandlers(
+  host: CoordinatorHost,
+  opts: GroupCoordinatorOptions = {},
+): Promise<{ handlers: ApiHandler[]; close(): Promise<void>; coordinator: GroupCoordinator }> {
+  const gc = await GroupCoordinator.start(host, opts);
 
   /*
    * FindCoordinator v0-6. v0-3 carry one key, v4+ a batch (CoordinatorKeys). Key types 0 (group)

@@ -12,6 +12,11 @@ import type { ConsumerGroupDescription } from './consumer-group.js';
 
 export const CONSUMER_OFFSETS = '__consumer_offsets';
 
+export interface GroupCoordinatorOptions {
+  /** The runtime's cap on one append (RuntimeOptions.maxBatchBytes); the benchmark sets 1 for one fsync per write. */
+  readonly maxBatchBytes?: number;
+}
+
 /**
  * The group coordinator: the API-level operations over the runtime's shards of
  * __consumer_offsets. Every group id maps to one shard (Kafka's partitionFor); operations that
@@ -23,6 +28,7 @@ export class GroupCoordinator {
   private constructor(
     readonly host: CoordinatorHost,
     readonly cfg: GroupConfig,
+    opts: GroupCoordinatorOptions,
   ) {
     const topics: TopicView = {
       topicId: (name) => host.topicIdByName(name),
@@ -35,6 +41,7 @@ export class GroupCoordinator {
       topic: CONSUMER_OFFSETS,
       partitions: cfg.offsetsTopicPartitions,
       newShard: (ctx) => new GroupShard(ctx, cfg, topics),
+      ...(opts.maxBatchBytes !== undefined ? { maxBatchBytes: opts.maxBatchBytes } : {}),
     });
   }
 
@@ -42,8 +49,8 @@ export class GroupCoordinator {
    * Starts the coordinator. Shards holding data are loaded now (so groups come back and offsets
    * expire after a restart); others load on first use.
    */
-  static async start(host: CoordinatorHost): Promise<GroupCoordinator> {
-    const c = new GroupCoordinator(host, groupConfigFrom(host));
+  static async start(host: CoordinatorHost, opts: GroupCoordinatorOptions = {}): Promise<GroupCoordinator> {
+    const c = new GroupCoordinator(host, groupConfigFrom(host), opts);
     if (host.partitionCount(CONSUMER_OFFSETS) !== undefined) await c.runtime.loadAll();
     c.watchTopicDeletions();
     return c;

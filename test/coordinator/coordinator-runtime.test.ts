@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CoordinatorError, CoordinatorRuntime, partitionForKey, RuntimeError } from '../../src/coordinator/coordinator-runtime.js';
 import type { CoordinatorShard, ShardContext, WriteResult } from '../../src/coordinator/coordinator-runtime.js';
-import type { ReplayedRecord } from '../../src/coordinator/coordinator-batch.js';
+import { readCoordinatorBatches, type ReplayedRecord } from '../../src/coordinator/coordinator-batch.js';
 import { SnapshotMap, SnapshotRegistry } from '../../src/coordinator/snapshot-registry.js';
 import { testHost } from './harness.js';
 import { TempLogs } from './logs.js';
@@ -79,6 +79,61 @@ describe('coordinator runtime', () => {
     expect(await rt.readFrom(1, (s) => [...s.kv])).toEqual([['a', '1']]);
     expect(await rt.writeTo(1, (s) => s.put('a', '4'))).toBe('1');
     expect(await rt.readFrom(1, (s) => s.kv.get('a'))).toBe('4');
+    await rt.close();
+  });
+
+  it('coalesces the writes queued behind an append into one append; a failed one fails them all, in order', async () => {
+    const t = new TempLogs();
+    temps.push(t);
+    const appends: number[] = [];
+    const gates: (() => void)[] = [];
+    const host = testHost(async (topic, partition) => {
+      const log = await t.openLog(topic, partition);
+      return {
+        get logStartOffset() {
+          return log.logStartOffset;
+        },
+        get logEndOffset() {
+          return log.logEndOffset;
+        },
+        readFrom: (o, n) => log.readFrom(o, n),
+        async append(batch) {
+          await new Promise<void>((r) => gates.push(r));
+          appends.push([...readCoordinatorBatches(batch)].reduce((n, b) => n + b.records.length, 0));
+          return log.append(batch);
+        },
+      };
+    });
+    const rt = new CoordinatorRuntime<KvShard>({ host, topic: '__kv', partitions: 1, newShard: (ctx) => new KvShard(ctx) });
+    await rt.load(0);
+    const release = async (): Promise<void> => {
+      while (gates.length === 0) await new Promise<void>((r) => setImmediate(r));
+      gates.shift()!();
+    };
+    const first = rt.writeTo(0, (s) => s.put('k', '0'));
+    const rest = Array.from({ length: 9 }, (_, i) => rt.writeTo(0, (s) => s.put('k', String(i + 1))));
+    // A read while the first append is out waits for it: it never sees uncommitted state.
+    let answered = false;
+    const during = rt.readFrom(0, (s) => s.kv.get('k') ?? 'none').finally(() => (answered = true));
+    await new Promise<void>((r) => setImmediate(r));
+    expect(answered).toBe(false);
+    await release();
+    expect(await first).toBeUndefined();
+    expect(await during).toBe('0');
+    await release();
+    expect(await Promise.all(rest)).toEqual(['0', '1', '2', '3', '4', '5', '6', '7', '8']);
+    expect(appends).toEqual([1, 9]);
+
+    const ok = rt.writeTo(0, (s) => s.put('k', 'ok'));
+    const doomed = Array.from({ length: 4 }, (_, i) => rt.writeTo(0, (s) => s.put(`d${i}`, 'x')).catch((e: unknown) => e));
+    await release();
+    expect(await ok).toBe('9');
+    t.fs.failNextWrite();
+    await release();
+    const failed = await Promise.all(doomed);
+    expect(failed.map((e) => (e as CoordinatorError).errorCode)).toEqual([16, 16, 16, 16]);
+    expect(appends).toEqual([1, 9, 1, 4]);
+    expect(await rt.readFrom(0, (s) => [...s.kv])).toEqual([['k', 'ok']]);
     await rt.close();
   });
 
