@@ -25,8 +25,6 @@ export interface CachedPartition {
   sentMirrorLeaderEpoch: number;
 }
 
-export const partitionKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
-
 /** FetchMetadata.nextEpoch: the epoch after `epoch`, wrapping to 1 after the largest int32. */
 export const nextEpoch = (epoch: number): number => (epoch < 0 ? epoch : epoch === 0x7fffffff ? 1 : epoch + 1);
 

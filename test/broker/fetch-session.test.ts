@@ -14,6 +14,8 @@ const EVICTION_MS = 1000;
 
 let node: RunningNode;
 let small: RunningNode;
+/** Session errors caused by the tests beside the cases (the retries of the long-poll test included). */
+let sessionErrorsCausedHere = 0;
 
 beforeAll(async () => {
   // Every session error is logged at debug; this file counts those lines.
@@ -45,12 +47,54 @@ describe('fetch sessions answer as Apache Kafka does', () => {
     });
   }
 
+  it('ends an incremental long poll at the first acks=1 append to its partition', async () => {
+    const a = await SessionProbe.connect(node.port);
+    const b = await SessionProbe.connect(node.port);
+    try {
+      const t = await a.createTopic('woken', 1, 't');
+      const full = await a.fetch({ sessionId: 0, epoch: 0, partitions: [{ topic: t, partition: 0 }] });
+      // Longer than the probe waits for an answer: only the append can end it in time.
+      const waiting = a.fetch({ sessionId: full.sessionId, epoch: 1, maxWaitMs: 600_000 });
+      // Give the poll time to start waiting; an append before that answers it at once, as well.
+      await new Promise((r) => setTimeout(r, 300));
+      await b.produce(t, 0);
+      expect(seen(await waiting)).toEqual({ errorCode: 0, session: 'A', partitions: ['t:0 e0 hw1 records'] });
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
+  it('answers a long poll INVALID_FETCH_SESSION_EPOCH with its session id when another request moved the epoch meanwhile', async () => {
+    const a = await SessionProbe.connect(node.port);
+    const b = await SessionProbe.connect(node.port);
+    try {
+      const t = await a.createTopic('duplicate', 1, 't');
+      const full = await a.fetch({ sessionId: 0, epoch: 0, partitions: [{ topic: t, partition: 0 }] });
+      const waiting = a.fetchRaw({ sessionId: full.sessionId, epoch: 1, maxWaitMs: 30_000 });
+      // Epoch 2 is accepted once the long poll holding epoch 1 has been taken in.
+      let other = await b.fetchRaw({ sessionId: full.sessionId, epoch: 2 });
+      while (other.errorCode === 71) {
+        sessionErrorsCausedHere += 1;
+        other = await b.fetchRaw({ sessionId: full.sessionId, epoch: 2 });
+      }
+      expect(other).toMatchObject({ errorCode: 0, sessionId: full.sessionId });
+      await b.produce(t, 0);
+      expect(await waiting).toMatchObject({ errorCode: 71, sessionId: full.sessionId, responses: [] });
+      sessionErrorsCausedHere += 1;
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
   it('counts and logs each session error it answered, once', async () => {
     const expected: Record<string, number> = {};
     const names: Record<number, string> = { 70: 'FETCH_SESSION_ID_NOT_FOUND', 71: 'INVALID_FETCH_SESSION_EPOCH', 106: 'FETCH_SESSION_TOPIC_ID_ERROR' };
     for (const c of SESSION_CASES) {
       for (const f of Object.values(c.expected)) if (SESSION_ERRORS.has(f.errorCode)) expected[names[f.errorCode]!] = (expected[names[f.errorCode]!] ?? 0) + 1;
     }
+    expected['INVALID_FETCH_SESSION_EPOCH'] = (expected['INVALID_FETCH_SESSION_EPOCH'] ?? 0) + sessionErrorsCausedHere;
     const lines = sessionErrorLines(node);
     const got: Record<string, number> = {};
     for (const l of lines) got[String(l['error'])] = (got[String(l['error'])] ?? 0) + 1;

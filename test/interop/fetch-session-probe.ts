@@ -36,6 +36,8 @@ export interface ProbeFetch {
   /** >= 0 makes it a follower (privileged) fetch. */
   readonly replicaId?: number;
   readonly maxBytes?: number;
+  /** A long poll: wait up to this long for MinBytes 1 (default 0: answered at once). */
+  readonly maxWaitMs?: number;
 }
 
 /** One partition of a response as a fetcher sees it: `topic:partition` error hw records-bytes>0. */
@@ -110,7 +112,7 @@ export class SessionProbe {
     }
   }
 
-  /** One Fetch request (MaxWaitMs 0: answered at once), decoded. */
+  /** One Fetch request, decoded. */
   async fetchRaw(f: ProbeFetch): Promise<FetchResponse> {
     const v = f.version ?? 13;
     const byId = v >= 13;
@@ -126,8 +128,8 @@ export class SessionProbe {
         {
           replicaId: f.replicaId ?? -1,
           ...(v >= 15 ? { replicaState: { replicaId: f.replicaId ?? -1, replicaEpoch: -1n } } : {}),
-          maxWaitMs: 0,
-          minBytes: 0,
+          maxWaitMs: f.maxWaitMs ?? 0,
+          minBytes: f.maxWaitMs === undefined ? 0 : 1,
           maxBytes: f.maxBytes ?? 1 << 20,
           isolationLevel: 0,
           sessionId: f.sessionId,

@@ -150,20 +150,55 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
     };
   };
 
-  /** Resolves when any of the logs is appended to, the time is up, or the request is aborted. */
-  const waitForAppend = (logs: PartitionLog[], ms: number, signal: AbortSignal): Promise<void> =>
-    new Promise((resolve) => {
-      const offs: (() => void)[] = [];
-      const done = (): void => {
-        clearTimeout(timer);
-        for (const off of offs) off();
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal.addEventListener('abort', done);
-      for (const l of logs) offs.push(l.onAppend(done));
-    });
+  /**
+   * Watches the logs of a long poll for its whole duration, so a change that lands while the
+   * partitions are being read again is not lost: a log notifies when its end moves and again when
+   * its high watermark follows (for acks=0/1 a moment later), and a poll woken by the first, that
+   * reads before the second, must still see the second (Kafka's DelayedFetch is checked on each).
+   */
+  class AppendWatch {
+    private changed = false;
+    private wake: (() => void) | null = null;
+    private readonly offs = new Map<PartitionLog, () => void>();
+
+    watch(logs: readonly (PartitionLog | undefined)[]): void {
+      for (const l of logs) {
+        if (l === undefined || this.offs.has(l)) continue;
+        this.offs.set(
+          l,
+          l.onAppend(() => {
+            this.changed = true;
+            this.wake?.();
+          }),
+        );
+      }
+    }
+
+    /** Resolves at once when a log changed since the last call, else at the next change, the deadline, or an abort. */
+    next(ms: number, signal: AbortSignal): Promise<void> {
+      if (this.changed || signal.aborted) {
+        this.changed = false;
+        return Promise.resolve();
+      }
+      return new Promise((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          this.wake = null;
+          this.changed = false;
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        signal.addEventListener('abort', done);
+        this.wake = done;
+      });
+    }
+
+    close(): void {
+      for (const off of this.offs.values()) off();
+      this.offs.clear();
+    }
+  }
 
   return {
     apiKey: 1,
@@ -248,11 +283,20 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
         !result.error &&
         result.bytes < req.minBytes &&
         !result.outcomes.some((o, i) => o.out.divergingEpoch !== undefined || mirrorNews(o, wanted[i]!));
-      while (mustWait() && Date.now() < deadline && !rc.signal.aborted) {
-        const logs = result.outcomes.map((o) => o.log).filter((l): l is PartitionLog => l !== undefined);
-        await waitForAppend(logs, deadline - Date.now(), rc.signal);
-        if (rc.signal.aborted) break;
-        result = await readAll();
+      if (mustWait()) {
+        const watch = new AppendWatch();
+        try {
+          while (mustWait() && Date.now() < deadline && !rc.signal.aborted) {
+            watch.watch(result.outcomes.map((o) => o.log));
+            // A log that moved before it was watched (during the first read) is read again at once.
+            const moved = result.outcomes.some((o) => o.log !== undefined && (o.log.highWatermark !== o.hw || o.log.lastStableOffset !== o.lso));
+            if (!moved) await watch.next(deadline - Date.now(), rc.signal);
+            if (rc.signal.aborted) break;
+            result = await readAll();
+          }
+        } finally {
+          watch.close();
+        }
       }
 
       const results: PartitionResult[] = result.outcomes.map((o) => ({
