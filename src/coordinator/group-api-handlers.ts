@@ -368,6 +368,6 @@ export async function createGroupApiHandlers(host: CoordinatorHost): Promise<{ h
   const handlers = [
     findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch,
     offsetDelete, listGroups, describeGroups, deleteGroups, ...(protocols.includes('consumer') ? consumerGroupHandlers(gc) : []),
-  ] as unknown as ApiHandler[];
+  ];
   return { handlers, close: () => gc.close(), coordinator: gc };
 }
