@@ -12,9 +12,10 @@ export class KafkaError extends Error {
   readonly code: number;
   readonly retriable: boolean;
 
-  constructor(code: number, message?: string) {
+  /** `options.cause`: the failure this one reports, kept for logs (the standard Error chain). */
+  constructor(code: number, message?: string, options?: ErrorOptions) {
     const info = ERRORS.get(code);
-    super(message ?? info?.message ?? `Kafka error ${code}`);
+    super(message ?? info?.message ?? `Kafka error ${code}`, options);
     this.code = code;
     this.retriable = info?.retriable ?? false;
   }
