@@ -7,7 +7,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildModel, defaultOf, inRange, kebab, loadSpecs, typeNullable } from './schema.mjs';
+import { buildModel, defaultOf, kebab, loadSpecs, typeNullable } from './schema.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // Options for experiments only (bench/protocol-codec.ts); the committed output uses none:

@@ -10,7 +10,6 @@ import { createGroupApiHandlers } from '../coordinator/group-api-handlers.js';
 import { createTxnApiHandlers } from '../coordinator/txn-api-handlers.js';
 import { createMirrorApiHandlers, type MirrorApiHandlers } from '../mirror/mirror-api-handlers.js';
 import { createMirrorHost } from './mirror-host-impl.js';
-import type { ApiHandler } from '../server/api-handler.js';
 import { ApiRegistry } from '../server/api-registry.js';
 import type { BrokerContext, ProduceGuard } from './broker-context.js';
 import type { BrokerConfig } from './config.js';
@@ -124,8 +123,7 @@ export class BrokerNode {
     registry.registerAll(saslApiHandlers());
     const coordinatorHost = createCoordinatorHost(ctx);
     const groups = await createGroupApiHandlers(coordinatorHost);
-    registry.registerAll(groups.handlers as ApiHandler[]);
-    // Replaces the idempotent-only InitProducerId with the transaction coordinator's.
+    registry.registerAll(groups.handlers);
     const txns = await createTxnApiHandlers(coordinatorHost, groups.coordinator);
     registry.registerAll(txns.handlers);
     const mirrorLog = log.child({ component: 'mirror' });

@@ -97,5 +97,5 @@ export function consumerGroupHandlers(gc: GroupCoordinator): ApiHandler[] {
       return { groups };
     },
   };
-  return [heartbeat, describe] as unknown as ApiHandler[];
+  return [heartbeat, describe];
 }

@@ -371,6 +371,6 @@ export async function createGroupApiHandlers(
   const handlers = [
     findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch,
     offsetDelete, listGroups, describeGroups, deleteGroups, ...(protocols.includes('consumer') ? consumerGroupHandlers(gc) : []),
-  ] as unknown as ApiHandler[];
+  ];
   return { handlers, close: () => gc.close(), coordinator: gc };
 }

@@ -1,3 +1,4 @@
+import { errorCodeOf as kafkaErrorCodeOf } from '../protocol/kafka-error.js';
 import type { CoordinatorHost } from './coordinator-host.js';
 import { CoordinatorError, CoordinatorRuntime } from './coordinator-runtime.js';
 import { groupConfigFrom } from './group-config.js';
@@ -177,7 +178,10 @@ export class GroupCoordinator {
   }
 }
 
-/** The Kafka error code for an exception thrown by a coordinator operation. */
+/**
+ * The Kafka error code for an exception thrown by a coordinator operation: a CoordinatorError's
+ * own code, else the one mapping of src/protocol/kafka-error.ts (a KafkaError's code, else -1).
+ */
 export function errorCodeOf(e: unknown): number {
-  return e instanceof CoordinatorError ? e.errorCode : GroupError.UNKNOWN_SERVER_ERROR;
+  return e instanceof CoordinatorError ? e.errorCode : kafkaErrorCodeOf(e);
 }

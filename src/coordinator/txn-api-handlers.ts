@@ -193,6 +193,6 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
     },
   };
 
-  const handlers = [initProducerId, addPartitions, addOffsets, endTxn, txnOffsetCommit, listTransactions, describeTransactions] as unknown as ApiHandler[];
+  const handlers: ApiHandler[] = [initProducerId, addPartitions, addOffsets, endTxn, txnOffsetCommit, listTransactions, describeTransactions];
   return { handlers, close: () => tc.close(), coordinator: tc };
 }

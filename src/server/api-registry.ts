@@ -1,7 +1,8 @@
 /**
  * The table of API handlers this node serves. It answers the connection's dispatch, the header
  * versions of each (key, version), and builds the ApiVersions answer from what is registered, so
- * a version is advertised exactly when a handler serves it.
+ * a version is advertised exactly when a handler serves it. Each key has one handler: a second
+ * registration is refused at startup rather than silently replacing the first.
  */
 import { API_TABLE } from '../protocol/generated/api-table.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
@@ -25,12 +26,18 @@ const ADVERTISED_MIN_OVERRIDE: ReadonlyMap<number, number> = new Map([[0, 0]]);
 export class ApiRegistry {
   readonly handlers = new Map<number, ApiHandler>();
 
-  register(h: ApiHandler): void {
+  /**
+   * Typed for the handler's own request and response; stored erased. The erasure is safe because
+   * the connection only ever hands a handler the value its own `decode` returned, and encodes only
+   * what its own `handle` returned (the contract of ApiHandler).
+   */
+  register<Req, Res>(h: ApiHandler<Req, Res>): void {
     const info = API_TABLE[h.apiKey];
     if (!info) throw new Error(`no schema for api key ${h.apiKey}`);
     if (h.minVersion < info.minVersion || h.maxVersion > info.maxVersion) {
       throw new Error(`handler for ${info.name} claims v${h.minVersion}-${h.maxVersion}, codecs cover v${info.minVersion}-${info.maxVersion}`);
     }
+    if (this.handlers.has(h.apiKey)) throw new Error(`${info.name} (api key ${h.apiKey}) is registered twice`);
     this.handlers.set(h.apiKey, h);
   }
 

@@ -171,7 +171,7 @@ describe('KIP-848 consumer group', () => {
     await gc.consumerHeartbeat(hb('A2', -2, { instanceId: 'i1' }));
     for (let i = 0; i < 10; i++) {
       await host.manual.advance(5000);
-      bb = await gc.consumerHeartbeat(hb('B', (await gc.describeConsumerGroup('cg')).description!.members.find((m) => m.memberId === 'B')!.memberEpoch));
+      await gc.consumerHeartbeat(hb('B', (await gc.describeConsumerGroup('cg')).description!.members.find((m) => m.memberId === 'B')!.memberEpoch));
     }
     await gc.runtime.idle();
     const after = (await gc.describeConsumerGroup('cg')).description!;

@@ -121,6 +121,7 @@ export async function runLibrdkafkaTests(
     const logFile = join(logDir, `${t.id}.log`);
     writeFileSync(logFile, r.stdout + r.stderr);
     // The runner's summary table: `| 0001_multiobj | PASSED | 1.296s |`, one row per variant.
+    // eslint-disable-next-line no-control-regex -- strips the runner's ANSI colour codes (ESC [ ... m)
     const clean = (r.stdout + r.stderr).replace(/\x1b\[[0-9;]*m/g, '');
     const rows = [...clean.matchAll(new RegExp(`\\|\\s*${t.id}\\S*\\s*\\|\\s*(\\w+)\\s*\\|`, 'g'))].map((m) => m[1]);
     let status: LibrdkafkaResult['status'];

@@ -21,6 +21,7 @@ import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeProduceRequest, type ProduceRequest } from '../../protocol/generated/messages/produce-request.js';
 import { encodeProduceResponse, type ProduceResponseInput } from '../../protocol/generated/messages/produce-response.js';
 import { DecodeError } from '../../protocol/decode-error.js';
+import { KafkaError } from '../../protocol/kafka-error.js';
 import { validateProduceRecords, type RecordBatchView } from '../../protocol/record-batch.js';
 import { decodeRecords } from '../../protocol/records.js';
 import type { ApiHandler } from '../../server/api-handler.js';
@@ -39,10 +40,6 @@ function recordsWithoutKey(batch: RecordBatchView): number[] {
   return out;
 }
 
-export class AcksZeroFailure extends Error {
-  override readonly name = 'AcksZeroFailure';
-}
-
 export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, ProduceResponseInput> {
   return {
     apiKey: 0,
@@ -56,14 +53,14 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
       const byId = v >= 13;
       const pending: Promise<void>[] = [];
       const responses: TopicOut[] = [];
-      let failed = false;
+      let failedCode: number | null = null;
       for (const td of req.topicData) {
         const topic = byId ? ctx.image.topicsById.get(td.topicId) : ctx.image.topic(td.name);
         const parts: PartOut[] = [];
         responses.push({ ...(byId ? { topicId: td.topicId } : { name: td.name }), partitionResponses: parts });
         for (const pd of td.partitionData) {
           const out = (errorCode: number, errorMessage: string | null): PartOut => {
-            if (errorCode !== 0) failed = true;
+            if (errorCode !== 0) failedCode ??= errorCode;
             return {
               index: pd.index,
               errorCode,
@@ -135,7 +132,7 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
             log.appendAsLeader(records, epoch, { requiredAcks: acks, prevalidated: true }).then((r) => {
               const i = parts.indexOf(slot);
               if (r.errorCode !== 0) {
-                failed = true;
+                failedCode ??= r.errorCode;
                 parts[i] = out(r.errorCode, r.errorMessage ?? null);
                 return;
               }
@@ -153,7 +150,7 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
       }
       await Promise.all(pending);
       if (acks === 0) {
-        if (failed) throw new AcksZeroFailure('acks=0 produce failed for some partition');
+        if (failedCode !== null) throw new KafkaError(failedCode, 'acks=0 produce failed for some partition');
         return null;
       }
       return { responses, throttleTimeMs: 0 };

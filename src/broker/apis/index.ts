@@ -1,6 +1,7 @@
 /**
  * Every API the broker itself serves (group, transaction and mirror APIs come from their
- * modules and are registered beside these in node.ts).
+ * modules and are registered beside these in node.ts). InitProducerId is the transaction
+ * coordinator's: it serves idempotent producers (a null transactional id) as well.
  */
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
@@ -21,7 +22,6 @@ import { describeClusterHandler } from './060-describe-cluster.js';
 import { describeTopicPartitionsHandler } from './075-describe-topic-partitions.js';
 import { listOffsetsHandler } from './002-list-offsets.js';
 import { deleteRecordsHandler } from './021-delete-records.js';
-import { initProducerIdHandler } from './022-init-producer-id.js';
 import { offsetForLeaderEpochHandler } from './023-offset-for-leader-epoch.js';
 import { describeLogDirsHandler } from './035-describe-log-dirs.js';
 import { describeProducersHandler } from './061-describe-producers.js';
@@ -46,7 +46,7 @@ export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHoo
     evictionMs: ctx.config.int('min.incremental.fetch.session.eviction.ms'),
     log: ctx.log,
   });
-  const hs: ApiHandler<never, never>[] = [
+  return [
     produceHandler(ctx),
     fetchHandler(ctx, sessions),
     metadataHandler(ctx),
@@ -61,7 +61,6 @@ export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHoo
     describeTopicPartitionsHandler(ctx),
     listOffsetsHandler(ctx),
     deleteRecordsHandler(ctx),
-    initProducerIdHandler(ctx, ctx.producerIds),
     offsetForLeaderEpochHandler(ctx),
     describeLogDirsHandler(ctx),
     describeProducersHandler(ctx),
@@ -77,6 +76,5 @@ export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHoo
     alterPartitionReassignmentsHandler(ctx),
     listPartitionReassignmentsHandler(ctx),
     describeQuorumHandler(ctx),
-  ] as unknown as ApiHandler<never, never>[];
-  return hs as unknown as ApiHandler[];
+  ];
 }
