@@ -114,7 +114,8 @@ export class ScramMechanism implements SaslMechanism {
             serverKey: randomBytes(length),
             iterations: DEFAULT_ITERATIONS,
           };
-          nonce = attrs.get('r')! + randomBytes(18).toString('base64');
+          // Letters and digits only, as Kafka's ScramFormatter makes it: some clients mishandle '+' and '/'.
+          nonce = attrs.get('r')! + randomBytes(18).toString('hex');
           serverFirst = `r=${nonce},s=${credential.salt.toString('base64')},i=${credential.iterations}`;
           stage = 'final';
           return Buffer.from(serverFirst, 'utf8');

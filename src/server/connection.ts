@@ -6,6 +6,12 @@
  * order (Kafka clients match responses by position and drop the connection otherwise). At most
  * `maxInFlight` requests are outstanding; beyond that, and while the socket's write buffer is
  * above its high-water mark, the socket is paused so a fast sender cannot grow our memory.
+ *
+ * On a SASL listener the connection is gated as Kafka's SaslServerAuthenticator gates it: until
+ * the SaslAuthenticator says it is authenticated only ApiVersions, SaslHandshake and
+ * SaslAuthenticate are read (anything else closes it), at most `sasl.server.max.receive.size`
+ * bytes may be pending, and a failed SASL step closes the connection once its answer is written.
+ * Every request carries the connection's principal and listener in its RequestContext.
  */
 import type { Socket } from 'node:net';
 import { DecodeError } from '../protocol/decode-error.js';
