@@ -80,6 +80,8 @@ export class MirrorManager {
         if (to.state === S.FAILED) void this.runtimes.get(key.mirrorName)?.fetcher.removePartitions([topicPartitionOf(key)]);
       },
       onError: (key, err) => this.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: ${(err as Error).message}`),
+      onSuperseded: (key, ran, now) =>
+        this.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: the ${mirrorStateName(ran)} action was superseded (now ${mirrorStateName(now)}) and left the log alone`),
     });
     this.sourceSync = new MirrorSourceSync({
       host,

@@ -129,13 +129,30 @@ export interface MirrorStateStore {
  */
 export class NonRetryableMirrorError extends KafkaError {}
 
+/** Thrown by `ActionRun.exclusive` when the partition moved on before the step could start. */
+export class SupersededActionError extends Error {}
+
+/**
+ * One run of a state's action. The partition can move on while the action waits on the network
+ * (a stop arriving during a truncation's source lookups), so a step that touches the log or the
+ * fetcher runs through `exclusive`: it starts only while the run is still the partition's current
+ * one, and never beside another run's exclusive step of the same partition (a new state's action
+ * waits until the old one's truncation has finished instead of interleaving with it).
+ */
+export interface ActionRun {
+  /** True while no transition has been applied since this run's state was entered. */
+  isCurrent(): boolean;
+  /** Runs `step` under the partition's action lock if still current; else throws SupersededActionError. */
+  exclusive<T>(step: () => Promise<T>): Promise<T>;
+}
+
 /**
  * The work done on entering a state. The action requests the next transition itself (e.g.
  * LOG_TRUNCATION truncates then calls `machine.transition(key, MIRRORING, { expectedFrom:
  * LOG_TRUNCATION })`). A thrown error moves the partition to FAILED (non-retryable when it is a
- * NonRetryableMirrorError).
+ * NonRetryableMirrorError), unless the run is no longer current.
  */
-export type StateAction = (key: MirrorPartitionKey, machine: MirrorStateMachine) => Promise<void> | void;
+export type StateAction = (key: MirrorPartitionKey, machine: MirrorStateMachine, run: ActionRun) => Promise<void> | void;
 
 export interface RetryPolicy {
   /** mirror.failed.retry.initial.backoff.ms (default 1000). */
@@ -180,6 +197,8 @@ interface Entry {
   retryTimer: CancelTimer | null;
   /** Bumped on every applied transition; an action whose generation is stale is ignored. */
   generation: number;
+  /** Tail of the exclusive steps of this partition's action runs. */
+  actionLock: Promise<unknown>;
 }
 
 export interface MirrorStateMachineOptions {
@@ -193,6 +212,8 @@ export interface MirrorStateMachineOptions {
   readonly onTransition?: (key: MirrorPartitionKey, from: State | null, to: PersistedPartitionState) => void;
   /** Called when a state write or an action fails in a way that is only logged. */
   readonly onError?: (key: MirrorPartitionKey, err: unknown) => void;
+  /** Called when an action ended after its partition had moved on (`ran` is the action's state). */
+  readonly onSuperseded?: (key: MirrorPartitionKey, ran: State, now: State) => void;
 }
 
 export class MirrorStateMachine {
@@ -303,7 +324,7 @@ export class MirrorStateMachine {
     const k = partitionKeyString(key);
     let e = this.entries.get(k);
     if (e === undefined) {
-      e = { key, persisted: null, desired: S.UNKNOWN, chain: Promise.resolve(), retryTimer: null, generation: 0 };
+      e = { key, persisted: null, desired: S.UNKNOWN, chain: Promise.resolve(), retryTimer: null, generation: 0, actionLock: Promise.resolve() };
       this.entries.set(k, e);
     }
     return e;
@@ -364,10 +385,24 @@ export class MirrorStateMachine {
     const action = this.opts.actions[state];
     if (action === undefined) return;
     const stillCurrent = (): boolean => !this.closed && e.generation === generation && this.entries.get(partitionKeyString(e.key)) === e;
+    const run: ActionRun = {
+      isCurrent: stillCurrent,
+      exclusive: <T>(step: () => Promise<T>): Promise<T> => {
+        const next = e.actionLock.then(() => {
+          if (!stillCurrent()) throw new SupersededActionError(`${mirrorStateName(state)} was superseded`);
+          return step();
+        });
+        e.actionLock = next.catch(() => undefined);
+        return next;
+      },
+    };
     Promise.resolve()
-      .then(() => action(e.key, this))
+      .then(() => action(e.key, this, run))
       .catch((err: unknown) => {
-        if (!stillCurrent()) return;
+        if (!stillCurrent()) {
+          this.opts.onSuperseded?.(e.key, state, this.state(e.key));
+          return;
+        }
         void this.transition(e.key, S.FAILED, {
           expectedFrom: state,
           errorMessage: err instanceof Error ? err.message : String(err),
