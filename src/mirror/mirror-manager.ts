@@ -133,6 +133,8 @@ export class MirrorManager {
       const state = snap?.state ?? S.UNKNOWN;
       const status = state === S.MIRRORING ? rt?.fetcher.status(topicPartitionOf(key)) : undefined;
       const log = this.host.partitionLog(key.topicName, key.partition);
+      const stuck = this.machine.stuck(key);
+      const stuckFor = stuck === null ? '' : `the transition to ${mirrorStateName(stuck.to)} has not been persisted for ${Math.round((this.host.clock.now() - stuck.sinceMs) / 1000)} s (${stuck.attempts} attempts, retrying): ${stuck.lastError}`;
       out.push({
         mirrorName,
         topic: key.topicName,
@@ -141,7 +143,7 @@ export class MirrorManager {
         state,
         stateName: mirrorStateName(state),
         retryAttempt: snap?.retryAttempt ?? 0,
-        errorMessage: snap?.errorMessage ?? null,
+        errorMessage: stuck !== null ? stuckFor : (snap?.errorMessage ?? null),
         sourceOffset: status?.sourceHighWatermark ?? -1,
         destinationOffset: status !== undefined ? (log?.highWatermark ?? -1) : -1,
         lag: status?.lag ?? -1,
