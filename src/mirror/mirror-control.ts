@@ -95,31 +95,36 @@ export class MirrorControlPlane {
     return this.serial(async () => {
       const cfg = this.host.mirrorConfigs().get(mirrorName);
       if (cfg === undefined) return allFail(topics.map((t) => t.topicName), ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown cluster mirror ${mirrorName}`);
-      const ops: MirrorControllerOp[] = [];
       const results: TopicResult[] = [];
-      // Patterns: include/exclude lists move (spec §4.3).
-      let include = splitList(cfg.get('mirror.topics.include'));
-      let exclude = splitList(cfg.get('mirror.topics.exclude') ?? mirrorConfigDefault('mirror.topics.exclude'));
-      const includeAdd = [...includePatterns, ...topics.map((t) => escapeRegex(t.topicName))];
-      include = [...new Set([...include, ...includeAdd])];
-      exclude = exclude.filter((p) => !includeAdd.includes(p));
-      for (const p of excludePatterns) {
-        include = include.filter((x) => x !== p);
-        if (!exclude.includes(p)) exclude.push(p);
-      }
+      // Patterns: include/exclude lists move (spec §4.3); a listed topic is checked against the
+      // lists as they will be, and only the topics that were started join `mirror.topics.include`.
+      const { exclude } = movePatterns(cfg, [...includePatterns, ...topics.map((t) => escapeRegex(t.topicName))], excludePatterns);
+      const started: string[] = [];
+      // Each topic is applied on its own (its own controller write), so one bad topic neither
+      // blocks the others nor lets them be answered success without being applied.
       for (const t of topics) {
         if (matchesAny(t.topicName, exclude)) {
           results.push(err(t.topicName, ErrorCode.INVALID_REQUEST, `topic ${t.topicName} matches mirror.topics.exclude`));
           continue;
         }
-        const r = await this.startOne(mirrorName, t, stateValidationOffset, ops);
+        const ops: MirrorControllerOp[] = [];
+        let r = await this.startOne(mirrorName, t, stateValidationOffset, ops);
+        if (r.errorCode === 0) {
+          const w = await this.write(ops);
+          if (w.errorCode !== 0) r = err(t.topicName, w.errorCode, w.errorMessage ?? 'controller write failed');
+          else started.push(escapeRegex(t.topicName));
+        }
         results.push(r);
       }
-      if (results.some((r) => r.errorCode !== 0)) return topLevel(results);
-      ops.push({ type: 'mirrorConfig', mirrorName, name: 'mirror.topics.include', value: include.join(',') });
-      ops.push({ type: 'mirrorConfig', mirrorName, name: 'mirror.topics.exclude', value: exclude.join(',') });
-      const w = await this.write(ops);
-      if (w.errorCode !== 0) return allFail(topics.map((t) => t.topicName), w.errorCode, w.errorMessage ?? 'controller write failed');
+      if (includePatterns.length + excludePatterns.length + started.length > 0) {
+        const lists = movePatterns(cfg, [...includePatterns, ...started], excludePatterns);
+        const w = await this.write([
+          { type: 'mirrorConfig', mirrorName, name: 'mirror.topics.include', value: lists.include.join(',') },
+          { type: 'mirrorConfig', mirrorName, name: 'mirror.topics.exclude', value: lists.exclude.join(',') },
+        ]);
+        // The topics are started; only the lists that discovery reads could not be updated.
+        if (w.errorCode !== 0) return { ...topLevel(results), errorCode: w.errorCode, errorMessage: `mirror.topics.include/exclude not updated: ${w.errorMessage ?? ''}` };
+      }
       return topLevel(results);
     });
   }
@@ -220,7 +225,6 @@ export class MirrorControlPlane {
     return this.serial(async () => {
       const cfg = this.host.mirrorConfigs().get(mirrorName);
       if (cfg === undefined) return allFail(names, ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown cluster mirror ${mirrorName}`);
-      const ops: MirrorControllerOp[] = [];
       const results: TopicResult[] = [];
       for (const name of names) {
         const b = this.binding(name);
@@ -259,11 +263,12 @@ export class MirrorControlPlane {
           results.push(err(name, ErrorCode.INVALID_CLUSTER_MIRROR_STATES, `a partition of ${name} is ${mirrorStateName(bad)}`));
           continue;
         }
-        ops.push({ type: 'mirrorTopicState', topicId: b.topicId, mirrorName, desiredState: d });
-        results.push(ok(name));
+        // Applied per topic: a bad topic next to it does not hold it back.
+        const w = await this.write([{ type: 'mirrorTopicState', topicId: b.topicId, mirrorName, desiredState: d }]);
+        results.push(w.errorCode === 0 ? ok(name) : err(name, w.errorCode, w.errorMessage ?? 'controller write failed'));
       }
-      if (results.some((r) => r.errorCode !== 0)) return topLevel(results);
       if (stopPatterns.length > 0) {
+        const ops: MirrorControllerOp[] = [];
         let include = splitList(cfg.get('mirror.topics.include'));
         const exclude = splitList(cfg.get('mirror.topics.exclude') ?? mirrorConfigDefault('mirror.topics.exclude'));
         for (const p of stopPatterns) {
@@ -272,9 +277,9 @@ export class MirrorControlPlane {
         }
         ops.push({ type: 'mirrorConfig', mirrorName, name: 'mirror.topics.include', value: include.join(',') });
         ops.push({ type: 'mirrorConfig', mirrorName, name: 'mirror.topics.exclude', value: exclude.join(',') });
+        const w = await this.write(ops);
+        if (w.errorCode !== 0) return { ...topLevel(results), errorCode: w.errorCode, errorMessage: `mirror.topics.include/exclude not updated: ${w.errorMessage ?? ''}` };
       }
-      const w = await this.write(ops);
-      if (w.errorCode !== 0) return allFail(names, w.errorCode, w.errorMessage ?? 'controller write failed');
       return topLevel(results);
     });
   }
@@ -336,6 +341,17 @@ export class MirrorControlPlane {
       return { errorCode: 0, mirrorName, topics: [...byTopic].map(([topicName, partitions]) => ({ topicName, partitions })) };
     });
   }
+}
+
+/** The include/exclude lists after StartMirrorTopics moves patterns between them (spec §4.3). */
+function movePatterns(cfg: ReadonlyMap<string, string>, includeAdd: readonly string[], excludePatterns: readonly string[]): { include: string[]; exclude: string[] } {
+  let include = [...new Set([...splitList(cfg.get('mirror.topics.include')), ...includeAdd])];
+  let exclude = splitList(cfg.get('mirror.topics.exclude') ?? mirrorConfigDefault('mirror.topics.exclude')).filter((p) => !includeAdd.includes(p));
+  for (const p of excludePatterns) {
+    include = include.filter((x) => x !== p);
+    if (!exclude.includes(p)) exclude = [...exclude, p];
+  }
+  return { include, exclude };
 }
 
 function escapeRegex(s: string): string {

@@ -80,6 +80,8 @@ export class MirrorManager {
         if (to.state === S.FAILED) void this.runtimes.get(key.mirrorName)?.fetcher.removePartitions([topicPartitionOf(key)]);
       },
       onError: (key, err) => this.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: ${(err as Error).message}`),
+      onSuperseded: (key, ran, now) =>
+        this.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: the ${mirrorStateName(ran)} action was superseded (now ${mirrorStateName(now)}) and left the log alone`),
     });
     this.sourceSync = new MirrorSourceSync({
       host,
@@ -131,6 +133,8 @@ export class MirrorManager {
       const state = snap?.state ?? S.UNKNOWN;
       const status = state === S.MIRRORING ? rt?.fetcher.status(topicPartitionOf(key)) : undefined;
       const log = this.host.partitionLog(key.topicName, key.partition);
+      const stuck = this.machine.stuck(key);
+      const stuckFor = stuck === null ? '' : `the transition to ${mirrorStateName(stuck.to)} has not been persisted for ${Math.round((this.host.clock.now() - stuck.sinceMs) / 1000)} s (${stuck.attempts} attempts, retrying): ${stuck.lastError}`;
       out.push({
         mirrorName,
         topic: key.topicName,
@@ -139,7 +143,7 @@ export class MirrorManager {
         state,
         stateName: mirrorStateName(state),
         retryAttempt: snap?.retryAttempt ?? 0,
-        errorMessage: snap?.errorMessage ?? null,
+        errorMessage: stuck !== null ? stuckFor : (snap?.errorMessage ?? null),
         sourceOffset: status?.sourceHighWatermark ?? -1,
         destinationOffset: status !== undefined ? (log?.highWatermark ?? -1) : -1,
         lag: status?.lag ?? -1,

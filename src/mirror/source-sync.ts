@@ -12,6 +12,7 @@ import { SourceClient } from '../fetcher/source-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { syncAcls } from './acl-sync.js';
 import { syncGroupOffsets } from './group-offset-sync.js';
+import type { TopicsResult } from './control-results.js';
 import { matchesAny, mirrorConfigValue, splitList } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S } from './mirror-partition-state.js';
@@ -21,8 +22,8 @@ import { syncTopicConfigs } from './topic-config-sync.js';
 
 /** Starts / stops topics on behalf of pattern discovery (the control plane's Start/Stop). */
 export interface TopicDiscovery {
-  start(mirror: string, topics: string[]): Promise<unknown>;
-  stop(mirror: string, topics: string[]): Promise<unknown>;
+  start(mirror: string, topics: string[]): Promise<TopicsResult>;
+  stop(mirror: string, topics: string[]): Promise<TopicsResult>;
 }
 
 export interface SourceSyncDeps {
@@ -125,7 +126,7 @@ export class MirrorSourceSync {
     const exclude = splitList(mirrorConfigValue(cfg, 'mirror.topics.exclude'));
     const bindings = host.mirrorTopicBindings();
     const excluded = bindings.filter((b) => b.mirrorName === rt.name && b.desiredState !== S.STOPPED && matchesAny(b.topicName, exclude)).map((b) => b.topicName);
-    if (excluded.length > 0) await discovery.stop(rt.name, excluded);
+    if (excluded.length > 0) this.logRefused(rt.name, 'stopped', await discovery.stop(rt.name, excluded));
     if (include.length === 0) return;
     const bound = new Set(bindings.map((b) => b.topicName));
     const md = await rt.client.metadata(null);
@@ -133,6 +134,13 @@ export class MirrorSourceSync {
       .filter((t) => t.errorCode === 0 && t.name !== null && !t.isInternal)
       .map((t) => t.name as string)
       .filter((n) => !bound.has(n) && matchesAny(n, include) && !matchesAny(n, exclude));
-    if (fresh.length > 0) await discovery.start(rt.name, fresh);
+    if (fresh.length > 0) this.logRefused(rt.name, 'started', await discovery.start(rt.name, fresh));
+  }
+
+  /** Topics are applied one by one; the ones refused are tried again at the next refresh. */
+  private logRefused(mirrorName: string, what: string, r: TopicsResult): void {
+    for (const t of r.topics) {
+      if (t.errorCode !== 0) this.deps.log(`mirror ${mirrorName}: topic ${t.name} could not be ${what} (error ${t.errorCode}): ${t.errorMessage ?? ''}`);
+    }
   }
 }

@@ -10,7 +10,10 @@
  *                   MIRROR_PID_RESET → STOPPED
  *
  * Concurrency contract: single event loop; the state machine starts an action only after its
- * transition is persisted, and each action asks for the next transition itself.
+ * transition is persisted, and each action asks for the next transition itself. Every step that
+ * touches the log or the fetcher runs through `run.exclusive`: skipped once the partition has
+ * moved on (a stop that arrived while the truncation waited on the source), and never beside
+ * another action's step of the same partition.
  */
 import { buildEndTxnMarkerBatch, buildMirrorPidResetBatch } from '../protocol/control-records.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
@@ -22,7 +25,15 @@ import { MirrorPartitionState as S } from './mirror-partition-state.js';
 import { topicPartitionOf, type MirrorRuntime } from './mirror-runtime.js';
 import { bumpLeaderEpoch } from './leader-epoch-bump.js';
 import { hasMirrorLoop, lookupLastMirrorEpoch } from './source-lookups.js';
-import { NonRetryableMirrorError, partitionKeyString, type MirrorPartitionKey, type MirrorStateMachine, type State, type StateAction } from './state-machine.js';
+import {
+  NonRetryableMirrorError,
+  partitionKeyString,
+  type ActionRun,
+  type MirrorPartitionKey,
+  type MirrorStateMachine,
+  type State,
+  type StateAction,
+} from './state-machine.js';
 
 /** What the actions need from the manager around them. */
 export interface StateActionDeps {
@@ -46,11 +57,11 @@ export class MirrorStateActions {
   /** The action table the state machine runs. */
   table(): Partial<Record<State, StateAction>> {
     return {
-      [S.LOG_TRUNCATION]: (k, m) => this.onLogTruncation(k, m),
-      [S.MIRRORING]: (k) => this.onMirroring(k),
-      [S.EPOCH_FENCING]: (k, m) => this.onEpochFencing(k, m),
-      [S.PAUSING]: (k, m) => this.onPausing(k, m),
-      [S.STOPPING]: (k, m) => this.onStopping(k, m),
+      [S.LOG_TRUNCATION]: (k, m, r) => this.onLogTruncation(k, m, r),
+      [S.MIRRORING]: (k, _m, r) => this.onMirroring(k, r),
+      [S.EPOCH_FENCING]: (k, m, r) => this.onEpochFencing(k, m, r),
+      [S.PAUSING]: (k, m, r) => this.onPausing(k, m, r),
+      [S.STOPPING]: (k, m, r) => this.onStopping(k, m, r),
     };
   }
 
@@ -58,7 +69,7 @@ export class MirrorStateActions {
     this.fencedEpochs.set(partitionKeyString(key), sourceEpoch);
   }
 
-  private async onLogTruncation(key: MirrorPartitionKey, machine: MirrorStateMachine): Promise<void> {
+  private async onLogTruncation(key: MirrorPartitionKey, machine: MirrorStateMachine, run: ActionRun): Promise<void> {
     const { host } = this.deps;
     const rt = this.requireRuntime(key.mirrorName);
     const log = await this.awaitLog(key);
@@ -66,15 +77,19 @@ export class MirrorStateActions {
       throw new NonRetryableMirrorError(ErrorCode.TOPIC_ALREADY_IN_CLUSTER_MIRROR, `Detected mirror loop: the source cluster mirrors ${key.topicName} from this cluster (${host.clusterId}).`);
     }
     const lme = await lookupLastMirrorEpoch(rt.client, host.clusterId, key.topicId, key.partition);
-    let target = 0;
-    if (lme >= 0) {
-      const r = log.endOffsetForEpoch(lme);
-      target = r.endOffset >= 0 ? r.endOffset : 0;
-    }
-    if (target < log.logEndOffset) {
-      this.deps.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: truncating to ${target} (last mirrored epoch ${lme})`);
-      await log.truncateTo(target);
-    }
+    // The lookups may have answered after a stop made the log writable: truncate only if this is
+    // still the partition's truncation (the STOPPING that superseded it waits for this step).
+    await run.exclusive(async () => {
+      let target = 0;
+      if (lme >= 0) {
+        const r = log.endOffsetForEpoch(lme);
+        target = r.endOffset >= 0 ? r.endOffset : 0;
+      }
+      if (target < log.logEndOffset) {
+        this.deps.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: truncating to ${target} (last mirrored epoch ${lme})`);
+        await log.truncateTo(target);
+      }
+    });
     await machine.transition(key, S.MIRRORING, { expectedFrom: S.LOG_TRUNCATION });
   }
 
@@ -93,42 +108,53 @@ export class MirrorStateActions {
     }
   }
 
-  private async onMirroring(key: MirrorPartitionKey): Promise<void> {
+  private async onMirroring(key: MirrorPartitionKey, run: ActionRun): Promise<void> {
     await this.awaitLog(key);
     const rt = this.requireRuntime(key.mirrorName);
     const tp = topicPartitionOf(key);
-    if (!rt.fetcher.has(tp)) {
+    // Never add a partition that moved on (paused, stopping) while the log was being awaited.
+    await run.exclusive(async () => {
+      if (rt.fetcher.has(tp)) return;
       rt.fetcher.addPartitions([tp]);
       // A topic joining the mirror gets the source's topic configs without waiting for a refresh.
       if (key.partition === 0) void this.deps.syncConfigs(rt, [key.topicName]);
-    }
+    });
   }
 
-  private async onEpochFencing(key: MirrorPartitionKey, machine: MirrorStateMachine): Promise<void> {
+  private async onEpochFencing(key: MirrorPartitionKey, machine: MirrorStateMachine, run: ActionRun): Promise<void> {
     const rt = this.requireRuntime(key.mirrorName);
-    await rt.fetcher.removePartitions([topicPartitionOf(key)]);
-    const ks = partitionKeyString(key);
-    const sourceEpoch = this.fencedEpochs.get(ks) ?? -1;
-    this.fencedEpochs.delete(ks);
-    if (sourceEpoch >= 0) await bumpLeaderEpoch(this.deps.host, key.topicName, key.topicId, key.partition, sourceEpoch + 10);
+    await run.exclusive(async () => {
+      await rt.fetcher.removePartitions([topicPartitionOf(key)]);
+      const ks = partitionKeyString(key);
+      const sourceEpoch = this.fencedEpochs.get(ks) ?? -1;
+      this.fencedEpochs.delete(ks);
+      if (sourceEpoch >= 0) await bumpLeaderEpoch(this.deps.host, key.topicName, key.topicId, key.partition, sourceEpoch + 10);
+    });
     await machine.transition(key, S.MIRRORING, { expectedFrom: S.EPOCH_FENCING });
   }
 
-  private async onPausing(key: MirrorPartitionKey, machine: MirrorStateMachine): Promise<void> {
-    await this.deps.runtime(key.mirrorName)?.fetcher.removePartitions([topicPartitionOf(key)]);
+  private async onPausing(key: MirrorPartitionKey, machine: MirrorStateMachine, run: ActionRun): Promise<void> {
+    await run.exclusive(async () => this.deps.runtime(key.mirrorName)?.fetcher.removePartitions([topicPartitionOf(key)]));
     await machine.transition(key, S.PAUSED, { expectedFrom: S.PAUSING });
   }
 
   /** STOPPING, in the order of spec §8.5; every step is idempotent so a new leader can redo it. */
-  private async onStopping(key: MirrorPartitionKey, machine: MirrorStateMachine): Promise<void> {
-    const { host, coordinator } = this.deps;
+  private async onStopping(key: MirrorPartitionKey, machine: MirrorStateMachine, run: ActionRun): Promise<void> {
     // A last group offset sync for this topic, so consumers resume where they were on the source
     // (bounded: a failover often happens because the source is gone).
     const rt = this.deps.runtime(key.mirrorName);
     if (rt !== undefined) {
       await Promise.race([this.deps.syncGroups(rt, new Set([key.topicName])), new Promise((r) => setTimeout(r, 5000).unref())]);
     }
-    // a. remove the fetcher
+    await run.exclusive(() => this.stopSequence(key, rt));
+    // f. writable
+    await machine.transition(key, S.STOPPED, { expectedFrom: S.STOPPING });
+  }
+
+  /** Steps a-e of STOPPING. */
+  private async stopSequence(key: MirrorPartitionKey, rt: MirrorRuntime | undefined): Promise<void> {
+    const { host, coordinator } = this.deps;
+    // a. remove the fetcher; resolves once its in-flight append has finished
     await rt?.fetcher.removePartitions([topicPartitionOf(key)]);
     const log = await this.awaitLog(key);
     // b. the last mirrored epoch, persisted
@@ -155,8 +181,6 @@ export class MirrorStateActions {
     const reset = buildMirrorPidResetBatch({ sourceClusterId, partitionLeaderEpoch: epoch, timestamp: host.clock.now() });
     const r = await host.appendCoordinatorBatch(key.topicName, key.partition, reset);
     if (r.errorCode !== 0) throw new KafkaError(r.errorCode, `writing MIRROR_PID_RESET failed with error ${r.errorCode}`);
-    // f. writable
-    await machine.transition(key, S.STOPPED, { expectedFrom: S.STOPPING });
   }
 
   /**

@@ -12,6 +12,18 @@
 import type { CancelTimer, CoordinatorClock, CoordinatorTimers } from '../coordinator/coordinator-host.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
+import {
+  DEFAULT_RETRY_POLICY,
+  DEFAULT_STUCK_AFTER_MS,
+  STATE_WRITE_RETRY_POLICY,
+  retryBackoffMs,
+  type PendingStateWrite,
+  type RetryPolicy,
+} from './retry-policy.js';
+import { chooseNextState, isValidTransition, retryTarget } from './transitions.js';
+
+export { chooseNextState, isValidTransition, retryTarget } from './transitions.js';
+export { DEFAULT_RETRY_POLICY, DEFAULT_STUCK_AFTER_MS, STATE_WRITE_RETRY_POLICY, retryBackoffMs, type PendingStateWrite, type RetryPolicy } from './retry-policy.js';
 
 export type State = MirrorPartitionStateValue;
 
@@ -36,85 +48,6 @@ export interface PersistedPartitionState {
   readonly errorMessage: string | null;
 }
 
-/**
- * Legal transitions, spec §7.2 (the reference implementation's switch). `from` null means no
- * state at all (never persisted). Self-transitions are always legal (MIRRORING→MIRRORING re-adds
- * fetchers).
- */
-export function isValidTransition(from: State | null, to: State): boolean {
-  if (from === to) return true;
-  switch (to) {
-    case S.LOG_TRUNCATION:
-      return from === null || from === S.UNKNOWN || from === S.STOPPED || from === S.FAILED;
-    case S.EPOCH_FENCING:
-      return from === S.MIRRORING;
-    case S.MIRRORING:
-      return from === S.LOG_TRUNCATION || from === S.EPOCH_FENCING || from === S.PAUSED || from === S.FAILED;
-    case S.PAUSING:
-      return from === S.MIRRORING;
-    case S.PAUSED:
-      return from === S.PAUSING;
-    case S.STOPPING:
-      return (
-        from === S.LOG_TRUNCATION ||
-        from === S.EPOCH_FENCING ||
-        from === S.MIRRORING ||
-        // A pause still running when a stop arrives; the reference marks this a race guard.
-        from === S.PAUSING ||
-        from === S.PAUSED ||
-        from === S.FAILED
-      );
-    case S.STOPPED:
-      return from === S.STOPPING;
-    case S.FAILED:
-      return true;
-    case S.UNKNOWN:
-      return false;
-  }
-}
-
-/**
- * The state a leader moves a partition to when it (re)discovers it or its desired state changes,
- * spec §7.3, in this order:
- *  1. desired STOPPED → STOPPING (or stay STOPPED), from FAILED too: stopping is how an operator
- *     fails over away from a broken source (decision D12 in docs/mirroring.md);
- *  2. FAILED stays FAILED otherwise: the retry logic decides, not the desired state;
- *  3. desired PAUSED → PAUSING (or stay PAUSED); from a state that cannot pause directly
- *     (truncating, fencing) the partition first finishes into MIRRORING, so stay;
- *  4. PAUSED with desired MIRRORING → MIRRORING (resume: no truncation);
- *  5. UNKNOWN or STOPPED → LOG_TRUNCATION (fresh start, or restart after failover);
- *  6. otherwise re-enter the current state: a new leader redoes the half-done step.
- */
-export function chooseNextState(current: State, desired: State): State {
-  if (desired === S.STOPPED) return current === S.STOPPED ? S.STOPPED : S.STOPPING;
-  if (current === S.FAILED) return S.FAILED;
-  if (desired === S.PAUSED) {
-    if (current === S.PAUSED || current === S.PAUSING) return current;
-    if (current === S.MIRRORING) return S.PAUSING;
-    if (current === S.UNKNOWN || current === S.STOPPED) return current;
-    return current;
-  }
-  if (current === S.PAUSED || current === S.PAUSING) return S.MIRRORING;
-  if (current === S.UNKNOWN || current === S.STOPPED) return S.LOG_TRUNCATION;
-  return current;
-}
-
-/** Where a FAILED retry goes, by the state that failed (every target is legal from FAILED). */
-export function retryTarget(previous: State): State {
-  switch (previous) {
-    case S.MIRRORING:
-    case S.EPOCH_FENCING:
-    case S.PAUSING:
-    case S.PAUSED:
-      // Re-entering MIRRORING re-runs the epoch checks; desired PAUSED is re-applied after it.
-      return S.MIRRORING;
-    case S.STOPPING:
-      return S.STOPPING;
-    default:
-      return S.LOG_TRUNCATION;
-  }
-}
-
 /** Persistence seam: the coordinator on `__mirror_state` (local append or WriteMirrorStates). */
 export interface MirrorStateStore {
   /** Resolves once the record is committed; rejects when it could not be written. */
@@ -129,39 +62,30 @@ export interface MirrorStateStore {
  */
 export class NonRetryableMirrorError extends KafkaError {}
 
+/** Thrown by `ActionRun.exclusive` when the partition moved on before the step could start. */
+export class SupersededActionError extends Error {}
+
+/**
+ * One run of a state's action. The partition can move on while the action waits on the network
+ * (a stop arriving during a truncation's source lookups), so a step that touches the log or the
+ * fetcher runs through `exclusive`: it starts only while the run is still the partition's current
+ * one, and never beside another run's exclusive step of the same partition (a new state's action
+ * waits until the old one's truncation has finished instead of interleaving with it).
+ */
+export interface ActionRun {
+  /** True while no transition has been applied since this run's state was entered. */
+  isCurrent(): boolean;
+  /** Runs `step` under the partition's action lock if still current; else throws SupersededActionError. */
+  exclusive<T>(step: () => Promise<T>): Promise<T>;
+}
+
 /**
  * The work done on entering a state. The action requests the next transition itself (e.g.
  * LOG_TRUNCATION truncates then calls `machine.transition(key, MIRRORING, { expectedFrom:
  * LOG_TRUNCATION })`). A thrown error moves the partition to FAILED (non-retryable when it is a
- * NonRetryableMirrorError).
+ * NonRetryableMirrorError), unless the run is no longer current.
  */
-export type StateAction = (key: MirrorPartitionKey, machine: MirrorStateMachine) => Promise<void> | void;
-
-export interface RetryPolicy {
-  /** mirror.failed.retry.initial.backoff.ms (default 1000). */
-  readonly initialBackoffMs: number;
-  /** mirror.failed.retry.max.backoff.ms (default 300000). */
-  readonly maxBackoffMs: number;
-  /** mirror.failed.retry.max.attempts (default 100; 0 disables retries). */
-  readonly maxAttempts: number;
-  /** ± fraction applied to each backoff (Kafka's ExponentialBackoff uses 0.2). */
-  readonly jitter: number;
-}
-
-export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  initialBackoffMs: 1000,
-  maxBackoffMs: 300_000,
-  maxAttempts: 100,
-  jitter: 0.2,
-};
-
-/** Backoff before retry number `attempt` (1-based): min(max, initial·2^(attempt-1)) · (1 ± jitter). */
-export function retryBackoffMs(policy: RetryPolicy, attempt: number, random: () => number): number {
-  const term = policy.initialBackoffMs * 2 ** Math.max(0, attempt - 1);
-  const value = Math.min(term, policy.maxBackoffMs);
-  const factor = policy.jitter > 0 ? 1 - policy.jitter + random() * 2 * policy.jitter : 1;
-  return Math.floor(value * factor);
-}
+export type StateAction = (key: MirrorPartitionKey, machine: MirrorStateMachine, run: ActionRun) => Promise<void> | void;
 
 export interface TransitionOptions {
   /** Apply only when the partition is still in this state (guards late actions). */
@@ -180,6 +104,11 @@ interface Entry {
   retryTimer: CancelTimer | null;
   /** Bumped on every applied transition; an action whose generation is stale is ignored. */
   generation: number;
+  /** Tail of the exclusive steps of this partition's action runs. */
+  actionLock: Promise<unknown>;
+  /** The latest transition whose write failed, retried by `writeRetryTimer`. */
+  pendingWrite: (PendingStateWrite & { readonly from: State }) | null;
+  writeRetryTimer: CancelTimer | null;
 }
 
 export interface MirrorStateMachineOptions {
@@ -188,11 +117,17 @@ export interface MirrorStateMachineOptions {
   readonly clock: CoordinatorClock;
   readonly timers: CoordinatorTimers;
   readonly retry?: RetryPolicy;
+  /** Backoff of failed state writes (default STATE_WRITE_RETRY_POLICY). */
+  readonly writeRetry?: RetryPolicy;
+  /** See `stuck()` (default DEFAULT_STUCK_AFTER_MS). */
+  readonly stuckAfterMs?: number;
   readonly random?: () => number;
   /** Called after every applied transition (metrics, describe caches, tests). */
   readonly onTransition?: (key: MirrorPartitionKey, from: State | null, to: PersistedPartitionState) => void;
   /** Called when a state write or an action fails in a way that is only logged. */
   readonly onError?: (key: MirrorPartitionKey, err: unknown) => void;
+  /** Called when an action ended after its partition had moved on (`ran` is the action's state). */
+  readonly onSuperseded?: (key: MirrorPartitionKey, ran: State, now: State) => void;
 }
 
 export class MirrorStateMachine {
@@ -213,6 +148,16 @@ export class MirrorStateMachine {
 
   snapshot(key: MirrorPartitionKey): PersistedPartitionState | null {
     return this.entries.get(partitionKeyString(key))?.persisted ?? null;
+  }
+
+  /**
+   * The transition a partition is stuck on: its state write has been failing for at least
+   * `stuckAfterMs` (it keeps being retried). null when none.
+   */
+  stuck(key: MirrorPartitionKey): PendingStateWrite | null {
+    const p = this.entries.get(partitionKeyString(key))?.pendingWrite ?? null;
+    if (p === null || this.opts.clock.now() - p.sinceMs < (this.opts.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS)) return null;
+    return { to: p.to, sinceMs: p.sinceMs, attempts: p.attempts, lastError: p.lastError };
   }
 
   keys(): MirrorPartitionKey[] {
@@ -260,6 +205,7 @@ export class MirrorStateMachine {
     const e = this.entries.get(k);
     if (e === undefined) return;
     e.retryTimer?.();
+    this.clearPendingWrite(e);
     e.generation++;
     this.entries.delete(k);
   }
@@ -295,6 +241,7 @@ export class MirrorStateMachine {
     for (const e of this.entries.values()) {
       e.retryTimer?.();
       e.retryTimer = null;
+      this.clearPendingWrite(e);
       e.generation++;
     }
   }
@@ -303,7 +250,17 @@ export class MirrorStateMachine {
     const k = partitionKeyString(key);
     let e = this.entries.get(k);
     if (e === undefined) {
-      e = { key, persisted: null, desired: S.UNKNOWN, chain: Promise.resolve(), retryTimer: null, generation: 0 };
+      e = {
+        key,
+        persisted: null,
+        desired: S.UNKNOWN,
+        chain: Promise.resolve(),
+        retryTimer: null,
+        generation: 0,
+        actionLock: Promise.resolve(),
+        pendingWrite: null,
+        writeRetryTimer: null,
+      };
       this.entries.set(k, e);
     }
     return e;
@@ -321,11 +278,15 @@ export class MirrorStateMachine {
       await this.opts.store.writeState(e.key, next);
     } catch (err) {
       this.opts.onError?.(e.key, err);
+      this.scheduleWriteRetry(e, curOrUnknown, to, options, err);
       return false;
     }
     if (this.closed || this.entries.get(partitionKeyString(e.key)) !== e) return false;
     e.retryTimer?.();
     e.retryTimer = null;
+    // Whatever was pending is either this transition or overtaken by it (a retry of it would no
+    // longer start from the state it was asked from).
+    this.clearPendingWrite(e);
     e.persisted = next;
     const generation = ++e.generation;
     this.opts.onTransition?.(e.key, cur, next);
@@ -364,16 +325,58 @@ export class MirrorStateMachine {
     const action = this.opts.actions[state];
     if (action === undefined) return;
     const stillCurrent = (): boolean => !this.closed && e.generation === generation && this.entries.get(partitionKeyString(e.key)) === e;
+    const run: ActionRun = {
+      isCurrent: stillCurrent,
+      exclusive: <T>(step: () => Promise<T>): Promise<T> => {
+        const next = e.actionLock.then(() => {
+          if (!stillCurrent()) throw new SupersededActionError(`${mirrorStateName(state)} was superseded`);
+          return step();
+        });
+        e.actionLock = next.catch(() => undefined);
+        return next;
+      },
+    };
     Promise.resolve()
-      .then(() => action(e.key, this))
+      .then(() => action(e.key, this, run))
       .catch((err: unknown) => {
-        if (!stillCurrent()) return;
+        if (!stillCurrent()) {
+          this.opts.onSuperseded?.(e.key, state, this.state(e.key));
+          return;
+        }
         void this.transition(e.key, S.FAILED, {
           expectedFrom: state,
           errorMessage: err instanceof Error ? err.message : String(err),
           nonRetryable: err instanceof NonRetryableMirrorError,
         });
       });
+  }
+
+  /**
+   * The write of `from → to` failed: try it again later, from the same state only (a FAILED
+   * asked for while MIRRORING must not land on a partition that has since been STOPPED). One
+   * pending write per partition: a newer failed transition replaces an older one, which it
+   * overtakes anyway (the desired state is re-applied whenever a transition is applied).
+   */
+  private scheduleWriteRetry(e: Entry, from: State, to: State, options: TransitionOptions, err: unknown): void {
+    if (this.closed || this.entries.get(partitionKeyString(e.key)) !== e) return;
+    const prev = e.pendingWrite;
+    const same = prev !== null && prev.to === to && prev.from === from;
+    const attempts = same ? prev.attempts + 1 : 1;
+    const lastError = err instanceof Error ? err.message : String(err);
+    e.writeRetryTimer?.();
+    e.pendingWrite = { from, to, sinceMs: same ? prev.sinceMs : this.opts.clock.now(), attempts, lastError };
+    const delay = retryBackoffMs(this.opts.writeRetry ?? STATE_WRITE_RETRY_POLICY, attempts, this.random);
+    e.writeRetryTimer = this.opts.timers.schedule(delay, () => {
+      e.writeRetryTimer = null;
+      if (this.closed || this.entries.get(partitionKeyString(e.key)) !== e) return;
+      void this.transition(e.key, to, { ...options, expectedFrom: from });
+    });
+  }
+
+  private clearPendingWrite(e: Entry): void {
+    e.writeRetryTimer?.();
+    e.writeRetryTimer = null;
+    e.pendingWrite = null;
   }
 
   private scheduleRetry(e: Entry): void {

@@ -283,3 +283,34 @@ describe('MirrorStateMachine', () => {
     expect(retryBackoffMs(p, 30, () => 0.5)).toBe(300_000);
   });
 });
+
+describe('superseded actions', () => {
+  it('skip the step that would add the partition to the fetcher once a pause moved it on', async () => {
+    let releaseLog!: () => void;
+    const logReady = new Promise<void>((r) => (releaseLog = r));
+    const added: string[] = [];
+    const { machine } = setup({
+      actions: {
+        [S.MIRRORING]: async (k, _m, run) => {
+          await logReady; // e.g. waiting for the node to open the partition's log
+          await run.exclusive(async () => {
+            added.push(k.topicName);
+          });
+        },
+        [S.PAUSING]: async (k, m, run) => {
+          await run.exclusive(async () => undefined);
+          await m.transition(k, S.PAUSED, { expectedFrom: S.PAUSING });
+        },
+      },
+    });
+    await machine.resume(key, { state: S.PAUSED, previousState: S.PAUSING, retryAttempt: 0, errorMessage: null }, S.MIRRORING);
+    await flush();
+    expect(machine.state(key)).toBe(S.MIRRORING);
+    await machine.setDesired(key, S.PAUSED);
+    await flush();
+    expect(machine.state(key)).toBe(S.PAUSED);
+    releaseLog();
+    await flush();
+    expect(added).toEqual([]);
+  });
+});

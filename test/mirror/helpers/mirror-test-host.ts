@@ -19,6 +19,7 @@ import type {
   OpenTransaction,
 } from '../../../src/mirror/mirror-host.js';
 import { MirrorPartitionState } from '../../../src/mirror/mirror-partition-state.js';
+import { ErrorCode } from '../../../src/protocol/generated/errors.js';
 import { logConfig } from '../../../src/storage/log-config.js';
 import { PartitionLog } from '../../../src/storage/partition-log.js';
 
@@ -55,6 +56,11 @@ export class MirrorTestHost implements MirrorHost {
     return this.brokerConfig[key];
   }
 
+  /** Fault injection: while true, every append to an internal partition fails with KAFKA_STORAGE_ERROR. */
+  failInternalAppends = false;
+  /** Appends refused so far by `failInternalAppends`. */
+  failedInternalAppends = 0;
+
   async openInternalPartition(topic: string, partition: number): Promise<CoordinatorLog> {
     const k = `${topic}-${partition}`;
     let log = this.internal.get(k);
@@ -62,7 +68,21 @@ export class MirrorTestHost implements MirrorHost {
       log = await PartitionLog.open({ dir: join(this.dataDir, k), topicId: randomUUID(), config: logConfig({ cleanupPolicy: ['compact'] }) });
       this.internal.set(k, log);
     }
-    return coordinatorLogOf(log);
+    const real = coordinatorLogOf(log);
+    return {
+      get logStartOffset() {
+        return real.logStartOffset;
+      },
+      get logEndOffset() {
+        return real.logEndOffset;
+      },
+      readFrom: (offset, maxBytes) => real.readFrom(offset, maxBytes),
+      append: async (batch) => {
+        if (!this.failInternalAppends) return real.append(batch);
+        this.failedInternalAppends++;
+        return { errorCode: ErrorCode.KAFKA_STORAGE_ERROR, baseOffset: -1, lastOffset: -1 };
+      },
+    };
   }
 
   topicIdByName(name: string): string | undefined {

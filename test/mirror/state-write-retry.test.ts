@@ -1,0 +1,74 @@
+/**
+ * A `__mirror_state` write that fails (KIP-1279 spec §7: a transition is persisted before its
+ * action runs). The transition must be retried with backoff until the write succeeds, and a
+ * partition whose transition stays unpersisted longer than the bound says so in
+ * DescribeClusterMirrors. Apache Kafka is the source; the destination's `__mirror_state` appends
+ * fail with KAFKA_STORAGE_ERROR while the test says so.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMirrorApiHandlers } from '../../src/mirror/mirror-api-handlers.js';
+import type { MirrorApiHandlers } from '../../src/mirror/mirror-host.js';
+import { startKafkaSource, type KafkaBroker } from './helpers/kafka-source.js';
+import { describedPartition, mirrorRpc, waitFor } from './helpers/mirror-rpc.js';
+import { MirrorTestHost } from './helpers/mirror-test-host.js';
+
+let kafka: KafkaBroker;
+let host: MirrorTestHost;
+let mirror: MirrorApiHandlers;
+let rpc: ReturnType<typeof mirrorRpc>;
+const work = mkdtempSync(join(tmpdir(), 'fjord-mirror-write-retry-'));
+
+beforeAll(async () => {
+  kafka = await startKafkaSource();
+  host = new MirrorTestHost(work, { 'mirror.state.topic.num.partitions': '1' });
+  mirror = await createMirrorApiHandlers(host);
+  rpc = mirrorRpc(mirror);
+}, 120_000);
+
+afterAll(async () => {
+  await mirror?.close();
+  await host?.close();
+  await kafka?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('a failed __mirror_state write', () => {
+  it('is retried until it succeeds, and a partition stuck on it shows in describe', async () => {
+    const topic = 'stuck-write';
+    const client = new Kafka({ clientId: 'write-retry', brokers: [kafka.bootstrap], logLevel: logLevel.NOTHING });
+    const admin = client.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+    await admin.disconnect();
+    const producer = client.producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    await producer.send({ topic, acks: -1, messages: Array.from({ length: 3 }, (_, i) => ({ partition: 0, value: `v-${i}` })) });
+    await producer.disconnect();
+
+    expect((await rpc.create('m1', { 'bootstrap.servers': kafka.bootstrap, 'mirror.fetch.wait.max.ms': '100' })).errorCode).toBe(0);
+    expect((await rpc.start('m1', [topic])).topics[0]?.errorCode).toBe(0);
+    const described = async () => describedPartition(await rpc.describe(['m1']), topic, 0);
+    await waitFor('MIRRORING', async () => (await described())?.stateValue === 'MIRRORING' && host.partitionLog(topic, 0)?.logEndOffset === 3);
+
+    host.failInternalAppends = true;
+    expect((await rpc.stop('m1', [topic])).topics[0]?.errorCode).toBe(0);
+    // The STOPPING write is retried, not dropped after the first failure.
+    await waitFor('retried state writes', () => host.failedInternalAppends >= 3);
+    // Past the bound, describe says what the partition is stuck on.
+    await waitFor('stuck partition in describe', async () => /STOPPING has not been persisted/.test((await described())?.errorMessage ?? ''), 30_000);
+    const stuck = await described();
+    expect(stuck?.stateValue).toBe('MIRRORING');
+    expect(stuck?.errorMessage).toMatch(/\(\d+ attempts, retrying\)/);
+    expect(mirror.isProduceAllowed(topic, 0)).toBe(false);
+
+    // The coordinator's log heals: the stop goes through on its own.
+    host.failInternalAppends = false;
+    await waitFor('STOPPED', async () => (await described())?.stateValue === 'STOPPED', 30_000);
+    expect((await described())?.errorMessage).toBeNull();
+    expect(mirror.isProduceAllowed(topic, 0)).toBe(true);
+  });
+});
