@@ -18,7 +18,7 @@
 import { readOffset } from '../protocol/record-batch.js';
 import type { MirrorLog } from '../mirror/mirror-host.js';
 import type { SourceEndpoint } from './source-endpoint.js';
-import type { FetchPartitionResponse, FetchRequest } from './source-protocol.js';
+import type { FetchPartitionResponse, FetchRequest } from './source-endpoint.js';
 
 /** Kafka error codes the fetcher reacts to. */
 const E = {

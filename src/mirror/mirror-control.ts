@@ -29,7 +29,8 @@ import type {
 } from './mirror-host.js';
 import type { MirrorManager } from './mirror-manager.js';
 import { MirrorPartitionState as S, isMirrorPartitionState, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
-import { SourceClient, sourceClientOptionsFromConfig } from '../fetcher/source-client.js';
+import { clientOptionsFromConfig } from '../client/client-options.js';
+import { KafkaClient } from '../client/kafka-client.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 
@@ -114,7 +115,7 @@ export class MirrorControlPlane {
   }
 
   private async resolveSourceClusterId(name: string, cfg: ReadonlyMap<string, string>): Promise<string> {
-    const client = new SourceClient({ ...sourceClientOptionsFromConfig(name, cfg), requestTimeoutMs: 10_000, connectTimeoutMs: 5_000 });
+    const client = new KafkaClient({ ...clientOptionsFromConfig(cfg, `fjord-mirror-${name}`), requestTimeoutMs: 10_000, connectTimeoutMs: 5_000 });
     try {
       const d = await client.describeCluster();
       if (d.errorCode !== 0) throw new Error(`DescribeCluster error ${d.errorCode}`);
@@ -214,7 +215,7 @@ export class MirrorControlPlane {
     const cfg = this.host.mirrorConfigs().get(mirrorName);
     if (cfg === undefined) throw new Error(`unknown mirror ${mirrorName}`);
     const shared = this.manager.sourceClient(mirrorName);
-    const client = shared ?? new SourceClient(sourceClientOptionsFromConfig(mirrorName, cfg));
+    const client = shared ?? new KafkaClient(clientOptionsFromConfig(cfg, `fjord-mirror-${mirrorName}`));
     try {
       const md = await client.metadata([name]);
       const t = md.topics.find((x) => x.name === name);

@@ -17,7 +17,9 @@
 import { buildEndTxnMarkerBatch, buildMirrorPidResetBatch } from '../protocol/control-records.js';
 import { iterateBatches } from '../protocol/record-batch.js';
 import { MirrorFetcher, type MirrorTopicPartition } from '../fetcher/mirror-fetcher.js';
-import { SourceClient, sourceClientOptionsFromConfig } from '../fetcher/source-client.js';
+import { clientOptionsFromConfig } from '../client/client-options.js';
+import { KafkaClient } from '../client/kafka-client.js';
+import { KafkaSourceEndpoint } from '../fetcher/kafka-source-endpoint.js';
 import { connectionFingerprint, matchesAny, mirrorConfigValue, splitList, type MirrorBrokerConfig } from './mirror-config.js';
 import type { MirrorCoordinator } from './mirror-coordinator.js';
 import { syncAcls } from './acl-sync.js';
@@ -39,7 +41,7 @@ import {
 interface MirrorRuntime {
   readonly name: string;
   readonly fingerprint: string;
-  readonly client: SourceClient;
+  readonly client: KafkaClient;
   readonly fetcher: MirrorFetcher;
   readonly sourceClusterId: string | null;
 }
@@ -174,7 +176,7 @@ export class MirrorManager {
   }
 
   /** Connected source client of a mirror (for the handlers: source metadata for StartMirrorTopics). */
-  sourceClient(mirrorName: string): SourceClient | undefined {
+  sourceClient(mirrorName: string): KafkaClient | undefined {
     return this.runtimes.get(mirrorName)?.client;
   }
 
@@ -252,13 +254,13 @@ export class MirrorManager {
   }
 
   private newRuntime(name: string, cfg: ReadonlyMap<string, string>, fingerprint: string): MirrorRuntime {
-    const client = new SourceClient(sourceClientOptionsFromConfig(name, cfg));
+    const client = new KafkaClient(clientOptionsFromConfig(cfg, `fjord-mirror-${name}`));
     const num = (k: string, d: number): number => {
       const v = Number(mirrorConfigValue(cfg, k));
       return Number.isFinite(v) ? v : d;
     };
     const fetcher = new MirrorFetcher(
-      client,
+      new KafkaSourceEndpoint(client),
       {
         log: (tp) => this.host.partitionLog(tp.topic, tp.partition),
         destinationLeaderEpoch: (tp) => this.host.leaderEpoch(tp.topic, tp.partition) ?? 0,
@@ -352,11 +354,11 @@ export class MirrorManager {
     }
   }
 
-  private selfClient: SourceClient | null = null;
+  private selfClient: KafkaClient | null = null;
 
   /** A client to this node's own listener, for group offset commits (the reference's destination Admin). */
-  private self(): SourceClient {
-    this.selfClient ??= new SourceClient({ bootstrapServers: [`${this.host.host}:${this.host.port}`], clientId: 'fjord-mirror-groups', requestTimeoutMs: 10_000 });
+  private self(): KafkaClient {
+    this.selfClient ??= new KafkaClient({ bootstrapServers: [`${this.host.host}:${this.host.port}`], clientId: 'fjord-mirror-groups', requestTimeoutMs: 10_000 });
     return this.selfClient;
   }
 
