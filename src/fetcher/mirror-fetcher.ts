@@ -16,7 +16,7 @@
  * right after.
  */
 import { readOffset } from '../protocol/record-batch.js';
-import type { MirrorLog } from '../mirror/mirror-host.js';
+import type { MirrorLog } from './mirror-log.js';
 import type { SourceEndpoint } from './source-endpoint.js';
 import type { FetchPartitionResponse, FetchRequest } from './source-endpoint.js';
 

@@ -26,7 +26,8 @@ import { syncAcls } from './acl-sync.js';
 import { syncGroupOffsets } from './group-offset-sync.js';
 import { syncTopicConfigs } from './topic-config-sync.js';
 import { hasMirrorLoop, lookupLastMirrorEpoch } from './source-lookups.js';
-import type { MirrorHost, MirrorLog } from './mirror-host.js';
+import type { MirrorLog } from '../fetcher/mirror-log.js';
+import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
 import {
   MirrorStateMachine,
