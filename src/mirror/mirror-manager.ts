@@ -289,7 +289,8 @@ export class MirrorManager {
         backoffMs: num('mirror.fetch.backoff.ms', this.config.fetchBackoffMs),
         unreachableFailMs: num('mirror.socket.timeout.ms', this.config.socketTimeoutMs),
       },
-      () => this.host.clock.now(),
+      this.host.clock,
+      this.host.timers,
     );
     return { name, fingerprint, client, fetcher, sourceClusterId: cfg.get('mirror.source.cluster.id') ?? null };
   }
