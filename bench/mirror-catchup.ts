@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { MirrorFetcher } from '../src/fetcher/mirror-fetcher.js';
-import { SourceClient } from '../src/fetcher/source-client.js';
+import { KafkaClient } from '../src/client/kafka-client.js';
+import { KafkaSourceEndpoint } from '../src/fetcher/kafka-source-endpoint.js';
 import { logConfig } from '../src/storage/log-config.js';
 import { PartitionLog } from '../src/storage/partition-log.js';
 import { startKafkaSource as startKafkaBroker } from '../test/mirror/helpers/kafka-source.js';
@@ -54,13 +55,13 @@ async function preload(bootstrap: string): Promise<number> {
 
 async function mirrorOnce(source: Source, records: number): Promise<{ seconds: number; bytes: number; decoded: number; batches: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'fjord-bench-mirror-'));
-  const client = new SourceClient({ bootstrapServers: [source.bootstrap] });
+  const client = new KafkaClient({ bootstrapServers: [source.bootstrap] });
   const md = await client.metadata([TOPIC]);
   const topicId = md.topics[0]?.topicId ?? '';
   const logs = new Map<number, PartitionLog>();
   for (let p = 0; p < PARTITIONS; p++) logs.set(p, await PartitionLog.open({ dir: join(dir, `${TOPIC}-${p}`), topicId, config: logConfig() }));
   const fetcher = new MirrorFetcher(
-    client,
+    new KafkaSourceEndpoint(client),
     {
       log: (tp) => logs.get(tp.partition),
       destinationLeaderEpoch: () => 1_000,

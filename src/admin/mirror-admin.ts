@@ -3,49 +3,32 @@
  * Admin mirror methods: create/start/stop/pause/resume/delete/list/describe, the CLUSTER_MIRROR
  * config resource (DescribeConfigs / IncrementalAlterConfigs, resource type 64) and the direct
  * failback lookup of last mirrored epochs. Every call goes over the wire with the generated
- * codecs; connections come from the fetcher's small Kafka client.
+ * codecs; connections come from the project's Kafka client (src/client/).
  *
  * DescribeClusterMirrors is sent to every broker and merged (each broker reports the partitions
  * it leads), as the reference admin does.
  */
-import { SourceClient, type SourceClientOptions } from '../fetcher/source-client.js';
-import { ApiKey } from '../protocol/generated/api-table.js';
-import { ERRORS } from '../protocol/generated/errors.js';
-import { encodeCreateClusterMirrorRequest } from '../protocol/generated/messages/create-cluster-mirror-request.js';
-import { decodeCreateClusterMirrorResponse } from '../protocol/generated/messages/create-cluster-mirror-response.js';
-import { encodeDeleteClusterMirrorRequest } from '../protocol/generated/messages/delete-cluster-mirror-request.js';
-import { decodeDeleteClusterMirrorResponse } from '../protocol/generated/messages/delete-cluster-mirror-response.js';
-import { encodeDescribeClusterMirrorsRequest } from '../protocol/generated/messages/describe-cluster-mirrors-request.js';
-import { decodeDescribeClusterMirrorsResponse } from '../protocol/generated/messages/describe-cluster-mirrors-response.js';
-import { encodeDescribeConfigsRequest } from '../protocol/generated/messages/describe-configs-request.js';
-import { decodeDescribeConfigsResponse } from '../protocol/generated/messages/describe-configs-response.js';
-import { encodeIncrementalAlterConfigsRequest } from '../protocol/generated/messages/incremental-alter-configs-request.js';
-import { decodeIncrementalAlterConfigsResponse } from '../protocol/generated/messages/incremental-alter-configs-response.js';
-import { encodeListClusterMirrorsRequest } from '../protocol/generated/messages/list-cluster-mirrors-request.js';
-import { decodeListClusterMirrorsResponse } from '../protocol/generated/messages/list-cluster-mirrors-response.js';
-import { encodePauseMirrorTopicsRequest } from '../protocol/generated/messages/pause-mirror-topics-request.js';
-import { decodePauseMirrorTopicsResponse } from '../protocol/generated/messages/pause-mirror-topics-response.js';
-import { encodeResumeMirrorTopicsRequest } from '../protocol/generated/messages/resume-mirror-topics-request.js';
-import { decodeResumeMirrorTopicsResponse } from '../protocol/generated/messages/resume-mirror-topics-response.js';
-import { encodeStartMirrorTopicsRequest } from '../protocol/generated/messages/start-mirror-topics-request.js';
-import { decodeStartMirrorTopicsResponse } from '../protocol/generated/messages/start-mirror-topics-response.js';
-import { encodeStopMirrorTopicsRequest } from '../protocol/generated/messages/stop-mirror-topics-request.js';
-import { decodeStopMirrorTopicsResponse } from '../protocol/generated/messages/stop-mirror-topics-response.js';
-import type { Reader } from '../protocol/reader.js';
-import type { Writer } from '../protocol/writer.js';
+import { Apis, type ApiSpec } from '../client/apis.js';
+import type { KafkaClientOptions } from '../client/client-options.js';
+import { KafkaClient } from '../client/kafka-client.js';
+import { ERRORS, ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
 
 export const CLUSTER_MIRROR_RESOURCE_TYPE = 64;
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 
-/** A failed admin call: the Kafka error code, its name and the broker's message. */
-export class MirrorAdminError extends Error {
-  override readonly name = 'MirrorAdminError';
+/**
+ * A failed admin call: the Kafka error code, its name and the broker's message. A subclass of
+ * KafkaError because it also carries the per-topic outcomes of the request, which the CLI prints
+ * (it tells this error apart by type to find them).
+ */
+export class MirrorAdminError extends KafkaError {
   constructor(
-    readonly errorCode: number,
+    code: number,
     message: string | null,
     readonly topics: readonly TopicOutcome[] = [],
   ) {
-    super(`${ERRORS.get(errorCode)?.name ?? `error ${errorCode}`}${message ? `: ${message}` : ''}`);
+    super(code, `${ERRORS.get(code)?.name ?? `error ${code}`}${message ? `: ${message}` : ''}`);
   }
 }
 
@@ -91,19 +74,19 @@ export interface MirrorConfigValue {
 export const ConfigOp = { SET: 0, DELETE: 1, APPEND: 2, SUBTRACT: 3 } as const;
 
 export class MirrorAdmin {
-  private readonly client: SourceClient;
+  private readonly client: KafkaClient;
 
-  constructor(opts: SourceClientOptions) {
-    this.client = new SourceClient({ clientId: 'fjord-cluster-mirrors', ...opts });
+  constructor(opts: KafkaClientOptions) {
+    this.client = new KafkaClient({ clientId: 'fjord-cluster-mirrors', ...opts });
   }
 
   close(): void {
     this.client.close();
   }
 
-  private async rpc<Res>(apiKey: number, range: readonly [number, number], encode: (w: Writer, v: number) => void, decode: (r: Reader, v: number) => Res, brokerId: number | null = null): Promise<Res> {
-    const res = await this.client.rawRequest(brokerId, apiKey, range, encode, decode);
-    if (res === null) throw new MirrorAdminError(35, `the broker does not support API ${apiKey} v${range[0]}-${range[1]}`);
+  private async rpc<Req, Res>(api: ApiSpec<Req, Res>, req: Req, brokerId: number | null = null): Promise<Res> {
+    const res = await this.client.sendIfSupported(api, req, brokerId);
+    if (res === null) throw new MirrorAdminError(ErrorCode.UNSUPPORTED_VERSION, `the broker does not support API ${api.apiKey} v${api.versions[0]}-${api.versions[1]}`);
     return res;
   }
 
@@ -115,74 +98,44 @@ export class MirrorAdmin {
 
   /** CreateClusterMirror; the broker resolves `mirror.source.cluster.id` when it is absent. */
   async createClusterMirror(name: string, configs: Readonly<Record<string, string>>): Promise<void> {
-    const res = await this.rpc(
-      ApiKey.CreateClusterMirror,
-      [0, 0],
-      (w, v) => encodeCreateClusterMirrorRequest(w, { mirrorName: name, config: Object.entries(configs).map(([n, value]) => ({ name: n, value })) }, v),
-      decodeCreateClusterMirrorResponse,
-    );
+    const res = await this.rpc(Apis.CreateClusterMirror, { mirrorName: name, config: Object.entries(configs).map(([n, value]) => ({ name: n, value })) });
     MirrorAdmin.check(res);
   }
 
   /** StartMirrorTopics; topic ids and partition counts are looked up on the source by the broker. */
   async startMirrorTopics(name: string, topics: readonly string[], opts: { includePatterns?: readonly string[]; excludePatterns?: readonly string[] } = {}): Promise<TopicOutcome[]> {
-    const res = await this.rpc(
-      ApiKey.StartMirrorTopics,
-      [0, 0],
-      (w, v) =>
-        encodeStartMirrorTopicsRequest(
-          w,
-          {
+    const res = await this.rpc(Apis.StartMirrorTopics, {
             mirrorName: name,
             topics: topics.map((topicName) => ({ topicName, topicId: ZERO_UUID, numPartitions: 0 })),
             includePatterns: opts.includePatterns ?? [],
             excludePatterns: opts.excludePatterns ?? [],
             stateValidationOffset: -1n,
-          },
-          v,
-        ),
-      decodeStartMirrorTopicsResponse,
-    );
+          });
     return MirrorAdmin.check(res);
   }
 
   async stopMirrorTopics(name: string, topics: readonly string[], opts: { patterns?: readonly string[] } = {}): Promise<TopicOutcome[]> {
-    const res = await this.rpc(
-      ApiKey.StopMirrorTopics,
-      [0, 0],
-      (w, v) => encodeStopMirrorTopicsRequest(w, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), patterns: opts.patterns ?? [], stateValidationOffset: -1n }, v),
-      decodeStopMirrorTopicsResponse,
-    );
+    const res = await this.rpc(Apis.StopMirrorTopics, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), patterns: opts.patterns ?? [], stateValidationOffset: -1n });
     return MirrorAdmin.check(res);
   }
 
   async pauseMirrorTopics(name: string, topics: readonly string[]): Promise<TopicOutcome[]> {
-    const res = await this.rpc(
-      ApiKey.PauseMirrorTopics,
-      [0, 0],
-      (w, v) => encodePauseMirrorTopicsRequest(w, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), stateValidationOffset: -1n }, v),
-      decodePauseMirrorTopicsResponse,
-    );
+    const res = await this.rpc(Apis.PauseMirrorTopics, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), stateValidationOffset: -1n });
     return MirrorAdmin.check(res);
   }
 
   async resumeMirrorTopics(name: string, topics: readonly string[]): Promise<TopicOutcome[]> {
-    const res = await this.rpc(
-      ApiKey.ResumeMirrorTopics,
-      [0, 0],
-      (w, v) => encodeResumeMirrorTopicsRequest(w, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), stateValidationOffset: -1n }, v),
-      decodeResumeMirrorTopicsResponse,
-    );
+    const res = await this.rpc(Apis.ResumeMirrorTopics, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), stateValidationOffset: -1n });
     return MirrorAdmin.check(res);
   }
 
   async deleteClusterMirror(name: string): Promise<void> {
-    const res = await this.rpc(ApiKey.DeleteClusterMirror, [0, 0], (w, v) => encodeDeleteClusterMirrorRequest(w, { mirrorName: name, stateValidationOffset: -1n }, v), decodeDeleteClusterMirrorResponse);
+    const res = await this.rpc(Apis.DeleteClusterMirror, { mirrorName: name, stateValidationOffset: -1n });
     MirrorAdmin.check(res);
   }
 
   async listClusterMirrors(includeTopicNames = true): Promise<ClusterMirrorListing[]> {
-    const res = await this.rpc(ApiKey.ListClusterMirrors, [0, 0], (w, v) => encodeListClusterMirrorsRequest(w, { includeTopicNames }, v), decodeListClusterMirrorsResponse);
+    const res = await this.rpc(Apis.ListClusterMirrors, { includeTopicNames });
     MirrorAdmin.check(res);
     return res.mirrors.map((m) => ({ mirrorName: m.mirrorName, sourceBootstrap: m.sourceBootstrap, sourceClusterId: m.sourceClusterId, topicCount: m.topicCount, topicNames: m.topicNames }));
   }
@@ -193,13 +146,7 @@ export class MirrorAdmin {
     const brokers = md.brokers.length > 0 ? md.brokers.map((b) => b.nodeId) : [null];
     const merged = new Map<string, { errorCode: number; partitions: PartitionMirrorDescription[] }>();
     for (const b of brokers) {
-      const res = await this.rpc(
-        ApiKey.DescribeClusterMirrors,
-        [0, 0],
-        (w, v) => encodeDescribeClusterMirrorsRequest(w, { mirrorNames: [...names], includeAuthorizedOperations: false, clusterId: null, lastMirrorEpochLookups: [] }, v),
-        decodeDescribeClusterMirrorsResponse,
-        b,
-      );
+      const res = await this.rpc(Apis.DescribeClusterMirrors, { mirrorNames: [...names], includeAuthorizedOperations: false, clusterId: null, lastMirrorEpochLookups: [] }, b);
       MirrorAdmin.check({ errorCode: res.errorCode, errorMessage: res.errorMessage });
       for (const m of res.mirrors) {
         let entry = merged.get(m.mirrorName);
@@ -233,18 +180,7 @@ export class MirrorAdmin {
     const md = await this.client.metadata([]);
     const out = new Map<string, number>();
     for (const b of md.brokers.map((x) => x.nodeId)) {
-      const res = await this.rpc(
-        ApiKey.DescribeClusterMirrors,
-        [0, 0],
-        (w, v) =>
-          encodeDescribeClusterMirrorsRequest(
-            w,
-            { mirrorNames: [], includeAuthorizedOperations: false, clusterId, lastMirrorEpochLookups: lookups.map((l) => ({ topicId: l.topicId, partitions: [...l.partitions] })) },
-            v,
-          ),
-        decodeDescribeClusterMirrorsResponse,
-        b,
-      );
+      const res = await this.rpc(Apis.DescribeClusterMirrors, { mirrorNames: [], includeAuthorizedOperations: false, clusterId, lastMirrorEpochLookups: lookups.map((l) => ({ topicId: l.topicId, partitions: [...l.partitions] })) }, b);
       for (const t of res.lookupResults) {
         for (const p of t.partitions) {
           const k = `${t.topicId}:${p.partitionIndex}`;
@@ -257,14 +193,9 @@ export class MirrorAdmin {
 
   /** DescribeConfigs on the CLUSTER_MIRROR resource. */
   async describeMirrorConfig(name: string): Promise<MirrorConfigValue[]> {
-    const res = await this.rpc(
-      32,
-      [4, 4],
-      (w, v) => encodeDescribeConfigsRequest(w, { resources: [{ resourceType: CLUSTER_MIRROR_RESOURCE_TYPE, resourceName: name, configurationKeys: null }], includeSynonyms: false, includeDocumentation: false }, v),
-      decodeDescribeConfigsResponse,
-    );
+    const res = await this.rpc(Apis.DescribeConfigs, { resources: [{ resourceType: CLUSTER_MIRROR_RESOURCE_TYPE, resourceName: name, configurationKeys: null }], includeSynonyms: false, includeDocumentation: false });
     const r = res.results[0];
-    if (r === undefined) throw new MirrorAdminError(-1, 'empty DescribeConfigs response');
+    if (r === undefined) throw new MirrorAdminError(ErrorCode.UNKNOWN_SERVER_ERROR, 'empty DescribeConfigs response');
     if (r.errorCode !== 0) throw new MirrorAdminError(r.errorCode, r.errorMessage);
     // configSource 5 = DEFAULT_CONFIG
     return r.configs.map((c) => ({ name: c.name, value: c.value, isDefault: c.configSource === 5, isSensitive: c.isSensitive }));
@@ -272,19 +203,9 @@ export class MirrorAdmin {
 
   /** IncrementalAlterConfigs on the CLUSTER_MIRROR resource. */
   async alterMirrorConfig(name: string, ops: readonly { name: string; op: number; value: string | null }[], validateOnly = false): Promise<void> {
-    const res = await this.rpc(
-      44,
-      [1, 1],
-      (w, v) =>
-        encodeIncrementalAlterConfigsRequest(
-          w,
-          { resources: [{ resourceType: CLUSTER_MIRROR_RESOURCE_TYPE, resourceName: name, configs: ops.map((o) => ({ name: o.name, configOperation: o.op, value: o.value })) }], validateOnly },
-          v,
-        ),
-      decodeIncrementalAlterConfigsResponse,
-    );
+    const res = await this.rpc(Apis.IncrementalAlterConfigs, { resources: [{ resourceType: CLUSTER_MIRROR_RESOURCE_TYPE, resourceName: name, configs: ops.map((o) => ({ name: o.name, configOperation: o.op, value: o.value })) }], validateOnly });
     const r = res.responses[0];
-    if (r === undefined) throw new MirrorAdminError(-1, 'empty IncrementalAlterConfigs response');
+    if (r === undefined) throw new MirrorAdminError(ErrorCode.UNKNOWN_SERVER_ERROR, 'empty IncrementalAlterConfigs response');
     if (r.errorCode !== 0) throw new MirrorAdminError(r.errorCode, r.errorMessage);
   }
 

@@ -4,7 +4,8 @@
  * image, and atomic controller writes of mirroring's metadata records.
  */
 import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
-import type { MirrorControllerOp, MirrorHost, MirrorLog, MirrorTopicBinding, OpenTransaction } from '../mirror/mirror-host.js';
+import type { MirrorLog } from '../fetcher/mirror-log.js';
+import type { MirrorControllerOp, MirrorHost, MirrorTopicBinding, OpenTransaction } from '../mirror/mirror-host.js';
 import type { MirrorPartitionStateValue } from '../mirror/mirror-partition-state.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { BrokerContext } from './broker-context.js';

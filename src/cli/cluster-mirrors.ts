@@ -15,7 +15,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { MirrorAdmin, MirrorAdminError, type PartitionMirrorDescription } from '../admin/mirror-admin.js';
-import { sourceClientOptionsFromConfig } from '../fetcher/source-client.js';
+import { clientOptionsFromConfig } from '../client/client-options.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 
 interface Args {
   bootstrap?: string;
@@ -147,7 +148,7 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
   const a = parsed;
   const clientCfg = a.commandConfig !== undefined ? readProperties(a.commandConfig) : new Map<string, string>();
   clientCfg.set('bootstrap.servers', a.bootstrap as string);
-  const admin = new MirrorAdmin(sourceClientOptionsFromConfig('admin', clientCfg));
+  const admin = new MirrorAdmin(clientOptionsFromConfig(clientCfg, 'fjord-mirror-admin'));
   const mirror = a.mirror as string;
   try {
     switch (a.action) {
@@ -164,7 +165,7 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
       case 'resume': {
         const patterns = list(a.topics);
         const bound = (await admin.listClusterMirrors(true)).find((m) => m.mirrorName === mirror);
-        if (bound === undefined) throw new MirrorAdminError(137, `unknown cluster mirror ${mirror}`);
+        if (bound === undefined) throw new MirrorAdminError(ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown cluster mirror ${mirror}`);
         // Stop also reaches topics already stopped (a no-op) and takes the patterns out of discovery.
         const names = [...new Set([...patterns.filter(isLiteral), ...bound.topicNames.filter((t) => matches(t, patterns))])];
         if (names.length === 0 && a.action !== 'stop') {
@@ -234,7 +235,7 @@ async function start(admin: MirrorAdmin, mirror: string, patterns: string[], exc
   const srcBootstrap = cfg.find((c) => c.name === 'bootstrap.servers')?.value;
   let names = patterns.filter(isLiteral);
   if (srcBootstrap != null && patterns.some((p) => !isLiteral(p))) {
-    const source = new MirrorAdmin(sourceClientOptionsFromConfig(mirror, new Map(cfg.filter((c) => c.value !== null && !c.isDefault).map((c) => [c.name, c.value as string]))));
+    const source = new MirrorAdmin(clientOptionsFromConfig(new Map(cfg.filter((c) => c.value !== null && !c.isDefault).map((c) => [c.name, c.value as string])), `fjord-mirror-${mirror}`));
     try {
       const all = await source.listTopics();
       names = [...new Set([...names, ...all.filter((t) => matches(t, patterns) && !t.startsWith('__'))])];

@@ -1,17 +1,9 @@
 import { parseArgs } from 'node:util';
-import { Reader } from '../protocol/reader.js';
-import { encodeListGroupsRequest } from '../protocol/generated/messages/list-groups-request.js';
-import { decodeListGroupsResponse } from '../protocol/generated/messages/list-groups-response.js';
-import { encodeDescribeGroupsRequest } from '../protocol/generated/messages/describe-groups-request.js';
-import { decodeDescribeGroupsResponse } from '../protocol/generated/messages/describe-groups-response.js';
-import { encodeOffsetFetchRequest } from '../protocol/generated/messages/offset-fetch-request.js';
-import { decodeOffsetFetchResponse } from '../protocol/generated/messages/offset-fetch-response.js';
-import { encodeListOffsetsRequest } from '../protocol/generated/messages/list-offsets-request.js';
-import { decodeListOffsetsResponse } from '../protocol/generated/messages/list-offsets-response.js';
-import { encodeConsumerGroupDescribeRequest } from '../protocol/generated/messages/consumer-group-describe-request.js';
-import { decodeConsumerGroupDescribeResponse } from '../protocol/generated/messages/consumer-group-describe-response.js';
+import { Apis } from '../client/apis.js';
+import { KafkaClient } from '../client/kafka-client.js';
 import { decodeConsumerProtocolAssignment } from '../protocol/generated/messages/consumer-protocol-assignment.js';
-import { GroupsClient } from '../coordinator/groups-client.js';
+import { KafkaError } from '../protocol/kafka-error.js';
+import { Reader } from '../protocol/reader.js';
 
 const USAGE = `usage: fjord groups [--bootstrap-server HOST:PORT] (--list [--state S]... [--type classic|consumer]... | --describe GROUP) [--json]
 
@@ -49,17 +41,17 @@ function table(rows: readonly (readonly string[])[]): string {
 
 const dash = (v: number | string | null): string => (v === null || v === '' ? '-' : String(v));
 
-export async function listGroups(client: GroupsClient, states: string[], types: string[]) {
-  const res = await client.request(16, 5, encodeListGroupsRequest, { statesFilter: states, typesFilter: types }, decodeListGroupsResponse);
-  if (res.errorCode !== 0) throw new Error(`ListGroups failed with error ${res.errorCode}`);
+export async function listGroups(client: KafkaClient, states: string[], types: string[]) {
+  const res = await client.send(Apis.ListGroups, { statesFilter: states, typesFilter: types });
+  if (res.errorCode !== 0) throw new KafkaError(res.errorCode, `ListGroups failed with error ${res.errorCode}`);
   return res.groups.map((g) => ({ group: g.groupId, type: g.groupType, state: g.groupState, protocolType: g.protocolType })).sort((a, b) => a.group.localeCompare(b.group));
 }
 
-export async function describeGroup(client: GroupsClient, groupId: string): Promise<GroupDescription | null> {
+export async function describeGroup(client: KafkaClient, groupId: string): Promise<GroupDescription | null> {
   const [dg, cg, fetched] = await Promise.all([
-    client.request(15, 5, encodeDescribeGroupsRequest, { groups: [groupId] }, decodeDescribeGroupsResponse),
-    client.request(69, 0, encodeConsumerGroupDescribeRequest, { groupIds: [groupId] }, decodeConsumerGroupDescribeResponse).catch(() => null),
-    client.request(9, 7, encodeOffsetFetchRequest, { groupId, topics: null, requireStable: false }, decodeOffsetFetchResponse),
+    client.send(Apis.DescribeGroups, { groups: [groupId] }),
+    client.send(Apis.ConsumerGroupDescribe, { groupIds: [groupId] }).catch(() => null),
+    client.send(Apis.OffsetFetch, { groups: [{ groupId, topics: null }], requireStable: false }),
   ]);
   const classic = dg.groups[0];
   const consumer = cg?.groups[0];
@@ -107,7 +99,7 @@ export async function describeGroup(client: GroupsClient, groupId: string): Prom
   const owner = new Map<string, GroupDescription['members'][number]>();
   for (const m of desc.members) for (const tp of m.partitions) owner.set(`${tp.topic}\0${tp.partition}`, m);
   const committed = new Map<string, number>();
-  for (const t of fetched.topics) for (const p of t.partitions) if (p.errorCode === 0 && p.committedOffset >= 0n) committed.set(`${t.name}\0${p.partitionIndex}`, Number(p.committedOffset));
+  for (const t of fetched.groups[0]?.topics ?? []) for (const p of t.partitions) if (p.errorCode === 0 && p.committedOffset >= 0n) committed.set(`${t.name}\0${p.partitionIndex}`, Number(p.committedOffset));
   const keys = [...new Set([...owner.keys(), ...committed.keys()])].map((k) => {
     const [topic, p] = k.split('\0') as [string, string];
     return { topic, partition: Number(p) };
@@ -117,13 +109,11 @@ export async function describeGroup(client: GroupsClient, groupId: string): Prom
   for (const k of keys) byTopic.set(k.topic, [...(byTopic.get(k.topic) ?? []), k.partition]);
   const ends = new Map<string, number>();
   if (byTopic.size > 0) {
-    const lo = await client.request(
-      2,
-      6,
-      encodeListOffsetsRequest,
-      { replicaId: -1, isolationLevel: 0, topics: [...byTopic].map(([name, ps]) => ({ name, partitions: ps.map((p) => ({ partitionIndex: p, currentLeaderEpoch: -1, timestamp: -1n })) })) },
-      decodeListOffsetsResponse,
-    );
+    const lo = await client.send(Apis.ListOffsets, {
+      replicaId: -1,
+      isolationLevel: 0,
+      topics: [...byTopic].map(([name, ps]) => ({ name, partitions: ps.map((p) => ({ partitionIndex: p, currentLeaderEpoch: -1, timestamp: -1n })) })),
+    });
     for (const t of lo.topics) for (const p of t.partitions) if (p.errorCode === 0) ends.set(`${t.name}\0${p.partitionIndex}`, Number(p.offset));
   }
   desc.partitions = keys.map(({ topic, partition }) => {
@@ -165,9 +155,11 @@ export async function runGroupsCli(argv: readonly string[]): Promise<number> {
     console.error(`fjord groups: give exactly one of --list or --describe GROUP\n${USAGE}`);
     return 2;
   }
-  let client: GroupsClient;
+  const bootstrap = values['bootstrap-server'];
+  let client: KafkaClient;
   try {
-    client = await GroupsClient.connect(values['bootstrap-server']);
+    // A bare host means Kafka's default port.
+    client = new KafkaClient({ bootstrapServers: [bootstrap.includes(':') ? bootstrap : `${bootstrap}:9092`], clientId: 'fjord-groups', connectTimeoutMs: 10_000 });
   } catch (e) {
     console.error(`fjord groups: ${(e as Error).message}`);
     return 1;

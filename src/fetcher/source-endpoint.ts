@@ -1,27 +1,115 @@
 /**
- * The seam between the mirror fetcher and the source cluster (Kafka's "leader endpoint"). The
- * real implementation is `SourceClient`; every call is addressed to a source broker by id, the
- * way AbstractFetcherThread talks to one leader at a time.
+ * The seam between the mirror fetcher and the source cluster (Kafka's `LeaderEndpoint`): every
+ * call is addressed to a source broker by id, the way AbstractFetcherThread talks to one leader
+ * at a time. The real implementation is `KafkaSourceEndpoint` (./kafka-source-endpoint.ts) over
+ * the project's Kafka client; tests script a double.
+ *
+ * The shapes are the fetcher's own, offsets as numbers: converted once per partition from the
+ * generated types, never per record. A fetched partition's `records` is a slice of the response
+ * frame.
  */
-import type {
-  DescribeClusterResult,
-  EpochEndOffset,
-  EpochRequest,
-  FetchRequest,
-  FetchResponse,
-  ListOffsetsPartitionRequest,
-  ListOffsetsPartitionResult,
-  MetadataResult,
-} from './source-protocol.js';
+
+export interface SourcePartitionLeader {
+  readonly errorCode: number;
+  readonly partition: number;
+  readonly leaderId: number;
+  readonly leaderEpoch: number;
+}
+
+export interface SourceTopicMetadata {
+  readonly errorCode: number;
+  readonly name: string | null;
+  readonly topicId: string;
+  readonly partitions: readonly SourcePartitionLeader[];
+}
+
+export interface SourceMetadata {
+  readonly topics: readonly SourceTopicMetadata[];
+}
+
+export interface FetchPartitionRequest {
+  readonly partition: number;
+  readonly currentLeaderEpoch: number;
+  readonly fetchOffset: number;
+  readonly partitionMaxBytes: number;
+}
+
+export interface FetchTopicRequest {
+  readonly topicId: string;
+  readonly partitions: readonly FetchPartitionRequest[];
+}
+
+export interface FetchRequest {
+  readonly maxWaitMs: number;
+  readonly minBytes: number;
+  readonly maxBytes: number;
+  readonly sessionId: number;
+  readonly sessionEpoch: number;
+  readonly topics: readonly FetchTopicRequest[];
+  readonly forgotten: readonly { readonly topicId: string; readonly partitions: readonly number[] }[];
+}
+
+export interface FetchPartitionResponse {
+  readonly partition: number;
+  readonly errorCode: number;
+  readonly highWatermark: number;
+  readonly lastStableOffset: number;
+  readonly logStartOffset: number;
+  /** From the CurrentLeader tagged field (KIP-951); -1 when absent. */
+  readonly currentLeaderId: number;
+  readonly currentLeaderEpoch: number;
+  /** Whole and partial batches exactly as the source sent them (a slice of the frame). */
+  readonly records: Buffer | null;
+}
+
+export interface FetchTopicResponse {
+  readonly topicId: string;
+  readonly partitions: readonly FetchPartitionResponse[];
+}
+
+export interface FetchResponse {
+  readonly errorCode: number;
+  readonly sessionId: number;
+  readonly topics: readonly FetchTopicResponse[];
+}
+
+export interface ListOffsetsPartitionRequest {
+  readonly topic: string;
+  readonly partition: number;
+  readonly currentLeaderEpoch: number;
+  /** -2 earliest, -1 latest, or a timestamp. */
+  readonly timestamp: number;
+}
+
+export interface ListOffsetsPartitionResult {
+  readonly topic: string;
+  readonly partition: number;
+  readonly errorCode: number;
+  readonly offset: number;
+  readonly leaderEpoch: number;
+}
+
+export interface EpochRequest {
+  readonly topic: string;
+  readonly partition: number;
+  readonly currentLeaderEpoch: number;
+  readonly leaderEpoch: number;
+}
+
+export interface EpochEndOffset {
+  readonly topic: string;
+  readonly partition: number;
+  readonly errorCode: number;
+  readonly leaderEpoch: number;
+  readonly endOffset: number;
+}
 
 export interface SourceEndpoint {
-  /** Metadata for the named topics (null = all topics); also refreshes the known broker list. */
-  metadata(topics: readonly string[] | null): Promise<MetadataResult>;
+  /** Leaders of the named topics' partitions. */
+  metadata(topics: readonly string[]): Promise<SourceMetadata>;
   /** Consumer-form Fetch (replica id -1, READ_UNCOMMITTED, topic ids) to one source broker. */
   fetch(brokerId: number, req: FetchRequest): Promise<FetchResponse>;
   listOffsets(brokerId: number, parts: readonly ListOffsetsPartitionRequest[]): Promise<ListOffsetsPartitionResult[]>;
   /** OffsetsForLeaderEpoch in the consumer form (replica id -1). */
   offsetsForLeaderEpoch(brokerId: number, parts: readonly EpochRequest[]): Promise<EpochEndOffset[]>;
-  describeCluster(): Promise<DescribeClusterResult>;
-  close(): void;
 }

@@ -18,15 +18,10 @@
  * keeps every ACL on a topic whose name starts with "orders-". A rule with an unknown type,
  * operation or permission name, or an invalid regular expression, matches nothing.
  */
-import type { SourceClient } from '../fetcher/source-client.js';
+import { Apis } from '../client/apis.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import { encodeCreateAclsRequest } from '../protocol/generated/messages/create-acls-request.js';
-import { decodeCreateAclsResponse } from '../protocol/generated/messages/create-acls-response.js';
-import { encodeDeleteAclsRequest } from '../protocol/generated/messages/delete-acls-request.js';
-import { decodeDeleteAclsResponse } from '../protocol/generated/messages/delete-acls-response.js';
-import { encodeDescribeAclsRequest } from '../protocol/generated/messages/describe-acls-request.js';
-import { decodeDescribeAclsResponse } from '../protocol/generated/messages/describe-acls-response.js';
+import type { KafkaClient } from '../client/kafka-client.js';
 import { mirrorConfigValue, splitList } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
 
@@ -117,19 +112,16 @@ function key(b: MirrorAclBinding): string {
 }
 
 /** Every ACL of a cluster, or null when it has no authorizer (SECURITY_DISABLED) or no DescribeAcls. */
-export async function describeAllAcls(client: SourceClient): Promise<MirrorAclBinding[] | null> {
-  const res = await client.rawRequest(
-    null,
-    29,
-    [1, 3],
-    (w, v) =>
-      encodeDescribeAclsRequest(
-        w,
-        { resourceTypeFilter: ANY, resourceNameFilter: null, patternTypeFilter: ANY, principalFilter: null, hostFilter: null, operation: ANY, permissionType: ANY },
-        v,
-      ),
-    decodeDescribeAclsResponse,
-  );
+export async function describeAllAcls(client: KafkaClient): Promise<MirrorAclBinding[] | null> {
+  const res = await client.sendIfSupported(Apis.DescribeAcls, {
+    resourceTypeFilter: ANY,
+    resourceNameFilter: null,
+    patternTypeFilter: ANY,
+    principalFilter: null,
+    hostFilter: null,
+    operation: ANY,
+    permissionType: ANY,
+  });
   if (res === null || res.errorCode === ErrorCode.SECURITY_DISABLED) return null;
   if (res.errorCode !== 0) throw new KafkaError(res.errorCode, `DescribeAcls failed with error ${res.errorCode}: ${res.errorMessage ?? ''}`);
   const out: MirrorAclBinding[] = [];
@@ -149,7 +141,7 @@ export interface AclSyncResult {
 }
 
 /** One ACL sync round for one mirror: `source` is the mirror's source client, `self` a client to this node. */
-export async function syncAcls(mirrorName: string, host: Pick<MirrorHost, 'mirrorConfigs'>, source: SourceClient, self: SourceClient): Promise<AclSyncResult> {
+export async function syncAcls(mirrorName: string, host: Pick<MirrorHost, 'mirrorConfigs'>, source: KafkaClient, self: KafkaClient): Promise<AclSyncResult> {
   const skipped: AclSyncResult = { created: 0, deleted: 0, skipped: true };
   const cfg = host.mirrorConfigs().get(mirrorName);
   if (cfg === undefined) return skipped;
@@ -167,44 +159,24 @@ export async function syncAcls(mirrorName: string, host: Pick<MirrorHost, 'mirro
   let created = 0;
   let deleted = 0;
   if (toCreate.length > 0) {
-    const res = await self.rawRequest(
-      null,
-      30,
-      [1, 3],
-      (w, v) =>
-        encodeCreateAclsRequest(
-          w,
-          { creations: toCreate.map((b) => ({ resourceType: b.resourceType, resourceName: b.resourceName, resourcePatternType: b.patternType, principal: b.principal, host: b.host, operation: b.operation, permissionType: b.permissionType })) },
-          v,
-        ),
-      decodeCreateAclsResponse,
-    );
+    const res = await self.sendIfSupported(Apis.CreateAcls, {
+      creations: toCreate.map((b) => ({ resourceType: b.resourceType, resourceName: b.resourceName, resourcePatternType: b.patternType, principal: b.principal, host: b.host, operation: b.operation, permissionType: b.permissionType })),
+    });
     created = res?.results.filter((r) => r.errorCode === 0).length ?? 0;
   }
   if (toDelete.length > 0) {
     // Exact filters (the binding's own pattern type, name, principal, host, operation, permission) delete that binding only.
-    const res = await self.rawRequest(
-      null,
-      31,
-      [1, 3],
-      (w, v) =>
-        encodeDeleteAclsRequest(
-          w,
-          {
-            filters: toDelete.map((b) => ({
-              resourceTypeFilter: b.resourceType,
-              resourceNameFilter: b.resourceName,
-              patternTypeFilter: b.patternType,
-              principalFilter: b.principal,
-              hostFilter: b.host,
-              operation: b.operation,
-              permissionType: b.permissionType,
-            })),
-          },
-          v,
-        ),
-      decodeDeleteAclsResponse,
-    );
+    const res = await self.sendIfSupported(Apis.DeleteAcls, {
+      filters: toDelete.map((b) => ({
+        resourceTypeFilter: b.resourceType,
+        resourceNameFilter: b.resourceName,
+        patternTypeFilter: b.patternType,
+        principalFilter: b.principal,
+        hostFilter: b.host,
+        operation: b.operation,
+        permissionType: b.permissionType,
+      })),
+    });
     deleted = res?.filterResults.reduce((n, r) => n + (r.errorCode === 0 ? r.matchingAcls.length : 0), 0) ?? 0;
   }
   return { created, deleted, skipped: false };

@@ -10,18 +10,9 @@
  * form). Destination side: the same calls to this node over its own listener, as the reference's
  * internal destination Admin does, so the group coordinator's rules apply unchanged.
  */
-import type { SourceClient } from '../fetcher/source-client.js';
+import { Apis } from '../client/apis.js';
+import type { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
-import { encodeDescribeGroupsRequest } from '../protocol/generated/messages/describe-groups-request.js';
-import { decodeDescribeGroupsResponse } from '../protocol/generated/messages/describe-groups-response.js';
-import { encodeFindCoordinatorRequest } from '../protocol/generated/messages/find-coordinator-request.js';
-import { decodeFindCoordinatorResponse } from '../protocol/generated/messages/find-coordinator-response.js';
-import { encodeListGroupsRequest } from '../protocol/generated/messages/list-groups-request.js';
-import { decodeListGroupsResponse } from '../protocol/generated/messages/list-groups-response.js';
-import { encodeOffsetCommitRequest } from '../protocol/generated/messages/offset-commit-request.js';
-import { decodeOffsetCommitResponse } from '../protocol/generated/messages/offset-commit-response.js';
-import { encodeOffsetFetchRequest } from '../protocol/generated/messages/offset-fetch-request.js';
-import { decodeOffsetFetchResponse } from '../protocol/generated/messages/offset-fetch-response.js';
 import { matchesAny, mirrorConfigValue, splitList } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
 
@@ -33,8 +24,8 @@ export interface GroupSyncResult {
   readonly skippedActive: number;
 }
 
-async function coordinatorOf(client: SourceClient, groupId: string): Promise<number | null> {
-  const res = await client.rawRequest(null, 10, [4, 4], (w, v) => encodeFindCoordinatorRequest(w, { keyType: 0, coordinatorKeys: [groupId] }, v), decodeFindCoordinatorResponse);
+async function coordinatorOf(client: KafkaClient, groupId: string): Promise<number | null> {
+  const res = await client.sendIfSupported(Apis.FindCoordinator, { keyType: 0, coordinatorKeys: [groupId] });
   const c = res?.coordinators[0];
   if (c === undefined || c.errorCode !== 0) return null;
   return c.nodeId;
@@ -47,8 +38,8 @@ async function coordinatorOf(client: SourceClient, groupId: string): Promise<num
 export async function syncGroupOffsets(
   mirrorName: string,
   host: MirrorHost,
-  source: SourceClient,
-  self: SourceClient,
+  source: KafkaClient,
+  self: KafkaClient,
   topics?: ReadonlySet<string>,
 ): Promise<GroupSyncResult> {
   const cfg = host.mirrorConfigs().get(mirrorName);
@@ -67,7 +58,7 @@ export async function syncGroupOffsets(
   const md = await source.metadata([]);
   const groupIds = new Set<string>();
   for (const b of md.brokers) {
-    const res = await source.rawRequest(b.nodeId, 16, [3, 4], (w, v) => encodeListGroupsRequest(w, { statesFilter: [] }, v), decodeListGroupsResponse);
+    const res = await source.sendIfSupported(Apis.ListGroups, { statesFilter: [] }, b.nodeId);
     for (const g of res?.groups ?? []) {
       if ((g.protocolType === 'consumer' || g.protocolType === '') && matchesAny(g.groupId, include) && !matchesAny(g.groupId, exclude)) groupIds.add(g.groupId);
     }
@@ -78,13 +69,7 @@ export async function syncGroupOffsets(
   for (const groupId of groupIds) {
     const srcCoord = await coordinatorOf(source, groupId);
     if (srcCoord === null) continue;
-    const fetched = await source.rawRequest(
-      srcCoord,
-      9,
-      [8, 8],
-      (w, v) => encodeOffsetFetchRequest(w, { groups: [{ groupId, topics: null }], requireStable: false }, v),
-      decodeOffsetFetchResponse,
-    );
+    const fetched = await source.sendIfSupported(Apis.OffsetFetch, { groups: [{ groupId, topics: null }], requireStable: false }, srcCoord);
     const g = fetched?.groups[0];
     if (g === undefined || g.errorCode !== 0) continue;
     const commits: { name: string; partitions: { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; committedMetadata: string | null }[] }[] = [];
@@ -105,18 +90,16 @@ export async function syncGroupOffsets(
     const destCoord = await coordinatorOf(self, groupId);
     if (destCoord === null) continue;
     // A group with live members here is owned by its consumers: never overwrite it.
-    const described = await self.rawRequest(destCoord, 15, [5, 5], (w, v) => encodeDescribeGroupsRequest(w, { groups: [groupId], includeAuthorizedOperations: false }, v), decodeDescribeGroupsResponse);
+    const described = await self.sendIfSupported(Apis.DescribeGroups, { groups: [groupId], includeAuthorizedOperations: false }, destCoord);
     const state = described?.groups[0];
     if (state !== undefined && state.errorCode === ErrorCode.NONE && ACTIVE_GROUP_STATES.has(state.groupState)) {
       skippedActive++;
       continue;
     }
-    const res = await self.rawRequest(
+    const res = await self.sendIfSupported(
+      Apis.OffsetCommit,
+      { groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, topics: commits },
       destCoord,
-      8,
-      [8, 9],
-      (w, v) => encodeOffsetCommitRequest(w, { groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, topics: commits }, v),
-      decodeOffsetCommitResponse,
     );
     for (const t of res?.topics ?? []) for (const p of t.partitions) if (p.errorCode === 0) committed++;
   }

@@ -12,7 +12,8 @@
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import { SourceClient, sourceClientOptionsFromConfig } from '../fetcher/source-client.js';
+import { clientOptionsFromConfig } from '../client/client-options.js';
+import { KafkaClient } from '../client/kafka-client.js';
 import type { ControlQueue } from './control-queue.js';
 import { allFail, err, ok, topLevel, type TopicResult, type TopicsResult, type TopLevelResult } from './control-results.js';
 import { matchesAny, mirrorConfigDefault, splitList, validateMirrorConfigEntry, validateMirrorName } from './mirror-config.js';
@@ -73,7 +74,7 @@ export class MirrorControlPlane {
   }
 
   private async resolveSourceClusterId(name: string, cfg: ReadonlyMap<string, string>): Promise<string> {
-    const client = new SourceClient({ ...sourceClientOptionsFromConfig(name, cfg), requestTimeoutMs: 10_000, connectTimeoutMs: 5_000 });
+    const client = new KafkaClient({ ...clientOptionsFromConfig(cfg, `fjord-mirror-${name}`), requestTimeoutMs: 10_000, connectTimeoutMs: 5_000 });
     try {
       const d = await client.describeCluster();
       if (d.errorCode !== 0) throw new KafkaError(d.errorCode, `DescribeCluster error ${d.errorCode}`);
@@ -178,7 +179,7 @@ export class MirrorControlPlane {
     const cfg = this.host.mirrorConfigs().get(mirrorName);
     if (cfg === undefined) throw new KafkaError(ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown mirror ${mirrorName}`);
     const shared = this.manager.sourceClient(mirrorName);
-    const client = shared ?? new SourceClient(sourceClientOptionsFromConfig(mirrorName, cfg));
+    const client = shared ?? new KafkaClient(clientOptionsFromConfig(cfg, `fjord-mirror-${mirrorName}`));
     try {
       const md = await client.metadata([name]);
       const t = md.topics.find((x) => x.name === name);

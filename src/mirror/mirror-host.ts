@@ -12,47 +12,11 @@
  */
 import type { ApiHandler } from '../server/api-handler.js';
 import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
+import type { MirrorAppendResult, MirrorLog } from '../fetcher/mirror-log.js';
 import type { MirrorPartitionStateValue } from './mirror-partition-state.js';
 
 /** ConfigResource type id of a cluster mirror (KIP-1279 §3.1). */
 export const CLUSTER_MIRROR_RESOURCE_TYPE = 64;
-
-/** The part of a partition log the mirror fetcher and the STOPPING sequence use. */
-export interface MirrorLog {
-  readonly logStartOffset: number;
-  readonly logEndOffset: number;
-  readonly highWatermark: number;
-  /** Epoch of the last entry of the leader-epoch cache; -1 when the log has none. */
-  readonly latestEpoch: number;
-  /**
-   * Appends whole record batches exactly as the source wrote them: offsets and partition leader
-   * epochs are kept, the epoch cache is built from the batch epochs, producer state is updated
-   * and a MIRROR_PID_RESET control batch clears it. The first batch must start at logEndOffset.
-   */
-  appendAsMirror(records: Buffer): Promise<MirrorAppendResult>;
-  /** Drops everything at and above `offset` (no-op when offset >= logEndOffset). */
-  truncateTo(offset: number): Promise<void>;
-  /** Empties the log and restarts it at `offset` (out of range below the source log start). */
-  truncateFullyAndStartAt(offset: number): Promise<void>;
-  /**
-   * Kafka's `endOffsetForEpoch`: the start offset of the first epoch greater than `epoch`, or the
-   * log end offset when `epoch` is the latest; `{ epoch: -1, endOffset: -1 }` when unknown.
-   */
-  endOffsetForEpoch(epoch: number): { epoch: number; endOffset: number };
-  /**
-   * Whole batches from the one containing `fetchOffset` (at least one when `minOneMessage`).
-   * STOPPING reads the last batch to learn the last mirrored epoch: the epoch cache's latest
-   * entry may be a destination leader-epoch marker rather than a mirrored batch's epoch.
-   */
-  readToBuffer(opts: { fetchOffset: number; maxOffset: number; maxBytes: number; minOneMessage: boolean }): Promise<{ errorCode: number; records: Buffer }>;
-}
-
-export interface MirrorAppendResult {
-  readonly errorCode: number;
-  readonly baseOffset: number;
-  readonly lastOffset: number;
-  readonly errorMessage?: string;
-}
 
 /** A producer whose transaction is open in a partition (STOPPING aborts it, spec §8.5 d). */
 export interface OpenTransaction {

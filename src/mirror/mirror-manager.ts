@@ -8,7 +8,7 @@
  * Concurrency contract: single event loop; state transitions are serialised per partition by
  * the state machine; `sync()` may run any number of times (it is idempotent and coalesced).
  */
-import type { SourceClient } from '../fetcher/source-client.js';
+import type { KafkaClient } from '../client/kafka-client.js';
 import { errorCodeOf } from '../protocol/kafka-error.js';
 import { connectionFingerprint, type MirrorBrokerConfig } from './mirror-config.js';
 import type { MirrorCoordinator } from './mirror-coordinator.js';
@@ -161,7 +161,7 @@ export class MirrorManager {
   }
 
   /** Connected source client of a mirror (for the handlers: source metadata for StartMirrorTopics). */
-  sourceClient(mirrorName: string): SourceClient | undefined {
+  sourceClient(mirrorName: string): KafkaClient | undefined {
     return this.runtimes.get(mirrorName)?.client;
   }
 

@@ -5,7 +5,9 @@
  * partition key, to whoever drives the state machine.
  */
 import { MirrorFetcher, type MirrorTopicPartition } from '../fetcher/mirror-fetcher.js';
-import { SourceClient, sourceClientOptionsFromConfig } from '../fetcher/source-client.js';
+import { clientOptionsFromConfig } from '../client/client-options.js';
+import { KafkaClient } from '../client/kafka-client.js';
+import { KafkaSourceEndpoint } from '../fetcher/kafka-source-endpoint.js';
 import { mirrorConfigValue, type MirrorBrokerConfig } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
 import type { MirrorPartitionKey } from './state-machine.js';
@@ -14,7 +16,7 @@ export interface MirrorRuntime {
   readonly name: string;
   /** connectionFingerprint of the configs it was built from: a change rebuilds it. */
   readonly fingerprint: string;
-  readonly client: SourceClient;
+  readonly client: KafkaClient;
   readonly fetcher: MirrorFetcher;
   readonly sourceClusterId: string | null;
 }
@@ -40,14 +42,14 @@ export function createMirrorRuntime(
   fingerprint: string,
   events: MirrorRuntimeEvents,
 ): MirrorRuntime {
-  const client = new SourceClient(sourceClientOptionsFromConfig(name, cfg));
+  const client = new KafkaClient(clientOptionsFromConfig(cfg, `fjord-mirror-${name}`));
   const num = (k: string, d: number): number => {
     const v = Number(mirrorConfigValue(cfg, k));
     return Number.isFinite(v) ? v : d;
   };
   const keyOf = (tp: MirrorTopicPartition): MirrorPartitionKey => events.keyFor(name, tp.topicId, tp.topic, tp.partition);
   const fetcher = new MirrorFetcher(
-    client,
+    new KafkaSourceEndpoint(client),
     {
       log: (tp) => host.partitionLog(tp.topic, tp.partition),
       destinationLeaderEpoch: (tp) => host.leaderEpoch(tp.topic, tp.partition) ?? 0,
@@ -64,7 +66,8 @@ export function createMirrorRuntime(
       backoffMs: num('mirror.fetch.backoff.ms', config.fetchBackoffMs),
       unreachableFailMs: num('mirror.socket.timeout.ms', config.socketTimeoutMs),
     },
-    () => host.clock.now(),
+    host.clock,
+    host.timers,
   );
   return { name, fingerprint, client, fetcher, sourceClusterId: cfg.get('mirror.source.cluster.id') ?? null };
 }

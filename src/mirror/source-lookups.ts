@@ -4,20 +4,17 @@
  * (direct failback). A source without the mirroring APIs (plain Apache Kafka) answers neither:
  * no loop, LME -1.
  */
-import type { SourceClient } from '../fetcher/source-client.js';
-import { API } from '../fetcher/source-protocol.js';
+import { Apis } from '../client/apis.js';
+import type { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError, errorCodeOf } from '../protocol/kafka-error.js';
-import { encodeDescribeClusterMirrorsRequest } from '../protocol/generated/messages/describe-cluster-mirrors-request.js';
-import { decodeDescribeClusterMirrorsResponse, type DescribeClusterMirrorsResponse } from '../protocol/generated/messages/describe-cluster-mirrors-response.js';
-import { encodeListClusterMirrorsRequest } from '../protocol/generated/messages/list-cluster-mirrors-request.js';
-import { decodeListClusterMirrorsResponse } from '../protocol/generated/messages/list-cluster-mirrors-response.js';
+import type { DescribeClusterMirrorsResponse } from '../protocol/generated/messages/describe-cluster-mirrors-response.js';
 
 /** Loop check (§8.6 2a): a mirror on the source whose source is us and which is not stopped for this topic. */
-export async function hasMirrorLoop(source: SourceClient, ourClusterId: string, topicName: string): Promise<boolean> {
+export async function hasMirrorLoop(source: KafkaClient, ourClusterId: string, topicName: string): Promise<boolean> {
   let res;
   try {
-    res = await source.rawRequest(null, API.LIST_CLUSTER_MIRRORS, [0, 0], (w, v) => encodeListClusterMirrorsRequest(w, { includeTopicNames: true }, v), decodeListClusterMirrorsResponse);
+    res = await source.sendIfSupported(Apis.ListClusterMirrors, { includeTopicNames: true });
   } catch (err) {
     throw new KafkaError(errorCodeOf(err), `loop check on the source failed: ${(err as Error).message}`);
   }
@@ -30,24 +27,17 @@ export async function hasMirrorLoop(source: SourceClient, ourClusterId: string, 
  * LME lookup (§8.6 2b): DescribeClusterMirrors to every source broker with our cluster id and the
  * partition; the max over the answers; -1 when none.
  */
-export async function lookupLastMirrorEpoch(source: SourceClient, ourClusterId: string, topicId: string, partition: number): Promise<number> {
+export async function lookupLastMirrorEpoch(source: KafkaClient, ourClusterId: string, topicId: string, partition: number): Promise<number> {
   const md = await source.metadata([]);
   const brokers = md.brokers.length > 0 ? md.brokers.map((b) => b.nodeId) : [null];
   let lme = -1;
   for (const b of brokers) {
     let res: DescribeClusterMirrorsResponse | null;
     try {
-      res = await source.rawRequest(
+      res = await source.sendIfSupported(
+        Apis.DescribeClusterMirrors,
+        { mirrorNames: [], includeAuthorizedOperations: false, clusterId: ourClusterId, lastMirrorEpochLookups: [{ topicId, partitions: [partition] }] },
         b,
-        API.DESCRIBE_CLUSTER_MIRRORS,
-        [0, 0],
-        (w, v) =>
-          encodeDescribeClusterMirrorsRequest(
-            w,
-            { mirrorNames: [], includeAuthorizedOperations: false, clusterId: ourClusterId, lastMirrorEpochLookups: [{ topicId, partitions: [partition] }] },
-            v,
-          ),
-        decodeDescribeClusterMirrorsResponse,
       );
     } catch (err) {
       throw new KafkaError(errorCodeOf(err), `last mirrored epoch lookup on the source failed: ${(err as Error).message}`);

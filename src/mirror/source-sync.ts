@@ -8,7 +8,7 @@
  * Concurrency contract: single event loop; one refresh round at a time (the next is scheduled
  * when the previous one ends).
  */
-import { SourceClient } from '../fetcher/source-client.js';
+import { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { syncAcls } from './acl-sync.js';
 import { syncGroupOffsets } from './group-offset-sync.js';
@@ -38,7 +38,7 @@ export interface SourceSyncDeps {
 export class MirrorSourceSync {
   /** Set by the control plane once it exists. */
   topicDiscovery: TopicDiscovery | null = null;
-  private selfClient: SourceClient | null = null;
+  private selfClient: KafkaClient | null = null;
 
   constructor(private readonly deps: SourceSyncDeps) {}
 
@@ -106,9 +106,9 @@ export class MirrorSourceSync {
   }
 
   /** A client to this node's own listener, for group offset commits (the reference's destination Admin). */
-  private self(): SourceClient {
+  private self(): KafkaClient {
     const { host } = this.deps;
-    this.selfClient ??= new SourceClient({ bootstrapServers: [`${host.host}:${host.port}`], clientId: 'fjord-mirror-groups', requestTimeoutMs: 10_000 });
+    this.selfClient ??= new KafkaClient({ bootstrapServers: [`${host.host}:${host.port}`], clientId: 'fjord-mirror-groups', requestTimeoutMs: 10_000 });
     return this.selfClient;
   }
 

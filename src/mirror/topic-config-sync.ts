@@ -4,25 +4,20 @@
  * are SET here when they differ, through this node's own IncrementalAlterConfigs. Deletions on
  * the source are not propagated (as in the reference).
  */
-import type { SourceClient } from '../fetcher/source-client.js';
-import { encodeDescribeConfigsRequest } from '../protocol/generated/messages/describe-configs-request.js';
-import { decodeDescribeConfigsResponse } from '../protocol/generated/messages/describe-configs-response.js';
-import { encodeIncrementalAlterConfigsRequest } from '../protocol/generated/messages/incremental-alter-configs-request.js';
-import { decodeIncrementalAlterConfigsResponse } from '../protocol/generated/messages/incremental-alter-configs-response.js';
+import { Apis } from '../client/apis.js';
+import type { KafkaClient } from '../client/kafka-client.js';
 import { mirrorConfigValue, splitList } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
 
 const TOPIC_RESOURCE = 2;
 const DYNAMIC_TOPIC_CONFIG = 1;
 
-async function describeTopics(client: SourceClient, topics: readonly string[]) {
-  const res = await client.rawRequest(
-    null,
-    32,
-    [4, 4],
-    (w, v) => encodeDescribeConfigsRequest(w, { resources: topics.map((t) => ({ resourceType: TOPIC_RESOURCE, resourceName: t, configurationKeys: null })), includeSynonyms: false, includeDocumentation: false }, v),
-    decodeDescribeConfigsResponse,
-  );
+async function describeTopics(client: KafkaClient, topics: readonly string[]) {
+  const res = await client.sendIfSupported(Apis.DescribeConfigs, {
+    resources: topics.map((t) => ({ resourceType: TOPIC_RESOURCE, resourceName: t, configurationKeys: null })),
+    includeSynonyms: false,
+    includeDocumentation: false,
+  });
   const out = new Map<string, Map<string, { value: string | null; source: number }>>();
   for (const r of res?.results ?? []) {
     if (r.errorCode !== 0) continue;
@@ -32,7 +27,7 @@ async function describeTopics(client: SourceClient, topics: readonly string[]) {
 }
 
 /** One round for one mirror; `topics` limits it (e.g. a topic that just started mirroring). Returns the keys set. */
-export async function syncTopicConfigs(mirrorName: string, host: MirrorHost, source: SourceClient, self: SourceClient, topics?: readonly string[]): Promise<number> {
+export async function syncTopicConfigs(mirrorName: string, host: MirrorHost, source: KafkaClient, self: KafkaClient, topics?: readonly string[]): Promise<number> {
   const cfg = host.mirrorConfigs().get(mirrorName);
   if (cfg === undefined) return 0;
   const names =
@@ -57,7 +52,7 @@ export async function syncTopicConfigs(mirrorName: string, host: MirrorHost, sou
     if (configs.length > 0) resources.push({ resourceType: TOPIC_RESOURCE, resourceName: topic, configs });
   }
   if (resources.length === 0) return 0;
-  const res = await self.rawRequest(null, 44, [1, 1], (w, v) => encodeIncrementalAlterConfigsRequest(w, { resources, validateOnly: false }, v), decodeIncrementalAlterConfigsResponse);
+  const res = await self.sendIfSupported(Apis.IncrementalAlterConfigs, { resources, validateOnly: false });
   let n = 0;
   for (const r of res?.responses ?? []) if (r.errorCode === 0) n += resources.find((x) => x.resourceName === r.resourceName)?.configs.length ?? 0;
   return n;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SourceConnection } from '../../src/fetcher/source-connection.js';
+import { KafkaConnection } from '../../src/client/kafka-connection.js';
 import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { encodeBumpLeaderEpochsRequest } from '../../src/protocol/generated/messages/bump-leader-epochs-request.js';
 import { decodeBumpLeaderEpochsResponse } from '../../src/protocol/generated/messages/bump-leader-epochs-response.js';
@@ -76,7 +76,7 @@ async function produce(node: RunningNode, topic: string, values: string[]): Prom
 }
 
 async function topicId(node: RunningNode, topic: string): Promise<string> {
-  const c = await SourceConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'md' });
+  const c = await KafkaConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'md' });
   try {
     const md = await c.request(3, 12, (w) => encodeMetadataRequest(w, { topics: [{ topicId: ZERO, name: topic }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }, 12), (r) => decodeMetadataResponse(r, 12));
     return md.topics[0]!.topicId;
@@ -94,7 +94,7 @@ interface FetchPart {
 
 /** One sessionless Fetch by topic id at `version`; `mirrorLeaderEpoch` undefined leaves the tag out. */
 async function fetchOnce(node: RunningNode, version: number, id: string, fetchOffset: number, mirrorLeaderEpoch?: number, maxWaitMs = 0): Promise<FetchPart> {
-  const c = await SourceConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'fetch-v19' });
+  const c = await KafkaConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'fetch-v19' });
   try {
     const res: FetchResponse = await c.request(
       1,
@@ -135,7 +135,7 @@ describe('Fetch v19 MirrorLeaderEpoch', () => {
     await produce(b, plain, ['p0']);
     // The source's epoch goes to 6 (BumpLeaderEpochs with MinLeaderEpoch 5), so copied batches carry 6.
     const srcId = await topicId(a, topic);
-    const c = await SourceConnection.connect({ host: '127.0.0.1', port: a.port, clientId: 'bump' });
+    const c = await KafkaConnection.connect({ host: '127.0.0.1', port: a.port, clientId: 'bump' });
     const bumped = await c.request(105, 0, (w) => encodeBumpLeaderEpochsRequest(w, { topics: [{ topicId: srcId, partitions: [{ partitionIndex: 0, minLeaderEpoch: 5 }] }] }, 0), (r) => decodeBumpLeaderEpochsResponse(r, 0));
     c.close();
     expect(bumped.topics[0]?.partitions[0]?.errorCode).toBe(0);
@@ -171,7 +171,7 @@ describe('Fetch v19 MirrorLeaderEpoch', () => {
 
     // Fetch session: the full response carries the epoch; an incremental request that names no
     // partition then long-polls (the epoch was sent already) and lists nothing.
-    const conn = await SourceConnection.connect({ host: '127.0.0.1', port: b.port, clientId: 'fetch-v19-session' });
+    const conn = await KafkaConnection.connect({ host: '127.0.0.1', port: b.port, clientId: 'fetch-v19-session' });
     try {
       const send = (sessionId: number, sessionEpoch: number, withPartition: boolean): Promise<FetchResponse> =>
         conn.request(

@@ -148,7 +148,7 @@ describe('fjord cluster-mirrors', () => {
   it('rejects an invalid config change and reconnects after a valid one', async () => {
     const admin = new MirrorAdmin({ bootstrapServers: [dest.bootstrap] });
     try {
-      await expect(admin.alterMirrorConfig('m1', [{ name: 'bootstrap.servers', op: ConfigOp.SET, value: 'nonsense' }])).rejects.toMatchObject({ errorCode: ErrorCode.INVALID_CONFIG });
+      await expect(admin.alterMirrorConfig('m1', [{ name: 'bootstrap.servers', op: ConfigOp.SET, value: 'nonsense' }])).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG });
       // Point the mirror at an address where nothing listens: the fetchers are rebuilt on it and
       // copy nothing more …
       await admin.alterMirrorConfig('m1', [{ name: 'bootstrap.servers', op: ConfigOp.SET, value: '127.0.0.1:1' }]);

@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MirrorFetcher, type MirrorTopicPartition } from '../../src/fetcher/mirror-fetcher.js';
-import { SourceClient } from '../../src/fetcher/source-client.js';
-import { SourceConnection } from '../../src/fetcher/source-connection.js';
+import { KafkaClient } from '../../src/client/kafka-client.js';
+import { KafkaSourceEndpoint } from '../../src/fetcher/kafka-source-endpoint.js';
+import { KafkaConnection } from '../../src/client/kafka-connection.js';
 import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
 import { decodeProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
 import { Compression } from '../../src/protocol/record-batch.js';
@@ -38,7 +39,7 @@ function client(): Kafka {
 }
 
 async function topicId(name: string): Promise<string> {
-  const c = new SourceClient({ bootstrapServers: [node.bootstrap] });
+  const c = new KafkaClient({ bootstrapServers: [node.bootstrap] });
   try {
     const t = (await c.metadata([name])).topics.find((x) => x.name === name);
     if (t === undefined || t.errorCode !== 0) throw new Error(`no topic ${name}`);
@@ -63,9 +64,9 @@ function segmentBytes(dir: string): Buffer {
 
 function mirrorInto(partitions: Map<number, PartitionLog>) {
   const failed: string[] = [];
-  const c = new SourceClient({ bootstrapServers: [node.bootstrap], requestTimeoutMs: 5000, connectTimeoutMs: 1000 });
+  const c = new KafkaClient({ bootstrapServers: [node.bootstrap], requestTimeoutMs: 5000, connectTimeoutMs: 1000 });
   const fetcher = new MirrorFetcher(
-    c,
+    new KafkaSourceEndpoint(c),
     {
       log: (tp) => partitions.get(tp.partition),
       destinationLeaderEpoch: () => 1000,
@@ -93,7 +94,7 @@ describe('MirrorFetcher with a Fjord node as the source', () => {
       await producer.send({ topic, compression, messages: Array.from({ length: 20 }, (_, i) => ({ partition: 0, value: `codec-${compression}-${i}`.repeat(5) })) });
     }
     await producer.disconnect();
-    const conn = await SourceConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'codec-producer' });
+    const conn = await KafkaConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'codec-producer' });
     for (const compression of [Compression.SNAPPY, Compression.LZ4, Compression.ZSTD]) {
       const batch = buildRecordBatch({ compression, records: Array.from({ length: 20 }, (_, i) => ({ value: Buffer.from(`codec-${compression}-${i}`.repeat(5)) })) });
       const res = await conn.request(

@@ -10,8 +10,9 @@ import { join } from 'node:path';
 import { CompressionTypes, Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MirrorFetcher, type MirrorTopicPartition } from '../../src/fetcher/mirror-fetcher.js';
-import { SourceClient } from '../../src/fetcher/source-client.js';
-import { SourceConnection } from '../../src/fetcher/source-connection.js';
+import { KafkaClient } from '../../src/client/kafka-client.js';
+import { KafkaSourceEndpoint } from '../../src/fetcher/kafka-source-endpoint.js';
+import { KafkaConnection } from '../../src/client/kafka-connection.js';
 import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
 import { decodeProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
 import { Compression } from '../../src/protocol/record-batch.js';
@@ -41,7 +42,7 @@ afterAll(async () => {
 });
 
 async function sourceTopicId(name: string): Promise<string> {
-  const client = new SourceClient({ bootstrapServers: [kafka.bootstrap] });
+  const client = new KafkaClient({ bootstrapServers: [kafka.bootstrap] });
   try {
     const md = await client.metadata([name]);
     const t = md.topics.find((x) => x.name === name);
@@ -81,9 +82,9 @@ interface Events {
 
 function fetcherFor(logMap: Map<number, PartitionLog>, dle: () => number, opts: { unreachableFailMs?: number } = {}) {
   const events: Events = { failed: [], bumps: [], fenced: [] };
-  const client = new SourceClient({ bootstrapServers: [kafka.bootstrap], requestTimeoutMs: 5000, connectTimeoutMs: 2000 });
+  const client = new KafkaClient({ bootstrapServers: [kafka.bootstrap], requestTimeoutMs: 5000, connectTimeoutMs: 2000 });
   const fetcher = new MirrorFetcher(
-    client,
+    new KafkaSourceEndpoint(client),
     {
       log: (tp) => logMap.get(tp.partition),
       destinationLeaderEpoch: () => dle(),
@@ -145,7 +146,7 @@ describe('MirrorFetcher with Apache Kafka as the source', () => {
   it('mirrors every compression codec unchanged', async () => {
     const topic = 'codecs';
     await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
-    const conn = await SourceConnection.connect({ host: kafka.host, port: kafka.port, clientId: 'codec-producer' });
+    const conn = await KafkaConnection.connect({ host: kafka.host, port: kafka.port, clientId: 'codec-producer' });
     for (const compression of [Compression.NONE, Compression.GZIP, Compression.SNAPPY, Compression.LZ4, Compression.ZSTD]) {
       const batch = buildRecordBatch({ compression, records: Array.from({ length: 25 }, (_, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`codec-${compression}-${i}-`.repeat(8)) })) });
       const res = await conn.request(

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, Kafka, logLevel, ResourcePatternTypes, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SourceClient } from '../../src/fetcher/source-client.js';
+import { KafkaClient } from '../../src/client/kafka-client.js';
 import { describeAllAcls, parseAclRule, syncAcls, type MirrorAclBinding } from '../../src/mirror/acl-sync.js';
 import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
@@ -128,8 +128,8 @@ describe('ACL sync between two Fjord nodes', () => {
   });
 
   it('skips silently when the source has no authorizer (Apache Kafka answers SECURITY_DISABLED)', async () => {
-    const source = new SourceClient({ bootstrapServers: [kafka.bootstrap], clientId: 'acl-sync-test', requestTimeoutMs: 10_000 });
-    const self = new SourceClient({ bootstrapServers: [d.bootstrap], clientId: 'acl-sync-test', requestTimeoutMs: 10_000 });
+    const source = new KafkaClient({ bootstrapServers: [kafka.bootstrap], clientId: 'acl-sync-test', requestTimeoutMs: 10_000 });
+    const self = new KafkaClient({ bootstrapServers: [d.bootstrap], clientId: 'acl-sync-test', requestTimeoutMs: 10_000 });
     try {
       expect(await describeAllAcls(source)).toBeNull();
       const before = await aclList(d);

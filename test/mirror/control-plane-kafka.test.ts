@@ -39,7 +39,7 @@ import { iterateBatches } from '../../src/protocol/record-batch.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
 import { Reader } from '../../src/protocol/reader.js';
 import { Writer } from '../../src/protocol/writer.js';
-import { SourceClient } from '../../src/fetcher/source-client.js';
+import { KafkaClient } from '../../src/client/kafka-client.js';
 import { startKafkaSource as startKafkaBroker, type KafkaBroker } from './helpers/kafka-source.js';
 import { MirrorTestHost } from './helpers/mirror-test-host.js';
 
@@ -149,7 +149,7 @@ describe('cluster mirroring control plane, Apache Kafka as the source', () => {
     await admin.createTopics({ topics: [{ topic, numPartitions: 2, replicationFactor: 1 }], waitForLeaders: true });
     await produce(topic, 0, 4, 10);
     await produce(topic, 1, 3, 7);
-    const source = new SourceClient({ bootstrapServers: [kafka.bootstrap] });
+    const source = new KafkaClient({ bootstrapServers: [kafka.bootstrap] });
     const sourceId = (await source.metadata([topic])).topics[0]?.topicId;
     source.close();
 

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SourceConnection } from '../../src/fetcher/source-connection.js';
+import { KafkaConnection } from '../../src/client/kafka-connection.js';
 import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { encodeBumpLeaderEpochsRequest } from '../../src/protocol/generated/messages/bump-leader-epochs-request.js';
 import { decodeBumpLeaderEpochsResponse } from '../../src/protocol/generated/messages/bump-leader-epochs-response.js';
@@ -86,8 +86,8 @@ async function javaConsume(bootstrap: string, topic: string, group: string, want
   return lastJsonLine(r) as never;
 }
 
-async function withConnection<T>(node: RunningNode, f: (c: SourceConnection) => Promise<T>): Promise<T> {
-  const c = await SourceConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'epoch-test' });
+async function withConnection<T>(node: RunningNode, f: (c: KafkaConnection) => Promise<T>): Promise<T> {
+  const c = await KafkaConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'epoch-test' });
   try {
     return await f(c);
   } finally {

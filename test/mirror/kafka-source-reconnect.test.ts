@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SourceConnection } from '../../src/fetcher/source-connection.js';
+import { KafkaConnection } from '../../src/client/kafka-connection.js';
 import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { CLUSTER_MIRROR_RESOURCE_TYPE } from '../../src/mirror/mirror-host.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
@@ -111,7 +111,7 @@ async function produce(topic: string, from: number, count: number): Promise<void
 
 /** IncrementalAlterConfigs SET on the mirror's CLUSTER_MIRROR resource; returns the error code. */
 async function alterMirror(name: string, value: string): Promise<{ errorCode: number; errorMessage: string | null }> {
-  const c = await SourceConnection.connect({ host: '127.0.0.1', port: fjord.port, clientId: 'reconnect' });
+  const c = await KafkaConnection.connect({ host: '127.0.0.1', port: fjord.port, clientId: 'reconnect' });
   try {
     const res = await c.request(
       44,

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SourceConnection } from '../../src/fetcher/source-connection.js';
+import { KafkaConnection } from '../../src/client/kafka-connection.js';
 import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { encodeBumpLeaderEpochsRequest } from '../../src/protocol/generated/messages/bump-leader-epochs-request.js';
@@ -82,7 +82,7 @@ async function produce(node: RunningNode, topic: string, values: string[]): Prom
 
 /** Produce v9 with our own connection, to see the exact error code. */
 async function rawProduceError(node: RunningNode, topic: string): Promise<number> {
-  const conn = await SourceConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'raw' });
+  const conn = await KafkaConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'raw' });
   try {
     const batch = buildRecordBatch({ records: [{ value: Buffer.from('should not land') }] });
     const res = await conn.request(
@@ -171,7 +171,7 @@ describe('mirroring between two Fjord nodes', () => {
     await createTopic(a, topic);
     // Raise the source's leader epoch well above anything the destination has (BumpLeaderEpochs
     // on the source node), then write there: the batches carry epoch 41.
-    const conn = await SourceConnection.connect({ host: '127.0.0.1', port: a.port, clientId: 'bump' });
+    const conn = await KafkaConnection.connect({ host: '127.0.0.1', port: a.port, clientId: 'bump' });
     const md = await conn.request(3, 12, (w) => encodeMetadataRequest(w, { topics: [{ topicId: '00000000-0000-0000-0000-000000000000', name: topic }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }, 12), (r) => decodeMetadataResponse(r, 12));
     const topicId = md.topics[0]!.topicId;
     const bumped = await conn.request(105, 0, (w) => encodeBumpLeaderEpochsRequest(w, { topics: [{ topicId, partitions: [{ partitionIndex: 0, minLeaderEpoch: 40 }] }] }, 0), (r) => decodeBumpLeaderEpochsResponse(r, 0));
@@ -181,7 +181,7 @@ describe('mirroring between two Fjord nodes', () => {
     expect((await cli(b, '--start', '--mirror', 'from-a', '--topics', topic)).code).toBe(0);
     await waitFor('mirrored', () => segments(b, topic).length > 0 && segments(b, topic).equals(segments(a, topic)));
     const epochOf = async (node: RunningNode): Promise<number> => {
-      const c = await SourceConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'epoch' });
+      const c = await KafkaConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'epoch' });
       try {
         const m = await c.request(3, 12, (w) => encodeMetadataRequest(w, { topics: [{ topicId: '00000000-0000-0000-0000-000000000000', name: topic }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }, 12), (r) => decodeMetadataResponse(r, 12));
         return m.topics[0]?.partitions[0]?.leaderEpoch ?? -1;

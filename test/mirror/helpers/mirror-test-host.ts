@@ -9,15 +9,8 @@ import { join } from 'node:path';
 import { coordinatorLogOf } from '../../../src/coordinator/partition-log-adapter.js';
 import type { CoordinatorLog } from '../../../src/coordinator/coordinator-host.js';
 import { realTimers, systemClock } from '../../../src/coordinator/coordinator-host.js';
-import type {
-  MirrorAppendResult,
-  MirrorControllerOp,
-  MirrorControllerResult,
-  MirrorHost,
-  MirrorLog,
-  MirrorTopicBinding,
-  OpenTransaction,
-} from '../../../src/mirror/mirror-host.js';
+import type { MirrorAppendResult, MirrorLog } from '../../../src/fetcher/mirror-log.js';
+import type { MirrorControllerOp, MirrorControllerResult, MirrorHost, MirrorTopicBinding, OpenTransaction } from '../../../src/mirror/mirror-host.js';
 import { MirrorPartitionState } from '../../../src/mirror/mirror-partition-state.js';
 import { ErrorCode } from '../../../src/protocol/generated/errors.js';
 import { logConfig } from '../../../src/storage/log-config.js';

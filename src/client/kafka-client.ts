@@ -1,0 +1,178 @@
+/**
+ * The one Kafka client of the project: bootstrap, the cluster's broker list (from Metadata,
+ * DescribeCluster and Fetch's NodeEndpoints), one connection per broker created on first use and
+ * re-created after a failure, and typed calls on the generated request and response types.
+ *
+ * The mirror fetcher (through its `SourceEndpoint` adapter), the mirror metadata sync, the admin
+ * library and the CLIs all use it. It works against any Kafka cluster with standard APIs (Kafka
+ * 3.1+ for Fetch with topic ids) and against Fjord.
+ *
+ * Concurrency contract: single event loop; calls may overlap freely (each connection pipelines).
+ */
+import { ErrorCode } from '../protocol/generated/errors.js';
+import type { MetadataResponse } from '../protocol/generated/messages/metadata-response.js';
+import { KafkaError } from '../protocol/kafka-error.js';
+import { Apis, type ApiSpec } from './apis.js';
+import { parseHostPort, type KafkaClientOptions } from './client-options.js';
+import { KafkaConnection, type KafkaConnectionOptions } from './kafka-connection.js';
+
+const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+
+export interface KnownBroker {
+  readonly nodeId: number;
+  readonly host: string;
+  readonly port: number;
+}
+
+/** DescribeCluster's answer, or the same facts from Metadata for brokers without DescribeCluster. */
+export interface ClusterDescription {
+  readonly errorCode: number;
+  readonly errorMessage: string | null;
+  readonly clusterId: string;
+  readonly controllerId: number;
+  readonly brokers: readonly KnownBroker[];
+}
+
+export class KafkaClient {
+  private readonly brokers = new Map<number, KnownBroker>();
+  private readonly connections = new Map<number, Promise<KafkaConnection>>();
+  private bootstrapConn: Promise<KafkaConnection> | null = null;
+  private closed = false;
+  /** The cluster id from the last Metadata or DescribeCluster answer. */
+  clusterId: string | null = null;
+
+  constructor(readonly opts: KafkaClientOptions) {
+    if (opts.bootstrapServers.length === 0) throw new KafkaError(ErrorCode.INVALID_CONFIG, 'bootstrap.servers is empty');
+  }
+
+  /**
+   * One call. `broker` null sends it to any reachable broker. Rejects with UNSUPPORTED_VERSION
+   * when the broker speaks no version in the call's range.
+   */
+  async send<Req, Res>(api: ApiSpec<Req, Res>, req: Req, broker: number | null = null): Promise<Res> {
+    const res = await this.sendIfSupported(api, req, broker);
+    if (res === null) throw new KafkaError(ErrorCode.UNSUPPORTED_VERSION, `the broker does not support API ${api.apiKey} v${api.versions[0]}-${api.versions[1]}`);
+    return res;
+  }
+
+  /** Like `send`, but resolves null when the broker speaks no version in the call's range. */
+  async sendIfSupported<Req, Res>(api: ApiSpec<Req, Res>, req: Req, broker: number | null = null): Promise<Res | null> {
+    const conn = broker === null ? await this.anyConnection() : await this.connectionTo(broker);
+    const v = conn.pickVersion(api.apiKey, api.versions);
+    if (v < 0) return null;
+    return conn.request(api.apiKey, v, (w) => api.encode(w, req, v), (r) => api.decode(r, v));
+  }
+
+  /** Metadata for the named topics (null = all topics), from any reachable broker; refreshes the broker list. */
+  async metadata(topics: readonly string[] | null): Promise<MetadataResponse> {
+    const res = await this.send(Apis.Metadata, {
+      topics: topics === null ? null : topics.map((name) => ({ topicId: ZERO_UUID, name })),
+      allowAutoTopicCreation: false,
+      includeTopicAuthorizedOperations: false,
+    });
+    this.learnBrokers(res.brokers);
+    this.clusterId = res.clusterId;
+    return res;
+  }
+
+  async describeCluster(): Promise<ClusterDescription> {
+    const res = await this.sendIfSupported(Apis.DescribeCluster, { includeClusterAuthorizedOperations: false });
+    if (res === null) {
+      // Brokers before DescribeCluster (KIP-700): the Metadata response carries the cluster id too.
+      const md = await this.metadata([]);
+      return { errorCode: ErrorCode.NONE, errorMessage: null, clusterId: md.clusterId ?? '', controllerId: md.controllerId, brokers: md.brokers };
+    }
+    const brokers = res.brokers.map((b) => ({ nodeId: b.brokerId, host: b.host, port: b.port }));
+    if (res.errorCode === ErrorCode.NONE) {
+      this.learnBrokers(brokers);
+      this.clusterId = res.clusterId;
+    }
+    return { errorCode: res.errorCode, errorMessage: res.errorMessage, clusterId: res.clusterId, controllerId: res.controllerId, brokers };
+  }
+
+  /** Brokers named by a response (Fetch v16 NodeEndpoints, KIP-951) join the broker list. */
+  learnBrokers(list: readonly KnownBroker[]): void {
+    for (const b of list) {
+      const old = this.brokers.get(b.nodeId);
+      if (old !== undefined && (old.host !== b.host || old.port !== b.port)) {
+        // The broker moved: drop the connection so the next request reconnects to the new address.
+        this.connections.get(b.nodeId)?.then((c) => c.close()).catch(() => undefined);
+        this.connections.delete(b.nodeId);
+      }
+      this.brokers.set(b.nodeId, { nodeId: b.nodeId, host: b.host, port: b.port });
+    }
+  }
+
+  knownBrokers(): KnownBroker[] {
+    return [...this.brokers.values()];
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const c of [this.bootstrapConn, ...this.connections.values()]) {
+      c?.then((conn) => conn.close()).catch(() => undefined);
+    }
+    this.connections.clear();
+    this.bootstrapConn = null;
+  }
+
+  private async anyConnection(): Promise<KafkaConnection> {
+    if (this.closed) throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'client closed');
+    for (const p of this.connections.values()) {
+      const c = await p.catch(() => null);
+      if (c !== null && !c.isClosed) return c;
+    }
+    if (this.bootstrapConn !== null) {
+      const c = await this.bootstrapConn.catch(() => null);
+      if (c !== null && !c.isClosed) return c;
+    }
+    this.bootstrapConn = this.connectBootstrap();
+    return this.bootstrapConn;
+  }
+
+  private async connectBootstrap(): Promise<KafkaConnection> {
+    const errors: string[] = [];
+    for (const addr of this.opts.bootstrapServers) {
+      try {
+        const { host, port } = parseHostPort(addr);
+        return await KafkaConnection.connect(this.connectionOptions(host, port));
+      } catch (err) {
+        errors.push((err as Error).message);
+      }
+    }
+    throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, `no broker reachable: ${errors.join('; ')}`);
+  }
+
+  private connectionTo(brokerId: number): Promise<KafkaConnection> {
+    if (this.closed) return Promise.reject(new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'client closed'));
+    const existing = this.connections.get(brokerId);
+    if (existing !== undefined) {
+      return existing.then((c) => {
+        if (!c.isClosed) return c;
+        this.connections.delete(brokerId);
+        return this.connectionTo(brokerId);
+      });
+    }
+    const b = this.brokers.get(brokerId);
+    if (b === undefined) return Promise.reject(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `broker ${brokerId} unknown; refresh metadata`));
+    const p = KafkaConnection.connect(this.connectionOptions(b.host, b.port));
+    this.connections.set(brokerId, p);
+    const forget = (): void => {
+      if (this.connections.get(brokerId) === p) this.connections.delete(brokerId);
+    };
+    p.then((c) => c.onClose(forget), forget);
+    return p;
+  }
+
+  private connectionOptions(host: string, port: number): KafkaConnectionOptions {
+    const o = this.opts;
+    return {
+      host,
+      port,
+      clientId: o.clientId ?? 'fjord',
+      ...(o.requestTimeoutMs !== undefined ? { requestTimeoutMs: o.requestTimeoutMs } : {}),
+      ...(o.connectTimeoutMs !== undefined ? { connectTimeoutMs: o.connectTimeoutMs } : {}),
+      ...(o.socketFactory !== undefined ? { socketFactory: o.socketFactory } : {}),
+    };
+  }
+}

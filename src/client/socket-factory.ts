@@ -1,0 +1,56 @@
+/**
+ * How a client connection gets its byte stream. The connection never opens sockets itself: it is
+ * handed a `SocketFactory`, so the security protocol (PLAINTEXT, SSL, and later SASL over either)
+ * is chosen in one place, by whoever builds the client, the way Kafka's `ChannelBuilder` picks the
+ * transport layer for a `Selector`.
+ *
+ * A factory resolves once the stream is ready to carry Kafka frames (TCP connected, or the TLS
+ * handshake done) and rejects with NETWORK_EXCEPTION when it cannot get there within the
+ * connection setup timeout (socket.connection.setup.timeout.ms).
+ */
+import net from 'node:net';
+import tls from 'node:tls';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
+
+export interface BrokerAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+export type SocketFactory = (address: BrokerAddress, setupTimeoutMs: number) => Promise<net.Socket>;
+
+function open(address: BrokerAddress, setupTimeoutMs: number, create: () => net.Socket, readyEvent: 'connect' | 'secureConnect'): Promise<net.Socket> {
+  const where = `${address.host}:${address.port}`;
+  return new Promise<net.Socket>((resolve, reject) => {
+    const s = create();
+    const timer = setTimeout(() => {
+      s.destroy();
+      reject(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${where}: connect timed out after ${setupTimeoutMs} ms`));
+    }, setupTimeoutMs);
+    s.once(readyEvent, () => {
+      clearTimeout(timer);
+      s.removeAllListeners('error');
+      resolve(s);
+    });
+    s.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${where}: ${err.message}`));
+    });
+  });
+}
+
+/** security.protocol=PLAINTEXT: a bare TCP connection. */
+export const plaintextSockets: SocketFactory = (address, setupTimeoutMs) =>
+  open(address, setupTimeoutMs, () => net.connect({ host: address.host, port: address.port }), 'connect');
+
+/** security.protocol=SSL: TLS over TCP; the server name defaults to the broker's host. */
+export function tlsSockets(options: tls.ConnectionOptions): SocketFactory {
+  return (address, setupTimeoutMs) =>
+    open(
+      address,
+      setupTimeoutMs,
+      () => tls.connect({ ...options, host: address.host, port: address.port, servername: options.servername ?? address.host }),
+      'secureConnect',
+    );
+}

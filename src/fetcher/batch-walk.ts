@@ -1,0 +1,86 @@
+/**
+ * What a fetched partition's `records` may be appended as a mirror, found by walking batch
+ * headers with `RecordBatchView` (never a record): the run of whole batches from the first one
+ * that reaches the fetch offset, stopping at a partial trailing batch (a Fetch response may end
+ * with one), at a batch epoch above the source leader epoch we know (stale source metadata,
+ * KIP-1279 §9.5), or at one above the destination leader epoch (epoch fencing, §9.4).
+ *
+ * The run is returned as byte bounds into `records`, so the caller appends one subarray of the
+ * response frame: no copy, no per-record work.
+ */
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
+import { BATCH, RecordBatchView } from '../protocol/record-batch.js';
+
+export interface BatchRun {
+  /** Byte bounds of the whole batches to append, `[start, end)`; start is -1 when there are none. */
+  readonly start: number;
+  readonly end: number;
+  readonly firstBaseOffset: number;
+  readonly lastOffset: number;
+  /** Highest partition leader epoch in the run; -1 when empty. */
+  readonly maxEpoch: number;
+  readonly batches: number;
+  /** A batch epoch above the known source leader epoch stopped the walk; -1 otherwise. */
+  readonly staleEpoch: number;
+  /** A batch epoch above the destination leader epoch stopped the walk; -1 otherwise. */
+  readonly fencedEpoch: number;
+  /**
+   * The size of a first batch larger than the whole response when no batch fitted: ask for at
+   * least that much next time (KIP-74); -1 otherwise.
+   */
+  readonly oversizedBatch: number;
+}
+
+/**
+ * Walks `records` (see the file comment). `fetchOffset` skips batches wholly below it (a broker
+ * answers from the batch containing the offset); `sourceLeaderEpoch` < 0 means unknown.
+ */
+export function walkFetchedBatches(records: Buffer, fetchOffset: number, sourceLeaderEpoch: number, destinationLeaderEpoch: number, maxBytes: number): BatchRun {
+  const len = records.length;
+  let pos = 0;
+  let start = -1;
+  let end = -1;
+  let firstBaseOffset = -1;
+  let lastOffset = -1;
+  let maxEpoch = -1;
+  let batches = 0;
+  let staleEpoch = -1;
+  let fencedEpoch = -1;
+  let oversizedBatch = -1;
+  while (pos + BATCH.HEADER_SIZE <= len) {
+    const batch = new RecordBatchView(records, pos);
+    const batchLength = batch.batchLength;
+    if (batchLength < BATCH.HEADER_SIZE - BATCH.LOG_OVERHEAD) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `corrupt batch from the source (length ${batchLength})`);
+    const size = batch.sizeInBytes;
+    if (pos + size > len) {
+      if (start < 0 && size > maxBytes) oversizedBatch = size;
+      break;
+    }
+    if (batch.magic !== 2) throw new KafkaError(ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, `unsupported record batch magic ${batch.magic} from the source`);
+    const last = batch.lastOffset;
+    if (last < fetchOffset) {
+      pos += size;
+      continue;
+    }
+    const epoch = batch.partitionLeaderEpoch;
+    if (sourceLeaderEpoch >= 0 && epoch > sourceLeaderEpoch) {
+      staleEpoch = epoch;
+      break;
+    }
+    if (epoch > destinationLeaderEpoch) {
+      fencedEpoch = epoch;
+      break;
+    }
+    if (start < 0) {
+      start = pos;
+      firstBaseOffset = batch.baseOffset;
+    }
+    if (epoch > maxEpoch) maxEpoch = epoch;
+    lastOffset = last;
+    batches++;
+    pos += size;
+    end = pos;
+  }
+  return { start, end, firstBaseOffset, lastOffset, maxEpoch, batches, staleEpoch, fencedEpoch, oversizedBatch };
+}

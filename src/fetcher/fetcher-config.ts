@@ -1,0 +1,61 @@
+/**
+ * What a mirror fetcher is given: its settings (the `mirror.fetch.*` keys), the callbacks through
+ * which it reaches the destination node and the mirror state machine, and the counters it keeps.
+ */
+import type { MirrorLog } from './mirror-log.js';
+import type { MirrorTopicPartition } from './partition-state.js';
+
+/** Proactive bump when a source epoch comes within this distance of the destination epoch (KIP-1279 §9.4). */
+export const LEADER_EPOCH_BUMP_THRESHOLD = 3;
+/** Bump target: MinLeaderEpoch = source epoch + 10, the controller adds 1 (§9.4). */
+export const LEADER_EPOCH_BUMP_INCREMENT = 10;
+
+export interface MirrorFetcherCallbacks {
+  /** The local log of a mirror partition led here. */
+  log(tp: MirrorTopicPartition): MirrorLog | undefined;
+  /** Current destination leader epoch of the partition (from the node's image). */
+  destinationLeaderEpoch(tp: MirrorTopicPartition): number;
+  /**
+   * A batch carried an epoch above the destination leader epoch: the partition was removed from
+   * the fetcher; the coordinator moves it to EPOCH_FENCING (bump, then MIRRORING re-adds it).
+   */
+  onEpochFenced(tp: MirrorTopicPartition, sourceEpoch: number): void;
+  /** Asks for an asynchronous bump to at least `minLeaderEpoch + 1` (BumpLeaderEpochs). */
+  requestEpochBump(tp: MirrorTopicPartition, minLeaderEpoch: number): void;
+  /** The partition was removed from the fetcher after an error; the state machine takes over. */
+  onPartitionFailed(tp: MirrorTopicPartition, err: Error, nonRetryable: boolean): void;
+  /** Data appended (retry counting may start over). */
+  onProgress?(tp: MirrorTopicPartition): void;
+}
+
+export interface MirrorFetcherConfig {
+  /** mirror.fetch.wait.max.ms */
+  readonly maxWaitMs: number;
+  /** mirror.fetch.min.bytes */
+  readonly minBytes: number;
+  /** mirror.fetch.response.max.bytes */
+  readonly maxBytes: number;
+  /** mirror.fetch.max.bytes (per partition) */
+  readonly partitionMaxBytes: number;
+  /** mirror.fetch.backoff.ms */
+  readonly backoffMs: number;
+  /** A partition that cannot reach its source leader for this long goes FAILED (retried later). */
+  readonly unreachableFailMs: number;
+}
+
+export const DEFAULT_FETCHER_CONFIG: MirrorFetcherConfig = {
+  maxWaitMs: 1000,
+  minBytes: 1,
+  maxBytes: 10 * 1024 * 1024,
+  partitionMaxBytes: 1024 * 1024,
+  backoffMs: 1000,
+  unreachableFailMs: 30_000,
+};
+
+export interface MirrorFetcherStats {
+  fetches: number;
+  batchesAppended: number;
+  bytesAppended: number;
+  /** Records decoded on the mirror path. Nothing here decodes records, so it stays 0. */
+  readonly recordsDecoded: number;
+}

@@ -1,0 +1,124 @@
+/**
+ * `SourceEndpoint` over the project's Kafka client: the mirror fetcher's calls as generated
+ * requests (consumer form: replica id -1, READ_UNCOMMITTED), answers converted to the fetcher's
+ * shapes once per partition. A fetched partition's `records` is passed on as the decoder returned
+ * it, a slice of the response frame.
+ */
+import { Apis } from '../client/apis.js';
+import type { KafkaClient } from '../client/kafka-client.js';
+import type {
+  EpochEndOffset,
+  EpochRequest,
+  FetchRequest,
+  FetchResponse,
+  ListOffsetsPartitionRequest,
+  ListOffsetsPartitionResult,
+  SourceEndpoint,
+  SourceMetadata,
+} from './source-endpoint.js';
+
+/** Kafka's ListOffsetsRequest.CONSUMER_REPLICA_ID / OffsetsForLeaderEpochRequest.CONSUMER_REPLICA_ID. */
+const CONSUMER_REPLICA_ID = -1;
+const READ_UNCOMMITTED = 0;
+
+export class KafkaSourceEndpoint implements SourceEndpoint {
+  constructor(readonly client: KafkaClient) {}
+
+  async metadata(topics: readonly string[]): Promise<SourceMetadata> {
+    const md = await this.client.metadata(topics);
+    return {
+      topics: md.topics.map((t) => ({
+        errorCode: t.errorCode,
+        name: t.name,
+        topicId: t.topicId,
+        partitions: t.partitions.map((p) => ({ errorCode: p.errorCode, partition: p.partitionIndex, leaderId: p.leaderId, leaderEpoch: p.leaderEpoch })),
+      })),
+    };
+  }
+
+  async fetch(brokerId: number, req: FetchRequest): Promise<FetchResponse> {
+    const res = await this.client.send(
+      Apis.Fetch,
+      {
+        replicaId: CONSUMER_REPLICA_ID,
+        maxWaitMs: req.maxWaitMs,
+        minBytes: req.minBytes,
+        maxBytes: req.maxBytes,
+        isolationLevel: READ_UNCOMMITTED,
+        sessionId: req.sessionId,
+        sessionEpoch: req.sessionEpoch,
+        topics: req.topics.map((t) => ({
+          topicId: t.topicId,
+          // LastFetchedEpoch stays -1: the mirror truncates with OffsetsForLeaderEpoch instead.
+          partitions: t.partitions.map((p) => ({ partition: p.partition, currentLeaderEpoch: p.currentLeaderEpoch, fetchOffset: BigInt(p.fetchOffset), partitionMaxBytes: p.partitionMaxBytes })),
+        })),
+        forgottenTopicsData: req.forgotten.map((f) => ({ topicId: f.topicId, partitions: f.partitions })),
+      },
+      brokerId,
+    );
+    // Present only when leaders moved (NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH), KIP-951.
+    if (res.nodeEndpoints.length > 0) this.client.learnBrokers(res.nodeEndpoints);
+    return {
+      errorCode: res.errorCode,
+      sessionId: res.sessionId,
+      topics: res.responses.map((t) => ({
+        topicId: t.topicId,
+        partitions: t.partitions.map((p) => ({
+          partition: p.partitionIndex,
+          errorCode: p.errorCode,
+          highWatermark: Number(p.highWatermark),
+          lastStableOffset: Number(p.lastStableOffset),
+          logStartOffset: Number(p.logStartOffset),
+          currentLeaderId: p.currentLeader.leaderId,
+          currentLeaderEpoch: p.currentLeader.leaderEpoch,
+          records: p.records,
+        })),
+      })),
+    };
+  }
+
+  async listOffsets(brokerId: number, parts: readonly ListOffsetsPartitionRequest[]): Promise<ListOffsetsPartitionResult[]> {
+    const res = await this.client.send(
+      Apis.ListOffsets,
+      {
+        replicaId: CONSUMER_REPLICA_ID,
+        isolationLevel: READ_UNCOMMITTED,
+        topics: [...byTopic(parts)].map(([name, ps]) => ({
+          name,
+          partitions: ps.map((p) => ({ partitionIndex: p.partition, currentLeaderEpoch: p.currentLeaderEpoch, timestamp: BigInt(p.timestamp) })),
+        })),
+      },
+      brokerId,
+    );
+    return res.topics.flatMap((t) =>
+      t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex, errorCode: p.errorCode, offset: Number(p.offset), leaderEpoch: p.leaderEpoch })),
+    );
+  }
+
+  async offsetsForLeaderEpoch(brokerId: number, parts: readonly EpochRequest[]): Promise<EpochEndOffset[]> {
+    const res = await this.client.send(
+      Apis.OffsetForLeaderEpoch,
+      {
+        replicaId: CONSUMER_REPLICA_ID,
+        topics: [...byTopic(parts)].map(([topic, ps]) => ({
+          topic,
+          partitions: ps.map((p) => ({ partition: p.partition, currentLeaderEpoch: p.currentLeaderEpoch, leaderEpoch: p.leaderEpoch })),
+        })),
+      },
+      brokerId,
+    );
+    return res.topics.flatMap((t) =>
+      t.partitions.map((p) => ({ topic: t.topic, partition: p.partition, errorCode: p.errorCode, leaderEpoch: p.leaderEpoch, endOffset: Number(p.endOffset) })),
+    );
+  }
+}
+
+function byTopic<T extends { readonly topic: string }>(items: readonly T[]): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const it of items) {
+    let list = m.get(it.topic);
+    if (list === undefined) m.set(it.topic, (list = []));
+    list.push(it);
+  }
+  return m;
+}

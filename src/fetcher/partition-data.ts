@@ -1,0 +1,82 @@
+/**
+ * One fetched partition without an error, Kafka's `processPartitionData`: the batches the walk
+ * keeps (./batch-walk.ts) go to `appendAsMirror` as one slice of the response frame, so offsets,
+ * epochs and bytes stay the source's (KIP-1279 §8.3). Then the walk's stop reason is acted on:
+ * stale source metadata is refreshed (§9.5), an epoch above the destination leader epoch fences
+ * the partition (§9.4), and a source epoch close to the destination's asks for a proactive bump.
+ */
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
+import { walkFetchedBatches } from './batch-walk.js';
+import { LEADER_EPOCH_BUMP_INCREMENT, LEADER_EPOCH_BUMP_THRESHOLD } from './fetcher-config.js';
+import type { FetcherContext } from './fetcher-context.js';
+import { handlePartitionError } from './partition-errors.js';
+import type { PartitionState } from './partition-state.js';
+import type { FetchPartitionResponse } from './source-endpoint.js';
+
+export function localLogGone(): KafkaError {
+  return new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, 'the local log is gone');
+}
+
+/** Applies one partition of a Fetch response. Runs serialised per partition. */
+export async function processPartitionResponse(ctx: FetcherContext, ps: PartitionState, pr: FetchPartitionResponse): Promise<void> {
+  if (!ctx.isCurrent(ps)) return;
+  if (pr.errorCode !== ErrorCode.NONE) {
+    await handlePartitionError(ctx, ps, pr.errorCode, pr.currentLeaderId, pr.currentLeaderEpoch);
+    return;
+  }
+  ps.sourceHighWatermark = pr.highWatermark;
+  ps.sourceLogStartOffset = pr.logStartOffset;
+  const log = ctx.cb.log(ps.tp);
+  if (log === undefined) throw localLogGone();
+  const dle = ctx.cb.destinationLeaderEpoch(ps.tp);
+  maybeBumpProactively(ctx, ps, ps.sourceLeaderEpoch, dle);
+  const records = pr.records;
+  if (records === null || records.length === 0) return;
+
+  const run = walkFetchedBatches(records, ps.fetchOffset, ps.sourceLeaderEpoch, dle, ps.maxBytes);
+  if (run.oversizedBatch > 0) ps.maxBytes = run.oversizedBatch;
+  if (run.start >= 0) {
+    if (run.firstBaseOffset < log.logEndOffset) {
+      // The first batch straddles our end (our log ends mid-batch, e.g. after a truncation):
+      // drop our overlapping batch and fetch again from where our log now ends, so the source's
+      // batches land whole and contiguous.
+      await log.truncateTo(run.firstBaseOffset);
+      ps.fetchOffset = log.logEndOffset;
+      if (ps.fetchOffset < run.firstBaseOffset) return;
+    }
+    const slice = records.subarray(run.start, run.end);
+    const res = await log.appendAsMirror(slice);
+    if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, res.errorMessage ?? `appendAsMirror failed with error ${res.errorCode}`);
+    if (!ctx.isCurrent(ps)) return;
+    ps.fetchOffset = run.lastOffset + 1;
+    ctx.stats.batchesAppended += run.batches;
+    ctx.stats.bytesAppended += slice.length;
+    ctx.cb.onProgress?.(ps.tp);
+  }
+  if (run.staleEpoch >= 0) {
+    // A batch epoch above the source leader epoch we know: our source metadata is stale (older
+    // sources bump epochs without a leader change). Refresh before going on.
+    await ctx.refreshMetadata();
+    if (ctx.isCurrent(ps) && ps.sourceLeaderEpoch >= 0 && ps.sourceLeaderEpoch < run.staleEpoch) {
+      throw new KafkaError(ErrorCode.UNKNOWN_LEADER_EPOCH, `source batch epoch ${run.staleEpoch} is above the source leader epoch ${ps.sourceLeaderEpoch} after a metadata refresh`);
+    }
+    return;
+  }
+  if (run.fencedEpoch >= 0) {
+    ctx.remove(ps);
+    ctx.cb.onEpochFenced(ps.tp, run.fencedEpoch);
+    return;
+  }
+  maybeBumpProactively(ctx, ps, run.maxEpoch, dle);
+}
+
+/** Asks for a bump when the source epoch comes within the threshold of the destination's (§9.4). */
+function maybeBumpProactively(ctx: FetcherContext, ps: PartitionState, sourceEpoch: number, dle: number): void {
+  const sle = Math.max(sourceEpoch, ps.sourceLeaderEpoch);
+  if (sle < 0 || sle <= dle - LEADER_EPOCH_BUMP_THRESHOLD) return;
+  const target = sle + LEADER_EPOCH_BUMP_INCREMENT;
+  if (target <= ps.bumpRequestedFor) return;
+  ps.bumpRequestedFor = target;
+  ctx.cb.requestEpochBump(ps.tp, target);
+}

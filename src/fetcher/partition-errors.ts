@@ -1,0 +1,90 @@
+/**
+ * The per-partition error table of the mirror fetcher, as AbstractFetcherThread's
+ * `processFetchRequest` has one: a partition's error code in a Fetch or OffsetsForLeaderEpoch
+ * answer decides what happens to that partition alone, never to the others in the response.
+ *
+ *   OFFSET_OUT_OF_RANGE            ListOffsets earliest and latest; restart at the source log
+ *                                  start if we are below it, truncate to its end if above
+ *   leader errors (see below)      the response names a newer leader: re-home and truncate
+ *                                  against it; otherwise back off and refresh metadata
+ *   UNKNOWN_TOPIC_OR_PARTITION,    back off and refresh metadata (the refresh tells a deleted
+ *   UNKNOWN_TOPIC_ID,              or recreated topic apart, KIP-1279 §8.10)
+ *   INCONSISTENT_TOPIC_ID
+ *   anything else                  the partition fails (retried by the state machine)
+ */
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
+import type { FetcherContext } from './fetcher-context.js';
+import type { PartitionState } from './partition-state.js';
+
+/** Errors that mean "not this leader, or not now": Kafka's fetcher retries them after a backoff. */
+const RETRIABLE_LEADER_ERRORS: ReadonlySet<number> = new Set([
+  ErrorCode.LEADER_NOT_AVAILABLE,
+  ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  ErrorCode.REPLICA_NOT_AVAILABLE,
+  ErrorCode.KAFKA_STORAGE_ERROR,
+  ErrorCode.FENCED_LEADER_EPOCH,
+  ErrorCode.UNKNOWN_LEADER_EPOCH,
+  ErrorCode.OFFSET_NOT_AVAILABLE,
+  ErrorCode.NOT_ENOUGH_REPLICAS,
+]);
+
+const TOPIC_ERRORS: ReadonlySet<number> = new Set([ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.INCONSISTENT_TOPIC_ID]);
+
+/** ListOffsets timestamps (Kafka's ListOffsetsRequest.EARLIEST_TIMESTAMP / LATEST_TIMESTAMP). */
+const EARLIEST = -2;
+const LATEST = -1;
+
+/**
+ * Applies the table to one partition. `leaderId`/`leaderEpoch` come from the response's
+ * CurrentLeader field (KIP-951), -1 when it named none. Throws for errors the table does not
+ * handle (the caller fails the partition).
+ */
+export async function handlePartitionError(ctx: FetcherContext, ps: PartitionState, code: number, leaderId: number, leaderEpoch: number): Promise<void> {
+  if (code === ErrorCode.OFFSET_OUT_OF_RANGE) {
+    await handleOutOfRange(ctx, ps);
+    return;
+  }
+  if (RETRIABLE_LEADER_ERRORS.has(code)) {
+    if (leaderId >= 0 && leaderEpoch > ps.sourceLeaderEpoch) {
+      // The response names the new leader: re-home without waiting for metadata, and truncate
+      // against it first (a new source epoch may mean an unclean election).
+      ps.sourceLeaderId = leaderId;
+      ps.sourceLeaderEpoch = leaderEpoch;
+      ps.state = 'truncating';
+      ctx.ensureLoop(leaderId);
+      void ctx.refreshMetadata();
+      return;
+    }
+    ctx.delay([ps], new KafkaError(code, `source error ${code}`));
+    return;
+  }
+  if (TOPIC_ERRORS.has(code)) {
+    ctx.delay([ps], new KafkaError(code, `source error ${code}`));
+    return;
+  }
+  throw new KafkaError(code, `source returned error ${code} for ${ps.tp.topic}-${ps.tp.partition}`);
+}
+
+/** OFFSET_OUT_OF_RANGE: where the source's log is now decides (KIP-1279 §8.3). */
+async function handleOutOfRange(ctx: FetcherContext, ps: PartitionState): Promise<void> {
+  const base = { topic: ps.tp.topic, partition: ps.tp.partition, currentLeaderEpoch: ps.sourceLeaderEpoch };
+  const earliest = (await ctx.endpoint.listOffsets(ps.sourceLeaderId, [{ ...base, timestamp: EARLIEST }]))[0];
+  const latest = (await ctx.endpoint.listOffsets(ps.sourceLeaderId, [{ ...base, timestamp: LATEST }]))[0];
+  if (earliest === undefined || latest === undefined || earliest.errorCode !== ErrorCode.NONE || latest.errorCode !== ErrorCode.NONE) {
+    const code = earliest?.errorCode || latest?.errorCode || ErrorCode.OFFSET_OUT_OF_RANGE;
+    ctx.delay([ps], new KafkaError(code, 'ListOffsets failed after OFFSET_OUT_OF_RANGE'));
+    return;
+  }
+  const log = ctx.cb.log(ps.tp);
+  if (log === undefined || !ctx.isCurrent(ps)) return;
+  if (ps.fetchOffset < earliest.offset) {
+    // The source deleted what we have not copied yet: restart at its log start.
+    await log.truncateFullyAndStartAt(earliest.offset);
+    ps.fetchOffset = earliest.offset;
+  } else if (ps.fetchOffset > latest.offset) {
+    // Our log is longer than the source's: truncate to the source's end (as a Kafka follower does).
+    await log.truncateTo(latest.offset);
+    ps.fetchOffset = log.logEndOffset;
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * Per-partition fetch state of the mirror fetcher, Kafka's `PartitionFetchState`: truncating
+ * (find the divergence point with OffsetsForLeaderEpoch first), fetching, or delayed (after an
+ * error, until a backoff passes).
+ *
+ * Concurrency contract: one `PartitionState` object per partition while it is in the fetcher;
+ * removing and re-adding a partition makes a new object, so code that awaited checks it still
+ * holds the current one before writing to it. `busy` chains the partition's appends.
+ */
+
+export interface MirrorTopicPartition {
+  readonly topic: string;
+  readonly topicId: string;
+  readonly partition: number;
+}
+
+export function tpKey(tp: { readonly topicId: string; readonly partition: number }): string {
+  return `${tp.topicId}:${tp.partition}`;
+}
+
+export type FetchState = 'truncating' | 'fetching' | 'delayed';
+
+export interface PartitionState {
+  readonly tp: MirrorTopicPartition;
+  readonly key: string;
+  state: FetchState;
+  fetchOffset: number;
+  sourceLeaderId: number;
+  sourceLeaderEpoch: number;
+  sourceHighWatermark: number;
+  sourceLogStartOffset: number;
+  delayedUntil: number;
+  /** Since when the partition has not been able to talk to its source leader (0 = fine). */
+  unreachableSince: number;
+  /** Partition max bytes asked for; grows to fit a batch larger than it (KIP-74). */
+  maxBytes: number;
+  /** The last proactive bump target asked for (KIP-1279 §9.4), so each is asked once. */
+  bumpRequestedFor: number;
+  /** Metadata answers in a row that did not know the topic (§8.10: two mean deleted). */
+  missingTopicCount: number;
+  busy: Promise<void>;
+  lastError?: Error;
+}
+
+/** A partition just added: truncating first, from the local log end (§9.5). */
+export function newPartitionState(tp: MirrorTopicPartition, fetchOffset: number, maxBytes: number): PartitionState {
+  return {
+    tp,
+    key: tpKey(tp),
+    state: 'truncating',
+    fetchOffset,
+    sourceLeaderId: -1,
+    sourceLeaderEpoch: -1,
+    sourceHighWatermark: -1,
+    sourceLogStartOffset: -1,
+    delayedUntil: 0,
+    unreachableSince: 0,
+    maxBytes,
+    bumpRequestedFor: -1,
+    missingTopicCount: 0,
+    busy: Promise.resolve(),
+  };
+}
+
+export interface PartitionFetchStatus {
+  readonly state: FetchState;
+  readonly fetchOffset: number;
+  readonly sourceHighWatermark: number;
+  readonly localHighWatermark: number;
+  readonly lag: number;
+  readonly sourceLeaderId: number;
+  readonly sourceLeaderEpoch: number;
+}
