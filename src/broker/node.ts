@@ -18,7 +18,8 @@ import { ConfigResolver } from './config-resolver.js';
 import { Controller } from '../controller/controller.js';
 import { ConfigResourceType } from '../controller/metadata-image.js';
 import { createCoordinatorHost } from './coordinator-host-impl.js';
-import type { Logger } from '../common/logger.js';
+import { setLogFormat, type Logger } from '../common/logger.js';
+import { Observability } from '../metrics/observability.js';
 import { loadOrCreateMetaProperties } from './meta-properties.js';
 import { FileMetadataLog } from '../controller/metadata-log.js';
 import { ProducerIdManager } from '../controller/producer-ids.js';
@@ -40,6 +41,7 @@ export class BrokerNode {
   }
 
   static async start(config: BrokerConfig, log: Logger): Promise<BrokerNode> {
+    setLogFormat(config.get('log.format') === 'text' ? 'text' : 'json');
     const dataDir = resolve(config.dataDir);
     mkdirSync(dataDir, { recursive: true });
     const nodeId = config.nodeId;
@@ -129,10 +131,17 @@ export class BrokerNode {
       () => groups.close(),
     );
 
+    const observability = await Observability.start({
+      listener: config.get('metrics.listener') ?? null,
+      slowRequestMs: config.int('fjord.slow.request.ms'),
+      view: { nodeId, clusterId: meta.clusterId, advertised: () => `${ctx.host}:${ctx.port}`, image: controller.image, log: (t, p) => replicas.getLog(t, p), handlers: registry.handlers },
+      log: log.child({ component: 'metrics' }),
+    });
+    if (observability !== null) closers.unshift(() => observability.close());
     const server = new BrokerServer({
       host: listener.host,
       port: listener.port,
-      handlers: registry.handlers,
+      handlers: observability?.instrument(registry.handlers) ?? registry.handlers,
       headers: registry.headers,
       maxFrameBytes: config.int('socket.request.max.bytes'),
       idleTimeoutMs: config.int('connections.max.idle.ms'),

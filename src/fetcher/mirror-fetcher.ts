@@ -19,6 +19,10 @@ import { readOffset } from '../protocol/record-batch.js';
 import type { MirrorLog } from '../mirror/mirror-host.js';
 import type { SourceEndpoint } from './source-endpoint.js';
 import type { FetchPartitionResponse, FetchRequest } from './source-protocol.js';
+import { channel } from 'node:diagnostics_channel';
+
+/** Mirror fetch progress, observed by src/metrics (the channel names are in src/metrics/channels.ts). */
+const mirrorFetchChannel = channel('fjord:mirror-fetch');
 
 /** Kafka error codes the fetcher reacts to. */
 const E = {
@@ -411,6 +415,7 @@ export class MirrorFetcher {
     }
     ps.sourceHighWatermark = pr.highWatermark;
     ps.sourceLogStartOffset = pr.logStartOffset;
+    if (mirrorFetchChannel.hasSubscribers) mirrorFetchChannel.publish({ topic: ps.tp.topic, partition: ps.tp.partition, records: pr.records, sourceHighWatermark: pr.highWatermark });
     const log = this.cb.log(ps.tp);
     if (log === undefined) throw new Error('the local log is gone');
     const dle = this.cb.destinationLeaderEpoch(ps.tp);

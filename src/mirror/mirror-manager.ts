@@ -34,6 +34,10 @@ import {
   type State,
   type StateAction,
 } from './state-machine.js';
+import { channel } from 'node:diagnostics_channel';
+
+/** Failed sync rounds per kind, counted by src/metrics (the channel names are in src/metrics/channels.ts). */
+const syncErrorChannel = channel('fjord:mirror-sync-error');
 
 /** One mirror's live parts. */
 interface MirrorRuntime {
@@ -314,6 +318,7 @@ export class MirrorManager {
       try {
         id = (await rt.client.describeCluster()).clusterId;
       } catch {
+        if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'metadata_refresh' });
         continue; // unreachable sources are the fetcher's business
       }
       if (rt.sourceClusterId !== null && id !== rt.sourceClusterId) {
@@ -338,6 +343,7 @@ export class MirrorManager {
       const r = await syncAcls(rt.name, this.host, rt.client, this.self());
       if (r.created + r.deleted > 0) this.log(`mirror ${rt.name}: ACL sync created ${r.created}, deleted ${r.deleted}`);
     } catch (err) {
+      if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'acls' });
       this.log(`mirror ${rt.name}: ACL sync failed: ${(err as Error).message}`);
     }
   }
@@ -348,6 +354,7 @@ export class MirrorManager {
       const n = await syncTopicConfigs(rt.name, this.host, rt.client, this.self(), topics);
       if (n > 0) this.log(`mirror ${rt.name}: synced ${n} topic config values`);
     } catch (err) {
+      if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'topic_configs' });
       this.log(`mirror ${rt.name}: topic config sync failed: ${(err as Error).message}`);
     }
   }
@@ -366,6 +373,7 @@ export class MirrorManager {
       const r = await syncGroupOffsets(rt.name, this.host, rt.client, this.self(), topics);
       if (r.committed > 0) this.log(`mirror ${rt.name}: synced ${r.committed} group offsets (${r.groups} groups, ${r.skippedActive} active here skipped)`);
     } catch (err) {
+      if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'group_offsets' });
       this.log(`mirror ${rt.name}: group offset sync failed: ${(err as Error).message}`);
     }
   }

@@ -25,6 +25,10 @@ import { ControlType, controlTypeOf, markerCoordinatorEpoch } from './record-wal
 import { findMaxTimestampOffset, findOffsetForTimestamp, readSegments, type TimestampAndOffset } from './segment-read.js';
 import { checkTimestamps, validateBatchHeaders } from './append-validation.js';
 import { deleteSnapshotsOutside, listSnapshotOffsets, snapshotPath } from './snapshot-files.js';
+import { channel } from 'node:diagnostics_channel';
+
+/** Log flush latency, observed by src/metrics (the channel names are in src/metrics/channels.ts). */
+const fsyncChannel = channel('fjord:fsync');
 
 export interface AppendResult {
   errorCode: number;
@@ -631,8 +635,10 @@ export class PartitionLog implements Syncable {
   async syncNow(): Promise<void> {
     const end = this._logEndOffset;
     const dirty = this.segments.filter((s) => s.unflushed);
+    const started = performance.now();
     try {
       for (const s of dirty) await s.sync();
+      if (dirty.length > 0 && fsyncChannel.hasSubscribers) fsyncChannel.publish({ durationMs: performance.now() - started });
     } catch (e) {
       this.offlineReason = `fsync failed: ${String(e)}`;
       throw e;
