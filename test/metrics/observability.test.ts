@@ -10,7 +10,7 @@
  * Prometheus's own scrapes returns the same, and the page shows the same states and lags.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
@@ -243,6 +243,19 @@ describe('Prometheus scraping the nodes', () => {
     expect(await query('max(fjord_mirror_partition_lag_records{mirror="m1"})')).toBe('0');
     expect(await query('sum(fjord_mirror_partitions{mirror="m1",state="MIRRORING"})')).toBe('2');
     expect(await query(`sum(kafka_server_brokertopicmetrics_messagesin_total{topic="${TOPIC}",instance="127.0.0.1:${metricsA}"})`)).toBe('50');
+
+    // Every query of the Grafana dashboard in ops/ parses, and every series it names is exported.
+    const dashboard = JSON.parse(readFileSync(join(ROOT, 'ops/grafana-dashboard.json'), 'utf8')) as { panels: { targets?: { expr: string }[] }[] };
+    const exprs = dashboard.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr.replace(/\$__rate_interval/g, '1m').replace(/\$(instance|mirror)/g, '.*'));
+    expect(exprs.length).toBeGreaterThan(20);
+    // A series is exported when it has samples or is declared (a gauge with no FAILED partition has none).
+    const exported = new Set([...(await scrape(metricsA)), ...(await scrape(metricsB))].map((x) => x.name));
+    for (const p of [metricsA, metricsB]) for (const [, name] of (await (await fetch(`http://127.0.0.1:${p}/metrics`)).text()).matchAll(/^# TYPE (\S+)/gm)) exported.add(name!);
+    for (const expr of exprs) {
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(expr)}`);
+      expect(((await res.json()) as { status: string }).status, expr).toBe('success');
+      for (const [name] of expr.matchAll(/\b(?:kafka|fjord|nodejs)_[a-z0-9_]+/g)) expect(exported.has(name), `${name} in ${expr}`).toBe(true);
+    }
   }, 120_000);
 });
 
