@@ -19,7 +19,7 @@ import { Controller } from '../controller/controller.js';
 import { ConfigResourceType } from '../controller/metadata-image.js';
 import { createCoordinatorHost } from './coordinator-host-impl.js';
 import { setLogFormat, type Logger } from '../common/logger.js';
-import { Observability } from '../metrics/observability.js';
+import { Observability, parseMetricsListener } from '../metrics/observability.js';
 import { loadOrCreateMetaProperties } from './meta-properties.js';
 import { FileMetadataLog } from '../controller/metadata-log.js';
 import { ProducerIdManager } from '../controller/producer-ids.js';
@@ -42,6 +42,8 @@ export class BrokerNode {
 
   static async start(config: BrokerConfig, log: Logger): Promise<BrokerNode> {
     setLogFormat(config.get('log.format') === 'text' ? 'text' : 'json');
+    const metricsListener = config.get('metrics.listener') ?? null;
+    if (metricsListener) parseMetricsListener(metricsListener); // refuse a bad value before opening anything
     const dataDir = resolve(config.dataDir);
     mkdirSync(dataDir, { recursive: true });
     const nodeId = config.nodeId;
@@ -132,7 +134,7 @@ export class BrokerNode {
     );
 
     const observability = await Observability.start({
-      listener: config.get('metrics.listener') ?? null,
+      listener: metricsListener,
       slowRequestMs: config.int('fjord.slow.request.ms'),
       view: { nodeId, clusterId: meta.clusterId, advertised: () => `${ctx.host}:${ctx.port}`, image: controller.image, log: (t, p) => replicas.getLog(t, p), handlers: registry.handlers },
       log: log.child({ component: 'metrics' }),
