@@ -17,7 +17,8 @@ import { ConfigResolver } from './config-resolver.js';
 import { Controller } from '../controller/controller.js';
 import { ConfigResourceType } from '../controller/metadata-image.js';
 import { createCoordinatorHost } from './coordinator-host-impl.js';
-import type { Logger } from '../common/logger.js';
+import { setLogFormat, type Logger } from '../common/logger.js';
+import { Observability, parseMetricsListener } from '../metrics/observability.js';
 import { loadOrCreateMetaProperties } from './meta-properties.js';
 import { FileMetadataLog } from '../controller/metadata-log.js';
 import { ProducerIdManager } from '../controller/producer-ids.js';
@@ -43,8 +44,11 @@ export class BrokerNode {
   }
 
   static async start(config: BrokerConfig, log: Logger): Promise<BrokerNode> {
+    setLogFormat(config.get('log.format') === 'text' ? 'text' : 'json');
     // Checked before anything is opened: a listener that cannot be served stops the start.
     const plan = planListeners(config);
+    const metricsListener = config.get('metrics.listener') ?? null;
+    if (metricsListener) parseMetricsListener(metricsListener); // refuse a bad value before opening anything
     const logDirs = config.logDirs.map((d) => resolve(d));
     const dataDir = logDirs[0]!;
     mkdirSync(dataDir, { recursive: true });
@@ -136,10 +140,17 @@ export class BrokerNode {
       () => groups.close(),
     );
 
+    const observability = await Observability.start({
+      listener: metricsListener,
+      slowRequestMs: config.int('fjord.slow.request.ms'),
+      view: { nodeId, clusterId: meta.clusterId, advertised: () => `${ctx.host}:${ctx.port}`, image: controller.image, log: (t, p) => replicas.getLog(t, p), handlers: registry.handlers },
+      log: log.child({ component: 'metrics' }),
+    });
+    if (observability !== null) closers.unshift(() => observability.close());
     const server = await BrokerListeners.open(plan, {
       config,
       security: { scramCredential: (user, mechanism) => controller.image.scram.get(user)?.get(mechanism) },
-      handlers: registry.handlers,
+      handlers: observability?.instrument(registry.handlers) ?? registry.handlers,
       headers: registry.headers,
       maxFrameBytes: config.int('socket.request.max.bytes'),
       idleTimeoutMs: config.int('connections.max.idle.ms'),

@@ -126,6 +126,9 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('mirror.socket.receive.buffer.bytes', 'int', String(64 * 1024)),
   D('mirror.admin.listener.name', 'string', null),
   D('sasl.mechanism.mirror.admin.protocol', 'string', null),
+  D('metrics.listener', 'string', null, { readOnly: true }),
+  D('log.format', 'string', 'json', { oneOf: ['json', 'text'], readOnly: true }),
+  D('fjord.slow.request.ms', 'long', '-1', { readOnly: true }),
   // Listener security (Kafka's BrokerSecurityConfigs / SslConfigs / SaslConfigs); src/server reads
   // them per listener (`listener.name.<name>.<key>` first), see src/server/listener-security.ts.
   D('sasl.enabled.mechanisms', 'list', 'GSSAPI', { readOnly: true }),

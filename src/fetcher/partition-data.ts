@@ -5,6 +5,7 @@
  * stale source metadata is refreshed (§9.5), an epoch above the destination leader epoch fences
  * the partition (§9.4), and a source epoch close to the destination's asks for a proactive bump.
  */
+import { channel } from 'node:diagnostics_channel';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { walkFetchedBatches } from './batch-walk.js';
@@ -13,6 +14,9 @@ import type { FetcherContext } from './fetcher-context.js';
 import { handlePartitionError } from './partition-errors.js';
 import type { PartitionState } from './partition-state.js';
 import type { FetchPartitionResponse } from './source-endpoint.js';
+
+/** Mirror fetch progress, observed by src/metrics (the channel names are in src/metrics/channels.ts). */
+const mirrorFetchChannel = channel('fjord:mirror-fetch');
 
 export function localLogGone(): KafkaError {
   return new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, 'the local log is gone');
@@ -27,6 +31,7 @@ export async function processPartitionResponse(ctx: FetcherContext, ps: Partitio
   }
   ps.sourceHighWatermark = pr.highWatermark;
   ps.sourceLogStartOffset = pr.logStartOffset;
+  if (mirrorFetchChannel.hasSubscribers) mirrorFetchChannel.publish({ topic: ps.tp.topic, partition: ps.tp.partition, records: pr.records, sourceHighWatermark: pr.highWatermark });
   const log = ctx.cb.log(ps.tp);
   if (log === undefined) throw localLogGone();
   const dle = ctx.cb.destinationLeaderEpoch(ps.tp);

@@ -8,6 +8,7 @@
  * Concurrency contract: single event loop; one refresh round at a time (the next is scheduled
  * when the previous one ends).
  */
+import { channel } from 'node:diagnostics_channel';
 import { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { syncAcls } from './acl-sync.js';
@@ -19,6 +20,9 @@ import { MirrorPartitionState as S } from './mirror-partition-state.js';
 import type { MirrorRuntime } from './mirror-runtime.js';
 import { NonRetryableMirrorError, type MirrorPartitionKey, type MirrorStateMachine } from './state-machine.js';
 import { syncTopicConfigs } from './topic-config-sync.js';
+
+/** Failed sync rounds per kind, counted by src/metrics (the channel names are in src/metrics/channels.ts). */
+const syncErrorChannel = channel('fjord:mirror-sync-error');
 
 /** Starts / stops topics on behalf of pattern discovery (the control plane's Start/Stop). */
 export interface TopicDiscovery {
@@ -51,6 +55,7 @@ export class MirrorSourceSync {
       try {
         id = (await rt.client.describeCluster()).clusterId;
       } catch {
+        if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'metadata_refresh' });
         continue; // unreachable sources are the fetcher's business
       }
       if (rt.sourceClusterId !== null && id !== rt.sourceClusterId) {
@@ -76,6 +81,7 @@ export class MirrorSourceSync {
       const r = await syncAcls(rt.name, this.deps.host, rt.client, this.self());
       if (r.created + r.deleted > 0) this.deps.log(`mirror ${rt.name}: ACL sync created ${r.created}, deleted ${r.deleted}`);
     } catch (err) {
+      if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'acls' });
       this.deps.log(`mirror ${rt.name}: ACL sync failed: ${(err as Error).message}`);
     }
   }
@@ -86,6 +92,7 @@ export class MirrorSourceSync {
       const n = await syncTopicConfigs(rt.name, this.deps.host, rt.client, this.self(), topics);
       if (n > 0) this.deps.log(`mirror ${rt.name}: synced ${n} topic config values`);
     } catch (err) {
+      if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'topic_configs' });
       this.deps.log(`mirror ${rt.name}: topic config sync failed: ${(err as Error).message}`);
     }
   }
@@ -96,6 +103,7 @@ export class MirrorSourceSync {
       const r = await syncGroupOffsets(rt.name, this.deps.host, rt.client, this.self(), topics);
       if (r.committed > 0) this.deps.log(`mirror ${rt.name}: synced ${r.committed} group offsets (${r.groups} groups, ${r.skippedActive} active here skipped)`);
     } catch (err) {
+      if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'group_offsets' });
       this.deps.log(`mirror ${rt.name}: group offset sync failed: ${(err as Error).message}`);
     }
   }

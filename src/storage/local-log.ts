@@ -20,6 +20,10 @@ import { LogSegment, type AppendedBatch } from './log-segment.js';
 import type { ReadOptions } from './partition-log-options.js';
 import { findMaxTimestampOffset, findOffsetForTimestamp, readSegments, type TimestampAndOffset } from './segment-read.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
+import { channel } from 'node:diagnostics_channel';
+
+/** Log flush latency, observed by src/metrics (the channel names are in src/metrics/channels.ts). */
+const fsyncChannel = channel('fjord:fsync');
 
 /** ListOffsets' special timestamps (Kafka's ListOffsetsRequest.EARLIEST/LATEST/MAX_TIMESTAMP). */
 const LIST_OFFSETS_EARLIEST = -2;
@@ -128,8 +132,10 @@ export class LocalLog {
   async sync(): Promise<void> {
     const end = this.logEndOffset;
     const dirty = this.segments.filter((s) => s.unflushed);
+    const started = performance.now();
     try {
       for (const s of dirty) await s.sync();
+      if (dirty.length > 0 && fsyncChannel.hasSubscribers) fsyncChannel.publish({ durationMs: performance.now() - started });
     } catch (e) {
       this.offlineReason = `fsync failed: ${String(e)}`;
       throw e;

@@ -1,0 +1,48 @@
+/**
+ * The diagnostics channels Fjord publishes on, and the message each carries. Publishers live in
+ * rooms below this one (storage, fetcher, mirror), so they name the channel by its string and
+ * publish only when `hasSubscribers` is true: with metrics off a publish point costs one property
+ * read. This module is the one place the names and shapes are defined; the metrics room
+ * subscribes. (Node's `diagnostics_channel`, as undici and fastify use it.)
+ */
+import { channel, type Channel } from 'node:diagnostics_channel';
+
+export const CHANNEL = {
+  /** A partition log's fsync finished (PartitionLog.syncNow), for the log flush latency histogram. */
+  fsync: 'fjord:fsync',
+  /** The mirror fetcher got a partition response without error from the source. */
+  mirrorFetch: 'fjord:mirror-fetch',
+  /** A mirror's periodic sync step failed (KIP-1279 §10, MirrorMetadataManager's *SyncError gauges). */
+  mirrorSyncError: 'fjord:mirror-sync-error',
+} as const;
+
+/** `fjord:fsync`. */
+export interface FsyncMessage {
+  readonly durationMs: number;
+}
+
+/** `fjord:mirror-fetch`: `records` is the response's slice, read here by batch header only. */
+export interface MirrorFetchMessage {
+  readonly topic: string;
+  readonly partition: number;
+  readonly records: Buffer | null;
+  readonly sourceHighWatermark: number;
+}
+
+/** The sync steps of spec §10 whose failures are counted, one label value each. */
+export const MIRROR_SYNC_KINDS = ['topic_configs', 'group_offsets', 'acls', 'metadata_refresh'] as const;
+export type MirrorSyncKind = (typeof MIRROR_SYNC_KINDS)[number];
+
+/** `fjord:mirror-sync-error`. */
+export interface MirrorSyncErrorMessage {
+  readonly mirror: string;
+  readonly kind: MirrorSyncKind;
+}
+
+/** Subscribes `fn` to a channel; returns the unsubscribe. */
+export function subscribe<T>(name: string, fn: (message: T) => void): () => void {
+  const ch: Channel = channel(name);
+  const listener = (m: unknown): void => fn(m as T);
+  ch.subscribe(listener);
+  return () => ch.unsubscribe(listener);
+}

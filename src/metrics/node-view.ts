@@ -1,0 +1,55 @@
+/**
+ * What the metrics and the status page read from the node, filled in by the node
+ * (src/broker/node.ts) so this room depends on types only. Everything else is read through the
+ * node's own API handlers, called in-process with the same request objects a client would send
+ * (Metadata, ListGroups, OffsetFetch, ListTransactions, ListClusterMirrors,
+ * DescribeClusterMirrors): the answers are exactly what `fjord cluster-mirrors --describe` or
+ * an admin client sees, and nothing here depends on how src/mirror or src/coordinator are built
+ * inside.
+ *
+ * Concurrency contract: called on the node's event loop, at scrape or page-load time only.
+ */
+import type { MetadataImage } from '../controller/metadata-image.js';
+import type { ApiHandler, RequestContext } from '../server/api-handler.js';
+import type { PartitionLog } from '../storage/partition-log.js';
+
+export interface NodeView {
+  readonly nodeId: number;
+  readonly clusterId: string;
+  /** The advertised address clients use. */
+  readonly advertised: () => string;
+  readonly image: MetadataImage;
+  /** The partition's log when it is hosted here. */
+  log(topic: string, partition: number): PartitionLog | undefined;
+  /** The node's handler table (uninstrumented, so page loads are not counted as client requests). */
+  readonly handlers: ReadonlyMap<number, ApiHandler>;
+}
+
+const signal = new AbortController().signal;
+
+/**
+ * Calls the node's handler for `apiKey` at `version` with a decoded request; null when the node
+ * does not serve that version. The principal is the anonymous one, as on a PLAINTEXT listener.
+ */
+export async function callHandler<Res>(view: NodeView, apiKey: number, version: number, req: unknown): Promise<Res | null> {
+  const h = view.handlers.get(apiKey);
+  if (h === undefined || version < h.minVersion || version > h.maxVersion) return null;
+  const ctx: RequestContext = {
+    apiKey,
+    apiVersion: version,
+    correlationId: 0,
+    clientId: 'fjord-status',
+    connectionId: 'fjord-status',
+    principal: 'User:ANONYMOUS',
+    clientAddress: '127.0.0.1:0',
+    signal,
+  };
+  return (await h.handle(ctx, req)) as Res | null;
+}
+
+/** The highest version both the node and the caller know, or -1. */
+export function versionFor(view: NodeView, apiKey: number, wanted: number): number {
+  const h = view.handlers.get(apiKey);
+  if (h === undefined || h.minVersion > wanted) return -1;
+  return Math.min(h.maxVersion, wanted);
+}
