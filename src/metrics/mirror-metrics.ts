@@ -52,7 +52,7 @@ export class MirrorMetrics {
     this.sourceOffset = gauge('fjord_mirror_partition_source_offset', 'Source high watermark last seen by the mirror fetcher.');
     this.destinationOffset = gauge('fjord_mirror_partition_destination_offset', 'High watermark of the mirror partition here.');
     this.fetchAge = gauge('fjord_mirror_partition_last_fetch_age_seconds', 'Seconds since the last successful fetch of the partition from the source.');
-    this.retryAttempt = gauge('fjord_mirror_partition_failed_retry_attempt', 'Retry attempt of a FAILED partition (0 when the failure is not retryable).');
+    this.retryAttempt = gauge('fjord_mirror_partition_failed_retry_attempt', 'Retry attempt of a FAILED partition (negative when the failure is not retryable).');
     this.states = new Gauge({ name: 'fjord_mirror_partitions', help: 'Mirror partitions led here, per state (KIP-1279 §7.1).', labelNames: ['mirror', 'state'], registers: [register] });
     this.fetches = counter('fjord_mirror_fetches_total', 'Successful partition fetches from the source.');
     this.fetchBytes = counter('fjord_mirror_fetch_bytes_total', 'Record-batch bytes fetched from the source.');

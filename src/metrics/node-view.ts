@@ -46,10 +46,3 @@ export async function callHandler<Res>(view: NodeView, apiKey: number, version: 
   };
   return (await h.handle(ctx, req)) as Res | null;
 }
-
-/** The highest version both the node and the caller know, or -1. */
-export function versionFor(view: NodeView, apiKey: number, wanted: number): number {
-  const h = view.handlers.get(apiKey);
-  if (h === undefined || h.minVersion > wanted) return -1;
-  return Math.min(h.maxVersion, wanted);
-}
