@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GroupCoordinator } from '../../src/coordinator/group-coordinator.js';
-import { GroupError } from '../../src/coordinator/group-errors.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import type { CommitRequest } from '../../src/coordinator/group-shard.js';
 import { testHost } from './harness.js';
 import type { TestHost } from './harness.js';
@@ -54,7 +54,7 @@ describe('offsets on the coordinator runtime', () => {
     ]);
     expect((await gc.fetchOffsets('nobody', null)).topics).toEqual([]);
     const big = await gc.commitOffsets({ ...commit('ga', { 't:0': 11 }), topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 11, committedLeaderEpoch: -1, committedMetadata: 'x'.repeat(5000) }] }] });
-    expect(big[0]!.partitions[0]!.errorCode).toBe(GroupError.OFFSET_METADATA_TOO_LARGE);
+    expect(big[0]!.partitions[0]!.errorCode).toBe(ErrorCode.OFFSET_METADATA_TOO_LARGE);
     expect((await gc.listGroups()).map((g) => [g.groupId, g.groupState])).toEqual([['ga', 'Empty']]);
     await gc.close();
   });
@@ -67,10 +67,10 @@ describe('offsets on the coordinator runtime', () => {
     const before = await snapshot(gc, ['gb']);
     t.fs.failNextWrite(); // the log answers KAFKA_STORAGE_ERROR and undoes the write
     const failed = await gc.commitOffsets(commit('gb', { 't:0': 99, 't:1': 7 }));
-    expect(failed[0]!.partitions.map((p) => p.errorCode)).toEqual([GroupError.NOT_COORDINATOR, GroupError.NOT_COORDINATOR]);
+    expect(failed[0]!.partitions.map((p) => p.errorCode)).toEqual([ErrorCode.NOT_COORDINATOR, ErrorCode.NOT_COORDINATOR]);
     expect(await snapshot(gc, ['gb'])).toEqual(before);
     t.fs.failNextWrite();
-    expect((await gc.deleteGroups(['gb']))[0]!.errorCode).toBe(GroupError.NOT_COORDINATOR);
+    expect((await gc.deleteGroups(['gb']))[0]!.errorCode).toBe(ErrorCode.NOT_COORDINATOR);
     expect(await snapshot(gc, ['gb'])).toEqual(before);
     // The next write goes through and is applied.
     await gc.commitOffsets(commit('gb', { 't:0': 100 }));
@@ -87,7 +87,7 @@ describe('offsets on the coordinator runtime', () => {
     const j1 = await gc1.join({ groupId: 'gc', sessionTimeoutMs: 10000, rebalanceTimeoutMs: 10000, memberId: '', groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.from('s') }], clientId: 'c', clientHost: 'h', requireKnownMemberId: false });
     await gc1.sync({ groupId: 'gc', generationId: j1.generationId, memberId: j1.memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments: [{ memberId: j1.memberId, assignment: Buffer.from('asg') }] });
     await gc1.commitOffsets(commit('gc', { 't:0': 42 }, { generationIdOrMemberEpoch: j1.generationId, memberId: j1.memberId }));
-    expect((await gc1.commitOffsets(commit('gc', { 't:0': 1 })))[0]!.partitions[0]!.errorCode).toBe(GroupError.UNKNOWN_MEMBER_ID);
+    expect((await gc1.commitOffsets(commit('gc', { 't:0': 1 })))[0]!.partitions[0]!.errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
     await gc1.commitOffsets(commit('gd', { 'x:3': 7 }));
     await gc1.commitOffsets(commit('ge', { 'x:0': 1 }));
     await gc1.deleteGroups(['ge']);
