@@ -53,7 +53,7 @@ export const uniformAssignor: AssignorFn = (membersIn, topics) => {
   let extra = all.length % members.length;
   const quota = new Map<string, number>();
   for (const m of members) {
-    let q = base + (extra > 0 ? 1 : 0);
+    const q = base + (extra > 0 ? 1 : 0);
     if (extra > 0) extra--;
     quota.set(m.memberId, Math.min(q, eligible.get(m.memberId)!));
   }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { debuglog } from 'node:util';
 import { ConsumerGroup } from './consumer-group.js';
 import type { Assignment, ConsumerGroupDescription, ConsumerMember } from './consumer-group.js';
 import { currentRecord, groupEpochRecord, memberRecord, MemberState, targetEpochRecord, targetMemberRecord } from './consumer-records.js';
@@ -46,6 +47,8 @@ export interface ConsumerHeartbeatResult {
   readonly assignment: Assignment | null;
 }
 
+const debug = debuglog('fjord:coordinator');
+
 const LEAVE_EPOCH = -1;
 const STATIC_LEAVE_EPOCH = -2;
 
@@ -82,7 +85,8 @@ export class ConsumerOps {
     this.s.timers.schedule(sessionKey(groupId, memberId), this.s.cfg.consumerSessionTimeoutMs, () => this.expire(groupId, memberId, 'session timeout'));
   }
 
-  private expire(groupId: string, memberId: string, _why: string): WriteResult<void> {
+  private expire(groupId: string, memberId: string, why: string): WriteResult<void> {
+    debug('member %s of group %s expires: %s', memberId, groupId, why);
     const g = this.s.consumer.get(groupId);
     const m = g?.members.get(memberId);
     if (g && m) this.removeMember(g, m);

@@ -3,7 +3,6 @@ import { GroupCoordinator } from '../../src/coordinator/group-coordinator.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import type { CommitRequest } from '../../src/coordinator/group-shard.js';
 import { testHost } from './harness.js';
-import type { TestHost } from './harness.js';
 import { TempLogs } from './logs.js';
 import { afterEach } from 'vitest';
 
