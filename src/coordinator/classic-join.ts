@@ -3,7 +3,7 @@ import { ClassicGroup, ClassicState } from './classic-group.js';
 import type { ClassicMember, JoinProtocol, JoinRequest, JoinResult } from './classic-group.js';
 import { EMPTY, joinError, sessionKey, syncError } from './classic-rebalance.js';
 import type { ClassicRebalance } from './classic-rebalance.js';
-import { GroupError } from './group-errors.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { groupMetadataRecord } from './group-records.js';
 import type { GroupWriteContext } from './group-context.js';
 import type { WriteResult } from './coordinator-runtime.js';
@@ -29,21 +29,21 @@ export class ClassicJoin {
     const s = this.s;
     const cfg = s.cfg;
     const done = (r: JoinResult): WriteResult<Promise<JoinResult>> => s.result(Promise.resolve(r));
-    if (req.groupId === '') return done(joinError(GroupError.INVALID_GROUP_ID, req.memberId));
+    if (req.groupId === '') return done(joinError(ErrorCode.INVALID_GROUP_ID, req.memberId));
     if (req.sessionTimeoutMs < cfg.minSessionTimeoutMs || req.sessionTimeoutMs > cfg.maxSessionTimeoutMs) {
-      return done(joinError(GroupError.INVALID_SESSION_TIMEOUT, req.memberId));
+      return done(joinError(ErrorCode.INVALID_SESSION_TIMEOUT, req.memberId));
     }
-    if (s.consumer.has(req.groupId)) return done(joinError(GroupError.INCONSISTENT_GROUP_PROTOCOL, req.memberId));
+    if (s.consumer.has(req.groupId)) return done(joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.memberId));
     let g = s.classic.get(req.groupId);
     if (!g) {
-      if (req.memberId !== '') return done(joinError(GroupError.UNKNOWN_MEMBER_ID, req.memberId));
+      if (req.memberId !== '') return done(joinError(ErrorCode.UNKNOWN_MEMBER_ID, req.memberId));
       g = new ClassicGroup(req.groupId, s.timers.now());
       s.classic.set(req.groupId, g);
     }
-    if (g.state === ClassicState.DEAD) return done(joinError(GroupError.COORDINATOR_NOT_AVAILABLE, req.memberId));
-    if (!g.supportsProtocols(req.protocolType, req.protocols)) return done(joinError(GroupError.INCONSISTENT_GROUP_PROTOCOL, req.memberId));
+    if (g.state === ClassicState.DEAD) return done(joinError(ErrorCode.COORDINATOR_NOT_AVAILABLE, req.memberId));
+    if (!g.supportsProtocols(req.protocolType, req.protocols)) return done(joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.memberId));
     if (req.memberId === '' && g.members.size + g.pendingMembers.size >= cfg.maxGroupSize) {
-      return done(joinError(GroupError.GROUP_MAX_SIZE_REACHED));
+      return done(joinError(ErrorCode.GROUP_MAX_SIZE_REACHED));
     }
     return req.memberId === '' ? this.joinUnknownMember(g, req) : this.joinKnownMember(g, req);
   }
@@ -80,7 +80,7 @@ export class ClassicJoin {
       const groupId = g.groupId;
       // A pending member that never rejoins must not hold the rebalance forever.
       s.timers.schedule(sessionKey(groupId, memberId), req.sessionTimeoutMs, () => this.r.pendingExpired(groupId, memberId));
-      return s.result(Promise.resolve(joinError(GroupError.MEMBER_ID_REQUIRED, memberId)));
+      return s.result(Promise.resolve(joinError(ErrorCode.MEMBER_ID_REQUIRED, memberId)));
     }
     return this.addAndRebalance(g, this.newMember(req, memberId));
   }
@@ -88,8 +88,8 @@ export class ClassicJoin {
   private replaceStaticMember(g: ClassicGroup, req: JoinRequest, oldId: string, newId: string): WriteResult<Promise<JoinResult>> {
     const s = this.s;
     const old = g.members.get(oldId)!;
-    old.awaitingJoin?.(joinError(GroupError.FENCED_INSTANCE_ID, oldId));
-    old.awaitingSync?.(syncError(GroupError.FENCED_INSTANCE_ID));
+    old.awaitingJoin?.(joinError(ErrorCode.FENCED_INSTANCE_ID, oldId));
+    old.awaitingSync?.(syncError(ErrorCode.FENCED_INSTANCE_ID));
     s.timers.cancel(sessionKey(g.groupId, oldId));
     const wasLeader = g.leaderId === oldId;
     g.remove(oldId);
@@ -105,7 +105,7 @@ export class ClassicJoin {
       this.r.scheduleSession(g, m);
       s.emit(groupMetadataRecord(g.groupId, g.toRecord()));
       const r: JoinResult = {
-        errorCode: GroupError.NONE,
+        errorCode: ErrorCode.NONE,
         generationId: g.generationId,
         protocolType: g.protocolType,
         protocolName: g.protocolName,
@@ -133,9 +133,9 @@ export class ClassicJoin {
     const m = g.members.get(req.memberId);
     if (req.groupInstanceId !== null) {
       const owner = g.staticMembers.get(req.groupInstanceId);
-      if (owner !== undefined && owner !== req.memberId) return done(joinError(GroupError.FENCED_INSTANCE_ID, req.memberId));
+      if (owner !== undefined && owner !== req.memberId) return done(joinError(ErrorCode.FENCED_INSTANCE_ID, req.memberId));
     }
-    if (!m) return done(joinError(GroupError.UNKNOWN_MEMBER_ID, req.memberId));
+    if (!m) return done(joinError(ErrorCode.UNKNOWN_MEMBER_ID, req.memberId));
     const changed = !sameProtocols(m.protocols, req.protocols);
     const update = (): void => {
       m.protocols = [...req.protocols];
@@ -165,13 +165,13 @@ export class ClassicJoin {
         return s.result(p);
       }
       default:
-        return done(joinError(GroupError.UNKNOWN_MEMBER_ID, req.memberId));
+        return done(joinError(ErrorCode.UNKNOWN_MEMBER_ID, req.memberId));
     }
   }
 
   private awaitJoin(m: ClassicMember): Promise<JoinResult> {
     return new Promise<JoinResult>((resolve) => {
-      m.awaitingJoin?.(joinError(GroupError.UNKNOWN_MEMBER_ID, m.memberId));
+      m.awaitingJoin?.(joinError(ErrorCode.UNKNOWN_MEMBER_ID, m.memberId));
       m.awaitingJoin = resolve;
     });
   }

@@ -2,7 +2,7 @@ import type { ClassicGroup, HeartbeatRequest, JoinRequest, JoinResult, LeaveMemb
 import { ClassicState } from './classic-group.js';
 import { ClassicJoin } from './classic-join.js';
 import { ClassicRebalance, EMPTY, sessionKey, syncError } from './classic-rebalance.js';
-import { GroupError } from './group-errors.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { groupMetadataRecord } from './group-records.js';
 import type { GroupWriteContext } from './group-context.js';
 import type { WriteResult } from './coordinator-runtime.js';
@@ -41,24 +41,24 @@ export class ClassicOps {
     const s = this.s;
     const done = (r: SyncResult): WriteResult<Promise<SyncResult>> => s.result(Promise.resolve(r));
     const g = s.classic.get(req.groupId);
-    if (!g) return done(syncError(s.consumer.has(req.groupId) ? GroupError.INCONSISTENT_GROUP_PROTOCOL : GroupError.UNKNOWN_MEMBER_ID));
+    if (!g) return done(syncError(s.consumer.has(req.groupId) ? ErrorCode.INCONSISTENT_GROUP_PROTOCOL : ErrorCode.UNKNOWN_MEMBER_ID));
     const fence = this.validateMember(g, req.memberId, req.groupInstanceId);
-    if (fence !== GroupError.NONE) return done(syncError(fence));
-    if (req.generationId !== g.generationId) return done(syncError(GroupError.ILLEGAL_GENERATION));
+    if (fence !== ErrorCode.NONE) return done(syncError(fence));
+    if (req.generationId !== g.generationId) return done(syncError(ErrorCode.ILLEGAL_GENERATION));
     if ((req.protocolType !== null && req.protocolType !== g.protocolType) || (req.protocolName !== null && req.protocolName !== g.protocolName)) {
-      return done(syncError(GroupError.INCONSISTENT_GROUP_PROTOCOL));
+      return done(syncError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
     }
     const m = g.members.get(req.memberId)!;
     switch (g.state) {
       case ClassicState.PREPARING_REBALANCE:
-        return done(syncError(GroupError.REBALANCE_IN_PROGRESS));
+        return done(syncError(ErrorCode.REBALANCE_IN_PROGRESS));
       case ClassicState.STABLE:
         this.rebalance.scheduleSession(g, m);
-        return done({ errorCode: GroupError.NONE, protocolType: g.protocolType, protocolName: g.protocolName, assignment: m.assignment });
+        return done({ errorCode: ErrorCode.NONE, protocolType: g.protocolType, protocolName: g.protocolName, assignment: m.assignment });
       case ClassicState.COMPLETING_REBALANCE:
         break;
       default:
-        return done(syncError(GroupError.UNKNOWN_MEMBER_ID));
+        return done(syncError(ErrorCode.UNKNOWN_MEMBER_ID));
     }
     this.rebalance.scheduleSession(g, m);
     let answer!: (r: SyncResult) => void;
@@ -81,7 +81,7 @@ export class ClassicOps {
         for (const x of g.members.values()) {
           const waiting = x.awaitingSync;
           x.awaitingSync = null;
-          waiting?.({ errorCode: GroupError.NONE, protocolType: g.protocolType, protocolName: g.protocolName, assignment: x.assignment });
+          waiting?.({ errorCode: ErrorCode.NONE, protocolType: g.protocolType, protocolName: g.protocolName, assignment: x.assignment });
         }
       },
       onAppendFailed: (code) => {
@@ -107,51 +107,51 @@ export class ClassicOps {
   validateMember(g: ClassicGroup, memberId: string, groupInstanceId: string | null): number {
     if (groupInstanceId !== null) {
       const owner = g.staticMembers.get(groupInstanceId);
-      if (owner !== undefined && owner !== memberId) return GroupError.FENCED_INSTANCE_ID;
+      if (owner !== undefined && owner !== memberId) return ErrorCode.FENCED_INSTANCE_ID;
     }
-    return g.members.has(memberId) ? GroupError.NONE : GroupError.UNKNOWN_MEMBER_ID;
+    return g.members.has(memberId) ? ErrorCode.NONE : ErrorCode.UNKNOWN_MEMBER_ID;
   }
 
   heartbeat(req: HeartbeatRequest): WriteResult<number> {
     const s = this.s;
     const g = s.classic.get(req.groupId);
-    if (!g) return s.result(s.consumer.has(req.groupId) ? GroupError.INCONSISTENT_GROUP_PROTOCOL : GroupError.UNKNOWN_MEMBER_ID);
+    if (!g) return s.result(s.consumer.has(req.groupId) ? ErrorCode.INCONSISTENT_GROUP_PROTOCOL : ErrorCode.UNKNOWN_MEMBER_ID);
     const fence = this.validateMember(g, req.memberId, req.groupInstanceId);
-    if (fence !== GroupError.NONE) return s.result(fence);
-    if (req.generationId !== g.generationId) return s.result(GroupError.ILLEGAL_GENERATION);
+    if (fence !== ErrorCode.NONE) return s.result(fence);
+    if (req.generationId !== g.generationId) return s.result(ErrorCode.ILLEGAL_GENERATION);
     const m = g.members.get(req.memberId)!;
     switch (g.state) {
       case ClassicState.PREPARING_REBALANCE:
         this.rebalance.scheduleSession(g, m);
-        return s.result(GroupError.REBALANCE_IN_PROGRESS);
+        return s.result(ErrorCode.REBALANCE_IN_PROGRESS);
       case ClassicState.COMPLETING_REBALANCE:
       case ClassicState.STABLE:
         this.rebalance.scheduleSession(g, m);
-        return s.result(GroupError.NONE);
+        return s.result(ErrorCode.NONE);
       default:
-        return s.result(GroupError.UNKNOWN_MEMBER_ID);
+        return s.result(ErrorCode.UNKNOWN_MEMBER_ID);
     }
   }
 
   leave(groupId: string, members: readonly LeaveMember[]): WriteResult<LeaveResult> {
     const s = this.s;
     const g = s.classic.get(groupId);
-    if (!g) return s.result({ errorCode: GroupError.UNKNOWN_MEMBER_ID, members: [] });
+    if (!g) return s.result({ errorCode: ErrorCode.UNKNOWN_MEMBER_ID, members: [] });
     const out: { memberId: string; groupInstanceId: string | null; errorCode: number }[] = [];
     for (const lm of members) {
       let memberId = lm.memberId;
-      let errorCode: number = GroupError.NONE;
+      let errorCode: number = ErrorCode.NONE;
       if (memberId === '' && lm.groupInstanceId !== null) memberId = g.staticMembers.get(lm.groupInstanceId) ?? '';
       if (g.pendingMembers.delete(memberId)) {
         s.timers.cancel(sessionKey(groupId, memberId));
         this.rebalance.maybeCompleteJoin(g);
       } else {
         errorCode = this.validateMember(g, memberId, lm.groupInstanceId);
-        if (errorCode === GroupError.NONE) this.rebalance.removeMember(g, g.members.get(memberId)!, GroupError.UNKNOWN_MEMBER_ID);
+        if (errorCode === ErrorCode.NONE) this.rebalance.removeMember(g, g.members.get(memberId)!, ErrorCode.UNKNOWN_MEMBER_ID);
       }
       out.push({ memberId: lm.memberId, groupInstanceId: lm.groupInstanceId, errorCode });
     }
-    return s.result({ errorCode: GroupError.NONE, members: out });
+    return s.result({ errorCode: ErrorCode.NONE, members: out });
   }
 
   /** An offset commit from a member counts as a heartbeat (Kafka reschedules the session). */

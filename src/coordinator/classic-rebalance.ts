@@ -1,6 +1,6 @@
 import { ClassicState } from './classic-group.js';
 import type { ClassicGroup, ClassicMember, JoinResult, SyncResult } from './classic-group.js';
-import { GroupError } from './group-errors.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { groupMetadataRecord } from './group-records.js';
 import type { GroupWriteContext } from './group-context.js';
 import type { WriteResult } from './coordinator-runtime.js';
@@ -55,7 +55,7 @@ export class ClassicRebalance {
   joinResponse(g: ClassicGroup, m: ClassicMember): JoinResult {
     const isLeader = g.leaderId === m.memberId;
     return {
-      errorCode: GroupError.NONE,
+      errorCode: ErrorCode.NONE,
       generationId: g.generationId,
       protocolType: g.protocolType,
       protocolName: g.protocolName,
@@ -75,7 +75,7 @@ export class ClassicRebalance {
         m.assignment = EMPTY;
         const waiting = m.awaitingSync;
         m.awaitingSync = null;
-        waiting?.(syncError(GroupError.REBALANCE_IN_PROGRESS));
+        waiting?.(syncError(ErrorCode.REBALANCE_IN_PROGRESS));
       }
     }
     const initial = g.state === ClassicState.EMPTY;
@@ -170,7 +170,7 @@ export class ClassicRebalance {
     if (g && m) {
       // A member waiting in JoinGroup is alive; the join timer decides its fate.
       if (m.awaitingJoin !== null) this.scheduleSession(g, m);
-      else this.removeMember(g, m, GroupError.UNKNOWN_MEMBER_ID);
+      else this.removeMember(g, m, ErrorCode.UNKNOWN_MEMBER_ID);
     }
     return s.result(undefined);
   }

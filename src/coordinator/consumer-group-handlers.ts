@@ -8,8 +8,9 @@ import type { ConsumerGroupDescribeRequest } from '../protocol/generated/message
 import { encodeConsumerGroupDescribeResponse } from '../protocol/generated/messages/consumer-group-describe-response.js';
 import type { ConsumerGroupDescribeResponseInput } from '../protocol/generated/messages/consumer-group-describe-response.js';
 import type { GroupCoordinator } from './group-coordinator.js';
-import { errorCodeOf } from './group-coordinator.js';
-import { GROUP_OPERATIONS, GroupError } from './group-errors.js';
+import { errorCodeOf } from '../protocol/kafka-error.js';
+import { GROUP_OPERATIONS } from './group-operations.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 
 /** ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848). */
 export function consumerGroupHandlers(gc: GroupCoordinator): ApiHandler[] {
@@ -69,7 +70,7 @@ export function consumerGroupHandlers(gc: GroupCoordinator): ApiHandler[] {
             const { description: d, isClassic } = await gc.describeConsumerGroup(groupId);
             if (!d) {
               return {
-                errorCode: GroupError.GROUP_ID_NOT_FOUND,
+                errorCode: ErrorCode.GROUP_ID_NOT_FOUND,
                 errorMessage: isClassic ? `Group ${groupId} is not a consumer group.` : `Group ${groupId} not found.`,
                 groupId,
                 groupState: 'Dead',

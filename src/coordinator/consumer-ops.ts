@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { debuglog } from 'node:util';
 import { ConsumerGroup } from './consumer-group.js';
 import type { Assignment, ConsumerGroupDescription, ConsumerMember } from './consumer-group.js';
 import { currentRecord, groupEpochRecord, memberRecord, MemberState, targetEpochRecord, targetMemberRecord } from './consumer-records.js';
 import { ConsumerTargets, fromKeys, tpKeys } from './consumer-target.js';
 import type { TopicView } from './consumer-target.js';
-import { GroupError } from './group-errors.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { groupMetadataRecord } from './group-records.js';
 import type { GroupWriteContext } from './group-context.js';
 import type { WriteResult } from './coordinator-runtime.js';
@@ -46,7 +47,8 @@ export interface ConsumerHeartbeatResult {
   readonly assignment: Assignment | null;
 }
 
-const INVALID_REGULAR_EXPRESSION = 128;
+const debug = debuglog('fjord:coordinator');
+
 const LEAVE_EPOCH = -1;
 const STATIC_LEAVE_EPOCH = -2;
 
@@ -83,7 +85,8 @@ export class ConsumerOps {
     this.s.timers.schedule(sessionKey(groupId, memberId), this.s.cfg.consumerSessionTimeoutMs, () => this.expire(groupId, memberId, 'session timeout'));
   }
 
-  private expire(groupId: string, memberId: string, _why: string): WriteResult<void> {
+  private expire(groupId: string, memberId: string, why: string): WriteResult<void> {
+    debug('member %s of group %s expires: %s', memberId, groupId, why);
     const g = this.s.consumer.get(groupId);
     const m = g?.members.get(memberId);
     if (g && m) this.removeMember(g, m);
@@ -96,25 +99,25 @@ export class ConsumerOps {
 
   heartbeat(req: ConsumerHeartbeatRequest): WriteResult<ConsumerHeartbeatResult> {
     const s = this.s;
-    if (req.groupId === '') return this.error(GroupError.INVALID_REQUEST, 'GroupId can not be empty.');
-    if (req.version >= 1 && req.memberId === '') return this.error(GroupError.INVALID_REQUEST, 'MemberId can not be empty.');
+    if (req.groupId === '') return this.error(ErrorCode.INVALID_REQUEST, 'GroupId can not be empty.');
+    if (req.version >= 1 && req.memberId === '') return this.error(ErrorCode.INVALID_REQUEST, 'MemberId can not be empty.');
     if (req.memberEpoch === 0 && req.subscribedTopicNames === null && req.subscribedTopicRegex === null) {
-      return this.error(GroupError.INVALID_REQUEST, 'SubscribedTopicNames or SubscribedTopicRegex must be set in first request.');
+      return this.error(ErrorCode.INVALID_REQUEST, 'SubscribedTopicNames or SubscribedTopicRegex must be set in first request.');
     }
     if (req.serverAssignor !== null && !s.cfg.consumerAssignors.includes(req.serverAssignor)) {
-      return this.error(GroupError.UNSUPPORTED_ASSIGNOR, `ServerAssignor ${req.serverAssignor} is not supported. Supported assignors: ${s.cfg.consumerAssignors.join(', ')}.`);
+      return this.error(ErrorCode.UNSUPPORTED_ASSIGNOR, `ServerAssignor ${req.serverAssignor} is not supported. Supported assignors: ${s.cfg.consumerAssignors.join(', ')}.`);
     }
     if (req.subscribedTopicRegex !== null) {
       try {
         new RegExp(req.subscribedTopicRegex);
       } catch {
-        return this.error(INVALID_REGULAR_EXPRESSION, `SubscribedTopicRegex ${req.subscribedTopicRegex} is not a valid regular expression.`);
+        return this.error(ErrorCode.INVALID_REGULAR_EXPRESSION, `SubscribedTopicRegex ${req.subscribedTopicRegex} is not a valid regular expression.`);
       }
     }
     const classic = s.classic.get(req.groupId);
-    if (classic && !classic.isEmpty()) return this.error(GroupError.GROUP_ID_NOT_FOUND, `Group ${req.groupId} is not a consumer group.`);
+    if (classic && !classic.isEmpty()) return this.error(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${req.groupId} is not a consumer group.`);
     const existing = s.consumer.get(req.groupId);
-    if (req.memberEpoch !== 0 && !existing) return this.error(req.memberEpoch < 0 ? GroupError.NONE : GroupError.UNKNOWN_MEMBER_ID);
+    if (req.memberEpoch !== 0 && !existing) return this.error(req.memberEpoch < 0 ? ErrorCode.NONE : ErrorCode.UNKNOWN_MEMBER_ID);
     const g = existing ?? new ConsumerGroup(req.groupId);
     if (!existing) {
       if (classic) {
@@ -125,7 +128,7 @@ export class ConsumerOps {
       s.consumer.set(req.groupId, g);
     }
     const out = this.heartbeatOn(g, req);
-    if (out.errorCode !== GroupError.NONE && !existing) s.consumer.delete(req.groupId);
+    if (out.errorCode !== ErrorCode.NONE && !existing) s.consumer.delete(req.groupId);
     return {
       ...s.result(out),
       onAppendFailed: (code) => ({ errorCode: code, errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null }),
@@ -141,7 +144,7 @@ export class ConsumerOps {
       let memberId = req.memberId;
       if (req.instanceId !== null) memberId = g.staticMembers.get(req.instanceId) ?? memberId;
       const m = g.members.get(memberId);
-      if (!m) return req.instanceId !== null ? fail(GroupError.UNKNOWN_MEMBER_ID) : { errorCode: 0, errorMessage: null, memberId: req.memberId, memberEpoch: req.memberEpoch, heartbeatIntervalMs: 0, assignment: null };
+      if (!m) return req.instanceId !== null ? fail(ErrorCode.UNKNOWN_MEMBER_ID) : { errorCode: 0, errorMessage: null, memberId: req.memberId, memberEpoch: req.memberEpoch, heartbeatIntervalMs: 0, assignment: null };
       if (req.memberEpoch === STATIC_LEAVE_EPOCH && m.instanceId !== null) {
         // KIP-848 static leave: the member keeps its partitions for its session timeout, so the
         // same instance can come back without a rebalance.
@@ -150,7 +153,7 @@ export class ConsumerOps {
         s.emit(currentRecord(g.groupId, m, MemberState.STABLE));
         this.scheduleSession(g, m);
       } else this.removeMember(g, m);
-      return { errorCode: GroupError.NONE, errorMessage: null, memberId: req.memberId, memberEpoch: req.memberEpoch, heartbeatIntervalMs: 0, assignment: null };
+      return { errorCode: ErrorCode.NONE, errorMessage: null, memberId: req.memberId, memberEpoch: req.memberEpoch, heartbeatIntervalMs: 0, assignment: null };
     }
 
     let m: ConsumerMember | undefined;
@@ -163,7 +166,7 @@ export class ConsumerOps {
         const owner = g.staticMembers.get(req.instanceId);
         if (owner !== undefined && owner !== memberId) {
           const old = g.members.get(owner);
-          if (old && old.memberEpoch !== STATIC_LEAVE_EPOCH) return fail(GroupError.UNRELEASED_INSTANCE_ID, `Static member ${owner} with instance id ${req.instanceId} is still active.`);
+          if (old && old.memberEpoch !== STATIC_LEAVE_EPOCH) return fail(ErrorCode.UNRELEASED_INSTANCE_ID, `Static member ${owner} with instance id ${req.instanceId} is still active.`);
           if (old) {
             this.replaceStaticMember(g, old, memberId, req);
             replaced = true;
@@ -200,12 +203,12 @@ export class ConsumerOps {
       }
     } else {
       m = g.members.get(req.memberId);
-      if (!m) return fail(GroupError.UNKNOWN_MEMBER_ID, `Member ${req.memberId} is not a member of group ${g.groupId}.`);
+      if (!m) return fail(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${req.memberId} is not a member of group ${g.groupId}.`);
       if (req.memberEpoch !== m.memberEpoch) {
         const owned = req.topicPartitions === null ? null : tpKeys(new Map(req.topicPartitions.map((t) => [t.topicId, [...t.partitions]])));
         const assigned = tpKeys(m.assigned);
         const lostResponse = req.memberEpoch === m.previousMemberEpoch && owned !== null && [...owned].every((k) => assigned.has(k));
-        if (!lostResponse) return fail(GroupError.FENCED_MEMBER_EPOCH, `The member epoch ${req.memberEpoch} does not match ${m.memberEpoch}.`);
+        if (!lostResponse) return fail(ErrorCode.FENCED_MEMBER_EPOCH, `The member epoch ${req.memberEpoch} does not match ${m.memberEpoch}.`);
       }
     }
 
@@ -258,7 +261,7 @@ export class ConsumerOps {
       req.memberEpoch === 0 || (req.rebalanceTimeoutMs !== -1 && (req.subscribedTopicNames !== null || req.subscribedTopicRegex !== null) && req.topicPartitions !== null);
     const sendAssignment = fullRequest || JSON.stringify([...m.assigned]) !== assignedBefore;
     return {
-      errorCode: GroupError.NONE,
+      errorCode: ErrorCode.NONE,
       errorMessage: null,
       memberId: m.memberId,
       memberEpoch: m.memberEpoch,

@@ -2,6 +2,8 @@ import type { CancelTimer, CoordinatorLog } from './coordinator-host.js';
 import { buildCoordinatorBatch, readCoordinatorBatches } from './coordinator-batch.js';
 import type { CoordinatorRecord, ReplayedBatch } from './coordinator-batch.js';
 import type { CoordinatorShard, RuntimeOptions, ShardContext, WriteOp, WriteResult } from './coordinator-shard.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
 import { buildEndTxnMarkerBatch, controlRecordKey, ControlRecordType, endTxnMarkerValue } from '../protocol/control-records.js';
 
 /**
@@ -23,25 +25,6 @@ import { buildEndTxnMarkerBatch, controlRecordKey, ControlRecordType, endTxnMark
  * independent of each other.
  */
 
-/** Coordinator error codes the runtime itself answers with (Kafka's numbers). */
-export const RuntimeError = {
-  UNKNOWN_SERVER_ERROR: -1,
-  COORDINATOR_LOAD_IN_PROGRESS: 14,
-  COORDINATOR_NOT_AVAILABLE: 15,
-  NOT_COORDINATOR: 16,
-} as const;
-
-/** An operation failed with a Kafka error code (append failure, shard closed, ...). */
-export class CoordinatorError extends Error {
-  override readonly name = 'CoordinatorError';
-  constructor(
-    readonly errorCode: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 export type { CoordinatorShard, RuntimeOptions, ShardContext, WriteOp, WriteResult } from './coordinator-shard.js';
 
 /** Kafka's default max.message.bytes (1 MiB + 12): a coordinator batch stays within it. */
@@ -60,16 +43,16 @@ export function partitionForKey(key: string, partitions: number): number {
 /** Maps a log append error to what a coordinator client understands (Kafka's CoordinatorRuntime mapping). */
 function mapAppendError(code: number): number {
   switch (code) {
-    case 3: // UNKNOWN_TOPIC_OR_PARTITION
-    case 19: // NOT_ENOUGH_REPLICAS
-    case 20: // NOT_ENOUGH_REPLICAS_AFTER_APPEND
-    case 7: // REQUEST_TIMED_OUT
-      return RuntimeError.COORDINATOR_NOT_AVAILABLE;
-    case 6: // NOT_LEADER_OR_FOLLOWER
-    case 56: // KAFKA_STORAGE_ERROR
-      return RuntimeError.NOT_COORDINATOR;
+    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+    case ErrorCode.NOT_ENOUGH_REPLICAS:
+    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+    case ErrorCode.REQUEST_TIMED_OUT:
+      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
+    case ErrorCode.KAFKA_STORAGE_ERROR:
+      return ErrorCode.NOT_COORDINATOR;
     default:
-      return RuntimeError.UNKNOWN_SERVER_ERROR;
+      return ErrorCode.UNKNOWN_SERVER_ERROR;
   }
 }
 
@@ -124,7 +107,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
 
   /** Loads the shard of `partition` (replaying its log) if it is not loaded yet. */
   async load(partition: number): Promise<S> {
-    if (this.closed) throw new CoordinatorError(RuntimeError.NOT_COORDINATOR, 'coordinator closed');
+    if (this.closed) throw new KafkaError(ErrorCode.NOT_COORDINATOR, 'coordinator closed');
     let holder = this.shards.get(partition);
     if (!holder) {
       holder = new ShardHolder<S>(partition);
@@ -169,7 +152,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
       }
       if (!progressed) {
         if (buf.length === 0) break;
-        throw new CoordinatorError(RuntimeError.UNKNOWN_SERVER_ERROR, `no whole batch at offset ${next} of ${this.opts.topic}-${holder.partition}`);
+        throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `no whole batch at offset ${next} of ${this.opts.topic}-${holder.partition}`);
       }
     }
     holder.loaded = true;
@@ -207,7 +190,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
   async writeTo<T>(partition: number, op: WriteOp<S, T>): Promise<T> {
     await this.load(partition);
     const holder = this.shards.get(partition);
-    if (!holder) throw new CoordinatorError(RuntimeError.NOT_COORDINATOR, 'shard unloaded');
+    if (!holder) throw new KafkaError(ErrorCode.NOT_COORDINATOR, 'shard unloaded');
     return this.enqueue(holder, op);
   }
 
@@ -219,7 +202,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
   async readFrom<T>(partition: number, op: (shard: S) => T): Promise<T> {
     await this.load(partition);
     const holder = this.shards.get(partition);
-    if (!holder) throw new CoordinatorError(RuntimeError.NOT_COORDINATOR, 'shard unloaded');
+    if (!holder) throw new KafkaError(ErrorCode.NOT_COORDINATOR, 'shard unloaded');
     return this.readCommitted(holder, op);
   }
 
@@ -262,7 +245,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
     try {
       while (holder.queue.length > 0) {
         if (holder.closed) {
-          for (const w of holder.queue.splice(0)) w.fail(new CoordinatorError(RuntimeError.NOT_COORDINATOR, 'coordinator shard closed'));
+          for (const w of holder.queue.splice(0)) w.fail(new KafkaError(ErrorCode.NOT_COORDINATOR, 'coordinator shard closed'));
           break;
         }
         await this.runBatch(holder);
@@ -337,7 +320,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
       const appended = await holder.log.append(batches.length === 1 ? batches[0]! : Buffer.concat(batches));
       errorCode = appended.errorCode;
     } catch {
-      errorCode = RuntimeError.UNKNOWN_SERVER_ERROR;
+      errorCode = ErrorCode.UNKNOWN_SERVER_ERROR;
     }
     if (errorCode === 0) {
       snapshots.release();
@@ -345,10 +328,10 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
       return;
     }
     snapshots.revert();
-    const mapped = errorCode === RuntimeError.UNKNOWN_SERVER_ERROR ? errorCode : mapAppendError(errorCode);
+    const mapped = errorCode === ErrorCode.UNKNOWN_SERVER_ERROR ? errorCode : mapAppendError(errorCode);
     for (const { write, out } of applied) {
       if (!out.onAppendFailed) {
-        write.fail(new CoordinatorError(mapped, `append to ${this.opts.topic}-${holder.partition} failed with ${errorCode}`));
+        write.fail(new KafkaError(mapped, `append to ${this.opts.topic}-${holder.partition} failed with ${errorCode}`));
         continue;
       }
       try {

@@ -16,7 +16,7 @@ export interface WriteResult<T> {
    * Called when the append fails, after the shard was reverted to its state before the batch:
    * answers what the operation left waiting and returns the response to send instead (the
    * operation's own error codes, with the mapped append error where it would have succeeded).
-   * Without it the write rejects with a CoordinatorError.
+   * Without it the write rejects with a KafkaError carrying the mapped code.
    */
   readonly onAppendFailed?: (errorCode: number) => T;
   /** Runs once the records are committed and replayed, before the response is released. */

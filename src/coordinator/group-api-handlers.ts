@@ -46,8 +46,10 @@ import type { DeleteGroupsRequest } from '../protocol/generated/messages/delete-
 import { encodeDeleteGroupsResponse } from '../protocol/generated/messages/delete-groups-response.js';
 import type { DeleteGroupsResponseInput } from '../protocol/generated/messages/delete-groups-response.js';
 import type { CoordinatorHost } from './coordinator-host.js';
-import { GroupCoordinator, errorCodeOf, type GroupCoordinatorOptions } from './group-coordinator.js';
-import { GROUP_OPERATIONS, GroupError } from './group-errors.js';
+import { GroupCoordinator, type GroupCoordinatorOptions } from './group-coordinator.js';
+import { errorCodeOf } from '../protocol/kafka-error.js';
+import { GROUP_OPERATIONS } from './group-operations.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { ClassicState } from './classic-group.js';
 import { consumerGroupHandlers } from './consumer-group-handlers.js';
 
@@ -83,13 +85,13 @@ export async function createGroupApiHandlers(
     10, 0, 6, decodeFindCoordinatorRequest, encodeFindCoordinatorResponse,
     (ctx, req) => {
       const answer = (key: string): { errorCode: number; errorMessage: string | null } => {
-        if (req.keyType !== 0 && req.keyType !== 1) return { errorCode: GroupError.INVALID_REQUEST, errorMessage: `key type ${req.keyType} is not served` };
+        if (req.keyType !== 0 && req.keyType !== 1) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `key type ${req.keyType} is not served` };
         if (req.keyType === 0) gc.preload(key);
-        return { errorCode: GroupError.NONE, errorMessage: null };
+        return { errorCode: ErrorCode.NONE, errorMessage: null };
       };
       if (ctx.apiVersion < 4) {
         const a = answer(req.key);
-        const ok = a.errorCode === GroupError.NONE;
+        const ok = a.errorCode === ErrorCode.NONE;
         return {
           errorCode: a.errorCode,
           ...(ctx.apiVersion >= 1 ? { errorMessage: a.errorMessage } : {}),
@@ -101,7 +103,7 @@ export async function createGroupApiHandlers(
       return {
         coordinators: req.coordinatorKeys.map((key) => {
           const a = answer(key);
-          const ok = a.errorCode === GroupError.NONE;
+          const ok = a.errorCode === ErrorCode.NONE;
           return { key, nodeId: ok ? host.nodeId : -1, host: ok ? (ctx.listener?.host ?? host.host) : '', port: ok ? (ctx.listener?.port ?? host.port) : -1, errorCode: a.errorCode, errorMessage: a.errorMessage };
         }),
       };
@@ -188,7 +190,7 @@ export async function createGroupApiHandlers(
       const members = v >= 3 ? req.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })) : [{ memberId: req.memberId, groupInstanceId: null }];
       try {
         const r = await gc.leave(req.groupId, members);
-        if (v < 3) return { errorCode: r.errorCode !== GroupError.NONE ? r.errorCode : (r.members[0]?.errorCode ?? GroupError.NONE) };
+        if (v < 3) return { errorCode: r.errorCode !== ErrorCode.NONE ? r.errorCode : (r.members[0]?.errorCode ?? ErrorCode.NONE) };
         return { errorCode: r.errorCode, members: r.members };
       } catch (e) {
         return { errorCode: errorCodeOf(e) };
@@ -238,14 +240,14 @@ export async function createGroupApiHandlers(
         answered = known.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) }));
       }
       const codes = new Map<string, number>();
-      for (const t of known) for (const p of t.partitions) codes.set(`${p.partitionIndex}:${t.name}`, GroupError.UNKNOWN_SERVER_ERROR);
+      for (const t of known) for (const p of t.partitions) codes.set(`${p.partitionIndex}:${t.name}`, ErrorCode.UNKNOWN_SERVER_ERROR);
       for (const t of answered) for (const p of t.partitions) codes.set(`${p.partitionIndex}:${t.name}`, p.errorCode);
       return {
         topics: req.topics.map((t) => ({
           name: t.name,
           partitions: t.partitions.map((p) => ({
             partitionIndex: p.partitionIndex,
-            errorCode: codes.get(`${p.partitionIndex}:${t.name}`) ?? GroupError.UNKNOWN_TOPIC_OR_PARTITION,
+            errorCode: codes.get(`${p.partitionIndex}:${t.name}`) ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
           })),
         })),
       };
@@ -295,7 +297,7 @@ export async function createGroupApiHandlers(
             committedOffset: BigInt(p.committedOffset),
             ...(v >= 5 ? { committedLeaderEpoch: p.committedLeaderEpoch } : {}),
             metadata: p.metadata,
-            errorCode: v < 2 && r.errorCode !== GroupError.NONE ? r.errorCode : p.errorCode,
+            errorCode: v < 2 && r.errorCode !== ErrorCode.NONE ? r.errorCode : p.errorCode,
           })),
         })),
       };
@@ -339,9 +341,9 @@ export async function createGroupApiHandlers(
         req.groups.map(async (groupId) => {
           try {
             const d = await gc.describeGroup(groupId);
-            const notFound = d.errorCode === GroupError.GROUP_ID_NOT_FOUND;
+            const notFound = d.errorCode === ErrorCode.GROUP_ID_NOT_FOUND;
             return {
-              errorCode: notFound && v < 6 ? GroupError.NONE : d.errorCode,
+              errorCode: notFound && v < 6 ? ErrorCode.NONE : d.errorCode,
               ...(v >= 6 && notFound ? { errorMessage: `Group ${groupId} not found.` } : {}),
               groupId,
               groupState: notFound ? ClassicState.DEAD : d.groupState,

@@ -1,13 +1,13 @@
-import { errorCodeOf as kafkaErrorCodeOf } from '../protocol/kafka-error.js';
 import type { CoordinatorHost } from './coordinator-host.js';
-import { CoordinatorError, CoordinatorRuntime } from './coordinator-runtime.js';
+import { CoordinatorRuntime } from './coordinator-runtime.js';
+import { errorCodeOf } from '../protocol/kafka-error.js';
 import { groupConfigFrom } from './group-config.js';
 import type { GroupConfig } from './group-config.js';
 import { GroupShard } from './group-shard.js';
 import type { CommitRequest, DescribedGroup, FetchGroupResult, ListedGroup, TopicPartitionErrors } from './group-shard.js';
 import type { JoinResult, SyncResult } from './classic-group.js';
 import type { HeartbeatRequest, JoinRequest, LeaveMember, LeaveResult, SyncRequest } from './classic-ops.js';
-import { GroupError } from './group-errors.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import type { ConsumerHeartbeatRequest, ConsumerHeartbeatResult, TopicView } from './consumer-ops.js';
 import type { ConsumerGroupDescription } from './consumer-group.js';
 
@@ -164,7 +164,7 @@ export class GroupCoordinator {
       ),
     );
     const found = new Map(results.flat().map((r) => [r.groupId, r] as const));
-    return groupIds.map((id) => found.get(id) ?? { groupId: id, errorCode: GroupError.UNKNOWN_SERVER_ERROR });
+    return groupIds.map((id) => found.get(id) ?? { groupId: id, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR });
   }
 
   /** Runs offset expiry on every loaded shard now (the periodic check does the same). */
@@ -176,12 +176,4 @@ export class GroupCoordinator {
   private async loadKnownShards(): Promise<void> {
     if (this.host.partitionCount(CONSUMER_OFFSETS) !== undefined) await this.runtime.loadAll();
   }
-}
-
-/**
- * The Kafka error code for an exception thrown by a coordinator operation: a CoordinatorError's
- * own code, else the one mapping of src/protocol/kafka-error.ts (a KafkaError's code, else -1).
- */
-export function errorCodeOf(e: unknown): number {
-  return e instanceof CoordinatorError ? e.errorCode : kafkaErrorCodeOf(e);
 }

@@ -11,7 +11,7 @@ import { replayConsumerRecord } from './consumer-records.js';
 import type { GroupConfig } from './group-config.js';
 import type { GroupWriteContext } from './group-context.js';
 import { SnapshotMap, SnapshotRegistry } from './snapshot-registry.js';
-import { GroupError } from './group-errors.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { decodeGroupMetadataValue, decodeGroupRecordKey, decodeOffsetCommitValue } from './group-records.js';
 import type { OffsetCommitValue } from './group-records.js';
 
@@ -229,8 +229,8 @@ export class GroupShard implements CoordinatorShard {
         const sy = m.awaitingSync;
         m.awaitingJoin = null;
         m.awaitingSync = null;
-        j?.({ errorCode: GroupError.NOT_COORDINATOR, generationId: -1, protocolType: null, protocolName: null, leader: '', skipAssignment: false, memberId: m.memberId, members: [] });
-        sy?.({ errorCode: GroupError.NOT_COORDINATOR, protocolType: null, protocolName: null, assignment: EMPTY });
+        j?.({ errorCode: ErrorCode.NOT_COORDINATOR, generationId: -1, protocolType: null, protocolName: null, leader: '', skipAssignment: false, memberId: m.memberId, members: [] });
+        sy?.({ errorCode: ErrorCode.NOT_COORDINATOR, protocolType: null, protocolName: null, assignment: EMPTY });
       }
     }
   }
@@ -263,7 +263,7 @@ export class GroupShard implements CoordinatorShard {
     const cg = this.consumer.get(groupId);
     if (cg) {
       return {
-        errorCode: GroupError.NONE,
+        errorCode: ErrorCode.NONE,
         groupId,
         groupState: cg.state,
         protocolType: 'consumer',
@@ -272,10 +272,10 @@ export class GroupShard implements CoordinatorShard {
       };
     }
     const g = this.classic.get(groupId);
-    if (!g) return { errorCode: GroupError.GROUP_ID_NOT_FOUND, groupId, groupState: ClassicState.DEAD, protocolType: '', protocolData: '', members: [] };
+    if (!g) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, groupId, groupState: ClassicState.DEAD, protocolType: '', protocolData: '', members: [] };
     const stable = g.state === ClassicState.STABLE;
     return {
-      errorCode: GroupError.NONE,
+      errorCode: ErrorCode.NONE,
       groupId,
       groupState: g.state,
       protocolType: g.protocolType ?? '',

@@ -1,7 +1,7 @@
 import type { WriteResult } from './coordinator-runtime.js';
 import { ClassicGroup, ClassicState } from './classic-group.js';
 import { groupEpochRecord, targetEpochRecord } from './consumer-records.js';
-import { GroupError } from './group-errors.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { groupMetadataRecord, offsetCommitRecord, subscribedTopics } from './group-records.js';
 import type { ClassicOps } from './classic-ops.js';
 import type { GroupWriteContext } from './group-context.js';
@@ -23,29 +23,29 @@ export class OffsetOps {
   private validateCommit(req: CommitRequest): number {
     const cg = this.s.consumer.get(req.groupId);
     if (cg) {
-      if (req.generationIdOrMemberEpoch < 0 && req.memberId === '') return cg.members.size === 0 ? GroupError.NONE : GroupError.UNKNOWN_MEMBER_ID;
+      if (req.generationIdOrMemberEpoch < 0 && req.memberId === '') return cg.members.size === 0 ? ErrorCode.NONE : ErrorCode.UNKNOWN_MEMBER_ID;
       const m = cg.members.get(req.memberId);
-      if (!m) return GroupError.UNKNOWN_MEMBER_ID;
-      return req.generationIdOrMemberEpoch === m.memberEpoch ? GroupError.NONE : GroupError.STALE_MEMBER_EPOCH;
+      if (!m) return ErrorCode.UNKNOWN_MEMBER_ID;
+      return req.generationIdOrMemberEpoch === m.memberEpoch ? ErrorCode.NONE : ErrorCode.STALE_MEMBER_EPOCH;
     }
     const g = this.s.classic.get(req.groupId);
     if (!g) {
-      if (req.generationIdOrMemberEpoch >= 0 || req.memberId !== '') return GroupError.ILLEGAL_GENERATION;
+      if (req.generationIdOrMemberEpoch >= 0 || req.memberId !== '') return ErrorCode.ILLEGAL_GENERATION;
       const created = new ClassicGroup(req.groupId, this.s.timers.now());
       created.protocolType = '';
       this.s.classic.set(req.groupId, created);
-      return GroupError.NONE;
+      return ErrorCode.NONE;
     }
-    if (g.state === ClassicState.DEAD) return GroupError.COORDINATOR_NOT_AVAILABLE;
+    if (g.state === ClassicState.DEAD) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
     if (req.generationIdOrMemberEpoch >= 0 || req.memberId !== '' || req.groupInstanceId !== null) {
       const v = this.classicOps.validateMember(g, req.memberId, req.groupInstanceId);
-      if (v !== GroupError.NONE) return v;
-      if (req.generationIdOrMemberEpoch !== g.generationId) return GroupError.ILLEGAL_GENERATION;
-      if (g.state === ClassicState.COMPLETING_REBALANCE) return GroupError.REBALANCE_IN_PROGRESS;
+      if (v !== ErrorCode.NONE) return v;
+      if (req.generationIdOrMemberEpoch !== g.generationId) return ErrorCode.ILLEGAL_GENERATION;
+      if (g.state === ClassicState.COMPLETING_REBALANCE) return ErrorCode.REBALANCE_IN_PROGRESS;
       this.classicOps.touch(g, req.memberId);
-      return GroupError.NONE;
+      return ErrorCode.NONE;
     }
-    return g.state === ClassicState.EMPTY ? GroupError.NONE : GroupError.UNKNOWN_MEMBER_ID;
+    return g.state === ClassicState.EMPTY ? ErrorCode.NONE : ErrorCode.UNKNOWN_MEMBER_ID;
   }
 
   commitOffsets(req: CommitRequest): WriteResult<TopicPartitionErrors[]> {
@@ -57,8 +57,8 @@ export class OffsetOps {
       for (const p of t.partitions) {
         let errorCode: number = verdict;
         const metadata = p.committedMetadata ?? '';
-        if (errorCode === GroupError.NONE && Buffer.byteLength(metadata) > this.s.cfg.offsetMetadataMaxBytes) errorCode = GroupError.OFFSET_METADATA_TOO_LARGE;
-        if (errorCode === GroupError.NONE) {
+        if (errorCode === ErrorCode.NONE && Buffer.byteLength(metadata) > this.s.cfg.offsetMetadataMaxBytes) errorCode = ErrorCode.OFFSET_METADATA_TOO_LARGE;
+        if (errorCode === ErrorCode.NONE) {
           this.s.emit(
             offsetCommitRecord(
               { group: req.groupId, topic: t.name, partition: p.partitionIndex },
@@ -73,7 +73,7 @@ export class OffsetOps {
     return {
       ...this.s.result(out),
       onAppendFailed: (code) =>
-        out.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: p.errorCode === GroupError.NONE ? code : p.errorCode })) })),
+        out.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: p.errorCode === ErrorCode.NONE ? code : p.errorCode })) })),
     };
   }
 
@@ -86,8 +86,8 @@ export class OffsetOps {
       partitions: t.partitions.map((p) => {
         const metadata = p.committedMetadata ?? '';
         let errorCode: number = verdict;
-        if (errorCode === GroupError.NONE && Buffer.byteLength(metadata) > this.s.cfg.offsetMetadataMaxBytes) errorCode = GroupError.OFFSET_METADATA_TOO_LARGE;
-        if (errorCode === GroupError.NONE) {
+        if (errorCode === ErrorCode.NONE && Buffer.byteLength(metadata) > this.s.cfg.offsetMetadataMaxBytes) errorCode = ErrorCode.OFFSET_METADATA_TOO_LARGE;
+        if (errorCode === ErrorCode.NONE) {
           this.s.emit(
             offsetCommitRecord(
               { group: req.groupId, topic: t.name, partition: p.partitionIndex },
@@ -101,7 +101,7 @@ export class OffsetOps {
     return {
       ...this.s.result(out),
       transactional: { producerId: req.producerId, producerEpoch: req.producerEpoch },
-      onAppendFailed: (code) => out.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: p.errorCode === GroupError.NONE ? code : p.errorCode })) })),
+      onAppendFailed: (code) => out.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: p.errorCode === ErrorCode.NONE ? code : p.errorCode })) })),
     };
   }
 
@@ -111,12 +111,12 @@ export class OffsetOps {
       created.protocolType = '';
       this.s.classic.set(groupId, created);
     }
-    return GroupError.NONE;
+    return ErrorCode.NONE;
   }
 
   /** Writes the transaction's COMMIT or ABORT marker to this partition; its replay applies it. */
   completeTransaction(producerId: number, producerEpoch: number, commit: boolean): WriteResult<number> {
-    return { ...this.s.result(GroupError.NONE), marker: { producerId, producerEpoch, commit, coordinatorEpoch: 0 }, onAppendFailed: (code) => code };
+    return { ...this.s.result(ErrorCode.NONE), marker: { producerId, producerEpoch, commit, coordinatorEpoch: 0 }, onAppendFailed: (code) => code };
   }
 
   private hasPendingTxnOffset(groupId: string, topic: string, partition: number): boolean {
@@ -129,48 +129,48 @@ export class OffsetOps {
     const cg = this.s.consumer.get(groupId);
     if (cg && memberId !== null && memberEpoch >= 0) {
       const m = cg.members.get(memberId);
-      if (!m) return { errorCode: GroupError.UNKNOWN_MEMBER_ID, topics: [] };
-      if (m.memberEpoch !== memberEpoch) return { errorCode: GroupError.STALE_MEMBER_EPOCH, topics: [] };
+      if (!m) return { errorCode: ErrorCode.UNKNOWN_MEMBER_ID, topics: [] };
+      if (m.memberEpoch !== memberEpoch) return { errorCode: ErrorCode.STALE_MEMBER_EPOCH, topics: [] };
     }
     const byGroup = this.s.offsets.get(groupId);
     const entry = (topic: string, partition: number): FetchedOffset => {
       if (requireStable && this.hasPendingTxnOffset(groupId, topic, partition)) {
-        return { partitionIndex: partition, committedOffset: -1, committedLeaderEpoch: -1, metadata: '', errorCode: GroupError.UNSTABLE_OFFSET_COMMIT };
+        return { partitionIndex: partition, committedOffset: -1, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT };
       }
       const v = byGroup?.get(topic)?.get(partition);
       return v
-        ? { partitionIndex: partition, committedOffset: v.offset, committedLeaderEpoch: v.leaderEpoch, metadata: v.metadata, errorCode: GroupError.NONE }
-        : { partitionIndex: partition, committedOffset: -1, committedLeaderEpoch: -1, metadata: '', errorCode: GroupError.NONE };
+        ? { partitionIndex: partition, committedOffset: v.offset, committedLeaderEpoch: v.leaderEpoch, metadata: v.metadata, errorCode: ErrorCode.NONE }
+        : { partitionIndex: partition, committedOffset: -1, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.NONE };
     };
     if (topics === null) {
       const out: FetchGroupResult['topics'] = [];
       for (const [name, parts] of byGroup ?? []) out.push({ name, partitions: [...parts.keys()].sort((a, b) => a - b).map((p) => entry(name, p)) });
-      return { errorCode: GroupError.NONE, topics: out };
+      return { errorCode: ErrorCode.NONE, topics: out };
     }
-    return { errorCode: GroupError.NONE, topics: topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((p) => entry(t.name, p)) })) };
+    return { errorCode: ErrorCode.NONE, topics: topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((p) => entry(t.name, p)) })) };
   }
 
   /** OffsetDelete: refused for topics an active consumer group still subscribes to. */
   deleteOffsets(groupId: string, topics: readonly { name: string; partitions: readonly number[] }[]): WriteResult<{ errorCode: number; topics: TopicPartitionErrors[] }> {
     const g = this.s.classic.get(groupId);
     const cg = this.s.consumer.get(groupId);
-    if (!g && !cg) return this.s.result({ errorCode: GroupError.GROUP_ID_NOT_FOUND, topics: [] });
+    if (!g && !cg) return this.s.result({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] });
     const subscribed = new Set<string>();
     if (g && g.state !== ClassicState.EMPTY) {
-      if (g.protocolType !== 'consumer') return this.s.result({ errorCode: GroupError.NON_EMPTY_GROUP, topics: [] });
+      if (g.protocolType !== 'consumer') return this.s.result({ errorCode: ErrorCode.NON_EMPTY_GROUP, topics: [] });
       for (const m of g.members.values()) for (const t of subscribedTopics(g.metadataFor(m, g.protocolName))) subscribed.add(t);
     }
     if (cg) for (const m of cg.members.values()) for (const t of m.subscribedTopicNames) subscribed.add(t);
     const out: TopicPartitionErrors[] = [];
     for (const t of topics) {
       const parts = t.partitions.map((p) => {
-        if (subscribed.has(t.name)) return { partitionIndex: p, errorCode: GroupError.GROUP_SUBSCRIBED_TO_TOPIC };
+        if (subscribed.has(t.name)) return { partitionIndex: p, errorCode: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC };
         if (this.s.offsets.get(groupId)?.get(t.name)?.has(p)) this.s.emit(offsetCommitRecord({ group: groupId, topic: t.name, partition: p }, null));
-        return { partitionIndex: p, errorCode: GroupError.NONE };
+        return { partitionIndex: p, errorCode: ErrorCode.NONE };
       });
       out.push({ name: t.name, partitions: parts });
     }
-    return { ...this.s.result({ errorCode: GroupError.NONE, topics: out }), onAppendFailed: (code) => ({ errorCode: code, topics: [] }) };
+    return { ...this.s.result({ errorCode: ErrorCode.NONE, topics: out }), onAppendFailed: (code) => ({ errorCode: code, topics: [] }) };
   }
 
   /** Tombstones every offset of a group, and the group itself (DeleteGroups, expiry). */
@@ -189,9 +189,9 @@ export class OffsetOps {
     for (const id of groupIds) {
       const g = this.s.classic.get(id);
       const cg = this.s.consumer.get(id);
-      let errorCode: number = GroupError.NONE;
-      if (!g && !cg) errorCode = GroupError.GROUP_ID_NOT_FOUND;
-      else if ((g && g.state !== ClassicState.EMPTY) || (cg && cg.members.size > 0)) errorCode = GroupError.NON_EMPTY_GROUP;
+      let errorCode: number = ErrorCode.NONE;
+      if (!g && !cg) errorCode = ErrorCode.GROUP_ID_NOT_FOUND;
+      else if ((g && g.state !== ClassicState.EMPTY) || (cg && cg.members.size > 0)) errorCode = ErrorCode.NON_EMPTY_GROUP;
       else {
         this.emitGroupDeletion(id);
       }
@@ -200,7 +200,7 @@ export class OffsetOps {
     // The replay of the tombstones removes the groups and their offsets.
     return {
       ...this.s.result(out),
-      onAppendFailed: (code) => out.map((o) => ({ groupId: o.groupId, errorCode: o.errorCode === GroupError.NONE ? code : o.errorCode })),
+      onAppendFailed: (code) => out.map((o) => ({ groupId: o.groupId, errorCode: o.errorCode === ErrorCode.NONE ? code : o.errorCode })),
     };
   }
 

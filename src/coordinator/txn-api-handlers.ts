@@ -28,10 +28,11 @@ import type { DescribeTransactionsRequest } from '../protocol/generated/messages
 import { encodeDescribeTransactionsResponse } from '../protocol/generated/messages/describe-transactions-response.js';
 import type { DescribeTransactionsResponseInput } from '../protocol/generated/messages/describe-transactions-response.js';
 import type { CoordinatorHost } from './coordinator-host.js';
-import { errorCodeOf } from './group-coordinator.js';
+import { errorCodeOf } from '../protocol/kafka-error.js';
 import type { GroupCoordinator } from './group-coordinator.js';
 import { TXN_STATE_NAMES } from './txn-shard.js';
-import { TxnCoordinator, TxnError } from './txn-coordinator.js';
+import { TxnCoordinator } from './txn-coordinator.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 
 /**
  * The transaction APIs served by this node's transaction coordinator. InitProducerId replaces
@@ -110,10 +111,10 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
     async handle(ctx, req) {
       const v = ctx.apiVersion;
       const fail = (code: number): TxnOffsetCommitResponseInput => ({ topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) })) });
-      if (!groups) return fail(TxnError.COORDINATOR_NOT_AVAILABLE);
+      if (!groups) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE);
       const txn = await tc.describe(req.transactionalId).catch(() => undefined);
-      if (!txn || txn.producerId !== Number(req.producerId)) return fail(TxnError.INVALID_PRODUCER_ID_MAPPING);
-      if (txn.producerEpoch !== req.producerEpoch) return fail(v >= 2 ? TxnError.PRODUCER_FENCED : TxnError.INVALID_PRODUCER_EPOCH);
+      if (!txn || txn.producerId !== Number(req.producerId)) return fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+      if (txn.producerEpoch !== req.producerEpoch) return fail(v >= 2 ? ErrorCode.PRODUCER_FENCED : ErrorCode.INVALID_PRODUCER_EPOCH);
       try {
         const topics = await groups.txnCommitOffsets({
           groupId: req.groupId,
@@ -145,7 +146,7 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
         try {
           pattern = new RegExp(`^(?:${req.transactionalIdPattern})$`);
         } catch {
-          return { errorCode: 42 };
+          return { errorCode: ErrorCode.INVALID_REQUEST };
         }
       }
       try {
@@ -168,7 +169,7 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
         req.transactionalIds.map(async (transactionalId) => {
           try {
             const m = await tc.describe(transactionalId);
-            if (!m) return { errorCode: TxnError.TRANSACTIONAL_ID_NOT_FOUND, transactionalId, transactionState: '', producerId: -1n, producerEpoch: -1 };
+            if (!m) return { errorCode: ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, transactionalId, transactionState: '', producerId: -1n, producerEpoch: -1 };
             const byTopic = new Map<string, number[]>();
             for (const tp of m.partitions) {
               const [topic, p] = tp.split('\0') as [string, string];

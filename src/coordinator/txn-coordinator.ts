@@ -5,23 +5,9 @@ import { CONSUMER_OFFSETS } from './group-coordinator.js';
 import type { GroupCoordinator } from './group-coordinator.js';
 import { TXN_STATE_NAMES, TxnShard, TxnState, txnRecord } from './txn-shard.js';
 import type { TxnMetadata } from './txn-shard.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 
 export const TRANSACTION_STATE = '__transaction_state';
-
-/** Kafka error codes of the transaction APIs. */
-export const TxnError = {
-  NONE: 0,
-  UNKNOWN_TOPIC_OR_PARTITION: 3,
-  COORDINATOR_NOT_AVAILABLE: 15,
-  INVALID_PRODUCER_EPOCH: 47,
-  INVALID_TXN_STATE: 48,
-  INVALID_PRODUCER_ID_MAPPING: 49,
-  INVALID_TRANSACTION_TIMEOUT: 50,
-  CONCURRENT_TRANSACTIONS: 51,
-  OPERATION_NOT_ATTEMPTED: 55,
-  PRODUCER_FENCED: 90,
-  TRANSACTIONAL_ID_NOT_FOUND: 105,
-} as const;
 
 const MAX_EPOCH = 32766;
 const tpKey = (topic: string, partition: number): string => `${topic}\0${partition}`;
@@ -119,14 +105,14 @@ export class TxnCoordinator {
     const fail = (errorCode: number): ProducerIdAndEpoch => ({ errorCode, producerId: -1, producerEpoch: -1 });
     if (transactionalId === null || transactionalId === '') {
       const id = await this.allocate();
-      return id === null ? fail(TxnError.COORDINATOR_NOT_AVAILABLE) : { errorCode: 0, producerId: id, producerEpoch: 0 };
+      return id === null ? fail(ErrorCode.COORDINATOR_NOT_AVAILABLE) : { errorCode: 0, producerId: id, producerEpoch: 0 };
     }
-    if (timeoutMs <= 0 || timeoutMs > this.maxTimeoutMs) return fail(TxnError.INVALID_TRANSACTION_TIMEOUT);
-    const fenced = version >= 4 ? TxnError.PRODUCER_FENCED : TxnError.INVALID_PRODUCER_EPOCH;
+    if (timeoutMs <= 0 || timeoutMs > this.maxTimeoutMs) return fail(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
+    const fenced = version >= 4 ? ErrorCode.PRODUCER_FENCED : ErrorCode.INVALID_PRODUCER_EPOCH;
     for (let attempt = 0; attempt < 3; attempt++) {
       const existing = await this.runtime.read(transactionalId, (s) => s.txns.get(transactionalId));
       const fresh = !existing || existing.producerEpoch >= MAX_EPOCH ? await this.allocate() : null;
-      if ((!existing || existing.producerEpoch >= MAX_EPOCH) && fresh === null) return fail(TxnError.COORDINATOR_NOT_AVAILABLE);
+      if ((!existing || existing.producerEpoch >= MAX_EPOCH) && fresh === null) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE);
       type Step = ProducerIdAndEpoch | 'retry' | 'aborting';
       const step = await this.runtime.write<Step>(transactionalId, (s) => {
         const now = s.ctx.now();
@@ -140,7 +126,7 @@ export class TxnCoordinator {
           case TxnState.PREPARE_COMMIT:
           case TxnState.PREPARE_ABORT:
           case TxnState.PREPARE_EPOCH_FENCE:
-            return s.none<Step>(fail(TxnError.CONCURRENT_TRANSACTIONS));
+            return s.none<Step>(fail(ErrorCode.CONCURRENT_TRANSACTIONS));
           case TxnState.ONGOING: {
             const next: TxnMetadata = { ...m, producerEpoch: m.producerEpoch + 1, state: TxnState.PREPARE_ABORT, lastUpdateTimestamp: now };
             return s.put<Step>(next, 'aborting');
@@ -171,26 +157,26 @@ export class TxnCoordinator {
       if (step === 'aborting') {
         // The ongoing transaction is aborted under a bumped epoch; the client retries.
         await this.complete(transactionalId);
-        return fail(TxnError.CONCURRENT_TRANSACTIONS);
+        return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
       }
       return step;
     }
-    return fail(TxnError.CONCURRENT_TRANSACTIONS);
+    return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
   }
 
   /** AddPartitionsToTxn / AddOffsetsToTxn: per partition error codes. */
   async addPartitions(transactionalId: string, producerId: number, producerEpoch: number, partitions: readonly { topic: string; partition: number }[], version: number): Promise<Map<string, number>> {
-    const fenced = version >= 2 ? TxnError.PRODUCER_FENCED : TxnError.INVALID_PRODUCER_EPOCH;
+    const fenced = version >= 2 ? ErrorCode.PRODUCER_FENCED : ErrorCode.INVALID_PRODUCER_EPOCH;
     const all = (code: number): Map<string, number> => new Map(partitions.map((p) => [tpKey(p.topic, p.partition), code]));
     const unknown = partitions.filter((p) => p.topic !== CONSUMER_OFFSETS && !(p.partition >= 0 && p.partition < (this.host.partitionCount(p.topic) ?? 0)));
     return this.runtime.write(transactionalId, (s) => {
       const m = s.txns.get(transactionalId);
-      if (!m || m.producerId !== producerId) return s.none(all(TxnError.INVALID_PRODUCER_ID_MAPPING));
+      if (!m || m.producerId !== producerId) return s.none(all(ErrorCode.INVALID_PRODUCER_ID_MAPPING));
       if (m.producerEpoch !== producerEpoch) return s.none(all(fenced));
-      if (m.state === TxnState.PREPARE_COMMIT || m.state === TxnState.PREPARE_ABORT || m.state === TxnState.PREPARE_EPOCH_FENCE) return s.none(all(TxnError.CONCURRENT_TRANSACTIONS));
+      if (m.state === TxnState.PREPARE_COMMIT || m.state === TxnState.PREPARE_ABORT || m.state === TxnState.PREPARE_EPOCH_FENCE) return s.none(all(ErrorCode.CONCURRENT_TRANSACTIONS));
       if (unknown.length > 0) {
-        const out = all(TxnError.OPERATION_NOT_ATTEMPTED);
-        for (const p of unknown) out.set(tpKey(p.topic, p.partition), TxnError.UNKNOWN_TOPIC_OR_PARTITION);
+        const out = all(ErrorCode.OPERATION_NOT_ATTEMPTED);
+        for (const p of unknown) out.set(tpKey(p.topic, p.partition), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         return s.none(out);
       }
       const merged = new Set(m.partitions);
@@ -204,17 +190,17 @@ export class TxnCoordinator {
   }
 
   async addOffsets(transactionalId: string, producerId: number, producerEpoch: number, groupId: string, version: number): Promise<number> {
-    if (!this.groups) return TxnError.COORDINATOR_NOT_AVAILABLE;
+    if (!this.groups) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
     const partition = this.groups.partitionFor(groupId);
     const r = await this.addPartitions(transactionalId, producerId, producerEpoch, [{ topic: CONSUMER_OFFSETS, partition }], version);
     return r.values().next().value ?? 0;
   }
 
   async endTxn(transactionalId: string, producerId: number, producerEpoch: number, commit: boolean, version: number): Promise<ProducerIdAndEpoch> {
-    const fenced = version >= 2 ? TxnError.PRODUCER_FENCED : TxnError.INVALID_PRODUCER_EPOCH;
+    const fenced = version >= 2 ? ErrorCode.PRODUCER_FENCED : ErrorCode.INVALID_PRODUCER_EPOCH;
     const code = await this.runtime.write<number | 'go'>(transactionalId, (s) => {
       const m = s.txns.get(transactionalId);
-      if (!m || m.producerId !== producerId) return s.none<number | 'go'>(TxnError.INVALID_PRODUCER_ID_MAPPING);
+      if (!m || m.producerId !== producerId) return s.none<number | 'go'>(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
       if (m.producerEpoch !== producerEpoch) return s.none<number | 'go'>(fenced);
       switch (m.state) {
         case TxnState.ONGOING: {
@@ -223,15 +209,15 @@ export class TxnCoordinator {
           return s.put<number | 'go'>(next, 'go');
         }
         case TxnState.COMPLETE_COMMIT:
-          return s.none<number | 'go'>(commit ? 0 : TxnError.INVALID_TXN_STATE);
+          return s.none<number | 'go'>(commit ? 0 : ErrorCode.INVALID_TXN_STATE);
         case TxnState.COMPLETE_ABORT:
-          return s.none<number | 'go'>(commit ? TxnError.INVALID_TXN_STATE : 0);
+          return s.none<number | 'go'>(commit ? ErrorCode.INVALID_TXN_STATE : 0);
         case TxnState.PREPARE_COMMIT:
-          return s.none<number | 'go'>(commit ? TxnError.CONCURRENT_TRANSACTIONS : TxnError.INVALID_TXN_STATE);
+          return s.none<number | 'go'>(commit ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE);
         case TxnState.PREPARE_ABORT:
-          return s.none<number | 'go'>(commit ? TxnError.INVALID_TXN_STATE : TxnError.CONCURRENT_TRANSACTIONS);
+          return s.none<number | 'go'>(commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.CONCURRENT_TRANSACTIONS);
         default:
-          return s.none<number | 'go'>(TxnError.INVALID_TXN_STATE);
+          return s.none<number | 'go'>(ErrorCode.INVALID_TXN_STATE);
       }
     });
     const errorCode = code === 'go' ? await this.complete(transactionalId) : code;
@@ -257,17 +243,17 @@ export class TxnCoordinator {
       const [topic, p] = tp.split('\0') as [string, string];
       const partition = Number(p);
       if (topic === CONSUMER_OFFSETS) return this.groups ? this.groups.completeTransaction(partition, m.producerId, m.producerEpoch, commit) : 0;
-      if (!this.host.writeTxnMarker) return TxnError.COORDINATOR_NOT_AVAILABLE;
+      if (!this.host.writeTxnMarker) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
       const code = await this.host.writeTxnMarker(topic, partition, marker);
       // A deleted partition has nothing left to mark.
-      return code === TxnError.UNKNOWN_TOPIC_OR_PARTITION ? 0 : code;
+      return code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? 0 : code;
     };
     let pending = [...m.partitions];
     for (let attempt = 0; pending.length > 0; attempt++) {
-      const codes = await Promise.all(pending.map((tp) => writeOne(tp).catch(() => TxnError.COORDINATOR_NOT_AVAILABLE)));
+      const codes = await Promise.all(pending.map((tp) => writeOne(tp).catch(() => ErrorCode.COORDINATOR_NOT_AVAILABLE)));
       pending = pending.filter((_, i) => codes[i] !== 0);
       if (pending.length === 0) break;
-      if (attempt >= 20) return TxnError.COORDINATOR_NOT_AVAILABLE;
+      if (attempt >= 20) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
       await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
     }
     return this.runtime.write(transactionalId, (s) => {

@@ -5,8 +5,9 @@
  * The `__mirror_state` partition of a key is `hash("mirror:topicId:partition") mod N` with Java's
  * String.hashCode, the topic id in Kafka's base64 form, as the reference does.
  *
- * A write appends the records as one batch and applies them once committed (the runtime's
- * contract), so what a read returns is always what a replay of the topic gives. Deleting a mirror
+ * A write's records are applied, appended as one batch and reverted if the append fails (the
+ * runtime's contract); reads see committed state only, so what a read returns is always what a
+ * replay of the topic gives. Deleting a mirror
  * writes tombstones for every key it has.
  *
  * Concurrency contract: writes of one `__mirror_state` partition are serialised by the runtime.

@@ -23,7 +23,6 @@ import { decodeDeleteGroupsResponse } from '../../src/protocol/generated/message
 import { encodeConsumerGroupHeartbeatRequest, type ConsumerGroupHeartbeatRequestInput } from '../../src/protocol/generated/messages/consumer-group-heartbeat-request.js';
 import { decodeConsumerGroupHeartbeatResponse } from '../../src/protocol/generated/messages/consumer-group-heartbeat-response.js';
 import { encodeConsumerGroupDescribeRequest } from '../../src/protocol/generated/messages/consumer-group-describe-request.js';
-import { decodeConsumerGroupDescribeResponse } from '../../src/protocol/generated/messages/consumer-group-describe-response.js';
 import { WireClient } from '../broker/wire.js';
 import { testHost } from './harness.js';
 import { TempLogs } from './logs.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GroupCoordinator } from '../../src/coordinator/group-coordinator.js';
-import { GroupError } from '../../src/coordinator/group-errors.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import type { JoinRequest } from '../../src/coordinator/classic-ops.js';
 import type { JoinResult } from '../../src/coordinator/classic-group.js';
 import { settle, testHost } from './harness.js';
@@ -45,7 +45,7 @@ async function setup(config: Record<string, string> = {}) {
 /** JoinGroup v4+ flow: MEMBER_ID_REQUIRED, then the real join (which waits for the rebalance). */
 async function startJoin(gc: GroupCoordinator, groupId: string, over: Partial<JoinRequest> = {}): Promise<{ memberId: string; join: Promise<JoinResult> }> {
   const first = await gc.join(joinReq(groupId, over));
-  expect(first.errorCode).toBe(GroupError.MEMBER_ID_REQUIRED);
+  expect(first.errorCode).toBe(ErrorCode.MEMBER_ID_REQUIRED);
   expect(first.memberId).toMatch(/^client-/);
   const join = gc.join(joinReq(groupId, { ...over, memberId: first.memberId }));
   return { memberId: first.memberId, join };
@@ -88,8 +88,8 @@ describe('classic group state machine', () => {
     expect((await followerSync).assignment.toString()).toBe('B');
     expect((await gc.describeGroup('g1')).groupState).toBe('Stable');
     expect(await gc.heartbeat({ groupId: 'g1', generationId: 1, memberId: b.memberId, groupInstanceId: null })).toBe(0);
-    expect(await gc.heartbeat({ groupId: 'g1', generationId: 0, memberId: b.memberId, groupInstanceId: null })).toBe(GroupError.ILLEGAL_GENERATION);
-    expect(await gc.heartbeat({ groupId: 'g1', generationId: 1, memberId: 'nobody', groupInstanceId: null })).toBe(GroupError.UNKNOWN_MEMBER_ID);
+    expect(await gc.heartbeat({ groupId: 'g1', generationId: 0, memberId: b.memberId, groupInstanceId: null })).toBe(ErrorCode.ILLEGAL_GENERATION);
+    expect(await gc.heartbeat({ groupId: 'g1', generationId: 1, memberId: 'nobody', groupInstanceId: null })).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
     await gc.close();
   });
 
@@ -110,7 +110,7 @@ describe('classic group state machine', () => {
       await host.manual.advance(3000);
       const code = await gc.heartbeat({ groupId: 'g2', generationId: 1, memberId: leader, groupInstanceId: null });
       if (code !== 0) {
-        expect(code).toBe(GroupError.REBALANCE_IN_PROGRESS);
+        expect(code).toBe(ErrorCode.REBALANCE_IN_PROGRESS);
         break;
       }
     }
@@ -131,12 +131,12 @@ describe('classic group state machine', () => {
     const b = await startJoin(gc, 'g3');
     await settle();
     // The join of b waits until a rejoins.
-    expect(await gc.heartbeat({ groupId: 'g3', generationId: 1, memberId: a.memberId, groupInstanceId: null })).toBe(GroupError.REBALANCE_IN_PROGRESS);
+    expect(await gc.heartbeat({ groupId: 'g3', generationId: 1, memberId: a.memberId, groupInstanceId: null })).toBe(ErrorCode.REBALANCE_IN_PROGRESS);
     const a2 = await gc.join(joinReq('g3', { memberId: a.memberId }));
     expect(a2.generationId).toBe(2);
     expect((await b.join).generationId).toBe(2);
     const left = await gc.leave('g3', [{ memberId: b.memberId, groupInstanceId: null }, { memberId: 'ghost', groupInstanceId: null }]);
-    expect(left.members.map((m) => m.errorCode)).toEqual([0, GroupError.UNKNOWN_MEMBER_ID]);
+    expect(left.members.map((m) => m.errorCode)).toEqual([0, ErrorCode.UNKNOWN_MEMBER_ID]);
     const a3 = gc.join(joinReq('g3', { memberId: a.memberId }));
     expect((await a3).generationId).toBe(3);
     await gc.leave('g3', [{ memberId: a.memberId, groupInstanceId: null }]);
@@ -148,16 +148,16 @@ describe('classic group state machine', () => {
 
   it('rejects bad session timeouts, unknown members and mismatched protocols', async () => {
     const { gc } = await setup();
-    expect((await gc.join(joinReq('g4', { sessionTimeoutMs: 10 }))).errorCode).toBe(GroupError.INVALID_SESSION_TIMEOUT);
-    expect((await gc.join(joinReq('', {}))).errorCode).toBe(GroupError.INVALID_GROUP_ID);
-    expect((await gc.join(joinReq('g4', { memberId: 'made-up' }))).errorCode).toBe(GroupError.UNKNOWN_MEMBER_ID);
+    expect((await gc.join(joinReq('g4', { sessionTimeoutMs: 10 }))).errorCode).toBe(ErrorCode.INVALID_SESSION_TIMEOUT);
+    expect((await gc.join(joinReq('', {}))).errorCode).toBe(ErrorCode.INVALID_GROUP_ID);
+    expect((await gc.join(joinReq('g4', { memberId: 'made-up' }))).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
     // v0-3 clients join directly, without MEMBER_ID_REQUIRED.
     const direct = gc.join(joinReq('g4', { requireKnownMemberId: false }));
     await settle();
     const other = await gc.join(joinReq('g4', { requireKnownMemberId: false, protocols: [{ name: 'roundrobin', metadata: Buffer.alloc(0) }] }));
-    expect(other.errorCode).toBe(GroupError.INCONSISTENT_GROUP_PROTOCOL);
+    expect(other.errorCode).toBe(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
     await gc.close();
-    expect((await direct).errorCode).toBe(GroupError.NOT_COORDINATOR);
+    expect((await direct).errorCode).toBe(ErrorCode.NOT_COORDINATOR);
   });
 
   it('static membership: a restarted instance takes over its member and fences the old id', async () => {
@@ -172,7 +172,7 @@ describe('classic group state machine', () => {
     expect(again.errorCode).toBe(0);
     expect(again.memberId).not.toBe(j.memberId);
     expect(again.generationId).toBe(1); // no rebalance for a returning static member
-    expect(await gc.heartbeat({ groupId: 'g5', generationId: 1, memberId: j.memberId, groupInstanceId: 'i-1' })).toBe(GroupError.FENCED_INSTANCE_ID);
+    expect(await gc.heartbeat({ groupId: 'g5', generationId: 1, memberId: j.memberId, groupInstanceId: 'i-1' })).toBe(ErrorCode.FENCED_INSTANCE_ID);
     const s = await gc.sync({ groupId: 'g5', generationId: 1, memberId: again.memberId, groupInstanceId: 'i-1', protocolType: null, protocolName: null, assignments: [] });
     expect(s.assignment.toString()).toBe('x');
     await gc.close();

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { GroupCoordinator } from '../../src/coordinator/group-coordinator.js';
-import { GroupError } from '../../src/coordinator/group-errors.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { rangeAssignor, uniformAssignor } from '../../src/coordinator/assignors.js';
 import type { ConsumerHeartbeatRequest, ConsumerHeartbeatResult } from '../../src/coordinator/consumer-ops.js';
 import { testHost } from './harness.js';
@@ -91,7 +91,7 @@ describe('KIP-848 consumer group', () => {
     expect(d.description!.groupState).toBe('Stable');
     expect(d.description!.groupEpoch).toBe(2);
     // A stale epoch is fenced; a leave releases the partitions.
-    expect((await gc.consumerHeartbeat(hb('B', 1))).errorCode).toBe(GroupError.FENCED_MEMBER_EPOCH);
+    expect((await gc.consumerHeartbeat(hb('B', 1))).errorCode).toBe(ErrorCode.FENCED_MEMBER_EPOCH);
     const left = await gc.consumerHeartbeat(hb('A', -1));
     expect(left.memberEpoch).toBe(-1);
     const b3 = await gc.consumerHeartbeat(hb('B', 2));
@@ -107,8 +107,8 @@ describe('KIP-848 consumer group', () => {
     const commit = (memberId: string, epoch: number) =>
       gc.commitOffsets({ groupId: 'cg', generationIdOrMemberEpoch: epoch, memberId, groupInstanceId: null, topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: 5, committedLeaderEpoch: -1, committedMetadata: null }] }] });
     expect((await commit('B', b.memberEpoch))[0]!.partitions[0]!.errorCode).toBe(0);
-    expect((await commit('B', 99))[0]!.partitions[0]!.errorCode).toBe(GroupError.STALE_MEMBER_EPOCH);
-    expect((await commit('Z', 1))[0]!.partitions[0]!.errorCode).toBe(GroupError.UNKNOWN_MEMBER_ID);
+    expect((await commit('B', 99))[0]!.partitions[0]!.errorCode).toBe(ErrorCode.STALE_MEMBER_EPOCH);
+    expect((await commit('Z', 1))[0]!.partitions[0]!.errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
     for (let i = 0; i < 10; i++) {
       await host.manual.advance(5000);
       await gc.consumerHeartbeat(hb('B', (await gc.describeConsumerGroup('cg')).description!.members.find((m) => m.memberId === 'B')!.memberEpoch));
@@ -123,8 +123,8 @@ describe('KIP-848 consumer group', () => {
 
   it('rejects unknown assignors and unknown members; restores the group by replay', async () => {
     const { t, gc } = await setup();
-    expect((await gc.consumerHeartbeat(hb('A', 0, { serverAssignor: 'sticky' }))).errorCode).toBe(GroupError.UNSUPPORTED_ASSIGNOR);
-    expect((await gc.consumerHeartbeat(hb('A', 3))).errorCode).toBe(GroupError.UNKNOWN_MEMBER_ID);
+    expect((await gc.consumerHeartbeat(hb('A', 0, { serverAssignor: 'sticky' }))).errorCode).toBe(ErrorCode.UNSUPPORTED_ASSIGNOR);
+    expect((await gc.consumerHeartbeat(hb('A', 3))).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
     await gc.consumerHeartbeat(hb('A', 0, { serverAssignor: 'range', subscribedTopicNames: ['orders', 'audit'] }));
     await gc.consumerHeartbeat(hb('B', 0, { serverAssignor: 'range', subscribedTopicNames: ['orders', 'audit'] }));
     const live = (await gc.describeConsumerGroup('cg')).description;
@@ -164,7 +164,7 @@ describe('KIP-848 consumer group', () => {
     expect(d.groupEpoch).toBe(epochBefore);
     expect(d.members.map((m) => m.memberId).sort()).toEqual(['A2', 'B']);
     // A live instance cannot be taken over.
-    expect((await gc.consumerHeartbeat(hb('A3', 0, { instanceId: 'i1' }))).errorCode).toBe(GroupError.UNRELEASED_INSTANCE_ID);
+    expect((await gc.consumerHeartbeat(hb('A3', 0, { instanceId: 'i1' }))).errorCode).toBe(ErrorCode.UNRELEASED_INSTANCE_ID);
 
     // Gone for good: after the session timeout its partitions go to B.
     await gc.consumerHeartbeat(hb('A2', back.memberEpoch, { instanceId: 'i1' }));
@@ -186,7 +186,7 @@ describe('KIP-848 consumer group', () => {
     const before = await gc.describeConsumerGroup('cg');
     t.fs.failNextWrite();
     const r = await gc.consumerHeartbeat(hb('B', 0));
-    expect(r.errorCode).toBe(GroupError.NOT_COORDINATOR);
+    expect(r.errorCode).toBe(ErrorCode.NOT_COORDINATOR);
     expect(await gc.describeConsumerGroup('cg')).toEqual(before);
     const again = await gc.consumerHeartbeat(hb('B', 0));
     expect([again.errorCode, again.memberEpoch]).toEqual([0, 2]);

@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { CoordinatorError, CoordinatorRuntime, partitionForKey, RuntimeError } from '../../src/coordinator/coordinator-runtime.js';
+import { CoordinatorRuntime, partitionForKey } from '../../src/coordinator/coordinator-runtime.js';
+import { KafkaError } from '../../src/protocol/kafka-error.js';
 import type { CoordinatorShard, ShardContext, WriteResult } from '../../src/coordinator/coordinator-runtime.js';
 import { readCoordinatorBatches, type ReplayedRecord } from '../../src/coordinator/coordinator-batch.js';
 import { SnapshotMap, SnapshotRegistry } from '../../src/coordinator/snapshot-registry.js';
 import { testHost } from './harness.js';
 import { TempLogs } from './logs.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 
 /** A key/value shard: its state is exactly the replay of its records. */
 class KvShard implements CoordinatorShard {
@@ -59,12 +61,12 @@ describe('coordinator runtime', () => {
     await rt.writeTo(1, (s) => s.put('a', '1'));
     t.fs.failNextWrite();
     const failed = await rt.writeTo(1, (s) => s.put('a', '2')).catch((e: unknown) => e);
-    expect(failed).toBeInstanceOf(CoordinatorError);
-    expect((failed as CoordinatorError).errorCode).toBe(RuntimeError.NOT_COORDINATOR);
+    expect(failed).toBeInstanceOf(KafkaError);
+    expect((failed as KafkaError).code).toBe(ErrorCode.NOT_COORDINATOR);
     expect(await rt.readFrom(1, (s) => s.kv.get('a'))).toBe('1');
     t.fs.failNextWrite();
     const answered = await rt.writeTo(1, (s) => ({ ...s.put('a', '3'), onAppendFailed: (code) => `failed ${code}` }));
-    expect(answered).toBe(`failed ${RuntimeError.NOT_COORDINATOR}`);
+    expect(answered).toBe(`failed ${ErrorCode.NOT_COORDINATOR}`);
     const thrown = await rt.writeTo(1, () => {
       throw new Error('bad op');
     }).catch((e: Error) => e.message);
@@ -131,7 +133,7 @@ describe('coordinator runtime', () => {
     t.fs.failNextWrite();
     await release();
     const failed = await Promise.all(doomed);
-    expect(failed.map((e) => (e as CoordinatorError).errorCode)).toEqual([16, 16, 16, 16]);
+    expect(failed.map((e) => (e as KafkaError).code)).toEqual(Array(4).fill(ErrorCode.NOT_COORDINATOR));
     expect(appends).toEqual([1, 9, 1, 4]);
     expect(await rt.readFrom(0, (s) => [...s.kv])).toEqual([['k', 'ok']]);
     await rt.close();
@@ -160,6 +162,6 @@ describe('coordinator runtime', () => {
     expect([0, 1, 2].map((p) => [...again.rt.loadedShards().get(p)!.kv].sort())).toEqual(live);
     expect(again.rt.loadedShards().get(0)!.loaded).toBe(true);
     await again.rt.close();
-    await expect(again.rt.writeTo(0, (s) => s.put('x', 'y'))).rejects.toBeInstanceOf(CoordinatorError);
+    await expect(again.rt.writeTo(0, (s) => s.put('x', 'y'))).rejects.toBeInstanceOf(KafkaError);
   });
 });

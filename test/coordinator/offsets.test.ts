@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { GroupCoordinator } from '../../src/coordinator/group-coordinator.js';
-import { GroupError } from '../../src/coordinator/group-errors.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import type { CommitRequest } from '../../src/coordinator/group-shard.js';
+import { readCoordinatorBatches } from '../../src/coordinator/coordinator-batch.js';
 import { testHost } from './harness.js';
 import { TempLogs } from './logs.js';
 import { afterEach } from 'vitest';
@@ -53,7 +54,7 @@ describe('offsets on the coordinator runtime', () => {
     ]);
     expect((await gc.fetchOffsets('nobody', null)).topics).toEqual([]);
     const big = await gc.commitOffsets({ ...commit('ga', { 't:0': 11 }), topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 11, committedLeaderEpoch: -1, committedMetadata: 'x'.repeat(5000) }] }] });
-    expect(big[0]!.partitions[0]!.errorCode).toBe(GroupError.OFFSET_METADATA_TOO_LARGE);
+    expect(big[0]!.partitions[0]!.errorCode).toBe(ErrorCode.OFFSET_METADATA_TOO_LARGE);
     expect((await gc.listGroups()).map((g) => [g.groupId, g.groupState])).toEqual([['ga', 'Empty']]);
     await gc.close();
   });
@@ -66,10 +67,10 @@ describe('offsets on the coordinator runtime', () => {
     const before = await snapshot(gc, ['gb']);
     t.fs.failNextWrite(); // the log answers KAFKA_STORAGE_ERROR and undoes the write
     const failed = await gc.commitOffsets(commit('gb', { 't:0': 99, 't:1': 7 }));
-    expect(failed[0]!.partitions.map((p) => p.errorCode)).toEqual([GroupError.NOT_COORDINATOR, GroupError.NOT_COORDINATOR]);
+    expect(failed[0]!.partitions.map((p) => p.errorCode)).toEqual([ErrorCode.NOT_COORDINATOR, ErrorCode.NOT_COORDINATOR]);
     expect(await snapshot(gc, ['gb'])).toEqual(before);
     t.fs.failNextWrite();
-    expect((await gc.deleteGroups(['gb']))[0]!.errorCode).toBe(GroupError.NOT_COORDINATOR);
+    expect((await gc.deleteGroups(['gb']))[0]!.errorCode).toBe(ErrorCode.NOT_COORDINATOR);
     expect(await snapshot(gc, ['gb'])).toEqual(before);
     // The next write goes through and is applied.
     await gc.commitOffsets(commit('gb', { 't:0': 100 }));
@@ -86,7 +87,7 @@ describe('offsets on the coordinator runtime', () => {
     const j1 = await gc1.join({ groupId: 'gc', sessionTimeoutMs: 10000, rebalanceTimeoutMs: 10000, memberId: '', groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.from('s') }], clientId: 'c', clientHost: 'h', requireKnownMemberId: false });
     await gc1.sync({ groupId: 'gc', generationId: j1.generationId, memberId: j1.memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments: [{ memberId: j1.memberId, assignment: Buffer.from('asg') }] });
     await gc1.commitOffsets(commit('gc', { 't:0': 42 }, { generationIdOrMemberEpoch: j1.generationId, memberId: j1.memberId }));
-    expect((await gc1.commitOffsets(commit('gc', { 't:0': 1 })))[0]!.partitions[0]!.errorCode).toBe(GroupError.UNKNOWN_MEMBER_ID);
+    expect((await gc1.commitOffsets(commit('gc', { 't:0': 1 })))[0]!.partitions[0]!.errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
     await gc1.commitOffsets(commit('gd', { 'x:3': 7 }));
     await gc1.commitOffsets(commit('ge', { 'x:0': 1 }));
     await gc1.deleteGroups(['ge']);
@@ -99,6 +100,41 @@ describe('offsets on the coordinator runtime', () => {
     const gc2 = await GroupCoordinator.start(host2);
     expect(await snapshot(gc2, ['gc', 'gd', 'ge'])).toEqual(live);
     expect((live['gc'] as { describe: { groupState: string } }).describe.groupState).toBe('Stable');
+    await gc2.close();
+  });
+
+  it('concurrent commits, transactional offsets and a marker on one shard share appends and replay to the same state', async () => {
+    const t = logs();
+    const gc1 = await GroupCoordinator.start(testHost(t.openLog, CFG));
+    const shard = gc1.partitionFor('g0');
+    const groups: string[] = [];
+    for (let i = 0; groups.length < 4; i++) if (gc1.partitionFor(`g${i}`) === shard) groups.push(`g${i}`);
+    await gc1.commitOffsets(commit(groups[0]!, { 't:0': 0 }));
+    const writes: Promise<unknown>[] = [];
+    for (let i = 1; i <= 12; i++) writes.push(gc1.commitOffsets(commit(groups[i % 4]!, { [`t:${i % 3}`]: i })));
+    writes.push(gc1.txnCommitOffsets({ ...commit(groups[1]!, { 'u:0': 77 }), producerId: 500, producerEpoch: 0 }));
+    writes.push(gc1.completeTransaction(shard, 500, 0, true));
+    for (let i = 13; i <= 16; i++) writes.push(gc1.commitOffsets(commit(groups[i % 4]!, { [`t:${i % 3}`]: i })));
+    const results = await Promise.all(writes);
+    expect(results[13]).toBe(ErrorCode.NONE);
+    for (const r of results.filter((_, i) => i !== 13) as { partitions: { errorCode: number }[] }[][]) expect(r.flatMap((x) => x.partitions.map((p) => p.errorCode))).toEqual([ErrorCode.NONE]);
+    const g1 = await gc1.fetchOffsets(groups[1]!, null);
+    // g1 committed t:1=1, t:2=5, t:0=9, t:1=13 and, in the committed transaction, u:0=77.
+    expect(g1.topics.map((x) => [x.name, x.partitions.map((p) => [p.partitionIndex, p.committedOffset])])).toEqual([
+      ['t', [[0, 9], [1, 13], [2, 5]]],
+      ['u', [[0, 77]]],
+    ]);
+    // The first write goes out alone; the 17 queued behind it share one append: plain records,
+    // the transactional batch, the marker, plain records again.
+    const log = await t.raw('__consumer_offsets', shard);
+    const read = await log.readToBuffer({ fetchOffset: 0, maxOffset: log.logEndOffset, maxBytes: 1 << 20, minOneMessage: true });
+    const batches = [...readCoordinatorBatches(read.records)].map((b) => (b.isControl ? 'marker' : b.isTransactional ? 'txn' : b.records.length));
+    expect(batches).toEqual([1, 1, 11, 'txn', 'marker', 4]);
+    const live = await snapshot(gc1, groups);
+    await gc1.close();
+    await t.closeAll();
+    const gc2 = await GroupCoordinator.start(testHost(t.openLog, CFG, { __consumer_offsets: 4 }));
+    expect(await snapshot(gc2, groups)).toEqual(live);
     await gc2.close();
   });
 

@@ -1,12 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { GroupCoordinator } from '../../src/coordinator/group-coordinator.js';
-import { TxnCoordinator, TxnError } from '../../src/coordinator/txn-coordinator.js';
+import { TxnCoordinator } from '../../src/coordinator/txn-coordinator.js';
 import { buildEndTxnMarkerBatch, controlTypeOf } from '../../src/protocol/control-records.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
 import { RecordBatchView } from '../../src/protocol/record-batch.js';
 import { testHost } from './harness.js';
 import type { TestHost } from './harness.js';
 import { TempLogs } from './logs.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 
 const temps: TempLogs[] = [];
 afterEach(async () => {
@@ -74,7 +75,7 @@ describe('transaction coordinator', () => {
     expect((await tc.describe('tx-1'))!.state).toBe(4);
     // A retried EndTxn of a completed commit succeeds; an abort of it does not.
     expect((await tc.endTxn('tx-1', pid, epoch, true, 3)).errorCode).toBe(0);
-    expect((await tc.endTxn('tx-1', pid, epoch, false, 3)).errorCode).toBe(TxnError.INVALID_TXN_STATE);
+    expect((await tc.endTxn('tx-1', pid, epoch, false, 3)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
     await tc.close();
     await gc.close();
   });
@@ -94,10 +95,10 @@ describe('transaction coordinator', () => {
     const next = await tc.initProducerId('tx-2', 60000, -1, -1, 4);
     expect(next.producerEpoch).toBe(epoch + 1);
     const stale = await tc.addPartitions('tx-2', pid, epoch, [{ topic: 'orders', partition: 1 }], 3);
-    expect([...stale.values()]).toEqual([TxnError.PRODUCER_FENCED]);
-    expect([...(await tc.addPartitions('tx-2', 4242, 0, [{ topic: 'orders', partition: 1 }], 3)).values()]).toEqual([TxnError.INVALID_PRODUCER_ID_MAPPING]);
-    expect([...(await tc.addPartitions('tx-2', pid, next.producerEpoch, [{ topic: 'nope', partition: 0 }, { topic: 'orders', partition: 0 }], 3)).values()]).toEqual([TxnError.UNKNOWN_TOPIC_OR_PARTITION, TxnError.OPERATION_NOT_ATTEMPTED]);
-    expect((await tc.initProducerId('tx-3', 0, -1, -1, 4)).errorCode).toBe(TxnError.INVALID_TRANSACTION_TIMEOUT);
+    expect([...stale.values()]).toEqual([ErrorCode.PRODUCER_FENCED]);
+    expect([...(await tc.addPartitions('tx-2', 4242, 0, [{ topic: 'orders', partition: 1 }], 3)).values()]).toEqual([ErrorCode.INVALID_PRODUCER_ID_MAPPING]);
+    expect([...(await tc.addPartitions('tx-2', pid, next.producerEpoch, [{ topic: 'nope', partition: 0 }, { topic: 'orders', partition: 0 }], 3)).values()]).toEqual([ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.OPERATION_NOT_ATTEMPTED]);
+    expect((await tc.initProducerId('tx-3', 0, -1, -1, 4)).errorCode).toBe(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
     await tc.close();
     await gc.close();
   });
@@ -114,11 +115,11 @@ describe('transaction coordinator', () => {
     expect(m.state).toBe(5); // CompleteAbort
     expect(m.producerEpoch).toBe(a.producerEpoch + 1);
     expect(markers).toEqual([{ topic: 'orders', partition: 1, commit: false, epoch: a.producerEpoch + 1 }]);
-    expect([...(await tc.addPartitions('slow', a.producerId, a.producerEpoch, [{ topic: 'orders', partition: 1 }], 3)).values()]).toEqual([TxnError.PRODUCER_FENCED]);
+    expect([...(await tc.addPartitions('slow', a.producerId, a.producerEpoch, [{ topic: 'orders', partition: 1 }], 3)).values()]).toEqual([ErrorCode.PRODUCER_FENCED]);
 
     const b = await tc.initProducerId('busy', 60000, -1, -1, 4);
     await tc.addPartitions('busy', b.producerId, b.producerEpoch, [{ topic: 'orders', partition: 0 }], 3);
-    expect((await tc.initProducerId('busy', 60000, -1, -1, 4)).errorCode).toBe(TxnError.CONCURRENT_TRANSACTIONS);
+    expect((await tc.initProducerId('busy', 60000, -1, -1, 4)).errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS);
     const retried = await tc.initProducerId('busy', 60000, -1, -1, 4);
     expect(retried.errorCode).toBe(0);
     expect(retried.producerEpoch).toBe(b.producerEpoch + 2);

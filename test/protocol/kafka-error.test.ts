@@ -1,7 +1,5 @@
 /** The one error model: KafkaError carries a code; errorCodeOf is the one mapping to responses. */
 import { describe, expect, it } from 'vitest';
-import { errorCodeOf as coordinatorErrorCodeOf } from '../../src/coordinator/group-coordinator.js';
-import { CoordinatorError } from '../../src/coordinator/coordinator-runtime.js';
 import { DecodeError } from '../../src/protocol/decode-error.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { KafkaError, errorCodeOf } from '../../src/protocol/kafka-error.js';
@@ -28,11 +26,5 @@ describe('KafkaError and errorCodeOf', () => {
     expect(e.message).toBe('truncated (at byte 17)');
     expect(e.offset).toBe(17);
     expect(e.name).toBe('DecodeError');
-  });
-
-  it('lets coordinator operations answer with the code of a KafkaError they throw', () => {
-    expect(coordinatorErrorCodeOf(new CoordinatorError(ErrorCode.NOT_COORDINATOR, 'moved'))).toBe(ErrorCode.NOT_COORDINATOR);
-    expect(coordinatorErrorCodeOf(new KafkaError(ErrorCode.INVALID_CONFIG))).toBe(ErrorCode.INVALID_CONFIG);
-    expect(coordinatorErrorCodeOf(new Error('boom'))).toBe(-1);
   });
 });
