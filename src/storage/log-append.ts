@@ -25,7 +25,7 @@ import {
 import type { AppendedBatch } from './log-segment.js';
 import type { PartitionContext } from './partition-context.js';
 import type { AppendOptions, AppendResult, MirrorAppendOptions } from './partition-log-options.js';
-import type { AppendOrigin, CompletedTxn, ProducerStateManager } from './producer-state.js';
+import type { AppendOrigin, CompletedTxn } from './producer-state.js';
 import { ControlType, controlTypeOf, markerCoordinatorEpoch } from './record-walk.js';
 
 export interface Written {

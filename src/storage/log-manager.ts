@@ -78,7 +78,8 @@ interface Entry {
   readonly log: PartitionLog;
 }
 
-const quiet: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, child: () => quiet };
+const none = (): undefined => undefined;
+const quiet: Logger = { debug: none, info: none, warn: none, error: none, child: () => quiet };
 const nameOf = (topic: string, partition: number): string => `${topic}-${partition}`;
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
@@ -343,11 +344,6 @@ export class LogManager {
     return n;
   }
 
-  /** One compaction pass over the compacted logs. */
-  async runCleaner(): Promise<void> {
-    for (const [name, e] of [...this.logs]) await this.cleanOne(name, e.log);
-  }
-
   /**
    * Writes both checkpoint files of every log dir (temp file, fsync, rename): for each log its
    * recovery point and log start; entries read at open for logs not opened yet are kept. Call it
@@ -357,14 +353,11 @@ export class LogManager {
   checkpoint(): Promise<void> {
     const run = this.checkpointing.then(async () => {
       for (const dir of this.dirs) {
-        const mine = [...this.logs.values()].filter((e) => e.logDir === dir).sort((a, b) => (nameOf(a.key.topic, a.key.partition) < nameOf(b.key.topic, b.key.partition) ? -1 : 1));
+        const mine = [...this.logs.values()].filter((e) => e.logDir === dir);
         const unopened = [...this.found.entries()].filter(([, f]) => f.logDir === dir);
         const entries = (pick: (l: PartitionLog) => number, saved: Map<string, number>): [PartitionKey, number][] => [
           ...mine.map((e): [PartitionKey, number] => [e.key, pick(e.log)]),
-          ...unopened.flatMap(([name, f]): [PartitionKey, number][] => {
-            const o = saved.get(name);
-            return o === undefined ? [] : [[f.key, o]];
-          }),
+          ...unopened.flatMap(([name, f]): [PartitionKey, number][] => (saved.has(name) ? [[f.key, saved.get(name) as number]] : [])),
         ];
         await this.fs.writeFileAtomic(join(dir.path, RECOVERY_POINT_FILE), formatOffsetCheckpoint(entries((l) => l.recoveryPoint, dir.recoveryPoints)));
         await this.fs.writeFileAtomic(join(dir.path, LOG_START_OFFSET_FILE), formatOffsetCheckpoint(entries((l) => l.logStartOffset, dir.logStarts)));

@@ -29,8 +29,12 @@ export function batch(n: number, opts: Partial<RecordBatchInput> & { tag?: strin
       ...(opts.timestamp !== undefined ? { timestamp: opts.timestamp + i } : {}),
     };
   });
-  const { tag: _t, keys: _k, values: _v, timestamp, ...rest } = opts;
-  return buildRecordBatch({ now: timestamp ?? 1_700_000_000_000, ...rest, records });
+  const rest: Partial<RecordBatchInput> & { tag?: string; keys?: unknown; values?: unknown; timestamp?: number } = { ...opts };
+  delete rest.tag;
+  delete rest.keys;
+  delete rest.values;
+  delete rest.timestamp;
+  return buildRecordBatch({ now: opts.timestamp ?? 1_700_000_000_000, ...rest, records });
 }
 
 export interface Opened {
