@@ -114,7 +114,7 @@ export class ScramMechanism implements SaslMechanism {
             serverKey: randomBytes(length),
             iterations: DEFAULT_ITERATIONS,
           };
-          // Letters and digits only, as Kafka's ScramFormatter makes it: some clients mishandle '+' and '/'.
+          // Letters and digits only, as Kafka's ScramFormatter makes it.
           nonce = attrs.get('r')! + randomBytes(18).toString('hex');
           serverFirst = `r=${nonce},s=${credential.salt.toString('base64')},i=${credential.iterations}`;
           stage = 'final';
@@ -125,7 +125,9 @@ export class ScramMechanism implements SaslMechanism {
         if (pIndex < 0) throw authenticationFailed(mech, 'Invalid SCRAM client final message: no proof');
         const withoutProof = text.slice(0, pIndex);
         const attrs = attributes(text, mech);
-        if (attrs.get('r') !== nonce) throw authenticationFailed(mech, 'Invalid SCRAM client final message: nonce mismatch');
+        // As Kafka's ScramSaslServer, a final nonce must end with the server's: librdkafka 2.0
+        // (Debian's kcat) sends its own nonce again in front of the combined one.
+        if (!(attrs.get('r') ?? '').endsWith(nonce)) throw authenticationFailed(mech, 'Invalid SCRAM client final message: nonce mismatch');
         if (attrs.get('c') !== Buffer.from(gs2Header, 'utf8').toString('base64')) {
           throw authenticationFailed(mech, 'Invalid SCRAM client final message: channel binding mismatch');
         }

@@ -3,7 +3,8 @@
  * listeners, certificates made at test time: Apache Kafka's console producer and consumer (the
  * Java client) with --producer.config / --consumer.config, kcat, confluent-kafka and kafka-python
  * each produce and consume over two of SASL_SSL+PLAIN, SASL_SSL+SCRAM, SASL_PLAINTEXT+SCRAM,
- * SASL_SSL+OAUTHBEARER and SSL with mTLS (kafkajs is covered in test/auth/). SCRAM users are
+ * SASL_SSL+OAUTHBEARER and SSL with mTLS (the Java client over three of them; kafkajs is covered
+ * in test/auth/). SCRAM users are
  * made with Apache Kafka's own `kafka-configs --alter --add-config`. A wrong password, an expired
  * token, an untrusted client certificate and a plaintext client on a TLS port are each refused.
  */
@@ -201,6 +202,32 @@ describe('the Java client (console producer and consumer)', () => {
       'ssl.truststore.password': STORE_PASSWORD,
     };
     expect(await javaRoundTrip('java-mtls', `127.0.0.1:${port.ssl}`, props, 'java-mtls')).toEqual(['one', 'two', 'three']);
+  });
+});
+
+describe('the Java client with OAUTHBEARER', () => {
+  it('SASL_SSL with a signed token read from a file (KIP-768 file token endpoint)', async () => {
+    const tokenFile = join(dir, 'token.jwt');
+    writeFileSync(tokenFile, await oauth.token({ sub: 'svc-java', aud: AUDIENCE, iss: ISSUER }));
+    const tokenUrl = pathToFileURL(tokenFile).href;
+    const props = {
+      'security.protocol': 'SASL_SSL',
+      'sasl.mechanism': 'OAUTHBEARER',
+      'sasl.login.callback.handler.class': 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler',
+      'sasl.oauthbearer.token.endpoint.url': tokenUrl,
+      'sasl.jaas.config': 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ;',
+      'ssl.truststore.location': pki.truststoreJks,
+      'ssl.truststore.password': STORE_PASSWORD,
+    };
+    // Kafka 4's client reads a token URL only when the JVM allows it (CVE-2025-27817).
+    const previous = process.env['JAVA_TOOL_OPTIONS'];
+    process.env['JAVA_TOOL_OPTIONS'] = `-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=${tokenUrl}`;
+    try {
+      expect(await javaRoundTrip('java-oauth', `127.0.0.1:${port.saslSsl}`, props, 'java-oauth')).toEqual(['one', 'two', 'three']);
+    } finally {
+      if (previous === undefined) delete process.env['JAVA_TOOL_OPTIONS'];
+      else process.env['JAVA_TOOL_OPTIONS'] = previous;
+    }
   });
 });
 
