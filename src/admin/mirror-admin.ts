@@ -92,7 +92,7 @@ export class MirrorAdmin {
 
   private static check(res: { errorCode: number; errorMessage: string | null; topics?: readonly TopicOutcome[] }): TopicOutcome[] {
     const topics = [...(res.topics ?? [])];
-    if (res.errorCode !== 0) throw new MirrorAdminError(res.errorCode, res.errorMessage, topics);
+    if (res.errorCode !== ErrorCode.NONE) throw new MirrorAdminError(res.errorCode, res.errorMessage, topics);
     return topics;
   }
 
@@ -151,7 +151,7 @@ export class MirrorAdmin {
       for (const m of res.mirrors) {
         let entry = merged.get(m.mirrorName);
         if (entry === undefined) merged.set(m.mirrorName, (entry = { errorCode: m.errorCode, partitions: [] }));
-        if (m.errorCode !== 0) entry.errorCode = m.errorCode;
+        if (m.errorCode !== ErrorCode.NONE) entry.errorCode = m.errorCode;
         for (const t of m.topics) {
           for (const p of t.partitions) {
             entry.partitions.push({
@@ -196,7 +196,7 @@ export class MirrorAdmin {
     const res = await this.rpc(Apis.DescribeConfigs, { resources: [{ resourceType: CLUSTER_MIRROR_RESOURCE_TYPE, resourceName: name, configurationKeys: null }], includeSynonyms: false, includeDocumentation: false });
     const r = res.results[0];
     if (r === undefined) throw new MirrorAdminError(ErrorCode.UNKNOWN_SERVER_ERROR, 'empty DescribeConfigs response');
-    if (r.errorCode !== 0) throw new MirrorAdminError(r.errorCode, r.errorMessage);
+    if (r.errorCode !== ErrorCode.NONE) throw new MirrorAdminError(r.errorCode, r.errorMessage);
     // configSource 5 = DEFAULT_CONFIG
     return r.configs.map((c) => ({ name: c.name, value: c.value, isDefault: c.configSource === 5, isSensitive: c.isSensitive }));
   }
@@ -206,12 +206,12 @@ export class MirrorAdmin {
     const res = await this.rpc(Apis.IncrementalAlterConfigs, { resources: [{ resourceType: CLUSTER_MIRROR_RESOURCE_TYPE, resourceName: name, configs: ops.map((o) => ({ name: o.name, configOperation: o.op, value: o.value })) }], validateOnly });
     const r = res.responses[0];
     if (r === undefined) throw new MirrorAdminError(ErrorCode.UNKNOWN_SERVER_ERROR, 'empty IncrementalAlterConfigs response');
-    if (r.errorCode !== 0) throw new MirrorAdminError(r.errorCode, r.errorMessage);
+    if (r.errorCode !== ErrorCode.NONE) throw new MirrorAdminError(r.errorCode, r.errorMessage);
   }
 
   /** Topic names of the cluster (for resolving --topics patterns). */
   async listTopics(): Promise<string[]> {
     const md = await this.client.metadata(null);
-    return md.topics.filter((t) => t.errorCode === 0 && t.name !== null && !t.isInternal).map((t) => t.name as string);
+    return md.topics.filter((t) => t.errorCode === ErrorCode.NONE && t.name !== null && !t.isInternal).map((t) => t.name as string);
   }
 }

@@ -189,7 +189,7 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
       }
       case 'describe': {
         const mirrors = await admin.describeClusterMirrors(a.mirror !== undefined ? [mirror] : []);
-        const bad = mirrors.find((m) => m.errorCode !== 0);
+        const bad = mirrors.find((m) => m.errorCode !== ErrorCode.NONE);
         if (bad !== undefined) throw new MirrorAdminError(bad.errorCode, `mirror ${bad.mirrorName}`);
         const rows: (PartitionMirrorDescription & { mirror: string })[] = [];
         for (const m of mirrors) for (const p of m.partitions) if (!a.failed || p.state === 'FAILED') rows.push({ mirror: m.mirrorName, ...p });
@@ -217,7 +217,7 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
   } catch (e) {
     if (e instanceof MirrorAdminError) {
       io.err(`Error: ${e.message}`);
-      for (const t of e.topics) if (t.errorCode !== 0) io.err(`  ${t.name}: ${t.errorMessage ?? t.errorCode}`);
+      for (const t of e.topics) if (t.errorCode !== ErrorCode.NONE) io.err(`  ${t.name}: ${t.errorMessage ?? t.errorCode}`);
     } else io.err(`Error: ${(e as Error).message}`);
     return 1;
   } finally {

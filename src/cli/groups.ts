@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { Apis } from '../client/apis.js';
 import { KafkaClient } from '../client/kafka-client.js';
 import { decodeConsumerProtocolAssignment } from '../protocol/generated/messages/consumer-protocol-assignment.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { Reader } from '../protocol/reader.js';
 
@@ -43,7 +44,7 @@ const dash = (v: number | string | null): string => (v === null || v === '' ? '-
 
 export async function listGroups(client: KafkaClient, states: string[], types: string[]) {
   const res = await client.send(Apis.ListGroups, { statesFilter: states, typesFilter: types });
-  if (res.errorCode !== 0) throw new KafkaError(res.errorCode, `ListGroups failed with error ${res.errorCode}`);
+  if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, `ListGroups failed with error ${res.errorCode}`);
   return res.groups.map((g) => ({ group: g.groupId, type: g.groupType, state: g.groupState, protocolType: g.protocolType })).sort((a, b) => a.group.localeCompare(b.group));
 }
 
@@ -56,7 +57,7 @@ export async function describeGroup(client: KafkaClient, groupId: string): Promi
   const classic = dg.groups[0];
   const consumer = cg?.groups[0];
   let desc: GroupDescription;
-  if (consumer && consumer.errorCode === 0) {
+  if (consumer && consumer.errorCode === ErrorCode.NONE) {
     desc = {
       group: groupId,
       type: 'consumer',
@@ -72,7 +73,7 @@ export async function describeGroup(client: KafkaClient, groupId: string): Promi
       })),
       partitions: [],
     };
-  } else if (classic && classic.errorCode === 0 && classic.groupState !== 'Dead') {
+  } else if (classic && classic.errorCode === ErrorCode.NONE && classic.groupState !== 'Dead') {
     desc = {
       group: groupId,
       type: 'classic',
@@ -99,7 +100,7 @@ export async function describeGroup(client: KafkaClient, groupId: string): Promi
   const owner = new Map<string, GroupDescription['members'][number]>();
   for (const m of desc.members) for (const tp of m.partitions) owner.set(`${tp.topic}\0${tp.partition}`, m);
   const committed = new Map<string, number>();
-  for (const t of fetched.groups[0]?.topics ?? []) for (const p of t.partitions) if (p.errorCode === 0 && p.committedOffset >= 0n) committed.set(`${t.name}\0${p.partitionIndex}`, Number(p.committedOffset));
+  for (const t of fetched.groups[0]?.topics ?? []) for (const p of t.partitions) if (p.errorCode === ErrorCode.NONE && p.committedOffset >= 0n) committed.set(`${t.name}\0${p.partitionIndex}`, Number(p.committedOffset));
   const keys = [...new Set([...owner.keys(), ...committed.keys()])].map((k) => {
     const [topic, p] = k.split('\0') as [string, string];
     return { topic, partition: Number(p) };
@@ -114,7 +115,7 @@ export async function describeGroup(client: KafkaClient, groupId: string): Promi
       isolationLevel: 0,
       topics: [...byTopic].map(([name, ps]) => ({ name, partitions: ps.map((p) => ({ partitionIndex: p, currentLeaderEpoch: -1, timestamp: -1n })) })),
     });
-    for (const t of lo.topics) for (const p of t.partitions) if (p.errorCode === 0) ends.set(`${t.name}\0${p.partitionIndex}`, Number(p.offset));
+    for (const t of lo.topics) for (const p of t.partitions) if (p.errorCode === ErrorCode.NONE) ends.set(`${t.name}\0${p.partitionIndex}`, Number(p.offset));
   }
   desc.partitions = keys.map(({ topic, partition }) => {
     const k = `${topic}\0${partition}`;

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import type tls from 'node:tls';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
+import type { KafkaConnection } from './kafka-connection.js';
 import { tlsSockets, type BrokerAddress, type SocketFactory } from './socket-factory.js';
 
 export interface KafkaClientOptions {
@@ -19,6 +20,8 @@ export interface KafkaClientOptions {
   readonly connectTimeoutMs?: number;
   /** The transport of every connection (PLAINTEXT when absent). */
   readonly socketFactory?: SocketFactory;
+  /** Runs on every new connection after ApiVersions (SASL); see KafkaConnectionOptions. */
+  readonly authenticate?: (conn: KafkaConnection) => Promise<void>;
 }
 
 /** Builds client options from Kafka client keys; `defaultClientId` applies when client.id is absent. */

@@ -133,10 +133,19 @@ export class KafkaClient {
   private async connectBootstrap(): Promise<KafkaConnection> {
     const errors: string[] = [];
     for (const addr of this.opts.bootstrapServers) {
+      let address;
       try {
-        const { host, port } = parseHostPort(addr);
-        return await KafkaConnection.connect(this.connectionOptions(host, port));
+        address = parseHostPort(addr);
       } catch (err) {
+        errors.push((err as Error).message);
+        continue;
+      }
+      try {
+        return await KafkaConnection.connect(this.connectionOptions(address.host, address.port));
+      } catch (err) {
+        // A non-retriable failure (an authentication failure, say) is the answer, not a reason to
+        // try the next address: Kafka's client surfaces AuthenticationException the same way.
+        if (err instanceof KafkaError && !err.retriable) throw err;
         errors.push((err as Error).message);
       }
     }
@@ -173,6 +182,7 @@ export class KafkaClient {
       ...(o.requestTimeoutMs !== undefined ? { requestTimeoutMs: o.requestTimeoutMs } : {}),
       ...(o.connectTimeoutMs !== undefined ? { connectTimeoutMs: o.connectTimeoutMs } : {}),
       ...(o.socketFactory !== undefined ? { socketFactory: o.socketFactory } : {}),
+      ...(o.authenticate !== undefined ? { authenticate: o.authenticate } : {}),
     };
   }
 }

@@ -42,6 +42,12 @@ export interface KafkaConnectionOptions {
   readonly connectTimeoutMs?: number;
   /** The transport (PLAINTEXT when absent); see ./socket-factory.ts. */
   readonly socketFactory?: SocketFactory;
+  /**
+   * Runs once versions are known and before the connection is handed out: where SASL
+   * (SaslHandshake, SaslAuthenticate) belongs, as Kafka's SaslClientAuthenticator runs after
+   * ApiVersions. A rejection fails the connect with it.
+   */
+  readonly authenticate?: (conn: KafkaConnection) => Promise<void>;
 }
 
 export interface ApiVersionRange {
@@ -98,6 +104,7 @@ export class KafkaConnection {
       );
       if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, `${conn.address}: ApiVersions failed`);
       for (const k of res.apiKeys) conn.versions.set(k.apiKey, { minVersion: k.minVersion, maxVersion: k.maxVersion });
+      await opts.authenticate?.(conn);
     } catch (err) {
       conn.close();
       throw err;
