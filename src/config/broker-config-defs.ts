@@ -108,6 +108,8 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('fetch.max.bytes', 'int', '57671680', { min: 1024 }),
   D('replica.fetch.max.bytes', 'int', '1048576'),
   D('unstable.api.versions.enable', 'boolean', 'false'),
+  // Kafka's secret for dynamic password configs (PasswordEncoderConfigs); accepted and never shown.
+  D('password.encoder.secret', 'password', null, { readOnly: true }),
   // Cluster mirroring (KIP-1279 broker configs); src/mirror reads them through the coordinator
   // host's config lookup (mirrorBrokerConfig), so defaults and validation live here.
   D('mirror.state.topic.num.partitions', 'int', '50', { min: 1 }),

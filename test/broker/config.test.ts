@@ -6,7 +6,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BrokerConfig, ConfigError, checkTopicConfig, parseProperties } from '../../src/broker/config.js';
 import { parseStartArgs } from '../../src/cli/start.js';
-import { ROOT, ensureBuilt } from '../helpers/node.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
+import { encodeDescribeConfigsRequest } from '../../src/protocol/generated/messages/describe-configs-request.js';
+import { decodeDescribeConfigsResponse } from '../../src/protocol/generated/messages/describe-configs-response.js';
+import { ROOT, ensureBuilt, startNode } from '../helpers/node.js';
+import { WireClient } from './wire.js';
 
 describe('BrokerConfig', () => {
   it('has Kafka defaults and the documented start defaults', () => {
@@ -84,4 +88,28 @@ describe('properties and arguments', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toContain("Invalid value for num.partitions: expected an integer, got 'abc'");
   }, 180_000);
+});
+
+describe('DescribeConfigs of a sensitive broker key', () => {
+  it('reports a PASSWORD key as sensitive with a null value, in its synonyms too', async () => {
+    const node = await startNode({ overrides: { 'password.encoder.secret': 'not-for-clients' } });
+    const c = await WireClient.connect(node.port);
+    try {
+      const r = decodeDescribeConfigsResponse(
+        await c.call(32, 4, (w) =>
+          encodeDescribeConfigsRequest(w, { resources: [{ resourceType: 4, resourceName: '1', configurationKeys: ['password.encoder.secret', 'num.partitions'] }], includeSynonyms: true }, 4),
+        ),
+        4,
+      );
+      const res = r.results[0]!;
+      expect(res.errorCode).toBe(ErrorCode.NONE);
+      const secret = res.configs.find((e) => e.name === 'password.encoder.secret')!;
+      expect(secret).toMatchObject({ value: null, isSensitive: true, readOnly: true, configSource: 4, configType: 9 });
+      expect(secret.synonyms).toEqual([{ name: 'password.encoder.secret', value: null, source: 4 }]);
+      expect(res.configs.find((e) => e.name === 'num.partitions')).toMatchObject({ value: '1', isSensitive: false });
+    } finally {
+      c.close();
+      await node.destroy();
+    }
+  }, 120_000);
 });

@@ -10,6 +10,8 @@
  * - GROUP (32, KIP-848): the group config keys, explicit ones with source DYNAMIC_GROUP_CONFIG (8).
  * - CLUSTER_MIRROR (64, KIP-1279): answered by the mirror module when it is wired.
  * - ConfigurationKeys filters (null = all); synonyms only when IncludeSynonyms.
+ * - A sensitive (PASSWORD) key is reported with a null value, in its synonyms too, as Kafka's
+ *   ConfigHelper hides them.
  *
  * Version notes: v3+ ConfigType; documentation is not kept (null).
  */
@@ -19,6 +21,7 @@ import { encodeDescribeConfigsResponse, type DescribeConfigsResponseInput } from
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import { ConfigSource, typeId, type ResolvedConfig } from '../config-resolver.js';
+import { findConfigDef } from '../../config/registry.js';
 import { ConfigResourceType } from '../../controller/metadata-image.js';
 import { GROUP_CONFIG_DEFS, groupConfigDefault } from '../group-configs.js';
 
@@ -55,7 +58,7 @@ export function describeConfigsHandler(ctx: BrokerContext, mirror: () => MirrorC
               value,
               source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
               readOnly: false,
-              isSensitive: false,
+              isSensitive: findConfigDef('BROKER', name)?.sensitive === true,
               type: 0,
               synonyms: [{ name, value, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG }],
             }));
@@ -110,7 +113,7 @@ export function describeConfigsHandler(ctx: BrokerContext, mirror: () => MirrorC
               readOnly: c.readOnly,
               configSource: c.source,
               isSensitive: c.isSensitive,
-              synonyms: req.includeSynonyms ? c.synonyms.map((s) => ({ name: s.name, value: s.value, source: s.source })) : [],
+              synonyms: req.includeSynonyms ? c.synonyms.map((s) => ({ name: s.name, value: c.isSensitive ? null : s.value, source: s.source })) : [],
               ...(v >= 3 ? { configType: c.type, documentation: null } : {}),
             })),
         });
