@@ -40,8 +40,11 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * through every reset).
  *
  * Usage: FetchSessions NAME bootstrap=HOST:PORT topic=T [key=value ...]
- *   seek                 one consumer, assigned two partitions while a producer writes: it seeks
- *                        back, pauses and resumes partitions between polls shorter than the fetch wait
+ *   seek [cut=true]      one consumer, assigned two partitions while a producer writes: it seeks
+ *                        back, pauses and resumes partitions between polls shorter than the fetch wait;
+ *                        with cut=true its requests time out before an idle fetch wait ends, so
+ *                        each pause of the producer cuts the connection and the consumer resets its
+ *                        session (a full fetch naming the old session: SessionId X, epoch 0)
  *   rebalance protocol=classic|consumer
  *                        a group (cooperative-sticky for classic, KIP-848 otherwise) that members
  *                        join and leave while a producer writes
@@ -123,8 +126,11 @@ public final class FetchSessions {
     }
   }
 
-  /** Writes `total` records keyed k0..k(total-1) round robin over the partitions, `perTick` every 20 ms. */
-  private Thread producer(int partitions, int total, int perTick, AtomicReference<Exception> failure) {
+  /**
+   * Writes `total` records keyed k0..k(total-1) round robin over the partitions, `perTick` every
+   * 20 ms, resting `restMs` after every 500.
+   */
+  private Thread producer(int partitions, int total, int perTick, long restMs, AtomicReference<Exception> failure) {
     Thread t = new Thread(() -> {
       Properties p = base();
       p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "20000");
@@ -136,6 +142,10 @@ public final class FetchSessions {
           if (i % perTick == perTick - 1) {
             prod.flush();
             Thread.sleep(20);
+          }
+          if (restMs > 0 && i % 500 == 499) {
+            prod.flush();
+            Thread.sleep(restMs);
           }
         }
         prod.flush();
@@ -157,13 +167,21 @@ public final class FetchSessions {
     int total = intOpt("count", 2000);
     createTopic(2);
     AtomicReference<Exception> failure = new AtomicReference<>();
-    Thread prod = producer(2, total, 20, failure);
+    boolean cut = Boolean.parseBoolean(opts.getOrDefault("cut", "false"));
+    Properties cp = new Properties();
+    if (cut) {
+      // A fetch that waits for data outlives the request timeout: the client drops the connection
+      // and its next fetch reopens the session (FetchSessionHandler.handleError).
+      cp.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "1500");
+      cp.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "1000");
+    }
+    Thread prod = producer(2, total, 20, cut ? 2500 : 0, failure);
     TopicPartition p0 = new TopicPartition(topic, 0);
     TopicPartition p1 = new TopicPartition(topic, 1);
     Set<String> seen = new java.util.HashSet<>();
     int seeks = 0;
     int pauses = 0;
-    try (KafkaConsumer<String, String> c = consumer(new Properties())) {
+    try (KafkaConsumer<String, String> c = consumer(cp)) {
       c.assign(List.of(p0, p1));
       long deadline = System.currentTimeMillis() + 90_000;
       for (int round = 0; prod.isAlive() || missing(seen, total) > 0; round++) {
@@ -288,7 +306,7 @@ public final class FetchSessions {
     }
     Set<String> seen = ConcurrentHashMap.newKeySet();
     AtomicReference<Exception> failure = new AtomicReference<>();
-    Thread prod = producer(partitions, total, 30, failure);
+    Thread prod = producer(partitions, total, 30, 0, failure);
     List<Member> members = new ArrayList<>();
     int rebalances = 0;
     try {
