@@ -222,7 +222,7 @@ export const SESSION_CASES: readonly SessionCase[] = [
         await new Promise((r) => setTimeout(r, 100));
         gone = await p.fetch({ sessionId: full.sessionId, epoch: epoch++ });
       }
-      return { full: seen(full), gone: seen(gone), again: seen(await p.fetch({ sessionId: full.sessionId, epoch: epoch++ })) };
+      return { full: seen(full), gone: seen(gone), again: seen(await p.fetch({ sessionId: full.sessionId, epoch })) };
     },
     expected: {
       full: ok('A', ['t:0 e0 hw0 empty']),
