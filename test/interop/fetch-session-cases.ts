@@ -206,4 +206,28 @@ export const SESSION_CASES: readonly SessionCase[] = [
       both: ok('A', ['t:1 e0 hw1 records', 't:0 e0 hw2 records']),
     },
   },
+  {
+    // A session keyed by topic id outlives the topic: once it is deleted, its partitions come back
+    // with UNKNOWN_TOPIC_OR_PARTITION in every response (the session still knows the name), not a
+    // session error.
+    name: 'deleted-topic',
+    async run(p, prefix) {
+      const t = await p.createTopic(`${prefix}-t`, 1, 't');
+      const full = await p.fetch({ sessionId: 0, epoch: 0, partitions: [{ topic: t, partition: 0 }] });
+      await p.deleteTopic(t);
+      // Deletion reaches the fetch path a moment after DeleteTopics answers: poll until it shows.
+      let epoch = 1;
+      let gone = await p.fetch({ sessionId: full.sessionId, epoch: epoch++ });
+      for (let i = 0; gone.errorCode === 0 && gone.partitions.length === 0 && i < 100; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        gone = await p.fetch({ sessionId: full.sessionId, epoch: epoch++ });
+      }
+      return { full: seen(full), gone: seen(gone), again: seen(await p.fetch({ sessionId: full.sessionId, epoch })) };
+    },
+    expected: {
+      full: ok('A', ['t:0 e0 hw0 empty']),
+      gone: ok('A', ['t:0 e3 hw-1 empty']),
+      again: ok('A', ['t:0 e3 hw-1 empty']),
+    },
+  },
 ];

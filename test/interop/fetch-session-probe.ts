@@ -9,6 +9,8 @@
  */
 import { encodeCreateTopicsRequest } from '../../src/protocol/generated/messages/create-topics-request.js';
 import { decodeCreateTopicsResponse } from '../../src/protocol/generated/messages/create-topics-response.js';
+import { encodeDeleteTopicsRequest } from '../../src/protocol/generated/messages/delete-topics-request.js';
+import { decodeDeleteTopicsResponse } from '../../src/protocol/generated/messages/delete-topics-response.js';
 import { encodeFetchRequest } from '../../src/protocol/generated/messages/fetch-request.js';
 import { decodeFetchResponse, type FetchResponse } from '../../src/protocol/generated/messages/fetch-response.js';
 import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
@@ -98,6 +100,12 @@ export class SessionProbe {
       if (i >= 100) throw new Error(`${topic.name} not ready for fetching: ${JSON.stringify(errors)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
+  }
+
+  async deleteTopic(topic: ProbeTopic): Promise<void> {
+    const r = await this.wire.call(20, 6, (w) => encodeDeleteTopicsRequest(w, { topics: [{ name: topic.name }], timeoutMs: 30_000 }, 6));
+    const res = decodeDeleteTopicsResponse(r, 6).responses[0]!;
+    if (res.errorCode !== 0) throw new Error(`DeleteTopics ${topic.name}: error ${res.errorCode}`);
   }
 
   /** Appends `count` one-record batches to a partition (acks=1). */

@@ -93,7 +93,9 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
     };
     const t = w.topic;
     const p = t?.partitions[w.p.partition];
-    if (!t || !p) return fail(v >= 13 && !t ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    // An id that never named a topic here is UNKNOWN_TOPIC_ID; a session partition whose topic has
+    // gone since keeps its name, and Kafka's lookup by that name answers UNKNOWN_TOPIC_OR_PARTITION.
+    if (!t || !p) return fail(v >= 13 && !t && w.p.topicName === '' ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     const log = ctx.replicas.getLog(t.name, w.p.partition) ?? (await ctx.replicas.ensureLog(t.name, w.p.partition));
     if (!log) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     if (w.p.currentLeaderEpoch >= 0 && w.p.currentLeaderEpoch < p.leaderEpoch) return fail(ErrorCode.FENCED_LEADER_EPOCH, log);
