@@ -21,6 +21,8 @@ export interface OAuthBearerSettings {
 }
 
 const KVSEP = 0x01;
+// RFC 7628 separates the client's key/value pairs with the control character 0x01 (kvsep).
+// eslint-disable-next-line no-control-regex
 const CLIENT_FIRST = /^(?:n|y),(?:a=[^,]*)?,\x01((?:[A-Za-z]+=[\x21-\x7E \t\r\n]*\x01)*)\x01$/;
 
 export class OAuthBearerMechanism implements SaslMechanism {

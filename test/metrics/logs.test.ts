@@ -25,7 +25,7 @@ describe('log.format=text', () => {
       await new Promise<void>((resolve, reject) => {
         child.stderr.on('data', (d: Buffer) => {
           stderr += d.toString();
-          if (/ INFO  node started /.test(stderr)) resolve();
+          if (/ INFO {2}node started /.test(stderr)) resolve();
         });
         child.once('exit', (code) => reject(new Error(`node exited with ${code}:\n${stderr}`)));
       });
@@ -35,7 +35,7 @@ describe('log.format=text', () => {
       await producer.send({ topic: 'logs-probe', messages: [{ value: 'x' }] });
       await producer.disconnect();
       const until = Date.now() + 20_000;
-      while (!/WARN  slow request component=metrics api=Produce /.test(stderr) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      while (!/WARN {2}slow request component=metrics api=Produce /.test(stderr) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
     } finally {
       child.kill('SIGTERM');
       await exited;
@@ -64,7 +64,7 @@ describe('log.format=text', () => {
     const lines: string[] = [];
     const log = createLogger({ component: 'x' }, 'info', (l) => lines.push(l), 'text');
     log.warn('request failed', { conn: 'a b', n: 3, err: new Error('boom') });
-    expect(lines[0]).toMatch(/^\S+ WARN  request failed component=x conn="a b" n=3\n {2}err: Error: boom\n {4,}at /);
+    expect(lines[0]).toMatch(/^\S+ WARN {2}request failed component=x conn="a b" n=3\n {2}err: Error: boom\n {4,}at /);
     expect(formatText({ ts: 't', level: 'info', msg: 'm', empty: '', obj: { a: 1 } })).toBe('t INFO  m empty="" obj="{\\"a\\":1}"\n');
   });
 });
