@@ -42,7 +42,7 @@ describe('log.format=text', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
     const started = stderr.split('\n').find((l) => l.includes(' node started '))!;
-    expect(started).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z INFO  node started component=fjord nodeId=1 clusterId=\\S+ listener=PLAINTEXT://127.0.0.1:${port} `));
+    expect(started).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z INFO  node started component=fjord nodeId=1 clusterId=\\S+ listeners="PLAINTEXT://127.0.0.1:${port} \\(PLAINTEXT\\)" `));
     const slow = stderr.split('\n').find((l) => l.includes('WARN  slow request component=metrics api=Produce '));
     expect(slow).toMatch(/ api=Produce apiVersion=\d+ clientId=slow-probe client=127\.0\.0\.1:\d+ partitions=1 ms=[\d.]+$/);
     expect(stderr).not.toMatch(/^\{/m);

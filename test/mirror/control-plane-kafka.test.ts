@@ -234,7 +234,8 @@ describe('cluster mirroring control plane, Apache Kafka as the source', () => {
     await t2.send({ topic, messages: [{ partition: 0, value: 'never committed' }] });
     // Source: 2 records + COMMIT marker + 1 open transactional record = log end 4.
     expect((await start('m1', [topic])).errorCode).toBe(0);
-    await waitFor('copy', () => host.partitionLog(topic, 0)?.logEndOffset === 4);
+    // The high watermark follows the log end once the mirrored append is flushed.
+    await waitFor('copy', () => host.partitionLog(topic, 0)?.logEndOffset === 4 && host.partitionLog(topic, 0)?.highWatermark === 4);
     const log = host.log(topic, 0);
     expect(log.ongoingTransactions().length).toBe(1);
     expect(log.lastStableOffset).toBe(3); // the open transaction pins the LSO
