@@ -17,7 +17,7 @@
  */
 import { buildEndTxnMarkerBatch, buildMirrorPidResetBatch } from '../protocol/control-records.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
-import { KafkaError } from '../protocol/kafka-error.js';
+import { KafkaError, errorCodeOf } from '../protocol/kafka-error.js';
 import { iterateBatches } from '../protocol/record-batch.js';
 import type { MirrorCoordinator } from './mirror-coordinator.js';
 import type { MirrorHost, MirrorLog } from './mirror-host.js';
@@ -128,7 +128,12 @@ export class MirrorStateActions {
       const ks = partitionKeyString(key);
       const sourceEpoch = this.fencedEpochs.get(ks) ?? -1;
       this.fencedEpochs.delete(ks);
-      if (sourceEpoch >= 0) await bumpLeaderEpoch(this.deps.host, key.topicName, key.topicId, key.partition, sourceEpoch + 10);
+      // A stop that landed meanwhile refuses the bump: STOPPING bumps after the fetcher is out.
+      if (sourceEpoch >= 0) {
+        await bumpLeaderEpoch(this.deps.host, key.topicName, key.topicId, key.partition, sourceEpoch + 10, { whileMirrored: true }).catch((err: unknown) => {
+          if (errorCodeOf(err) !== ErrorCode.MIRROR_TOPIC_BEING_STOPPED) throw err;
+        });
+      }
     });
     await machine.transition(key, S.MIRRORING, { expectedFrom: S.EPOCH_FENCING });
   }
@@ -161,7 +166,8 @@ export class MirrorStateActions {
     const lme = await this.lastMirroredEpoch(key, log);
     if (lme >= 0) await coordinator.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, lastMirrorEpoch: lme }]);
     // c. bump the leader epoch past it, and wait until the image shows it
-    await bumpLeaderEpoch(host, key.topicName, key.topicId, key.partition, Math.max(lme, 0));
+    // The fetcher is out and its last append done: the first destination epoch may land now.
+    await bumpLeaderEpoch(host, key.topicName, key.topicId, key.partition, Math.max(lme, 0), { whileMirrored: false });
     const epoch = host.leaderEpoch(key.topicName, key.partition) ?? 0;
     // d. abort open transactions
     for (const txn of host.openTransactions(key.topicName, key.partition)) {
