@@ -6,7 +6,7 @@
 import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
 import type { MirrorLog } from '../fetcher/mirror-log.js';
 import type { MirrorControllerOp, MirrorHost, MirrorTopicBinding, OpenTransaction } from '../mirror/mirror-host.js';
-import type { MirrorPartitionStateValue } from '../mirror/mirror-partition-state.js';
+import { MirrorPartitionState, type MirrorPartitionStateValue } from '../mirror/mirror-partition-state.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { BrokerContext } from './broker-context.js';
 import { topicNameError, type ControllerResult } from '../controller/controller.js';
@@ -107,8 +107,13 @@ export function createMirrorHost(ctx: BrokerContext, coordinatorHost: Coordinato
               recs.push({ type: 'config', resourceType: ConfigResourceType.CLUSTER_MIRROR, resourceName: op.mirrorName, name: op.name, value: op.value });
               break;
             case 'bumpLeaderEpoch': {
-              const p = img.topicsById.get(op.topicId)?.partitions[op.partition];
+              const t = img.topicsById.get(op.topicId);
+              const p = t?.partitions[op.partition];
               if (!p) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'Unknown partition', metadataOffset: -1 };
+              // Decided as the records are applied, so no stop can slip in between check and bump.
+              if (op.whileMirrored === true && t?.mirror?.desiredState === MirrorPartitionState.STOPPED) {
+                return { errorCode: ErrorCode.MIRROR_TOPIC_BEING_STOPPED, errorMessage: `${t.name} is being stopped; only STOPPING bumps its epoch`, metadataOffset: -1 };
+              }
               if (op.leaderEpoch > p.leaderEpoch) recs.push({ type: 'partitionChange', topicId: op.topicId, partition: op.partition, leaderEpoch: op.leaderEpoch });
               break;
             }

@@ -96,7 +96,8 @@ export class MirrorInterBrokerRpcs {
           continue;
         }
         try {
-          await bumpLeaderEpoch(this.host, name, t.topicId, p.partitionIndex, p.minLeaderEpoch);
+          // A fetcher's request: refused once the topic is being stopped (see bumpLeaderEpoch).
+          await bumpLeaderEpoch(this.host, name, t.topicId, p.partitionIndex, p.minLeaderEpoch, { whileMirrored: true });
           partitions.push({ partitionIndex: p.partitionIndex, errorCode: 0, errorMessage: null });
         } catch (e) {
           partitions.push({ partitionIndex: p.partitionIndex, errorCode: errorCodeOf(e), errorMessage: (e as Error).message });

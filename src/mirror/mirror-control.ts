@@ -20,6 +20,7 @@ import { matchesAny, mirrorConfigDefault, splitList, validateMirrorConfigEntry, 
 import type { MirrorControllerOp, MirrorHost, MirrorTopicBinding } from './mirror-host.js';
 import type { MirrorManager, PartitionDescription } from './mirror-manager.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
+import { hasMirrorLoop } from './source-lookups.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 
@@ -162,6 +163,9 @@ export class MirrorControlPlane {
       if (b.desiredState === S.MIRRORING) return ok(name);
       if (b.desiredState !== S.STOPPED) return err(name, ErrorCode.MIRROR_TOPIC_NOT_STOPPED, `topic ${name} is ${mirrorStateName(b.desiredState)} in ${mirrorName}`);
     }
+    if (await this.mirrorsBackFromUs(mirrorName, name)) {
+      return err(name, ErrorCode.TOPIC_ALREADY_IN_CLUSTER_MIRROR, `Detected mirror loop: the source cluster mirrors ${name} from this cluster (${this.host.clusterId}); stop that mirror first`);
+    }
     if (existingId !== undefined) {
       const states = this.manager.topicStates(b?.mirrorName ?? mirrorName, name, topicId);
       const bad = states.find((s) => s !== S.STOPPED && s !== S.UNKNOWN);
@@ -178,13 +182,31 @@ export class MirrorControlPlane {
   private async sourceTopic(mirrorName: string, name: string): Promise<{ topicId: string; numPartitions: number }> {
     const cfg = this.host.mirrorConfigs().get(mirrorName);
     if (cfg === undefined) throw new KafkaError(ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown mirror ${mirrorName}`);
-    const shared = this.manager.sourceClient(mirrorName);
-    const client = shared ?? new KafkaClient(clientOptionsFromConfig(cfg, `fjord-mirror-${mirrorName}`));
-    try {
+    return this.withSourceClient(mirrorName, cfg, async (client) => {
       const md = await client.metadata([name]);
       const t = md.topics.find((x) => x.name === name);
       if (t === undefined || t.errorCode !== 0) throw new KafkaError(t?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `error ${t?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}`);
       return { topicId: t.topicId, numPartitions: t.partitions.length };
+    });
+  }
+
+  /**
+   * The loop check of spec §8.6 2a, asked before the topic is bound: a source that mirrors the
+   * topic from this cluster would make it read-only here too. A source that cannot be asked now
+   * does not block the start; LOG_TRUNCATION asks again before anything is copied.
+   */
+  private async mirrorsBackFromUs(mirrorName: string, name: string): Promise<boolean> {
+    const cfg = this.host.mirrorConfigs().get(mirrorName);
+    if (cfg === undefined) return false;
+    return this.withSourceClient(mirrorName, cfg, (client) => hasMirrorLoop(client, this.host.clusterId, name)).catch(() => false);
+  }
+
+  /** The mirror's connected source client, or a short-lived one when it has none yet. */
+  private async withSourceClient<T>(mirrorName: string, cfg: ReadonlyMap<string, string>, fn: (client: KafkaClient) => Promise<T>): Promise<T> {
+    const shared = this.manager.sourceClient(mirrorName);
+    const client = shared ?? new KafkaClient(clientOptionsFromConfig(cfg, `fjord-mirror-${mirrorName}`));
+    try {
+      return await fn(client);
     } finally {
       if (shared === undefined) client.close();
     }

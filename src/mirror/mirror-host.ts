@@ -45,6 +45,10 @@ export interface MirrorTopicBinding {
  * - mirrorTopicState → MirrorTopicStateChangeRecord { TopicId, MirrorName (null = unbind), DesiredState }.
  * - mirrorConfig → ConfigRecord { ResourceType 64, ResourceName = mirror, Name, Value (null = delete) }.
  * - bumpLeaderEpoch → PartitionChangeRecord v3 with LeaderEpoch set, leader and ISR unchanged.
+ *   With `whileMirrored`, the batch is refused with MIRROR_TOPIC_BEING_STOPPED when the topic is,
+ *   as the records are applied, bound with desired state STOPPED: from then on the node writes a
+ *   bump into the epoch cache, while the fetcher may still be appending source batches until
+ *   STOPPING has removed it (only STOPPING's own bump, after that, may land).
  */
 export type MirrorControllerOp =
   | {
@@ -71,6 +75,7 @@ export type MirrorControllerOp =
       readonly topicId: string;
       readonly partition: number;
       readonly leaderEpoch: number;
+      readonly whileMirrored?: boolean;
     };
 
 export interface MirrorControllerResult {

@@ -244,7 +244,7 @@ export class MirrorManager {
         void this.machine.transition(key, S.EPOCH_FENCING, { expectedFrom: S.MIRRORING });
       },
       requestEpochBump: (key: MirrorPartitionKey, min: number) => {
-        void bumpLeaderEpoch(this.host, key.topicName, key.topicId, key.partition, min).catch((err: unknown) =>
+        void bumpLeaderEpoch(this.host, key.topicName, key.topicId, key.partition, min, { whileMirrored: true }).catch((err: unknown) =>
           this.log(`mirror ${name}: proactive epoch bump of ${key.topicName}-${key.partition} failed: ${(err as Error).message}`),
         );
       },

@@ -10,14 +10,15 @@
  *                   MIRROR_PID_RESET → STOPPED
  *
  * Concurrency contract: single event loop; the state machine starts an action only after its
- * transition is persisted, and each action asks for the next transition itself. Every step that
- * touches the log or the fetcher runs through `run.exclusive`: skipped once the partition has
- * moved on (a stop that arrived while the truncation waited on the source), and never beside
- * another action's step of the same partition.
+ * transition is persisted, and each action asks for the next transition itself. The steps that
+ * change the log (the truncation, the STOPPING sequence) run through `run.exclusive`: skipped once
+ * the partition has moved on (a stop that arrived while the truncation waited on the source), and
+ * never beside each other. Fetcher changes check `run.isCurrent()` right before they are made and
+ * take no lock, so a fetcher removal waiting on the network never holds up a later state.
  */
 import { buildEndTxnMarkerBatch, buildMirrorPidResetBatch } from '../protocol/control-records.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
-import { KafkaError } from '../protocol/kafka-error.js';
+import { KafkaError, errorCodeOf } from '../protocol/kafka-error.js';
 import { iterateBatches } from '../protocol/record-batch.js';
 import type { MirrorCoordinator } from './mirror-coordinator.js';
 import type { MirrorLog } from '../fetcher/mirror-log.js';
@@ -61,7 +62,7 @@ export class MirrorStateActions {
       [S.LOG_TRUNCATION]: (k, m, r) => this.onLogTruncation(k, m, r),
       [S.MIRRORING]: (k, _m, r) => this.onMirroring(k, r),
       [S.EPOCH_FENCING]: (k, m, r) => this.onEpochFencing(k, m, r),
-      [S.PAUSING]: (k, m, r) => this.onPausing(k, m, r),
+      [S.PAUSING]: (k, m) => this.onPausing(k, m),
       [S.STOPPING]: (k, m, r) => this.onStopping(k, m, r),
     };
   }
@@ -113,29 +114,32 @@ export class MirrorStateActions {
     await this.awaitLog(key);
     const rt = this.requireRuntime(key.mirrorName);
     const tp = topicPartitionOf(key);
-    // Never add a partition that moved on (paused, stopping) while the log was being awaited.
-    await run.exclusive(async () => {
-      if (rt.fetcher.has(tp)) return;
-      rt.fetcher.addPartitions([tp]);
-      // A topic joining the mirror gets the source's topic configs without waiting for a refresh.
-      if (key.partition === 0) void this.deps.syncConfigs(rt, [key.topicName]);
-    });
+    // Never add a partition that moved on (paused, stopping) while the log was being awaited;
+    // the check and the add are one synchronous step.
+    if (!run.isCurrent() || rt.fetcher.has(tp)) return;
+    rt.fetcher.addPartitions([tp]);
+    // A topic joining the mirror gets the source's topic configs without waiting for a refresh.
+    if (key.partition === 0) void this.deps.syncConfigs(rt, [key.topicName]);
   }
 
   private async onEpochFencing(key: MirrorPartitionKey, machine: MirrorStateMachine, run: ActionRun): Promise<void> {
     const rt = this.requireRuntime(key.mirrorName);
-    await run.exclusive(async () => {
-      await rt.fetcher.removePartitions([topicPartitionOf(key)]);
-      const ks = partitionKeyString(key);
-      const sourceEpoch = this.fencedEpochs.get(ks) ?? -1;
-      this.fencedEpochs.delete(ks);
-      if (sourceEpoch >= 0) await bumpLeaderEpoch(this.deps.host, key.topicName, key.topicId, key.partition, sourceEpoch + 10);
-    });
+    await rt.fetcher.removePartitions([topicPartitionOf(key)]);
+    const ks = partitionKeyString(key);
+    const sourceEpoch = this.fencedEpochs.get(ks) ?? -1;
+    this.fencedEpochs.delete(ks);
+    if (!run.isCurrent()) return;
+    // A stop that landed meanwhile refuses the bump: STOPPING bumps after the fetcher is out.
+    if (sourceEpoch >= 0) {
+      await bumpLeaderEpoch(this.deps.host, key.topicName, key.topicId, key.partition, sourceEpoch + 10, { whileMirrored: true }).catch((err: unknown) => {
+        if (errorCodeOf(err) !== ErrorCode.MIRROR_TOPIC_BEING_STOPPED) throw err;
+      });
+    }
     await machine.transition(key, S.MIRRORING, { expectedFrom: S.EPOCH_FENCING });
   }
 
-  private async onPausing(key: MirrorPartitionKey, machine: MirrorStateMachine, run: ActionRun): Promise<void> {
-    await run.exclusive(async () => this.deps.runtime(key.mirrorName)?.fetcher.removePartitions([topicPartitionOf(key)]));
+  private async onPausing(key: MirrorPartitionKey, machine: MirrorStateMachine): Promise<void> {
+    await this.deps.runtime(key.mirrorName)?.fetcher.removePartitions([topicPartitionOf(key)]);
     await machine.transition(key, S.PAUSED, { expectedFrom: S.PAUSING });
   }
 
@@ -162,7 +166,8 @@ export class MirrorStateActions {
     const lme = await this.lastMirroredEpoch(key, log);
     if (lme >= 0) await coordinator.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, lastMirrorEpoch: lme }]);
     // c. bump the leader epoch past it, and wait until the image shows it
-    await bumpLeaderEpoch(host, key.topicName, key.topicId, key.partition, Math.max(lme, 0));
+    // The fetcher is out and its last append done: the first destination epoch may land now.
+    await bumpLeaderEpoch(host, key.topicName, key.topicId, key.partition, Math.max(lme, 0), { whileMirrored: false });
     const epoch = host.leaderEpoch(key.topicName, key.partition) ?? 0;
     // d. abort open transactions
     for (const txn of host.openTransactions(key.topicName, key.partition)) {

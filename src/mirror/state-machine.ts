@@ -67,8 +67,8 @@ export class SupersededActionError extends Error {}
 
 /**
  * One run of a state's action. The partition can move on while the action waits on the network
- * (a stop arriving during a truncation's source lookups), so a step that touches the log or the
- * fetcher runs through `exclusive`: it starts only while the run is still the partition's current
+ * (a stop arriving during a truncation's source lookups), so a step that changes the log runs
+ * through `exclusive`: it starts only while the run is still the partition's current
  * one, and never beside another run's exclusive step of the same partition (a new state's action
  * waits until the old one's truncation has finished instead of interleaving with it).
  */

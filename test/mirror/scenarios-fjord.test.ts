@@ -6,7 +6,8 @@
  *  - stop (failover) → the destination accepts writes;
  *  - failback with a reverse mirror: the old source truncates what the destination never saw
  *    and copies what it wrote after failover; the logs converge byte for byte;
- *  - a mirror loop is detected and refused (FAILED, non-retryable).
+ *  - a mirror loop is detected and refused before the topic is bound (TOPIC_ALREADY_IN_CLUSTER_MIRROR),
+ *    so the original source's topic stays writable.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -250,11 +251,13 @@ describe('mirroring between two Fjord nodes', () => {
     await produce(a, topic, ['x', 'y']);
     expect((await cli(b, '--start', '--mirror', 'from-a', '--topics', topic)).code).toBe(0);
     await waitFor('B mirroring', async () => (await describe_(b, 'from-a')).some((p) => p.topic === topic && p.state === 'MIRRORING'));
-    // A now tries to mirror the same topic back from B while B still mirrors it from A.
-    expect((await cli(a, '--start', '--mirror', 'from-b', '--topics', topic)).code).toBe(0);
-    await waitFor('loop detected', async () => (await describe_(a, 'from-b')).some((p) => p.topic === topic && p.state === 'FAILED'));
-    const p = (await describe_(a, 'from-b')).find((x) => x.topic === topic);
-    expect(p?.retryAttempt).toBe(-1);
-    expect(p?.errorMessage).toMatch(/mirror loop/);
+    // A now tries to mirror the same topic back from B while B still mirrors it from A: refused
+    // before binding, so A's topic, the one B copies, stays writable.
+    const refused = await cli(a, '--start', '--mirror', 'from-b', '--topics', topic);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/mirror loop/);
+    const lines = (await describe_(a, 'from-b')).filter((x) => x.topic === topic);
+    expect(lines).toEqual([]);
+    expect(await rawProduceError(a, topic)).toBe(ErrorCode.NONE);
   });
 });

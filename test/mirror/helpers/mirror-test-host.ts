@@ -105,7 +105,45 @@ export class MirrorTestHost implements MirrorHost {
     return this.topics.get(topic)?.partitions[partition] !== undefined;
   }
   partitionLog(topic: string, partition: number): MirrorLog | undefined {
-    return this.topics.get(topic)?.partitions[partition];
+    const log = this.topics.get(topic)?.partitions[partition];
+    const gate = this.gates.get(`${topic}-${partition}`);
+    if (log === undefined || gate === undefined) return log;
+    // The same log, whose mirror appends wait at the gate.
+    return new Proxy(log, {
+      get: (target, prop) => {
+        if (prop === 'appendAsMirror') {
+          return async (records: Buffer) => {
+            gate.arrive();
+            await gate.opened;
+            return target.appendAsMirror(records);
+          };
+        }
+        const v: unknown = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  }
+
+  private readonly gates = new Map<string, { arrive: () => void; opened: Promise<void> }>();
+
+  /**
+   * From now on the partition's mirror appends wait until `release()`: `reached` resolves when
+   * the first one is waiting (an append in flight, as the fetcher sees it).
+   */
+  gateMirrorAppends(topic: string, partition: number): { reached: Promise<void>; release: () => void } {
+    let arrive!: () => void;
+    let open!: () => void;
+    const reached = new Promise<void>((r) => (arrive = r));
+    const opened = new Promise<void>((r) => (open = r));
+    const k = `${topic}-${partition}`;
+    this.gates.set(k, { arrive, opened });
+    return {
+      reached,
+      release: () => {
+        this.gates.delete(k);
+        open();
+      },
+    };
   }
   /** The real log, for tests that look further than MirrorLog. */
   log(topic: string, partition: number): PartitionLog {
@@ -163,6 +201,13 @@ export class MirrorTestHost implements MirrorHost {
       if (op.type === 'createTopic' && (this.topics.has(op.name) || this.topicNameById(op.topicId) !== undefined)) {
         return { errorCode: 36, errorMessage: `topic ${op.name} exists`, metadataOffset: this.offset };
       }
+      if (op.type === 'bumpLeaderEpoch' && op.whileMirrored === true) {
+        const name = this.topicNameById(op.topicId);
+        const t = name === undefined ? undefined : this.topics.get(name);
+        if (t !== undefined && t.mirrorName !== null && t.desiredState === MirrorPartitionState.STOPPED) {
+          return { errorCode: ErrorCode.MIRROR_TOPIC_BEING_STOPPED, errorMessage: `${t.name} is being stopped`, metadataOffset: this.offset };
+        }
+      }
     }
     this.controllerLog.push([...ops]);
     for (const op of ops) {
@@ -204,7 +249,13 @@ export class MirrorTestHost implements MirrorHost {
         case 'bumpLeaderEpoch': {
           const name = this.topicNameById(op.topicId);
           const t = name === undefined ? undefined : this.topics.get(name);
-          if (t !== undefined && t.epochs[op.partition] !== undefined) t.epochs[op.partition] = op.leaderEpoch;
+          const log = t?.partitions[op.partition];
+          if (t === undefined || log === undefined || t.epochs[op.partition] === undefined) break;
+          t.epochs[op.partition] = op.leaderEpoch;
+          // As the node's replica manager: a topic being mirrored (bound, not STOPPED) keeps only
+          // source epochs in its epoch cache; otherwise a bump starts the new epoch at the log end.
+          const holdsSourceEpochs = t.mirrorName !== null && t.desiredState !== MirrorPartitionState.STOPPED;
+          if (!holdsSourceEpochs && op.leaderEpoch > log.latestEpoch) await log.assignEpochStartOffset(op.leaderEpoch, log.logEndOffset);
           break;
         }
       }
