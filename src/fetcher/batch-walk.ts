@@ -3,14 +3,29 @@
  * headers with `RecordBatchView` (never a record): the run of whole batches from the first one
  * that reaches the fetch offset, stopping at a partial trailing batch (a Fetch response may end
  * with one), at a batch epoch above the source leader epoch we know (stale source metadata,
- * KIP-1279 §9.5), or at one above the destination leader epoch (epoch fencing, §9.4).
+ * KIP-1279 §9.5), at one above the destination leader epoch (epoch fencing, §9.4), or at a batch
+ * whose CRC-32C does not match its bytes.
+ *
+ * The CRC is checked per batch over the batch's bytes in place (attributes..end, as Kafka's
+ * DefaultRecordBatch.ensureValid does in UnifiedLog.appendAsFollower), and only for batches that
+ * would be appended: a mirror keeps the source's bytes for good, so a batch corrupted on the
+ * network or by a buggy source must be caught here or never. baseOffset and partitionLeaderEpoch
+ * lie outside the CRC, as in Kafka; the sanity checks on offsets and epochs cover those.
  *
  * The run is returned as byte bounds into `records`, so the caller appends one subarray of the
  * response frame: no copy, no per-record work.
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
+import { crc32c } from '../protocol/crc32c.js';
 import { BATCH, RecordBatchView } from '../protocol/record-batch.js';
+
+/** A batch that failed its CRC-32C check: where it starts, and both checksums for the reason. */
+export interface CorruptBatch {
+  readonly baseOffset: number;
+  readonly storedCrc: number;
+  readonly computedCrc: number;
+}
 
 export interface BatchRun {
   /** Byte bounds of the whole batches to append, `[start, end)`; start is -1 when there are none. */
@@ -30,13 +45,16 @@ export interface BatchRun {
    * least that much next time (KIP-74); -1 otherwise.
    */
   readonly oversizedBatch: number;
+  /** The batch whose CRC-32C did not match stopped the walk; null otherwise. */
+  readonly corrupt: CorruptBatch | null;
 }
 
 /**
  * Walks `records` (see the file comment). `fetchOffset` skips batches wholly below it (a broker
  * answers from the batch containing the offset); `sourceLeaderEpoch` < 0 means unknown.
+ * `verifyCrc` is false only where the cost of the check itself is measured (bench/mirror-crc.ts).
  */
-export function walkFetchedBatches(records: Buffer, fetchOffset: number, sourceLeaderEpoch: number, destinationLeaderEpoch: number, maxBytes: number): BatchRun {
+export function walkFetchedBatches(records: Buffer, fetchOffset: number, sourceLeaderEpoch: number, destinationLeaderEpoch: number, maxBytes: number, verifyCrc = true): BatchRun {
   const len = records.length;
   let pos = 0;
   let start = -1;
@@ -48,6 +66,7 @@ export function walkFetchedBatches(records: Buffer, fetchOffset: number, sourceL
   let staleEpoch = -1;
   let fencedEpoch = -1;
   let oversizedBatch = -1;
+  let corrupt: CorruptBatch | null = null;
   while (pos + BATCH.HEADER_SIZE <= len) {
     const batch = new RecordBatchView(records, pos);
     const batchLength = batch.batchLength;
@@ -72,6 +91,14 @@ export function walkFetchedBatches(records: Buffer, fetchOffset: number, sourceL
       fencedEpoch = epoch;
       break;
     }
+    if (verifyCrc) {
+      const computedCrc = crc32c(records.subarray(pos + BATCH.ATTRIBUTES, pos + size));
+      const storedCrc = batch.crc;
+      if (computedCrc !== storedCrc) {
+        corrupt = { baseOffset: batch.baseOffset, storedCrc, computedCrc };
+        break;
+      }
+    }
     if (start < 0) {
       start = pos;
       firstBaseOffset = batch.baseOffset;
@@ -82,5 +109,5 @@ export function walkFetchedBatches(records: Buffer, fetchOffset: number, sourceL
     pos += size;
     end = pos;
   }
-  return { start, end, firstBaseOffset, lastOffset, maxEpoch, batches, staleEpoch, fencedEpoch, oversizedBatch };
+  return { start, end, firstBaseOffset, lastOffset, maxEpoch, batches, staleEpoch, fencedEpoch, oversizedBatch, corrupt };
 }

@@ -4,11 +4,17 @@
  * epochs and bytes stay the source's (KIP-1279 §8.3). Then the walk's stop reason is acted on:
  * stale source metadata is refreshed (§9.5), an epoch above the destination leader epoch fences
  * the partition (§9.4), and a source epoch close to the destination's asks for a proactive bump.
+ *
+ * A batch failing its CRC-32C fails the partition before anything of the response is appended,
+ * as Kafka's UnifiedLog.appendAsFollower validates every batch before writing any. The failure
+ * is retryable: AbstractFetcherThread treats a CorruptRecordException in the leader's data as a
+ * partition error to retry after a backoff (the corruption may be transient, e.g. a partial
+ * read), so the state machine's FAILED retry fetches it again, and describe shows the reason.
  */
 import { channel } from 'node:diagnostics_channel';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import { walkFetchedBatches } from './batch-walk.js';
+import { type CorruptBatch, walkFetchedBatches } from './batch-walk.js';
 import { LEADER_EPOCH_BUMP_INCREMENT, LEADER_EPOCH_BUMP_THRESHOLD } from './fetcher-config.js';
 import type { FetcherContext } from './fetcher-context.js';
 import { handlePartitionError } from './partition-errors.js';
@@ -20,6 +26,16 @@ const mirrorFetchChannel = channel('fjord:mirror-fetch');
 
 export function localLogGone(): KafkaError {
   return new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, 'the local log is gone');
+}
+
+function hex32(n: number): string {
+  return `0x${n.toString(16).padStart(8, '0')}`;
+}
+
+/** CORRUPT_MESSAGE, Kafka's CorruptRecordException code, naming where the bad batch is. */
+function corruptBatchError(ps: PartitionState, c: CorruptBatch): KafkaError {
+  const where = `${ps.tp.topic}-${ps.tp.partition}`;
+  return new KafkaError(ErrorCode.CORRUPT_MESSAGE, `${where}: record batch at base offset ${c.baseOffset} fails its CRC-32C check (stored ${hex32(c.storedCrc)}, computed ${hex32(c.computedCrc)})`);
 }
 
 /** Applies one partition of a Fetch response. Runs serialised per partition. */
@@ -40,6 +56,7 @@ export async function processPartitionResponse(ctx: FetcherContext, ps: Partitio
   if (records === null || records.length === 0) return;
 
   const run = walkFetchedBatches(records, ps.fetchOffset, ps.sourceLeaderEpoch, dle, ps.maxBytes);
+  if (run.corrupt !== null) throw corruptBatchError(ps, run.corrupt);
   if (run.oversizedBatch > 0) ps.maxBytes = run.oversizedBatch;
   if (run.start >= 0) {
     if (run.firstBaseOffset < log.logEndOffset) {

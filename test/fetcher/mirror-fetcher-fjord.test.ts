@@ -2,8 +2,9 @@
  * The mirror fetcher with a real Fjord node process as the source: every compression codec
  * kafkajs can write, many partitions at once, and a source restart in the middle (the fetcher
  * reconnects and goes on with no gap and no duplicate). Segment files compare byte for byte.
+ * A batch corrupted in the source's segment file on disk is refused by its CRC-32C.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
@@ -14,6 +15,8 @@ import { KafkaSourceEndpoint } from '../../src/fetcher/kafka-source-endpoint.js'
 import { KafkaConnection } from '../../src/client/kafka-connection.js';
 import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
 import { decodeProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
+import { KafkaError } from '../../src/protocol/kafka-error.js';
 import { Compression } from '../../src/protocol/record-batch.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
 import { logConfig } from '../../src/storage/log-config.js';
@@ -64,6 +67,7 @@ function segmentBytes(dir: string): Buffer {
 
 function mirrorInto(partitions: Map<number, PartitionLog>) {
   const failed: string[] = [];
+  const errors: { code: number | undefined; nonRetryable: boolean }[] = [];
   const c = new KafkaClient({ bootstrapServers: [node.bootstrap], requestTimeoutMs: 5000, connectTimeoutMs: 1000 });
   const fetcher = new MirrorFetcher(
     new KafkaSourceEndpoint(c),
@@ -72,11 +76,14 @@ function mirrorInto(partitions: Map<number, PartitionLog>) {
       destinationLeaderEpoch: () => 1000,
       onEpochFenced: () => undefined,
       requestEpochBump: () => undefined,
-      onPartitionFailed: (tp, err) => failed.push(`${tp.partition}: ${err.message}`),
+      onPartitionFailed: (tp, err, nonRetryable) => {
+        failed.push(`${tp.partition}: ${err.message}`);
+        errors.push({ code: err instanceof KafkaError ? err.code : undefined, nonRetryable });
+      },
     },
     { maxWaitMs: 200, backoffMs: 200, unreachableFailMs: 60_000 },
   );
-  return { fetcher, client: c, failed };
+  return { fetcher, client: c, failed, errors };
 }
 
 describe('MirrorFetcher with a Fjord node as the source', () => {
@@ -158,5 +165,44 @@ describe('MirrorFetcher with a Fjord node as the source', () => {
       expect(segmentBytes(join(work, `${topic}-${p}`)).equals(segmentBytes(join(node.dataDir, `${topic}-${p}`))), `partition ${p}`).toBe(true);
     }
     expect(m.failed).toEqual([]);
+  });
+
+  it('refuses a batch corrupted in the source segment file: nothing appended, the partition fails with CORRUPT_MESSAGE', async () => {
+    const topic = 'corrupt';
+    const kafka = client();
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    await admin.disconnect();
+    const producer = kafka.producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    await producer.send({ topic, acks: -1, messages: Array.from({ length: 5 }, (_, i) => ({ partition: 0, value: `first-${i}` })) });
+    await producer.send({ topic, acks: -1, messages: Array.from({ length: 3 }, (_, i) => ({ partition: 0, value: `second-${i}` })) });
+    await producer.disconnect();
+    // Flip one bit in the last byte of the second batch (its last record's value), in place in
+    // the source's segment file: the source serves it as it is, as Kafka would.
+    const srcDir = join(node.dataDir, `${topic}-0`);
+    const segment = join(srcDir, readdirSync(srcDir).filter((f) => f.endsWith('.log')).sort()[0]!);
+    const bytes = readFileSync(segment);
+    const firstSize = bytes.readInt32BE(8) + 12;
+    const secondEnd = firstSize + bytes.readInt32BE(firstSize + 8) + 12;
+    expect(bytes.readBigInt64BE(firstSize)).toBe(5n);
+    const fd = openSync(segment, 'r+');
+    writeSync(fd, Buffer.from([bytes[secondEnd - 1]! ^ 0x01]), 0, 1, secondEnd - 1);
+    closeSync(fd);
+    const id = await topicId(topic);
+    const log = await PartitionLog.open({ dir: join(work, `${topic}-0`), topicId: id, config: logConfig() });
+    logs.push(log);
+    const m = mirrorInto(new Map([[0, log]]));
+    m.fetcher.addPartitions([{ topic, topicId: id, partition: 0 }]);
+    await waitFor('the partition failed', () => m.failed.length > 0);
+    await m.fetcher.close();
+    m.client.close();
+    expect(m.failed).toHaveLength(1);
+    expect(m.failed[0]).toMatch(/^0: corrupt-0: record batch at base offset 5 fails its CRC-32C check \(stored 0x[0-9a-f]{8}, computed 0x[0-9a-f]{8}\)$/);
+    expect(m.errors).toEqual([{ code: ErrorCode.CORRUPT_MESSAGE, nonRetryable: false }]);
+    expect(m.fetcher.has({ topic, topicId: id, partition: 0 })).toBe(false);
+    // Both batches came in one response, which is refused whole (UnifiedLog.appendAsFollower).
+    expect(log.logEndOffset).toBe(0);
   });
 });

@@ -7,7 +7,7 @@
  * Covered: the per-partition error table (NOT_LEADER_OR_FOLLOWER naming a new leader,
  * FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, OFFSET_OUT_OF_RANGE both ways,
  * UNKNOWN_TOPIC_OR_PARTITION transient and for good, an error outside the table), truncation with
- * OffsetsForLeaderEpoch, fetch-session errors, epoch fencing and an unreachable source.
+ * OffsetsForLeaderEpoch, fetch-session errors, epoch fencing, a batch failing its CRC-32C and an unreachable source.
  * The real-source counterparts are mirror-fetcher-kafka.test.ts and mirror-fetcher-fjord.test.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -430,6 +430,29 @@ describe('MirrorFetcher loop against a scripted source', () => {
     // Source epoch 5 is within 3 of destination epoch 4: ask for at least 5 + 10.
     expect(h.bumps).toContain(15);
     expect(h.failed).toEqual([]);
+  });
+
+  it('a batch whose CRC-32C does not match is not appended and fails that partition (retryably) with CORRUPT_MESSAGE', async () => {
+    const h = await harness({ 0: { batches: [batch(0, 0, 3)] }, 1: { batches: [batch(0, 0, 2)] } });
+    h.fetcher.addPartitions([h.tp(0), h.tp(1)]);
+    await h.until('both copied', () => h.logs.get(0)!.logEndOffset === 3 && h.logs.get(1)!.logEndOffset === 2);
+    // One flipped bit in the last record's value: inside the CRC-covered region (attributes..end),
+    // so every header field still reads as valid and only the checksum tells.
+    const corrupt = batch(3, 0, 2);
+    corrupt[corrupt.length - 1]! ^= 0x01;
+    h.source.parts.get(0)!.batches.push(corrupt, batch(5, 0, 1));
+    await h.until('partition 0 failed', () => h.failed.length > 0);
+    h.source.parts.get(1)!.batches.push(batch(2, 0, 3));
+    await h.until('partition 1 goes on', () => h.logs.get(1)!.logEndOffset === 5);
+    expect(h.failed).toHaveLength(1);
+    // Retryable, as Kafka's AbstractFetcherThread treats a CorruptRecordException from the
+    // leader's data: the partition backs off and fetches again (the corruption may be transient).
+    expect(h.failed[0]).toMatchObject({ partition: 0, nonRetryable: false, err: { code: ErrorCode.CORRUPT_MESSAGE } });
+    expect(h.failed[0]?.err.message).toMatch(/^orders-0: record batch at base offset 3 fails its CRC-32C check \(stored 0x[0-9a-f]{8}, computed 0x[0-9a-f]{8}\)$/);
+    // Nothing of that response landed: not the corrupt batch, not the good one behind it.
+    expect(h.logs.get(0)!.logEndOffset).toBe(3);
+    expect((await h.bytes(0)).equals(batch(0, 0, 3))).toBe(true);
+    expect(h.fetcher.has(h.tp(0))).toBe(false);
   });
 
   it('an unreachable source fails the partition (retryably) once unreachableFailMs passed', async () => {
