@@ -26,7 +26,8 @@ exit codes: 0 ok, 1 a Kafka error or unreachable broker, 2 bad usage`;
 
 /** ConfigSource DEFAULT_CONFIG (DescribeConfigs): values nobody set, left out as TopicCommand does. */
 const DEFAULT_CONFIG = 5;
-const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+/** Uuid.ZERO_UUID as Kafka prints it: TopicCommand leaves the TopicId column out for it. */
+const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
 export interface PartitionDescription {
   partition: number;
@@ -37,6 +38,7 @@ export interface PartitionDescription {
 
 export interface TopicDescription {
   topic: string;
+  /** As Kafka prints it (`Uuid.toString`), so it matches kafka-topics.sh output. */
   topicId: string;
   internal: boolean;
   partitionCount: number;
@@ -47,6 +49,11 @@ export interface TopicDescription {
 }
 
 type Out = (line: string) => void;
+
+/** A topic id as Kafka prints it (`Uuid.toString`): the 16 bytes in URL-safe base64, unpadded. */
+export function kafkaUuidString(uuid: string): string {
+  return Buffer.from(uuid.replace(/-/g, ''), 'hex').toString('base64url');
+}
 
 export async function listTopics(client: KafkaClient, excludeInternal: boolean): Promise<string[]> {
   const md = await client.metadata(null);
@@ -82,7 +89,7 @@ export async function describeTopics(client: KafkaClient, names: readonly string
     }
     return {
       topic: t.name!,
-      topicId: t.topicId,
+      topicId: kafkaUuidString(t.topicId),
       internal: t.isInternal,
       partitionCount: partitions.length,
       replicationFactor: partitions[0]?.replicas.length ?? 0,
@@ -128,7 +135,7 @@ async function create(client: KafkaClient, o: Options, out: Out): Promise<void> 
     return;
   }
   check(r.errorCode, r.errorMessage, `cannot create topic '${o.topic}'`);
-  if (o.json) out(JSON.stringify({ topic: r.name, topicId: r.topicId, partitions: r.numPartitions, replicationFactor: r.replicationFactor, created: true }));
+  if (o.json) out(JSON.stringify({ topic: r.name, topicId: kafkaUuidString(r.topicId), partitions: r.numPartitions, replicationFactor: r.replicationFactor, created: true }));
   else out(`Created topic ${r.name}.`);
 }
 
@@ -237,7 +244,8 @@ export async function runTopicsCli(argv: readonly string[], io: { out: Out; err:
       case 'list': {
         const names = await listTopics(client, o.excludeInternal);
         if (o.json) io.out(JSON.stringify(names, null, 2));
-        else for (const n of names) io.out(n);
+        // TopicCommand prints the names as one println, so an empty list is one empty line.
+        else io.out(names.join('\n'));
         break;
       }
       case 'describe': {
