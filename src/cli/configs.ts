@@ -35,8 +35,8 @@ const SOURCE_NAMES: ReadonlyMap<number, string> = new Map([
   [4, 'STATIC_BROKER_CONFIG'],
   [5, 'DEFAULT_CONFIG'],
   [6, 'DYNAMIC_BROKER_LOGGER_CONFIG'],
-  [7, 'CLIENT_METRICS_CONFIG'],
-  [8, 'GROUP_CONFIG'],
+  [7, 'DYNAMIC_CLIENT_METRICS_CONFIG'],
+  [8, 'DYNAMIC_GROUP_CONFIG'],
 ]);
 
 /** IncrementalAlterConfigs operations (AlterConfigOp.OpType). */

@@ -168,6 +168,13 @@ describe('fjord configs', () => {
     expect((await configs('--entity-type', 'brokers', '--entity-default', '--describe')).out).not.toContain('log.retention.ms=');
   });
 
+  it('sets a group config and describes it with its default as synonym', async () => {
+    const set = await configs('--entity-type', 'groups', '--entity-name', 'billing', '--alter', '--add-config', 'consumer.session.timeout.ms=50000');
+    expect(set).toMatchObject({ code: 0, out: 'Completed updating config for group billing.\n' });
+    const d = await configs('--entity-type', 'groups', '--entity-name', 'billing', '--describe');
+    expect(d.out).toBe('Dynamic configs for group billing are:\n  consumer.session.timeout.ms=50000 sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:consumer.session.timeout.ms=50000, DEFAULT_CONFIG:group.consumer.session.timeout.ms=45000}\n');
+  });
+
   it('names the Kafka error of a refused change and exits 1', async () => {
     const unknown = await configs('--entity-type', 'topics', '--entity-name', 'audit', '--alter', '--add-config', 'no.such.config=1');
     expect(unknown.code).toBe(1);

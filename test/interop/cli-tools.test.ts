@@ -74,7 +74,7 @@ describe('fjord topics and configs print what Kafka\'s tools print, against the 
     expectSame(await both('topics', ['--list', '--exclude-internal']), 0);
   });
 
-  it('kafka-configs: alter a topic\'s configs, describe them, with --all too', async () => {
+  it('kafka-configs: alter a topic\'s and a group\'s configs, describe them, with --all too', async () => {
     expect((await fjordTool('topics', ['--create', '--topic', 'configured', '--partitions', '1'])).code).toBe(0);
     const k = await kafkaTool(CONFIG_COMMAND, ['--entity-type', 'topics', '--entity-name', 'configured', '--alter', '--add-config', 'segment.ms=100000,max.message.bytes=2000']);
     expect(k.code, k.stderr).toBe(0);
@@ -85,5 +85,10 @@ describe('fjord topics and configs print what Kafka\'s tools print, against the 
     expectSame(await both('configs', ['--entity-type', 'topics', '--entity-name', 'configured', '--describe']), 0);
     expectSame(await both('configs', ['--entity-type', 'topics', '--entity-name', 'configured', '--describe', '--all']), 0);
     expectSame(await both('configs', ['--entity-type', 'brokers', '--entity-default', '--describe']), 0);
+
+    const g = await kafkaTool(CONFIG_COMMAND, ['--entity-type', 'groups', '--entity-name', 'billing', '--alter', '--add-config', 'consumer.session.timeout.ms=50000']);
+    expect(g.code, g.stderr).toBe(0);
+    expect((await fjordTool('configs', ['--entity-type', 'groups', '--entity-name', 'billing', '--alter', '--add-config', 'consumer.session.timeout.ms=50000'])).stdout).toBe(g.stdout);
+    expectSame(await both('configs', ['--entity-type', 'groups', '--entity-name', 'billing', '--describe']), 0);
   });
 });
