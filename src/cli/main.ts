@@ -2,6 +2,8 @@ import { createRequire } from 'node:module';
 import { runGroupsCli } from './groups.js';
 import { runClusterMirrorsCli } from './cluster-mirrors.js';
 import { runStart } from './start.js';
+import { runTopicsCli } from './topics.js';
+import { runConfigsCli } from './configs.js';
 
 const require = createRequire(import.meta.url);
 
@@ -9,6 +11,8 @@ const USAGE = `usage: fjord <command> [options]
 
 commands:
   start             run a node (fjord start --help)
+  topics            create, list, describe, delete and alter topics (fjord topics --help)
+  configs           describe and alter topic, broker and group configs (fjord configs --help)
   groups            list and describe consumer groups (fjord groups --help)
   cluster-mirrors   create, start, stop, pause, resume, describe, list and delete cluster mirrors
   version           print the version`;
@@ -30,6 +34,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 0;
     case 'start':
       return runStart(rest);
+    case 'topics':
+      return runTopicsCli(rest);
+    case 'configs':
+      return runConfigsCli(rest);
     case 'groups':
       return runGroupsCli(rest);
     case 'cluster-mirrors':

@@ -57,6 +57,12 @@ import { decodeDescribeGroupsResponse, type DescribeGroupsResponse } from '../pr
 import { encodeConsumerGroupDescribeRequest, type ConsumerGroupDescribeRequestInput } from '../protocol/generated/messages/consumer-group-describe-request.js';
 import { decodeConsumerGroupDescribeResponse, type ConsumerGroupDescribeResponse } from '../protocol/generated/messages/consumer-group-describe-response.js';
 import type { Reader } from '../protocol/reader.js';
+import { encodeCreateTopicsRequest, type CreateTopicsRequestInput } from '../protocol/generated/messages/create-topics-request.js';
+import { decodeCreateTopicsResponse, type CreateTopicsResponse } from '../protocol/generated/messages/create-topics-response.js';
+import { encodeDeleteTopicsRequest, type DeleteTopicsRequestInput } from '../protocol/generated/messages/delete-topics-request.js';
+import { decodeDeleteTopicsResponse, type DeleteTopicsResponse } from '../protocol/generated/messages/delete-topics-response.js';
+import { encodeCreatePartitionsRequest, type CreatePartitionsRequestInput } from '../protocol/generated/messages/create-partitions-request.js';
+import { decodeCreatePartitionsResponse, type CreatePartitionsResponse } from '../protocol/generated/messages/create-partitions-response.js';
 import type { Writer } from '../protocol/writer.js';
 
 export interface ApiSpec<Req, Res> {
@@ -102,4 +108,9 @@ export const Apis = {
   OffsetCommit: spec<OffsetCommitRequestInput, OffsetCommitResponse>(ApiKey.OffsetCommit, 8, 9, encodeOffsetCommitRequest, decodeOffsetCommitResponse),
   DescribeGroups: spec<DescribeGroupsRequestInput, DescribeGroupsResponse>(ApiKey.DescribeGroups, 5, 5, encodeDescribeGroupsRequest, decodeDescribeGroupsResponse),
   ConsumerGroupDescribe: spec<ConsumerGroupDescribeRequestInput, ConsumerGroupDescribeResponse>(ApiKey.ConsumerGroupDescribe, 0, 0, encodeConsumerGroupDescribeRequest, decodeConsumerGroupDescribeResponse),
+  /** CreateTopics v5-7: flexible, the created topic's configs in the answer (KIP-525), v7 its topic id. */
+  CreateTopics: spec<CreateTopicsRequestInput, CreateTopicsResponse>(ApiKey.CreateTopics, 5, 7, encodeCreateTopicsRequest, decodeCreateTopicsResponse),
+  /** DeleteTopics v4-5: topics by name (v6 adds deletion by topic id, not needed here). */
+  DeleteTopics: spec<DeleteTopicsRequestInput, DeleteTopicsResponse>(ApiKey.DeleteTopics, 4, 5, encodeDeleteTopicsRequest, decodeDeleteTopicsResponse),
+  CreatePartitions: spec<CreatePartitionsRequestInput, CreatePartitionsResponse>(ApiKey.CreatePartitions, 2, 3, encodeCreatePartitionsRequest, decodeCreatePartitionsResponse),
 } as const;
