@@ -156,6 +156,7 @@ export class GroupShard implements CoordinatorShard {
       let parts = byGroup.get(group);
       if (!parts) byGroup.set(group, (parts = new Map()));
       parts.set(`${topic}\0${partition}`, decodeOffsetCommitValue(record.value));
+      this.ensureOffsetGroup(group);
       return;
     }
     if (key.type === 'offset') {
@@ -190,7 +191,15 @@ export class GroupShard implements CoordinatorShard {
     let byTopic = byGroup.get(topic);
     if (!byTopic) byGroup.set(topic, (byTopic = new Map()));
     byTopic.set(partition, value);
-    // Offsets committed without a group (admin, simple consumers) belong to an empty classic group.
+    this.ensureOffsetGroup(group);
+  }
+
+  /**
+   * Offsets committed without a group (admin, simple consumers, a transactional producer) belong
+   * to an empty classic group, created here by replay as Kafka's OffsetMetadataManager.replay
+   * does (getOrMaybeCreateClassicGroup); the operations never create it themselves.
+   */
+  private ensureOffsetGroup(group: string): void {
     if (!this.classic.has(group) && !this.consumer.has(group)) {
       const g = new ClassicGroup(group, this.ctx.now());
       g.protocolType = '';
