@@ -222,7 +222,6 @@ export class GroupShard implements CoordinatorShard {
 
   onLoaded(): void {
     this.classicOps.resumeTimers();
-    this.consumerOps.restoreDerived();
     this.consumerOps.resumeTimers();
     for (const g of this.consumer.values()) {
       this.classic.delete(g.groupId);
@@ -276,7 +275,7 @@ export class GroupShard implements CoordinatorShard {
         groupId,
         groupState: cg.state,
         protocolType: 'consumer',
-        protocolData: cg.assignorName,
+        protocolData: this.consumerOps.assignorOf(cg),
         members: [...cg.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.instanceId, clientId: m.clientId, clientHost: m.clientHost, memberMetadata: EMPTY, memberAssignment: EMPTY })),
       };
     }

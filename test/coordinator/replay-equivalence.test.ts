@@ -52,7 +52,7 @@ function persisted(s: GroupShard) {
       metadataHash: g.metadataHash.toString(),
       target: sortedEntries(g.target, assignment),
       staticMembers: sortedEntries(g.staticMembers, (id) => id),
-      members: sortedEntries(g.members, (m) => ({ ...m, assigned: assignment(m.assigned), pendingAssignment: assignment(m.pendingAssignment), revoking: assignment(m.revoking) })),
+      members: sortedEntries(g.members, (m) => ({ ...m, assigned: assignment(m.assigned), revoking: assignment(m.revoking) })),
     })),
   };
 }
@@ -118,6 +118,19 @@ describe('group shard state is the replay of its records', () => {
     expect(a1.errorCode).toBe(ErrorCode.NONE);
     expect((await gc.commitOffsets(commit('kip848', 'orders', 1, 9, { generationIdOrMemberEpoch: a1.memberEpoch, memberId: 'member-a' })))[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
     expect((await gc.consumerHeartbeat(hb('kip848', 'member-b', -1))).errorCode).toBe(ErrorCode.NONE);
+    // Static KIP-848 members: one owns everything, a second joins (the first must revoke, and is
+    // left mid-revocation), the first leaves with -2 and its instance returns as a new member.
+    const owned = (r: { assignment: ReadonlyMap<string, number[]> | null }) => [...(r.assignment ?? new Map<string, number[]>())].map(([topicId, partitions]) => ({ topicId, partitions }));
+    const s1 = await gc.consumerHeartbeat(hb('static848', 's1', 0, { instanceId: 'i1' }));
+    const s1b = await gc.consumerHeartbeat(hb('static848', 's1', s1.memberEpoch, { topicPartitions: owned(s1) }));
+    const s2 = await gc.consumerHeartbeat(hb('static848', 's2', 0, { instanceId: 'i2', serverAssignor: 'range' }));
+    const s1c = await gc.consumerHeartbeat(hb('static848', 's1', s1b.memberEpoch, { topicPartitions: owned(s1b) }));
+    expect([s1.errorCode, s1b.errorCode, s2.errorCode, s1c.errorCode]).toEqual([0, 0, 0, 0]);
+    const revokingLive = dumpAll(gc);
+    expect((await gc.consumerHeartbeat(hb('static848', 's1', -2, { instanceId: 'i1' }))).errorCode).toBe(ErrorCode.NONE);
+    const back = await gc.consumerHeartbeat(hb('static848', 's1-again', 0, { instanceId: 'i1' }));
+    expect(back.errorCode).toBe(ErrorCode.NONE);
+    expect(revokingLive).not.toEqual(dumpAll(gc));
     // Simple-consumer offsets, a deletion, an offset delete and a committed and an aborted transaction.
     await gc.commitOffsets(commit('simple', 'audit', 0, 3));
     await gc.commitOffsets(commit('simple', 'audit', 1, 4));
@@ -138,7 +151,9 @@ describe('group shard state is the replay of its records', () => {
     // The groups are there with what the operations wrote.
     expect(live.length).toBeGreaterThan(0);
     expect((await fresh.fetchOffsets('txn', null)).topics).toEqual([{ name: 'orders', partitions: [{ partitionIndex: 3, committedOffset: 30, committedLeaderEpoch: 2, metadata: 'm', errorCode: ErrorCode.NONE }] }]);
-    expect((await fresh.listGroups()).map((g) => g.groupId).sort()).toEqual(['classic', 'kip848', 'open-txn', 'simple', 'txn']);
+    expect((await fresh.listGroups()).map((g) => g.groupId).sort()).toEqual(['classic', 'kip848', 'open-txn', 'simple', 'static848', 'txn']);
+    const described = await fresh.describeConsumerGroup('static848');
+    expect(described.description?.members.map((m) => [m.memberId, m.instanceId]).sort()).toEqual([['s1-again', 'i1'], ['s2', 'i2']]);
     await fresh.close();
   });
 
