@@ -17,11 +17,13 @@ import type { OffsetCommitValue } from './group-records.js';
 
 /**
  * One __consumer_offsets partition's worth of groups: classic groups, KIP-848 consumer groups
- * and committed offsets. Every record a write emits is replayed here exactly as at load, so the
- * persisted state (offsets, KIP-848 group records, classic group snapshots) is the replay of the
- * records written. A classic group's rebalance protocol (its phase, waiting joins and syncs,
- * pending members, each member's full protocol list) is in-memory only, as in Kafka's
- * ClassicGroup; replaying its snapshot record sets what the record holds (see ClassicGroup).
+ * and committed offsets. Every record a write emits is replayed here exactly as at load, and
+ * `replay` is the only writer of committed and pending offsets, of the empty groups offsets
+ * create, and of KIP-848 groups (OffsetOps and ConsumerOps only read and emit). A classic
+ * group's rebalance protocol (its phase, waiting joins and syncs, pending members, each member's
+ * full protocol list) is in-memory only, as in Kafka's ClassicGroup, and so are the members and
+ * generation a join in progress changes before its GroupMetadata snapshot is written; replaying
+ * that snapshot sets what the record holds (see ClassicGroup.applyRecord).
  */
 
 export interface CommitPartition {
