@@ -110,6 +110,15 @@ describe('group shard state is the replay of its records', () => {
     const j1 = await gc.join(join('classic', '', ['range', 'roundrobin']));
     await gc.sync({ groupId: 'classic', generationId: j1.generationId, memberId: j1.memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments: [{ memberId: j1.memberId, assignment: Buffer.from('a1') }] });
     expect((await gc.commitOffsets(commit('classic', 'orders', 0, 5, { generationIdOrMemberEpoch: j1.generationId, memberId: j1.memberId })))[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
+    // A second member joins: both rejoin, the leader's assignment is synced for both.
+    const joining = gc.join(join('classic', '', ['roundrobin']));
+    const [j2, j1b] = await Promise.all([joining, gc.join(join('classic', j1.memberId, ['range', 'roundrobin']))]);
+    expect([j2.errorCode, j1b.errorCode, j1b.generationId]).toEqual([ErrorCode.NONE, ErrorCode.NONE, j1.generationId + 1]);
+    const leader = j1b.leader === j1.memberId ? j1b : j2;
+    const syncs = [j1b, j2].map((j) =>
+      gc.sync({ groupId: 'classic', generationId: j.generationId, memberId: j.memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments: j === leader ? [{ memberId: j1.memberId, assignment: Buffer.from('a1') }, { memberId: j2.memberId, assignment: Buffer.from('a2') }] : [] }),
+    );
+    expect((await Promise.all(syncs)).map((r) => [r.errorCode, r.protocolName, r.assignment.toString()])).toEqual([[0, 'roundrobin', 'a1'], [0, 'roundrobin', 'a2']]);
     // A KIP-848 group: two members join, reconcile, one leaves.
     const a0 = await gc.consumerHeartbeat(hb('kip848', 'member-a', 0));
     const b0 = await gc.consumerHeartbeat(hb('kip848', 'member-b', 0, { subscribedTopicNames: ['orders', 'audit'] }));
@@ -152,6 +161,9 @@ describe('group shard state is the replay of its records', () => {
     expect(live.length).toBeGreaterThan(0);
     expect((await fresh.fetchOffsets('txn', null)).topics).toEqual([{ name: 'orders', partitions: [{ partitionIndex: 3, committedOffset: 30, committedLeaderEpoch: 2, metadata: 'm', errorCode: ErrorCode.NONE }] }]);
     expect((await fresh.listGroups()).map((g) => g.groupId).sort()).toEqual(['classic', 'kip848', 'open-txn', 'simple', 'static848', 'txn']);
+    // The classic group comes back with both members of its last snapshot, not its first.
+    const classic = await fresh.describeGroup('classic');
+    expect([classic.groupState, classic.protocolData, classic.members.map((m) => m.memberAssignment.toString()).sort()]).toEqual(['Stable', 'roundrobin', ['a1', 'a2']]);
     const described = await fresh.describeConsumerGroup('static848');
     expect(described.description?.members.map((m) => [m.memberId, m.instanceId]).sort()).toEqual([['s1-again', 'i1'], ['s2', 'i2']]);
     await fresh.close();
