@@ -242,44 +242,64 @@ export class ClassicGroup {
   }
 
   /**
-   * Replays a snapshot onto the live group: generation, protocol, leader and each member's
-   * assignment come from the record; the rebalance protocol's in-memory part stays as it is.
+   * Replays a snapshot onto the group: generation, protocol, leader and the members with their
+   * timeouts, chosen protocol's metadata and assignment come from the record, so a load that
+   * replays several snapshots of one group ends with the last one's members. The rebalance
+   * protocol's in-memory part (phase, waiters, each member's other protocols) stays as it is: a
+   * live write builds its snapshot from the group, so there its members are already the record's.
    */
   applyRecord(v: GroupMetadataValue): void {
     this.generationId = v.generation;
     this.protocolType = v.protocolType;
     this.protocolName = v.protocol;
-    this.leaderId = v.leader;
     if (v.currentStateTimestamp >= 0) this.currentStateTimestamp = v.currentStateTimestamp;
+    const inRecord = new Set(v.members.map((rm) => rm.memberId));
+    for (const id of [...this.members.keys()]) if (!inRecord.has(id)) this.remove(id);
     for (const rm of v.members) {
       const m = this.members.get(rm.memberId);
-      if (m) m.assignment = rm.assignment;
+      if (!m) {
+        this.add(memberFromRecord(rm, v.protocolType, v.protocol));
+        continue;
+      }
+      m.rebalanceTimeoutMs = rm.rebalanceTimeout >= 0 ? rm.rebalanceTimeout : rm.sessionTimeout;
+      m.sessionTimeoutMs = rm.sessionTimeout;
+      if (v.protocol !== null) {
+        const chosen = { name: v.protocol, metadata: rm.subscription };
+        m.protocols = m.protocols.some((p) => p.name === v.protocol) ? m.protocols.map((p) => (p.name === v.protocol ? chosen : p)) : [chosen];
+      }
+      m.assignment = rm.assignment;
     }
+    this.leaderId = v.leader;
+    if (v.members.length === 0) this.state = ClassicState.EMPTY;
+    else if (this.state === ClassicState.EMPTY) this.state = ClassicState.STABLE;
   }
 
   static fromRecord(groupId: string, v: GroupMetadataValue, now: number): ClassicGroup {
     const g = new ClassicGroup(groupId, v.currentStateTimestamp >= 0 ? v.currentStateTimestamp : now);
     g.generationId = v.generation;
     g.protocolName = v.protocol;
-    for (const m of v.members) {
-      g.add({
-        memberId: m.memberId,
-        groupInstanceId: m.groupInstanceId,
-        clientId: m.clientId,
-        clientHost: m.clientHost,
-        rebalanceTimeoutMs: m.rebalanceTimeout >= 0 ? m.rebalanceTimeout : m.sessionTimeout,
-        sessionTimeoutMs: m.sessionTimeout,
-        protocolType: v.protocolType,
-        protocols: v.protocol === null ? [] : [{ name: v.protocol, metadata: m.subscription }],
-        assignment: m.assignment,
-        awaitingJoin: null,
-        awaitingSync: null,
-        isNew: false,
-      });
-    }
+    for (const m of v.members) g.add(memberFromRecord(m, v.protocolType, v.protocol));
     g.protocolType = v.protocolType;
     g.leaderId = v.leader;
     g.state = v.members.length === 0 ? ClassicState.EMPTY : ClassicState.STABLE;
     return g;
   }
+}
+
+/** A member as its group's snapshot record holds it: only the chosen protocol's metadata. */
+function memberFromRecord(m: GroupMemberMetadata, protocolType: string, protocol: string | null): ClassicMember {
+  return {
+    memberId: m.memberId,
+    groupInstanceId: m.groupInstanceId,
+    clientId: m.clientId,
+    clientHost: m.clientHost,
+    rebalanceTimeoutMs: m.rebalanceTimeout >= 0 ? m.rebalanceTimeout : m.sessionTimeout,
+    sessionTimeoutMs: m.sessionTimeout,
+    protocolType,
+    protocols: protocol === null ? [] : [{ name: protocol, metadata: m.subscription }],
+    assignment: m.assignment,
+    awaitingJoin: null,
+    awaitingSync: null,
+    isNew: false,
+  };
 }

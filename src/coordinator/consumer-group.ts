@@ -31,8 +31,6 @@ export interface ConsumerMember {
   previousMemberEpoch: number;
   /** Partitions the member owns now. */
   assigned: Assignment;
-  /** Partitions of its target it cannot take yet: another member still owns them. */
-  pendingAssignment: Assignment;
   /** Partitions it must give up (revoking), by the epoch in which it was asked. */
   revoking: Assignment;
 }
@@ -50,9 +48,7 @@ export class ConsumerGroup {
   readonly staticMembers = new Map<string, string>();
   /** Hash of the subscribed topics' ids and partition counts when the target was last computed. */
   metadataHash = 0n;
-  /** The assignor that computed the current target. */
-  assignorName = 'uniform';
-  /** When the last member left (offset expiry counts from here); 0 when unknown. */
+  /** When the last member left (offset expiry counts from here); 0 when unknown. No record carries it: in memory only. */
   emptySince = 0;
 
   constructor(readonly groupId: string) {}
@@ -64,10 +60,9 @@ export class ConsumerGroup {
     n.assignmentEpoch = this.assignmentEpoch;
     n.metadataHash = this.metadataHash;
     n.emptySince = this.emptySince;
-    n.assignorName = this.assignorName;
     for (const [k, v] of this.target) n.target.set(k, copyAssignment(v));
     for (const [k, m] of this.members) {
-      n.members.set(k, { ...m, subscribedTopicNames: [...m.subscribedTopicNames], assigned: copyAssignment(m.assigned), pendingAssignment: copyAssignment(m.pendingAssignment), revoking: copyAssignment(m.revoking) });
+      n.members.set(k, { ...m, subscribedTopicNames: [...m.subscribedTopicNames], assigned: copyAssignment(m.assigned), revoking: copyAssignment(m.revoking) });
     }
     for (const [k, v] of this.staticMembers) n.staticMembers.set(k, v);
     return n;

@@ -19,6 +19,14 @@ export type { TopicView } from './consumer-target.js';
  * member then reconciles on its own heartbeats: first it revokes what its target no longer holds
  * (keeping its epoch), then it moves to the target epoch and receives the partitions no other
  * member still owns, and the rest once they are released.
+ *
+ * An operation never changes the persisted group itself: it works on a copy of the group, decides,
+ * and emits the records (member metadata, group epoch, target assignment, current assignment)
+ * whose replay is the only writer of the group, as Kafka's GroupMetadataManager builds updated
+ * members and a new target assignment and leaves the group to replay. What no record carries
+ * stays in memory: session and revocation timers, when the group became empty, the partitions a
+ * member waits for (recomputed on each of its heartbeats) and the assignor name (derived from the
+ * members, as Kafka's ConsumerGroup.preferredServerAssignor).
  */
 
 export interface ConsumerHeartbeatRequest {
@@ -65,9 +73,14 @@ export class ConsumerOps {
     this.targets = new ConsumerTargets(s, topics);
   }
 
-  /** After replay: derived state that is not persisted. */
-  restoreDerived(): void {
-    for (const g of this.s.consumer.values()) g.assignorName = this.targets.assignorFor(g);
+  /** The assignor the members prefer, shown by describe (no record carries it). */
+  assignorOf(g: ConsumerGroup): string {
+    return this.targets.assignorFor(g);
+  }
+
+  /** A working copy of a group for one operation; only its emitted records reach the group. */
+  private working(groupId: string): ConsumerGroup | undefined {
+    return this.s.consumer.get(groupId)?.clone();
   }
 
   resumeTimers(): void {
@@ -87,7 +100,7 @@ export class ConsumerOps {
 
   private expire(groupId: string, memberId: string, why: string): WriteResult<void> {
     debug('member %s of group %s expires: %s', memberId, groupId, why);
-    const g = this.s.consumer.get(groupId);
+    const g = this.working(groupId);
     const m = g?.members.get(memberId);
     if (g && m) this.removeMember(g, m);
     return this.s.result(undefined);
@@ -116,19 +129,14 @@ export class ConsumerOps {
     }
     const classic = s.classic.get(req.groupId);
     if (classic && !classic.isEmpty()) return this.error(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${req.groupId} is not a consumer group.`);
-    const existing = s.consumer.get(req.groupId);
+    const existing = this.working(req.groupId);
     if (req.memberEpoch !== 0 && !existing) return this.error(req.memberEpoch < 0 ? ErrorCode.NONE : ErrorCode.UNKNOWN_MEMBER_ID);
+    // A new group exists once the replay of its first records creates it.
     const g = existing ?? new ConsumerGroup(req.groupId);
-    if (!existing) {
-      if (classic) {
-        // An empty classic group (offsets only) becomes a consumer group; its offsets stay.
-        s.classic.delete(req.groupId);
-        s.emit(groupMetadataRecord(req.groupId, null));
-      }
-      s.consumer.set(req.groupId, g);
-    }
     const out = this.heartbeatOn(g, req);
-    if (out.errorCode !== ErrorCode.NONE && !existing) s.consumer.delete(req.groupId);
+    // An empty classic group (offsets only) becomes a consumer group; its offsets stay. The
+    // tombstone's replay removes the classic group.
+    if (out.errorCode === ErrorCode.NONE && !existing && classic) s.emit(groupMetadataRecord(req.groupId, null));
     return {
       ...s.result(out),
       onAppendFailed: (code) => ({ errorCode: code, errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null }),
@@ -188,7 +196,6 @@ export class ConsumerOps {
           memberEpoch: 0,
           previousMemberEpoch: -1,
           assigned: new Map(),
-          pendingAssignment: new Map(),
           revoking: new Map(),
         };
         g.members.set(memberId, m);
@@ -292,11 +299,17 @@ export class ConsumerOps {
   /** Moves a member toward its target (Kafka's CurrentAssignmentBuilder). */
   private reconcile(g: ConsumerGroup, m: ConsumerMember, owned: Assignment | null): void {
     const s = this.s;
-    const beforeView = JSON.stringify([m.memberEpoch, [...m.assigned], [...m.revoking]]);
+    // Compared with the group's member, not the working copy's: a rejoin resets the copy first.
+    const persisted = s.consumer.get(g.groupId)?.members.get(m.memberId);
+    const view = (x: ConsumerMember): string => JSON.stringify([x.memberEpoch, x.previousMemberEpoch, [...x.assigned], [...x.revoking]]);
+    let pending: Assignment = new Map();
     if (m.revoking.size > 0) {
       // The member acknowledges a revocation by reporting owned partitions without them.
       const still = owned === null ? true : [...tpKeys(m.revoking)].some((k) => tpKeys(owned).has(k));
-      if (still) return;
+      if (still) {
+        if (persisted === undefined || view(persisted) !== view(m)) s.emit(currentRecord(g.groupId, m, MemberState.UNREVOKED_PARTITIONS));
+        return;
+      }
       m.revoking = new Map();
       s.timers.cancel(revokeKey(g.groupId, m.memberId));
     }
@@ -319,14 +332,14 @@ export class ConsumerOps {
       }
       const next = [...target].filter((k) => assigned.has(k) || !takenByOthers.has(k));
       m.assigned = fromKeys(next);
-      m.pendingAssignment = fromKeys([...target].filter((k) => !next.includes(k)));
+      pending = fromKeys([...target].filter((k) => !next.includes(k)));
       if (m.memberEpoch !== g.assignmentEpoch) {
         m.previousMemberEpoch = m.memberEpoch;
         m.memberEpoch = g.assignmentEpoch;
       }
     }
-    const state = m.revoking.size > 0 ? MemberState.UNREVOKED_PARTITIONS : m.pendingAssignment.size > 0 ? MemberState.UNRELEASED_PARTITIONS : MemberState.STABLE;
-    if (JSON.stringify([m.memberEpoch, [...m.assigned], [...m.revoking]]) !== beforeView) s.emit(currentRecord(g.groupId, m, state));
+    const state = m.revoking.size > 0 ? MemberState.UNREVOKED_PARTITIONS : pending.size > 0 ? MemberState.UNRELEASED_PARTITIONS : MemberState.STABLE;
+    if (persisted === undefined || view(persisted) !== view(m)) s.emit(currentRecord(g.groupId, m, state));
   }
 
   /** Removes a member (left, expired, fenced): its partitions are released and the group epoch bumps. */
@@ -344,7 +357,9 @@ export class ConsumerOps {
     g.metadataHash = this.targets.metadataHash(g);
     s.emit(groupEpochRecord(g.groupId, g.groupEpoch, g.metadataHash));
     if (g.members.size === 0) {
-      g.emptySince = s.timers.now();
+      // In memory only (no record carries it), so it is set on the group itself.
+      const live = s.consumer.get(g.groupId);
+      if (live) live.emptySince = s.timers.now();
       g.assignmentEpoch = g.groupEpoch;
       s.emit(targetEpochRecord(g.groupId, g.assignmentEpoch));
     } else this.targets.computeTarget(g);
@@ -360,7 +375,7 @@ export class ConsumerOps {
       groupState: g.state,
       groupEpoch: g.groupEpoch,
       assignmentEpoch: g.assignmentEpoch,
-      assignorName: g.assignorName,
+      assignorName: this.targets.assignorFor(g),
       members: [...g.members.values()].map((m) => ({
         memberId: m.memberId,
         instanceId: m.instanceId,

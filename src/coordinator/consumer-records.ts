@@ -118,7 +118,6 @@ function emptyMember(memberId: string): ConsumerMember {
     memberEpoch: 0,
     previousMemberEpoch: -1,
     assigned: new Map(),
-    pendingAssignment: new Map(),
     revoking: new Map(),
   };
 }

@@ -93,7 +93,6 @@ export class ConsumerTargets {
       members.push({ memberId: m.memberId, topics: ids, previous: g.target.get(m.memberId) ?? new Map() });
     }
     const assignor = this.assignorFor(g);
-    g.assignorName = assignor;
     const target = (ASSIGNORS[assignor] ?? ASSIGNORS['uniform']!)(members, counts);
     for (const [memberId, a] of target) {
       if (JSON.stringify([...(g.target.get(memberId) ?? new Map())]) !== JSON.stringify([...a])) s.emit(targetMemberRecord(g.groupId, memberId, a));

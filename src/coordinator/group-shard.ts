@@ -17,11 +17,13 @@ import type { OffsetCommitValue } from './group-records.js';
 
 /**
  * One __consumer_offsets partition's worth of groups: classic groups, KIP-848 consumer groups
- * and committed offsets. Every record a write emits is replayed here exactly as at load, so the
- * persisted state (offsets, KIP-848 group records, classic group snapshots) is the replay of the
- * records written. A classic group's rebalance protocol (its phase, waiting joins and syncs,
- * pending members, each member's full protocol list) is in-memory only, as in Kafka's
- * ClassicGroup; replaying its snapshot record sets what the record holds (see ClassicGroup).
+ * and committed offsets. Every record a write emits is replayed here exactly as at load, and
+ * `replay` is the only writer of committed and pending offsets, of the empty groups offsets
+ * create, and of KIP-848 groups (OffsetOps and ConsumerOps only read and emit). A classic
+ * group's rebalance protocol (its phase, waiting joins and syncs, pending members, each member's
+ * full protocol list) is in-memory only, as in Kafka's ClassicGroup, and so are the members and
+ * generation a join in progress changes before its GroupMetadata snapshot is written; replaying
+ * that snapshot sets what the record holds (see ClassicGroup.applyRecord).
  */
 
 export interface CommitPartition {
@@ -156,6 +158,7 @@ export class GroupShard implements CoordinatorShard {
       let parts = byGroup.get(group);
       if (!parts) byGroup.set(group, (parts = new Map()));
       parts.set(`${topic}\0${partition}`, decodeOffsetCommitValue(record.value));
+      this.ensureOffsetGroup(group);
       return;
     }
     if (key.type === 'offset') {
@@ -190,7 +193,15 @@ export class GroupShard implements CoordinatorShard {
     let byTopic = byGroup.get(topic);
     if (!byTopic) byGroup.set(topic, (byTopic = new Map()));
     byTopic.set(partition, value);
-    // Offsets committed without a group (admin, simple consumers) belong to an empty classic group.
+    this.ensureOffsetGroup(group);
+  }
+
+  /**
+   * Offsets committed without a group (admin, simple consumers, a transactional producer) belong
+   * to an empty classic group, created here by replay as Kafka's OffsetMetadataManager.replay
+   * does (getOrMaybeCreateClassicGroup); the operations never create it themselves.
+   */
+  private ensureOffsetGroup(group: string): void {
     if (!this.classic.has(group) && !this.consumer.has(group)) {
       const g = new ClassicGroup(group, this.ctx.now());
       g.protocolType = '';
@@ -213,7 +224,6 @@ export class GroupShard implements CoordinatorShard {
 
   onLoaded(): void {
     this.classicOps.resumeTimers();
-    this.consumerOps.restoreDerived();
     this.consumerOps.resumeTimers();
     for (const g of this.consumer.values()) {
       this.classic.delete(g.groupId);
@@ -267,7 +277,7 @@ export class GroupShard implements CoordinatorShard {
         groupId,
         groupState: cg.state,
         protocolType: 'consumer',
-        protocolData: cg.assignorName,
+        protocolData: this.consumerOps.assignorOf(cg),
         members: [...cg.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.instanceId, clientId: m.clientId, clientHost: m.clientHost, memberMetadata: EMPTY, memberAssignment: EMPTY })),
       };
     }

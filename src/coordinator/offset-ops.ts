@@ -1,5 +1,5 @@
 import type { WriteResult } from './coordinator-runtime.js';
-import { ClassicGroup, ClassicState } from './classic-group.js';
+import { ClassicState } from './classic-group.js';
 import { groupEpochRecord, targetEpochRecord } from './consumer-records.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { groupMetadataRecord, offsetCommitRecord, subscribedTopics } from './group-records.js';
@@ -18,7 +18,6 @@ export class OffsetOps {
     private readonly classicOps: ClassicOps,
   ) {}
 
-
   /** Validates a commit's member fields against the group (Kafka's validateOffsetCommit). */
   private validateCommit(req: CommitRequest): number {
     const cg = this.s.consumer.get(req.groupId);
@@ -29,13 +28,9 @@ export class OffsetOps {
       return req.generationIdOrMemberEpoch === m.memberEpoch ? ErrorCode.NONE : ErrorCode.STALE_MEMBER_EPOCH;
     }
     const g = this.s.classic.get(req.groupId);
-    if (!g) {
-      if (req.generationIdOrMemberEpoch >= 0 || req.memberId !== '') return ErrorCode.ILLEGAL_GENERATION;
-      const created = new ClassicGroup(req.groupId, this.s.timers.now());
-      created.protocolType = '';
-      this.s.classic.set(req.groupId, created);
-      return ErrorCode.NONE;
-    }
+    // A commit to a group that does not exist yet is an admin or simple-consumer commit; the
+    // replay of its first offset record creates the empty group (GroupShard.applyOffset).
+    if (!g) return req.generationIdOrMemberEpoch >= 0 || req.memberId !== '' ? ErrorCode.ILLEGAL_GENERATION : ErrorCode.NONE;
     if (g.state === ClassicState.DEAD) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
     if (req.generationIdOrMemberEpoch >= 0 || req.memberId !== '' || req.groupInstanceId !== null) {
       const v = this.classicOps.validateMember(g, req.memberId, req.groupInstanceId);
@@ -79,7 +74,9 @@ export class OffsetOps {
 
   /** TxnOffsetCommit: validates like OffsetCommit and keeps the offsets pending until EndTxn. */
   txnCommitOffsets(req: CommitRequest & { producerId: number; producerEpoch: number }): WriteResult<TopicPartitionErrors[]> {
-    const verdict = req.generationIdOrMemberEpoch < 0 && req.memberId === '' && req.groupInstanceId === null ? this.validateTxnGroup(req.groupId) : this.validateCommit(req);
+    // Without member fields any group is accepted, as Kafka's validateTransactionalOffsetCommit;
+    // the group itself comes from the replay of the offset records.
+    const verdict = req.generationIdOrMemberEpoch < 0 && req.memberId === '' && req.groupInstanceId === null ? ErrorCode.NONE : this.validateCommit(req);
     const now = this.s.timers.now();
     const out = req.topics.map((t) => ({
       name: t.name,
@@ -103,15 +100,6 @@ export class OffsetOps {
       transactional: { producerId: req.producerId, producerEpoch: req.producerEpoch },
       onAppendFailed: (code) => out.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: p.errorCode === ErrorCode.NONE ? code : p.errorCode })) })),
     };
-  }
-
-  private validateTxnGroup(groupId: string): number {
-    if (!this.s.classic.has(groupId) && !this.s.consumer.has(groupId)) {
-      const created = new ClassicGroup(groupId, this.s.timers.now());
-      created.protocolType = '';
-      this.s.classic.set(groupId, created);
-    }
-    return ErrorCode.NONE;
   }
 
   /** Writes the transaction's COMMIT or ABORT marker to this partition; its replay applies it. */
