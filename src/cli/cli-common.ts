@@ -14,6 +14,38 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
+export type Out = (line: string) => void;
+
+/**
+ * Runs one command against the cluster at `bootstrap`, as Kafka's tools do: a client that cannot
+ * be made, or a Kafka error, is printed (its code named) and answers exit code 1; the client is
+ * closed afterwards.
+ */
+export async function runAgainst(
+  command: string,
+  bootstrap: string,
+  err: Out,
+  failurePrefix: string,
+  fn: (client: KafkaClient) => Promise<void>,
+): Promise<number> {
+  let client: KafkaClient;
+  try {
+    client = clientFor(bootstrap, `fjord-${command}`);
+  } catch (e) {
+    err(`fjord ${command}: ${describeFailure(e)}`);
+    return Exit.KAFKA_ERROR;
+  }
+  try {
+    await fn(client);
+    return Exit.OK;
+  } catch (e) {
+    err(`${failurePrefix}: ${describeFailure(e)}`);
+    return Exit.KAFKA_ERROR;
+  } finally {
+    client.close();
+  }
+}
+
 export function clientFor(bootstrap: string, clientId: string): KafkaClient {
   // A bare host means Kafka's default port.
   return new KafkaClient({ bootstrapServers: [bootstrap.includes(':') ? bootstrap : `${bootstrap}:9092`], clientId, connectTimeoutMs: 10_000 });

@@ -8,7 +8,7 @@ import { Apis } from '../client/apis.js';
 import type { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import { check, clientFor, describeFailure, Exit, parseConfigList, UsageError } from './cli-common.js';
+import { check, Exit, parseConfigList, runAgainst, UsageError, type Out } from './cli-common.js';
 
 const USAGE = `usage: fjord configs --bootstrap-server HOST:PORT --entity-type topics|brokers|groups (--entity-name N | --entity-default) ACTION [--json]
 
@@ -50,7 +50,6 @@ export interface ConfigLine {
   synonyms: { source: string; name: string; value: string | null }[];
 }
 
-type Out = (line: string) => void;
 
 /** Which source counts as "dynamic" for the entity, as ConfigCommand filters without --all. */
 function dynamicSource(type: EntityType, name: string): number {
@@ -162,14 +161,7 @@ export async function runConfigsCli(argv: readonly string[], io: { out: Out; err
     io.err(`fjord configs: ${(e as Error).message}\n${USAGE}`);
     return Exit.USAGE;
   }
-  let client: KafkaClient;
-  try {
-    client = clientFor(bootstrap, 'fjord-configs');
-  } catch (e) {
-    io.err(`fjord configs: ${describeFailure(e)}`);
-    return Exit.KAFKA_ERROR;
-  }
-  try {
+  return runAgainst('configs', bootstrap, io.err, 'Error while executing config command', async (client) => {
     if (describe) {
       const lines = await describeEntityConfigs(client, type, name, all);
       if (json) io.out(JSON.stringify(lines, null, 2));
@@ -179,11 +171,5 @@ export async function runConfigsCli(argv: readonly string[], io: { out: Out; err
       if (json) io.out(JSON.stringify({ entityType: type, entityName: name, set: Object.fromEntries(set), deleted: del }));
       else io.out(name === '' ? 'Completed updating default config for brokers in the cluster.' : `Completed updating config for ${entityLabel(type, name)}.`);
     }
-    return Exit.OK;
-  } catch (e) {
-    io.err(`Error while executing config command: ${describeFailure(e)}`);
-    return Exit.KAFKA_ERROR;
-  } finally {
-    client.close();
-  }
+  });
 }

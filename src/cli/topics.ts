@@ -8,7 +8,7 @@ import { Apis } from '../client/apis.js';
 import type { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import { check, clientFor, describeFailure, Exit, parseConfigList, UsageError } from './cli-common.js';
+import { check, Exit, parseConfigList, runAgainst, UsageError, type Out } from './cli-common.js';
 
 const USAGE = `usage: fjord topics --bootstrap-server HOST:PORT ACTION [options] [--json]
 
@@ -48,7 +48,6 @@ export interface TopicDescription {
   partitions: PartitionDescription[];
 }
 
-type Out = (line: string) => void;
 
 /** A topic id as Kafka prints it (`Uuid.toString`): the 16 bytes in URL-safe base64, unpadded. */
 export function kafkaUuidString(uuid: string): string {
@@ -223,14 +222,7 @@ export async function runTopicsCli(argv: readonly string[], io: { out: Out; err:
     io.err(`fjord topics: ${(e as Error).message}\n${USAGE}`);
     return Exit.USAGE;
   }
-  let client: KafkaClient;
-  try {
-    client = clientFor(bootstrap, 'fjord-topics');
-  } catch (e) {
-    io.err(`fjord topics: ${describeFailure(e)}`);
-    return Exit.KAFKA_ERROR;
-  }
-  try {
+  return runAgainst('topics', bootstrap, io.err, 'Error while executing topic command', async (client) => {
     switch (action) {
       case 'create':
         await create(client, o, io.out);
@@ -262,11 +254,5 @@ export async function runTopicsCli(argv: readonly string[], io: { out: Out; err:
         break;
       }
     }
-    return Exit.OK;
-  } catch (e) {
-    io.err(`Error while executing topic command: ${describeFailure(e)}`);
-    return Exit.KAFKA_ERROR;
-  } finally {
-    client.close();
-  }
+  });
 }
