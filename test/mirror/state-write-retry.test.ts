@@ -8,11 +8,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMirrorApiHandlers } from '../../src/mirror/mirror-api-handlers.js';
 import type { MirrorApiHandlers } from '../../src/mirror/mirror-host.js';
-import { startKafkaSource, type KafkaBroker } from './helpers/kafka-source.js';
+import { createSourceTopic, startKafkaSource, type KafkaBroker } from './helpers/kafka-source.js';
 import { describedPartition, mirrorRpc, waitFor } from './helpers/mirror-rpc.js';
 import { MirrorTestHost } from './helpers/mirror-test-host.js';
 
@@ -39,15 +38,7 @@ afterAll(async () => {
 describe('a failed __mirror_state write', () => {
   it('is retried until it succeeds, and a partition stuck on it shows in describe', async () => {
     const topic = 'stuck-write';
-    const client = new Kafka({ clientId: 'write-retry', brokers: [kafka.bootstrap], logLevel: logLevel.NOTHING });
-    const admin = client.admin();
-    await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
-    await admin.disconnect();
-    const producer = client.producer({ allowAutoTopicCreation: false });
-    await producer.connect();
-    await producer.send({ topic, acks: -1, messages: Array.from({ length: 3 }, (_, i) => ({ partition: 0, value: `v-${i}` })) });
-    await producer.disconnect();
+    await createSourceTopic(kafka.bootstrap, topic, Array.from({ length: 3 }, (_, i) => `v-${i}`));
 
     expect((await rpc.create('m1', { 'bootstrap.servers': kafka.bootstrap, 'mirror.fetch.wait.max.ms': '100' })).errorCode).toBe(0);
     expect((await rpc.start('m1', [topic])).topics[0]?.errorCode).toBe(0);

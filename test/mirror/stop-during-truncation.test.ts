@@ -10,7 +10,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMirrorApiHandlers } from '../../src/mirror/mirror-api-handlers.js';
 import type { MirrorApiHandlers } from '../../src/mirror/mirror-host.js';
@@ -18,7 +17,7 @@ import { ControlRecordType, controlTypeOf } from '../../src/protocol/control-rec
 import { iterateBatches } from '../../src/protocol/record-batch.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
 import { FrameProxy } from './helpers/frame-proxy.js';
-import { startKafkaSource, type KafkaBroker } from './helpers/kafka-source.js';
+import { createSourceTopic, startKafkaSource, type KafkaBroker } from './helpers/kafka-source.js';
 import { describedPartition, mirrorRpc, waitFor } from './helpers/mirror-rpc.js';
 import { MirrorTestHost } from './helpers/mirror-test-host.js';
 
@@ -57,15 +56,7 @@ async function stateOf(topic: string): Promise<string | undefined> {
 describe('a stop during LOG_TRUNCATION', () => {
   it('leaves the stopped, written log alone when the truncation lookups answer late', async () => {
     const topic = 'late-truncation';
-    const client = new Kafka({ clientId: 'stop-trunc', brokers: [kafka.bootstrap], logLevel: logLevel.NOTHING });
-    const admin = client.admin();
-    await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
-    await admin.disconnect();
-    const producer = client.producer({ allowAutoTopicCreation: false });
-    await producer.connect();
-    await producer.send({ topic, acks: -1, messages: Array.from({ length: 5 }, (_, i) => ({ partition: 0, value: `source-${i}` })) });
-    await producer.disconnect();
+    await createSourceTopic(kafka.bootstrap, topic, Array.from({ length: 5 }, (_, i) => `source-${i}`));
 
     expect((await rpc.create('m1', { 'bootstrap.servers': proxy.bootstrap, 'mirror.fetch.wait.max.ms': '100' })).errorCode).toBe(0);
     expect((await rpc.start('m1', [topic])).topics[0]?.errorCode).toBe(0);

@@ -3,6 +3,7 @@
  * time when the first start fails: the launcher's random cluster id can begin with '-', which
  * kafka-storage's argument parser takes for an option (about one start in 64).
  */
+import { Kafka, logLevel } from 'kafkajs';
 import { startKafkaBroker, type KafkaBroker, type KafkaBrokerOptions } from '../../interop/kafka-broker.js';
 
 export async function startKafkaSource(opts: KafkaBrokerOptions = {}): Promise<KafkaBroker> {
@@ -14,3 +15,16 @@ export async function startKafkaSource(opts: KafkaBrokerOptions = {}): Promise<K
 }
 
 export type { KafkaBroker };
+
+/** Creates a one-partition topic on the source and writes `values` to it with acks=all. */
+export async function createSourceTopic(bootstrap: string, topic: string, values: readonly string[]): Promise<void> {
+  const client = new Kafka({ clientId: `source-${topic}`, brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const admin = client.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+  await admin.disconnect();
+  const producer = client.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  await producer.send({ topic, acks: -1, messages: values.map((value) => ({ partition: 0, value })) });
+  await producer.disconnect();
+}
