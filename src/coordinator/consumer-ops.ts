@@ -9,6 +9,7 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import { groupMetadataRecord } from './group-records.js';
 import type { GroupWriteContext } from './group-context.js';
 import type { WriteResult } from './coordinator-runtime.js';
+import { topicRegexError } from './topic-regex.js';
 
 export type { TopicView } from './consumer-target.js';
 
@@ -121,10 +122,9 @@ export class ConsumerOps {
       return this.error(ErrorCode.UNSUPPORTED_ASSIGNOR, `ServerAssignor ${req.serverAssignor} is not supported. Supported assignors: ${s.cfg.consumerAssignors.join(', ')}.`);
     }
     if (req.subscribedTopicRegex !== null) {
-      try {
-        new RegExp(req.subscribedTopicRegex);
-      } catch {
-        return this.error(ErrorCode.INVALID_REGULAR_EXPRESSION, `SubscribedTopicRegex ${req.subscribedTopicRegex} is not a valid regular expression.`);
+      const invalid = topicRegexError(req.subscribedTopicRegex);
+      if (invalid !== null) {
+        return this.error(ErrorCode.INVALID_REGULAR_EXPRESSION, `SubscribedTopicRegex \`${req.subscribedTopicRegex}\` is not a valid regular expression: ${invalid}.`);
       }
     }
     const classic = s.classic.get(req.groupId);

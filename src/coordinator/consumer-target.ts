@@ -3,6 +3,7 @@ import { ASSIGNORS } from './assignors.js';
 import type { AssignorMember } from './assignors.js';
 import { hashMetadata, targetEpochRecord, targetMemberRecord } from './consumer-records.js';
 import type { GroupWriteContext } from './group-context.js';
+import { topicRegexMatches } from './topic-regex.js';
 
 /**
  * KIP-848 target assignments: which topics members subscribe to (names and regular expressions
@@ -54,8 +55,8 @@ export class ConsumerTargets {
     };
     for (const n of m.subscribedTopicNames) add(n);
     if (m.subscribedTopicRegex !== null) {
-      const re = new RegExp(`^(?:${m.subscribedTopicRegex})$`);
-      for (const n of this.topics.topicNames()) if (!n.startsWith('__') && re.test(n)) add(n);
+      const regex = m.subscribedTopicRegex;
+      for (const n of this.topics.topicNames()) if (topicRegexMatches(regex, n)) add(n);
     }
     return ids;
   }
