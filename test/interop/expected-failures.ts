@@ -10,3 +10,9 @@ export const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
 /** librdkafka test numbers (from the allow-list in librdkafka-suite.ts) expected to fail against Fjord. */
 export const LIBRDKAFKA_EXPECTED_FAILURES: Readonly<Record<string, string>> = {
 };
+
+/**
+ * franz-go kgo tests (by test name) that pass against Apache Kafka but are known to fail against
+ * Fjord, each with the reason. Empty: every kgo test that passes on Kafka passes on Fjord.
+ */
+export const FRANZ_GO_EXPECTED_FAILURES: Readonly<Record<string, string>> = {};

@@ -22,6 +22,8 @@ CLIENTS_KAFKA_VERSION="4.1.2"
 CONFLUENT_KAFKA_PY="2.16.1"
 KAFKA_PYTHON="3.0.12"
 KAFKA_JAVASCRIPT="1.10.1"
+# franz-go (Go), whose own kgo integration tests run against both brokers (test/interop/franz-go.test.ts).
+FRANZ_GO="v1.22.3"
 
 step() { printf '[setup %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 # Runs a command with its output in a log file; on failure shows the log's tail and stops.
@@ -97,6 +99,21 @@ if [ ! -x "$LRK_TREE/tests/test-runner" ]; then
     || { echo "setup: librdkafka build failed, see $LRK/*.log" >&2; exit 1; }
 fi
 step "librdkafka test runner: $LRK_TREE/tests/test-runner"
+
+# --- franz-go's own integration tests ------------------------------------------------------------
+# The module as the Go module proxy serves it (its tests ship with it), compiled once into a test
+# binary; KGO_SEEDS points it at a broker.
+FRANZ="$CACHE/franz-go"
+if [ ! -x "$FRANZ/kgo-$FRANZ_GO.test" ] || [ ! -d "$FRANZ/src/pkg/kgo" ]; then
+  command -v go >/dev/null || { echo "setup: go is required for franz-go's tests" >&2; exit 1; }
+  step "building franz-go $FRANZ_GO's kgo test binary"
+  mkdir -p "$FRANZ"
+  logged "$FRANZ/download.log" env GOPATH="$FRANZ/gopath" GOFLAGS=-mod=mod go mod download -json "github.com/twmb/franz-go@$FRANZ_GO"
+  rm -rf "$FRANZ/src" && cp -r "$FRANZ/gopath/pkg/mod/github.com/twmb/franz-go@$FRANZ_GO" "$FRANZ/src" && chmod -R u+w "$FRANZ/src"
+  (cd "$FRANZ/src" && GOPATH="$FRANZ/gopath" GOFLAGS=-mod=mod go test -c -o "$FRANZ/kgo-$FRANZ_GO.test" ./pkg/kgo >"$FRANZ/build.log" 2>&1) \
+    || { echo "setup: franz-go test build failed, see $FRANZ/build.log" >&2; tail -n 20 "$FRANZ/build.log" >&2; exit 1; }
+fi
+step "franz-go tests: $FRANZ/kgo-$FRANZ_GO.test"
 
 # --- Fjord ----------------------------------------------------------------------------------------
 # Not fatal: tsc emits dist/ even with type errors in files in progress, and without dist/ the suite

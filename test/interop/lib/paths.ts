@@ -29,3 +29,8 @@ export function kafkaClasspath(version: string): string {
 export function clientsClasspath(): string {
   return `${JAVA_SCENARIOS_JAR}:${readClasspath(join(OUT, 'java-scenarios.classpath'))}`;
 }
+
+/** franz-go's version whose kgo tests setup.sh compiles, its test binary, and the package it runs in. */
+export const FRANZ_GO_VERSION = 'v1.22.3';
+export const FRANZ_GO_TEST_BINARY = join(CACHE, `franz-go/kgo-${FRANZ_GO_VERSION}.test`);
+export const FRANZ_GO_KGO_DIR = join(CACHE, 'franz-go/src/pkg/kgo');
