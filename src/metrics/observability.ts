@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Logger } from '../common/logger.js';
 import type { ApiHandler } from '../server/api-handler.js';
+import { AuthenticationMetrics } from './authentication-metrics.js';
 import { BrokerGauges } from './broker-gauges.js';
 import { readCluster, readGroups, readMirrors } from './cluster-reads.js';
 import { MirrorMetrics } from './mirror-metrics.js';
@@ -40,6 +41,7 @@ export class Observability {
   private readonly requests: RequestMetrics;
   private readonly gauges: BrokerGauges;
   private readonly mirrors: MirrorMetrics;
+  private readonly authentication: AuthenticationMetrics;
   private server: Server | null = null;
   private boundPort = 0;
   private refreshing: Promise<void> | null = null;
@@ -49,6 +51,7 @@ export class Observability {
     this.requests = new RequestMetrics({ register: this.register, image: opts.view.image, log: opts.log, slowRequestMs: opts.slowRequestMs });
     this.gauges = new BrokerGauges(opts.view, this.register);
     this.mirrors = new MirrorMetrics(this.register, opts.view.image);
+    this.authentication = new AuthenticationMetrics(this.register);
   }
 
   /** null when neither the listener nor slow request logging is configured. */
@@ -138,6 +141,8 @@ export class Observability {
   }
 
   async close(): Promise<void> {
+    this.requests.close();
+    this.authentication.close();
     this.gauges.close();
     this.mirrors.close();
     const server = this.server;

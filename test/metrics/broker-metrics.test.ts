@@ -1,0 +1,143 @@
+/**
+ * Broker metrics an operator graphs, on a real node process scraped over HTTP after real client
+ * requests: Kafka's request time split per API (a long-poll fetch spends its MaxWaitMs in remote
+ * time; requests that never wait spend none), the authentication counters per listener (a wrong
+ * password is one failed authentication, a right one a successful one), and the partition
+ * health gauges read from the metadata image.
+ */
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, startNode, type RunningNode } from '../helpers/node.js';
+import { pick, scrape, total, type Sample } from './scrape.js';
+
+const JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";';
+
+let node: RunningNode;
+let metrics: number;
+let saslPort: number;
+
+beforeAll(async () => {
+  const [port, sasl] = [await freePort(), await freePort()];
+  saslPort = sasl;
+  metrics = await freePort();
+  node = await startNode({
+    port,
+    overrides: {
+      listeners: `PLAINTEXT://127.0.0.1:${port},SASL_PLAINTEXT://127.0.0.1:${sasl}`,
+      'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT',
+      'sasl.enabled.mechanisms': 'PLAIN',
+      'listener.name.sasl_plaintext.plain.sasl.jaas.config': JAAS,
+      'connection.failed.authentication.delay.ms': 0,
+      'metrics.listener': `http://127.0.0.1:${metrics}`,
+    },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await node?.destroy();
+});
+
+function kafka(port: number, sasl?: { username: string; password: string }): Kafka {
+  return new Kafka({
+    clientId: 'broker-metrics-test',
+    brokers: [`127.0.0.1:${port}`],
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 0 },
+    ...(sasl ? { sasl: { mechanism: 'plain' as const, ...sasl } } : {}),
+  });
+}
+
+async function waitFor(what: string, cond: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Observations of a histogram at or below `le` milliseconds. */
+function bucket(s: readonly Sample[], name: string, request: string, le: string): number {
+  return total(s, `${name}_bucket`, { request, le });
+}
+
+describe('request time split per API', () => {
+  it('puts a long-poll fetch’s wait in remote time, and none for requests that never wait', async () => {
+    const client = kafka(node.port);
+    const admin = client.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic: 'idle', numPartitions: 1 }], waitForLeaders: true });
+    await admin.disconnect();
+    const producer = client.producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    await producer.send({ topic: 'idle', acks: -1, messages: [{ value: 'one' }] });
+    await producer.disconnect();
+
+    const consumer = client.consumer({ groupId: 'long-poll', maxWaitTimeInMs: 500 });
+    await consumer.connect();
+    await consumer.subscribe({ topic: 'idle', fromBeginning: true });
+    await consumer.run({ eachMessage: async () => {} });
+    let s: Sample[] = [];
+    try {
+      // Once the record is read the topic is idle: every fetch waits its 500 ms remotely.
+      await waitFor('two long polls', async () => {
+        s = await scrape(metrics);
+        return total(s, 'kafka_network_requestmetrics_remotetimems_count', { request: 'Fetch' }) - bucket(s, 'kafka_network_requestmetrics_remotetimems', 'Fetch', '250') >= 2;
+      });
+    } finally {
+      await consumer.disconnect();
+    }
+    const fetches = total(s, 'kafka_network_requestmetrics_totaltimems_count', { request: 'Fetch' });
+    // The wait is remote, not local: local work of the same fetches stays short.
+    const longPolls = fetches - bucket(s, 'kafka_network_requestmetrics_remotetimems', 'Fetch', '250');
+    expect(longPolls).toBeGreaterThanOrEqual(2);
+    expect(fetches - bucket(s, 'kafka_network_requestmetrics_localtimems', 'Fetch', '250')).toBeLessThan(longPolls);
+    // A long poll lasts at least its MaxWaitMs (bucketed: 500 is the bucket below 1000).
+    expect(fetches - bucket(s, 'kafka_network_requestmetrics_totaltimems', 'Fetch', '250')).toBeGreaterThanOrEqual(longPolls);
+    expect(total(s, 'kafka_network_requestmetrics_remotetimems_sum', { request: 'Fetch' })).toBeGreaterThanOrEqual(longPolls * 450);
+
+    // Metadata never waits remotely.
+    expect(total(s, 'kafka_network_requestmetrics_remotetimems_count', { request: 'Metadata' })).toBeGreaterThan(0);
+    expect(total(s, 'kafka_network_requestmetrics_remotetimems_sum', { request: 'Metadata' })).toBe(0);
+
+    // Every part is measured once per request, and the request counter agrees.
+    for (const request of ['Produce', 'Fetch', 'Metadata', 'ApiVersions']) {
+      const n = total(s, 'kafka_network_requestmetrics_requests_total', { request });
+      expect(n, request).toBeGreaterThan(0);
+      for (const part of ['totaltimems', 'requestqueuetimems', 'localtimems', 'remotetimems', 'responsequeuetimems', 'responsesendtimems']) {
+        expect(total(s, `kafka_network_requestmetrics_${part}_count`, { request }), `${part} ${request}`).toBe(n);
+      }
+    }
+    // The parts add up to the total.
+    const sum = (part: string): number => total(s, `kafka_network_requestmetrics_${part}_sum`, { request: 'Fetch' });
+    const parts = ['requestqueuetimems', 'localtimems', 'remotetimems', 'responsequeuetimems', 'responsesendtimems'].reduce((n, p) => n + sum(p), 0);
+    expect(parts).toBeCloseTo(sum('totaltimems'), 0);
+    expect(pick(s, 'kafka_network_socketserver_networkprocessoravgidlepercent')).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('authentication counters', () => {
+  const failed = async (): Promise<number> => total(await scrape(metrics), 'kafka_server_socket_server_metrics_failed_authentication_total', { listener: 'SASL_PLAINTEXT' });
+  const succeeded = async (): Promise<number> => total(await scrape(metrics), 'kafka_server_socket_server_metrics_successful_authentication_total', { listener: 'SASL_PLAINTEXT' });
+
+  it('count a wrong password as one failed authentication on its listener', async () => {
+    const before = await failed();
+    const admin = kafka(saslPort, { username: 'alice', password: 'wrong' }).admin();
+    await expect(admin.connect()).rejects.toThrow(/SASL_AUTHENTICATION_FAILED|Authentication failed/i);
+    await admin.disconnect();
+    expect(await failed()).toBe(before + 1);
+    expect(total(await scrape(metrics), 'kafka_server_socket_server_metrics_failed_authentication_total', { listener: 'PLAINTEXT' })).toBe(0);
+  });
+
+  it('count a right password as a successful authentication', async () => {
+    const [okBefore, failedBefore] = [await succeeded(), await failed()];
+    const admin = kafka(saslPort, { username: 'alice', password: 'alice-secret' }).admin();
+    await admin.connect();
+    try {
+      expect(await admin.listTopics()).toContain('idle');
+    } finally {
+      await admin.disconnect();
+    }
+    expect(await succeeded()).toBeGreaterThanOrEqual(okBefore + 1);
+    expect(await failed()).toBe(failedBefore);
+  });
+});
