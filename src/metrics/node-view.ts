@@ -9,6 +9,7 @@
  *
  * Concurrency contract: called on the node's event loop, at scrape or page-load time only.
  */
+import type { MetadataListener } from '../controller/controller.js';
 import type { MetadataImage } from '../controller/metadata-image.js';
 import type { ApiHandler, RequestContext } from '../server/api-handler.js';
 import type { PartitionLog } from '../storage/partition-log.js';
@@ -23,6 +24,8 @@ export interface NodeView {
   log(topic: string, partition: number): PartitionLog | undefined;
   /** The node's handler table (uninstrumented, so page loads are not counted as client requests). */
   readonly handlers: ReadonlyMap<number, ApiHandler>;
+  /** Subscribes to applied metadata changes (the controller's onChange); returns the unsubscribe. */
+  onMetadataChange(listener: MetadataListener): () => void;
 }
 
 const signal = new AbortController().signal;

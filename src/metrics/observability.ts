@@ -16,6 +16,7 @@ import { AuthenticationMetrics } from './authentication-metrics.js';
 import { BrokerGauges } from './broker-gauges.js';
 import { readCluster, readGroups, readMirrors } from './cluster-reads.js';
 import { MirrorMetrics } from './mirror-metrics.js';
+import { IsrChangeCounter } from './partition-health.js';
 import type { NodeView } from './node-view.js';
 import { RequestMetrics } from './request-metrics.js';
 import { renderStatusBody, renderStatusPage, type StatusSnapshot } from './status-page.js';
@@ -42,6 +43,7 @@ export class Observability {
   private readonly gauges: BrokerGauges;
   private readonly mirrors: MirrorMetrics;
   private readonly authentication: AuthenticationMetrics;
+  private readonly isrChanges: IsrChangeCounter;
   private server: Server | null = null;
   private boundPort = 0;
   private refreshing: Promise<void> | null = null;
@@ -52,6 +54,7 @@ export class Observability {
     this.gauges = new BrokerGauges(opts.view, this.register);
     this.mirrors = new MirrorMetrics(this.register, opts.view.image);
     this.authentication = new AuthenticationMetrics(this.register);
+    this.isrChanges = new IsrChangeCounter(opts.view.image, opts.view.nodeId, this.register, (l) => opts.view.onMetadataChange(l));
   }
 
   /** null when neither the listener nor slow request logging is configured. */
@@ -143,6 +146,7 @@ export class Observability {
   async close(): Promise<void> {
     this.requests.close();
     this.authentication.close();
+    this.isrChanges.close();
     this.gauges.close();
     this.mirrors.close();
     const server = this.server;

@@ -141,3 +141,32 @@ describe('authentication counters', () => {
     expect(await failed()).toBe(failedBefore);
   });
 });
+
+describe('partition health on one node', () => {
+  it('reads under-replicated, min ISR and offline counts from the metadata image', async () => {
+    const admin = kafka(node.port).admin();
+    await admin.connect();
+    try {
+      await admin.createTopics({ topics: [{ topic: 'strict', numPartitions: 3 }], waitForLeaders: true });
+      let s = await scrape(metrics);
+      const leaders = total(s, 'kafka_server_replicamanager_leadercount');
+      expect(leaders).toBeGreaterThanOrEqual(4);
+      expect(total(s, 'kafka_server_replicamanager_underreplicatedpartitions')).toBe(0);
+      expect(total(s, 'kafka_controller_kafkacontroller_offlinepartitionscount')).toBe(0);
+      // One replica and Kafka's default min.insync.replicas=1: every partition is at its min ISR.
+      expect(total(s, 'kafka_server_replicamanager_atminisrpartitioncount')).toBe(leaders);
+      expect(total(s, 'kafka_server_replicamanager_underminisrpartitioncount')).toBe(0);
+      expect(pick(s, 'kafka_server_replicamanager_isrshrinks_total')).toEqual([expect.objectContaining({ value: 0 })]);
+      expect(pick(s, 'kafka_server_replicamanager_isrexpands_total')).toEqual([expect.objectContaining({ value: 0 })]);
+
+      // min.insync.replicas=2 on a one-replica topic: its 3 partitions are under min ISR at once.
+      await admin.alterConfigs({ validateOnly: false, resources: [{ type: 2, name: 'strict', configEntries: [{ name: 'min.insync.replicas', value: '2' }] }] });
+      s = await scrape(metrics);
+      expect(total(s, 'kafka_server_replicamanager_underminisrpartitioncount')).toBe(3);
+      expect(total(s, 'kafka_server_replicamanager_atminisrpartitioncount')).toBe(leaders - 3);
+      expect(total(s, 'kafka_server_replicamanager_underreplicatedpartitions')).toBe(0);
+    } finally {
+      await admin.disconnect();
+    }
+  });
+});
