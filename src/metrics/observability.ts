@@ -3,7 +3,8 @@
  * `/metrics`, the status page at `/` and `/status`, its body at `/status/body`, the same data as
  * JSON at `/status.json`), the request instrumentation, and slow request logging
  * (`fjord.slow.request.ms`). Off unless one of the two is configured. The listener is read-only:
- * anything but GET/HEAD gets 405.
+ * anything but GET/HEAD gets 405. With SASL listeners the status pages ask for HTTP Basic with a
+ * SASL user of the node; `/metrics` does not.
  *
  * Concurrency contract: one scrape or page build at a time recomputes the gauges; concurrent
  * scrapes wait for the running one and render its result.
@@ -12,6 +13,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Logger } from '../common/logger.js';
 import type { ApiHandler } from '../server/api-handler.js';
+import { basicCredentials, passwordLogin } from './http-login.js';
 import { AuthenticationMetrics } from './authentication-metrics.js';
 import { BrokerGauges } from './broker-gauges.js';
 import { readCluster, readGroups, readMirrors } from './cluster-reads.js';
@@ -102,6 +104,7 @@ export class Observability {
         await this.refresh();
         return send(res, 200, this.register.contentType, await this.register.metrics());
       }
+      if (!(await this.loggedIn(req, res))) return;
       if (path === '/' || path === '/status') return send(res, 200, 'text/html; charset=utf-8', renderStatusPage(await this.snapshot()));
       if (path === '/status/body') return send(res, 200, 'text/html; charset=utf-8', renderStatusBody(await this.snapshot()));
       if (path === '/status.json') {
@@ -114,6 +117,26 @@ export class Observability {
       this.opts.log.error('metrics request failed', { path, err: err instanceof Error ? err : String(err) });
       send(res, 500, 'text/plain; charset=utf-8', 'Internal error\n');
     }
+  }
+
+  /**
+   * With SASL listeners the status pages need HTTP Basic with a user of theirs (http-login.ts);
+   * answers 401 (or 503 before the listeners are open) and false otherwise. `/metrics` stays
+   * open, as Prometheus scrapes usually are.
+   */
+  private async loggedIn(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const mechanisms = this.opts.view.saslMechanisms();
+    if (mechanisms === null) {
+      send(res, 503, 'text/plain; charset=utf-8', 'Starting.\n');
+      return false;
+    }
+    if (mechanisms.length === 0) return true;
+    const given = basicCredentials(req.headers.authorization);
+    if (given !== null && (await passwordLogin(mechanisms, given.user, given.password))) return true;
+    if (given !== null) this.opts.log.warn('status page login failed', { user: given.user, client: req.socket.remoteAddress });
+    res.setHeader('www-authenticate', 'Basic realm="fjord", charset="UTF-8"');
+    send(res, 401, 'text/plain; charset=utf-8', 'Log in with a SASL user of this node.\n');
+    return false;
   }
 
   /** Recomputes the scrape-time gauges; concurrent callers share one run. */

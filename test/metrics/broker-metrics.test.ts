@@ -2,12 +2,15 @@
  * Broker metrics an operator graphs, on a real node process scraped over HTTP after real client
  * requests: Kafka's request time split per API (a long-poll fetch spends its MaxWaitMs in remote
  * time; requests that never wait spend none), the authentication counters per listener (a wrong
- * password is one failed authentication, a right one a successful one), and the partition
- * health gauges read from the metadata image.
+ * password is one failed authentication, a right one a successful one), the partition health
+ * gauges read from the metadata image, and the status page asking a browser for a SASL user's
+ * login (PLAIN from JAAS, SCRAM from the stored credentials) while /metrics stays open.
  */
 import { Kafka, logLevel } from 'kafkajs';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startNode, type RunningNode } from '../helpers/node.js';
+import { addScramUser } from '../auth/sasl-helpers.js';
 import { pick, scrape, total, type Sample } from './scrape.js';
 
 const JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";';
@@ -25,7 +28,7 @@ beforeAll(async () => {
     overrides: {
       listeners: `PLAINTEXT://127.0.0.1:${port},SASL_PLAINTEXT://127.0.0.1:${sasl}`,
       'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT',
-      'sasl.enabled.mechanisms': 'PLAIN',
+      'sasl.enabled.mechanisms': 'PLAIN,SCRAM-SHA-512',
       'listener.name.sasl_plaintext.plain.sasl.jaas.config': JAAS,
       'connection.failed.authentication.delay.ms': 0,
       'metrics.listener': `http://127.0.0.1:${metrics}`,
@@ -169,4 +172,41 @@ describe('partition health on one node', () => {
       await admin.disconnect();
     }
   });
+});
+
+describe('the status page behind the SASL users', () => {
+  it('answers 401 without a login or with a wrong one, and the page with a PLAIN or SCRAM user', async () => {
+    await addScramUser(node.port, 'carol', 'carol-scram', 2);
+    const browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    try {
+      const anonymous = await browser.newPage();
+      // What the browser got: a Basic challenge; headless Chromium cannot prompt, so it gives up.
+      const refused = await anonymous.request.get(`http://127.0.0.1:${metrics}/status`);
+      expect(refused.status()).toBe(401);
+      expect(refused.headers()['www-authenticate']).toBe('Basic realm="fjord", charset="UTF-8"');
+      await expect(anonymous.goto(`http://127.0.0.1:${metrics}/status`)).rejects.toThrow(/ERR_INVALID_AUTH_CREDENTIALS/);
+      expect((await anonymous.request.get(`http://127.0.0.1:${metrics}/status.json`)).status()).toBe(401);
+      // Prometheus scrapes stay open.
+      expect((await anonymous.goto(`http://127.0.0.1:${metrics}/metrics`))?.status()).toBe(200);
+
+      for (const [username, password, status] of [
+        ['alice', 'wrong', 401],
+        ['carol', 'alice-secret', 401],
+        ['alice', 'alice-secret', 200],
+        ['carol', 'carol-scram', 200],
+      ] as const) {
+        const context = await browser.newContext({ httpCredentials: { username, password } });
+        const page = await context.newPage();
+        const res = await page.goto(`http://127.0.0.1:${metrics}/status`);
+        expect(res?.status(), `${username}/${password}`).toBe(status);
+        if (status === 200) expect(await page.$$eval('#topics tr[data-topic="strict"] .leader', (tds) => tds.map((td) => td.textContent))).toEqual(['1', '1', '1']);
+        await context.close();
+      }
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });
