@@ -37,6 +37,8 @@ export interface AuthenticationMessage {
 export interface RequestTimesMessage {
   readonly apiKey: number;
   readonly apiVersion: number;
+  /** The decoded request (read only to tell a follower's Fetch from a consumer's). */
+  readonly request: unknown;
   /** The frame was complete (startTimeNanos). */
   readonly receivedAt: number;
   /** The handler started (requestDequeueTimeNanos). */

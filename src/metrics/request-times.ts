@@ -15,10 +15,13 @@
  * - response send: handed to the socket → the socket took the last byte.
  *
  * The request counter (`kafka_network_requestmetrics_requests_total{request,version}`, Kafka's
- * RequestsPerSec) is counted here too, so its count always equals the histograms'.
+ * RequestsPerSec) is counted here too, so its count always equals the histograms'. As Kafka's
+ * RequestChannel does, a Fetch is also counted as `FetchConsumer` or `FetchFollower` (a replica
+ * id ≥ 0), the names dashboards graph fetch latency by.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { API_TABLE } from '../protocol/generated/api-table.js';
+import { API_TABLE, ApiKey } from '../protocol/generated/api-table.js';
+import type { FetchRequest } from '../protocol/generated/messages/fetch-request.js';
 import { CHANNEL, subscribe, type RequestTimesMessage } from './channels.js';
 
 /** Milliseconds; spans a cached read to a long poll. */
@@ -38,7 +41,7 @@ interface ApiChildren {
 export class RequestTimeMetrics {
   private readonly requests: Counter<'request' | 'version'>;
   private readonly hist: Record<'total' | 'requestQueue' | 'local' | 'remote' | 'responseQueue' | 'responseSend', Histogram<'request'>>;
-  private readonly apis = new Map<number, ApiChildren>();
+  private readonly apis = new Map<string, ApiChildren>();
   private readonly unsubscribe: () => void;
 
   constructor(register: Registry) {
@@ -61,10 +64,9 @@ export class RequestTimeMetrics {
     this.unsubscribe = subscribe<RequestTimesMessage>(CHANNEL.requestTimes, (m) => this.record(m));
   }
 
-  private children(apiKey: number): ApiChildren {
-    let c = this.apis.get(apiKey);
+  private children(name: string): ApiChildren {
+    let c = this.apis.get(name);
     if (c === undefined) {
-      const name = API_TABLE[apiKey]?.name ?? String(apiKey);
       const h = this.hist;
       c = {
         total: h.total.labels(name),
@@ -75,15 +77,23 @@ export class RequestTimeMetrics {
         responseSend: h.responseSend.labels(name),
         byVersion: new Map(),
       };
-      this.apis.set(apiKey, c);
+      this.apis.set(name, c);
     }
     return c;
   }
 
   private record(m: RequestTimesMessage): void {
-    const c = this.children(m.apiKey);
+    this.observe(API_TABLE[m.apiKey]?.name ?? String(m.apiKey), m);
+    if (m.apiKey === ApiKey.Fetch) {
+      const f = m.request as FetchRequest;
+      this.observe(f.replicaId >= 0 || f.replicaState.replicaId >= 0 ? 'FetchFollower' : 'FetchConsumer', m);
+    }
+  }
+
+  private observe(name: string, m: RequestTimesMessage): void {
+    const c = this.children(name);
     let count = c.byVersion.get(m.apiVersion);
-    if (count === undefined) c.byVersion.set(m.apiVersion, (count = this.requests.labels(API_TABLE[m.apiKey]?.name ?? String(m.apiKey), String(m.apiVersion))));
+    if (count === undefined) c.byVersion.set(m.apiVersion, (count = this.requests.labels(name, String(m.apiVersion))));
     count.inc();
     // As RequestChannel: without a remote wait, local work ends when the response is complete.
     const localEnd = m.remoteAt < 0 ? m.completeAt : m.remoteAt;

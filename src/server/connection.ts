@@ -74,6 +74,8 @@ const requestTimes = channel('fjord:request-times');
 interface RequestTimes {
   readonly apiKey: number;
   readonly apiVersion: number;
+  /** The decoded request, so a Fetch can also be counted as FetchConsumer or FetchFollower. */
+  readonly request: unknown;
   readonly receivedAt: number;
   handlerStartAt: number;
   remoteAt: number;
@@ -254,7 +256,7 @@ export class Connection {
     const slot: Slot = { correlationId, responseHeaderVersion: this.opts.headers.response(apiKey, apiVersion), done: false, chunks: null };
     this.queue.push(slot);
     const times: RequestTimes | undefined =
-      receivedAt < 0 ? undefined : { apiKey, apiVersion, receivedAt, handlerStartAt: 0, remoteAt: -1, completeAt: 0, dequeuedAt: 0, sentAt: 0 };
+      receivedAt < 0 ? undefined : { apiKey, apiVersion, request: req, receivedAt, handlerStartAt: 0, remoteAt: -1, completeAt: 0, dequeuedAt: 0, sentAt: 0 };
     if (times !== undefined) slot.times = times;
     const ctx: RequestContext = {
       apiKey,

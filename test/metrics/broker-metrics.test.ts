@@ -98,6 +98,11 @@ describe('request time split per API', () => {
     expect(fetches - bucket(s, 'kafka_network_requestmetrics_totaltimems', 'Fetch', '250')).toBeGreaterThanOrEqual(longPolls);
     expect(total(s, 'kafka_network_requestmetrics_remotetimems_sum', { request: 'Fetch' })).toBeGreaterThanOrEqual(longPolls * 450);
 
+    // As in Kafka, a consumer's fetch is also counted as FetchConsumer; no follower fetched.
+    expect(total(s, 'kafka_network_requestmetrics_totaltimems_count', { request: 'FetchConsumer' })).toBe(fetches);
+    expect(total(s, 'kafka_network_requestmetrics_remotetimems_sum', { request: 'FetchConsumer' })).toBe(total(s, 'kafka_network_requestmetrics_remotetimems_sum', { request: 'Fetch' }));
+    expect(pick(s, 'kafka_network_requestmetrics_requests_total', { request: 'FetchFollower' })).toEqual([]);
+
     // Metadata never waits remotely.
     expect(total(s, 'kafka_network_requestmetrics_remotetimems_count', { request: 'Metadata' })).toBeGreaterThan(0);
     expect(total(s, 'kafka_network_requestmetrics_remotetimems_sum', { request: 'Metadata' })).toBe(0);
