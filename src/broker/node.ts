@@ -143,7 +143,7 @@ export class BrokerNode {
     const observability = await Observability.start({
       listener: metricsListener,
       slowRequestMs: config.int('fjord.slow.request.ms'),
-      view: { nodeId, clusterId: meta.clusterId, advertised: () => `${ctx.host}:${ctx.port}`, image: controller.image, log: (t, p) => replicas.getLog(t, p), handlers: registry.handlers },
+      view: { nodeId, clusterId: meta.clusterId, advertised: () => `${ctx.host}:${ctx.port}`, image: controller.image, log: (t, p) => replicas.getLog(t, p), handlers: registry.handlers, onMetadataChange: (l) => controller.onChange(l), saslMechanisms: () => listeners?.saslMechanisms ?? null },
       log: log.child({ component: 'metrics' }),
     });
     if (observability !== null) closers.unshift(() => observability.close());

@@ -3,24 +3,44 @@
  * topics, brokers and groups: --describe [--all] over DescribeConfigs, --alter --add-config /
  * --delete-config over IncrementalAlterConfigs (SET and DELETE, KIP-339).
  */
-import { parseArgs } from 'node:util';
 import { Apis } from '../client/apis.js';
 import type { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import { check, Exit, parseConfigList, runAgainst, UsageError, type Out } from './cli-common.js';
+import { check, Exit, parseCommand, parseConfigList, runAgainst, usageLine, UsageError, type CommandSpec, type OptionSpecs, type Out } from './cli-common.js';
 
-const USAGE = `usage: fjord configs --bootstrap-server HOST:PORT --entity-type topics|brokers|groups (--entity-name N | --entity-default) ACTION [--json]
+const CONFIGS = {
+  command: 'configs',
+  synopsis: `usage: fjord configs --bootstrap-server HOST:PORT --entity-type topics|brokers|groups (--entity-name N | --entity-default) ACTION [--json]
 
 actions (exactly one):
   --describe [--all]                                 the dynamic configs (with --all: every config)
-  --alter [--add-config k=v,k2=v2] [--delete-config k,k2]
-
-  --entity-default    the cluster-wide broker default (brokers only)
-  --bootstrap-server  the node to ask (default 127.0.0.1:9092)
-  --json              machine-readable output
-
-exit codes: 0 ok, 1 a Kafka error or unreachable broker, 2 bad usage`;
+  --alter [--add-config k=v,k2=v2] [--delete-config k,k2]`,
+  options: {
+    'bootstrap-server': { type: 'string', default: '127.0.0.1:9092' },
+    'entity-type': { type: 'string' },
+    'entity-name': { type: 'string' },
+    'entity-default': { type: 'boolean', default: false },
+    describe: { type: 'boolean', default: false },
+    alter: { type: 'boolean', default: false },
+    all: { type: 'boolean', default: false },
+    'add-config': { type: 'string', multiple: true, default: [] },
+    'delete-config': { type: 'string', multiple: true, default: [] },
+    json: { type: 'boolean', default: false },
+  },
+  help: {
+    'bootstrap-server': ['HOST:PORT', 'the node to ask'],
+    'entity-type': ['TYPE', 'topics, brokers or groups'],
+    'entity-name': ['N', 'the topic, broker id or group'],
+    'entity-default': 'the cluster-wide broker default (brokers only)',
+    describe: 'print the dynamic configs',
+    alter: 'set and delete configs (IncrementalAlterConfigs)',
+    all: 'with --describe: every config, defaults included',
+    'add-config': ['k=v,k2=v2', 'configs to set (--alter)'],
+    'delete-config': ['k,k2', 'configs to delete, back to their defaults (--alter)'],
+    json: 'machine-readable output',
+  },
+} as const satisfies CommandSpec<OptionSpecs>;
 
 /** ConfigResource.Type codes. */
 const ResourceType = { topics: 2, brokers: 4, groups: 32 } as const;
@@ -119,28 +139,9 @@ export async function runConfigsCli(argv: readonly string[], io: { out: Out; err
   let del: string[];
   let bootstrap: string;
   try {
-    const { values } = parseArgs({
-      args: [...argv],
-      options: {
-        'bootstrap-server': { type: 'string', default: '127.0.0.1:9092' },
-        'entity-type': { type: 'string' },
-        'entity-name': { type: 'string' },
-        'entity-default': { type: 'boolean', default: false },
-        describe: { type: 'boolean', default: false },
-        alter: { type: 'boolean', default: false },
-        all: { type: 'boolean', default: false },
-        'add-config': { type: 'string', multiple: true, default: [] },
-        'delete-config': { type: 'string', multiple: true, default: [] },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    });
-    if (values.help) {
-      io.out(USAGE);
-      return Exit.OK;
-    }
+    const parsed = parseCommand(CONFIGS, argv, io);
+    if ('exit' in parsed) return parsed.exit;
+    const { values } = parsed;
     const t = values['entity-type'];
     if (t === undefined || !Object.hasOwn(ResourceType, t)) throw new UsageError('--entity-type must be topics, brokers or groups');
     type = t as EntityType;
@@ -158,7 +159,7 @@ export async function runConfigsCli(argv: readonly string[], io: { out: Out; err
     if (!describe && set.length === 0 && del.length === 0) throw new UsageError('--alter needs --add-config or --delete-config');
     bootstrap = values['bootstrap-server'];
   } catch (e) {
-    io.err(`fjord configs: ${(e as Error).message}\n${USAGE}`);
+    io.err(usageLine('configs', (e as Error).message));
     return Exit.USAGE;
   }
   return runAgainst('configs', bootstrap, io.err, 'Error while executing config command', async (client) => {

@@ -1,18 +1,31 @@
-import { parseArgs } from 'node:util';
 import { Apis } from '../client/apis.js';
 import { KafkaClient } from '../client/kafka-client.js';
 import { decodeConsumerProtocolAssignment } from '../protocol/generated/messages/consumer-protocol-assignment.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { Reader } from '../protocol/reader.js';
+import { consoleIo, Exit, parseCommand, usageLine, type CliIo, type CommandSpec, type OptionSpecs } from './cli-common.js';
 
-const USAGE = `usage: fjord groups [--bootstrap-server HOST:PORT] (--list [--state S]... [--type classic|consumer]... | --describe GROUP) [--json]
-
-  --list              list the groups (GROUP, TYPE, STATE, PROTOCOL-TYPE)
-  --describe GROUP    the group's state, members, and per partition its committed offset,
-                      the log end offset and the lag
-  --bootstrap-server  the node to ask (default 127.0.0.1:9092)
-  --json              machine-readable output`;
+const GROUPS = {
+  command: 'groups',
+  synopsis: `usage: fjord groups [--bootstrap-server HOST:PORT] (--list [--state S]... [--type classic|consumer]... | --describe GROUP) [--json]`,
+  options: {
+    'bootstrap-server': { type: 'string', default: '127.0.0.1:9092' },
+    list: { type: 'boolean', default: false },
+    describe: { type: 'string' },
+    state: { type: 'string', multiple: true, default: [] },
+    type: { type: 'string', multiple: true, default: [] },
+    json: { type: 'boolean', default: false },
+  },
+  help: {
+    'bootstrap-server': ['HOST:PORT', 'the node to ask'],
+    list: 'list the groups (GROUP, TYPE, STATE, PROTOCOL-TYPE)',
+    describe: ['GROUP', "the group's state, members, and per partition its committed offset, the log end offset and the lag"],
+    state: ['S', 'with --list: only groups in this state (Stable, Empty, ...)'],
+    type: ['T', 'with --list: only groups of this type (classic or consumer)'],
+    json: 'machine-readable output',
+  },
+} as const satisfies CommandSpec<OptionSpecs>;
 
 export interface PartitionRow {
   topic: string;
@@ -128,33 +141,13 @@ export async function describeGroup(client: KafkaClient, groupId: string): Promi
 }
 
 /** `fjord groups`: list and describe consumer groups of a node. Returns the exit code. */
-export async function runGroupsCli(argv: readonly string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        'bootstrap-server': { type: 'string', default: '127.0.0.1:9092' },
-        list: { type: 'boolean', default: false },
-        describe: { type: 'string' },
-        state: { type: 'string', multiple: true, default: [] },
-        type: { type: 'string', multiple: true, default: [] },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-    }));
-  } catch (e) {
-    console.error(`fjord groups: ${(e as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
+export async function runGroupsCli(argv: readonly string[], io: CliIo = consoleIo): Promise<number> {
+  const parsed = parseCommand(GROUPS, argv, io);
+  if ('exit' in parsed) return parsed.exit;
+  const { values } = parsed;
   if (values.list === (values.describe !== undefined)) {
-    console.error(`fjord groups: give exactly one of --list or --describe GROUP\n${USAGE}`);
-    return 2;
+    io.err(usageLine('groups', 'give exactly one of --list or --describe GROUP'));
+    return Exit.USAGE;
   }
   const bootstrap = values['bootstrap-server'];
   let client: KafkaClient;
@@ -162,48 +155,48 @@ export async function runGroupsCli(argv: readonly string[]): Promise<number> {
     // A bare host means Kafka's default port.
     client = new KafkaClient({ bootstrapServers: [bootstrap.includes(':') ? bootstrap : `${bootstrap}:9092`], clientId: 'fjord-groups', connectTimeoutMs: 10_000 });
   } catch (e) {
-    console.error(`fjord groups: ${(e as Error).message}`);
-    return 1;
+    io.err(`fjord groups: ${(e as Error).message}`);
+    return Exit.KAFKA_ERROR;
   }
   try {
     if (values.list) {
       const groups = await listGroups(client, values.state, values.type);
-      if (values.json) console.log(JSON.stringify(groups, null, 2));
-      else if (groups.length === 0) console.log('no groups');
-      else console.log(table([['GROUP', 'TYPE', 'STATE', 'PROTOCOL-TYPE'], ...groups.map((g) => [g.group, g.type, g.state, dash(g.protocolType)])]));
-      return 0;
+      if (values.json) io.out(JSON.stringify(groups, null, 2));
+      else if (groups.length === 0) io.out('no groups');
+      else io.out(table([['GROUP', 'TYPE', 'STATE', 'PROTOCOL-TYPE'], ...groups.map((g) => [g.group, g.type, g.state, dash(g.protocolType)])]));
+      return Exit.OK;
     }
     const d = await describeGroup(client, values.describe!);
     if (!d) {
-      console.error(`fjord groups: group '${values.describe}' does not exist`);
-      return 1;
+      io.err(`fjord groups: group '${values.describe}' does not exist`);
+      return Exit.KAFKA_ERROR;
     }
     if (values.json) {
-      console.log(JSON.stringify(d, null, 2));
-      return 0;
+      io.out(JSON.stringify(d, null, 2));
+      return Exit.OK;
     }
-    console.log(`group ${d.group}: ${d.type}, ${d.state}, ${d.members.length} member(s)${d.protocol ? `, assignor ${d.protocol}` : ''}\n`);
+    io.out(`group ${d.group}: ${d.type}, ${d.state}, ${d.members.length} member(s)${d.protocol ? `, assignor ${d.protocol}` : ''}\n`);
     if (d.partitions.length > 0) {
-      console.log(
+      io.out(
         table([
           ['TOPIC', 'PARTITION', 'CURRENT-OFFSET', 'LOG-END-OFFSET', 'LAG', 'CONSUMER-ID', 'HOST', 'CLIENT-ID'],
           ...d.partitions.map((p) => [p.topic, String(p.partition), dash(p.currentOffset), dash(p.logEndOffset), dash(p.lag), dash(p.consumerId), dash(p.host), dash(p.clientId)]),
         ]),
       );
-    } else console.log('no partitions assigned and no offsets committed');
+    } else io.out('no partitions assigned and no offsets committed');
     if (d.members.length > 0) {
-      console.log('');
-      console.log(
+      io.out('');
+      io.out(
         table([
           ['CONSUMER-ID', 'INSTANCE-ID', 'HOST', 'CLIENT-ID', '#PARTITIONS'],
           ...d.members.map((m) => [m.memberId, dash(m.instanceId), dash(m.host), dash(m.clientId), String(m.partitions.length)]),
         ]),
       );
     }
-    return 0;
+    return Exit.OK;
   } catch (e) {
-    console.error(`fjord groups: ${(e as Error).message}`);
-    return 1;
+    io.err(`fjord groups: ${(e as Error).message}`);
+    return Exit.KAFKA_ERROR;
   } finally {
     client.close();
   }

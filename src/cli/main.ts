@@ -4,6 +4,7 @@ import { runClusterMirrorsCli } from './cluster-mirrors.js';
 import { runStart } from './start.js';
 import { runTopicsCli } from './topics.js';
 import { runConfigsCli } from './configs.js';
+import { Exit } from './cli-common.js';
 
 const require = createRequire(import.meta.url);
 
@@ -15,7 +16,9 @@ commands:
   configs           describe and alter topic, broker and group configs (fjord configs --help)
   groups            list and describe consumer groups (fjord groups --help)
   cluster-mirrors   create, start, stop, pause, resume, describe, list and delete cluster mirrors
-  version           print the version`;
+  version           print the version
+
+Every command takes --help. Exit codes: 0 ok, 1 the request failed, 2 bad usage.`;
 
 /** The `fjord` command. Returns the process exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -43,7 +46,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'cluster-mirrors':
       return runClusterMirrorsCli(rest);
     default:
-      console.error(`fjord: unknown command '${command}'\n${USAGE}`);
-      return 2;
+      console.error(`fjord: unknown ${command.startsWith('-') ? 'option' : 'command'} '${command}' (see 'fjord --help')`);
+      return Exit.USAGE;
   }
 }

@@ -1,5 +1,5 @@
 /**
- * `fjord start [--config server.properties] [--override key=value ...]`: runs one node until
+ * `fjord start [server.properties] [--config FILE]... [--override key=value]...`: runs one node until
  * SIGTERM/SIGINT, then shuts it down cleanly (stop accepting, answer in-flight requests, flush
  * logs, write the clean-shutdown marker).
  */
@@ -7,58 +7,68 @@ import { readFileSync } from 'node:fs';
 import { BrokerConfig, ConfigError, parseProperties } from '../broker/config.js';
 import { createLogger } from '../common/logger.js';
 import { BrokerNode } from '../broker/node.js';
+import { consoleIo, Exit, helpText, parseOrThrow, usageLine, UsageError, type CommandSpec, type OptionSpecs } from './cli-common.js';
 
-export const START_USAGE = `usage: fjord start [--config server.properties] [--override key=value ...]
+const START = {
+  command: 'start',
+  synopsis: `usage: fjord start [server.properties] [--config server.properties]... [--override key=value]...
 
 Starts a Fjord node. Without a config file the node runs with node.id=1,
-listeners=PLAINTEXT://127.0.0.1:9092 and its data under ./data.`;
+listeners=PLAINTEXT://127.0.0.1:9092 and its data under ./data.`,
+  options: {
+    config: { type: 'string', short: 'c', multiple: true, default: [] },
+    override: { type: 'string', multiple: true, default: [] },
+  },
+  help: {
+    config: ['FILE', 'a server.properties file (Kafka\'s format); later files win'],
+    override: ['key=value', 'a config that wins over the files'],
+  },
+  positionals: true,
+} as const satisfies CommandSpec<OptionSpecs>;
 
-/** Parses the start arguments into config entries (file first, overrides last, later wins). */
+function readPropertiesFile(file: string): [string, string][] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
+  }
+  return parseProperties(text);
+}
+
+/**
+ * Parses the start arguments into config entries (files first, overrides last, later wins). A
+ * bad option throws UsageError; an unreadable file or a malformed override throws ConfigError.
+ */
 export function parseStartArgs(argv: readonly string[]): [string, string][] {
+  const { values, positionals } = parseOrThrow(START, argv);
+  // kafka-server-start.sh style: the properties file as the first positional argument.
+  const [first, ...extra] = positionals;
+  if (extra.length > 0 || (first !== undefined && !first.endsWith('.properties'))) throw new UsageError(`unexpected argument '${extra[0] ?? first}'`);
   const entries: [string, string][] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const next = (): string => {
-      const v = argv[++i];
-      if (v === undefined) throw new ConfigError(`${a} needs a value`);
-      return v;
-    };
-    if (a === '--config' || a === '-c') {
-      const file = next();
-      let text: string;
-      try {
-        text = readFileSync(file, 'utf8');
-      } catch (err) {
-        throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
-      }
-      entries.push(...parseProperties(text));
-    } else if (a.startsWith('--config=')) {
-      entries.push(...parseProperties(readFileSync(a.slice('--config='.length), 'utf8')));
-    } else if (a === '--override' || a.startsWith('--override=')) {
-      const kv = a === '--override' ? next() : a.slice('--override='.length);
-      const eq = kv.indexOf('=');
-      if (eq <= 0) throw new ConfigError(`--override expects key=value, got '${kv}'`);
-      entries.push([kv.slice(0, eq).trim(), kv.slice(eq + 1).trim()]);
-    } else if (!a.startsWith('-') && i === 0 && a.endsWith('.properties')) {
-      // kafka-server-start.sh style: the properties file as the first positional argument.
-      entries.push(...parseProperties(readFileSync(a, 'utf8')));
-    } else {
-      throw new ConfigError(`unknown option '${a}'\n${START_USAGE}`);
-    }
+  for (const file of [...(first !== undefined ? [first] : []), ...values.config]) entries.push(...readPropertiesFile(file));
+  for (const kv of values.override) {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new ConfigError(`--override expects key=value, got '${kv}'`);
+    entries.push([kv.slice(0, eq).trim(), kv.slice(eq + 1).trim()]);
   }
   return entries;
 }
 
 export async function runStart(argv: readonly string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(START_USAGE);
-    return 0;
+    consoleIo.out(helpText(START));
+    return Exit.OK;
   }
   const log = createLogger({ component: 'fjord' });
   let config: BrokerConfig;
   try {
     config = new BrokerConfig(parseStartArgs(argv));
   } catch (err) {
+    if (err instanceof UsageError) {
+      consoleIo.err(usageLine('start', err.message));
+      return Exit.USAGE;
+    }
     if (err instanceof ConfigError) {
       log.error('invalid configuration, refusing to start', { reason: err.message });
       console.error(`fjord: ${err.message}`);

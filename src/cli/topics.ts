@@ -3,26 +3,57 @@
  * so an operator's habits carry over: --create, --list, --describe, --delete, --alter
  * --partitions, over CreateTopics, Metadata, DescribeConfigs, DeleteTopics and CreatePartitions.
  */
-import { parseArgs } from 'node:util';
 import { Apis } from '../client/apis.js';
 import type { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import { check, Exit, parseConfigList, runAgainst, UsageError, type Out } from './cli-common.js';
+import { check, Exit, parseCommand, parseConfigList, runAgainst, usageLine, UsageError, type CommandSpec, type OptionSpecs, type Out } from './cli-common.js';
 
-const USAGE = `usage: fjord topics --bootstrap-server HOST:PORT ACTION [options] [--json]
+const TOPICS = {
+  command: 'topics',
+  synopsis: `usage: fjord topics --bootstrap-server HOST:PORT ACTION [options] [--json]
 
 actions (exactly one):
   --create --topic T [--partitions N] [--replication-factor N] [--config k=v]... [--if-not-exists]
   --list [--exclude-internal]
   --describe [--topic T] [--topics-with-overrides] [--exclude-internal]
   --delete --topic T [--if-exists]
-  --alter --topic T --partitions N [--if-exists]
-
-  --bootstrap-server  the node to ask (default 127.0.0.1:9092)
-  --json              machine-readable output
-
-exit codes: 0 ok, 1 a Kafka error or unreachable broker, 2 bad usage`;
+  --alter --topic T --partitions N [--if-exists]`,
+  options: {
+    'bootstrap-server': { type: 'string', default: '127.0.0.1:9092' },
+    create: { type: 'boolean', default: false },
+    list: { type: 'boolean', default: false },
+    describe: { type: 'boolean', default: false },
+    delete: { type: 'boolean', default: false },
+    alter: { type: 'boolean', default: false },
+    topic: { type: 'string' },
+    partitions: { type: 'string' },
+    'replication-factor': { type: 'string' },
+    config: { type: 'string', multiple: true, default: [] },
+    'if-exists': { type: 'boolean', default: false },
+    'if-not-exists': { type: 'boolean', default: false },
+    'exclude-internal': { type: 'boolean', default: false },
+    'topics-with-overrides': { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  },
+  help: {
+    'bootstrap-server': ['HOST:PORT', 'the node to ask'],
+    create: 'create a topic',
+    list: 'list the topic names',
+    describe: 'describe topics: id, partitions, leaders, replicas, ISR and overridden configs',
+    delete: 'delete a topic',
+    alter: 'add partitions to a topic',
+    topic: ['T', 'the topic to act on'],
+    partitions: ['N', 'partition count (--create), or the new, larger count (--alter)'],
+    'replication-factor': ['N', 'replicas per partition (--create)'],
+    config: ['k=v', 'a topic config override (--create)'],
+    'if-exists': 'with --delete, --alter or --describe: no error when the topic does not exist',
+    'if-not-exists': 'with --create: no error when the topic exists',
+    'exclude-internal': 'leave internal topics (__consumer_offsets, ...) out of --list and --describe',
+    'topics-with-overrides': 'with --describe: only topics with config overrides, without partitions',
+    json: 'machine-readable output',
+  },
+} as const satisfies CommandSpec<OptionSpecs>;
 
 /** ConfigSource DEFAULT_CONFIG (DescribeConfigs): values nobody set, left out as TopicCommand does. */
 const DEFAULT_CONFIG = 5;
@@ -172,33 +203,9 @@ export async function runTopicsCli(argv: readonly string[], io: { out: Out; err:
   let action: 'create' | 'list' | 'describe' | 'delete' | 'alter';
   let bootstrap: string;
   try {
-    const { values } = parseArgs({
-      args: [...argv],
-      options: {
-        'bootstrap-server': { type: 'string', default: '127.0.0.1:9092' },
-        create: { type: 'boolean', default: false },
-        list: { type: 'boolean', default: false },
-        describe: { type: 'boolean', default: false },
-        delete: { type: 'boolean', default: false },
-        alter: { type: 'boolean', default: false },
-        topic: { type: 'string' },
-        partitions: { type: 'string' },
-        'replication-factor': { type: 'string' },
-        config: { type: 'string', multiple: true, default: [] },
-        'if-exists': { type: 'boolean', default: false },
-        'if-not-exists': { type: 'boolean', default: false },
-        'exclude-internal': { type: 'boolean', default: false },
-        'topics-with-overrides': { type: 'boolean', default: false },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    });
-    if (values.help) {
-      io.out(USAGE);
-      return Exit.OK;
-    }
+    const parsed = parseCommand(TOPICS, argv, io);
+    if ('exit' in parsed) return parsed.exit;
+    const { values } = parsed;
     const actions = (['create', 'list', 'describe', 'delete', 'alter'] as const).filter((a) => values[a]);
     if (actions.length !== 1) throw new UsageError('give exactly one of --create, --list, --describe, --delete, --alter');
     action = actions[0]!;
@@ -219,7 +226,7 @@ export async function runTopicsCli(argv: readonly string[], io: { out: Out; err:
     if (action !== 'create' && action !== 'alter' && o.partitions !== undefined) throw new UsageError('--partitions goes with --create or --alter');
     bootstrap = values['bootstrap-server'];
   } catch (e) {
-    io.err(`fjord topics: ${(e as Error).message}\n${USAGE}`);
+    io.err(usageLine('topics', (e as Error).message));
     return Exit.USAGE;
   }
   return runAgainst('topics', bootstrap, io.err, 'Error while executing topic command', async (client) => {

@@ -10,6 +10,7 @@ import { Gauge, Histogram, type Registry } from 'prom-client';
 import { CHANNEL, subscribe, type FsyncMessage } from './channels.js';
 import { readCluster, readGroups, readTransactionStates } from './cluster-reads.js';
 import type { NodeView } from './node-view.js';
+import { partitionHealth } from './partition-health.js';
 
 const FLUSH_BUCKETS_MS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000];
 
@@ -29,6 +30,7 @@ export class BrokerGauges {
     gauge('kafka_server_replicamanager_leadercount', 'Partitions led by this node.');
     gauge('kafka_server_replicamanager_underreplicatedpartitions', 'Partitions led here whose ISR is smaller than their replica set.');
     gauge('kafka_server_replicamanager_underminisrpartitioncount', 'Partitions led here whose ISR is smaller than min.insync.replicas.');
+    gauge('kafka_server_replicamanager_atminisrpartitioncount', 'Partitions led here whose ISR is exactly min.insync.replicas: one more lost replica refuses acks=all produces.');
     gauge('kafka_controller_kafkacontroller_offlinepartitionscount', 'Partitions without a leader.');
     gauge('kafka_controller_kafkacontroller_activecontrollercount', '1 on the node that is the active controller.');
     gauge('kafka_controller_kafkacontroller_globaltopiccount', 'Topics in the cluster.');
@@ -45,7 +47,10 @@ export class BrokerGauges {
     gauge('kafka_consumergroup_lag', 'Records between a group’s committed offset and the high watermark.', ['consumergroup', 'topic', 'partition']);
     gauge('fjord_transaction_coordinator_transactional_ids', 'Transactional ids known to the transaction coordinator, by state.', ['state']);
     gauge('nodejs_eventloop_utilization', 'Fraction of time the event loop was busy since the previous scrape.');
-    gauge('kafka_network_socketserver_networkprocessoravgidlepercent', 'Idle fraction of the event loop that serves every connection (1 - utilization).');
+    gauge(
+      'kafka_network_socketserver_networkprocessoravgidlepercent',
+      'Idle fraction (0-1) since the previous scrape of the one event loop that does the work of Kafka’s network processors and request handlers (1 - event loop utilization).',
+    );
     const flush = new Histogram({
       name: 'kafka_log_logflushstats_logflushrateandtimems',
       help: 'Milliseconds per log fsync (Kafka LogFlushStats LogFlushRateAndTimeMs).',
@@ -65,23 +70,8 @@ export class BrokerGauges {
   async refresh(): Promise<void> {
     for (const g of Object.values(this.g)) g.reset();
     const { image, nodeId } = this.view;
-    let hosted = 0;
-    let leaders = 0;
-    let under = 0;
-    let underMinIsr = 0;
-    let offline = 0;
-    let partitions = 0;
     for (const t of image.topicsByName.values()) {
-      const minIsr = Number(t.configs.get('min.insync.replicas') ?? image.brokerConfigs.get('')?.get('min.insync.replicas') ?? '1');
       for (const p of t.partitions) {
-        partitions++;
-        if (p.leader < 0) offline++;
-        if (p.replicas.includes(nodeId)) hosted++;
-        if (p.leader === nodeId) {
-          leaders++;
-          if (p.isr.length < p.replicas.length) under++;
-          if (p.isr.length < minIsr) underMinIsr++;
-        }
         const log = this.view.log(t.name, p.partition);
         if (log === undefined) continue;
         const labels = { topic: t.name, partition: String(p.partition) };
@@ -92,13 +82,15 @@ export class BrokerGauges {
         this.set('kafka_cluster_partition_highwatermark', log.highWatermark, labels);
       }
     }
-    this.set('kafka_server_replicamanager_partitioncount', hosted);
-    this.set('kafka_server_replicamanager_leadercount', leaders);
-    this.set('kafka_server_replicamanager_underreplicatedpartitions', under);
-    this.set('kafka_server_replicamanager_underminisrpartitioncount', underMinIsr);
-    this.set('kafka_controller_kafkacontroller_offlinepartitionscount', offline);
+    const health = partitionHealth(image, nodeId);
+    this.set('kafka_server_replicamanager_partitioncount', health.hosted);
+    this.set('kafka_server_replicamanager_leadercount', health.leaders);
+    this.set('kafka_server_replicamanager_underreplicatedpartitions', health.underReplicated);
+    this.set('kafka_server_replicamanager_underminisrpartitioncount', health.underMinIsr);
+    this.set('kafka_server_replicamanager_atminisrpartitioncount', health.atMinIsr);
+    this.set('kafka_controller_kafkacontroller_offlinepartitionscount', health.offline);
     this.set('kafka_controller_kafkacontroller_globaltopiccount', image.topicsByName.size);
-    this.set('kafka_controller_kafkacontroller_globalpartitioncount', partitions);
+    this.set('kafka_controller_kafkacontroller_globalpartitioncount', health.partitions);
     this.set('kafka_server_kafkaserver_brokerstate', 3);
 
     const cluster = await readCluster(this.view);

@@ -14,7 +14,44 @@ export const CHANNEL = {
   mirrorFetch: 'fjord:mirror-fetch',
   /** A mirror's periodic sync step failed (KIP-1279 §10, MirrorMetadataManager's *SyncError gauges). */
   mirrorSyncError: 'fjord:mirror-sync-error',
+  /** A request was answered and its response handed to the socket (src/server/connection.ts). */
+  requestTimes: 'fjord:request-times',
+  /** A SASL authentication or re-authentication finished (src/server/sasl-authenticator.ts). */
+  authentication: 'fjord:authentication',
 } as const;
+
+/** `fjord:authentication`. */
+export interface AuthenticationMessage {
+  /** The listener's name, e.g. SASL_PLAINTEXT. */
+  readonly listener: string;
+  readonly success: boolean;
+  /** A KIP-368 re-authentication of an authenticated session. */
+  readonly reauthentication: boolean;
+}
+
+/**
+ * `fjord:request-times`: the timestamps of Kafka's RequestChannel.Request, in performance.now()
+ * milliseconds. `remoteAt` is -1 when the handler never waited remotely; for acks=0 `sentAt`
+ * equals `dequeuedAt` (no response is sent).
+ */
+export interface RequestTimesMessage {
+  readonly apiKey: number;
+  readonly apiVersion: number;
+  /** The decoded request (read only to tell a follower's Fetch from a consumer's). */
+  readonly request: unknown;
+  /** The frame was complete (startTimeNanos). */
+  readonly receivedAt: number;
+  /** The handler started (requestDequeueTimeNanos). */
+  readonly handlerStartAt: number;
+  /** The handler started waiting on something else (apiLocalCompleteTimeNanos), or -1. */
+  readonly remoteAt: number;
+  /** The response was encoded (responseCompleteTimeNanos). */
+  readonly completeAt: number;
+  /** Its turn to be written came (responseDequeueTimeNanos). */
+  readonly dequeuedAt: number;
+  /** The socket took its last byte (the end of the request). */
+  readonly sentAt: number;
+}
 
 /** `fjord:fsync`. */
 export interface FsyncMessage {

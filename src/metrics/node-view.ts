@@ -9,6 +9,8 @@
  *
  * Concurrency contract: called on the node's event loop, at scrape or page-load time only.
  */
+import type { SaslMechanism } from '../auth/sasl-mechanism.js';
+import type { MetadataListener } from '../controller/controller.js';
 import type { MetadataImage } from '../controller/metadata-image.js';
 import type { ApiHandler, RequestContext } from '../server/api-handler.js';
 import type { PartitionLog } from '../storage/partition-log.js';
@@ -23,6 +25,13 @@ export interface NodeView {
   log(topic: string, partition: number): PartitionLog | undefined;
   /** The node's handler table (uninstrumented, so page loads are not counted as client requests). */
   readonly handlers: ReadonlyMap<number, ApiHandler>;
+  /** Subscribes to applied metadata changes (the controller's onChange); returns the unsubscribe. */
+  onMetadataChange(listener: MetadataListener): () => void;
+  /**
+   * The SASL mechanisms of the node's SASL listeners (empty: no SASL listener, the pages are
+   * open); null until the listeners are open.
+   */
+  saslMechanisms(): readonly SaslMechanism[] | null;
 }
 
 const signal = new AbortController().signal;

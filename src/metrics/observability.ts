@@ -3,7 +3,8 @@
  * `/metrics`, the status page at `/` and `/status`, its body at `/status/body`, the same data as
  * JSON at `/status.json`), the request instrumentation, and slow request logging
  * (`fjord.slow.request.ms`). Off unless one of the two is configured. The listener is read-only:
- * anything but GET/HEAD gets 405.
+ * anything but GET/HEAD gets 405. With SASL listeners the status pages ask for HTTP Basic with a
+ * SASL user of the node; `/metrics` does not.
  *
  * Concurrency contract: one scrape or page build at a time recomputes the gauges; concurrent
  * scrapes wait for the running one and render its result.
@@ -12,9 +13,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Logger } from '../common/logger.js';
 import type { ApiHandler } from '../server/api-handler.js';
+import { basicCredentials, passwordLogin } from './http-login.js';
+import { AuthenticationMetrics } from './authentication-metrics.js';
 import { BrokerGauges } from './broker-gauges.js';
 import { readCluster, readGroups, readMirrors } from './cluster-reads.js';
 import { MirrorMetrics } from './mirror-metrics.js';
+import { IsrChangeCounter } from './partition-health.js';
 import type { NodeView } from './node-view.js';
 import { RequestMetrics } from './request-metrics.js';
 import { renderStatusBody, renderStatusPage, type StatusSnapshot } from './status-page.js';
@@ -40,6 +44,8 @@ export class Observability {
   private readonly requests: RequestMetrics;
   private readonly gauges: BrokerGauges;
   private readonly mirrors: MirrorMetrics;
+  private readonly authentication: AuthenticationMetrics;
+  private readonly isrChanges: IsrChangeCounter;
   private server: Server | null = null;
   private boundPort = 0;
   private refreshing: Promise<void> | null = null;
@@ -49,6 +55,8 @@ export class Observability {
     this.requests = new RequestMetrics({ register: this.register, image: opts.view.image, log: opts.log, slowRequestMs: opts.slowRequestMs });
     this.gauges = new BrokerGauges(opts.view, this.register);
     this.mirrors = new MirrorMetrics(this.register, opts.view.image);
+    this.authentication = new AuthenticationMetrics(this.register);
+    this.isrChanges = new IsrChangeCounter(opts.view.image, opts.view.nodeId, this.register, (l) => opts.view.onMetadataChange(l));
   }
 
   /** null when neither the listener nor slow request logging is configured. */
@@ -96,6 +104,7 @@ export class Observability {
         await this.refresh();
         return send(res, 200, this.register.contentType, await this.register.metrics());
       }
+      if (!(await this.loggedIn(req, res))) return;
       if (path === '/' || path === '/status') return send(res, 200, 'text/html; charset=utf-8', renderStatusPage(await this.snapshot()));
       if (path === '/status/body') return send(res, 200, 'text/html; charset=utf-8', renderStatusBody(await this.snapshot()));
       if (path === '/status.json') {
@@ -108,6 +117,26 @@ export class Observability {
       this.opts.log.error('metrics request failed', { path, err: err instanceof Error ? err : String(err) });
       send(res, 500, 'text/plain; charset=utf-8', 'Internal error\n');
     }
+  }
+
+  /**
+   * With SASL listeners the status pages need HTTP Basic with a user of theirs (http-login.ts);
+   * answers 401 (or 503 before the listeners are open) and false otherwise. `/metrics` stays
+   * open, as Prometheus scrapes usually are.
+   */
+  private async loggedIn(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const mechanisms = this.opts.view.saslMechanisms();
+    if (mechanisms === null) {
+      send(res, 503, 'text/plain; charset=utf-8', 'Starting.\n');
+      return false;
+    }
+    if (mechanisms.length === 0) return true;
+    const given = basicCredentials(req.headers.authorization);
+    if (given !== null && (await passwordLogin(mechanisms, given.user, given.password))) return true;
+    if (given !== null) this.opts.log.warn('status page login failed', { user: given.user, client: req.socket.remoteAddress });
+    res.setHeader('www-authenticate', 'Basic realm="fjord", charset="UTF-8"');
+    send(res, 401, 'text/plain; charset=utf-8', 'Log in with a SASL user of this node.\n');
+    return false;
   }
 
   /** Recomputes the scrape-time gauges; concurrent callers share one run. */
@@ -138,6 +167,9 @@ export class Observability {
   }
 
   async close(): Promise<void> {
+    this.requests.close();
+    this.authentication.close();
+    this.isrChanges.close();
     this.gauges.close();
     this.mirrors.close();
     const server = this.server;

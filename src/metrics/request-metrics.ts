@@ -2,11 +2,8 @@
  * Per-request metrics, taken by wrapping the node's API handlers (the handler contract of
  * src/server/api-handler.ts), so no handler carries metrics code:
  *
- * - Kafka's `RequestMetrics` (JMX exporter names `kafka_network_requestmetrics_*`): requests per
- *   API and version, and the total time histogram per API, from the decoded request to the
- *   response being ready. Fjord has no request or response queue between threads (one event
- *   loop, the handler runs as the request is decoded), so Kafka's queue times have no
- *   counterpart here.
+ * - Kafka's `RequestMetrics` (requests per API and version, the time split per API): from the
+ *   connection's timestamps, in request-times.ts.
  * - Kafka's `BrokerTopicMetrics` per topic: bytes and messages in (successful produce appends,
  *   as ReplicaManager.appendRecords counts them), bytes rejected, bytes out (consumer fetches;
  *   follower fetches count as replication bytes out), total and failed produce/fetch requests
@@ -14,7 +11,7 @@
  * - Slow requests (`fjord.slow.request.ms`): logged with the API, version, client id and partition
  *   count. A Fetch counts only the time beyond its own MaxWaitMs, so an idle long poll is not slow.
  */
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import type { Logger } from '../common/logger.js';
 import type { MetadataImage } from '../controller/metadata-image.js';
 import { API_TABLE, ApiKey } from '../protocol/generated/api-table.js';
@@ -24,9 +21,7 @@ import type { ProduceRequest } from '../protocol/generated/messages/produce-requ
 import type { ProduceResponseInput } from '../protocol/generated/messages/produce-response.js';
 import type { ApiHandler, RequestContext } from '../server/api-handler.js';
 import { countRecords } from './batch-headers.js';
-
-/** Milliseconds; spans a cached read to a long poll. */
-const TIME_BUCKETS_MS = [0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
+import { RequestTimeMetrics } from './request-times.js';
 
 type TopicCounter = Counter<'topic'>;
 
@@ -55,8 +50,7 @@ export interface RequestMetricsOptions {
 }
 
 export class RequestMetrics {
-  private readonly requests: Counter<'request' | 'version'>;
-  private readonly totalTime: Histogram<'request'>;
+  private readonly times: RequestTimeMetrics;
   private readonly bytesIn: TopicCounter;
   private readonly messagesIn: TopicCounter;
   private readonly bytesRejected: TopicCounter;
@@ -69,19 +63,7 @@ export class RequestMetrics {
 
   constructor(private readonly opts: RequestMetricsOptions) {
     const register = opts.register;
-    this.requests = new Counter({
-      name: 'kafka_network_requestmetrics_requests_total',
-      help: 'Requests received, per API and version (Kafka RequestMetrics RequestsPerSec).',
-      labelNames: ['request', 'version'],
-      registers: [register],
-    });
-    this.totalTime = new Histogram({
-      name: 'kafka_network_requestmetrics_totaltimems',
-      help: 'Milliseconds from the decoded request to its response being ready, per API (Kafka RequestMetrics TotalTimeMs).',
-      labelNames: ['request'],
-      buckets: TIME_BUCKETS_MS,
-      registers: [register],
-    });
+    this.times = new RequestTimeMetrics(register);
     this.bytesIn = topicCounter(register, 'bytesin', 'Record-batch bytes appended by produce requests, per topic.');
     this.messagesIn = topicCounter(register, 'messagesin', 'Records appended by produce requests, per topic.');
     this.bytesRejected = topicCounter(register, 'bytesrejected', 'Record-batch bytes of produce partitions that failed, per topic.');
@@ -102,8 +84,6 @@ export class RequestMetrics {
 
   private wrap(h: ApiHandler): ApiHandler {
     const name = API_TABLE[h.apiKey]?.name ?? String(h.apiKey);
-    const timer = this.totalTime.labels(name);
-    const byVersion = new Map<number, Counter.Internal>();
     return {
       apiKey: h.apiKey,
       minVersion: h.minVersion,
@@ -111,13 +91,9 @@ export class RequestMetrics {
       decode: (r, v) => h.decode(r, v),
       encode: (w, res, v) => h.encode(w, res, v),
       handle: (ctx, req) => {
-        let count = byVersion.get(ctx.apiVersion);
-        if (count === undefined) byVersion.set(ctx.apiVersion, (count = this.requests.labels(name, String(ctx.apiVersion))));
-        count.inc();
         const started = performance.now();
         const done = (res: unknown, failed: boolean): void => {
           const ms = performance.now() - started;
-          timer.observe(ms);
           if (h.apiKey === ApiKey.Produce) this.onProduce(req as ProduceRequest, res as ProduceResponseInput | null, failed);
           else if (h.apiKey === ApiKey.Fetch && !failed) this.onFetch(req as FetchRequest, res as FetchResponseInput | null);
           this.maybeLogSlow(name, ctx, req, ms);
@@ -171,6 +147,10 @@ export class RequestMetrics {
       this.topics.set(t.name, c);
     }
     return c;
+  }
+
+  close(): void {
+    this.times.close();
   }
 
   /** Drops the series of deleted topics (Kafka's BrokerTopicStats.removeMetrics on deletion). */

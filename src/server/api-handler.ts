@@ -17,6 +17,13 @@ export interface RequestContext {
   readonly listener?: ListenerEndpoint;
   /** Aborted when the connection closes: long polls stop waiting. */
   readonly signal: AbortSignal;
+  /**
+   * Called by a handler when its local work is done and it starts waiting on something else (a
+   * long-poll Fetch waiting for data, an acks=all Produce waiting for durability): Kafka's
+   * apiLocalCompleteTimeNanos, where a request moves into purgatory. Only the first call counts;
+   * absent when nobody measures request times.
+   */
+  readonly waitingRemotely?: (() => void) | undefined;
 }
 
 /**

@@ -12,8 +12,15 @@
  * SaslAuthenticate are read (anything else closes it), at most `sasl.server.max.receive.size`
  * bytes may be pending, and a failed SASL step closes the connection once its answer is written.
  * Every request carries the connection's principal and listener in its RequestContext.
+ *
+ * Request timing: while something subscribes to `fjord:request-times` (the metrics room does),
+ * each request carries the timestamps of Kafka's RequestChannel.Request (received, handler
+ * started, local work done, response ready, response dequeued, response sent) and they are
+ * published once the response has been handed to the socket; with no subscriber nothing is kept.
  */
+import { channel } from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { DecodeError } from '../protocol/decode-error.js';
 import { Reader } from '../protocol/reader.js';
 import { Writer } from '../protocol/writer.js';
@@ -54,6 +61,29 @@ export interface ConnectionOptions {
   onClose(conn: Connection): void;
 }
 
+/** The message shape is documented in src/metrics/channels.ts (RequestTimesMessage). */
+const requestTimes = channel('fjord:request-times');
+
+/**
+ * Kafka's RequestChannel.Request timestamps, in performance.now() milliseconds: startTimeNanos
+ * (the frame is complete), requestDequeueTimeNanos (the handler starts), apiLocalCompleteTimeNanos
+ * (the handler says it waits remotely; -1 when it never does), responseCompleteTimeNanos (the
+ * response is encoded), responseDequeueTimeNanos (its turn to be written: responses leave in
+ * request order) and the end (the socket took the last byte).
+ */
+interface RequestTimes {
+  readonly apiKey: number;
+  readonly apiVersion: number;
+  /** The decoded request, so a Fetch can also be counted as FetchConsumer or FetchFollower. */
+  readonly request: unknown;
+  readonly receivedAt: number;
+  handlerStartAt: number;
+  remoteAt: number;
+  completeAt: number;
+  dequeuedAt: number;
+  sentAt: number;
+}
+
 interface Slot {
   readonly correlationId: number;
   readonly responseHeaderVersion: number;
@@ -64,6 +94,8 @@ interface Slot {
   raw?: boolean;
   /** Close the connection once this response is written (a failed SASL step). */
   closeAfter?: boolean;
+  /** Only while `fjord:request-times` has subscribers. */
+  times?: RequestTimes;
 }
 
 const API_VERSIONS = 18;
@@ -141,6 +173,7 @@ export class Connection {
       this.close('bad frame');
       return;
     }
+    const receivedAt = requestTimes.hasSubscribers && frames.length > 0 ? performance.now() : -1;
     const sasl = this.opts.sasl;
     if (sasl && !sasl.authenticated && this.frames.bufferedBytes > sasl.maxReceiveSize) {
       // Kafka's sasl.server.max.receive.size: an unauthenticated client cannot make us buffer more.
@@ -150,7 +183,7 @@ export class Connection {
     }
     for (const frame of frames) {
       if (this.closed) return;
-      this.onFrame(frame);
+      this.onFrame(frame, receivedAt);
     }
     if (this.queue.length >= this.opts.maxInFlight && !this.paused) {
       this.paused = true;
@@ -158,7 +191,8 @@ export class Connection {
     }
   }
 
-  private onFrame(frame: Buffer): void {
+  /** `receivedAt`: when the read that completed the frame arrived, or -1 when nobody times requests. */
+  private onFrame(frame: Buffer, receivedAt: number): void {
     const sasl = this.opts.sasl;
     if (sasl?.expectsRawToken) {
       this.onRawToken(sasl, frame);
@@ -221,6 +255,9 @@ export class Connection {
     }
     const slot: Slot = { correlationId, responseHeaderVersion: this.opts.headers.response(apiKey, apiVersion), done: false, chunks: null };
     this.queue.push(slot);
+    const times: RequestTimes | undefined =
+      receivedAt < 0 ? undefined : { apiKey, apiVersion, request: req, receivedAt, handlerStartAt: 0, remoteAt: -1, completeAt: 0, dequeuedAt: 0, sentAt: 0 };
+    if (times !== undefined) slot.times = times;
     const ctx: RequestContext = {
       apiKey,
       apiVersion,
@@ -231,8 +268,15 @@ export class Connection {
       clientAddress: this.clientAddress,
       listener: this.opts.endpoint(),
       signal: this.requestSignal,
+      waitingRemotely:
+        times === undefined
+          ? undefined
+          : () => {
+              if (times.remoteAt < 0) times.remoteAt = performance.now();
+            },
     };
     let result: unknown;
+    if (times !== undefined) times.handlerStartAt = performance.now();
     try {
       result = handler.handle(ctx, req);
     } catch (err) {
@@ -261,6 +305,7 @@ export class Connection {
       }
       slot.chunks = w.chunkList();
     }
+    if (slot.times !== undefined) slot.times.completeAt = performance.now();
     slot.done = true;
     if (this.opts.sasl?.failed) slot.closeAfter = true;
     this.flush();
@@ -296,7 +341,16 @@ export class Connection {
     let wrote = false;
     while (this.queue.length > 0 && this.queue[0]!.done) {
       const slot = this.queue.shift()!;
-      if (slot.chunks === null) continue;
+      const times = slot.times;
+      if (times !== undefined) times.dequeuedAt = performance.now();
+      if (slot.chunks === null) {
+        // acks=0: nothing to send, the request ends here (Kafka's NoOpResponse).
+        if (times !== undefined) {
+          times.sentAt = times.dequeuedAt;
+          requestTimes.publish(times);
+        }
+        continue;
+      }
       let bodyLength = 0;
       for (const c of slot.chunks) bodyLength += c.length;
       const headerLength = slot.raw ? 0 : slot.responseHeaderVersion >= 1 ? 5 : 4;
@@ -306,8 +360,18 @@ export class Connection {
       if (headerLength === 5) head[8] = 0;
       if (!wrote) this.socket.cork();
       wrote = true;
-      this.socket.write(head);
-      for (const c of slot.chunks) this.socket.write(c);
+      // The last write's callback runs once the socket has taken the whole response.
+      const sent =
+        times === undefined
+          ? undefined
+          : (err?: Error | null): void => {
+              if (err) return;
+              times.sentAt = performance.now();
+              requestTimes.publish(times);
+            };
+      const last = slot.chunks.length - 1;
+      this.socket.write(head, last < 0 ? sent : undefined);
+      for (let i = 0; i <= last; i++) this.socket.write(slot.chunks[i]!, i === last ? sent : undefined);
       if (slot.closeAfter) {
         this.socket.uncork();
         this.closeAfterWrite('SASL authentication failed');

@@ -6,6 +6,7 @@
 import type { Logger } from '../common/logger.js';
 import type { ApiHandler } from './api-handler.js';
 import type { HeaderVersions } from './connection.js';
+import type { SaslMechanism } from '../auth/sasl-mechanism.js';
 import { listenerSecurity, type ListenerSecurity, type SecurityDeps } from './listener-security.js';
 import type { ConfigLookup, ListenerEndpoint, ListenerPlan, ListenerSpec } from './listeners.js';
 import { BrokerServer } from './server.js';
@@ -69,6 +70,11 @@ export class BrokerListeners {
     const server = this.servers.get(name);
     if (!spec || !server) throw new Error(`no listener ${name}`);
     return endpointOf(spec, server.port);
+  }
+
+  /** The SASL mechanisms of every SASL listener: their users are the node's users (the status page logs in with them). */
+  get saslMechanisms(): SaslMechanism[] {
+    return this.securities.flatMap((s) => (s.sasl ? [...s.sasl.mechanisms.values()] : []));
   }
 
   get endpoints(): ListenerEndpoint[] {

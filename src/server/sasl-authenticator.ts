@@ -7,7 +7,13 @@
  * `connections.max.reauth.ms` set, a session lasts at most that long (and no longer than an
  * OAuth token's expiry); a SaslHandshake v1+ on an authenticated connection re-authenticates it
  * as the same principal.
+ *
+ * Every authentication and re-authentication outcome is published on `fjord:authentication`
+ * (shape in src/metrics/channels.ts) when something listens: Kafka's Selector counts them as
+ * successful-/failed-(re)authentication per listener. As in Kafka, every failed step counts, an
+ * unsupported mechanism or an illegal SASL state included.
  */
+import { channel } from 'node:diagnostics_channel';
 import type { Logger } from '../common/logger.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
@@ -59,6 +65,8 @@ export class FailedLoginLog {
 
 type State = 'handshake' | 'authenticate' | 'authenticated' | 'failed';
 
+const authentication = channel('fjord:authentication');
+
 export class SaslAuthenticator {
   private state: State = 'handshake';
   private handshakeVersion = 1;
@@ -66,13 +74,21 @@ export class SaslAuthenticator {
   private mechanism = '';
   private principalName: string | null = null;
   private expiresAt: number | null = null;
+  /** The SASL exchange in progress re-authenticates an authenticated session (KIP-368). */
+  private reauthenticating = false;
 
   constructor(
     private readonly settings: SaslListenerSettings,
     private readonly failures: FailedLoginLog,
     private readonly clientAddress: string,
+    /** The listener's name, for the authentication counters. */
+    private readonly listener = '',
     private readonly now: () => number = Date.now,
   ) {}
+
+  private report(success: boolean): void {
+    if (authentication.hasSubscribers) authentication.publish({ listener: this.listener, success, reauthentication: this.reauthenticating });
+  }
 
   /** `User:<name>` once authenticated; null before. */
   get principal(): string | null {
@@ -110,13 +126,16 @@ export class SaslAuthenticator {
   handshake(mechanism: string, version: number): SaslStepResult<HandshakeAnswer> {
     const mechanisms = [...this.settings.mechanisms.keys()];
     const reauth = this.state === 'authenticated';
+    this.reauthenticating = reauth;
     if ((this.state !== 'handshake' && !reauth) || (reauth && version < 1)) {
       this.state = 'failed';
+      this.report(false);
       return { response: { errorCode: ErrorCode.ILLEGAL_SASL_STATE, mechanisms }, close: true };
     }
     const m = this.settings.mechanisms.get(mechanism);
     if (!m || (reauth && mechanism !== this.mechanism)) {
       this.state = 'failed';
+      this.report(false);
       return { response: { errorCode: ErrorCode.UNSUPPORTED_SASL_MECHANISM, mechanisms }, close: true };
     }
     this.mechanism = mechanism;
@@ -129,6 +148,7 @@ export class SaslAuthenticator {
   async authenticate(token: Buffer): Promise<SaslStepResult<AuthenticateAnswer>> {
     const fail = async (code: number, message: string): Promise<SaslStepResult<AuthenticateAnswer>> => {
       this.state = 'failed';
+      this.report(false);
       if (code === ErrorCode.SASL_AUTHENTICATION_FAILED) {
         this.failures.record({ client: this.clientAddress, mechanism: this.mechanism, reason: message }, this.now());
         if (this.settings.failedAuthenticationDelayMs > 0) await new Promise((r) => setTimeout(r, this.settings.failedAuthenticationDelayMs));
@@ -157,6 +177,7 @@ export class SaslAuthenticator {
     const lifetime = this.sessionLifetimeMs(this.server.credentialExpiresAtMs);
     this.expiresAt = lifetime > 0 ? this.now() + lifetime : null;
     this.server = null;
+    this.report(true);
     return { response: { errorCode: ErrorCode.NONE, errorMessage: null, authBytes: challenge, sessionLifetimeMs: BigInt(lifetime) }, close: false };
   }
 

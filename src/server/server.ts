@@ -107,7 +107,7 @@ export class BrokerServer {
       shutdown: this.shutdown.signal,
       endpoint: () => this.opts.endpoint?.() ?? { name: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', host: this.opts.host, port: this.boundPort },
       transportPrincipal,
-      sasl: security?.sasl ? new SaslAuthenticator(security.sasl, this.failedLogins, clientAddress) : null,
+      sasl: security?.sasl ? new SaslAuthenticator(security.sasl, this.failedLogins, clientAddress, security.listener) : null,
       authenticationTimeoutMs: security?.authenticationTimeoutMs ?? 0,
       unsupportedApiVersionsBody: () => this.opts.unsupportedApiVersionsBody(),
       onClose: (c) => this.connections.delete(c),

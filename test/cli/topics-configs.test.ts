@@ -113,11 +113,11 @@ describe('fjord topics', () => {
     expect(await topics('--delete', '--topic', 'payments', '--if-exists')).toMatchObject({ code: 0, err: '' });
   });
 
-  it('exits 2 on bad usage and prints the usage, and 0 with the usage for --help', async () => {
+  it('exits 2 with one line on bad usage, and 0 with the usage for --help', async () => {
     for (const argv of [['--list', '--describe'], ['--create'], ['--alter', '--topic', 'orders'], ['--list', '--bogus'], ['--create', '--topic', 'x', '--partitions', 'zero']]) {
       const r = await topics(...argv);
       expect(r.code, argv.join(' ')).toBe(2);
-      expect(r.err).toContain('usage: fjord topics');
+      expect(r.err).toMatch(/^fjord topics: .+ \(see 'fjord topics --help'\)\n$/);
     }
     const help = await fjord('topics', '--help');
     expect(help.code).toBe(0);
@@ -188,7 +188,7 @@ describe('fjord configs', () => {
     for (const argv of [['--entity-type', 'users', '--entity-name', 'x', '--describe'], ['--entity-type', 'topics', '--describe'], ['--entity-type', 'topics', '--entity-name', 'a', '--alter'], ['--entity-type', 'topics', '--entity-default', '--describe'], ['--entity-type', 'topics', '--entity-name', 'a', '--alter', '--add-config', 'novalue']]) {
       const r = await configs(...argv);
       expect(r.code, argv.join(' ')).toBe(2);
-      expect(r.err).toContain('usage: fjord configs');
+      expect(r.err).toMatch(/^fjord configs: .+ \(see 'fjord configs --help'\)\n$/);
     }
   });
 });

@@ -246,7 +246,7 @@ describe('Prometheus scraping the nodes', () => {
 
     // Every query of the Grafana dashboard in ops/ parses, and every series it names is exported.
     const dashboard = JSON.parse(readFileSync(join(ROOT, 'ops/grafana-dashboard.json'), 'utf8')) as { panels: { targets?: { expr: string }[] }[] };
-    const exprs = dashboard.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr.replace(/\$__rate_interval/g, '1m').replace(/\$(instance|mirror)/g, '.*'));
+    const exprs = dashboard.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr.replace(/\$__rate_interval/g, '1m').replace(/\$(instance|mirror|request)/g, '.*'));
     expect(exprs.length).toBeGreaterThan(20);
     // A series is exported when it has samples or is declared (a gauge with no FAILED partition has none).
     const exported = new Set([...(await scrape(metricsA)), ...(await scrape(metricsB))].map((x) => x.name));

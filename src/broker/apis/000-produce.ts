@@ -148,6 +148,8 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
           );
         }
       }
+      // acks=all waits for durability, as Kafka's delayed produce waits for the ISR.
+      if (acks === -1 && pending.length > 0) rc.waitingRemotely?.();
       await Promise.all(pending);
       if (acks === 0) {
         if (failedCode !== null) throw new KafkaError(failedCode, 'acks=0 produce failed for some partition');

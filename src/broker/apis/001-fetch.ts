@@ -286,6 +286,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
         result.bytes < req.minBytes &&
         !result.outcomes.some((o, i) => o.out.divergingEpoch !== undefined || mirrorNews(o, wanted[i]!));
       if (mustWait()) {
+        rc.waitingRemotely?.(); // from here the request is a delayed fetch (Kafka's purgatory)
         const watch = new AppendWatch();
         try {
           while (mustWait() && Date.now() < deadline && !rc.signal.aborted) {
