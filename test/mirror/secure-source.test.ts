@@ -71,9 +71,7 @@ beforeAll(async () => {
     }),
     startNode({ overrides: { 'mirror.failed.retry.initial.backoff.ms': 200, 'mirror.failed.retry.max.backoff.ms': 1000, 'mirror.metadata.refresh.interval.ms': 1000 } }),
   ]);
-  console.log('started', Date.now());
   await addScramUser(USER, PASSWORD);
-  console.log('scram', Date.now());
   kafkaAdmin = new Kafka({ clientId: 'secure', brokers: [kafka.bootstrap], logLevel: logLevel.NOTHING }).admin();
   await kafkaAdmin.connect();
   // The source permissions of KIP-1279 §11, for the SCRAM principal on `sec-*` and the
@@ -94,9 +92,7 @@ beforeAll(async () => {
     acl.push(allow(principal, AclResourceTypes.CLUSTER, 'kafka-cluster', AclOperationTypes.DESCRIBE));
   }
   for (const op of [AclOperationTypes.DESCRIBE, AclOperationTypes.DESCRIBE_CONFIGS]) acl.push(allow(`User:${USER}`, AclResourceTypes.TOPIC, 'locked', op));
-  console.log('acl', Date.now());
   await kafkaAdmin.createAcls({ acl });
-  console.log('acl done', Date.now());
 }, 180_000);
 
 afterAll(async () => {
