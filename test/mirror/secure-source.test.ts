@@ -25,6 +25,7 @@ import { KafkaConnection } from '../../src/client/kafka-connection.js';
 import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { CLUSTER_MIRROR_RESOURCE_TYPE } from '../../src/mirror/mirror-host.js';
 import { ApiKey } from '../../src/protocol/generated/api-table.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { encodeAlterUserScramCredentialsRequest } from '../../src/protocol/generated/messages/alter-user-scram-credentials-request.js';
 import { decodeAlterUserScramCredentialsResponse } from '../../src/protocol/generated/messages/alter-user-scram-credentials-response.js';
 import { encodeDescribeConfigsRequest } from '../../src/protocol/generated/messages/describe-configs-request.js';
@@ -239,7 +240,7 @@ describe('a SASL_SSL + SCRAM-SHA-512 Apache Kafka source with ACLs', () => {
   it('mirrors byte for byte, hides the credentials, fails over and restarts from the source', async () => {
     const topic = 'sec-orders';
     await createTopic(topic, 40);
-    const cfg = mirrorConfigFile(MIRROR, {
+    const props = {
       'bootstrap.servers': `127.0.0.1:${kafka.listenerPorts.SASL_SSL}`,
       'security.protocol': 'SASL_SSL',
       'sasl.mechanism': 'SCRAM-SHA-512',
@@ -247,7 +248,12 @@ describe('a SASL_SSL + SCRAM-SHA-512 Apache Kafka source with ACLs', () => {
       'ssl.truststore.location': pki.truststoreJks,
       'ssl.truststore.password': STORE_PASSWORD,
       'mirror.fetch.wait.max.ms': '100',
-    });
+    };
+    const cfg = mirrorConfigFile(MIRROR, props);
+    const noStore = mirrorConfigFile('no-store', { ...props, 'ssl.truststore.location': join(pki.dir, 'missing.jks') });
+    const refused = await cli('--create', '--mirror', 'no-store', '--mirror-config', noStore);
+    expect(refused.code).not.toBe(0);
+    expect(refused.err).toMatch(/INVALID_CONFIG.*cannot read ssl.truststore.location/s);
     expect(await cli('--create', '--mirror', MIRROR, '--mirror-config', cfg)).toMatchObject({ code: 0 });
     expect((await cli('--start', '--mirror', MIRROR, '--topics', topic)).out).toBe(`Started mirroring of topic ${topic}.`);
     await waitFor('mirrored', () => mirroredExactly(topic));
@@ -295,6 +301,10 @@ describe('a SASL_SSL + SCRAM-SHA-512 Apache Kafka source with ACLs', () => {
       return r?.state === 'FAILED' && /SASL_AUTHENTICATION_FAILED/.test(r.errorMessage ?? '');
     });
     await produce(kafka.bootstrap, topic, 65, 10);
+    // Settings the mirror could not connect with at all are refused, and change nothing.
+    const noLogin = await alterConfig(CLUSTER_MIRROR_RESOURCE_TYPE, MIRROR, 'sasl.jaas.config', null);
+    expect(noLogin.errorCode).toBe(ErrorCode.INVALID_CONFIG);
+    expect(noLogin.errorMessage).toMatch(/sasl.jaas.config is required/);
     expect(await alterConfig(CLUSTER_MIRROR_RESOURCE_TYPE, MIRROR, 'sasl.jaas.config', SCRAM_JAAS(PASSWORD))).toEqual({ errorCode: 0, errorMessage: null });
     await waitFor('resumed with the right password', () => mirroredExactly(topic));
   });
