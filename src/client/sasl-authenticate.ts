@@ -7,7 +7,8 @@
  *
  * When the broker names a session lifetime (`connections.max.reauth.ms`, KIP-368), the client
  * re-authenticates on the same connection before the session expires, at 85-95% of it as
- * Kafka's client does, so the broker never has to close it.
+ * Kafka's client does, so the broker never has to close it; other requests on the connection
+ * wait while it runs.
  */
 import { ApiKey } from '../protocol/generated/api-table.js';
 import { ERRORS, ErrorCode } from '../protocol/generated/errors.js';
@@ -30,7 +31,7 @@ function codeName(code: number): string {
 export function saslAuthenticator(login: SaslLogin): (conn: KafkaConnection) => Promise<void> {
   const authenticate = async (conn: KafkaConnection): Promise<void> => {
     const lifetimeMs = await exchange(conn, login);
-    if (lifetimeMs > 0) scheduleReauthentication(conn, lifetimeMs, () => exchange(conn, login));
+    if (lifetimeMs > 0) scheduleReauthentication(conn, lifetimeMs, () => conn.holdRequests(() => exchange(conn, login)));
   };
   return authenticate;
 }
@@ -39,7 +40,7 @@ export function saslAuthenticator(login: SaslLogin): (conn: KafkaConnection) => 
 async function exchange(conn: KafkaConnection, login: SaslLogin): Promise<number> {
   const hv = conn.pickVersion(ApiKey.SaslHandshake, [1, 1]);
   if (hv < 0) throw new KafkaError(ErrorCode.ILLEGAL_SASL_STATE, `${conn.address}: the broker does not offer SaslHandshake v1 (is this a SASL listener?)`);
-  const hs = await conn.request(ApiKey.SaslHandshake, hv, (w) => encodeSaslHandshakeRequest(w, { mechanism: login.mechanism }, hv), (r) => decodeSaslHandshakeResponse(r, hv));
+  const hs = await conn.request(ApiKey.SaslHandshake, hv, (w) => encodeSaslHandshakeRequest(w, { mechanism: login.mechanism }, hv), (r) => decodeSaslHandshakeResponse(r, hv), true);
   if (hs.errorCode !== ErrorCode.NONE) {
     throw new KafkaError(hs.errorCode, `${codeName(hs.errorCode)}: ${conn.address} does not accept SASL mechanism ${login.mechanism} (it offers ${hs.mechanisms.join(', ') || 'none'})`);
   }
@@ -51,7 +52,7 @@ async function exchange(conn: KafkaConnection, login: SaslLogin): Promise<number
   for (let round = 0; token !== null; round++) {
     if (round >= MAX_ROUND_TRIPS) throw new KafkaError(ErrorCode.ILLEGAL_SASL_STATE, `${conn.address}: SASL ${login.mechanism} did not complete in ${MAX_ROUND_TRIPS} round trips`);
     const sent: Buffer = token;
-    const res = await conn.request(ApiKey.SaslAuthenticate, av, (w) => encodeSaslAuthenticateRequest(w, { authBytes: sent }, av), (r) => decodeSaslAuthenticateResponse(r, av));
+    const res = await conn.request(ApiKey.SaslAuthenticate, av, (w) => encodeSaslAuthenticateRequest(w, { authBytes: sent }, av), (r) => decodeSaslAuthenticateResponse(r, av), true);
     if (res.errorCode !== ErrorCode.NONE) {
       throw new KafkaError(res.errorCode, `${codeName(res.errorCode)}: ${conn.address}: ${res.errorMessage ?? `SASL ${login.mechanism} authentication failed`}`);
     }

@@ -143,12 +143,18 @@ describe('SASL from client configs', () => {
     const opts = clientOptionsFromConfig(new Map([['bootstrap.servers', 'x:1'], ['security.protocol', 'SASL_PLAINTEXT'], ['sasl.jaas.config', plainJaas('alice', 'alice-secret')]]), 'reauth');
     const conn = await KafkaConnection.connect({ host: '127.0.0.1', port: node.port('REAUTH'), clientId: 'reauth', authenticate: opts.authenticate! });
     try {
-      // Three session lifetimes: without re-authentication the node closes the connection after one.
-      await new Promise((r) => setTimeout(r, 3000));
-      expect(conn.isClosed).toBe(false);
+      // Requests keep flowing over three session lifetimes: without re-authentication the node
+      // closes the connection after one.
       const api = Apis.DescribeCluster;
-      const res = await conn.request(api.apiKey, 0, (w) => api.encode(w, { includeClusterAuthorizedOperations: false }, 0), (r) => api.decode(r, 0));
-      expect(res.clusterId).toBe(clusterId);
+      const until = Date.now() + 3000;
+      let answered = 0;
+      while (Date.now() < until) {
+        const res = await Promise.all([0, 1, 2].map(() => conn.request(api.apiKey, 0, (w) => api.encode(w, { includeClusterAuthorizedOperations: false }, 0), (r) => api.decode(r, 0))));
+        for (const r of res) expect(r.clusterId).toBe(clusterId);
+        answered += res.length;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(answered).toBeGreaterThan(30);
       expect(conn.isClosed).toBe(false);
     } finally {
       conn.close();

@@ -10,7 +10,8 @@
  * source (the old copy truncated and mirrored again); the credentials are never shown by
  * DescribeConfigs; a topic without READ fails with TOPIC_AUTHORIZATION_FAILED until READ is
  * granted; a wrong password fails the partitions with SASL_AUTHENTICATION_FAILED and fixing it
- * with IncrementalAlterConfigs reconnects and resumes with no gap; an mTLS source; and
+ * with IncrementalAlterConfigs reconnects and resumes with no gap; SASL sessions that the source
+ * ends every 3 s (connections.max.reauth.ms), re-authenticated; an mTLS source; and
  * `mirror.replication.throttled.rate`, set at run time, holds the catch-up near the rate.
  *
  * The PLAINTEXT listener stays for the test's own admin work (its anonymous principal is a super
@@ -67,6 +68,8 @@ beforeAll(async () => {
         'ssl.truststore.location': pki.truststoreJks,
         'ssl.truststore.password': STORE_PASSWORD,
         'listener.name.mtls.ssl.client.auth': 'required',
+        // Sessions end every few seconds: the mirror's connections re-authenticate (KIP-368).
+        'listener.name.sasl_ssl.connections.max.reauth.ms': '3000',
         'allow.everyone.if.no.acl.found': 'false',
       },
     }),
