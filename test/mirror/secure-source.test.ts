@@ -97,7 +97,7 @@ beforeAll(async () => {
   }
   for (const op of [AclOperationTypes.DESCRIBE, AclOperationTypes.DESCRIBE_CONFIGS]) acl.push(allow(`User:${USER}`, AclResourceTypes.TOPIC, 'locked', op));
   await kafkaAdmin.createAcls({ acl });
-}, 180_000);
+}, 300_000);
 
 afterAll(async () => {
   await kafkaAdmin?.disconnect();
