@@ -11,7 +11,8 @@
  * DescribeConfigs; a topic without READ fails with TOPIC_AUTHORIZATION_FAILED until READ is
  * granted; a wrong password fails the partitions with SASL_AUTHENTICATION_FAILED and fixing it
  * with IncrementalAlterConfigs reconnects and resumes with no gap; SASL sessions that the source
- * ends every 3 s (connections.max.reauth.ms), re-authenticated; an mTLS source; and
+ * ends every 3 s (connections.max.reauth.ms), re-authenticated; topics started by a pattern the
+ * node resolves with its own (hidden) credentials; an mTLS source; and
  * `mirror.replication.throttled.rate`, set at run time, holds the catch-up near the rate.
  *
  * The PLAINTEXT listener stays for the test's own admin work (its anonymous principal is a super
@@ -310,6 +311,17 @@ describe('a SASL_SSL + SCRAM-SHA-512 Apache Kafka source with ACLs', () => {
     expect(noLogin.errorMessage).toMatch(/sasl.jaas.config is required/);
     expect(await alterConfig(CLUSTER_MIRROR_RESOURCE_TYPE, MIRROR, 'sasl.jaas.config', SCRAM_JAAS(PASSWORD))).toEqual({ errorCode: 0, errorMessage: null });
     await waitFor('resumed with the right password', () => mirroredExactly(topic));
+  });
+
+  it('starts topics by pattern: the node, which holds the hidden credentials, discovers them', async () => {
+    const topic = 'sec-discovered';
+    await createTopic(topic, 7);
+    expect(await cli('--start', '--mirror', MIRROR, '--topics', 'sec-disc.*')).toEqual({
+      code: 0,
+      out: 'The patterns were saved; the node starts the source topics they match as it discovers them.',
+      err: '',
+    });
+    await waitFor('discovered and mirrored', () => mirroredExactly(topic));
   });
 
   it('mirrors from an SSL listener that requires a client certificate (mTLS)', async () => {
