@@ -234,8 +234,17 @@ async function start(admin: MirrorAdmin, mirror: string, patterns: string[], exc
   const cfg = await admin.describeMirrorConfig(mirror);
   const srcBootstrap = cfg.find((c) => c.name === 'bootstrap.servers')?.value;
   let names = patterns.filter(isLiteral);
+  // A secured source's credentials are never shown (DescribeConfigs hides them), so this command
+  // cannot list its topics: the node, which holds them, resolves the patterns by discovery.
+  let source: MirrorAdmin | null = null;
   if (srcBootstrap != null && patterns.some((p) => !isLiteral(p))) {
-    const source = new MirrorAdmin(clientOptionsFromConfig(new Map(cfg.filter((c) => c.value !== null && !c.isDefault).map((c) => [c.name, c.value as string])), `fjord-mirror-${mirror}`));
+    try {
+      source = new MirrorAdmin(clientOptionsFromConfig(new Map(cfg.filter((c) => c.value !== null && !c.isDefault).map((c) => [c.name, c.value as string])), `fjord-mirror-${mirror}`));
+    } catch {
+      source = null;
+    }
+  }
+  if (source !== null) {
     try {
       const all = await source.listTopics();
       names = [...new Set([...names, ...all.filter((t) => matches(t, patterns) && !t.startsWith('__'))])];
@@ -247,7 +256,7 @@ async function start(admin: MirrorAdmin, mirror: string, patterns: string[], exc
   const includePatterns = patterns.filter((p) => !isLiteral(p));
   if (names.length === 0) {
     await admin.startMirrorTopics(mirror, [], { includePatterns, excludePatterns: exclude });
-    io.out(`No source topic matches yet; the patterns were saved for discovery.`);
+    io.out(source === null && includePatterns.length > 0 ? 'The patterns were saved; the node starts the source topics they match as it discovers them.' : `No source topic matches yet; the patterns were saved for discovery.`);
     return 0;
   }
   const outcome = await admin.startMirrorTopics(mirror, names, { includePatterns, excludePatterns: exclude });

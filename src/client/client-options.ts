@@ -1,13 +1,16 @@
 /**
  * The client's settings, and how they are read from Kafka's own client keys (bootstrap.servers,
- * client.id, request.timeout.ms, socket.connection.setup.timeout.ms, security.protocol, ssl.*),
- * the way a cluster mirror's CLUSTER_MIRROR configs or a CLI's --command-config file give them.
+ * client.id, request.timeout.ms, socket.connection.setup.timeout.ms, security.protocol, sasl.*,
+ * ssl.*), the way a cluster mirror's CLUSTER_MIRROR configs or a CLI's --command-config file give
+ * them.
  */
-import { readFileSync } from 'node:fs';
 import type tls from 'node:tls';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
+import { loadKeyStore, loadTrustStore } from '../server/keystores.js';
 import type { KafkaConnection } from './kafka-connection.js';
+import { saslAuthenticator } from './sasl-authenticate.js';
+import { saslLoginFromConfig } from './sasl-login.js';
 import { tlsSockets, type BrokerAddress, type SocketFactory } from './socket-factory.js';
 
 export interface KafkaClientOptions {
@@ -24,19 +27,27 @@ export interface KafkaClientOptions {
   readonly authenticate?: (conn: KafkaConnection) => Promise<void>;
 }
 
-/** Builds client options from Kafka client keys; `defaultClientId` applies when client.id is absent. */
+const SECURITY_PROTOCOLS = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'];
+
+/**
+ * Builds client options from Kafka client keys; `defaultClientId` applies when client.id is
+ * absent. `security.protocol` picks the transport (TLS for SSL and SASL_SSL) and whether SASL
+ * runs on each connection (SASL_PLAINTEXT, SASL_SSL), as Kafka's ChannelBuilders does. Throws
+ * INVALID_CONFIG naming the key that is wrong or missing.
+ */
 export function clientOptionsFromConfig(cfg: ReadonlyMap<string, string>, defaultClientId: string): KafkaClientOptions {
   const bootstrap = cfg.get('bootstrap.servers');
   if (bootstrap === undefined || bootstrap.trim() === '') throw new KafkaError(ErrorCode.INVALID_CONFIG, 'bootstrap.servers is required');
   const protocol = (cfg.get('security.protocol') ?? 'PLAINTEXT').toUpperCase();
-  if (protocol !== 'PLAINTEXT' && protocol !== 'SSL') {
-    throw new KafkaError(ErrorCode.INVALID_CONFIG, `security.protocol ${protocol} is not supported by the client (PLAINTEXT, SSL)`);
+  if (!SECURITY_PROTOCOLS.includes(protocol)) {
+    throw new KafkaError(ErrorCode.INVALID_CONFIG, `security.protocol ${protocol} is not one of ${SECURITY_PROTOCOLS.join(', ')}`);
   }
   const out: { -readonly [K in keyof KafkaClientOptions]: KafkaClientOptions[K] } = {
     bootstrapServers: bootstrap.split(',').map((s) => s.trim()).filter((s) => s !== ''),
     clientId: cfg.get('client.id') ?? defaultClientId,
   };
-  if (protocol === 'SSL') out.socketFactory = tlsSockets(tlsOptionsFromConfig(cfg));
+  if (protocol === 'SSL' || protocol === 'SASL_SSL') out.socketFactory = tlsSockets(tlsOptionsFromConfig(cfg));
+  if (protocol === 'SASL_PLAINTEXT' || protocol === 'SASL_SSL') out.authenticate = saslAuthenticator(saslLoginFromConfig(cfg));
   const rt = numberKey(cfg, 'request.timeout.ms');
   if (rt !== undefined) out.requestTimeoutMs = rt;
   const ct = numberKey(cfg, 'socket.connection.setup.timeout.ms');
@@ -44,17 +55,28 @@ export function clientOptionsFromConfig(cfg: ReadonlyMap<string, string>, defaul
   return out;
 }
 
-/** ssl.* keys as Node TLS options: PEM truststore and keystore (inline or from a file). */
-function tlsOptionsFromConfig(cfg: ReadonlyMap<string, string>): tls.ConnectionOptions {
+/**
+ * ssl.* keys as Node TLS options, read with the same key and trust store loaders as the
+ * broker's listeners (JKS, PKCS12, PEM files or inline PEM): the trust store verifies the
+ * broker, a key store is the client certificate for mTLS.
+ */
+export function tlsOptionsFromConfig(cfg: ReadonlyMap<string, string>): tls.ConnectionOptions {
+  const get = (k: string): string | undefined => cfg.get(k);
   const opts: tls.ConnectionOptions = {};
-  const location = cfg.get('ssl.truststore.location');
-  const ca = cfg.get('ssl.truststore.certificates') ?? (location === undefined ? undefined : readFileSync(location, 'utf8'));
-  if (ca !== undefined) opts.ca = ca;
-  const cert = cfg.get('ssl.keystore.certificate.chain');
-  const key = cfg.get('ssl.keystore.key');
-  if (cert !== undefined) opts.cert = cert;
-  if (key !== undefined) opts.key = key;
-  // Kafka's ssl.endpoint.identification.algorithm="" turns host name verification off.
+  const ca = loadTrustStore(get);
+  if (ca !== null) opts.ca = ca;
+  const key = loadKeyStore(get);
+  if (key !== null) Object.assign(opts, key);
+  const protocols = cfg.get('ssl.enabled.protocols');
+  if (protocols !== undefined) {
+    const v = protocols.split(',').map((p) => p.trim()).filter((p) => p !== '').sort();
+    if (v.length > 0) {
+      opts.minVersion = v[0] as tls.SecureVersion;
+      opts.maxVersion = v[v.length - 1] as tls.SecureVersion;
+    }
+  }
+  // Kafka's ssl.endpoint.identification.algorithm="" turns host name verification off; "https"
+  // (the default) checks the broker's certificate names the host, as Node does by default.
   if (cfg.get('ssl.endpoint.identification.algorithm') === '') opts.checkServerIdentity = () => undefined;
   return opts;
 }

@@ -68,6 +68,8 @@ export class KafkaConnection {
   private readonly frames = new FrameDecoder();
   private nextCorrelationId = 1;
   private closedError: KafkaError | null = null;
+  /** Set while a re-authentication runs: other requests wait for it. */
+  private hold: Promise<void> | null = null;
   private readonly closeListeners: ((err: KafkaError) => void)[] = [];
   /** Versions the broker supports, learned with ApiVersions at connect. */
   readonly versions = new Map<number, ApiVersionRange>();
@@ -124,8 +126,9 @@ export class KafkaConnection {
    * Sends one request: `encode` writes the body, `decode` reads the response body (the header is
    * written and read here, at the versions the API table gives for `version`).
    */
-  request<T>(apiKey: number, version: number, encode: (w: Writer) => void, decode: (r: Reader) => T): Promise<T> {
+  request<T>(apiKey: number, version: number, encode: (w: Writer) => void, decode: (r: Reader) => T, duringHold = false): Promise<T> {
     if (this.closedError !== null) return Promise.reject(this.closedError);
+    if (this.hold !== null && !duringHold) return this.hold.then(() => this.request(apiKey, version, encode, decode));
     const info = API_TABLE[apiKey];
     if (info === undefined) return Promise.reject(new KafkaError(ErrorCode.UNSUPPORTED_VERSION, `API key ${apiKey} has no schema`));
     const correlationId = this.nextCorrelationId;
@@ -151,6 +154,24 @@ export class KafkaConnection {
       for (const chunk of w.chunkList()) this.socket.write(chunk);
       this.socket.uncork();
     });
+  }
+
+  /**
+   * Runs `fn` with every other request held back until it is done: a re-authentication
+   * (KIP-368) must not have application requests between its SaslHandshake and its last
+   * SaslAuthenticate, as Kafka's client holds them in the channel while it re-authenticates.
+   * `fn` sends its own requests with `duringHold` set.
+   */
+  async holdRequests<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.hold !== null) await this.hold;
+    let release = (): void => undefined;
+    this.hold = new Promise<void>((r) => (release = r));
+    try {
+      return await fn();
+    } finally {
+      this.hold = null;
+      release();
+    }
   }
 
   onClose(cb: (err: KafkaError) => void): void {

@@ -1,6 +1,6 @@
 /**
  * How a client connection gets its byte stream. The connection never opens sockets itself: it is
- * handed a `SocketFactory`, so the security protocol (PLAINTEXT, SSL, and later SASL over either)
+ * handed a `SocketFactory`, so the transport (TCP for PLAINTEXT and SASL_PLAINTEXT, TLS for SSL and SASL_SSL)
  * is chosen in one place, by whoever builds the client, the way Kafka's `ChannelBuilder` picks the
  * transport layer for a `Selector`.
  *
@@ -50,7 +50,8 @@ export function tlsSockets(options: tls.ConnectionOptions): SocketFactory {
     open(
       address,
       setupTimeoutMs,
-      () => tls.connect({ ...options, host: address.host, port: address.port, servername: options.servername ?? address.host }),
+      // SNI carries host names only (RFC 6066 §3): a broker addressed by IP is verified by its IP SAN.
+      () => tls.connect({ ...options, host: address.host, port: address.port, ...(net.isIP(address.host) === 0 ? { servername: options.servername ?? address.host } : {}) }),
       'secureConnect',
     );
 }

@@ -128,6 +128,9 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('mirror.socket.receive.buffer.bytes', 'int', String(64 * 1024)),
   D('mirror.admin.listener.name', 'string', null),
   D('sasl.mechanism.mirror.admin.protocol', 'string', null),
+  // The MirrorReplication quota: bytes/s for all mirror fetching of this node (dynamic, like
+  // Kafka's follower.replication.throttled.rate); Long.MAX_VALUE is no throttle.
+  D('mirror.replication.throttled.rate', 'long', LONG_MAX, { min: 0 }),
   D('metrics.listener', 'string', null, { readOnly: true }),
   D('log.format', 'string', 'json', { oneOf: ['json', 'text'], readOnly: true }),
   D('fjord.slow.request.ms', 'long', '-1', { readOnly: true }),

@@ -1,7 +1,9 @@
 /**
  * The CLUSTER_MIRROR config resource's keys (KIP-1279 spec §6.2, Kafka's
  * `ClusterMirrorConfig.CONFIG_DEF`): how to reach the source cluster, what to mirror, and the
- * per-mirror fetch tuning, whose defaults are the broker's mirror.* keys of §6.1.
+ * per-mirror fetch tuning, whose defaults are the broker's mirror.* keys of §6.1. The security
+ * keys are Kafka's client keys (security.protocol, sasl.*, ssl.*); PASSWORD-typed ones are never
+ * shown by DescribeConfigs.
  */
 import { brokerDef } from './broker-config-defs.js';
 import { configDef, indexDefs, splitList, type ConfigDef, type ConfigOptions, type ConfigType } from './config-def.js';
@@ -39,6 +41,11 @@ const regexList = (key: string) => (value: string): string | null => {
 const securityProtocol = (value: string): string | null =>
   SECURITY_PROTOCOLS.includes(value.toUpperCase()) ? null : `security.protocol '${value}' is not one of ${SECURITY_PROTOCOLS.join(', ')}`;
 
+const SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'];
+
+const saslMechanism = (value: string): string | null =>
+  SASL_MECHANISMS.includes(value.toUpperCase()) ? null : `sasl.mechanism '${value}' is not one of ${SASL_MECHANISMS.join(', ')}`;
+
 /** Topic keys a mirror does not copy from the source by default (spec §6.2). */
 const TOPIC_PROPERTIES_EXCLUDE_DEFAULT = [
   'follower.replication.throttled.replicas',
@@ -68,8 +75,11 @@ export const MIRROR_CONFIG_DEFS: readonly ConfigDef[] = [
   perMirror('mirror.socket.timeout.ms'),
   perMirror('mirror.socket.receive.buffer.bytes'),
   M('security.protocol', 'string', 'PLAINTEXT', { validate: securityProtocol }),
-  M('sasl.mechanism', 'string', 'PLAIN'),
+  M('sasl.mechanism', 'string', 'PLAIN', { validate: saslMechanism }),
   M('sasl.jaas.config', 'password', null),
+  M('sasl.oauthbearer.token.endpoint.url', 'string', null),
+  // Accepted for Kafka client configs copied as they are; the mechanism decides the login here.
+  M('sasl.login.callback.handler.class', 'string', null),
   M('ssl.truststore.location', 'string', null),
   M('ssl.truststore.type', 'string', 'JKS'),
   M('ssl.truststore.certificates', 'password', null),
@@ -81,6 +91,7 @@ export const MIRROR_CONFIG_DEFS: readonly ConfigDef[] = [
   M('ssl.keystore.password', 'password', null),
   M('ssl.key.password', 'password', null),
   M('ssl.endpoint.identification.algorithm', 'string', 'https'),
+  M('ssl.enabled.protocols', 'list', 'TLSv1.2,TLSv1.3'),
   M('mirror.topic.properties.exclude', 'list', TOPIC_PROPERTIES_EXCLUDE_DEFAULT),
   M('mirror.topics.include', 'list', '', { validate: regexList('mirror.topics.include') }),
   M('mirror.topics.exclude', 'list', '__.*', { validate: regexList('mirror.topics.exclude') }),

@@ -4,6 +4,7 @@
  */
 import type { MirrorLog } from './mirror-log.js';
 import type { MirrorTopicPartition } from './partition-state.js';
+import type { FetchQuota } from './replication-quota.js';
 
 /** Proactive bump when a source epoch comes within this distance of the destination epoch (KIP-1279 §9.4). */
 export const LEADER_EPOCH_BUMP_THRESHOLD = 3;
@@ -41,6 +42,8 @@ export interface MirrorFetcherConfig {
   readonly backoffMs: number;
   /** A partition that cannot reach its source leader for this long goes FAILED (retried later). */
   readonly unreachableFailMs: number;
+  /** mirror.replication.throttled.rate: consulted before every Fetch (./replication-quota.ts). */
+  readonly quota?: FetchQuota;
 }
 
 export const DEFAULT_FETCHER_CONFIG: MirrorFetcherConfig = {

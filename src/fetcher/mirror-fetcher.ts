@@ -24,6 +24,7 @@ import { KafkaError } from '../protocol/kafka-error.js';
 import { systemClock, type Clock } from '../storage/clock.js';
 import { DEFAULT_FETCHER_CONFIG, type MirrorFetcherCallbacks, type MirrorFetcherConfig, type MirrorFetcherStats } from './fetcher-config.js';
 import type { FetcherContext } from './fetcher-context.js';
+import { isAuthFailure } from './partition-errors.js';
 import { realTimers, type FetcherTimers } from './fetcher-timers.js';
 import { newPartitionState, tpKey, type MirrorTopicPartition, type PartitionFetchStatus, type PartitionState } from './partition-state.js';
 import { SourceBrokerLoop } from './source-broker-loop.js';
@@ -128,6 +129,10 @@ export class MirrorFetcher implements FetcherContext {
   }
 
   delay(parts: readonly PartitionState[], err: Error): void {
+    if (isAuthFailure(err)) {
+      for (const ps of parts) this.failPartition(ps, err, false);
+      return;
+    }
     const now = this.clock.now();
     for (const ps of parts) {
       if (!this.isCurrent(ps)) continue;

@@ -11,6 +11,11 @@
  *   UNKNOWN_TOPIC_ID,              or recreated topic apart, KIP-1279 §8.10)
  *   INCONSISTENT_TOPIC_ID
  *   anything else                  the partition fails (retried by the state machine)
+ *
+ * Authentication and authorization failures (a wrong source password, a missing ACL on the
+ * source) fail the partition at once with the source's error code in the reason: waiting for
+ * them to pass would only hide them, as Kafka's clients treat AuthenticationException and
+ * AuthorizationException as fatal rather than retriable.
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
@@ -30,6 +35,27 @@ const RETRIABLE_LEADER_ERRORS: ReadonlySet<number> = new Set([
 ]);
 
 const TOPIC_ERRORS: ReadonlySet<number> = new Set([ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.INCONSISTENT_TOPIC_ID]);
+
+/** Codes that say the source refused who we are or what we may do: fail now, show the reason. */
+const AUTH_ERRORS: ReadonlySet<number> = new Set([
+  ErrorCode.SASL_AUTHENTICATION_FAILED,
+  ErrorCode.UNSUPPORTED_SASL_MECHANISM,
+  ErrorCode.ILLEGAL_SASL_STATE,
+  ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+  ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+  ErrorCode.GROUP_AUTHORIZATION_FAILED,
+  ErrorCode.CLUSTER_MIRROR_AUTHORIZATION_FAILED,
+]);
+
+export function isAuthFailure(err: unknown): boolean {
+  return err instanceof KafkaError && AUTH_ERRORS.has(err.code);
+}
+
+/** The error a partition fails with for a source error code: Kafka's name for it leads the message. */
+export function sourceError(code: number, what: string): KafkaError {
+  const e = new KafkaError(code);
+  return new KafkaError(code, `${e.codeName}: the source refused ${what}: ${e.message}`);
+}
 
 /** ListOffsets timestamps (Kafka's ListOffsetsRequest.EARLIEST_TIMESTAMP / LATEST_TIMESTAMP). */
 const EARLIEST = -2;
@@ -63,7 +89,7 @@ export async function handlePartitionError(ctx: FetcherContext, ps: PartitionSta
     ctx.delay([ps], new KafkaError(code, `source error ${code}`));
     return;
   }
-  throw new KafkaError(code, `source returned error ${code} for ${ps.tp.topic}-${ps.tp.partition}`);
+  throw sourceError(code, `${ps.tp.topic}-${ps.tp.partition}`);
 }
 
 /** OFFSET_OUT_OF_RANGE: where the source's log is now decides (KIP-1279 §8.3). */

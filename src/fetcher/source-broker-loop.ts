@@ -75,6 +75,8 @@ export class SourceBrokerLoop {
     }
     const fetching = ready.filter((p) => p.state === 'fetching');
     if (fetching.length === 0) return MIN_IDLE_MS;
+    const throttled = ctx.config.quota?.delayMs() ?? 0;
+    if (throttled > 0) return throttled;
     const req = this.session.build(fetching, ctx.config);
     let res: FetchResponse;
     try {
@@ -93,14 +95,17 @@ export class SourceBrokerLoop {
       return ctx.config.backoffMs;
     }
     const work: Promise<void>[] = [];
+    let bytes = 0;
     for (const t of res.topics) {
       for (const pr of t.partitions) {
+        bytes += pr.records?.length ?? 0;
         const ps = ctx.partition(tpKey({ topicId: t.topicId, partition: pr.partition }));
         if (ps === undefined || ps.state !== 'fetching') continue;
         work.push(ctx.serialize(ps, () => processPartitionResponse(ctx, ps, pr)));
       }
     }
     for (const p of fetching) p.unreachableSince = 0;
+    ctx.config.quota?.record(bytes);
     await Promise.all(work);
     return 0;
   }

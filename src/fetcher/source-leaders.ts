@@ -15,6 +15,7 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import type { FetcherContext } from './fetcher-context.js';
 import type { CancelTimer } from './fetcher-timers.js';
+import { isAuthFailure, sourceError } from './partition-errors.js';
 
 export class SourceLeaders {
   private refreshing: Promise<void> | null = null;
@@ -27,6 +28,11 @@ export class SourceLeaders {
     if (this.refreshing !== null) return this.refreshing;
     const run = this.doRefresh()
       .catch((err: unknown) => {
+        // A source that refuses our credentials fails every partition now, with its reason.
+        if (isAuthFailure(err)) {
+          for (const ps of this.ctx.partitions()) this.ctx.failPartition(ps, err as Error, false);
+          return;
+        }
         const now = this.ctx.clock.now();
         for (const ps of this.ctx.partitions()) {
           if (ps.unreachableSince === 0) ps.unreachableSince = now;
@@ -77,6 +83,11 @@ export class SourceLeaders {
         continue;
       }
       ps.missingTopicCount = 0;
+      if (t.errorCode !== ErrorCode.NONE && isAuthFailure(new KafkaError(t.errorCode))) {
+        // Without DESCRIBE on the source topic it is hidden, not gone: a failure to show, retried.
+        this.ctx.failPartition(ps, sourceError(t.errorCode, `metadata of ${ps.tp.topic}`), false);
+        continue;
+      }
       if (t.topicId !== ps.tp.topicId) {
         this.ctx.failPartition(ps, new KafkaError(ErrorCode.INCONSISTENT_TOPIC_ID, `The source topic was recreated with topic id ${t.topicId}.`), true);
         continue;

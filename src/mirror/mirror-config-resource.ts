@@ -6,7 +6,7 @@
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { ControlQueue } from './control-queue.js';
 import type { TopLevelResult } from './control-results.js';
-import { isSensitiveMirrorKey, mirrorConfigDefault, mirrorConfigKeys, splitList, validateMirrorConfigEntry } from './mirror-config.js';
+import { isSensitiveMirrorKey, mirrorConfigDefault, mirrorConfigKeys, splitList, validateMirrorConfigEntry, validateMirrorConnection } from './mirror-config.js';
 import type { MirrorConfigAlteration, MirrorConfigEntry, MirrorControllerOp, MirrorHost } from './mirror-host.js';
 
 /** IncrementalAlterConfigs operations (AlterConfigOp.OpType). */
@@ -60,6 +60,8 @@ export class MirrorConfigResource {
         if (value === null) next.delete(a.name);
         else next.set(a.name, value);
       }
+      const unusable = validateMirrorConnection(next);
+      if (unusable !== null) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: unusable };
       if (validateOnly) return { errorCode: 0, errorMessage: null };
       const ops: MirrorControllerOp[] = [];
       for (const [k, v] of next) if (cfg.get(k) !== v) ops.push({ type: 'mirrorConfig', mirrorName, name: k, value: v });

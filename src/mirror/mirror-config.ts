@@ -3,6 +3,7 @@
  * the config registry (keys, defaults, validation), the filters a mirror applies, and the
  * broker-level §6.1 keys read with the broker table's defaults.
  */
+import { clientOptionsFromConfig } from '../client/client-options.js';
 import { brokerDefaultNumber } from '../config/broker-config-defs.js';
 import { splitList } from '../config/config-def.js';
 import { MIRROR_CONFIG_DEFS, MIRROR_DEFS } from '../config/mirror-config-defs.js';
@@ -62,6 +63,21 @@ export { splitList };
 /** The value of a key, or its default. */
 export function mirrorConfigValue(cfg: ReadonlyMap<string, string>, key: string): string | null {
   return cfg.get(key) ?? mirrorConfigDefault(key);
+}
+
+/**
+ * Whether the source connection settings can be used as a whole (the security protocol has what
+ * it needs: a JAAS login for SASL, readable key and trust stores for TLS); an error message or
+ * null. Checked at create and alter so a mirror is never left with settings it cannot connect
+ * with, as Kafka's admin client refuses such configs when it is built.
+ */
+export function validateMirrorConnection(cfg: ReadonlyMap<string, string>): string | null {
+  try {
+    clientOptionsFromConfig(cfg, 'fjord-mirror');
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }
 
 /** A fingerprint of the keys that affect connections: a change rebuilds fetchers (§6.2). */

@@ -16,7 +16,7 @@ import { clientOptionsFromConfig } from '../client/client-options.js';
 import { KafkaClient } from '../client/kafka-client.js';
 import type { ControlQueue } from './control-queue.js';
 import { allFail, err, ok, topLevel, type TopicResult, type TopicsResult, type TopLevelResult } from './control-results.js';
-import { matchesAny, mirrorConfigDefault, splitList, validateMirrorConfigEntry, validateMirrorName } from './mirror-config.js';
+import { matchesAny, mirrorConfigDefault, splitList, validateMirrorConfigEntry, validateMirrorConnection, validateMirrorName } from './mirror-config.js';
 import type { MirrorControllerOp, MirrorHost, MirrorTopicBinding } from './mirror-host.js';
 import type { MirrorManager, PartitionDescription } from './mirror-manager.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
@@ -59,6 +59,8 @@ export class MirrorControlPlane {
         if (c.value !== null) cfg.set(c.name, c.value);
       }
       if (!cfg.has('bootstrap.servers')) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'bootstrap.servers is required' };
+      const unusable = validateMirrorConnection(cfg);
+      if (unusable !== null) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: unusable };
       if (!cfg.has('mirror.source.cluster.id')) {
         // The reference's admin client fills it in; a CLI or client that did not is served too.
         try {

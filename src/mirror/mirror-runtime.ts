@@ -8,6 +8,7 @@ import { MirrorFetcher, type MirrorTopicPartition } from '../fetcher/mirror-fetc
 import { clientOptionsFromConfig } from '../client/client-options.js';
 import { KafkaClient } from '../client/kafka-client.js';
 import { KafkaSourceEndpoint } from '../fetcher/kafka-source-endpoint.js';
+import { ReplicationThrottle } from '../fetcher/replication-quota.js';
 import { mirrorConfigValue, type MirrorBrokerConfig } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
 import type { MirrorPartitionKey } from './state-machine.js';
@@ -32,6 +33,18 @@ export interface MirrorRuntimeEvents {
 
 export function topicPartitionOf(key: MirrorPartitionKey): MirrorTopicPartition {
   return { topic: key.topicName, topicId: key.topicId, partition: key.partition };
+}
+
+/** One throttle per node: `mirror.replication.throttled.rate` caps all of its mirrors together. */
+const throttles = new WeakMap<MirrorHost, ReplicationThrottle>();
+
+function throttleOf(host: MirrorHost): ReplicationThrottle {
+  let t = throttles.get(host);
+  if (t === undefined) {
+    t = new ReplicationThrottle(() => Number(host.config('mirror.replication.throttled.rate') ?? Infinity), host.clock);
+    throttles.set(host, t);
+  }
+  return t;
 }
 
 export function createMirrorRuntime(
@@ -65,6 +78,7 @@ export function createMirrorRuntime(
       partitionMaxBytes: num('mirror.fetch.max.bytes', config.fetchMaxBytes),
       backoffMs: num('mirror.fetch.backoff.ms', config.fetchBackoffMs),
       unreachableFailMs: num('mirror.socket.timeout.ms', config.socketTimeoutMs),
+      quota: throttleOf(host),
     },
     host.clock,
     host.timers,

@@ -21,12 +21,20 @@ export interface KafkaBrokerOptions {
   readonly overrides?: Readonly<Record<string, string>>;
   /** Keep the data directory after stop (for inspecting segments). */
   readonly keepData?: boolean;
+  /**
+   * More listeners beside PLAINTEXT (which stays the probe and admin port), each on a free port
+   * and advertised on it; their ports are in `KafkaBroker.listenerPorts`. Their security settings
+   * go in `overrides` (`listener.name.<name>.*`).
+   */
+  readonly extraListeners?: readonly { readonly name: string; readonly protocol: string }[];
 }
 
 export interface KafkaBroker extends Target {
   readonly version: string;
   readonly logFile: string;
   readonly process: ManagedProcess;
+  /** The port of each extra listener, by name. */
+  readonly listenerPorts: Readonly<Record<string, number>>;
 }
 
 /**
@@ -95,7 +103,16 @@ export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<K
   const dataDir = mkdtempSync(join(tmpdir(), `fjord-interop-kafka-${version}-`));
   const port = await freePort();
   const controllerPort = await freePort();
-  const props = { ...defaultProperties(port, controllerPort, dataDir), ...opts.overrides };
+  const props = defaultProperties(port, controllerPort, dataDir);
+  const listenerPorts: Record<string, number> = {};
+  for (const l of opts.extraListeners ?? []) {
+    const p = await freePort();
+    listenerPorts[l.name] = p;
+    props.listeners += `,${l.name}://127.0.0.1:${p}`;
+    props['advertised.listeners'] += `,${l.name}://127.0.0.1:${p}`;
+    props['listener.security.protocol.map'] += `,${l.name}:${l.protocol}`;
+  }
+  Object.assign(props, opts.overrides);
   const propsFile = join(dataDir, 'server.properties');
   writeFileSync(propsFile, Object.entries(props).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
 
@@ -131,6 +148,7 @@ export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<K
     dataDir,
     logFile,
     process: proc,
+    listenerPorts,
     stop,
   };
 }
