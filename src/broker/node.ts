@@ -139,7 +139,7 @@ export class BrokerNode {
     if (authorizer) {
       const unfollowAcls = followAcls(authorizer, controller);
       closers.push(async () => unfollowAcls());
-      guardHandlers(registry.handlers, authorizer, controller);
+      guardHandlers(registry.handlers, authorizer, controller, () => configs.brokerValue('auto.create.topics.enable') === 'true');
     }
     closers.push(
       () => mirror!.close(),

@@ -151,6 +151,21 @@ describe('StandardAuthorizer with super.users', () => {
     expect(await writeMirrorStates(node, 'alice')).toBe(CLUSTER_AUTHORIZATION_FAILED);
   });
 
+  it('refuses a fetch without READ on the topic, and a named topic without DESCRIBE', async () => {
+    // bob may describe payments and join g2, but not read payments.
+    await kafkaAcls('--add', '--allow-principal', 'User:bob', '--operation', 'Describe', '--topic', 'payments');
+    await kafkaAcls('--add', '--allow-principal', 'User:bob', '--operation', 'Read', '--group', 'g2');
+    expect(await consumeOne(node, 'bob', 'g2', 'payments')).toBe('TOPIC_AUTHORIZATION_FAILED');
+    const admin = kafka(node, 'bob').admin();
+    await admin.connect();
+    try {
+      expect(await admin.listTopics()).toEqual(['payments']);
+      expect(await outcome(admin.fetchTopicMetadata({ topics: ['orders'] }))).toBe('TOPIC_AUTHORIZATION_FAILED');
+    } finally {
+      await admin.disconnect();
+    }
+  });
+
   it('grants exactly what kafka-acls adds', async () => {
     // DESCRIBE on the group only: FindCoordinator passes, JoinGroup needs READ.
     await kafkaAcls('--add', '--allow-principal', 'User:alice', '--operation', 'Read', '--topic', 'orders');
@@ -187,7 +202,7 @@ describe('StandardAuthorizer with super.users', () => {
       await alice.disconnect();
     }
     expect(await writeMirrorStates(node, 'alice')).not.toBe(CLUSTER_AUTHORIZATION_FAILED);
-    // bob still has nothing.
+    // bob still may not write.
     expect(await produce(node, 'bob', 'payments')).toBe('TOPIC_AUTHORIZATION_FAILED');
   });
 

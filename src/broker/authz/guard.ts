@@ -17,6 +17,8 @@ export class Authz {
   constructor(
     readonly authorizer: StandardAuthorizer,
     readonly image: MetadataImage,
+    /** `auto.create.topics.enable` as it stands now (a dynamic broker config). */
+    readonly autoCreateTopicsEnable: () => boolean,
   ) {}
 
   can(ctx: RequestContext, operation: number, resourceType: number, name: string): boolean {

@@ -46,8 +46,8 @@ export function followAcls(authorizer: StandardAuthorizer, controller: Controlle
 }
 
 /** Replaces each handler by its guarded self. An API with no guard stops the start: none is left open. */
-export function guardHandlers(handlers: Map<number, ApiHandler>, authorizer: StandardAuthorizer, controller: Controller): void {
-  const az = new Authz(authorizer, controller.image);
+export function guardHandlers(handlers: Map<number, ApiHandler>, authorizer: StandardAuthorizer, controller: Controller, autoCreateTopicsEnable: () => boolean): void {
+  const az = new Authz(authorizer, controller.image, autoCreateTopicsEnable);
   for (const [key, h] of handlers) {
     if (UNAUTHORIZED_APIS.has(key)) continue;
     const g = API_GUARDS.get(key);

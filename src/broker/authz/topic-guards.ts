@@ -38,25 +38,32 @@ function clusterOps(az: Authz, ctx: RequestContext): number {
 }
 
 const metadata = guard<MetadataRequest, MetadataResponseInput>(3, async (az, ctx, req, next) => {
+  // v0 spells "every topic" as an empty list, later versions as null.
+  const allTopics = req.topics === null || (ctx.apiVersion === 0 && req.topics.length === 0);
   const denied: MetadataResponseMetadataResponseTopicInput[] = [];
   let rest = req;
-  if (req.topics !== null) {
+  if (!allTopics && req.topics !== null) {
+    const autoCreate = req.allowAutoTopicCreation && az.autoCreateTopicsEnable();
     const mayCreate = (name: string): boolean => az.canCluster(ctx, AclOperation.CREATE) || az.topic(ctx, AclOperation.CREATE, name);
     const kept = req.topics.filter((t) => {
       const name = az.topicName(t.name, t.topicId);
       if (name === '') return true; // an unknown topic id is the handler's (UNKNOWN_TOPIC_ID)
-      const refused = !az.topic(ctx, AclOperation.DESCRIBE, name) || (req.allowAutoTopicCreation && !az.image.topic(name) && !mayCreate(name));
-      if (!refused) return true;
-      // A topic named by id keeps its id and loses its name, as Kafka answers it.
-      const byId = !t.name;
-      denied.push({ errorCode: TOPIC_DENIED, name: byId ? null : name, topicId: byId ? t.topicId : NULL_TOPIC_ID, isInternal: INTERNAL_TOPICS.has(name), partitions: [] });
-      return false;
+      if (!az.topic(ctx, AclOperation.DESCRIBE, name)) {
+        // Asked by id, the id comes back (ids are not sensitive); asked by name, the name alone.
+        denied.push(t.name ? { errorCode: TOPIC_DENIED, name, topicId: NULL_TOPIC_ID, isInternal: false, partitions: [] } : { errorCode: TOPIC_DENIED, name: null, topicId: t.topicId, isInternal: false, partitions: [] });
+        return false;
+      }
+      if (autoCreate && !az.image.topic(name) && !mayCreate(name)) {
+        denied.push({ errorCode: TOPIC_DENIED, name, topicId: NULL_TOPIC_ID, isInternal: INTERNAL_TOPICS.has(name), partitions: [] });
+        return false;
+      }
+      return true;
     });
     if (denied.length > 0) rest = { ...req, topics: kept };
   }
   const res = await next(ctx, rest);
   if (res === null) return null;
-  const served = (res.topics ?? []).filter((t) => req.topics !== null || az.topic(ctx, AclOperation.DESCRIBE, t.name ?? ''));
+  const served = (res.topics ?? []).filter((t) => !allTopics || az.topic(ctx, AclOperation.DESCRIBE, t.name ?? ''));
   const topics = req.includeTopicAuthorizedOperations ? served.map((t) => (t.errorCode ? t : { ...t, topicAuthorizedOperations: topicOps(az, ctx, t.name ?? '') })) : served;
   return {
     ...res,
