@@ -47,16 +47,20 @@ function kafka(node: SecureNode, user: string): Kafka {
 /** kafkajs's own table of Kafka errors: its retry wrapper keeps only the message of the error. */
 const KAFKAJS_ERRORS = (createRequire(import.meta.url)('kafkajs/src/protocol/error.js') as { errorCodes: { type: string; message: string }[] }).errorCodes;
 
-/** The Kafka error name kafkajs reports for a failed call (its `type`), or 'ok'. */
+/** The Kafka error name of a kafkajs error, which wraps some protocol errors in one of its own. */
+function errorType(e: unknown): string {
+  const err = e as { type?: string; cause?: { type?: string }; originalError?: { type?: string }; errors?: { type?: string }[]; message?: string };
+  const type = err.type ?? err.cause?.type ?? err.originalError?.type ?? err.errors?.[0]?.type;
+  return type ?? KAFKAJS_ERRORS.find((c) => c.message === err.message)?.type ?? String(err.message);
+}
+
+/** The Kafka error name kafkajs reports for a failed call, or 'ok'. */
 async function outcome(p: Promise<unknown>): Promise<string> {
   try {
     await p;
     return 'ok';
   } catch (e) {
-    // kafkajs wraps some protocol errors (a refused Metadata inside send) in one of its own.
-    const err = e as { type?: string; cause?: { type?: string }; originalError?: { type?: string }; errors?: { type?: string }[]; message?: string };
-    const type = err.type ?? err.cause?.type ?? err.originalError?.type ?? err.errors?.[0]?.type;
-    return type ?? KAFKAJS_ERRORS.find((c) => c.message === err.message)?.type ?? String(err.message);
+    return errorType(e);
   }
 }
 
@@ -76,13 +80,10 @@ async function consumeOne(node: SecureNode, user: string, group: string, topic: 
   await c.connect();
   try {
     const result = new Promise<string>((resolve) => {
-      c.on(c.events.CRASH, (e) => {
-        const err = e.payload.error as { type?: string; message?: string };
-        resolve(err.type ?? String(err.message));
-      });
+      c.on(c.events.CRASH, (e) => resolve(errorType(e.payload.error)));
       void c.subscribe({ topic, fromBeginning: true }).then(
         () => c.run({ eachMessage: async () => resolve('ok') }),
-        (err: { type?: string }) => resolve(err.type ?? 'subscribe failed'),
+        (err: unknown) => resolve(errorType(err)),
       );
     });
     return await result;
