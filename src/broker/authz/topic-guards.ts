@@ -64,7 +64,7 @@ const metadata = guard<MetadataRequest, MetadataResponseInput>(3, async (az, ctx
   const res = await next(ctx, rest);
   if (res === null) return null;
   const served = (res.topics ?? []).filter((t) => !allTopics || az.topic(ctx, AclOperation.DESCRIBE, t.name ?? ''));
-  const topics = req.includeTopicAuthorizedOperations ? served.map((t) => (t.errorCode ? t : { ...t, topicAuthorizedOperations: topicOps(az, ctx, t.name ?? '') })) : served;
+  const topics = req.includeTopicAuthorizedOperations ? served.map((t) => (t.name ? { ...t, topicAuthorizedOperations: topicOps(az, ctx, t.name) } : t)) : served;
   return {
     ...res,
     topics: [...topics, ...denied],
@@ -79,7 +79,7 @@ const describeTopicPartitions = guard<DescribeTopicPartitionsRequest, DescribeTo
   if (res === null) return null;
   const served = (res.topics ?? [])
     .filter((t) => req.topics.length > 0 || describable(t.name ?? ''))
-    .map((t) => (t.errorCode ? t : { ...t, topicAuthorizedOperations: topicOps(az, ctx, t.name ?? '') }));
+    .map((t) => (t.name ? { ...t, topicAuthorizedOperations: topicOps(az, ctx, t.name) } : t));
   const errors = deniedNames.map((name) => ({ errorCode: TOPIC_DENIED, name, topicId: NULL_TOPIC_ID, isInternal: INTERNAL_TOPICS.has(name), partitions: [], topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED }));
   return { ...res, topics: [...served, ...errors] };
 });
