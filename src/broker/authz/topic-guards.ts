@@ -33,7 +33,9 @@ function topicOps(az: Authz, ctx: RequestContext, name: string): number {
   return az.authorizer.authorizedOperations(ctx, ResourceType.TOPIC, name);
 }
 
+/** Kafka answers 0 to a caller who may not even describe the cluster. */
 function clusterOps(az: Authz, ctx: RequestContext): number {
+  if (!az.canCluster(ctx, AclOperation.DESCRIBE)) return 0;
   return az.authorizer.authorizedOperations(ctx, ResourceType.CLUSTER, 'kafka-cluster');
 }
 
