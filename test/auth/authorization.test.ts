@@ -10,6 +10,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeFetchRequest } from '../../src/protocol/generated/messages/fetch-request.js';
+import { decodeFetchResponse, type FetchResponse } from '../../src/protocol/generated/messages/fetch-response.js';
 import { encodeWriteMirrorStatesRequest } from '../../src/protocol/generated/messages/write-mirror-states-request.js';
 import { decodeWriteMirrorStatesResponse } from '../../src/protocol/generated/messages/write-mirror-states-response.js';
 import { javaTool, mustSucceed } from '../interop/lib/java.js';
@@ -212,6 +214,37 @@ describe('StandardAuthorizer with super.users', () => {
     expect(await produce(node, 'alice', 'orders')).toBe('TOPIC_AUTHORIZATION_FAILED');
     await kafkaAcls('--remove', '--force', '--deny-principal', 'User:alice', '--operation', 'Write', '--topic', 'orders');
     expect(await produce(node, 'alice', 'orders')).toBe('ok');
+  });
+
+  it('stops an open fetch session once READ is revoked', async () => {
+    const s = await SaslWire.connect(node.port('SASL_PLAINTEXT'));
+    const fetch = async (sessionId: number, sessionEpoch: number, topics: string[]): Promise<FetchResponse> =>
+      decodeFetchResponse(
+        await s.wire.call(1, 12, (w) =>
+          encodeFetchRequest(w, { replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, sessionId, sessionEpoch, topics: topics.map((topic) => ({ topic, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] })) }, 12),
+        ),
+        12,
+      );
+    try {
+      expect((await s.handshake('PLAIN')).errorCode).toBe(0);
+      expect((await s.authenticate(plainToken('alice', 'alice-pw'))).errorCode).toBe(0);
+      const opened = await fetch(0, 0, ['orders']);
+      expect(opened.sessionId).not.toBe(0);
+      expect(opened.responses[0]?.partitions[0]?.errorCode).toBe(0);
+      const admin = kafka(node, 'admin').admin();
+      await admin.connect();
+      try {
+        await admin.deleteAcls({ filters: [{ resourceType: 2, resourceName: 'orders', resourcePatternType: 3, principal: 'User:alice', host: '*', operation: 3, permissionType: 3 }] });
+      } finally {
+        await admin.disconnect();
+      }
+      expect(await produce(node, 'admin', 'orders')).toBe('ok');
+      // The incremental fetch names no topic: the session still holds orders, and the new record is not served.
+      const next = await fetch(opened.sessionId, 1, []);
+      expect(next.responses.map((t) => ({ topic: t.topic, error: t.partitions[0]?.errorCode, records: t.partitions[0]?.records?.length ?? 0 }))).toEqual([{ topic: 'orders', error: 29, records: 0 }]);
+    } finally {
+      s.wire.close();
+    }
   });
 });
 

@@ -64,26 +64,26 @@ const produce = guard<ProduceRequest, ProduceResponseInput>(0, async (az, ctx, r
 
 const fetch = guard<FetchRequest, FetchResponseInput>(1, async (az, ctx, req, next) => {
   const follower = req.replicaId >= 0 || req.replicaState.replicaId >= 0;
-  const denied: FetchResponseFetchableTopicResponseInput[] = [];
-  const deny = (t: FetchRequest['topics'][number]): void => {
-    denied.push({ topic: t.topic, topicId: t.topicId, partitions: t.partitions.map((p) => ({ partitionIndex: p.partition, errorCode: TOPIC_DENIED })) });
-  };
-  let allowed: FetchRequest['topics'];
   if (follower) {
     // A follower needs CLUSTER_ACTION; without it every partition is TOPIC_AUTHORIZATION_FAILED.
     if (az.canCluster(ctx, AclOperation.CLUSTER_ACTION)) return next(ctx, req);
-    req.topics.forEach(deny);
-    allowed = [];
-  } else {
-    allowed = req.topics.filter((t) => {
-      const name = az.topicName(t.topic, t.topicId);
-      if (name === '' || az.topic(ctx, AclOperation.READ, name)) return true;
-      deny(t);
-      return false;
-    });
+    return { responses: req.topics.map((t) => ({ topic: t.topic, topicId: t.topicId, partitions: t.partitions.map((p) => ({ partitionIndex: p.partition, errorCode: TOPIC_DENIED })) })) };
   }
-  if (denied.length === 0) return next(ctx, req);
-  return serveRest(ctx, { ...req, topics: allowed }, next, (res) => ({ ...res, responses: [...(res.responses ?? []), ...denied] }));
+  const readable = (name: string): boolean => name === '' || az.topic(ctx, AclOperation.READ, name);
+  const denied: FetchResponseFetchableTopicResponseInput[] = [];
+  const allowed = req.topics.filter((t) => {
+    if (readable(az.topicName(t.topic, t.topicId))) return true;
+    denied.push({ topic: t.topic, topicId: t.topicId, partitions: t.partitions.map((p) => ({ partitionIndex: p.partition, errorCode: TOPIC_DENIED })) });
+    return false;
+  });
+  const res = await next(ctx, denied.length === 0 ? req : { ...req, topics: allowed });
+  if (res === null) return null;
+  // A KIP-227 session serves partitions the request no longer names: each is checked on every
+  // fetch (as Kafka's FetchContext.foreachPartition does), so a revoked READ stops the data.
+  const served = (res.responses ?? []).map((t) =>
+    readable(az.topicName(t.topic ?? '', t.topicId)) ? t : { topic: t.topic, topicId: t.topicId, partitions: (t.partitions ?? []).map((p) => ({ partitionIndex: p.partitionIndex, errorCode: TOPIC_DENIED })) },
+  );
+  return { ...res, responses: [...served, ...denied] };
 });
 
 const listOffsets = guard<ListOffsetsRequest, ListOffsetsResponseInput>(2, (az, ctx, req, next) => {

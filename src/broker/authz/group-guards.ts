@@ -10,6 +10,8 @@ import { AclOperation, ResourceType } from '../../auth/acl-model.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import type { ConsumerGroupDescribeRequest } from '../../protocol/generated/messages/consumer-group-describe-request.js';
 import type { ConsumerGroupDescribeResponseInput } from '../../protocol/generated/messages/consumer-group-describe-response.js';
+import type { ConsumerGroupHeartbeatRequest } from '../../protocol/generated/messages/consumer-group-heartbeat-request.js';
+import type { ConsumerGroupHeartbeatResponseInput } from '../../protocol/generated/messages/consumer-group-heartbeat-response.js';
 import type { DeleteGroupsRequest } from '../../protocol/generated/messages/delete-groups-request.js';
 import type { DeleteGroupsResponseInput } from '../../protocol/generated/messages/delete-groups-response.js';
 import type { DescribeGroupsRequest } from '../../protocol/generated/messages/describe-groups-request.js';
@@ -32,6 +34,17 @@ const TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
 /** JoinGroup, Heartbeat, LeaveGroup, SyncGroup and ConsumerGroupHeartbeat: READ on the group. */
 const readGroup = (apiKey: number): Guard<unknown, unknown> =>
   wholeRequest<{ groupId: string }, { errorCode: number }>(apiKey, (az, ctx, req) => az.group(ctx, AclOperation.READ, req.groupId), () => ({ errorCode: GROUP_DENIED }));
+
+/**
+ * ConsumerGroupHeartbeat: READ on the group, and DESCRIBE on every subscribed topic name
+ * (Kafka's KafkaApis.handleConsumerGroupHeartbeat).
+ */
+const consumerGroupHeartbeat = guard<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponseInput>(68, (az, ctx, req, next) => {
+  if (!az.group(ctx, AclOperation.READ, req.groupId)) return { errorCode: GROUP_DENIED, errorMessage: null, memberEpoch: -1 };
+  const refused = (req.subscribedTopicNames ?? []).filter((t) => !az.topic(ctx, AclOperation.DESCRIBE, t));
+  if (refused.length > 0) return { errorCode: TOPIC_DENIED, errorMessage: `The following topics are not authorized: ${refused.join(', ')}`, memberEpoch: -1 };
+  return next(ctx, req);
+});
 
 const findCoordinator = guard<FindCoordinatorRequest, FindCoordinatorResponseInput>(10, async (az, ctx, req, next) => {
   const may = (key: string): boolean =>
@@ -151,7 +164,7 @@ export const GROUP_GUARDS: readonly Guard<unknown, unknown>[] = [
   readGroup(12),
   readGroup(13),
   readGroup(14),
-  readGroup(68),
+  consumerGroupHeartbeat,
   offsetCommit,
   offsetFetch,
   describeGroups,
