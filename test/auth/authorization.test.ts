@@ -248,6 +248,12 @@ describe('StandardAuthorizer with super.users', () => {
   });
 });
 
+describe('authorizer.class.name', () => {
+  it('refuses to start with an authorizer class the node does not serve', async () => {
+    await expect(secured({ 'authorizer.class.name': 'kafka.security.authorizer.AclAuthorizer' })).rejects.toThrow(/authorizer.class.name=kafka.security.authorizer.AclAuthorizer is not supported/);
+  });
+});
+
 describe('allow.everyone.if.no.acl.found', () => {
   let node: SecureNode;
 
