@@ -1,17 +1,13 @@
 /**
  * ACL bindings as Kafka's StandardAuthorizer stores them (AccessControlEntryRecords in the
  * metadata log), with Kafka's validation of new bindings and its filter matching
- * (AclBindingFilter / ResourcePatternFilter). The node stores and serves ACLs for admin tools;
- * it does not enforce them (every principal is allowed, as with no authorizer configured).
+ * (AclBindingFilter / ResourcePatternFilter). They are enforced when `authorizer.class.name`
+ * switches the authorizer on (src/auth/authorizer.ts, src/broker/authz/).
  */
+import { AclOperation, AclPermission, PatternType, ResourceType, WILDCARD } from '../auth/acl-model.js';
 import type { AclEntry } from '../controller/metadata-records.js';
 
-export const ResourceType = { UNKNOWN: 0, ANY: 1, TOPIC: 2, GROUP: 3, CLUSTER: 4, TRANSACTIONAL_ID: 5, DELEGATION_TOKEN: 6, USER: 7 } as const;
-export const PatternType = { UNKNOWN: 0, ANY: 1, MATCH: 2, LITERAL: 3, PREFIXED: 4 } as const;
-export const AclOperation = { UNKNOWN: 0, ANY: 1, ALL: 2, READ: 3, WRITE: 4, CREATE: 5, DELETE: 6, ALTER: 7, DESCRIBE: 8, CLUSTER_ACTION: 9, DESCRIBE_CONFIGS: 10, ALTER_CONFIGS: 11, IDEMPOTENT_WRITE: 12, CREATE_TOKENS: 13, DESCRIBE_TOKENS: 14 } as const;
-export const AclPermission = { UNKNOWN: 0, ANY: 1, DENY: 2, ALLOW: 3 } as const;
-
-export const WILDCARD = '*';
+export { AclOperation, AclPermission, PatternType, ResourceType, WILDCARD } from '../auth/acl-model.js';
 
 export type AclBinding = Omit<AclEntry, 'id'>;
 
@@ -27,7 +23,7 @@ export interface AclFilter {
 
 /** Why a new binding is refused (Kafka's AclControlManager.validateNewAcl), or null. */
 export function invalidBinding(b: AclBinding): string | null {
-  if (b.resourceType <= ResourceType.ANY || b.resourceType > ResourceType.USER) return `Invalid resourceType ${b.resourceType}`;
+  if (b.resourceType <= ResourceType.ANY || b.resourceType > ResourceType.CLUSTER_MIRROR) return `Invalid resourceType ${b.resourceType}`;
   if (b.patternType !== PatternType.LITERAL && b.patternType !== PatternType.PREFIXED) return `Invalid patternType ${b.patternType}`;
   if (b.operation <= AclOperation.ANY || b.operation > AclOperation.DESCRIBE_TOKENS) return `Invalid operation ${b.operation}`;
   if (b.permissionType !== AclPermission.ALLOW && b.permissionType !== AclPermission.DENY) return `Invalid permissionType ${b.permissionType}`;

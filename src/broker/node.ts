@@ -29,6 +29,7 @@ import { BrokerListeners } from '../server/listener-set.js';
 import { planListeners } from '../server/listeners.js';
 import { saslApiHandlers } from '../server/sasl-apis.js';
 import { brokerHandlers } from './apis/index.js';
+import { authorizerFromConfig, followAcls, guardHandlers } from './authz/install.js';
 
 export class BrokerNode {
   private closing: Promise<void> | null = null;
@@ -47,6 +48,7 @@ export class BrokerNode {
     setLogFormat(config.get('log.format') === 'text' ? 'text' : 'json');
     // Checked before anything is opened: a listener that cannot be served stops the start.
     const plan = planListeners(config);
+    const authorizer = authorizerFromConfig(config);
     const metricsListener = config.get('metrics.listener') ?? null;
     if (metricsListener) parseMetricsListener(metricsListener); // refuse a bad value before opening anything
     const logDirs = config.logDirs.map((d) => resolve(d));
@@ -134,6 +136,11 @@ export class BrokerNode {
     mirror = await createMirrorApiHandlers(createMirrorHost(ctx, coordinatorHost), { log: (msg) => mirrorLog.info(msg) });
     registry.registerAll(mirror.handlers);
     ctx.produceGuard = mirror;
+    if (authorizer) {
+      const unfollowAcls = followAcls(authorizer, controller);
+      closers.push(async () => unfollowAcls());
+      guardHandlers(registry.handlers, authorizer, controller, () => configs.brokerValue('auto.create.topics.enable') === 'true');
+    }
     closers.push(
       () => mirror!.close(),
       () => txns.close(),

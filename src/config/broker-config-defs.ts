@@ -137,6 +137,10 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   // Listener security (Kafka's BrokerSecurityConfigs / SslConfigs / SaslConfigs); src/server reads
   // them per listener (`listener.name.<name>.<key>` first), see src/server/listener-security.ts.
   D('sasl.enabled.mechanisms', 'list', 'GSSAPI', { readOnly: true }),
+  // The authorizer (Kafka's StandardAuthorizer and its keys); src/broker/authz/install.ts reads them.
+  D('authorizer.class.name', 'string', '', { readOnly: true }),
+  D('super.users', 'string', null, { readOnly: true }),
+  D('allow.everyone.if.no.acl.found', 'boolean', 'false', { readOnly: true }),
   D('sasl.jaas.config', 'password', null, { readOnly: true }),
   D('sasl.server.max.receive.size', 'int', '524288', { min: 1, readOnly: true }),
   D('sasl.oauthbearer.jwks.endpoint.url', 'string', null, { readOnly: true }),

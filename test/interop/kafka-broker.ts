@@ -17,8 +17,11 @@ import type { Target } from './lib/target.js';
 export interface KafkaBrokerOptions {
   /** A version setup.sh resolved (default 4.1.2). */
   readonly version?: string;
-  /** Extra server.properties entries; they win over the defaults below. */
-  readonly overrides?: Readonly<Record<string, string>>;
+  /**
+   * Extra server.properties entries; they win over the defaults below. A function gets the
+   * chosen ports, for overrides that name them (an extra listener beside PLAINTEXT).
+   */
+  readonly overrides?: Readonly<Record<string, string>> | ((ports: { port: number; controllerPort: number }) => Readonly<Record<string, string>>);
   /** Keep the data directory after stop (for inspecting segments). */
   readonly keepData?: boolean;
   /**
@@ -112,7 +115,7 @@ export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<K
     props['advertised.listeners'] += `,${l.name}://127.0.0.1:${p}`;
     props['listener.security.protocol.map'] += `,${l.name}:${l.protocol}`;
   }
-  Object.assign(props, opts.overrides);
+  Object.assign(props, typeof opts.overrides === 'function' ? opts.overrides({ port, controllerPort }) : opts.overrides);
   const propsFile = join(dataDir, 'server.properties');
   writeFileSync(propsFile, Object.entries(props).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
 
