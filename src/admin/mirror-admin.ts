@@ -11,10 +11,21 @@
 import { Apis, type ApiSpec } from '../client/apis.js';
 import type { KafkaClientOptions } from '../client/client-options.js';
 import { KafkaClient } from '../client/kafka-client.js';
+import { ApiKey } from '../protocol/generated/api-table.js';
 import { ERRORS, ErrorCode } from '../protocol/generated/errors.js';
+import { encodeDescribeLogDirsRequest, type DescribeLogDirsRequestInput } from '../protocol/generated/messages/describe-log-dirs-request.js';
+import { decodeDescribeLogDirsResponse, type DescribeLogDirsResponse } from '../protocol/generated/messages/describe-log-dirs-response.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 
 export const CLUSTER_MIRROR_RESOURCE_TYPE = 64;
+
+/** DescribeLogDirs v2-4 (flexible; Kafka 4 no longer takes v0), for partition sizes. */
+const DESCRIBE_LOG_DIRS: ApiSpec<DescribeLogDirsRequestInput, DescribeLogDirsResponse> = {
+  apiKey: ApiKey.DescribeLogDirs,
+  versions: [2, 4],
+  encode: encodeDescribeLogDirsRequest,
+  decode: decodeDescribeLogDirsResponse,
+};
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 
 /**
@@ -207,6 +218,30 @@ export class MirrorAdmin {
     const r = res.responses[0];
     if (r === undefined) throw new MirrorAdminError(ErrorCode.UNKNOWN_SERVER_ERROR, 'empty IncrementalAlterConfigs response');
     if (r.errorCode !== ErrorCode.NONE) throw new MirrorAdminError(r.errorCode, r.errorMessage);
+  }
+
+  /**
+   * Size in bytes of each partition of `topics` (`topic-partition` → bytes), from DescribeLogDirs
+   * on every broker; with several replicas the largest (the leader's, or one ahead of it).
+   */
+  async partitionSizes(topics: readonly string[]): Promise<Map<string, number>> {
+    const md = await this.client.metadata([...topics]);
+    const ask = md.topics.filter((t) => t.errorCode === ErrorCode.NONE && t.name !== null).map((t) => ({ topic: t.name as string, partitions: t.partitions.map((p) => p.partitionIndex) }));
+    const out = new Map<string, number>();
+    if (ask.length === 0) return out;
+    for (const b of md.brokers.map((x) => x.nodeId)) {
+      const res = await this.rpc(DESCRIBE_LOG_DIRS, { topics: ask }, b);
+      for (const dir of res.results) {
+        if (dir.errorCode !== ErrorCode.NONE) continue;
+        for (const t of dir.topics) {
+          for (const p of t.partitions) {
+            const k = `${t.name}-${p.partitionIndex}`;
+            out.set(k, Math.max(out.get(k) ?? 0, Number(p.partitionSize)));
+          }
+        }
+      }
+    }
+    return out;
   }
 
   /** Topic names of the cluster (for resolving --topics patterns). */
