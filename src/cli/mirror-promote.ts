@@ -21,15 +21,15 @@ const POLL_MS = 500;
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        resolve();
-      },
-      { once: true },
-    );
+    const onAbort = (): void => {
+      clearTimeout(t);
+      resolve();
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -90,7 +90,10 @@ async function waitWithProgress(
   let lastSource = -1;
   let quietPolls = 0;
   let lastLine = '';
+  // Three samples at least, so "the source stopped taking writes" rests on two unchanged ends.
+  let samples = 0;
   for (;;) {
+    samples++;
     const { rows, progress } = await tracker.sample([mirror], (r) => topics.has(r.topic));
     const sourceEnd = rows.reduce((n, r) => n + Math.max(0, r.sourceOffset), 0);
     quietPolls = sourceEnd === lastSource ? quietPolls + 1 : 0;
@@ -99,7 +102,7 @@ async function waitWithProgress(
     // On a terminal the line is redrawn each poll; elsewhere printed when it changes.
     if (io.isTTY === true || line !== lastLine) screen.draw([line]);
     lastLine = line;
-    if (done(rows)) return { ok: true, rows, sourceQuiet: quietPolls >= 2 };
+    if (done(rows) && (samples >= 3 || quietPolls >= 2)) return { ok: true, rows, sourceQuiet: quietPolls >= 2 };
     const refused = refuse(rows);
     if (refused !== null) return { ok: false, why: refused };
     if (Date.now() > until) {
