@@ -88,6 +88,9 @@ describe('fjord cluster-mirrors progress and promote', () => {
     expect(r.out).toContain('Caught up: 1 partitions of 1 topics are MIRRORING with lag 0.');
   });
 
+  // Cursor up over the previous frame, then clear to the end of the screen.
+  const REDRAW = new RegExp(`${String.fromCharCode(27)}\\[\\d+A${String.fromCharCode(27)}\\[J`);
+
   it('redraws --describe --watch in a terminal until Ctrl-C', async () => {
     const topic = 'progress-watch';
     await createTopic(a, topic);
@@ -100,7 +103,7 @@ describe('fjord cluster-mirrors progress and promote', () => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     const until = Date.now() + 30_000;
     // Two frames at least: the second starts by moving the cursor up over the first.
-    while (!(/\x1b\[\d+A\x1b\[J/.test(out) && out.includes(topic))) {
+    while (!(REDRAW.test(out) && out.includes(topic))) {
       if (Date.now() > until) {
         child.kill('SIGKILL');
         throw new Error(`no redraw seen; output so far: ${JSON.stringify(out)}`);
@@ -109,7 +112,7 @@ describe('fjord cluster-mirrors progress and promote', () => {
     }
     child.stdin.write('\x03');
     expect(await exited).toBe(0);
-    const frames = out.split(/\x1b\[\d+A\x1b\[J/);
+    const frames = out.split(REDRAW);
     const last = frames[frames.length - 2] ?? '';
     expect(last).toContain('(Ctrl-C to quit)');
     expect(last).toMatch(/from-a {2}\[#{24}\] 100\.0% .* caught up {2}\(\d+ MIRRORING\)/);
