@@ -66,6 +66,24 @@ export interface PartitionMirrorDescription {
   readonly state: string;
   readonly retryAttempt: number;
   readonly errorMessage: string | null;
+  /** Max timestamp of the newest batch mirrored, and of the newest on the source; -1 unknown. */
+  readonly mirroredMaxTimestamp: number;
+  readonly sourceMaxTimestamp: number;
+  /**
+   * How far the mirror trails in the records' time: source newest minus mirrored newest (ms);
+   * 0 when caught up, -1 when unknown (not MIRRORING, or a cluster that does not say).
+   */
+  readonly timeLagMs: number;
+  /** Last good fetch from the source (ms since the epoch), -1 never or not MIRRORING. */
+  readonly lastFetchTimestamp: number;
+  /** The last error talking to the source since the last good fetch. */
+  readonly linkError: string | null;
+}
+
+function timeLagOf(lag: number, source: number, mirrored: number): number {
+  if (lag === 0) return 0;
+  if (lag < 0 || source < 0 || mirrored < 0) return -1;
+  return Math.max(0, source - mirrored);
 }
 
 export interface ClusterMirrorDescription {
@@ -174,6 +192,11 @@ export class MirrorAdmin {
               state: p.stateValue,
               retryAttempt: p.retryAttempt,
               errorMessage: p.errorMessage,
+              mirroredMaxTimestamp: Number(p.mirroredMaxTimestamp),
+              sourceMaxTimestamp: Number(p.sourceMaxTimestamp),
+              timeLagMs: timeLagOf(Number(p.lag), Number(p.sourceMaxTimestamp), Number(p.mirroredMaxTimestamp)),
+              lastFetchTimestamp: Number(p.lastFetchTimestamp),
+              linkError: p.linkError,
             });
           }
         }

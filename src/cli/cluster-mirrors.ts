@@ -247,7 +247,28 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
         const rows: MirrorRow[] = [];
         for (const m of mirrors) for (const p of m.partitions) if (!a.failed || p.state === 'FAILED') rows.push({ mirror: m.mirrorName, ...p });
         if (a.json) {
-          io.out(JSON.stringify(rows.map((r) => ({ mirror: r.mirror, topic: r.topic, partition: r.partition, sourceOffset: r.sourceOffset, destinationOffset: r.destinationOffset, lag: r.lag, state: r.state, retryAttempt: r.retryAttempt, errorMessage: r.errorMessage }))));
+          const now = Date.now();
+          io.out(
+            JSON.stringify(
+              rows.map((r) => ({
+                mirror: r.mirror,
+                topic: r.topic,
+                partition: r.partition,
+                sourceOffset: r.sourceOffset,
+                destinationOffset: r.destinationOffset,
+                lag: r.lag,
+                state: r.state,
+                retryAttempt: r.retryAttempt,
+                errorMessage: r.errorMessage,
+                timeLagMs: r.timeLagMs,
+                sourceMaxTimestamp: r.sourceMaxTimestamp,
+                mirroredMaxTimestamp: r.mirroredMaxTimestamp,
+                lastFetchTimestamp: r.lastFetchTimestamp,
+                lastFetchAgeMs: r.lastFetchTimestamp < 0 ? -1 : Math.max(0, now - r.lastFetchTimestamp),
+                linkError: r.linkError,
+              })),
+            ),
+          );
           return Exit.OK;
         }
         io.out(describeTable(rows, a.failed).join('\n'));

@@ -134,13 +134,27 @@ function offset(n: number): string {
   return n < 0 ? '-' : String(n);
 }
 
-/** The `--describe` table; `failed` adds the RETRY and ERROR columns. */
-export function describeTable(rows: readonly MirrorRow[], failed: boolean): string[] {
+/** Time lag as a duration, `-` when unknown. */
+function timeLag(ms: number): string {
+  return ms < 0 ? '-' : ms < 1000 ? `${ms}ms` : formatDuration(ms / 1000);
+}
+
+/** How long ago the last good fetch was, `-` when never. */
+function fetchAge(ts: number, now: number): string {
+  return ts < 0 ? '-' : `${(Math.max(0, now - ts) / 1000).toFixed(1)}s ago`;
+}
+
+/**
+ * The `--describe` table: TIME-LAG, LAST-FETCH and LINK (ok, or the last error talking to the
+ * source) follow the state; `failed` shows RETRY and ERROR instead.
+ */
+export function describeTable(rows: readonly MirrorRow[], failed: boolean, now = Date.now()): string[] {
   const header = ['MIRROR', 'TOPIC', 'PARTITION', 'SOURCE-OFFSET', 'DESTINATION-OFFSET', 'LAG', 'STATE'];
-  if (failed) header.push('RETRY', 'ERROR');
+  header.push(...(failed ? ['RETRY', 'ERROR'] : ['TIME-LAG', 'LAST-FETCH', 'LINK']));
   const body = rows.map((r) => {
     const row = [r.mirror, r.topic, String(r.partition), offset(r.sourceOffset), offset(r.destinationOffset), offset(r.lag), r.state];
     if (failed) row.push(r.retryAttempt < 0 ? 'NonRetryable' : String(r.retryAttempt), r.errorMessage ?? '');
+    else row.push(timeLag(r.timeLagMs), fetchAge(r.lastFetchTimestamp, now), r.linkError !== null ? `error: ${r.linkError}` : r.lastFetchTimestamp >= 0 ? 'ok' : '-');
     return row;
   });
   return table([header, ...body]);

@@ -14,6 +14,7 @@
 import { channel } from 'node:diagnostics_channel';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
+import { RecordBatchView } from '../protocol/record-batch.js';
 import { type CorruptBatch, walkFetchedBatches } from './batch-walk.js';
 import { LEADER_EPOCH_BUMP_INCREMENT, LEADER_EPOCH_BUMP_THRESHOLD } from './fetcher-config.js';
 import type { FetcherContext } from './fetcher-context.js';
@@ -48,6 +49,8 @@ export async function processPartitionResponse(ctx: FetcherContext, ps: Partitio
   }
   ps.sourceHighWatermark = pr.highWatermark;
   ps.sourceLogStartOffset = pr.logStartOffset;
+  ps.lastFetchMs = ctx.clock.now();
+  delete ps.lastError;
   if (mirrorFetchChannel.hasSubscribers) mirrorFetchChannel.publish({ topic: ps.tp.topic, partition: ps.tp.partition, records: pr.records, sourceHighWatermark: pr.highWatermark });
   const log = ctx.cb.log(ps.tp);
   if (log === undefined) throw localLogGone();
@@ -76,6 +79,7 @@ export async function processPartitionResponse(ctx: FetcherContext, ps: Partitio
     if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, res.errorMessage ?? `appendAsMirror failed with error ${res.errorCode}`);
     if (!ctx.isCurrent(ps)) return;
     ps.fetchOffset = run.lastOffset + 1;
+    ps.mirroredMaxTimestamp = new RecordBatchView(slice, run.lastBatchStart - run.start).maxTimestamp;
     ctx.stats.batchesAppended += run.batches;
     ctx.stats.bytesAppended += slice.length;
     ctx.cb.onProgress?.(ps.tp);

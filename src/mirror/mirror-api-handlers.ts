@@ -152,7 +152,7 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
       decodeDescribeClusterMirrorsRequest,
       encodeDescribeClusterMirrorsResponse,
       async (req) => {
-        const mirrors = control.describeClusterMirrors(req.mirrorNames).map((m) => ({
+        const mirrors = (await control.describeClusterMirrors(req.mirrorNames)).map((m) => ({
           errorCode: m.errorCode,
           mirrorName: m.mirrorName,
           authorizedOperations: -2147483648,
@@ -166,6 +166,10 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
               stateValue: p.stateName,
               retryAttempt: p.retryAttempt,
               errorMessage: p.errorMessage,
+              mirroredMaxTimestamp: BigInt(p.mirroredMaxTimestamp),
+              sourceMaxTimestamp: BigInt(p.sourceMaxTimestamp),
+              lastFetchTimestamp: BigInt(p.lastFetchTimestamp),
+              linkError: p.linkError,
             })),
           })),
         }));
