@@ -162,3 +162,46 @@ describe('fjord cluster-mirrors progress and promote', () => {
     expect(sent[0]?.baseOffset).toBe('2001');
   });
 });
+
+describe('describe: time lag and link health', () => {
+  interface Health {
+    topic: string;
+    state: string;
+    lag: number;
+    timeLagMs: number;
+    sourceMaxTimestamp: number;
+    mirroredMaxTimestamp: number;
+    lastFetchAgeMs: number;
+    linkError: string | null;
+  }
+  const health = (topic: string): Health | undefined => (JSON.parse(onB('--describe', '--mirror', 'from-a', '--json').out) as Health[]).find((p) => p.topic === topic);
+
+  // Last in the file: it stops the source.
+  it('shows time lag 0 and a fresh fetch when caught up, then the link error once the source is gone', async () => {
+    const topic = 'progress-health';
+    await createTopic(a, topic);
+    const stamp = Date.parse('2026-01-01T00:00:00Z');
+    const p = new Kafka({ clientId: 'progress', brokers: [a.bootstrap], logLevel: logLevel.NOTHING }).producer({ allowAutoTopicCreation: false });
+    await p.connect();
+    await p.send({ topic, acks: -1, messages: [0, 1, 2].map((i) => ({ partition: 0, value: `h${i}`, timestamp: String(stamp + i * 1000) })) });
+    await p.disconnect();
+    expect(onB('--start', '--mirror', 'from-a', '--topics', topic, '--wait').code).toBe(0);
+    const caught = health(topic);
+    expect(caught).toMatchObject({ state: 'MIRRORING', lag: 0, timeLagMs: 0, mirroredMaxTimestamp: stamp + 2000, sourceMaxTimestamp: stamp + 2000, linkError: null });
+    expect(caught?.lastFetchAgeMs).toBeGreaterThanOrEqual(0);
+    expect(caught?.lastFetchAgeMs).toBeLessThan(10_000);
+    expect(onB('--describe', '--mirror', 'from-a').out).toMatch(new RegExp(`from-a\\s+${topic}\\s+0\\s+3\\s+3\\s+0\\s+MIRRORING\\s+0ms\\s+\\d+\\.\\ds ago\\s+ok`));
+
+    await a.destroy();
+    const until = Date.now() + 30_000;
+    let seen: Health | undefined;
+    while (Date.now() < until) {
+      seen = health(topic);
+      if (seen?.linkError !== null && seen?.linkError !== undefined) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(seen?.state).toBe('MIRRORING');
+    expect(seen?.linkError).toBeTruthy();
+    expect(onB('--describe', '--mirror', 'from-a').out).toMatch(new RegExp(`${topic}\\s+0\\s+3\\s+3\\s+0\\s+MIRRORING\\s+0ms\\s+\\d+\\.\\ds ago\\s+error: `));
+  });
+});
