@@ -55,7 +55,20 @@ export interface ClusterMirrorListing {
   readonly sourceClusterId: string;
   readonly topicCount: number;
   readonly topicNames: readonly string[];
+  /**
+   * Metadata offset the listing was read from (-1 when the cluster does not say). Passed back as
+   * `stateValidationOffset`, a change of a topic made after this read is refused with
+   * INVALID_CLUSTER_MIRROR_STATES (145): two operators cannot act on a state only one has seen.
+   */
+  readonly stateOffset: number;
 }
+
+/** Optimistic locking of Start/Stop/Pause/Resume/Delete (KIP-1279 §4.2); -1 skips the check. */
+export interface StateValidation {
+  readonly stateValidationOffset?: number;
+}
+
+const validationOffset = (o: StateValidation): bigint => BigInt(o.stateValidationOffset ?? -1);
 
 export interface PartitionMirrorDescription {
   readonly topic: string;
@@ -132,41 +145,42 @@ export class MirrorAdmin {
   }
 
   /** StartMirrorTopics; topic ids and partition counts are looked up on the source by the broker. */
-  async startMirrorTopics(name: string, topics: readonly string[], opts: { includePatterns?: readonly string[]; excludePatterns?: readonly string[] } = {}): Promise<TopicOutcome[]> {
+  async startMirrorTopics(name: string, topics: readonly string[], opts: { includePatterns?: readonly string[]; excludePatterns?: readonly string[] } & StateValidation = {}): Promise<TopicOutcome[]> {
     const res = await this.rpc(Apis.StartMirrorTopics, {
             mirrorName: name,
             topics: topics.map((topicName) => ({ topicName, topicId: ZERO_UUID, numPartitions: 0 })),
             includePatterns: opts.includePatterns ?? [],
             excludePatterns: opts.excludePatterns ?? [],
-            stateValidationOffset: -1n,
+            stateValidationOffset: validationOffset(opts),
           });
     return MirrorAdmin.check(res);
   }
 
-  async stopMirrorTopics(name: string, topics: readonly string[], opts: { patterns?: readonly string[] } = {}): Promise<TopicOutcome[]> {
-    const res = await this.rpc(Apis.StopMirrorTopics, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), patterns: opts.patterns ?? [], stateValidationOffset: -1n });
+  async stopMirrorTopics(name: string, topics: readonly string[], opts: { patterns?: readonly string[] } & StateValidation = {}): Promise<TopicOutcome[]> {
+    const res = await this.rpc(Apis.StopMirrorTopics, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), patterns: opts.patterns ?? [], stateValidationOffset: validationOffset(opts) });
     return MirrorAdmin.check(res);
   }
 
-  async pauseMirrorTopics(name: string, topics: readonly string[]): Promise<TopicOutcome[]> {
-    const res = await this.rpc(Apis.PauseMirrorTopics, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), stateValidationOffset: -1n });
+  async pauseMirrorTopics(name: string, topics: readonly string[], opts: StateValidation = {}): Promise<TopicOutcome[]> {
+    const res = await this.rpc(Apis.PauseMirrorTopics, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), stateValidationOffset: validationOffset(opts) });
     return MirrorAdmin.check(res);
   }
 
-  async resumeMirrorTopics(name: string, topics: readonly string[]): Promise<TopicOutcome[]> {
-    const res = await this.rpc(Apis.ResumeMirrorTopics, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), stateValidationOffset: -1n });
+  async resumeMirrorTopics(name: string, topics: readonly string[], opts: StateValidation = {}): Promise<TopicOutcome[]> {
+    const res = await this.rpc(Apis.ResumeMirrorTopics, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), stateValidationOffset: validationOffset(opts) });
     return MirrorAdmin.check(res);
   }
 
-  async deleteClusterMirror(name: string): Promise<void> {
-    const res = await this.rpc(Apis.DeleteClusterMirror, { mirrorName: name, stateValidationOffset: -1n });
+  async deleteClusterMirror(name: string, opts: StateValidation = {}): Promise<void> {
+    const res = await this.rpc(Apis.DeleteClusterMirror, { mirrorName: name, stateValidationOffset: validationOffset(opts) });
     MirrorAdmin.check(res);
   }
 
   async listClusterMirrors(includeTopicNames = true): Promise<ClusterMirrorListing[]> {
     const res = await this.rpc(Apis.ListClusterMirrors, { includeTopicNames });
     MirrorAdmin.check(res);
-    return res.mirrors.map((m) => ({ mirrorName: m.mirrorName, sourceBootstrap: m.sourceBootstrap, sourceClusterId: m.sourceClusterId, topicCount: m.topicCount, topicNames: m.topicNames }));
+    const stateOffset = Number(res.stateOffset);
+    return res.mirrors.map((m) => ({ mirrorName: m.mirrorName, sourceBootstrap: m.sourceBootstrap, sourceClusterId: m.sourceClusterId, topicCount: m.topicCount, topicNames: m.topicNames, stateOffset }));
   }
 
   /** DescribeClusterMirrors to every broker, merged per mirror (empty names = all mirrors). */

@@ -207,7 +207,7 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
       }
       case 'promote': {
         const patterns = list(a.topics);
-        const names = await boundTopics(admin, mirror, patterns);
+        const { names } = await boundTopics(admin, mirror, patterns);
         if (names.length === 0) {
           io.err(`No topic of mirror ${mirror} matches ${patterns.join(',')}.`);
           return Exit.KAFKA_ERROR;
@@ -219,17 +219,18 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
       case 'resume': {
         const patterns = list(a.topics);
         // Stop also reaches topics already stopped (a no-op) and takes the patterns out of discovery.
-        const names = await boundTopics(admin, mirror, patterns);
+        const { names, stateOffset } = await boundTopics(admin, mirror, patterns);
+        const lock = { stateValidationOffset: stateOffset };
         if (names.length === 0 && a.action !== 'stop') {
           io.err(`No topic of mirror ${mirror} matches ${patterns.join(',')}.`);
           return 1;
         }
         const outcome =
           a.action === 'stop'
-            ? await admin.stopMirrorTopics(mirror, names, { patterns: patterns.filter((p) => !isLiteral(p)) })
+            ? await admin.stopMirrorTopics(mirror, names, { patterns: patterns.filter((p) => !isLiteral(p)), ...lock })
             : a.action === 'pause'
-              ? await admin.pauseMirrorTopics(mirror, names)
-              : await admin.resumeMirrorTopics(mirror, names);
+              ? await admin.pauseMirrorTopics(mirror, names, lock)
+              : await admin.resumeMirrorTopics(mirror, names, lock);
         const verb = a.action === 'stop' ? 'Stopped' : a.action === 'pause' ? 'Paused' : 'Resumed';
         for (const t of outcome) io.out(`${verb} mirroring of topic ${t.name}.`);
         return Exit.OK;
@@ -292,11 +293,15 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
   }
 }
 
-/** The mirror's topics on this cluster matching `patterns`, and the literal names among them. */
-async function boundTopics(admin: MirrorAdmin, mirror: string, patterns: readonly string[]): Promise<string[]> {
+/**
+ * The mirror's topics on this cluster matching `patterns` (and the literal names among them),
+ * with the metadata offset they were read at: sent back as StateValidationOffset, a change
+ * another operator made since is refused with INVALID_CLUSTER_MIRROR_STATES.
+ */
+async function boundTopics(admin: MirrorAdmin, mirror: string, patterns: readonly string[]): Promise<{ names: string[]; stateOffset: number }> {
   const bound = (await admin.listClusterMirrors(true)).find((m) => m.mirrorName === mirror);
   if (bound === undefined) throw new MirrorAdminError(ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown cluster mirror ${mirror}`);
-  return [...new Set([...patterns.filter(isLiteral), ...bound.topicNames.filter((t) => matches(t, patterns))])];
+  return { names: [...new Set([...patterns.filter(isLiteral), ...bound.topicNames.filter((t) => matches(t, patterns))])], stateOffset: bound.stateOffset };
 }
 
 /** Starts the topics; returns the names started. */

@@ -144,7 +144,8 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
       ApiKey.ListClusterMirrors,
       decodeListClusterMirrorsRequest,
       encodeListClusterMirrorsResponse,
-      (req) => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, mirrors: control.listClusterMirrors(req.includeTopicNames) }),
+      // StateOffset: the image offset read from, for the client's StateValidationOffset (spec §4.2).
+      (req) => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, mirrors: control.listClusterMirrors(req.includeTopicNames), stateOffset: BigInt(host.metadataOffset()) }),
       (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<DescribeClusterMirrorsRequest, DescribeClusterMirrorsResponseInput>(

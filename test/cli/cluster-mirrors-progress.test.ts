@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MirrorAdmin, MirrorAdminError } from '../../src/admin/mirror-admin.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { ROOT, startNode, type RunningNode } from '../helpers/node.js';
 
 let a: RunningNode;
@@ -160,6 +162,37 @@ describe('fjord cluster-mirrors progress and promote', () => {
     await p.disconnect();
     // 2000 is the MIRROR_PID_RESET batch the stop appended (KIP-1279 §8.5 e).
     expect(sent[0]?.baseOffset).toBe('2001');
+  });
+});
+
+describe('two operators at once (StateValidationOffset)', () => {
+  it('refuses a change based on a read that another operator has since made stale', async () => {
+    const topic = 'progress-locked';
+    await createTopic(a, topic);
+    await produce(a, topic, 5);
+    expect(onB('--start', '--mirror', 'from-a', '--topics', topic, '--wait').code).toBe(0);
+    const first = new MirrorAdmin({ bootstrapServers: [b.bootstrap] });
+    try {
+      // Operator 1 reads the mirror, then operator 2 pauses the topic with the CLI.
+      const seen = (await first.listClusterMirrors(true)).find((m) => m.mirrorName === 'from-a');
+      expect(seen?.topicNames).toContain(topic);
+      expect(seen?.stateOffset).toBeGreaterThanOrEqual(0);
+      expect(onB('--pause', '--mirror', 'from-a', '--topics', topic).code).toBe(0);
+      // Operator 1 stops from what it read: refused, and the topic stays paused.
+      const refused = await first.stopMirrorTopics('from-a', [topic], { stateValidationOffset: seen?.stateOffset ?? -1 }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(MirrorAdminError);
+      expect((refused as MirrorAdminError).code).toBe(ErrorCode.INVALID_CLUSTER_MIRROR_STATES);
+      expect((refused as MirrorAdminError).topics).toEqual([expect.objectContaining({ name: topic, errorCode: ErrorCode.INVALID_CLUSTER_MIRROR_STATES })]);
+      const until = Date.now() + 20_000;
+      while (!states(topic).every((s) => s === 'PAUSED') && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      expect(states(topic)).toEqual(['PAUSED']);
+      // Read again, and the same stop goes through.
+      const fresh = (await first.listClusterMirrors(true)).find((m) => m.mirrorName === 'from-a');
+      expect(fresh?.stateOffset).toBeGreaterThan(seen?.stateOffset ?? 0);
+      expect(await first.stopMirrorTopics('from-a', [topic], { stateValidationOffset: fresh?.stateOffset ?? -1 })).toEqual([expect.objectContaining({ name: topic, errorCode: 0 })]);
+    } finally {
+      first.close();
+    }
   });
 });
 
