@@ -15,9 +15,26 @@ import { ApiKey } from '../protocol/generated/api-table.js';
 import { ERRORS, ErrorCode } from '../protocol/generated/errors.js';
 import { encodeDescribeLogDirsRequest, type DescribeLogDirsRequestInput } from '../protocol/generated/messages/describe-log-dirs-request.js';
 import { decodeDescribeLogDirsResponse, type DescribeLogDirsResponse } from '../protocol/generated/messages/describe-log-dirs-response.js';
+import { encodeDescribeProducersRequest, type DescribeProducersRequestInput } from '../protocol/generated/messages/describe-producers-request.js';
+import { decodeDescribeProducersResponse, type DescribeProducersResponse } from '../protocol/generated/messages/describe-producers-response.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 
 export const CLUSTER_MIRROR_RESOURCE_TYPE = 64;
+
+/** DescribeProducers v0 (KIP-664), for the transactions a stop would abort. */
+const DESCRIBE_PRODUCERS: ApiSpec<DescribeProducersRequestInput, DescribeProducersResponse> = {
+  apiKey: ApiKey.DescribeProducers,
+  versions: [0, 0],
+  encode: encodeDescribeProducersRequest,
+  decode: decodeDescribeProducersResponse,
+};
+
+/** A producer whose transaction is open in a partition. */
+export interface OpenTransaction {
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly firstOffset: number;
+}
 
 /** DescribeLogDirs v2-4 (flexible; Kafka 4 no longer takes v0), for partition sizes. */
 const DESCRIBE_LOG_DIRS: ApiSpec<DescribeLogDirsRequestInput, DescribeLogDirsResponse> = {
@@ -275,6 +292,34 @@ export class MirrorAdmin {
             const k = `${t.name}-${p.partitionIndex}`;
             out.set(k, Math.max(out.get(k) ?? 0, Number(p.partitionSize)));
           }
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Open transactions per `topic-partition`, from DescribeProducers to each partition's leader. */
+  async openTransactions(topics: readonly string[]): Promise<Map<string, OpenTransaction[]>> {
+    const md = await this.client.metadata([...topics]);
+    const byLeader = new Map<number, { name: string; partitionIndexes: number[] }[]>();
+    for (const t of md.topics) {
+      if (t.errorCode !== ErrorCode.NONE || t.name === null) continue;
+      for (const p of t.partitions) {
+        let list = byLeader.get(p.leaderId);
+        if (list === undefined) byLeader.set(p.leaderId, (list = []));
+        let entry = list.find((e) => e.name === t.name);
+        if (entry === undefined) list.push((entry = { name: t.name, partitionIndexes: [] }));
+        entry.partitionIndexes.push(p.partitionIndex);
+      }
+    }
+    const out = new Map<string, OpenTransaction[]>();
+    for (const [leader, ask] of byLeader) {
+      const res = await this.rpc(DESCRIBE_PRODUCERS, { topics: ask }, leader);
+      for (const t of res.topics) {
+        for (const p of t.partitions) {
+          if (p.errorCode !== ErrorCode.NONE) throw new MirrorAdminError(p.errorCode, `DescribeProducers ${t.name}-${p.partitionIndex}: ${p.errorMessage ?? ''}`);
+          const open = p.activeProducers.filter((s) => s.currentTxnStartOffset >= 0n).map((s) => ({ producerId: s.producerId, producerEpoch: s.producerEpoch, firstOffset: Number(s.currentTxnStartOffset) }));
+          out.set(`${t.name}-${p.partitionIndex}`, open);
         }
       }
     }

@@ -16,6 +16,7 @@ import { MirrorAdmin, MirrorAdminError } from '../admin/mirror-admin.js';
 import { clientOptionsFromConfig } from '../client/client-options.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { Exit } from './cli-common.js';
+import { stopDryRun } from './mirror-dry-run.js';
 import { promote, waitUntilMirrored, watch } from './mirror-promote.js';
 import { describeTable, table, type CliIo, type MirrorRow } from './mirror-progress.js';
 
@@ -36,6 +37,7 @@ interface Args {
   failed: boolean;
   watch: boolean;
   wait: boolean;
+  dryRun: boolean;
   timeoutS: number;
   intervalMs: number;
 }
@@ -48,7 +50,10 @@ Actions:
                                                  start mirroring topics (names or regexes,
                                                  resolved on the source); --wait shows catch-up
                                                  progress until every partition has lag 0
-  --stop    --mirror NAME --topics LIST          stop mirroring (failover): topics become writable
+  --stop    --mirror NAME --topics LIST [--dry-run]
+                                                 stop mirroring (failover): topics become writable;
+                                                 --dry-run prints what the stop would do per
+                                                 partition (transactions aborted) and changes nothing
   --pause   --mirror NAME --topics LIST          pause fetching; topics stay read-only
   --resume  --mirror NAME --topics LIST          resume paused topics
   --promote --mirror NAME --topics LIST [--timeout S]
@@ -103,6 +108,7 @@ function parseArgs(argv: readonly string[]): Args | { help: true } {
         failed: { type: 'boolean' },
         watch: { type: 'boolean' },
         wait: { type: 'boolean' },
+        'dry-run': { type: 'boolean' },
         timeout: { type: 'string' },
         interval: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -129,6 +135,7 @@ function parseArgs(argv: readonly string[]): Args | { help: true } {
     failed: flag('failed'),
     watch: flag('watch'),
     wait: flag('wait'),
+    dryRun: flag('dry-run'),
     timeoutS: positiveSeconds('--timeout', str('timeout'), 300),
     intervalMs: positiveSeconds('--interval', str('interval'), 1) * 1000,
   };
@@ -144,6 +151,7 @@ function parseArgs(argv: readonly string[]): Args | { help: true } {
   if ((a.json || a.failed || a.watch) && action !== 'describe') throw new UsageError('--json, --failed and --watch are only valid with --describe');
   if (a.watch && a.json) throw new UsageError('--watch draws for a terminal; it does not take --json');
   if (a.wait && action !== 'start') throw new UsageError('--wait is only valid with --start');
+  if (a.dryRun && action !== 'stop') throw new UsageError('--dry-run is only valid with --stop');
   if (str('timeout') !== undefined && !a.wait && action !== 'promote') throw new UsageError('--timeout is only valid with --start --wait and --promote');
   if (str('interval') !== undefined && !a.watch) throw new UsageError('--interval is only valid with --describe --watch');
   return a;
@@ -221,6 +229,7 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
         // Stop also reaches topics already stopped (a no-op) and takes the patterns out of discovery.
         const { names, stateOffset } = await boundTopics(admin, mirror, patterns);
         const lock = { stateValidationOffset: stateOffset };
+        if (a.dryRun) return await stopDryRun(admin, mirror, names, io);
         if (names.length === 0 && a.action !== 'stop') {
           io.err(`No topic of mirror ${mirror} matches ${patterns.join(',')}.`);
           return 1;

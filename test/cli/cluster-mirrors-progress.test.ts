@@ -165,6 +165,38 @@ describe('fjord cluster-mirrors progress and promote', () => {
   });
 });
 
+describe('--stop --dry-run', () => {
+  it('prints what a stop would abort, changes nothing, and the stop then does it', async () => {
+    const topic = 'progress-dry';
+    await createTopic(a, topic);
+    await produce(a, topic, 2);
+    const tx = new Kafka({ clientId: 'progress-tx', brokers: [a.bootstrap], logLevel: logLevel.NOTHING }).producer({ transactionalId: 'dry-run-tx', idempotent: true, maxInFlightRequests: 1 });
+    await tx.connect();
+    const txn = await tx.transaction();
+    await txn.send({ topic, acks: -1, messages: [{ partition: 0, value: 'in an open transaction' }] });
+    expect(onB('--start', '--mirror', 'from-a', '--topics', topic, '--wait').code).toBe(0);
+    const dry = onB('--stop', '--mirror', 'from-a', '--topics', topic, '--dry-run');
+    expect(dry.code, dry.err).toBe(0);
+    expect(dry.out).toContain(`${topic}-0: MIRRORING -> STOPPED: fetching would end at offset 3; nothing is left behind on the source; nothing would be truncated.`);
+    expect(dry.out).toMatch(new RegExp(`${topic}-0: {3}would abort the open transaction of producer \\d+ \\(epoch 0\\), open since offset 2\\.`));
+    expect(dry.out).toContain('Dry run: nothing was changed.');
+    expect(states(topic)).toEqual(['MIRRORING']);
+    const admin = new MirrorAdmin({ bootstrapServers: [b.bootstrap] });
+    try {
+      expect((await admin.openTransactions([topic])).get(`${topic}-0`)).toHaveLength(1);
+      expect(onB('--stop', '--mirror', 'from-a', '--topics', topic).code).toBe(0);
+      const until = Date.now() + 20_000;
+      while (!states(topic).every((st) => st === 'STOPPED') && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      expect(states(topic)).toEqual(['STOPPED']);
+      expect((await admin.openTransactions([topic])).get(`${topic}-0`)).toEqual([]);
+    } finally {
+      admin.close();
+      await txn.abort().catch(() => undefined);
+      await tx.disconnect();
+    }
+  });
+});
+
 describe('two operators at once (StateValidationOffset)', () => {
   it('refuses a change based on a read that another operator has since made stale', async () => {
     const topic = 'progress-locked';
