@@ -11,10 +11,38 @@
 import { Apis, type ApiSpec } from '../client/apis.js';
 import type { KafkaClientOptions } from '../client/client-options.js';
 import { KafkaClient } from '../client/kafka-client.js';
+import { ApiKey } from '../protocol/generated/api-table.js';
 import { ERRORS, ErrorCode } from '../protocol/generated/errors.js';
+import { encodeDescribeLogDirsRequest, type DescribeLogDirsRequestInput } from '../protocol/generated/messages/describe-log-dirs-request.js';
+import { decodeDescribeLogDirsResponse, type DescribeLogDirsResponse } from '../protocol/generated/messages/describe-log-dirs-response.js';
+import { encodeDescribeProducersRequest, type DescribeProducersRequestInput } from '../protocol/generated/messages/describe-producers-request.js';
+import { decodeDescribeProducersResponse, type DescribeProducersResponse } from '../protocol/generated/messages/describe-producers-response.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 
 export const CLUSTER_MIRROR_RESOURCE_TYPE = 64;
+
+/** DescribeProducers v0 (KIP-664), for the transactions a stop would abort. */
+const DESCRIBE_PRODUCERS: ApiSpec<DescribeProducersRequestInput, DescribeProducersResponse> = {
+  apiKey: ApiKey.DescribeProducers,
+  versions: [0, 0],
+  encode: encodeDescribeProducersRequest,
+  decode: decodeDescribeProducersResponse,
+};
+
+/** A producer whose transaction is open in a partition. */
+export interface OpenTransaction {
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly firstOffset: number;
+}
+
+/** DescribeLogDirs v2-4 (flexible; Kafka 4 no longer takes v0), for partition sizes. */
+const DESCRIBE_LOG_DIRS: ApiSpec<DescribeLogDirsRequestInput, DescribeLogDirsResponse> = {
+  apiKey: ApiKey.DescribeLogDirs,
+  versions: [2, 4],
+  encode: encodeDescribeLogDirsRequest,
+  decode: decodeDescribeLogDirsResponse,
+};
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 
 /**
@@ -44,7 +72,20 @@ export interface ClusterMirrorListing {
   readonly sourceClusterId: string;
   readonly topicCount: number;
   readonly topicNames: readonly string[];
+  /**
+   * Metadata offset the listing was read from (-1 when the cluster does not say). Passed back as
+   * `stateValidationOffset`, a change of a topic made after this read is refused with
+   * INVALID_CLUSTER_MIRROR_STATES (145): two operators cannot act on a state only one has seen.
+   */
+  readonly stateOffset: number;
 }
+
+/** Optimistic locking of Start/Stop/Pause/Resume/Delete (KIP-1279 §4.2); -1 skips the check. */
+export interface StateValidation {
+  readonly stateValidationOffset?: number;
+}
+
+const validationOffset = (o: StateValidation): bigint => BigInt(o.stateValidationOffset ?? -1);
 
 export interface PartitionMirrorDescription {
   readonly topic: string;
@@ -55,6 +96,24 @@ export interface PartitionMirrorDescription {
   readonly state: string;
   readonly retryAttempt: number;
   readonly errorMessage: string | null;
+  /** Max timestamp of the newest batch mirrored, and of the newest on the source; -1 unknown. */
+  readonly mirroredMaxTimestamp: number;
+  readonly sourceMaxTimestamp: number;
+  /**
+   * How far the mirror trails in the records' time: source newest minus mirrored newest (ms);
+   * 0 when caught up, -1 when unknown (not MIRRORING, or a cluster that does not say).
+   */
+  readonly timeLagMs: number;
+  /** Last good fetch from the source (ms since the epoch), -1 never or not MIRRORING. */
+  readonly lastFetchTimestamp: number;
+  /** The last error talking to the source since the last good fetch. */
+  readonly linkError: string | null;
+}
+
+function timeLagOf(lag: number, source: number, mirrored: number): number {
+  if (lag === 0) return 0;
+  if (lag < 0 || source < 0 || mirrored < 0) return -1;
+  return Math.max(0, source - mirrored);
 }
 
 export interface ClusterMirrorDescription {
@@ -103,41 +162,42 @@ export class MirrorAdmin {
   }
 
   /** StartMirrorTopics; topic ids and partition counts are looked up on the source by the broker. */
-  async startMirrorTopics(name: string, topics: readonly string[], opts: { includePatterns?: readonly string[]; excludePatterns?: readonly string[] } = {}): Promise<TopicOutcome[]> {
+  async startMirrorTopics(name: string, topics: readonly string[], opts: { includePatterns?: readonly string[]; excludePatterns?: readonly string[] } & StateValidation = {}): Promise<TopicOutcome[]> {
     const res = await this.rpc(Apis.StartMirrorTopics, {
             mirrorName: name,
             topics: topics.map((topicName) => ({ topicName, topicId: ZERO_UUID, numPartitions: 0 })),
             includePatterns: opts.includePatterns ?? [],
             excludePatterns: opts.excludePatterns ?? [],
-            stateValidationOffset: -1n,
+            stateValidationOffset: validationOffset(opts),
           });
     return MirrorAdmin.check(res);
   }
 
-  async stopMirrorTopics(name: string, topics: readonly string[], opts: { patterns?: readonly string[] } = {}): Promise<TopicOutcome[]> {
-    const res = await this.rpc(Apis.StopMirrorTopics, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), patterns: opts.patterns ?? [], stateValidationOffset: -1n });
+  async stopMirrorTopics(name: string, topics: readonly string[], opts: { patterns?: readonly string[] } & StateValidation = {}): Promise<TopicOutcome[]> {
+    const res = await this.rpc(Apis.StopMirrorTopics, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), patterns: opts.patterns ?? [], stateValidationOffset: validationOffset(opts) });
     return MirrorAdmin.check(res);
   }
 
-  async pauseMirrorTopics(name: string, topics: readonly string[]): Promise<TopicOutcome[]> {
-    const res = await this.rpc(Apis.PauseMirrorTopics, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), stateValidationOffset: -1n });
+  async pauseMirrorTopics(name: string, topics: readonly string[], opts: StateValidation = {}): Promise<TopicOutcome[]> {
+    const res = await this.rpc(Apis.PauseMirrorTopics, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), stateValidationOffset: validationOffset(opts) });
     return MirrorAdmin.check(res);
   }
 
-  async resumeMirrorTopics(name: string, topics: readonly string[]): Promise<TopicOutcome[]> {
-    const res = await this.rpc(Apis.ResumeMirrorTopics, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), stateValidationOffset: -1n });
+  async resumeMirrorTopics(name: string, topics: readonly string[], opts: StateValidation = {}): Promise<TopicOutcome[]> {
+    const res = await this.rpc(Apis.ResumeMirrorTopics, { mirrorName: name, topics: topics.map((topicName) => ({ topicName })), stateValidationOffset: validationOffset(opts) });
     return MirrorAdmin.check(res);
   }
 
-  async deleteClusterMirror(name: string): Promise<void> {
-    const res = await this.rpc(Apis.DeleteClusterMirror, { mirrorName: name, stateValidationOffset: -1n });
+  async deleteClusterMirror(name: string, opts: StateValidation = {}): Promise<void> {
+    const res = await this.rpc(Apis.DeleteClusterMirror, { mirrorName: name, stateValidationOffset: validationOffset(opts) });
     MirrorAdmin.check(res);
   }
 
   async listClusterMirrors(includeTopicNames = true): Promise<ClusterMirrorListing[]> {
     const res = await this.rpc(Apis.ListClusterMirrors, { includeTopicNames });
     MirrorAdmin.check(res);
-    return res.mirrors.map((m) => ({ mirrorName: m.mirrorName, sourceBootstrap: m.sourceBootstrap, sourceClusterId: m.sourceClusterId, topicCount: m.topicCount, topicNames: m.topicNames }));
+    const stateOffset = Number(res.stateOffset);
+    return res.mirrors.map((m) => ({ mirrorName: m.mirrorName, sourceBootstrap: m.sourceBootstrap, sourceClusterId: m.sourceClusterId, topicCount: m.topicCount, topicNames: m.topicNames, stateOffset }));
   }
 
   /** DescribeClusterMirrors to every broker, merged per mirror (empty names = all mirrors). */
@@ -163,6 +223,11 @@ export class MirrorAdmin {
               state: p.stateValue,
               retryAttempt: p.retryAttempt,
               errorMessage: p.errorMessage,
+              mirroredMaxTimestamp: Number(p.mirroredMaxTimestamp),
+              sourceMaxTimestamp: Number(p.sourceMaxTimestamp),
+              timeLagMs: timeLagOf(Number(p.lag), Number(p.sourceMaxTimestamp), Number(p.mirroredMaxTimestamp)),
+              lastFetchTimestamp: Number(p.lastFetchTimestamp),
+              linkError: p.linkError,
             });
           }
         }
@@ -207,6 +272,58 @@ export class MirrorAdmin {
     const r = res.responses[0];
     if (r === undefined) throw new MirrorAdminError(ErrorCode.UNKNOWN_SERVER_ERROR, 'empty IncrementalAlterConfigs response');
     if (r.errorCode !== ErrorCode.NONE) throw new MirrorAdminError(r.errorCode, r.errorMessage);
+  }
+
+  /**
+   * Size in bytes of each partition of `topics` (`topic-partition` → bytes), from DescribeLogDirs
+   * on every broker; with several replicas the largest (the leader's, or one ahead of it).
+   */
+  async partitionSizes(topics: readonly string[]): Promise<Map<string, number>> {
+    const md = await this.client.metadata([...topics]);
+    const ask = md.topics.filter((t) => t.errorCode === ErrorCode.NONE && t.name !== null).map((t) => ({ topic: t.name as string, partitions: t.partitions.map((p) => p.partitionIndex) }));
+    const out = new Map<string, number>();
+    if (ask.length === 0) return out;
+    for (const b of md.brokers.map((x) => x.nodeId)) {
+      const res = await this.rpc(DESCRIBE_LOG_DIRS, { topics: ask }, b);
+      for (const dir of res.results) {
+        if (dir.errorCode !== ErrorCode.NONE) continue;
+        for (const t of dir.topics) {
+          for (const p of t.partitions) {
+            const k = `${t.name}-${p.partitionIndex}`;
+            out.set(k, Math.max(out.get(k) ?? 0, Number(p.partitionSize)));
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Open transactions per `topic-partition`, from DescribeProducers to each partition's leader. */
+  async openTransactions(topics: readonly string[]): Promise<Map<string, OpenTransaction[]>> {
+    const md = await this.client.metadata([...topics]);
+    const byLeader = new Map<number, { name: string; partitionIndexes: number[] }[]>();
+    for (const t of md.topics) {
+      if (t.errorCode !== ErrorCode.NONE || t.name === null) continue;
+      for (const p of t.partitions) {
+        let list = byLeader.get(p.leaderId);
+        if (list === undefined) byLeader.set(p.leaderId, (list = []));
+        let entry = list.find((e) => e.name === t.name);
+        if (entry === undefined) list.push((entry = { name: t.name, partitionIndexes: [] }));
+        entry.partitionIndexes.push(p.partitionIndex);
+      }
+    }
+    const out = new Map<string, OpenTransaction[]>();
+    for (const [leader, ask] of byLeader) {
+      const res = await this.rpc(DESCRIBE_PRODUCERS, { topics: ask }, leader);
+      for (const t of res.topics) {
+        for (const p of t.partitions) {
+          if (p.errorCode !== ErrorCode.NONE) throw new MirrorAdminError(p.errorCode, `DescribeProducers ${t.name}-${p.partitionIndex}: ${p.errorMessage ?? ''}`);
+          const open = p.activeProducers.filter((s) => s.currentTxnStartOffset >= 0n).map((s) => ({ producerId: s.producerId, producerEpoch: s.producerEpoch, firstOffset: Number(s.currentTxnStartOffset) }));
+          out.set(`${t.name}-${p.partitionIndex}`, open);
+        }
+      }
+    }
+    return out;
   }
 
   /** Topic names of the cluster (for resolving --topics patterns). */

@@ -1,106 +1,159 @@
 /**
- * `fjord cluster-mirrors`: the flags of Kafka's kafka-cluster-mirrors.sh (KIP-1279 spec §12).
- *
- *   --bootstrap-server HOST:PORT  (the destination, required)   --command-config FILE
- *   --mirror NAME
- *   --create --mirror-config FILE
- *   --start|--stop|--pause|--resume --topics LIST [--exclude LIST (start only)]
- *   --list
- *   --describe [--json] [--failed]
- *   --delete
+ * `fjord cluster-mirrors`: the flags of Kafka's kafka-cluster-mirrors.sh (KIP-1279 spec §12),
+ * parsed with Node's util.parseArgs, plus the operator commands of docs/mirroring.md: a live
+ * `--describe --watch`, `--start --wait` and a graceful `--promote` with catch-up progress
+ * (./mirror-progress.ts, ./mirror-promote.ts).
  *
  * `--topics` takes comma-separated names or regular expressions. For --start they are resolved
  * against the source's topics (and saved as include patterns for later discovery); for the other
  * actions against the mirror's topics on the destination.
+ *
+ * Exit codes: 0 done, 1 a Kafka error, a failed partition or a timeout, 2 bad usage.
  */
 import { readFileSync } from 'node:fs';
-import { MirrorAdmin, MirrorAdminError, type PartitionMirrorDescription } from '../admin/mirror-admin.js';
+import { parseArgs as parseNodeArgs } from 'node:util';
+import { MirrorAdmin, MirrorAdminError } from '../admin/mirror-admin.js';
 import { clientOptionsFromConfig } from '../client/client-options.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
+import { Exit } from './cli-common.js';
+import { stopDryRun } from './mirror-dry-run.js';
+import { promote, waitUntilMirrored, watch } from './mirror-promote.js';
+import { describeTable, table, type CliIo, type MirrorRow } from './mirror-progress.js';
+
+export type { CliIo };
+
+const ACTIONS = ['create', 'start', 'stop', 'pause', 'resume', 'list', 'describe', 'delete', 'promote'] as const;
+type Action = (typeof ACTIONS)[number];
 
 interface Args {
-  bootstrap?: string;
+  bootstrap: string;
   commandConfig?: string;
   mirror?: string;
   mirrorConfig?: string;
   topics?: string;
   exclude?: string;
-  action?: 'create' | 'start' | 'stop' | 'pause' | 'resume' | 'list' | 'describe' | 'delete';
+  action: Action;
   json: boolean;
   failed: boolean;
+  watch: boolean;
+  wait: boolean;
+  dryRun: boolean;
+  timeoutS: number;
+  intervalMs: number;
 }
 
-const USAGE = `Usage: fjord cluster-mirrors --bootstrap-server HOST:PORT [--command-config FILE] ACTION
+export const USAGE = `Usage: fjord cluster-mirrors --bootstrap-server HOST:PORT [--command-config FILE] ACTION [OPTIONS]
+
 Actions:
-  --create --mirror NAME --mirror-config FILE
-  --start --mirror NAME --topics LIST [--exclude LIST]
-  --stop|--pause|--resume --mirror NAME --topics LIST
-  --list
-  --describe [--mirror NAME] [--json] [--failed]
-  --delete --mirror NAME`;
+  --create  --mirror NAME --mirror-config FILE   create a mirror of the cluster named in FILE
+  --start   --mirror NAME --topics LIST [--exclude LIST] [--wait [--timeout S]]
+                                                 start mirroring topics (names or regexes,
+                                                 resolved on the source); --wait shows catch-up
+                                                 progress until every partition has lag 0
+  --stop    --mirror NAME --topics LIST [--dry-run]
+                                                 stop mirroring (failover): topics become writable;
+                                                 --dry-run prints what the stop would do per
+                                                 partition (transactions aborted) and changes nothing
+  --pause   --mirror NAME --topics LIST          pause fetching; topics stay read-only
+  --resume  --mirror NAME --topics LIST          resume paused topics
+  --promote --mirror NAME --topics LIST [--timeout S]
+                                                 graceful failover: wait for lag 0, then stop
+                                                 (the stop syncs group offsets a last time)
+  --list                                         list mirrors
+  --describe [--mirror NAME] [--json] [--failed] [--watch [--interval S]]
+                                                 partition states, offsets and lag; --watch
+                                                 redraws a live view with catch-up progress
+  --delete  --mirror NAME                        delete a mirror whose topics are all stopped
 
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
+Options:
+  --bootstrap-server HOST:PORT   the destination cluster (required)
+  --command-config FILE          client properties (security.protocol, sasl.*, ssl.*)
+  --timeout S                    seconds --wait and --promote wait for lag 0 (default 300)
+  --interval S                   seconds between --watch redraws (default 1)
+  -h, --help                     this text
+
+Exit codes: 0 done, 1 a Kafka error, a failed partition or a timeout, 2 bad usage.`;
+
+const consoleIo: CliIo = {
+  out: (l) => console.log(l),
+  err: (l) => console.error(l),
+  write: (t) => void process.stdout.write(t),
+  isTTY: process.stdout.isTTY === true,
+};
+
+class UsageError extends Error {}
+
+function positiveSeconds(flag: string, v: string | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} needs a positive number of seconds, got '${v}'`);
+  return n;
 }
 
-const consoleIo: CliIo = { out: (l) => console.log(l), err: (l) => console.error(l) };
-
-function parseArgs(argv: readonly string[]): Args | string {
-  const a: Args = { json: false, failed: false };
-  const actions = new Set(['create', 'start', 'stop', 'pause', 'resume', 'list', 'describe', 'delete']);
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i] as string;
-    const value = (): string => {
-      const v = argv[++i];
-      if (v === undefined || v.startsWith('--')) throw new Error(`${flag} needs a value`);
-      return v;
-    };
-    try {
-      switch (flag) {
-        case '--bootstrap-server':
-          a.bootstrap = value();
-          break;
-        case '--command-config':
-          a.commandConfig = value();
-          break;
-        case '--mirror':
-          a.mirror = value();
-          break;
-        case '--mirror-config':
-          a.mirrorConfig = value();
-          break;
-        case '--topics':
-          a.topics = value();
-          break;
-        case '--exclude':
-          a.exclude = value();
-          break;
-        case '--json':
-          a.json = true;
-          break;
-        case '--failed':
-          a.failed = true;
-          break;
-        default: {
-          const name = flag.replace(/^--/, '');
-          if (!flag.startsWith('--') || !actions.has(name)) return `unknown option ${flag}`;
-          if (a.action !== undefined) return `only one action at a time (--${a.action} and ${flag})`;
-          a.action = name as NonNullable<Args['action']>;
-        }
-      }
-    } catch (e) {
-      return (e as Error).message;
-    }
+function parseArgs(argv: readonly string[]): Args | { help: true } {
+  let values;
+  try {
+    ({ values } = parseNodeArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        'bootstrap-server': { type: 'string' },
+        'command-config': { type: 'string' },
+        mirror: { type: 'string' },
+        'mirror-config': { type: 'string' },
+        topics: { type: 'string' },
+        exclude: { type: 'string' },
+        json: { type: 'boolean' },
+        failed: { type: 'boolean' },
+        watch: { type: 'boolean' },
+        wait: { type: 'boolean' },
+        'dry-run': { type: 'boolean' },
+        timeout: { type: 'string' },
+        interval: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        ...Object.fromEntries(ACTIONS.map((a) => [a, { type: 'boolean' as const }])),
+      },
+    }));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
   }
-  if (a.bootstrap === undefined) return '--bootstrap-server is required';
-  if (a.action === undefined) return 'an action is required';
-  const needsMirror = a.action !== 'list' && a.action !== 'describe';
-  if (needsMirror && a.mirror === undefined) return `--${a.action} needs --mirror`;
-  if (a.action === 'create' && a.mirrorConfig === undefined) return '--create needs --mirror-config';
-  if (['start', 'stop', 'pause', 'resume'].includes(a.action) && a.topics === undefined) return `--${a.action} needs --topics`;
-  if (a.exclude !== undefined && a.action !== 'start') return '--exclude is only valid with --start';
-  if ((a.json || a.failed) && a.action !== 'describe') return '--json and --failed are only valid with --describe';
+  const v = values as Record<string, string | boolean | undefined>;
+  if (v.help === true) return { help: true };
+  const str = (k: string): string | undefined => (typeof v[k] === 'string' ? (v[k] as string) : undefined);
+  const flag = (k: string): boolean => v[k] === true;
+  const chosen = ACTIONS.filter((a) => flag(a));
+  const bootstrap = str('bootstrap-server');
+  if (bootstrap === undefined) throw new UsageError('--bootstrap-server is required');
+  if (chosen.length === 0) throw new UsageError('an action is required');
+  if (chosen.length > 1) throw new UsageError(`only one action at a time (${chosen.map((a) => `--${a}`).join(' and ')})`);
+  const action = chosen[0] as Action;
+  const a: Args = {
+    bootstrap,
+    action,
+    json: flag('json'),
+    failed: flag('failed'),
+    watch: flag('watch'),
+    wait: flag('wait'),
+    dryRun: flag('dry-run'),
+    timeoutS: positiveSeconds('--timeout', str('timeout'), 300),
+    intervalMs: positiveSeconds('--interval', str('interval'), 1) * 1000,
+  };
+  for (const [k, key] of [['command-config', 'commandConfig'], ['mirror', 'mirror'], ['mirror-config', 'mirrorConfig'], ['topics', 'topics'], ['exclude', 'exclude']] as const) {
+    const value = str(k);
+    if (value !== undefined) a[key] = value;
+  }
+  const needsMirror = action !== 'list' && action !== 'describe';
+  if (needsMirror && a.mirror === undefined) throw new UsageError(`--${action} needs --mirror`);
+  if (action === 'create' && a.mirrorConfig === undefined) throw new UsageError('--create needs --mirror-config');
+  if (['start', 'stop', 'pause', 'resume', 'promote'].includes(action) && a.topics === undefined) throw new UsageError(`--${action} needs --topics`);
+  if (a.exclude !== undefined && action !== 'start') throw new UsageError('--exclude is only valid with --start');
+  if ((a.json || a.failed || a.watch) && action !== 'describe') throw new UsageError('--json, --failed and --watch are only valid with --describe');
+  if (a.watch && a.json) throw new UsageError('--watch draws for a terminal; it does not take --json');
+  if (a.wait && action !== 'start') throw new UsageError('--wait is only valid with --start');
+  if (a.dryRun && action !== 'stop') throw new UsageError('--dry-run is only valid with --stop');
+  if (str('timeout') !== undefined && !a.wait && action !== 'promote') throw new UsageError('--timeout is only valid with --start --wait and --promote');
+  if (str('interval') !== undefined && !a.watch) throw new UsageError('--interval is only valid with --describe --watch');
   return a;
 }
 
@@ -128,22 +181,19 @@ const matches = (name: string, patterns: readonly string[]): boolean =>
     }
   });
 
-function table(rows: readonly (readonly string[])[]): string[] {
-  const widths: number[] = [];
-  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd());
-}
-
 export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = consoleIo): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    io.out(USAGE);
-    return 0;
-  }
-  const parsed = parseArgs(argv);
-  if (typeof parsed === 'string') {
-    io.err(`fjord cluster-mirrors: ${parsed}`);
+  let parsed: Args | { help: true };
+  try {
+    parsed = parseArgs(argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    io.err(`fjord cluster-mirrors: ${e.message}`);
     io.err(USAGE);
-    return 2;
+    return Exit.USAGE;
+  }
+  if ('help' in parsed) {
+    io.out(USAGE);
+    return Exit.OK;
   }
   const a = parsed;
   const clientCfg = a.commandConfig !== undefined ? readProperties(a.commandConfig) : new Map<string, string>();
@@ -156,61 +206,88 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
         const cfg = readProperties(a.mirrorConfig as string);
         await admin.createClusterMirror(mirror, Object.fromEntries(cfg));
         io.out(`Created cluster mirror ${mirror}.`);
-        return 0;
+        return Exit.OK;
       }
-      case 'start':
-        return await start(admin, mirror, list(a.topics), list(a.exclude), io);
+      case 'start': {
+        const started = await start(admin, mirror, list(a.topics), list(a.exclude), io);
+        if (!a.wait || started.length === 0) return Exit.OK;
+        return await waitUntilMirrored(admin, mirror, started, a.timeoutS, io);
+      }
+      case 'promote': {
+        const patterns = list(a.topics);
+        const { names } = await boundTopics(admin, mirror, patterns);
+        if (names.length === 0) {
+          io.err(`No topic of mirror ${mirror} matches ${patterns.join(',')}.`);
+          return Exit.KAFKA_ERROR;
+        }
+        return await promote(admin, mirror, names, a.timeoutS, io);
+      }
       case 'stop':
       case 'pause':
       case 'resume': {
         const patterns = list(a.topics);
-        const bound = (await admin.listClusterMirrors(true)).find((m) => m.mirrorName === mirror);
-        if (bound === undefined) throw new MirrorAdminError(ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown cluster mirror ${mirror}`);
         // Stop also reaches topics already stopped (a no-op) and takes the patterns out of discovery.
-        const names = [...new Set([...patterns.filter(isLiteral), ...bound.topicNames.filter((t) => matches(t, patterns))])];
+        const { names, stateOffset } = await boundTopics(admin, mirror, patterns);
+        const lock = { stateValidationOffset: stateOffset };
+        if (a.dryRun) return await stopDryRun(admin, mirror, names, io);
         if (names.length === 0 && a.action !== 'stop') {
           io.err(`No topic of mirror ${mirror} matches ${patterns.join(',')}.`);
           return 1;
         }
         const outcome =
           a.action === 'stop'
-            ? await admin.stopMirrorTopics(mirror, names, { patterns: patterns.filter((p) => !isLiteral(p)) })
+            ? await admin.stopMirrorTopics(mirror, names, { patterns: patterns.filter((p) => !isLiteral(p)), ...lock })
             : a.action === 'pause'
-              ? await admin.pauseMirrorTopics(mirror, names)
-              : await admin.resumeMirrorTopics(mirror, names);
+              ? await admin.pauseMirrorTopics(mirror, names, lock)
+              : await admin.resumeMirrorTopics(mirror, names, lock);
         const verb = a.action === 'stop' ? 'Stopped' : a.action === 'pause' ? 'Paused' : 'Resumed';
         for (const t of outcome) io.out(`${verb} mirroring of topic ${t.name}.`);
-        return 0;
+        return Exit.OK;
       }
       case 'list': {
         const mirrors = await admin.listClusterMirrors(true);
         io.out(table([['MIRROR', 'TOPICS', 'SOURCE-CLUSTER-ID', 'SOURCE-BOOTSTRAP-SERVER'], ...mirrors.map((m) => [m.mirrorName, String(m.topicCount), m.sourceClusterId, m.sourceBootstrap])]).join('\n'));
-        return 0;
+        return Exit.OK;
       }
       case 'describe': {
+        if (a.watch) return await watch(admin, a.mirror !== undefined ? [mirror] : [], a.failed, a.intervalMs, io);
         const mirrors = await admin.describeClusterMirrors(a.mirror !== undefined ? [mirror] : []);
         const bad = mirrors.find((m) => m.errorCode !== ErrorCode.NONE);
         if (bad !== undefined) throw new MirrorAdminError(bad.errorCode, `mirror ${bad.mirrorName}`);
-        const rows: (PartitionMirrorDescription & { mirror: string })[] = [];
+        const rows: MirrorRow[] = [];
         for (const m of mirrors) for (const p of m.partitions) if (!a.failed || p.state === 'FAILED') rows.push({ mirror: m.mirrorName, ...p });
         if (a.json) {
-          io.out(JSON.stringify(rows.map((r) => ({ mirror: r.mirror, topic: r.topic, partition: r.partition, sourceOffset: r.sourceOffset, destinationOffset: r.destinationOffset, lag: r.lag, state: r.state, retryAttempt: r.retryAttempt, errorMessage: r.errorMessage }))));
-          return 0;
+          const now = Date.now();
+          io.out(
+            JSON.stringify(
+              rows.map((r) => ({
+                mirror: r.mirror,
+                topic: r.topic,
+                partition: r.partition,
+                sourceOffset: r.sourceOffset,
+                destinationOffset: r.destinationOffset,
+                lag: r.lag,
+                state: r.state,
+                retryAttempt: r.retryAttempt,
+                errorMessage: r.errorMessage,
+                timeLagMs: r.timeLagMs,
+                sourceMaxTimestamp: r.sourceMaxTimestamp,
+                mirroredMaxTimestamp: r.mirroredMaxTimestamp,
+                lastFetchTimestamp: r.lastFetchTimestamp,
+                lastFetchAgeMs: r.lastFetchTimestamp < 0 ? -1 : Math.max(0, now - r.lastFetchTimestamp),
+                linkError: r.linkError,
+              })),
+            ),
+          );
+          return Exit.OK;
         }
-        const header = ['MIRROR', 'TOPIC', 'PARTITION', 'SOURCE-OFFSET', 'DESTINATION-OFFSET', 'LAG', 'STATE'];
-        if (a.failed) header.push('RETRY', 'ERROR');
-        const body = rows.map((r) => {
-          const row = [r.mirror, r.topic, String(r.partition), offset(r.sourceOffset), offset(r.destinationOffset), offset(r.lag), r.state];
-          if (a.failed) row.push(r.retryAttempt < 0 ? 'NonRetryable' : String(r.retryAttempt), r.errorMessage ?? '');
-          return row;
-        });
-        io.out(table([header, ...body]).join('\n'));
-        return 0;
+        io.out(describeTable(rows, a.failed).join('\n'));
+        return Exit.OK;
       }
       case 'delete':
         await admin.deleteClusterMirror(mirror);
         io.out(`Deleted cluster mirror ${mirror}.`);
-        return 0;
+        return Exit.OK;
       default:
         return 2;
     }
@@ -225,11 +302,19 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
   }
 }
 
-function offset(n: number): string {
-  return n < 0 ? '-' : String(n);
+/**
+ * The mirror's topics on this cluster matching `patterns` (and the literal names among them),
+ * with the metadata offset they were read at: sent back as StateValidationOffset, a change
+ * another operator made since is refused with INVALID_CLUSTER_MIRROR_STATES.
+ */
+async function boundTopics(admin: MirrorAdmin, mirror: string, patterns: readonly string[]): Promise<{ names: string[]; stateOffset: number }> {
+  const bound = (await admin.listClusterMirrors(true)).find((m) => m.mirrorName === mirror);
+  if (bound === undefined) throw new MirrorAdminError(ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown cluster mirror ${mirror}`);
+  return { names: [...new Set([...patterns.filter(isLiteral), ...bound.topicNames.filter((t) => matches(t, patterns))])], stateOffset: bound.stateOffset };
 }
 
-async function start(admin: MirrorAdmin, mirror: string, patterns: string[], exclude: string[], io: CliIo): Promise<number> {
+/** Starts the topics; returns the names started. */
+async function start(admin: MirrorAdmin, mirror: string, patterns: string[], exclude: string[], io: CliIo): Promise<string[]> {
   // Resolve patterns against the source's topics (from the mirror's bootstrap.servers).
   const cfg = await admin.describeMirrorConfig(mirror);
   const srcBootstrap = cfg.find((c) => c.name === 'bootstrap.servers')?.value;
@@ -257,9 +342,9 @@ async function start(admin: MirrorAdmin, mirror: string, patterns: string[], exc
   if (names.length === 0) {
     await admin.startMirrorTopics(mirror, [], { includePatterns, excludePatterns: exclude });
     io.out(source === null && includePatterns.length > 0 ? 'The patterns were saved; the node starts the source topics they match as it discovers them.' : `No source topic matches yet; the patterns were saved for discovery.`);
-    return 0;
+    return [];
   }
   const outcome = await admin.startMirrorTopics(mirror, names, { includePatterns, excludePatterns: exclude });
   for (const t of outcome) io.out(`Started mirroring of topic ${t.name}.`);
-  return 0;
+  return outcome.map((t) => t.name);
 }

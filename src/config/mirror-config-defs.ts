@@ -98,6 +98,8 @@ export const MIRROR_CONFIG_DEFS: readonly ConfigDef[] = [
   M('mirror.groups.include', 'list', '.*', { validate: regexList('mirror.groups.include') }),
   M('mirror.groups.exclude', 'list', '', { validate: regexList('mirror.groups.exclude') }),
   M('mirror.acls.include', 'list', '*'),
+  // Off stops the group offset sync alone (e.g. during a switchover), the mirror going on.
+  M('mirror.groups.sync.enabled', 'boolean', 'true'),
 ];
 
 export const MIRROR_DEFS: ReadonlyMap<string, ConfigDef> = indexDefs(MIRROR_CONFIG_DEFS);

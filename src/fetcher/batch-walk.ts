@@ -36,6 +36,8 @@ export interface BatchRun {
   /** Highest partition leader epoch in the run; -1 when empty. */
   readonly maxEpoch: number;
   readonly batches: number;
+  /** Position of the last batch kept (its header gives the newest mirrored timestamp), -1 when none. */
+  readonly lastBatchStart: number;
   /** A batch epoch above the known source leader epoch stopped the walk; -1 otherwise. */
   readonly staleEpoch: number;
   /** A batch epoch above the destination leader epoch stopped the walk; -1 otherwise. */
@@ -63,6 +65,7 @@ export function walkFetchedBatches(records: Buffer, fetchOffset: number, sourceL
   let lastOffset = -1;
   let maxEpoch = -1;
   let batches = 0;
+  let lastBatchStart = -1;
   let staleEpoch = -1;
   let fencedEpoch = -1;
   let oversizedBatch = -1;
@@ -106,8 +109,9 @@ export function walkFetchedBatches(records: Buffer, fetchOffset: number, sourceL
     if (epoch > maxEpoch) maxEpoch = epoch;
     lastOffset = last;
     batches++;
+    lastBatchStart = pos;
     pos += size;
     end = pos;
   }
-  return { start, end, firstBaseOffset, lastOffset, maxEpoch, batches, staleEpoch, fencedEpoch, oversizedBatch, corrupt };
+  return { start, end, firstBaseOffset, lastOffset, maxEpoch, batches, lastBatchStart, staleEpoch, fencedEpoch, oversizedBatch, corrupt };
 }

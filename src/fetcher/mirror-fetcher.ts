@@ -96,6 +96,9 @@ export class MirrorFetcher implements FetcherContext {
       lag: ps.sourceHighWatermark < 0 ? -1 : Math.max(0, ps.sourceHighWatermark - localHw),
       sourceLeaderId: ps.sourceLeaderId,
       sourceLeaderEpoch: ps.sourceLeaderEpoch,
+      lastFetchMs: ps.lastFetchMs,
+      mirroredMaxTimestamp: ps.mirroredMaxTimestamp,
+      linkError: ps.lastError?.message ?? null,
     };
   }
 

@@ -23,6 +23,11 @@ export interface MirrorLog {
   /** Empties the log and restarts it at `offset` (out of range below the source log start). */
   truncateFullyAndStartAt(offset: number): Promise<void>;
   /**
+   * Moves the log start offset up to `offset` (at most the high watermark) and deletes the
+   * segments wholly below it, as DeleteRecords does; the mirror follows the source's log start.
+   */
+  deleteRecordsBefore(offset: number): Promise<number>;
+  /**
    * Kafka's `endOffsetForEpoch`: the start offset of the first epoch greater than `epoch`, or the
    * log end offset when `epoch` is the latest; `{ epoch: -1, endOffset: -1 }` when unknown.
    */

@@ -14,10 +14,12 @@
 import { channel } from 'node:diagnostics_channel';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
+import { RecordBatchView } from '../protocol/record-batch.js';
 import { type CorruptBatch, walkFetchedBatches } from './batch-walk.js';
 import { LEADER_EPOCH_BUMP_INCREMENT, LEADER_EPOCH_BUMP_THRESHOLD } from './fetcher-config.js';
 import type { FetcherContext } from './fetcher-context.js';
 import { handlePartitionError } from './partition-errors.js';
+import type { MirrorLog } from './mirror-log.js';
 import type { PartitionState } from './partition-state.js';
 import type { FetchPartitionResponse } from './source-endpoint.js';
 
@@ -47,13 +49,18 @@ export async function processPartitionResponse(ctx: FetcherContext, ps: Partitio
   }
   ps.sourceHighWatermark = pr.highWatermark;
   ps.sourceLogStartOffset = pr.logStartOffset;
+  ps.lastFetchMs = ctx.clock.now();
+  delete ps.lastError;
   if (mirrorFetchChannel.hasSubscribers) mirrorFetchChannel.publish({ topic: ps.tp.topic, partition: ps.tp.partition, records: pr.records, sourceHighWatermark: pr.highWatermark });
   const log = ctx.cb.log(ps.tp);
   if (log === undefined) throw localLogGone();
   const dle = ctx.cb.destinationLeaderEpoch(ps.tp);
   maybeBumpProactively(ctx, ps, ps.sourceLeaderEpoch, dle);
   const records = pr.records;
-  if (records === null || records.length === 0) return;
+  if (records === null || records.length === 0) {
+    await followLogStart(ctx, ps, log, pr.logStartOffset);
+    return;
+  }
 
   const run = walkFetchedBatches(records, ps.fetchOffset, ps.sourceLeaderEpoch, dle, ps.maxBytes);
   if (run.corrupt !== null) throw corruptBatchError(ps, run.corrupt);
@@ -72,10 +79,12 @@ export async function processPartitionResponse(ctx: FetcherContext, ps: Partitio
     if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, res.errorMessage ?? `appendAsMirror failed with error ${res.errorCode}`);
     if (!ctx.isCurrent(ps)) return;
     ps.fetchOffset = run.lastOffset + 1;
+    ps.mirroredMaxTimestamp = new RecordBatchView(slice, run.lastBatchStart - run.start).maxTimestamp;
     ctx.stats.batchesAppended += run.batches;
     ctx.stats.bytesAppended += slice.length;
     ctx.cb.onProgress?.(ps.tp);
   }
+  await followLogStart(ctx, ps, log, pr.logStartOffset);
   if (run.staleEpoch >= 0) {
     // A batch epoch above the source leader epoch we know: our source metadata is stale (older
     // sources bump epochs without a leader change). Refresh before going on.
@@ -91,6 +100,20 @@ export async function processPartitionResponse(ctx: FetcherContext, ps: Partitio
     return;
   }
   maybeBumpProactively(ctx, ps, run.maxEpoch, dle);
+}
+
+/**
+ * The source's log start moved (retention or DeleteRecords there): move ours with it, as
+ * ReplicaFetcherThread.processPartitionData calls `maybeIncrementLogStartOffset` with the
+ * leader's log start offset (KIP-1279 §8.3). Bounded by our high watermark, as Kafka's
+ * UnifiedLog refuses a log start above it; what is left moves on a later fetch.
+ */
+async function followLogStart(ctx: FetcherContext, ps: PartitionState, log: MirrorLog, sourceLogStart: number): Promise<void> {
+  if (!ctx.isCurrent(ps)) return;
+  const target = Math.min(sourceLogStart, log.highWatermark);
+  if (target <= log.logStartOffset || target > log.logEndOffset) return;
+  await log.deleteRecordsBefore(target);
+  ps.sourceLogStartOffset = sourceLogStart;
 }
 
 /** Asks for a bump when the source epoch comes within the threshold of the destination's (§9.4). */

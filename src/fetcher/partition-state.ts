@@ -38,6 +38,10 @@ export interface PartitionState {
   bumpRequestedFor: number;
   /** Metadata answers in a row that did not know the topic (§8.10: two mean deleted). */
   missingTopicCount: number;
+  /** When the source last answered a fetch of this partition without an error (0 = never). */
+  lastFetchMs: number;
+  /** Max timestamp of the newest batch appended, -1 before the first. */
+  mirroredMaxTimestamp: number;
   busy: Promise<void>;
   lastError?: Error;
 }
@@ -58,6 +62,8 @@ export function newPartitionState(tp: MirrorTopicPartition, fetchOffset: number,
     maxBytes,
     bumpRequestedFor: -1,
     missingTopicCount: 0,
+    lastFetchMs: 0,
+    mirroredMaxTimestamp: -1,
     busy: Promise.resolve(),
   };
 }
@@ -70,4 +76,8 @@ export interface PartitionFetchStatus {
   readonly lag: number;
   readonly sourceLeaderId: number;
   readonly sourceLeaderEpoch: number;
+  readonly lastFetchMs: number;
+  readonly mirroredMaxTimestamp: number;
+  /** The last error since the last good fetch, null when none. */
+  readonly linkError: string | null;
 }

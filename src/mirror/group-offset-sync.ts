@@ -3,7 +3,7 @@
  * partitions of this mirror's active (MIRRORING) topics, are committed to the same groups here,
  * so consumers fail over without re-reading or skipping (the offsets are the same: the log is a
  * byte copy). Offsets are clamped to what this cluster holds:
- * synced = max(local log start, min(source committed, local log end)) — a consumer must not skip
+ * synced = max(local log start, min(source committed, local high watermark)) — a consumer must not skip
  * data not mirrored yet. Groups active here are left alone; stopped topics are never touched.
  *
  * Source side: ListGroups on every source broker, FindCoordinator, OffsetFetch (v8 batched
@@ -44,6 +44,9 @@ export async function syncGroupOffsets(
 ): Promise<GroupSyncResult> {
   const cfg = host.mirrorConfigs().get(mirrorName);
   if (cfg === undefined) return { groups: 0, committed: 0, skippedActive: 0 };
+  // `mirror.groups.sync.enabled=false` pauses this sync on its own, the final one of a stop
+  // included: during a switchover the consumers already moved here own their offsets.
+  if (mirrorConfigValue(cfg, 'mirror.groups.sync.enabled') === 'false') return { groups: 0, committed: 0, skippedActive: 0 };
   const active = new Set(
     host
       .mirrorTopicBindings()
@@ -81,7 +84,9 @@ export async function syncGroupOffsets(
         const log = host.partitionLog(t.name, p.partitionIndex);
         if (log === undefined) continue;
         const src = Number(p.committedOffset);
-        const synced = Math.max(log.logStartOffset, Math.min(src, log.logEndOffset));
+        // Clamped to the high watermark, not the log end: a consumer here can read no further,
+        // and an offset above it would skip records once they are mirrored (spec §10.2, VK12).
+        const synced = Math.max(log.logStartOffset, Math.min(src, log.highWatermark));
         parts.push({ partitionIndex: p.partitionIndex, committedOffset: BigInt(synced), committedLeaderEpoch: synced === src ? p.committedLeaderEpoch : -1, committedMetadata: p.metadata });
       }
       if (parts.length > 0) commits.push({ name: t.name, partitions: parts });

@@ -144,7 +144,8 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
       ApiKey.ListClusterMirrors,
       decodeListClusterMirrorsRequest,
       encodeListClusterMirrorsResponse,
-      (req) => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, mirrors: control.listClusterMirrors(req.includeTopicNames) }),
+      // StateOffset: the image offset read from, for the client's StateValidationOffset (spec §4.2).
+      (req) => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, mirrors: control.listClusterMirrors(req.includeTopicNames), stateOffset: BigInt(host.metadataOffset()) }),
       (code, m) => ({ errorCode: code, errorMessage: m }),
     ),
     handler<DescribeClusterMirrorsRequest, DescribeClusterMirrorsResponseInput>(
@@ -152,7 +153,7 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
       decodeDescribeClusterMirrorsRequest,
       encodeDescribeClusterMirrorsResponse,
       async (req) => {
-        const mirrors = control.describeClusterMirrors(req.mirrorNames).map((m) => ({
+        const mirrors = (await control.describeClusterMirrors(req.mirrorNames)).map((m) => ({
           errorCode: m.errorCode,
           mirrorName: m.mirrorName,
           authorizedOperations: -2147483648,
@@ -166,6 +167,10 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
               stateValue: p.stateName,
               retryAttempt: p.retryAttempt,
               errorMessage: p.errorMessage,
+              mirroredMaxTimestamp: BigInt(p.mirroredMaxTimestamp),
+              sourceMaxTimestamp: BigInt(p.sourceMaxTimestamp),
+              lastFetchTimestamp: BigInt(p.lastFetchTimestamp),
+              linkError: p.linkError,
             })),
           })),
         }));

@@ -15,6 +15,7 @@ export const FILTER_KEYS: ReadonlySet<string> = new Set([
   'mirror.groups.include',
   'mirror.groups.exclude',
   'mirror.acls.include',
+  'mirror.groups.sync.enabled',
 ]);
 
 export function mirrorConfigKeys(): readonly string[] {

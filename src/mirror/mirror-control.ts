@@ -21,6 +21,7 @@ import type { MirrorControllerOp, MirrorHost, MirrorTopicBinding } from './mirro
 import type { MirrorManager, PartitionDescription } from './mirror-manager.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
 import { hasMirrorLoop } from './source-lookups.js';
+import { fillSourceTimestamps } from './time-lag.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 
@@ -352,13 +353,21 @@ export class MirrorControlPlane {
     });
   }
 
-  describeClusterMirrors(names: readonly string[]) {
+  async describeClusterMirrors(names: readonly string[]) {
     const all = [...this.host.mirrorConfigs().keys()];
     const wanted = names.length === 0 ? all : names;
+    const described = new Map<string, PartitionDescription[]>();
+    for (const name of wanted) {
+      if (!this.host.mirrorConfigs().has(name)) continue;
+      const parts = this.manager.describe(name);
+      await fillSourceTimestamps(this.manager.sourceClient(name), parts);
+      described.set(name, parts);
+    }
     return wanted.map((mirrorName) => {
-      if (!this.host.mirrorConfigs().has(mirrorName)) return { errorCode: ErrorCode.UNKNOWN_CLUSTER_MIRROR, mirrorName, topics: [] as { topicName: string; partitions: PartitionDescription[] }[] };
+      const parts = described.get(mirrorName);
+      if (parts === undefined) return { errorCode: ErrorCode.UNKNOWN_CLUSTER_MIRROR, mirrorName, topics: [] as { topicName: string; partitions: PartitionDescription[] }[] };
       const byTopic = new Map<string, PartitionDescription[]>();
-      for (const p of this.manager.describe(mirrorName)) {
+      for (const p of parts) {
         let list = byTopic.get(p.topic);
         if (list === undefined) byTopic.set(p.topic, (list = []));
         list.push(p);

@@ -33,6 +33,16 @@ export interface PartitionDescription {
   readonly sourceOffset: number;
   readonly destinationOffset: number;
   readonly lag: number;
+  /** Max timestamp of the newest batch mirrored here, -1 unknown. */
+  readonly mirroredMaxTimestamp: number;
+  /** Max timestamp of the newest batch on the source, -1 unknown (./time-lag.ts fills it in). */
+  sourceMaxTimestamp: number;
+  /** Last good fetch from the source (ms since the epoch), -1 never. */
+  readonly lastFetchTimestamp: number;
+  /** Last error talking to the source since the last good fetch. */
+  readonly linkError: string | null;
+  /** Source leader of the partition (for the source timestamp lookup), -1 unknown. */
+  readonly sourceLeaderId: number;
 }
 
 export class MirrorManager {
@@ -147,6 +157,12 @@ export class MirrorManager {
         sourceOffset: status?.sourceHighWatermark ?? -1,
         destinationOffset: status !== undefined ? (log?.highWatermark ?? -1) : -1,
         lag: status?.lag ?? -1,
+        mirroredMaxTimestamp: status?.mirroredMaxTimestamp ?? -1,
+        // Caught up: the newest batch here is the source's newest.
+        sourceMaxTimestamp: status !== undefined && status.lag === 0 ? status.mirroredMaxTimestamp : -1,
+        lastFetchTimestamp: status !== undefined && status.lastFetchMs > 0 ? status.lastFetchMs : -1,
+        linkError: status?.linkError ?? null,
+        sourceLeaderId: status?.sourceLeaderId ?? -1,
       });
     }
     return out.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));

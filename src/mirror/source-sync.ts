@@ -1,8 +1,8 @@
 /**
  * The periodic source sync of every mirror (KIP-1279 spec §10, the MirrorMetadataManager's
  * refresh every `mirror.metadata.refresh.interval.ms`): the source cluster-id check (§10.6),
- * pattern discovery and exclude enforcement (§10.4, §10.5), group offsets (§10.2), dynamic topic
- * configs (§10.1) and ACLs (§10.3). Each part is best effort: a failed round is logged and
+ * pattern discovery and exclude enforcement (§10.4, §10.5), partition growth (§8.2), group
+ * offsets (§10.2), dynamic topic configs (§10.1) and ACLs (§10.3). Each part is best effort: a failed round is logged and
  * retried at the next refresh.
  *
  * Concurrency contract: single event loop; one refresh round at a time (the next is scheduled
@@ -13,6 +13,7 @@ import { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { syncAcls } from './acl-sync.js';
 import { syncGroupOffsets } from './group-offset-sync.js';
+import { followSourceTopics } from './partition-growth.js';
 import type { TopicsResult } from './control-results.js';
 import { matchesAny, mirrorConfigValue, splitList } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
@@ -69,8 +70,11 @@ export class MirrorSourceSync {
         continue;
       }
       await this.discoverAndExclude(rt).catch((err: unknown) => this.deps.log(`mirror ${rt.name}: topic discovery failed: ${(err as Error).message}`));
-      await this.syncGroups(rt);
-      await this.syncConfigs(rt);
+      const live = await this.followPartitions(rt);
+      if (live !== null) {
+        await this.syncGroups(rt, live);
+        await this.syncConfigs(rt, [...live]);
+      }
       await this.syncAclsOf(rt);
     }
   }
@@ -83,6 +87,25 @@ export class MirrorSourceSync {
     } catch (err) {
       if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'acls' });
       this.deps.log(`mirror ${rt.name}: ACL sync failed: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * Best effort partition growth (spec §8.2 step 7): new source partitions are added here.
+   * Returns the topics whose source still has our topic id, null when the source could not say.
+   */
+  private async followPartitions(rt: MirrorRuntime): Promise<ReadonlySet<string> | null> {
+    try {
+      const round = await followSourceTopics(rt.name, this.deps.host, rt.client, this.self());
+      for (const g of round.grown) {
+        if (g.errorCode === ErrorCode.NONE) this.deps.log(`mirror ${rt.name}: topic ${g.topic} grew from ${g.from} to ${g.to} partitions on the source; added them here`);
+        else this.deps.log(`mirror ${rt.name}: could not add partitions ${g.from}..${g.to - 1} of ${g.topic} (error ${g.errorCode}): ${g.errorMessage ?? ''}`);
+      }
+      return round.live;
+    } catch (err) {
+      if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'metadata_refresh' });
+      this.deps.log(`mirror ${rt.name}: source topic metadata failed: ${(err as Error).message}`);
+      return null;
     }
   }
 

@@ -60,6 +60,10 @@ export interface DescribeClusterMirrorsResponsePartitionDetail {
   stateValue: string;
   retryAttempt: number;
   errorMessage: string | null;
+  mirroredMaxTimestamp: bigint;
+  sourceMaxTimestamp: bigint;
+  lastFetchTimestamp: bigint;
+  linkError: string | null;
   unknownTaggedFields?: Map<number, Buffer>;
 }
 
@@ -71,6 +75,10 @@ export interface DescribeClusterMirrorsResponsePartitionDetailInput {
   stateValue?: string | undefined;
   retryAttempt?: number | undefined;
   errorMessage?: string | null | undefined;
+  mirroredMaxTimestamp?: bigint | undefined;
+  sourceMaxTimestamp?: bigint | undefined;
+  lastFetchTimestamp?: bigint | undefined;
+  linkError?: string | null | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
 
@@ -264,15 +272,33 @@ export function decodeDescribeClusterMirrorsResponsePartitionDetail(r: Reader, v
   let f_stateValue: string = r.compactString();
   let f_retryAttempt: number = r.int16();
   let f_errorMessage: string | null = r.compactNullableString();
+  let f_mirroredMaxTimestamp: bigint = -1n;
+  let f_sourceMaxTimestamp: bigint = -1n;
+  let f_lastFetchTimestamp: bigint = -1n;
+  let f_linkError: string | null = null;
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('DescribeClusterMirrorsResponse.PartitionDetail: ' + nt + ' tagged fields cannot fit');
   for (let t = 0; t < nt; t++) {
     const tag = r.uvarint();
     const size = r.uvarint();
-    (unknown ??= new Map()).set(tag, r.raw(size));
+    if (tag === 0) {
+      const sr = r.sub(size);
+      f_mirroredMaxTimestamp = sr.int64();
+    } else if (tag === 1) {
+      const sr = r.sub(size);
+      f_sourceMaxTimestamp = sr.int64();
+    } else if (tag === 2) {
+      const sr = r.sub(size);
+      f_lastFetchTimestamp = sr.int64();
+    } else if (tag === 3) {
+      const sr = r.sub(size);
+      f_linkError = sr.compactNullableString();
+    } else {
+      (unknown ??= new Map()).set(tag, r.raw(size));
+    }
   }
-  const out: DescribeClusterMirrorsResponsePartitionDetail = { partitionIndex: f_partitionIndex, sourceOffset: f_sourceOffset, destinationOffset: f_destinationOffset, lag: f_lag, stateValue: f_stateValue, retryAttempt: f_retryAttempt, errorMessage: f_errorMessage };
+  const out: DescribeClusterMirrorsResponsePartitionDetail = { partitionIndex: f_partitionIndex, sourceOffset: f_sourceOffset, destinationOffset: f_destinationOffset, lag: f_lag, stateValue: f_stateValue, retryAttempt: f_retryAttempt, errorMessage: f_errorMessage, mirroredMaxTimestamp: f_mirroredMaxTimestamp, sourceMaxTimestamp: f_sourceMaxTimestamp, lastFetchTimestamp: f_lastFetchTimestamp, linkError: f_linkError };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
@@ -292,7 +318,32 @@ export function encodeDescribeClusterMirrorsResponsePartitionDetail(w: Writer, m
   w.int16(f_retryAttempt);
   const f_errorMessage = m.errorMessage === undefined ? null : m.errorMessage;
   w.compactNullableString(f_errorMessage);
-  w.taggedFields(null, m.unknownTaggedFields);
+  const f_mirroredMaxTimestamp = m.mirroredMaxTimestamp === undefined ? -1n : m.mirroredMaxTimestamp;
+  const f_sourceMaxTimestamp = m.sourceMaxTimestamp === undefined ? -1n : m.sourceMaxTimestamp;
+  const f_lastFetchTimestamp = m.lastFetchTimestamp === undefined ? -1n : m.lastFetchTimestamp;
+  const f_linkError = m.linkError === undefined ? null : m.linkError;
+  let tagged: Array<[number, Buffer]> | null = null;
+  if (f_mirroredMaxTimestamp !== -1n) {
+    const tw = new Writer(64);
+    tw.int64(f_mirroredMaxTimestamp);
+    (tagged ??= []).push([0, tw.toBuffer()]);
+  }
+  if (f_sourceMaxTimestamp !== -1n) {
+    const tw = new Writer(64);
+    tw.int64(f_sourceMaxTimestamp);
+    (tagged ??= []).push([1, tw.toBuffer()]);
+  }
+  if (f_lastFetchTimestamp !== -1n) {
+    const tw = new Writer(64);
+    tw.int64(f_lastFetchTimestamp);
+    (tagged ??= []).push([2, tw.toBuffer()]);
+  }
+  if (f_linkError !== null) {
+    const tw = new Writer(64);
+    tw.compactNullableString(f_linkError);
+    (tagged ??= []).push([3, tw.toBuffer()]);
+  }
+  w.taggedFields(tagged, m.unknownTaggedFields);
 }
 
 export function decodeDescribeClusterMirrorsResponseLookupResult(r: Reader, version: number): DescribeClusterMirrorsResponseLookupResult {

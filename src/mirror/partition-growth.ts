@@ -1,0 +1,58 @@
+/**
+ * Partition growth (KIP-1279 spec §8.2 step 7, §10.7): partitions added to a source topic are
+ * added here too, with CreatePartitions to this node's own listener, so the mirror manager sees
+ * the new partitions in the image and drives each through LOG_TRUNCATION into MIRRORING like a
+ * freshly started partition. Only topics this mirror is actively mirroring are grown, and only
+ * when the source topic still has the topic id bound here: a recreated topic is another topic
+ * (the fetcher fails it, non-retryable) and must not reshape ours.
+ */
+import { Apis } from '../client/apis.js';
+import type { KafkaClient } from '../client/kafka-client.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import type { MirrorHost } from './mirror-host.js';
+import { MirrorPartitionState as S } from './mirror-partition-state.js';
+
+export interface PartitionGrowth {
+  readonly topic: string;
+  readonly from: number;
+  readonly to: number;
+  readonly errorCode: number;
+  readonly errorMessage: string | null;
+}
+
+export interface SourceTopicsRound {
+  /**
+   * The mirror's MIRRORING topics whose source topic still has the topic id bound here. Config
+   * and group offset sync work by topic name, so they are limited to these: a deleted or
+   * recreated source topic is another topic, whose configs and offsets are not ours.
+   */
+  readonly live: ReadonlySet<string>;
+  readonly grown: readonly PartitionGrowth[];
+}
+
+/** One round for one mirror: the live topics, and the topics it tried to grow and how that went. */
+export async function followSourceTopics(mirrorName: string, host: MirrorHost, source: KafkaClient, self: KafkaClient): Promise<SourceTopicsRound> {
+  const bound = host.mirrorTopicBindings().filter((b) => b.mirrorName === mirrorName && b.desiredState === S.MIRRORING);
+  const live = new Set<string>();
+  if (bound.length === 0) return { live, grown: [] };
+  const md = await source.metadata(bound.map((b) => b.topicName));
+  const grow: { name: string; from: number; to: number }[] = [];
+  for (const b of bound) {
+    const t = md.topics.find((x) => x.name === b.topicName);
+    if (t === undefined || t.errorCode !== ErrorCode.NONE || t.topicId !== b.topicId) continue;
+    live.add(b.topicName);
+    const have = host.partitionCount(b.topicName) ?? 0;
+    if (have > 0 && t.partitions.length > have) grow.push({ name: b.topicName, from: have, to: t.partitions.length });
+  }
+  if (grow.length === 0) return { live, grown: [] };
+  const res = await self.sendIfSupported(Apis.CreatePartitions, {
+    topics: grow.map((g) => ({ name: g.name, count: g.to, assignments: null })),
+    timeoutMs: 30_000,
+    validateOnly: false,
+  });
+  const grown = grow.map((g) => {
+    const r = res?.results.find((x) => x.name === g.name);
+    return { topic: g.name, from: g.from, to: g.to, errorCode: r?.errorCode ?? ErrorCode.UNSUPPORTED_VERSION, errorMessage: r?.errorMessage ?? null };
+  });
+  return { live, grown };
+}
