@@ -23,6 +23,7 @@ import { loadOrCreateMetaProperties } from './meta-properties.js';
 import { FileMetadataLog } from '../controller/metadata-log.js';
 import { ProducerIdManager } from '../controller/producer-ids.js';
 import { ReplicaManager } from './replica-manager.js';
+import { replicationView } from './replication-view.js';
 import { holdsSourceEpochs } from './mirror-epoch-policy.js';
 import { LogManager } from '../storage/log-manager.js';
 import { BrokerListeners } from '../server/listener-set.js';
@@ -76,6 +77,16 @@ export class BrokerNode {
     const configs = new ConfigResolver(config, controller.image);
     const replicas = new ReplicaManager(logs, controller.image, configs, log.child({ component: 'replicas' }), holdsSourceEpochs);
     controller.onChange((records, removed) => replicas.onMetadata(records, removed));
+    let listenersForView: BrokerListeners | null = null;
+    replicas.enableReplication(replicationView(controller, { host: advertised.advertisedHost, port: () => listenersForView?.interBroker.port ?? advertised.advertisedPort }), {
+      lagTimeMaxMs: config.int('replica.lag.time.max.ms'),
+      fetchMaxBytes: config.int('replica.fetch.max.bytes'),
+      fetchResponseMaxBytes: config.int('replica.fetch.response.max.bytes'),
+      fetchWaitMaxMs: config.int('replica.fetch.wait.max.ms'),
+      fetchMinBytes: config.int('replica.fetch.min.bytes'),
+      fetchBackoffMs: config.int('replica.fetch.backoff.ms'),
+      numFetchers: config.int('num.replica.fetchers'),
+    });
     await replicas.start();
 
     const registry = new ApiRegistry();
@@ -159,6 +170,7 @@ export class BrokerNode {
       unsupportedApiVersionsBody: () => registry.unsupportedApiVersionsBody(),
     });
     listeners = server;
+    listenersForView = server;
     const node = new BrokerNode(ctx, server, closers);
     closers.push(
       async () => {

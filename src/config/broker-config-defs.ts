@@ -107,6 +107,13 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('min.incremental.fetch.session.eviction.ms', 'long', '120000', { min: 0 }),
   D('fetch.max.bytes', 'int', '57671680', { min: 1024 }),
   D('replica.fetch.max.bytes', 'int', '1048576'),
+  // Followers and the ISR (Kafka's ReplicationConfigs), read by src/replication.
+  D('replica.fetch.response.max.bytes', 'int', '10485760', { min: 0 }),
+  D('replica.fetch.wait.max.ms', 'int', '500', { min: 0 }),
+  D('replica.fetch.min.bytes', 'int', '1', { min: 0 }),
+  D('replica.fetch.backoff.ms', 'int', '1000', { min: 0 }),
+  D('replica.lag.time.max.ms', 'long', '30000', { min: 1 }),
+  D('num.replica.fetchers', 'int', '1', { min: 1 }),
   D('unstable.api.versions.enable', 'boolean', 'false'),
   // Kafka's secret for dynamic password configs (PasswordEncoderConfigs); accepted and never shown.
   D('password.encoder.secret', 'password', null, { readOnly: true }),
