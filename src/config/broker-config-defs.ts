@@ -27,6 +27,16 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('log.dirs', 'list', null, { readOnly: true }),
   D('log.dir', 'list', './data', { readOnly: true }),
   D('metadata.log.dir', 'string', null, { readOnly: true }),
+  // The cluster's metadata quorum on etcd (docs/cluster.md): unset = a node alone, as before.
+  D('metadata.etcd.endpoints', 'list', null, { readOnly: true }),
+  D('metadata.etcd.prefix', 'string', '/fjord', { readOnly: true }),
+  // Kafka's broker liveness keys (KRaft BrokerLifecycleManager / BrokerHeartbeatManager).
+  D('broker.session.timeout.ms', 'int', '9000', { min: 1, readOnly: true }),
+  D('broker.heartbeat.interval.ms', 'int', '2000', { min: 1, readOnly: true }),
+  D('broker.rack', 'string', null, { readOnly: true }),
+  D('auto.leader.rebalance.enable', 'boolean', 'true', { readOnly: true }),
+  D('leader.imbalance.check.interval.seconds', 'long', '300', { min: 1, readOnly: true }),
+  D('controlled.shutdown.enable', 'boolean', 'true', { readOnly: true }),
   D('num.partitions', 'int', '1', { min: 1 }),
   D('default.replication.factor', 'int', '1', { min: 1 }),
   D('min.insync.replicas', 'int', '1', { min: 1 }),
