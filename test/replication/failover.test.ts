@@ -208,6 +208,36 @@ describe('replication with RF 3 and min.insync.replicas=2', () => {
     await replicasIdentical('failover', [1, 2, 3]);
   }, 240_000);
 
+  it('truncates what only a killed leader had when it rejoins, so every replica converges', async () => {
+    await createTopic('diverge');
+    const before = await partitionOf('diverge');
+    const leader = cluster.node(before.leader);
+    const followers = cluster.nodes.filter((n) => n.nodeId !== before.leader);
+    const direct = new Kafka({ clientId: 'diverge', brokers: [leader.bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 0 } }).producer();
+    await direct.connect();
+    await direct.send({ topic: 'diverge', acks: -1, messages: [{ value: 'committed' }] });
+    // The followers stop; the leader alone takes two acks=1 writes nobody else gets, then dies.
+    for (const f of followers) f.pause();
+    await direct.send({ topic: 'diverge', acks: 1, messages: [{ value: 'lost-1' }, { value: 'lost-2' }] });
+    await direct.disconnect().catch(() => undefined);
+    await leader.kill();
+    for (const f of followers) f.resume();
+    await eventually('a new leader', async () => {
+      const p = await partitionOf('diverge');
+      return p.leader >= 0 && p.leader !== before.leader;
+    });
+    const producer = kafka().producer();
+    await producer.connect();
+    await producer.send({ topic: 'diverge', acks: -1, messages: [{ value: 'after' }] });
+    await producer.disconnect();
+    // The old leader holds offsets 1-2 at the old epoch; the new leader wrote offset 1 at its own.
+    await leader.start();
+    await eventually('the old leader back in the ISR', async () => (await partitionOf('diverge')).isr.length === 3, 60_000);
+    await replicasIdentical('diverge', [1, 2, 3]);
+    expect(await consumeAll('diverge', 2)).toEqual(['committed', 'after']);
+    expect(leader.logs()).toContain('follower truncating on diverging epoch');
+  }, 180_000);
+
   it('refuses acks=all with NOT_ENOUGH_REPLICAS once two of three nodes are down', async () => {
     await createTopic('min-isr');
     const p = await partitionOf('min-isr');
