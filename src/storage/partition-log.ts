@@ -54,6 +54,8 @@ export class PartitionLog implements Syncable {
    * an append alone.
    */
   private replicatedHw = false;
+  /** True while the high watermark is still the one recovery set at open. */
+  private hwFromRecovery = true;
   /** The log's offsets and parts, shared with its append and truncation paths. */
   private readonly context: PartitionContext;
 
@@ -177,6 +179,13 @@ export class PartitionLog implements Syncable {
 
   /** Hands the high watermark to replication (true) or back to local appends (false). */
   setReplicated(replicated: boolean): void {
+    if (replicated && !this.replicatedHw && this.hwFromRecovery) {
+      // The log end that recovery took for the high watermark is only this replica's: other ISR
+      // members may not have it. Until the ISR (as leader) or the leader (as follower) says
+      // otherwise, nothing above the log start counts as committed, so no consumer reads a
+      // record the ISR may not hold (Kafka keeps a replication-offset-checkpoint instead).
+      this.context.highWatermark = this.context.logStartOffset;
+    }
     this.replicatedHw = replicated;
   }
 
@@ -195,6 +204,7 @@ export class PartitionLog implements Syncable {
   private setHighWatermark(hw: number): void {
     const next = Math.min(Math.max(hw, this.context.highWatermark), this.local.logEndOffset);
     if (next === this.context.highWatermark) return;
+    this.hwFromRecovery = false;
     this.context.highWatermark = next;
     this.producers.onHighWatermark(next);
     this.notify();
