@@ -53,11 +53,16 @@ export interface ElectionResult {
   readonly errorMessage: string | null;
 }
 
-/** ElectLeaders: type 0 PREFERRED, 1 UNCLEAN; `partitions` null = every partition (Kafka's rule). */
+/**
+ * ElectLeaders: type 0 PREFERRED, 1 UNCLEAN; `partitions` null = every partition (Kafka's rule).
+ * Any node may run an operator's election (validated at the last offset by the log's CAS);
+ * `asController` fences the periodic rebalance to the active controller.
+ */
 export async function electLeaders(
   controller: Controller,
   electionType: number,
   partitions: readonly { topic: string; partition: number }[] | null,
+  asController = false,
 ): Promise<ElectionResult[] | ControllerResult> {
   let results: ElectionResult[] = [];
   const eligible = (id: number): boolean => controller.cluster.isEligible(id);
@@ -84,7 +89,7 @@ export async function electLeaders(
       }
       return recs;
     },
-    { asController: true },
+    { asController },
   );
   return res.errorCode === 0 ? results : res;
 }
