@@ -14,11 +14,17 @@ import { decodeAlterPartitionResponse, type AlterPartitionResponse } from '../..
 import { encodeElectLeadersRequest, type ElectLeadersRequestInput } from '../../src/protocol/generated/messages/elect-leaders-request.js';
 import { decodeElectLeadersResponse, type ElectLeadersResponse } from '../../src/protocol/generated/messages/elect-leaders-response.js';
 import type { MetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
+import { encodeAlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsRequestInput } from '../../src/protocol/generated/messages/alter-partition-reassignments-request.js';
+import { decodeAlterPartitionReassignmentsResponse, type AlterPartitionReassignmentsResponse } from '../../src/protocol/generated/messages/alter-partition-reassignments-response.js';
+import { encodeListPartitionReassignmentsRequest, type ListPartitionReassignmentsRequestInput } from '../../src/protocol/generated/messages/list-partition-reassignments-request.js';
+import { decodeListPartitionReassignmentsResponse, type ListPartitionReassignmentsResponse } from '../../src/protocol/generated/messages/list-partition-reassignments-response.js';
 import { EtcdMetadataLog } from '../../src/controller/etcd/etcd-metadata-log.js';
 import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
 
 const AlterPartition: ApiSpec<AlterPartitionRequestInput, AlterPartitionResponse> = { apiKey: 56, versions: [2, 3], encode: encodeAlterPartitionRequest, decode: decodeAlterPartitionResponse };
 const ElectLeaders: ApiSpec<ElectLeadersRequestInput, ElectLeadersResponse> = { apiKey: 43, versions: [2, 2], encode: encodeElectLeadersRequest, decode: decodeElectLeadersResponse };
+const AlterReassignments: ApiSpec<AlterPartitionReassignmentsRequestInput, AlterPartitionReassignmentsResponse> = { apiKey: 45, versions: [1, 1], encode: encodeAlterPartitionReassignmentsRequest, decode: decodeAlterPartitionReassignmentsResponse };
+const ListReassignments: ApiSpec<ListPartitionReassignmentsRequestInput, ListPartitionReassignmentsResponse> = { apiKey: 46, versions: [0, 0], encode: encodeListPartitionReassignmentsRequest, decode: decodeListPartitionReassignmentsResponse };
 const ZERO = '00000000-0000-0000-0000-000000000000';
 const SESSION_MS = 3000;
 
@@ -132,6 +138,30 @@ describe('partition leader and ISR changes', () => {
     await partitionOn(1, 'returns', (x) => x.leaderId === -1, SESSION_MS * 4);
     await cluster.node(3).start();
     expect(await partitionOn(1, 'returns', (x) => x.leaderId === 3, SESSION_MS * 4)).toMatchObject({ isrNodes: [3], errorCode: ErrorCode.NONE });
+  });
+
+  it('AlterPartitionReassignments adds the new replicas, then drops the old ones once the new are in the ISR', async () => {
+    const topicId = await createAssigned('moving', [[1, 2]]);
+    const p0 = await partitionOn(3, 'moving');
+    const reassign = (replicas: number[] | null, allowReplicationFactorChange = false) =>
+      on(3, async (c) => (await c.send(AlterReassignments, { timeoutMs: 10_000, allowReplicationFactorChange, topics: [{ name: 'moving', partitions: [{ partitionIndex: 0, replicas }] }] })).responses[0]!.partitions[0]!);
+    const list = () => on(2, (c) => c.send(ListReassignments, { timeoutMs: 10_000, topics: null }));
+    expect(await reassign(null)).toMatchObject({ errorCode: ErrorCode.NO_REASSIGNMENT_IN_PROGRESS });
+    expect(await reassign([2, 3, 1])).toMatchObject({ errorCode: ErrorCode.INVALID_REPLICATION_FACTOR });
+    expect(await reassign([2, 7])).toMatchObject({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT });
+    expect(await reassign([2, 3])).toMatchObject({ errorCode: ErrorCode.NONE });
+    const ongoing = await eventually('the reassignment listed on node 2', async () => {
+      const l = await list();
+      return l.topics.length > 0 ? l : null;
+    });
+    expect(ongoing.topics).toEqual([{ name: 'moving', partitions: [{ partitionIndex: 0, replicas: [2, 3, 1], addingReplicas: [3], removingReplicas: [1] }] }]);
+    const during = await partitionOn(1, 'moving', (p) => p.replicaNodes.length === 3);
+    expect(during).toMatchObject({ leaderId: 1, replicaNodes: [2, 3, 1], isrNodes: [1, 2] });
+    // Node 3 caught up: the leader takes it into the ISR, which completes the reassignment.
+    const res = await alter(1, topicId, p0.leaderEpoch, 1, [1, 2, 3]);
+    expect(res.topics[0]!.partitions[0]).toMatchObject({ errorCode: ErrorCode.NONE, leaderId: 2, leaderEpoch: p0.leaderEpoch + 1, isr: [2, 3] });
+    expect(await partitionOn(3, 'moving', (p) => p.replicaNodes.length === 2)).toMatchObject({ leaderId: 2, replicaNodes: [2, 3], isrNodes: [2, 3] });
+    await eventually('no reassignment listed', async () => ((await list()).topics.length === 0 ? true : null));
   });
 
   it('the metadata log refuses a stale offset and a deposed controller', async () => {
