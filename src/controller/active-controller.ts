@@ -61,7 +61,7 @@ export class ActiveControllerDuties {
 
   private async rebalance(): Promise<void> {
     if (!this.controller.cluster.isActiveController) return;
-    const r = await electLeaders(this.controller, 0, null);
+    const r = await electLeaders(this.controller, 0, null, true);
     if (Array.isArray(r) && r.length > 0) this.opts.log.info('preferred leaders elected', { partitions: r.length });
   }
 

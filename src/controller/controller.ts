@@ -147,6 +147,8 @@ export class Controller {
           ...(rec.leader !== undefined ? { leader: rec.leader } : {}),
           ...(rec.isr ? { isr: [...rec.isr] } : {}),
           ...(rec.replicas ? { replicas: [...rec.replicas] } : {}),
+          ...(rec.addingReplicas ? { addingReplicas: [...rec.addingReplicas] } : {}),
+          ...(rec.removingReplicas ? { removingReplicas: [...rec.removingReplicas] } : {}),
         });
         break;
       case 'removeTopic': {

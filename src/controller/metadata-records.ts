@@ -81,6 +81,9 @@ export type MetadataRecord =
       /** The new ISR / replica set; absent = unchanged (null on the wire). */
       readonly isr?: readonly number[];
       readonly replicas?: readonly number[];
+      /** A reassignment's replicas being added / removed; [] = none (the reassignment ended). */
+      readonly addingReplicas?: readonly number[];
+      readonly removingReplicas?: readonly number[];
     }
   | { readonly type: 'removeTopic'; readonly topicId: string }
   | { readonly type: 'producerIds'; readonly brokerId: number; readonly nextProducerId: number }
@@ -142,6 +145,8 @@ export function encodeMetadataRecord(rec: MetadataRecord): Buffer {
           leader: rec.leader ?? -2,
           isr: rec.isr ? [...rec.isr] : null,
           replicas: rec.replicas ? [...rec.replicas] : null,
+          addingReplicas: rec.addingReplicas ? [...rec.addingReplicas] : null,
+          removingReplicas: rec.removingReplicas ? [...rec.removingReplicas] : null,
         },
         3,
       );
@@ -221,6 +226,8 @@ export function decodeMetadataRecord(value: Buffer): MetadataRecord | null {
         ...(m.leader !== -2 ? { leader: m.leader } : {}),
         ...(m.isr !== null ? { isr: m.isr } : {}),
         ...(m.replicas !== null ? { replicas: m.replicas } : {}),
+        ...(m.addingReplicas !== null ? { addingReplicas: m.addingReplicas } : {}),
+        ...(m.removingReplicas !== null ? { removingReplicas: m.removingReplicas } : {}),
       };
     }
     case MetadataRecordType.REMOVE_TOPIC: {

@@ -8,10 +8,13 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import { FAIL, type Controller, type ControllerResult } from './controller.js';
 import type { MetadataImage, PartitionImage, TopicImage } from './metadata-image.js';
 import type { MetadataRecord } from './metadata-records.js';
+import { completion, inProgress, reassignmentTarget } from './reassignment.js';
 import { isFailure, preferredElection, reconcilePartition, uncleanElection, type PartitionChange } from './partition-elections.js';
 
+export type PartitionChangeRecord = Extract<MetadataRecord, { type: 'partitionChange' }>;
+
 /** A PartitionChangeRecord; a new leader gets the next leader epoch, written explicitly. */
-export function changeRecord(topicId: string, p: PartitionImage, change: PartitionChange & { readonly replicas?: readonly number[] }): MetadataRecord {
+export function changeRecord(topicId: string, p: PartitionImage, change: PartitionChange & { readonly replicas?: readonly number[] }): PartitionChangeRecord {
   const leaderChanges = change.leader !== undefined && change.leader !== p.leader;
   return {
     type: 'partitionChange',
@@ -53,11 +56,16 @@ export interface ElectionResult {
   readonly errorMessage: string | null;
 }
 
-/** ElectLeaders: type 0 PREFERRED, 1 UNCLEAN; `partitions` null = every partition (Kafka's rule). */
+/**
+ * ElectLeaders: type 0 PREFERRED, 1 UNCLEAN; `partitions` null = every partition (Kafka's rule).
+ * Any node may run an operator's election (validated at the last offset by the log's CAS);
+ * `asController` fences the periodic rebalance to the active controller.
+ */
 export async function electLeaders(
   controller: Controller,
   electionType: number,
   partitions: readonly { topic: string; partition: number }[] | null,
+  asController = false,
 ): Promise<ElectionResult[] | ControllerResult> {
   let results: ElectionResult[] = [];
   const eligible = (id: number): boolean => controller.cluster.isEligible(id);
@@ -84,7 +92,7 @@ export async function electLeaders(
       }
       return recs;
     },
-    { asController: true },
+    { asController },
   );
   return res.errorCode === 0 ? results : res;
 }
@@ -120,6 +128,11 @@ export async function alterPartition(controller: Controller, req: AlterPartition
     if (outside !== undefined) return FAIL(ErrorCode.INVALID_REQUEST, `Replica ${outside} is not a replica of the partition.`);
     const ineligible = req.newIsr.find((r) => !p.isr.includes(r) && !controller.cluster.isEligible(r));
     if (ineligible !== undefined) return FAIL(ErrorCode.INELIGIBLE_REPLICA, `Replica ${ineligible} is not a live, unfenced broker.`);
+    // A reassignment completes once every target replica is in the ISR.
+    if (inProgress(p)) {
+      const target = reassignmentTarget(p);
+      if (target.every((r) => req.newIsr.includes(r))) return [completion(t.topicId, p, target, req.newIsr)];
+    }
     return [changeRecord(t.topicId, p, { isr: [...req.newIsr] })];
   });
   if (res.errorCode !== 0) return { errorCode: res.errorCode, errorMessage: res.errorMessage ?? '' };

@@ -9,7 +9,7 @@ import { KafkaClient } from '../../src/client/kafka-client.js';
 import { Apis } from '../../src/client/apis.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import type { MetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
-import { startCluster, type RunningCluster } from '../helpers/cluster.js';
+import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
 import { startNode } from '../helpers/node.js';
 
 let cluster: RunningCluster;
@@ -28,21 +28,6 @@ async function metadataOn(nodeId: number, topics: string[] | null): Promise<Meta
     allowAutoTopicCreation: false,
     includeTopicAuthorizedOperations: false,
   });
-}
-
-async function eventually<T>(what: string, fn: () => Promise<T | null>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown = null;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== null) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 beforeAll(async () => {

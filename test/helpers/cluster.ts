@@ -113,3 +113,19 @@ function clusterNode(nodeId: number, port: number, endpoint: string, overrides: 
   };
   return node;
 }
+
+/** Polls `fn` until it returns non-null (errors count as not yet), failing after the deadline. */
+export async function eventually<T>(what: string, fn: () => Promise<T | null>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown = null;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== null) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

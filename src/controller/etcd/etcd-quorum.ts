@@ -92,7 +92,16 @@ export class EtcdQuorum implements ClusterView {
 
   /** Registers this node (refusing a duplicate live node.id), then follows the members and the election. */
   async start(): Promise<void> {
-    if (!(await this.register())) {
+    // A node restarted right after a crash finds its old registration until that lease expires
+    // (at most one TTL): wait that long before calling it a duplicate (Kafka's controller also
+    // refuses a second incarnation until the old session times out).
+    const deadline = Date.now() + this.ttlSeconds * 1000 + 1000;
+    let registered = await this.register();
+    while (!registered && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      registered = await this.register();
+    }
+    if (!registered) {
       throw new ConfigError(`node.id ${this.opts.self.nodeId} is already registered by a live node of this cluster (${this.brokerKey})`);
     }
     await this.followBrokers();
