@@ -6,6 +6,7 @@ import type { ApiRegistry } from '../server/api-registry.js';
 import type { BrokerConfig } from './config.js';
 import type { ConfigResolver } from './config-resolver.js';
 import type { Controller } from '../controller/controller.js';
+import type { ClusterView } from '../controller/cluster-view.js';
 import type { Logger } from '../common/logger.js';
 import type { MetadataImage } from '../controller/metadata-image.js';
 import type { ProducerIdManager } from '../controller/producer-ids.js';
@@ -23,6 +24,12 @@ export interface BrokerContext {
   /** Effective values and sources (dynamic broker and topic configs included). */
   readonly configs: ConfigResolver;
   readonly controller: Controller;
+  /**
+   * The cluster's members, the active controller, and whether this node is fenced. The
+   * replication side listens to 'fenced' to stop acting as leader (no acknowledgements) while
+   * this node has no live registration.
+   */
+  readonly cluster: ClusterView;
   readonly image: MetadataImage;
   readonly log: Logger;
   readonly registry: ApiRegistry;

@@ -78,6 +78,12 @@ export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost {
       const part = ctx.image.topic(topic)?.partitions[partition];
       const log = part ? await ctx.replicas.ensureLog(topic, partition) : undefined;
       if (!part || !log) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+      // A replicated partition takes a marker only on its leader: written into a follower's copy
+      // it would fork that copy from the leader's log.
+      const replication = ctx.replicas.replication;
+      if (replication !== null && log.isReplicated && replication.leaderOf(ctx.image.topic(topic)?.topicId ?? '', partition) === undefined) {
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+      }
       const batch = buildEndTxnMarkerBatch({
         producerId: marker.producerId,
         producerEpoch: marker.producerEpoch,

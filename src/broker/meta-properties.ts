@@ -15,7 +15,18 @@ export interface MetaProperties {
   readonly directoryId: string;
 }
 
-export function loadOrCreateMetaProperties(dataDir: string, nodeId: number): MetaProperties {
+/** The cluster id a data directory was formatted for, null when it is new. */
+export function storedClusterId(dataDir: string): string | null {
+  const file = join(dataDir, 'meta.properties');
+  if (!existsSync(file)) return null;
+  return new Map(parseProperties(readFileSync(file, 'utf8'))).get('cluster.id') ?? null;
+}
+
+/**
+ * `expectedClusterId`: the id the cluster already has (a node joining an etcd cluster adopts it); a data
+ * directory formatted for another cluster is refused, as Kafka refuses a mismatched cluster.id.
+ */
+export function loadOrCreateMetaProperties(dataDir: string, nodeId: number, expectedClusterId?: string): MetaProperties {
   const file = join(dataDir, 'meta.properties');
   if (existsSync(file)) {
     const props = new Map(parseProperties(readFileSync(file, 'utf8')));
@@ -25,9 +36,12 @@ export function loadOrCreateMetaProperties(dataDir: string, nodeId: number): Met
     if (storedNode !== nodeId) {
       throw new ConfigError(`Stored node id ${storedNode} in ${file} doesn't match the configured node.id ${nodeId}`);
     }
+    if (expectedClusterId !== undefined && expectedClusterId !== clusterId) {
+      throw new ConfigError(`Invalid cluster.id in ${file}. Expected ${expectedClusterId}, but read ${clusterId}`);
+    }
     return { clusterId, nodeId, directoryId: props.get('directory.id') ?? '' };
   }
-  const meta: MetaProperties = { clusterId: newClusterId(), nodeId, directoryId: newClusterId() };
+  const meta: MetaProperties = { clusterId: expectedClusterId ?? newClusterId(), nodeId, directoryId: newClusterId() };
   const text = `#\n#${new Date().toString()}\ncluster.id=${meta.clusterId}\ndirectory.id=${meta.directoryId}\nnode.id=${nodeId}\nversion=1\n`;
   writeFileSync(file + '.tmp', text);
   renameSync(file + '.tmp', file);

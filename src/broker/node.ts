@@ -19,10 +19,12 @@ import { ConfigResourceType } from '../controller/metadata-image.js';
 import { createCoordinatorHost } from './coordinator-host-impl.js';
 import { setLogFormat, type Logger } from '../common/logger.js';
 import { Observability, parseMetricsListener } from '../metrics/observability.js';
-import { loadOrCreateMetaProperties } from './meta-properties.js';
-import { FileMetadataLog } from '../controller/metadata-log.js';
+import { openQuorum } from './quorum-wiring.js';
+import { ActiveControllerDuties } from '../controller/active-controller.js';
+import type { EtcdQuorum } from '../controller/etcd/etcd-quorum.js';
 import { ProducerIdManager } from '../controller/producer-ids.js';
 import { ReplicaManager } from './replica-manager.js';
+import { replicationView } from './replication-view.js';
 import { holdsSourceEpochs } from './mirror-epoch-policy.js';
 import { LogManager } from '../storage/log-manager.js';
 import { BrokerListeners } from '../server/listener-set.js';
@@ -31,6 +33,33 @@ import { saslApiHandlers } from '../server/sasl-apis.js';
 import { brokerHandlers } from './apis/index.js';
 import { authorizerFromConfig, followAcls, guardHandlers } from './authz/install.js';
 
+const INTERNAL_TOPIC_RF_KEYS: ReadonlyMap<string, string> = new Map([
+  ['__consumer_offsets', 'offsets.topic.replication.factor'],
+  ['__transaction_state', 'transaction.state.log.replication.factor'],
+  ['__mirror_state', 'mirror.state.topic.replication.factor'],
+]);
+
+/**
+ * Kafka's controlled shutdown: before the listeners close, ask the active controller to move
+ * this node's leaderships away, and wait (at most one session timeout) until it leads nothing.
+ */
+async function controlledShutdown(controller: Controller, etcd: EtcdQuorum, timeoutMs: number): Promise<void> {
+  const leadsSomething = (): boolean => [...controller.image.topicsByName.values()].some((t) => t.partitions.some((p) => p.leader === controller.nodeId));
+  if (!leadsSomething() || etcd.fenced) return;
+  await etcd.requestControlledShutdown();
+  await new Promise<void>((res) => {
+    const timer = setTimeout(done, timeoutMs);
+    const off = controller.onChange(() => {
+      if (!leadsSomething()) done();
+    });
+    function done(): void {
+      clearTimeout(timer);
+      off();
+      res();
+    }
+  });
+}
+
 export class BrokerNode {
   private closing: Promise<void> | null = null;
 
@@ -38,6 +67,8 @@ export class BrokerNode {
     readonly ctx: BrokerContext,
     private readonly server: BrokerListeners,
     private readonly closers: (() => Promise<void>)[],
+    /** The etcd membership, null for a node alone. */
+    readonly quorum: EtcdQuorum | null,
   ) {}
 
   get port(): number {
@@ -55,9 +86,11 @@ export class BrokerNode {
     const dataDir = logDirs[0]!;
     mkdirSync(dataDir, { recursive: true });
     const nodeId = config.nodeId;
-    const meta = loadOrCreateMetaProperties(dataDir, nodeId);
     const advertised = plan.listeners.find((l) => l.name === plan.interBrokerListener)!;
 
+    // Assigned once the image exists; the replication-factor default reads it only after that.
+    // eslint-disable-next-line prefer-const
+    let configs: ConfigResolver;
     const logs = await LogManager.open({
       logDirs,
       log: log.child({ component: 'replicas' }),
@@ -66,18 +99,45 @@ export class BrokerNode {
       cleanerEnabled: config.bool('log.cleaner.enable'),
       cleanerBackoffMs: config.int('log.cleaner.backoff.ms'),
     });
-    const store = await FileMetadataLog.open(dataDir, { cleanShutdown: logs.cleanShutdown(dataDir) });
-    const controller = await Controller.open({ nodeId, clusterId: meta.clusterId, store, log: log.child({ component: 'controller' }) });
-    if (controller.image.offset < 0) {
-      // A new cluster starts with a cluster-wide min.insync.replicas, as a Kafka 4.x controller
-      // writes at bootstrap (ConfigurationControlManager's ELR safety record): clients then see it
-      // reported as a dynamic default, the way Apache Kafka reports it.
-      const minIsr = config.get('min.insync.replicas') ?? '1';
-      await controller.alterConfigs(ConfigResourceType.BROKER, '', [['min.insync.replicas', minIsr]]);
+    const quorum = await openQuorum(config, plan, dataDir, logs.cleanShutdown(dataDir), log);
+    const { meta, cluster, store } = quorum;
+    // Internal topics take their own replication-factor keys once there is a cluster; a node
+    // alone keeps creating them with its one replica, as it always did.
+    const defaultReplicationFactor = (topic: string): number => {
+      const key = INTERNAL_TOPIC_RF_KEYS.get(topic);
+      if (key !== undefined) return quorum.etcd ? config.int(key) : 1;
+      return Number(configs.brokerValue('default.replication.factor'));
+    };
+    const controller = await Controller.open({ nodeId, clusterId: meta.clusterId, store, log: log.child({ component: 'controller' }), cluster, defaultReplicationFactor });
+    // A new cluster starts with a cluster-wide min.insync.replicas, as a Kafka 4.x controller
+    // writes at bootstrap (ConfigurationControlManager's ELR safety record): clients then see it
+    // reported as a dynamic default, the way Apache Kafka reports it. Only the first write of an
+    // empty log does it, so nodes starting together write it once.
+    const minIsr = config.get('min.insync.replicas') ?? '1';
+    await controller.write((img) => (img.offset < 0 ? [{ type: 'config', resourceType: ConfigResourceType.BROKER, resourceName: '', name: 'min.insync.replicas', value: minIsr }] : []));
+    configs = new ConfigResolver(config, controller.image);
+    let duties: ActiveControllerDuties | null = null;
+    if (quorum.etcd) {
+      duties = new ActiveControllerDuties(controller, {
+        uncleanAllowed: (t) => configs.topicProps(t.name)['unclean.leader.election.enable'] === 'true',
+        autoLeaderRebalance: config.bool('auto.leader.rebalance.enable'),
+        imbalanceCheckIntervalMs: config.int('leader.imbalance.check.interval.seconds') * 1000,
+        log: log.child({ component: 'controller' }),
+      });
+      duties.start();
     }
-    const configs = new ConfigResolver(config, controller.image);
     const replicas = new ReplicaManager(logs, controller.image, configs, log.child({ component: 'replicas' }), holdsSourceEpochs);
     controller.onChange((records, removed) => replicas.onMetadata(records, removed));
+    let listenersForView: BrokerListeners | null = null;
+    replicas.enableReplication(replicationView(controller, { host: advertised.advertisedHost, port: () => listenersForView?.interBroker.port ?? advertised.advertisedPort }), {
+      lagTimeMaxMs: config.int('replica.lag.time.max.ms'),
+      fetchMaxBytes: config.int('replica.fetch.max.bytes'),
+      fetchResponseMaxBytes: config.int('replica.fetch.response.max.bytes'),
+      fetchWaitMaxMs: config.int('replica.fetch.wait.max.ms'),
+      fetchMinBytes: config.int('replica.fetch.min.bytes'),
+      fetchBackoffMs: config.int('replica.fetch.backoff.ms'),
+      numFetchers: config.int('num.replica.fetchers'),
+    });
     await replicas.start();
 
     const registry = new ApiRegistry();
@@ -90,6 +150,7 @@ export class BrokerNode {
       config,
       configs,
       controller,
+      cluster,
       image: controller.image,
       log,
       registry,
@@ -166,13 +227,17 @@ export class BrokerNode {
       unsupportedApiVersionsBody: () => registry.unsupportedApiVersionsBody(),
     });
     listeners = server;
-    const node = new BrokerNode(ctx, server, closers);
+    listenersForView = server;
+    const node = new BrokerNode(ctx, server, closers, quorum.etcd);
+    if (quorum.etcd && config.bool('controlled.shutdown.enable')) closers.unshift(() => controlledShutdown(controller, quorum.etcd!, config.int('broker.session.timeout.ms')));
     closers.push(
       async () => {
         await replicas.close();
       },
       async () => {
+        duties?.close();
         await controller.close();
+        await quorum.etcd?.close();
         // Written last: every log, the metadata log included, is flushed and closed.
         await logs.markCleanShutdown();
       },

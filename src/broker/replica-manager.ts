@@ -19,6 +19,8 @@ import type { MetadataRecord } from '../controller/metadata-records.js';
 import { logConfigFromProps, type LogConfig } from '../storage/log-config.js';
 import type { LogManager } from '../storage/log-manager.js';
 import type { PartitionLog } from '../storage/partition-log.js';
+import type { ClusterView } from '../replication/cluster-view.js';
+import { isReplicated, ReplicationManager } from '../replication/replication-manager.js';
 import type { ConfigResolver } from './config-resolver.js';
 
 export interface Partition {
@@ -39,6 +41,8 @@ const key = (topic: string, partition: number): string => `${topic}-${partition}
 export class ReplicaManager {
   private readonly opening = new Map<string, Promise<PartitionLog | undefined>>();
   private closed = false;
+  /** Followers, ISR and acks=all of partitions with several replicas; null on a node alone. */
+  replication: ReplicationManager | null = null;
 
   constructor(
     readonly logManager: LogManager,
@@ -48,14 +52,41 @@ export class ReplicaManager {
     private readonly holdsSourceEpochs: SourceEpochPolicy,
   ) {}
 
+  /**
+   * Hosts only the partitions whose replicas include this node, and hands those with several
+   * replicas (or led elsewhere) to replication. Called before `start`.
+   */
+  enableReplication(view: ClusterView, opts: Omit<ConstructorParameters<typeof ReplicationManager>[2], 'minInsyncReplicas' | 'log'>): ReplicationManager {
+    this.replication = new ReplicationManager(view, this, {
+      ...opts,
+      minInsyncReplicas: (topic) => Number(this.image.topic(topic)?.configs.get('min.insync.replicas') ?? this.configs.brokerValue('min.insync.replicas') ?? '1'),
+      log: this.log.child({ component: 'replication' }),
+    });
+    return this.replication;
+  }
+
+  /** True when this node holds a replica of the partition (every partition, on a node alone). */
+  private hosts(topic: string, partition: number): boolean {
+    const p = this.image.topic(topic)?.partitions[partition];
+    if (p === undefined) return false;
+    return this.replication === null || p.replicas.includes(this.replication.nodeId);
+  }
+
+  /** True when a new leader epoch starts in the log here (single-node partitions; replication does its own). */
+  private startsEpochsHere(t: TopicImage, partition: number): boolean {
+    const p = t.partitions[partition];
+    return p !== undefined && (this.replication === null || !isReplicated(p, this.replication.nodeId)) && !this.holdsSourceEpochs(t);
+  }
+
   /** Opens every partition in the image, removes logs of topics that no longer exist, starts the log tasks. */
   async start(): Promise<void> {
     const opens: Promise<unknown>[] = [];
     for (const t of this.image.topicsByName.values()) for (const p of t.partitions) opens.push(this.ensureLog(t.name, p.partition));
     await Promise.all(opens);
-    await this.logManager.deleteStrays((topic, partition) => this.image.topic(topic)?.partitions[partition] !== undefined);
+    await this.logManager.deleteStrays((topic, partition) => this.hosts(topic, partition));
     await this.logManager.checkpoint();
     this.logManager.startTasks();
+    await this.replication?.start();
   }
 
   /** Writes the offset checkpoint files now (after DeleteRecords moved a log start). */
@@ -79,13 +110,13 @@ export class ReplicaManager {
     const pending = this.opening.get(k);
     if (pending) return pending;
     const t = this.image.topic(topic);
-    if (!t || !t.partitions[partition] || this.closed) return Promise.resolve(undefined);
+    if (!t || !t.partitions[partition] || this.closed || !this.hosts(topic, partition)) return Promise.resolve(undefined);
     const open = this.logManager.get(topic, partition);
     if (open && open.topicId === t.topicId) return Promise.resolve(open);
     const p = (async (): Promise<PartitionLog | undefined> => {
       const l = await this.logManager.getOrCreate(topic, partition, t.topicId, this.logConfigOf(topic));
       const epoch = t.partitions[partition]!.leaderEpoch;
-      if (l.latestEpoch < epoch && !this.holdsSourceEpochs(t)) await l.assignEpochStartOffset(epoch, l.logEndOffset);
+      if (l.latestEpoch < epoch && this.startsEpochsHere(t, partition)) await l.assignEpochStartOffset(epoch, l.logEndOffset);
       // The topic may have been deleted while the log was opening.
       if (this.image.topic(topic) !== t) {
         await this.logManager.delete(topic, partition, t.topicId);
@@ -122,7 +153,7 @@ export class ReplicaManager {
         case 'partitionChange': {
           const t = this.image.topicsById.get(rec.topicId);
           const l = t ? this.getLog(t.name, rec.partition) : undefined;
-          if (t && l && rec.leaderEpoch > l.latestEpoch && !this.holdsSourceEpochs(t)) void l.assignEpochStartOffset(rec.leaderEpoch, l.logEndOffset);
+          if (t && l && rec.leaderEpoch > l.latestEpoch && this.startsEpochsHere(t, rec.partition)) void l.assignEpochStartOffset(rec.leaderEpoch, l.logEndOffset);
           break;
         }
         default:
@@ -161,6 +192,7 @@ export class ReplicaManager {
    */
   async close(): Promise<boolean> {
     this.closed = true;
+    await this.replication?.close();
     await Promise.allSettled([...this.opening.values()]);
     return this.logManager.close();
   }

@@ -27,6 +27,16 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('log.dirs', 'list', null, { readOnly: true }),
   D('log.dir', 'list', './data', { readOnly: true }),
   D('metadata.log.dir', 'string', null, { readOnly: true }),
+  // The cluster's metadata quorum on etcd (docs/cluster.md): unset = a node alone, as before.
+  D('metadata.etcd.endpoints', 'list', null, { readOnly: true }),
+  D('metadata.etcd.prefix', 'string', '/fjord', { readOnly: true }),
+  // Kafka's broker liveness keys (KRaft BrokerLifecycleManager / BrokerHeartbeatManager).
+  D('broker.session.timeout.ms', 'int', '9000', { min: 1, readOnly: true }),
+  D('broker.heartbeat.interval.ms', 'int', '2000', { min: 1, readOnly: true }),
+  D('broker.rack', 'string', null, { readOnly: true }),
+  D('auto.leader.rebalance.enable', 'boolean', 'true', { readOnly: true }),
+  D('leader.imbalance.check.interval.seconds', 'long', '300', { min: 1, readOnly: true }),
+  D('controlled.shutdown.enable', 'boolean', 'true', { readOnly: true }),
   D('num.partitions', 'int', '1', { min: 1 }),
   D('default.replication.factor', 'int', '1', { min: 1 }),
   D('min.insync.replicas', 'int', '1', { min: 1 }),
@@ -107,6 +117,13 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('min.incremental.fetch.session.eviction.ms', 'long', '120000', { min: 0 }),
   D('fetch.max.bytes', 'int', '57671680', { min: 1024 }),
   D('replica.fetch.max.bytes', 'int', '1048576'),
+  // Followers and the ISR (Kafka's ReplicationConfigs), read by src/replication.
+  D('replica.fetch.response.max.bytes', 'int', '10485760', { min: 0 }),
+  D('replica.fetch.wait.max.ms', 'int', '500', { min: 0 }),
+  D('replica.fetch.min.bytes', 'int', '1', { min: 0 }),
+  D('replica.fetch.backoff.ms', 'int', '1000', { min: 0 }),
+  D('replica.lag.time.max.ms', 'long', '30000', { min: 1 }),
+  D('num.replica.fetchers', 'int', '1', { min: 1 }),
   D('unstable.api.versions.enable', 'boolean', 'false'),
   // Kafka's secret for dynamic password configs (PasswordEncoderConfigs); accepted and never shown.
   D('password.encoder.secret', 'password', null, { readOnly: true }),

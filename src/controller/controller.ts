@@ -1,17 +1,29 @@
 /**
- * The embedded controller of a one-node cluster. Every metadata change is a list of Kafka
- * metadata records appended atomically (one record batch) to the metadata log and then applied to
- * the image; at start the log is replayed to rebuild the image.
+ * The controller: every metadata change is a list of Kafka metadata records appended atomically
+ * (one record batch) to the metadata log and then applied to the image; at start the log is
+ * replayed to rebuild the image.
+ *
+ * Two stores: the embedded file log of a node alone, where this node is the only writer, and the
+ * etcd log of a cluster (src/controller/etcd/), which any node may append to. There a write is
+ * validated against the image at the log's last offset and committed only if that offset is still
+ * the last (compare-and-swap); on a conflict the node waits for the watch to bring it up to date
+ * and validates again. Every record, this node's own included, is applied when the watch delivers
+ * it, so `onChange` listeners see the same batches in the same order on every node.
  *
  * Concurrency contract: writes are serialized through one promise chain, so a write validates
  * against the image that results from every write before it (two CreateTopics for the same name
  * cannot both succeed). Readers use `image` directly; it only changes after an append commits.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { Logger } from '../common/logger.js';
 import { ConfigResourceType, MetadataImage, quotaEntityKey, type TopicImage } from './metadata-image.js';
 import { decodeMetadataRecord, encodeMetadataRecord, type MetadataRecord } from './metadata-records.js';
+import { LocalClusterView, type ClusterView } from './cluster-view.js';
+import type { ReplicatedMetadataLogStore } from './etcd/etcd-metadata-log.js';
+import { checkAssignment, placeReplicas } from './replica-placement.js';
+import { collidingTopic, newTopicId, topicNameError } from './topic-names.js';
+
+export { collidingTopic, newClusterId, newTopicId, topicNameError } from './topic-names.js';
 
 /** Where the controller's records live (`<data>/__cluster_metadata-0/`). */
 export interface MetadataLogStore {
@@ -32,57 +44,56 @@ export interface ControllerResult {
   readonly metadataOffset: number;
 }
 
-const OK = (offset: number): ControllerResult => ({ errorCode: 0, errorMessage: null, metadataOffset: offset });
-const FAIL = (errorCode: number, errorMessage: string): ControllerResult => ({ errorCode, errorMessage, metadataOffset: -1 });
+export const OK = (offset: number): ControllerResult => ({ errorCode: 0, errorMessage: null, metadataOffset: offset });
+export const FAIL = (errorCode: number, errorMessage: string): ControllerResult => ({ errorCode, errorMessage, metadataOffset: -1 });
 
-/** Legal topic names (Kafka's `Topic.validate`). */
-export function topicNameError(name: string): string | null {
-  if (name.length === 0) return 'Topic name is illegal, it can\'t be empty';
-  if (name === '.' || name === '..') return 'Topic name cannot be "." or ".."';
-  if (name.length > 249) return `Topic name is illegal, it can't be longer than 249 characters, topic name: ${name}`;
-  if (!/^[a-zA-Z0-9._-]+$/.test(name)) return `Topic name "${name}" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'`;
-  return null;
+/** How long a write waits for the watch to deliver a record it knows is committed. */
+const CATCH_UP_TIMEOUT_MS = 30_000;
+/** CAS conflicts tolerated before a write gives up (each one means another node wrote first). */
+const MAX_WRITE_ATTEMPTS = 50;
+
+export interface ControllerOptions {
+  readonly nodeId: number;
+  readonly clusterId: string;
+  readonly store: MetadataLogStore | ReplicatedMetadataLogStore;
+  readonly log: Logger;
+  /** The cluster's members; a node alone when absent. */
+  readonly cluster?: ClusterView;
+  /** The replication factor a topic gets when none is asked for (internal topics have their own keys). */
+  readonly defaultReplicationFactor?: (topic: string) => number;
 }
 
-/**
- * Kafka refuses a topic whose name equals an existing one once '.' is read as '_' (metric names
- * cannot tell them apart): `a.b` next to `a_b` (Topic.hasCollision).
- */
-export function collidingTopic(img: MetadataImage, name: string): string | null {
-  const norm = name.replace(/\./g, '_');
-  for (const other of img.topicsByName.keys()) if (other !== name && other.replace(/\./g, '_') === norm) return other;
-  return null;
+export interface WriteOptions {
+  /** Only the active controller may make this write (leader and ISR changes it decides). */
+  readonly asController?: boolean;
 }
 
-/** A random topic id as Kafka makes them: a v4 UUID that is neither zero nor METADATA_TOPIC_ID. */
-export function newTopicId(): string {
-  return randomUUID();
-}
-
-/** Kafka's cluster id format: 16 random bytes, URL-safe base64 without padding (22 characters). */
-export function newClusterId(): string {
-  // Kafka's Uuid.randomUuid draws again when the text would start with '-', which its command-line
-  // tools would read as an option.
-  for (;;) {
-    const id = randomBytes(16).toString('base64url');
-    if (!id.startsWith('-')) return id;
-  }
+/** Replicas of new partitions: a replication factor, or an explicit assignment (one list per partition). */
+export interface ReplicaSpec {
+  readonly replicationFactor?: number;
+  readonly assignment?: readonly (readonly number[])[];
 }
 
 export class Controller {
   readonly image = new MetadataImage();
+  readonly cluster: ClusterView;
   private chain: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<MetadataListener>();
+  private waiters: { offset: number; resolve: () => void }[] = [];
 
   private constructor(
     readonly nodeId: number,
     readonly clusterId: string,
-    private readonly store: MetadataLogStore,
+    private readonly store: MetadataLogStore | ReplicatedMetadataLogStore,
     private readonly log: Logger,
-  ) {}
+    cluster: ClusterView | undefined,
+    private readonly defaultRf: (topic: string) => number,
+  ) {
+    this.cluster = cluster ?? new LocalClusterView({ nodeId, host: '', port: 0, endpoints: [], rack: null, incarnationId: '' });
+  }
 
-  static async open(opts: { nodeId: number; clusterId: string; store: MetadataLogStore; log: Logger }): Promise<Controller> {
-    const c = new Controller(opts.nodeId, opts.clusterId, opts.store, opts.log);
+  static async open(opts: ControllerOptions): Promise<Controller> {
+    const c = new Controller(opts.nodeId, opts.clusterId, opts.store, opts.log, opts.cluster, opts.defaultReplicationFactor ?? (() => 1));
     let count = 0;
     await opts.store.replay((offset, value) => {
       const rec = decodeMetadataRecord(value);
@@ -91,7 +102,18 @@ export class Controller {
       count++;
     });
     opts.log.info('metadata image loaded', { records: count, topics: c.image.topicsByName.size, offset: c.image.offset });
+    if ('replicated' in opts.store) {
+      await opts.store.follow((first, values) => {
+        const recs = values.map(decodeMetadataRecord).filter((r): r is MetadataRecord => r !== null);
+        c.applyBatch(recs, first, first + values.length - 1);
+      });
+    }
     return c;
+  }
+
+  /** true when the metadata log is shared by several nodes (etcd). */
+  get distributed(): boolean {
+    return 'replicated' in this.store;
   }
 
   /** Subscribes to applied changes; returns an unsubscribe. */
@@ -120,7 +142,14 @@ export class Controller {
         img.applyConfig(rec.resourceType, rec.resourceName, rec.name, rec.value);
         break;
       case 'partitionChange':
-        img.applyPartitionChange(rec.topicId, rec.partition, { leaderEpoch: rec.leaderEpoch });
+        img.applyPartitionChange(rec.topicId, rec.partition, {
+          leaderEpoch: rec.leaderEpoch,
+          ...(rec.leader !== undefined ? { leader: rec.leader } : {}),
+          ...(rec.isr ? { isr: [...rec.isr] } : {}),
+          ...(rec.replicas ? { replicas: [...rec.replicas] } : {}),
+          ...(rec.addingReplicas ? { addingReplicas: [...rec.addingReplicas] } : {}),
+          ...(rec.removingReplicas ? { removingReplicas: [...rec.removingReplicas] } : {}),
+        });
         break;
       case 'removeTopic': {
         const t = img.topicsById.get(rec.topicId);
@@ -168,51 +197,109 @@ export class Controller {
     }
   }
 
+  /** Applies one committed batch and tells the listeners (the same path for every store). */
+  private applyBatch(out: readonly MetadataRecord[], first: number, last: number): void {
+    const removed = new Map<string, TopicImage>();
+    for (const rec of out) {
+      if (rec.type !== 'removeTopic') continue;
+      const t = this.image.topicsById.get(rec.topicId);
+      if (t) removed.set(rec.topicId, { ...t, partitions: [...t.partitions] });
+    }
+    out.forEach((rec, i) => this.apply(rec, first + i));
+    this.image.offset = last;
+    for (const l of this.listeners) {
+      try {
+        l(out, removed);
+      } catch (err) {
+        this.log.error('metadata listener failed', { err: err instanceof Error ? err : String(err) });
+      }
+    }
+    const due = this.waiters.filter((w) => w.offset <= last);
+    this.waiters = this.waiters.filter((w) => w.offset > last);
+    for (const w of due) w.resolve();
+  }
+
+  /** Resolves true once the image has applied `offset`, false after the timeout. */
+  caughtUpTo(offset: number, timeoutMs = CATCH_UP_TIMEOUT_MS): Promise<boolean> {
+    if (this.image.offset >= offset) return Promise.resolve(true);
+    return new Promise((res) => {
+      const w = { offset, resolve: () => (clearTimeout(timer), res(true)) };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((x) => x !== w);
+        res(false);
+      }, timeoutMs);
+      this.waiters.push(w);
+    });
+  }
+
   /**
    * Validates against the current image (via `build`) and appends the resulting records as one
-   * batch, then applies them. `build` returns records, or a failure result.
+   * batch, then applies them. `build` returns records, or a failure result. With a shared log,
+   * `build` runs again after every conflict, against the image at the new last offset.
    */
-  write(build: (image: MetadataImage) => MetadataRecord[] | ControllerResult): Promise<ControllerResult> {
+  write(build: (image: MetadataImage) => MetadataRecord[] | ControllerResult, opts: WriteOptions = {}): Promise<ControllerResult> {
     const run = async (): Promise<ControllerResult> => {
-      const out = build(this.image);
-      if (!Array.isArray(out)) return out;
-      if (out.length === 0) return OK(this.image.offset);
-      const values = out.map(encodeMetadataRecord);
-      const last = await this.store.append(values);
-      const first = last - out.length + 1;
-      const removed = new Map<string, TopicImage>();
-      for (const rec of out) {
-        if (rec.type !== 'removeTopic') continue;
-        const t = this.image.topicsById.get(rec.topicId);
-        if (t) removed.set(rec.topicId, { ...t, partitions: [...t.partitions] });
+      const store = this.store;
+      if (!('replicated' in store)) {
+        const out = build(this.image);
+        if (!Array.isArray(out)) return out;
+        if (out.length === 0) return OK(this.image.offset);
+        const last = await store.append(out.map(encodeMetadataRecord));
+        this.applyBatch(out, last - out.length + 1, last);
+        return OK(last);
       }
-      out.forEach((rec, i) => this.apply(rec, first + i));
-      this.image.offset = last;
-      for (const l of this.listeners) {
+      for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+        const out = build(this.image);
+        if (!Array.isArray(out)) return out;
+        if (out.length === 0) return OK(this.image.offset);
+        let r;
         try {
-          l(out, removed);
+          r = await store.appendIf(out.map(encodeMetadataRecord), this.image.offset, opts.asController === true);
         } catch (err) {
-          this.log.error('metadata listener failed', { err: err instanceof Error ? err : String(err) });
+          return FAIL(ErrorCode.REQUEST_TIMED_OUT, `The metadata quorum could not be reached: ${String(err)}`);
         }
+        if (r.kind === 'notController') return FAIL(ErrorCode.NOT_CONTROLLER, 'This node is not the active controller.');
+        const target = r.kind === 'ok' ? r.lastOffset : r.headOffset;
+        if (!(await this.caughtUpTo(target))) return FAIL(ErrorCode.REQUEST_TIMED_OUT, `The metadata log did not reach offset ${target} in time.`);
+        if (r.kind === 'ok') return OK(r.lastOffset);
       }
-      return OK(last);
+      return FAIL(ErrorCode.REQUEST_TIMED_OUT, 'Too many concurrent metadata writes; try again.');
     };
     const p = this.chain.then(run, run);
     this.chain = p.catch(() => undefined);
     return p;
   }
 
-  /** Records that create a topic (TopicRecord, PartitionRecords with epoch 0, ConfigRecords). */
-  topicRecords(name: string, topicId: string, numPartitions: number, configs: ReadonlyMap<string, string>): MetadataRecord[] {
-    const recs: MetadataRecord[] = [{ type: 'topic', name, topicId }];
-    for (let p = 0; p < numPartitions; p++) {
-      recs.push({ type: 'partition', topicId, partition: p, leader: this.nodeId, leaderEpoch: 0, partitionEpoch: 0, replicas: [this.nodeId], isr: [this.nodeId] });
+  /**
+   * Replica lists for new partitions: the explicit assignment (checked against live brokers), or
+   * placed across live brokers (replica-placement.ts). A failure result when neither works.
+   */
+  placement(topic: string, firstPartition: number, numPartitions: number, spec: ReplicaSpec = {}): number[][] | ControllerResult {
+    if (spec.assignment) {
+      const err = checkAssignment(spec.assignment, (id) => this.cluster.isLive(id));
+      if (err) return FAIL(err.errorCode, err.errorMessage);
+      return spec.assignment.map((a) => [...a]);
     }
+    const rf = spec.replicationFactor ?? this.defaultRf(topic);
+    const placed = placeReplicas(firstPartition, numPartitions, rf, this.cluster.liveBrokers());
+    return Array.isArray(placed) ? placed : FAIL(placed.errorCode, placed.errorMessage);
+  }
+
+  /**
+   * Records that create a topic (TopicRecord, PartitionRecords with epoch 0, ConfigRecords): the
+   * first replica of each partition leads, every replica is in the ISR. Throws when the replicas
+   * cannot be placed (callers that answer a client check `placement` first).
+   */
+  topicRecords(name: string, topicId: string, numPartitions: number, configs: ReadonlyMap<string, string>, spec: ReplicaSpec = {}): MetadataRecord[] {
+    const placed = this.placement(name, 0, numPartitions, spec);
+    if (!Array.isArray(placed)) throw new Error(placed.errorMessage ?? 'replica placement failed');
+    const recs: MetadataRecord[] = [{ type: 'topic', name, topicId }];
+    placed.forEach((replicas, p) => recs.push({ type: 'partition', topicId, partition: p, leader: replicas[0]!, leaderEpoch: 0, partitionEpoch: 0, replicas, isr: [...replicas] }));
     for (const [k, v] of configs) recs.push({ type: 'config', resourceType: ConfigResourceType.TOPIC, resourceName: name, name: k, value: v });
     return recs;
   }
 
-  createTopic(name: string, numPartitions: number, configs: ReadonlyMap<string, string>, topicId?: string): Promise<ControllerResult> {
+  createTopic(name: string, numPartitions: number, configs: ReadonlyMap<string, string>, topicId?: string, spec: ReplicaSpec = {}): Promise<ControllerResult> {
     return this.write((img) => {
       const err = topicNameError(name);
       if (err) return FAIL(ErrorCode.INVALID_TOPIC_EXCEPTION, err);
@@ -221,7 +308,9 @@ export class Controller {
       if (collision) return FAIL(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${collision}`);
       if (topicId !== undefined && img.topicsById.has(topicId)) return FAIL(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic id ${topicId} already exists.`);
       if (numPartitions < 1) return FAIL(ErrorCode.INVALID_PARTITIONS, 'Number of partitions must be larger than 0.');
-      return this.topicRecords(name, topicId ?? newTopicId(), numPartitions, configs);
+      const placed = this.placement(name, 0, numPartitions, spec);
+      if (!Array.isArray(placed)) return placed;
+      return this.topicRecords(name, topicId ?? newTopicId(), numPartitions, configs, { assignment: placed });
     });
   }
 
@@ -232,18 +321,21 @@ export class Controller {
     });
   }
 
-  createPartitions(name: string, newTotal: number): Promise<ControllerResult> {
+  /** New partitions take the topic's replication factor (that of partition 0) unless assigned. */
+  createPartitions(name: string, newTotal: number, assignment?: readonly (readonly number[])[]): Promise<ControllerResult> {
     return this.write((img) => {
       const t = img.topicsByName.get(name);
       if (!t) return FAIL(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${name}' does not exist.`);
       const current = t.partitions.length;
       if (newTotal < current) return FAIL(ErrorCode.INVALID_PARTITIONS, `The topic ${name} currently has ${current} partition(s); ${newTotal} would not be an increase.`);
       if (newTotal === current) return FAIL(ErrorCode.INVALID_PARTITIONS, `Topic already has ${current} partition(s).`);
-      const recs: MetadataRecord[] = [];
-      for (let p = current; p < newTotal; p++) {
-        recs.push({ type: 'partition', topicId: t.topicId, partition: p, leader: this.nodeId, leaderEpoch: 0, partitionEpoch: 0, replicas: [this.nodeId], isr: [this.nodeId] });
+      if (assignment && assignment.length !== newTotal - current) {
+        return FAIL(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Attempted to add ${newTotal - current} additional partition(s), but only ${assignment.length} assignment(s) were specified.`);
       }
-      return recs;
+      const rf = t.partitions[0]?.replicas.length ?? 1;
+      const placed = this.placement(name, current, newTotal - current, assignment ? { assignment } : { replicationFactor: rf });
+      if (!Array.isArray(placed)) return placed;
+      return placed.map((replicas, i) => ({ type: 'partition' as const, topicId: t.topicId, partition: current + i, leader: replicas[0]!, leaderEpoch: 0, partitionEpoch: 0, replicas, isr: [...replicas] }));
     });
   }
 

@@ -16,6 +16,9 @@ export interface PartitionImage {
   partitionEpoch: number;
   replicas: number[];
   isr: number[];
+  /** A reassignment in progress (KIP-455): replicas being added, and being removed once they are in the ISR. */
+  addingReplicas?: number[];
+  removingReplicas?: number[];
 }
 
 export interface TopicImage {
@@ -62,7 +65,11 @@ export class MetadataImage {
     t.partitions[p.partition] = p;
   }
 
-  applyPartitionChange(topicId: string, partition: number, change: { leader?: number; leaderEpoch?: number; isr?: number[] | null; replicas?: number[] | null }): void {
+  applyPartitionChange(
+    topicId: string,
+    partition: number,
+    change: { leader?: number; leaderEpoch?: number; isr?: number[] | null; replicas?: number[] | null; addingReplicas?: number[]; removingReplicas?: number[] },
+  ): void {
     const p = this.topicsById.get(topicId)?.partitions[partition];
     if (!p) return;
     if (change.leader !== undefined && change.leader !== -2) {
@@ -73,6 +80,8 @@ export class MetadataImage {
     if (change.leaderEpoch !== undefined && change.leaderEpoch >= 0) p.leaderEpoch = change.leaderEpoch;
     if (change.isr) p.isr = change.isr;
     if (change.replicas) p.replicas = change.replicas;
+    if (change.addingReplicas) p.addingReplicas = change.addingReplicas;
+    if (change.removingReplicas) p.removingReplicas = change.removingReplicas;
     p.partitionEpoch += 1;
   }
 

@@ -70,7 +70,21 @@ export type MetadataRecord =
       readonly isr: readonly number[];
     }
   | { readonly type: 'config'; readonly resourceType: number; readonly resourceName: string; readonly name: string; readonly value: string | null }
-  | { readonly type: 'partitionChange'; readonly topicId: string; readonly partition: number; readonly leaderEpoch: number }
+  | {
+      readonly type: 'partitionChange';
+      readonly topicId: string;
+      readonly partition: number;
+      /** The new leader epoch; -1 = bump by one if the leader changes, keep otherwise. */
+      readonly leaderEpoch: number;
+      /** The new leader (-1 = none); absent = unchanged (Kafka's NO_LEADER_CHANGE, -2, on the wire). */
+      readonly leader?: number;
+      /** The new ISR / replica set; absent = unchanged (null on the wire). */
+      readonly isr?: readonly number[];
+      readonly replicas?: readonly number[];
+      /** A reassignment's replicas being added / removed; [] = none (the reassignment ended). */
+      readonly addingReplicas?: readonly number[];
+      readonly removingReplicas?: readonly number[];
+    }
   | { readonly type: 'removeTopic'; readonly topicId: string }
   | { readonly type: 'producerIds'; readonly brokerId: number; readonly nextProducerId: number }
   | ({ readonly type: 'acl' } & AclEntry)
@@ -119,9 +133,23 @@ export function encodeMetadataRecord(rec: MetadataRecord): Buffer {
       encodeConfigRecord(w, { resourceType: rec.resourceType, resourceName: rec.resourceName, name: rec.name, value: rec.value }, 0);
       break;
     case 'partitionChange':
-      // v3 (KIP-1279) carries the leader epoch explicitly; the leader itself does not change.
+      // v3 (KIP-1279) carries the leader epoch explicitly; leader, ISR and replicas as in Kafka's
+      // PartitionChangeRecord (-2 / null = unchanged).
       w.uvarint(MetadataRecordType.PARTITION_CHANGE).uvarint(3);
-      encodePartitionChangeRecord(w, { partitionId: rec.partition, topicId: rec.topicId, leaderEpoch: rec.leaderEpoch }, 3);
+      encodePartitionChangeRecord(
+        w,
+        {
+          partitionId: rec.partition,
+          topicId: rec.topicId,
+          leaderEpoch: rec.leaderEpoch,
+          leader: rec.leader ?? -2,
+          isr: rec.isr ? [...rec.isr] : null,
+          replicas: rec.replicas ? [...rec.replicas] : null,
+          addingReplicas: rec.addingReplicas ? [...rec.addingReplicas] : null,
+          removingReplicas: rec.removingReplicas ? [...rec.removingReplicas] : null,
+        },
+        3,
+      );
       break;
     case 'removeTopic':
       w.uvarint(MetadataRecordType.REMOVE_TOPIC).uvarint(0);
@@ -190,7 +218,17 @@ export function decodeMetadataRecord(value: Buffer): MetadataRecord | null {
     }
     case MetadataRecordType.PARTITION_CHANGE: {
       const m = decodePartitionChangeRecord(r, version);
-      return { type: 'partitionChange', topicId: m.topicId, partition: m.partitionId, leaderEpoch: m.leaderEpoch };
+      return {
+        type: 'partitionChange',
+        topicId: m.topicId,
+        partition: m.partitionId,
+        leaderEpoch: m.leaderEpoch,
+        ...(m.leader !== -2 ? { leader: m.leader } : {}),
+        ...(m.isr !== null ? { isr: m.isr } : {}),
+        ...(m.replicas !== null ? { replicas: m.replicas } : {}),
+        ...(m.addingReplicas !== null ? { addingReplicas: m.addingReplicas } : {}),
+        ...(m.removingReplicas !== null ? { removingReplicas: m.removingReplicas } : {}),
+      };
     }
     case MetadataRecordType.REMOVE_TOPIC: {
       const m = decodeRemoveTopicRecord(r, version);

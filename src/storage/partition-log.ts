@@ -47,6 +47,15 @@ export class PartitionLog implements Syncable {
   /** Offset up to which the cleaner has compacted (in memory; a restart cleans everything once). */
   cleanedUpTo = 0;
   private closed = false;
+  /**
+   * True while the partition is replicated (more than one replica): the high watermark then
+   * moves only through `updateHighWatermark`, from the ISR's log ends on the leader and from the
+   * leader's high watermark on a follower (Kafka's Partition.maybeIncrementLeaderHW), never by
+   * an append alone.
+   */
+  private replicatedHw = false;
+  /** True while the high watermark is still the one recovery set at open. */
+  private hwFromRecovery = true;
   /** The log's offsets and parts, shared with its append and truncation paths. */
   private readonly context: PartitionContext;
 
@@ -168,9 +177,34 @@ export class PartitionLog implements Syncable {
     return run;
   }
 
+  /** Hands the high watermark to replication (true) or back to local appends (false). */
+  setReplicated(replicated: boolean): void {
+    if (replicated && !this.replicatedHw && this.hwFromRecovery) {
+      // The log end that recovery took for the high watermark is only this replica's: other ISR
+      // members may not have it. Until the ISR (as leader) or the leader (as follower) says
+      // otherwise, nothing above the log start counts as committed, so no consumer reads a
+      // record the ISR may not hold (Kafka keeps a replication-offset-checkpoint instead).
+      this.context.highWatermark = this.context.logStartOffset;
+    }
+    this.replicatedHw = replicated;
+  }
+
+  get isReplicated(): boolean {
+    return this.replicatedHw;
+  }
+
+  /**
+   * Moves the high watermark forward to `hw` (capped at the log end; never backwards, which
+   * only truncation does): the replicated partition's leader or follower decides it.
+   */
+  updateHighWatermark(hw: number): void {
+    this.setHighWatermark(hw);
+  }
+
   private setHighWatermark(hw: number): void {
     const next = Math.min(Math.max(hw, this.context.highWatermark), this.local.logEndOffset);
     if (next === this.context.highWatermark) return;
+    this.hwFromRecovery = false;
     this.context.highWatermark = next;
     this.producers.onHighWatermark(next);
     this.notify();
@@ -224,7 +258,7 @@ export class PartitionLog implements Syncable {
         return { ...result, errorCode: ErrorCode.KAFKA_STORAGE_ERROR, errorMessage: `fsync failed: ${String(e)}` };
       }
     }
-    this.setHighWatermark(result.lastOffset + 1);
+    if (!this.replicatedHw) this.setHighWatermark(result.lastOffset + 1);
     return result;
   }
 
@@ -251,7 +285,7 @@ export class PartitionLog implements Syncable {
   async flush(): Promise<void> {
     const end = this.local.logEndOffset;
     await this.groupCommit.sync(this);
-    this.setHighWatermark(end);
+    if (!this.replicatedHw) this.setHighWatermark(end);
   }
 
   /** flush.ms: flushes when the oldest unflushed data is older than flush.ms. */
@@ -320,6 +354,18 @@ export class PartitionLog implements Syncable {
    */
   truncateTo(offset: number): Promise<void> {
     return this.serial(() => truncateLocked(this.context, offset));
+  }
+
+  /**
+   * Forgets leader epochs that start at or after `offset` while keeping every batch: a leader
+   * that becomes a follower drops the epoch it started at its log end with no batch in it, so
+   * its LastFetchedEpoch is that of its last batch (Kafka's follower fetch state).
+   */
+  truncateEpochsFrom(offset: number): Promise<void> {
+    return this.serial(async () => {
+      this.epochs.truncateFromEnd(offset);
+      if (this.epochs.isDirty) await this.epochs.flush();
+    });
   }
 
   /** Empties the log and restarts it at `offset` (a mirror or follower out of range). */

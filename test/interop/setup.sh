@@ -33,7 +33,7 @@ logged() {
 }
 
 # --- Debian packages ------------------------------------------------------------------------------
-APT_PACKAGES="kcat chromium prometheus openssl python3-venv build-essential pkg-config zlib1g-dev libssl-dev libzstd-dev liblz4-dev libsasl2-dev libcurl4-openssl-dev"
+APT_PACKAGES="kcat chromium prometheus openssl python3-venv build-essential pkg-config zlib1g-dev libssl-dev libzstd-dev liblz4-dev libsasl2-dev libcurl4-openssl-dev etcd-server"
 missing=""
 for p in $APT_PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

@@ -12,6 +12,11 @@
  *   indexes in RecordErrors, v8+) — the one case where records are decoded; then appended at the partition's leader epoch. Idempotent sequence/epoch checks and
  *   LogAppendTime rewriting happen in the log; duplicates return the original offsets.
  * - acks=-1 answers after the fsync (group commit); acks=1 after the write.
+ * - Replicated partitions (src/replication): a node that is not the unfenced leader answers
+ *   NOT_LEADER_OR_FOLLOWER; acks=-1 with an ISR smaller than min.insync.replicas is refused before
+ *   the append (NOT_ENOUGH_REPLICAS) and otherwise waits until the ISR has the write
+ *   (REQUEST_TIMED_OUT after the request's timeout, NOT_ENOUGH_REPLICAS_AFTER_APPEND when the
+ *   ISR shrank below min.insync.replicas, NOT_LEADER_OR_FOLLOWER when leadership moved).
  *
  * Version notes: LogAppendTimeMs v2+, LogStartOffset v5+, RecordErrors/ErrorMessage v8+; v13
  * addresses topics by id. A topic compression.type other than `producer` rebuilds batches of
@@ -27,6 +32,8 @@ import { decodeRecords } from '../../protocol/records.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
 import { recompressBatch, targetCodec } from '../recompress.js';
+import { isReplicated } from '../../replication/replication-manager.js';
+import type { PartitionLeader } from '../../replication/partition-leader.js';
 
 type TopicOut = NonNullable<ProduceResponseInput['responses']>[number];
 type PartOut = NonNullable<TopicOut['partitionResponses']>[number];
@@ -86,10 +93,36 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
             parts.push(out(ErrorCode.READ_ONLY_TOPIC, `Topic ${topic.name} is a mirror topic and is read-only.`));
             continue;
           }
+          const part = topic.partitions[pd.index]!;
+          const replication = ctx.replicas.replication;
+          // Kafka's Partition.appendRecordsToLeader: only the unfenced leader takes writes; a
+          // replicated partition only once this node has become its leader at the image's epoch.
+          let leader: PartitionLeader | undefined;
+          if (replication !== null) {
+            if (part.leader !== ctx.nodeId || replication.fenced) {
+              parts.push(out(ErrorCode.NOT_LEADER_OR_FOLLOWER, null));
+              continue;
+            }
+            if (isReplicated(part, ctx.nodeId)) {
+              leader = replication.leaderOf(topic.topicId, pd.index);
+              if (leader === undefined || leader.leaderEpoch !== part.leaderEpoch) {
+                parts.push(out(ErrorCode.NOT_LEADER_OR_FOLLOWER, null));
+                continue;
+              }
+            }
+          }
           const log = ctx.replicas.getLog(topic.name, pd.index) ?? (await ctx.replicas.ensureLog(topic.name, pd.index));
           if (!log) {
             parts.push(out(ErrorCode.NOT_LEADER_OR_FOLLOWER, null));
             continue;
+          }
+          if (acks === -1) {
+            const minIsr = Number(topic.configs.get('min.insync.replicas') ?? ctx.configs.brokerValue('min.insync.replicas') ?? '1');
+            if (part.isr.length < minIsr) {
+              const msg = `The size of the current ISR [${part.isr.join(', ')}] is insufficient to satisfy the min.isr requirement of ${minIsr} for partition ${topic.name}-${pd.index}`;
+              parts.push(out(ErrorCode.NOT_ENOUGH_REPLICAS, msg));
+              continue;
+            }
           }
           const check = validateProduceRecords(pd.records, { apiVersion: v, maxMessageSize: log.config.maxMessageBytes });
           if (check.errorCode !== 0) {
@@ -127,14 +160,23 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
           }
           const slot = out(0, null);
           parts.push(slot);
-          const epoch = topic.partitions[pd.index]!.leaderEpoch;
+          const epoch = leader?.leaderEpoch ?? part.leaderEpoch;
           pending.push(
-            log.appendAsLeader(records, epoch, { requiredAcks: acks, prevalidated: true }).then((r) => {
+            log.appendAsLeader(records, epoch, { requiredAcks: acks, prevalidated: true }).then(async (r) => {
               const i = parts.indexOf(slot);
               if (r.errorCode !== 0) {
                 failedCode ??= r.errorCode;
                 parts[i] = out(r.errorCode, r.errorMessage ?? null);
                 return;
+              }
+              // acks=all on a replicated partition: answered once the high watermark passes the
+              // write (Kafka's DelayedProduce), or with the error that kept it from doing so.
+              if (acks === -1 && leader !== undefined) {
+                const code = await leader.awaitReplication(r.lastOffset + 1, req.timeoutMs);
+                if (code !== 0) {
+                  parts[i] = out(code, null);
+                  return;
+                }
               }
               parts[i] = {
                 index: pd.index,

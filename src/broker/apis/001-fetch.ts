@@ -7,6 +7,9 @@
  *   / UNKNOWN_LEADER_EPOCH; LastFetchedEpoch (v12+) that diverges from the log → DivergingEpoch
  *   (epoch, end offset) and no records; fetch offset outside [log start, log end] →
  *   OFFSET_OUT_OF_RANGE.
+ * - Replicated partitions: only the unfenced leader answers (else NOT_LEADER_OR_FOLLOWER). A
+ *   follower fetch (replica id >= 0; v15+ in ReplicaState) records the follower's log end for the
+ *   ISR and the high watermark (src/replication) and reads up to the log end.
  * - Reads up to the high watermark (read_uncommitted) or the last stable offset with the aborted
  *   transactions in range (read_committed). Response MaxBytes and PartitionMaxBytes are honoured,
  *   but the first batch of the response is returned whole even above them (KIP-74).
@@ -67,7 +70,7 @@ interface ReadOutcome {
 }
 
 export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHandler<FetchRequest, FetchResponseInput> {
-  const readPartition = async (w: Wanted, maxBytes: number, minOneMessage: boolean, readCommitted: boolean, v: number): Promise<ReadOutcome> => {
+  const readPartition = async (w: Wanted, maxBytes: number, minOneMessage: boolean, readCommitted: boolean, v: number, replicaId: number): Promise<ReadOutcome> => {
     const fail = (errorCode: number, log?: PartitionLog): ReadOutcome => {
       const hw = log?.highWatermark ?? -1;
       const lso = log?.lastStableOffset ?? -1;
@@ -96,10 +99,20 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
     // An id that never named a topic here is UNKNOWN_TOPIC_ID; a session partition whose topic has
     // gone since keeps its name, and Kafka's lookup by that name answers UNKNOWN_TOPIC_OR_PARTITION.
     if (!t || !p) return fail(v >= 13 && !t && w.p.topicName === '' ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    const replication = ctx.replicas.replication;
+    // Only the leader serves fetches, consumers' and followers' alike (no KIP-392 follower reads).
+    if (replication !== null && (p.leader !== ctx.nodeId || replication.fenced)) return fail(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     const log = ctx.replicas.getLog(t.name, w.p.partition) ?? (await ctx.replicas.ensureLog(t.name, w.p.partition));
-    if (!log) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    if (!log) return fail(replication !== null ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     if (w.p.currentLeaderEpoch >= 0 && w.p.currentLeaderEpoch < p.leaderEpoch) return fail(ErrorCode.FENCED_LEADER_EPOCH, log);
     if (w.p.currentLeaderEpoch > p.leaderEpoch) return fail(ErrorCode.UNKNOWN_LEADER_EPOCH, log);
+    if (replicaId >= 0) {
+      // A follower's fetch offset is its log end (Kafka's Partition.updateFollowerFetchState).
+      const leader = replication?.leaderOf(t.topicId, w.p.partition);
+      if (leader === undefined) return fail(ErrorCode.NOT_LEADER_OR_FOLLOWER, log);
+      const code = leader.onFollowerFetch(replicaId, w.p.fetchOffset);
+      if (code !== ErrorCode.NONE) return fail(code, log);
+    }
     const hw = log.highWatermark;
     const lso = log.lastStableOffset;
     const logStart = log.logStartOffset;
@@ -130,7 +143,8 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
     }
     const r = await log.readToBuffer({
       fetchOffset: w.p.fetchOffset,
-      maxOffset: readCommitted ? lso : hw,
+      // Followers read up to the log end: their copies are what moves the high watermark.
+      maxOffset: replicaId >= 0 ? log.logEndOffset : readCommitted ? lso : hw,
       maxBytes: Math.max(0, maxBytes),
       minOneMessage,
       readCommitted,
@@ -211,7 +225,8 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
     async handle(rc, req) {
       const v = rc.apiVersion;
       const byId = v >= 13;
-      const readCommitted = req.isolationLevel === 1;
+      const replicaId = v >= 15 ? req.replicaState.replicaId : req.replicaId;
+      const readCommitted = req.isolationLevel === 1 && replicaId < 0;
       const now = Date.now();
       const resolveTopic = (name: string, id: string): TopicImage | undefined => (byId ? ctx.image.topicsById.get(id) : ctx.image.topic(name));
 
@@ -243,7 +258,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
         version: v,
         sessionId: req.sessionId,
         epoch: req.sessionEpoch,
-        isFollower: (v >= 15 ? req.replicaState.replicaId : req.replicaId) >= 0,
+        isFollower: replicaId >= 0,
         partitions: requested,
         forgotten,
         clientId: rc.clientId,
@@ -265,7 +280,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
         let error = false;
         const outcomes: ReadOutcome[] = [];
         for (const w of wanted) {
-          const o = await readPartition(w, Math.min(w.p.maxBytes, budget), bytes === 0, readCommitted, v);
+          const o = await readPartition(w, Math.min(w.p.maxBytes, budget), bytes === 0, readCommitted, v, replicaId);
           outcomes.push(o);
           bytes += o.bytes;
           budget -= o.bytes;
@@ -292,7 +307,11 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
           while (mustWait() && Date.now() < deadline && !rc.signal.aborted) {
             watch.watch(result.outcomes.map((o) => o.log));
             // A log that moved before it was watched (during the first read) is read again at once.
-            const moved = result.outcomes.some((o) => o.log !== undefined && (o.log.highWatermark !== o.hw || o.log.lastStableOffset !== o.lso));
+            const moved = result.outcomes.some(
+              (o, i) =>
+                o.log !== undefined &&
+                (o.log.highWatermark !== o.hw || o.log.lastStableOffset !== o.lso || (replicaId >= 0 && o.bytes === 0 && o.log.logEndOffset > wanted[i]!.p.fetchOffset)),
+            );
             if (!moved) await watch.next(deadline - Date.now(), rc.signal);
             if (rc.signal.aborted) break;
             result = await readAll();

@@ -73,6 +73,12 @@ export function listOffsetsHandler(ctx: BrokerContext): ApiHandler<ListOffsetsRe
             continue;
           }
           const part = topic?.partitions[p.partitionIndex];
+          // Only the unfenced leader answers for a partition (Kafka's ReplicaManager.getPartitionOrException).
+          const replication = ctx.replicas.replication;
+          if (part && replication !== null && (part.leader !== ctx.nodeId || replication.fenced)) {
+            parts.push(out(ErrorCode.NOT_LEADER_OR_FOLLOWER));
+            continue;
+          }
           const log = part ? (ctx.replicas.getLog(t.name, p.partitionIndex) ?? (await ctx.replicas.ensureLog(t.name, p.partitionIndex))) : undefined;
           if (!part || !log) {
             parts.push(out(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));

@@ -2,8 +2,10 @@
  * Metadata (key 3), v0-13.
  *
  * Behavior:
- * - One broker (this node, at its advertised address); ControllerId is this node (Java, KafkaJS,
- *   librdkafka and franz-go send admin requests to the controller and wait while it is -1).
+ * - Brokers: a node alone lists itself at the address the client connected to; in a cluster the
+ *   live registrations at their advertised addresses (a fenced or lost node is not listed).
+ *   ControllerId is the active controller (Java, KafkaJS, librdkafka and franz-go send admin
+ *   requests to the controller and wait while it is -1; any Fjord node serves them).
  * - Topics: v0 empty list or v1+ null = all topics, internal ones included. An unknown topic is
  *   created when AllowAutoTopicCreation (always true before v4) and auto.create.topics.enable
  *   allow it; the answer then already carries the new topic (our controller is local, so there is
@@ -12,7 +14,9 @@
  *   answer covers exactly the distinct requested ids (names ignored, no auto-creation); a known id
  *   answers with its name, an unknown one UNKNOWN_TOPIC_ID with a null name. v10-11 carry the
  *   fields but a null name or a non-zero id there is INVALID_REQUEST (Kafka never served it).
- * - Every partition is led here with its leader epoch from the metadata image.
+ * - Partitions: leader, leader epoch, replicas and ISR from the metadata image; replicas whose
+ *   broker is not live are OfflineReplicas, and a partition without a leader (-1) answers
+ *   LEADER_NOT_AVAILABLE (Kafka's MetadataCache).
  *
  * Version notes: TopicAuthorizedOperations (v8+) = every topic operation when asked (no
  * authorizer), ClusterAuthorizedOperations (v8-10) likewise; top-level ErrorCode v13+.
@@ -41,16 +45,28 @@ export function topicMetadata(ctx: BrokerContext, t: TopicImage, version: number
     topicId: t.topicId,
     ...(version >= 1 ? { isInternal: INTERNAL_TOPICS.has(t.name) } : {}),
     partitions: t.partitions.map((p) => ({
-      errorCode: ErrorCode.NONE,
+      errorCode: p.leader < 0 ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.NONE,
       partitionIndex: p.partition,
       leaderId: p.leader,
       ...(version >= 7 ? { leaderEpoch: p.leaderEpoch } : {}),
       replicaNodes: p.replicas,
       isrNodes: p.isr,
-      offlineReplicas: [],
+      offlineReplicas: p.replicas.filter((r) => !ctx.cluster.isLive(r)),
     })),
     ...(version >= 8 ? { topicAuthorizedOperations: includeOps ? TOPIC_OPERATIONS : NOT_REQUESTED } : {}),
   };
+}
+
+/**
+ * The brokers a client is told about. In a cluster each registration lists its listeners; the
+ * one of the listener the request came in on is reported (Kafka answers per listener name).
+ */
+export function metadataBrokers(ctx: BrokerContext, listener: { name?: string; host: string; port: number } | null | undefined): { nodeId: number; host: string; port: number; rack: string | null }[] {
+  if (!ctx.cluster.distributed) return [{ nodeId: ctx.nodeId, host: listener?.host ?? ctx.host, port: listener?.port ?? ctx.port, rack: null }];
+  return ctx.cluster.liveBrokers().map((b) => {
+    const ep = (listener?.name !== undefined ? b.endpoints.find((e) => e.name === listener.name) : undefined) ?? { host: b.host, port: b.port };
+    return { nodeId: b.nodeId, host: ep.host, port: ep.port, rack: b.rack };
+  });
 }
 
 export function metadataHandler(ctx: BrokerContext): ApiHandler<MetadataRequest, MetadataResponseInput> {
@@ -108,9 +124,9 @@ export function metadataHandler(ctx: BrokerContext): ApiHandler<MetadataRequest,
       }
       return {
         throttleTimeMs: 0,
-        brokers: [{ nodeId: ctx.nodeId, host: rc.listener?.host ?? ctx.host, port: rc.listener?.port ?? ctx.port, rack: null }],
+        brokers: metadataBrokers(ctx, rc.listener),
         ...(v >= 2 ? { clusterId: ctx.clusterId } : {}),
-        ...(v >= 1 ? { controllerId: ctx.nodeId } : {}),
+        ...(v >= 1 ? { controllerId: ctx.cluster.controllerId() } : {}),
         topics,
         ...(v >= 8 && v <= 10 ? { clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : NOT_REQUESTED } : {}),
         errorCode: ErrorCode.NONE,

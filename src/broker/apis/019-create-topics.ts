@@ -2,14 +2,16 @@
  * CreateTopics (key 19), v2-8.
  *
  * Behavior:
- * - NumPartitions / ReplicationFactor -1 take num.partitions / default.replication.factor. A
- *   replication factor above 1 is INVALID_REPLICATION_FACTOR (one broker), explicit assignments
- *   must name this node only (INVALID_REPLICA_ASSIGNMENT) and then fix the partition count.
+ * - NumPartitions / ReplicationFactor -1 take num.partitions / default.replication.factor.
+ *   Replicas are placed across the live brokers (rack-aware, preferred leader first); a
+ *   replication factor above the live broker count is INVALID_REPLICATION_FACTOR with Kafka's
+ *   message. Explicit assignments name live brokers, distinct, one count for every partition,
+ *   for partitions 0..n-1 (INVALID_REPLICA_ASSIGNMENT), and then fix the partition count.
  * - Configs are validated by key and value (INVALID_CONFIG); a topic named twice in one request
  *   fails with INVALID_REQUEST for each occurrence (Kafka's ControllerApis).
  * - ValidateOnly runs every check and writes nothing.
  * - v8 MirrorInfo (KIP-1279): the topic is created with the given topic id.
- * - The topic, its partitions (leader = this node, epoch 0) and configs are one atomic batch in
+ * - The topic, its partitions (leader = first replica, epoch 0) and configs are one atomic batch in
  *   the metadata log; the answer comes after it is applied, so Metadata sees the topic at once.
  *
  * Version notes: v5+ return partitions, replication factor and the effective configs; v7+ the id.
@@ -64,14 +66,13 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
             results.push(fail(ErrorCode.INVALID_REQUEST, 'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.'));
             continue;
           }
-          const bad = t.assignments.find((a) => a.brokerIds.length !== 1 || a.brokerIds[0] !== ctx.nodeId);
           const indexes = t.assignments.map((a) => a.partitionIndex).sort((a, b) => a - b);
-          if (bad || indexes.some((p, i) => p !== i)) {
-            results.push(fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Replica assignments must name broker ${ctx.nodeId} once for partitions 0..n-1.`));
+          if (indexes.some((p, i) => p !== i)) {
+            results.push(fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'Partitions in the manual partition assignment must be numbered 0..n-1 without gaps.'));
             continue;
           }
           numPartitions = t.assignments.length;
-          rf = 1;
+          rf = t.assignments[0]!.brokerIds.length;
         }
         if (numPartitions === -1) numPartitions = Number(ctx.configs.brokerValue('num.partitions'));
         if (rf === -1) rf = Number(ctx.configs.brokerValue('default.replication.factor'));
@@ -83,10 +84,13 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
           results.push(fail(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0, or -1 to use the default value.'));
           continue;
         }
-        if (rf > 1) {
-          results.push(
-            fail(ErrorCode.INVALID_REPLICATION_FACTOR, `Unable to replicate the partition ${rf} time(s): The target replication factor of ${rf} cannot be reached because only 1 broker(s) are registered.`),
-          );
+        const spec =
+          t.assignments.length > 0
+            ? { assignment: [...t.assignments].sort((a, b) => a.partitionIndex - b.partitionIndex).map((a) => a.brokerIds) }
+            : { replicationFactor: rf };
+        const placed = ctx.controller.placement(t.name, 0, numPartitions, spec);
+        if (!Array.isArray(placed)) {
+          results.push(fail(placed.errorCode, placed.errorMessage ?? ''));
           continue;
         }
         const configs = new Map<string, string>();
@@ -107,7 +111,7 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
         }
         let topicId = ZERO_UUID;
         if (!req.validateOnly) {
-          const res = await ctx.controller.createTopic(t.name, numPartitions, configs, mirrorTopicId);
+          const res = await ctx.controller.createTopic(t.name, numPartitions, configs, mirrorTopicId, spec);
           if (res.errorCode !== 0) {
             results.push(fail(res.errorCode, res.errorMessage ?? ''));
             continue;

@@ -33,6 +33,12 @@ export function offsetForLeaderEpochHandler(ctx: BrokerContext): ApiHandler<Offs
         for (const p of t.partitions) {
           const out = (errorCode: number, leaderEpoch = -1, endOffset = -1): PartOut => ({ errorCode, partition: p.partition, leaderEpoch, endOffset: BigInt(endOffset) });
           const part = topic?.partitions[p.partition];
+          // Only the unfenced leader answers for a partition (Kafka's ReplicaManager.getPartitionOrException).
+          const replication = ctx.replicas.replication;
+          if (part && replication !== null && (part.leader !== ctx.nodeId || replication.fenced)) {
+            parts.push(out(ErrorCode.NOT_LEADER_OR_FOLLOWER));
+            continue;
+          }
           const log = part ? (ctx.replicas.getLog(t.topic, p.partition) ?? (await ctx.replicas.ensureLog(t.topic, p.partition))) : undefined;
           if (!part || !log) {
             parts.push(out(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));

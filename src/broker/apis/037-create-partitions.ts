@@ -1,8 +1,10 @@
 /**
  * CreatePartitions (key 37), v0-3.
  *
- * Behavior: the new total must exceed the current count (INVALID_PARTITIONS otherwise); explicit
- * assignments must name this node only (INVALID_REPLICA_ASSIGNMENT); ValidateOnly writes nothing;
+ * Behavior: the new total must exceed the current count (INVALID_PARTITIONS otherwise); new
+ * partitions get the topic's replication factor, placed across live brokers, or the explicit
+ * assignments, which must give one list of distinct live brokers per new partition, all of the
+ * same length (INVALID_REPLICA_ASSIGNMENT); ValidateOnly writes nothing;
  * new partitions start at leader epoch 0 and their logs are opened on first use. A topic named
  * twice fails with INVALID_REQUEST.
  */
@@ -46,17 +48,21 @@ export function createPartitionsHandler(ctx: BrokerContext): ApiHandler<CreatePa
           );
           continue;
         }
-        if (t.assignments !== null) {
-          if (t.assignments.length !== t.count - current || t.assignments.some((a) => a.brokerIds.length !== 1 || a.brokerIds[0] !== ctx.nodeId)) {
-            results.push(out(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Assignments must name broker ${ctx.nodeId} once for each new partition.`));
-            continue;
-          }
+        const assignment = t.assignments?.map((a) => a.brokerIds);
+        if (assignment && assignment.length !== t.count - current) {
+          results.push(out(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Attempted to add ${t.count - current} additional partition(s), but only ${assignment.length} assignment(s) were specified.`));
+          continue;
+        }
+        const placed = ctx.controller.placement(t.name, current, t.count - current, assignment ? { assignment } : { replicationFactor: topic.partitions[0]?.replicas.length ?? 1 });
+        if (!Array.isArray(placed)) {
+          results.push(out(placed.errorCode, placed.errorMessage));
+          continue;
         }
         if (req.validateOnly) {
           results.push(out(ErrorCode.NONE, null));
           continue;
         }
-        const res = await ctx.controller.createPartitions(t.name, t.count);
+        const res = await ctx.controller.createPartitions(t.name, t.count, assignment);
         results.push(out(res.errorCode, res.errorMessage));
       }
       return { throttleTimeMs: 0, results };

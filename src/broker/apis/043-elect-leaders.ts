@@ -1,16 +1,25 @@
 /**
  * ElectLeaders (key 43), v0-2.
  *
- * Behavior: every partition is led by its only (preferred) replica, so a named partition answers
- * ELECTION_NOT_NEEDED, an unknown one UNKNOWN_TOPIC_OR_PARTITION, and a request for all
- * partitions (null list) lists none, since no election ran (Kafka's ReplicationControlManager).
- * Election types 0 (preferred) and 1 (unclean) behave alike here; others → INVALID_REQUEST.
+ * Behavior (Kafka's ReplicationControlManager.electLeaders):
+ * - PREFERRED (0, and every v0 request): the first replica becomes leader when it is live and in
+ *   the ISR; already leading → ELECTION_NOT_NEEDED; not live or not in the ISR →
+ *   PREFERRED_LEADER_NOT_AVAILABLE.
+ * - UNCLEAN (1): only for a partition without a live leader: a live ISR member if any, else the
+ *   first live replica outside the ISR (which becomes the whole ISR); a live leader →
+ *   ELECTION_NOT_NEEDED; no live replica → ELIGIBLE_LEADERS_NOT_AVAILABLE.
+ * - Unknown partitions → UNKNOWN_TOPIC_OR_PARTITION. A null list means every partition, and the
+ *   answer lists only the partitions whose leader changed.
+ * - Any node serves it: the election is a metadata write validated against the image at the
+ *   log's last offset (compare-and-swap), so two nodes cannot elect from stale views.
+ * Other election types → INVALID_REQUEST.
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeElectLeadersRequest, type ElectLeadersRequest } from '../../protocol/generated/messages/elect-leaders-request.js';
 import { encodeElectLeadersResponse, type ElectLeadersResponseInput } from '../../protocol/generated/messages/elect-leaders-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
+import { electLeaders } from '../../controller/partition-ops.js';
 
 export function electLeadersHandler(ctx: BrokerContext): ApiHandler<ElectLeadersRequest, ElectLeadersResponseInput> {
   return {
@@ -19,23 +28,28 @@ export function electLeadersHandler(ctx: BrokerContext): ApiHandler<ElectLeaders
     maxVersion: 2,
     decode: decodeElectLeadersRequest,
     encode: encodeElectLeadersResponse,
-    handle(rc, req) {
+    async handle(rc, req) {
       const v = rc.apiVersion;
-      if (v >= 1 && req.electionType !== 0 && req.electionType !== 1) {
+      const type = v >= 1 ? req.electionType : 0;
+      if (type !== 0 && type !== 1) {
         return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, replicaElectionResults: [] };
       }
-      const results = (req.topicPartitions ?? []).map((tp) => {
-        const topic = ctx.image.topic(tp.topic);
-        return {
-          topic: tp.topic,
-          partitionResult: tp.partitions.map((p) =>
-            topic?.partitions[p]
-              ? { partitionId: p, errorCode: ErrorCode.ELECTION_NOT_NEEDED, errorMessage: 'Leader election not needed for topic partition.' }
-              : { partitionId: p, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'The topic or partition does not exist.' },
-          ),
-        };
-      });
-      return { throttleTimeMs: 0, ...(v >= 1 ? { errorCode: ErrorCode.NONE } : {}), replicaElectionResults: results };
+      const wanted = req.topicPartitions === null ? null : req.topicPartitions.flatMap((tp) => tp.partitions.map((partition) => ({ topic: tp.topic, partition })));
+      const out = await electLeaders(ctx.controller, type, wanted);
+      if (!Array.isArray(out)) {
+        return { throttleTimeMs: 0, ...(v >= 1 ? { errorCode: out.errorCode } : {}), replicaElectionResults: [] };
+      }
+      const byTopic = new Map<string, { partitionId: number; errorCode: number; errorMessage: string | null }[]>();
+      for (const r of out) {
+        let l = byTopic.get(r.topic);
+        if (!l) byTopic.set(r.topic, (l = []));
+        l.push({ partitionId: r.partition, errorCode: r.errorCode, errorMessage: r.errorMessage });
+      }
+      return {
+        throttleTimeMs: 0,
+        ...(v >= 1 ? { errorCode: ErrorCode.NONE } : {}),
+        replicaElectionResults: [...byTopic].map(([topic, partitionResult]) => ({ topic, partitionResult })),
+      };
     },
   };
 }

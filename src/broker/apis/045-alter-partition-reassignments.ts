@@ -1,10 +1,14 @@
 /**
  * AlterPartitionReassignments (key 45), v0-1.
  *
- * Behavior: with one broker the only possible assignment is [this node]: asking for it is a
- * completed no-op (NONE), other replica lists → INVALID_REPLICA_ASSIGNMENT, cancelling (null
- * replicas) → NO_REASSIGNMENT_IN_PROGRESS, unknown partitions → UNKNOWN_TOPIC_OR_PARTITION
- * (Kafka's ReplicationControlManager answers).
+ * Behavior (Kafka's ReplicationControlManager, KIP-455): a new replica list starts a reassignment
+ * (replicas = target + those being removed; the new ones are listed as adding); it completes
+ * once every target replica is in the ISR (at once when they already are): the removed replicas
+ * leave, and leadership moves if the leader was one of them. Asking for the current list is a
+ * no-op (NONE); null replicas cancel (NO_REASSIGNMENT_IN_PROGRESS when none is running). Replica
+ * lists must name distinct live brokers (INVALID_REPLICA_ASSIGNMENT); v1 without
+ * AllowReplicationFactorChange refuses a different count (INVALID_REPLICATION_FACTOR); unknown
+ * partitions → UNKNOWN_TOPIC_OR_PARTITION. One metadata write for the whole request.
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeAlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsRequest } from '../../protocol/generated/messages/alter-partition-reassignments-request.js';
@@ -14,6 +18,7 @@ import {
 } from '../../protocol/generated/messages/alter-partition-reassignments-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
+import { alterReassignments } from '../../controller/reassignment.js';
 
 export function alterPartitionReassignmentsHandler(ctx: BrokerContext): ApiHandler<AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponseInput> {
   return {
@@ -22,20 +27,17 @@ export function alterPartitionReassignmentsHandler(ctx: BrokerContext): ApiHandl
     maxVersion: 1,
     decode: decodeAlterPartitionReassignmentsRequest,
     encode: encodeAlterPartitionReassignmentsResponse,
-    handle(rc, req) {
+    async handle(rc, req) {
+      const allowRf = rc.apiVersion >= 1 ? req.allowReplicationFactorChange : true;
+      const items = req.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex, target: p.replicas })));
+      const out = await alterReassignments(ctx.controller, items, allowRf);
+      const base = { throttleTimeMs: 0, ...(rc.apiVersion >= 1 ? { allowReplicationFactorChange: req.allowReplicationFactorChange } : {}) };
+      if (!Array.isArray(out)) return { ...base, errorCode: out.errorCode, errorMessage: out.errorMessage, responses: [] };
       const responses = req.topics.map((t) => ({
         name: t.name,
-        partitions: t.partitions.map((p) => {
-          const out = (errorCode: number, errorMessage: string | null) => ({ partitionIndex: p.partitionIndex, errorCode, errorMessage });
-          if (!ctx.image.topic(t.name)?.partitions[p.partitionIndex]) return out(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'The partition does not exist.');
-          if (p.replicas === null) return out(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, 'No ongoing reassignment for this partition.');
-          if (p.replicas.length !== 1 || p.replicas[0] !== ctx.nodeId) {
-            return out(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `The only broker is ${ctx.nodeId}; replicas must be [${ctx.nodeId}].`);
-          }
-          return out(ErrorCode.NONE, null);
-        }),
+        partitions: out.filter((r) => r.topic === t.name).map((r) => ({ partitionIndex: r.partition, errorCode: r.errorCode, errorMessage: r.errorMessage })),
       }));
-      return { throttleTimeMs: 0, ...(rc.apiVersion >= 1 ? { allowReplicationFactorChange: req.allowReplicationFactorChange } : {}), errorCode: ErrorCode.NONE, errorMessage: null, responses };
+      return { ...base, errorCode: ErrorCode.NONE, errorMessage: null, responses };
     },
   };
 }

@@ -1,9 +1,13 @@
 /**
  * DescribeQuorum (key 55), v0-2.
  *
- * Behavior: the embedded controller is a quorum of one: this node leads `__cluster_metadata-0`
- * at epoch 1 (the epoch its metadata batches carry), is the only voter, and its log end offset is
- * the high watermark (every metadata write is fsynced before it is applied). Any other
+ * Behavior: a node alone is a quorum of one: it leads `__cluster_metadata-0` at epoch 1 (the
+ * epoch its metadata batches carry), is the only voter, and its log end offset is the high
+ * watermark (every metadata write is fsynced before it is applied). In a cluster on etcd the
+ * consensus is etcd's; what is reported is Fjord's view of it: the leader is the active
+ * controller, the leader epoch its election epoch (the election key's create revision), the
+ * voters every live node (each may be elected), each at the log end offset this node has applied
+ * (etcd commits before any node applies, so the high watermark is that offset). Any other
  * topic-partition → UNKNOWN_TOPIC_OR_PARTITION, as a KRaft controller answers for partitions it
  * does not host.
  */
@@ -27,12 +31,22 @@ export function describeQuorumHandler(ctx: BrokerContext): ApiHandler<DescribeQu
       const v = rc.apiVersion;
       const now = BigInt(Date.now());
       const end = BigInt(ctx.image.offset + 1);
-      const self = { replicaId: ctx.nodeId, ...(v >= 2 ? { replicaDirectoryId: ZERO_UUID } : {}), logEndOffset: end, lastFetchTimestamp: now, lastCaughtUpTimestamp: now };
+      const voter = (id: number): { replicaId: number; replicaDirectoryId?: string; logEndOffset: bigint; lastFetchTimestamp: bigint; lastCaughtUpTimestamp: bigint } => ({
+        replicaId: id,
+        ...(v >= 2 ? { replicaDirectoryId: ZERO_UUID } : {}),
+        logEndOffset: end,
+        lastFetchTimestamp: now,
+        lastCaughtUpTimestamp: now,
+      });
+      const members = ctx.cluster.liveBrokers();
+      const voters = members.map((b) => voter(b.nodeId));
+      const leaderId = ctx.cluster.controllerId();
+      const leaderEpoch = ctx.cluster.controllerEpoch();
       const topics = req.topics.map((t) => ({
         topicName: t.topicName,
         partitions: t.partitions.map((p) =>
           t.topicName === METADATA_TOPIC && p.partitionIndex === 0
-            ? { partitionIndex: 0, errorCode: ErrorCode.NONE, errorMessage: null, leaderId: ctx.nodeId, leaderEpoch: 1, highWatermark: end, currentVoters: [self], observers: [] }
+            ? { partitionIndex: 0, errorCode: ErrorCode.NONE, errorMessage: null, leaderId, leaderEpoch, highWatermark: end, currentVoters: voters, observers: [] }
             : { partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, leaderId: -1, leaderEpoch: -1, highWatermark: -1n, currentVoters: [], observers: [] },
         ),
       }));
@@ -40,7 +54,13 @@ export function describeQuorumHandler(ctx: BrokerContext): ApiHandler<DescribeQu
         errorCode: ErrorCode.NONE,
         errorMessage: null,
         topics,
-        ...(v >= 2 ? { nodes: [{ nodeId: ctx.nodeId, listeners: [{ name: 'PLAINTEXT', host: ctx.host, port: ctx.port }] }] } : {}),
+        ...(v >= 2
+          ? {
+              nodes: ctx.cluster.distributed
+                ? members.map((b) => ({ nodeId: b.nodeId, listeners: b.endpoints.map((e) => ({ name: e.name, host: e.host, port: e.port })) }))
+                : [{ nodeId: ctx.nodeId, listeners: [{ name: 'PLAINTEXT', host: ctx.host, port: ctx.port }] }],
+            }
+          : {}),
       };
     },
   };

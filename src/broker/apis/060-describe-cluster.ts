@@ -1,7 +1,9 @@
 /**
  * DescribeCluster (key 60), v0-2.
  *
- * Behavior: this node is the only broker and the controller. EndpointType 1 (brokers) is the
+ * Behavior: the brokers are those Metadata lists (a node alone: itself; a cluster: the live
+ * registrations), ControllerId the active controller. A node that is itself fenced lists itself
+ * too, with IsFenced true (v2+), so an operator asking it directly sees why. EndpointType 1 (brokers) is the
  * only kind served; 2 (controllers) answers UNSUPPORTED_ENDPOINT_TYPE as a broker listener does.
  * Cluster authorized operations are every cluster operation when asked (no authorizer).
  */
@@ -10,7 +12,15 @@ import { decodeDescribeClusterRequest, type DescribeClusterRequest } from '../..
 import { encodeDescribeClusterResponse, type DescribeClusterResponseInput } from '../../protocol/generated/messages/describe-cluster-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
-import { CLUSTER_OPERATIONS } from './003-metadata.js';
+import { CLUSTER_OPERATIONS, metadataBrokers } from './003-metadata.js';
+
+function brokers(ctx: BrokerContext, listener: Parameters<typeof metadataBrokers>[1], v: number): NonNullable<DescribeClusterResponseInput['brokers']> {
+  const out = metadataBrokers(ctx, listener).map((b) => ({ brokerId: b.nodeId, host: b.host, port: b.port, rack: b.rack, ...(v >= 2 ? { isFenced: false } : {}) }));
+  if (ctx.cluster.fenced && !out.some((b) => b.brokerId === ctx.nodeId)) {
+    out.push({ brokerId: ctx.nodeId, host: listener?.host ?? ctx.host, port: listener?.port ?? ctx.port, rack: ctx.config.get('broker.rack') ?? null, ...(v >= 2 ? { isFenced: true } : {}) });
+  }
+  return out;
+}
 
 export function describeClusterHandler(ctx: BrokerContext): ApiHandler<DescribeClusterRequest, DescribeClusterResponseInput> {
   return {
@@ -38,8 +48,8 @@ export function describeClusterHandler(ctx: BrokerContext): ApiHandler<DescribeC
         errorMessage: null,
         ...(v >= 1 ? { endpointType: 1 } : {}),
         clusterId: ctx.clusterId,
-        controllerId: ctx.nodeId,
-        brokers: [{ brokerId: ctx.nodeId, host: rc.listener?.host ?? ctx.host, port: rc.listener?.port ?? ctx.port, rack: null, ...(v >= 2 ? { isFenced: false } : {}) }],
+        controllerId: ctx.cluster.controllerId(),
+        brokers: brokers(ctx, rc.listener, v),
         clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : -2147483648,
       };
     },

@@ -33,6 +33,7 @@ import { electLeadersHandler } from './043-elect-leaders.js';
 import { alterPartitionReassignmentsHandler } from './045-alter-partition-reassignments.js';
 import { listPartitionReassignmentsHandler } from './046-list-partition-reassignments.js';
 import { describeQuorumHandler } from './055-describe-quorum.js';
+import { alterPartitionHandler } from './056-alter-partition.js';
 import { describeClientQuotasHandler } from './048-describe-client-quotas.js';
 import { alterClientQuotasHandler } from './049-alter-client-quotas.js';
 import { describeUserScramCredentialsHandler } from './050-describe-user-scram-credentials.js';
@@ -76,5 +77,6 @@ export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHoo
     alterPartitionReassignmentsHandler(ctx),
     listPartitionReassignmentsHandler(ctx),
     describeQuorumHandler(ctx),
+    alterPartitionHandler(ctx),
   ];
 }

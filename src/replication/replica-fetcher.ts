@@ -1,0 +1,272 @@
+/**
+ * A follower's fetch loop to one leader broker (Kafka's ReplicaFetcherThread on the
+ * AbstractFetcherThread shape, written for replication: the mirror fetcher's loop is the same
+ * shape with a source endpoint). It sends the follower Fetch (replica id = this node, v15+ in
+ * ReplicaState with the broker epoch as replica epoch; LastFetchedEpoch = the log's latest
+ * epoch), appends the run of whole batches exactly as the leader sent them at the leader's
+ * offsets and epochs (`appendAsMirror`, batch headers walked by batch-walk.ts, never a record),
+ * and sets the follower high watermark to min(leader high watermark, own log end).
+ *
+ * Per-partition errors, as Kafka's fetcher handles them:
+ * - DivergingEpoch → truncate to where both logs agree (below), then fetch from the new end.
+ * - OFFSET_OUT_OF_RANGE → below the leader's log start: restart the log there; past its end:
+ *   truncate to the leader's high watermark and fetch again.
+ * - NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION,
+ *   UNKNOWN_TOPIC_ID → the partition waits `replica.fetch.backoff.ms`; the next metadata image
+ *   moves it to its new leader (or makes this node the leader).
+ * - anything else (a corrupt batch, a storage error) → the same backoff, logged.
+ *
+ * Truncation on DivergingEpoch (AbstractFetcherThread.getOffsetTruncationState): the leader
+ * answers (epoch E, end offset O). When this log holds E, truncate to min(O, our end of E);
+ * when it does not, to our end of the largest epoch below E, and the next fetch asks again.
+ *
+ * Concurrency contract: one loop per leader; the partitions of a loop are appended one at a time
+ * in response order; `remove` takes effect before the next response is applied.
+ */
+import { ApiKey } from '../protocol/generated/api-table.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { encodeFetchRequest, type FetchRequestInput } from '../protocol/generated/messages/fetch-request.js';
+import { decodeFetchResponse, type FetchResponse, type FetchResponsePartitionData } from '../protocol/generated/messages/fetch-response.js';
+import type { ApiSpec } from '../client/apis.js';
+import { KafkaClient } from '../client/kafka-client.js';
+import type { Logger } from '../common/logger.js';
+import { walkFetchedBatches } from '../fetcher/batch-walk.js';
+import type { PartitionLog } from '../storage/partition-log.js';
+import type { ReplicaEndpoint } from './cluster-view.js';
+
+/** Fetch v13-17 in the follower form: replica id in the header field (v13-14) or ReplicaState (v15+, KIP-903). */
+function followerFetchSpec(replicaId: number, brokerEpoch: () => number): ApiSpec<FetchRequestInput, FetchResponse> {
+  return {
+    apiKey: ApiKey.Fetch,
+    versions: [13, 17],
+    encode: (w, req, v) => encodeFetchRequest(w, v >= 15 ? { ...req, replicaState: { replicaId, replicaEpoch: BigInt(brokerEpoch()) } } : { ...req, replicaId }, v),
+    decode: decodeFetchResponse,
+  };
+}
+
+export interface FollowedPartition {
+  readonly topic: string;
+  readonly topicId: string;
+  readonly partition: number;
+  readonly log: PartitionLog;
+  /** The leader epoch this node follows at (CurrentLeaderEpoch). */
+  readonly leaderEpoch: number;
+  delayedUntil: number;
+  maxBytes: number;
+}
+
+export interface ReplicaFetcherOptions {
+  readonly nodeId: number;
+  readonly brokerEpoch: () => number;
+  /** replica.fetch.max.bytes */
+  readonly maxBytes: number;
+  /** replica.fetch.response.max.bytes */
+  readonly responseMaxBytes: number;
+  /** replica.fetch.wait.max.ms */
+  readonly maxWaitMs: number;
+  /** replica.fetch.min.bytes */
+  readonly minBytes: number;
+  /** replica.fetch.backoff.ms */
+  readonly backoffMs: number;
+  readonly log: Logger;
+}
+
+const key = (topicId: string, partition: number): string => `${topicId}:${partition}`;
+
+export class ReplicaFetcher {
+  private readonly partitions = new Map<string, FollowedPartition>();
+  private readonly client: KafkaClient;
+  private readonly spec: ApiSpec<FetchRequestInput, FetchResponse>;
+  private readonly abort = new AbortController();
+  private wake: (() => void) | null = null;
+  private readonly loop: Promise<void>;
+
+  constructor(
+    readonly leaderId: number,
+    readonly endpoint: ReplicaEndpoint,
+    private readonly opts: ReplicaFetcherOptions,
+  ) {
+    this.client = new KafkaClient({
+      bootstrapServers: [`${endpoint.host}:${endpoint.port}`],
+      clientId: `fjord-replica-fetcher-${opts.nodeId}-${leaderId}`,
+      requestTimeoutMs: opts.maxWaitMs + 30_000,
+    });
+    this.spec = followerFetchSpec(opts.nodeId, opts.brokerEpoch);
+    this.loop = this.run();
+  }
+
+  get size(): number {
+    return this.partitions.size;
+  }
+
+  add(p: FollowedPartition): void {
+    this.partitions.set(key(p.topicId, p.partition), p);
+    this.wake?.();
+  }
+
+  remove(topicId: string, partition: number): FollowedPartition | undefined {
+    const k = key(topicId, partition);
+    const p = this.partitions.get(k);
+    this.partitions.delete(k);
+    return p;
+  }
+
+  has(topicId: string, partition: number): FollowedPartition | undefined {
+    return this.partitions.get(key(topicId, partition));
+  }
+
+  async close(): Promise<void> {
+    this.abort.abort();
+    this.wake?.();
+    this.client.close();
+    await this.loop;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(t);
+        this.wake = null;
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      this.wake = done;
+    });
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.abort.signal;
+    while (!signal.aborted) {
+      const now = Date.now();
+      const ready = [...this.partitions.values()].filter((p) => p.delayedUntil <= now);
+      if (ready.length === 0) {
+        const next = Math.min(...[...this.partitions.values()].map((p) => p.delayedUntil), now + this.opts.backoffMs);
+        await this.sleep(Math.max(1, next - now));
+        continue;
+      }
+      let res: FetchResponse;
+      try {
+        res = await this.client.send(this.spec, this.request(ready));
+      } catch (err) {
+        if (signal.aborted) return;
+        this.opts.log.warn('follower fetch failed', { leader: this.leaderId, err: String(err) });
+        await this.sleep(this.opts.backoffMs);
+        continue;
+      }
+      if (signal.aborted) return;
+      if (res.errorCode !== ErrorCode.NONE) {
+        this.opts.log.warn('follower fetch refused', { leader: this.leaderId, errorCode: res.errorCode });
+        await this.sleep(this.opts.backoffMs);
+        continue;
+      }
+      for (const t of res.responses) {
+        for (const pd of t.partitions) {
+          const p = this.partitions.get(key(t.topicId, pd.partitionIndex));
+          if (p === undefined) continue;
+          try {
+            await this.apply(p, pd);
+          } catch (err) {
+            this.delay(p, String(err));
+          }
+        }
+      }
+    }
+  }
+
+  private request(ready: readonly FollowedPartition[]): FetchRequestInput {
+    const byTopic = new Map<string, FollowedPartition[]>();
+    for (const p of ready) {
+      let l = byTopic.get(p.topicId);
+      if (l === undefined) byTopic.set(p.topicId, (l = []));
+      l.push(p);
+    }
+    return {
+      maxWaitMs: this.opts.maxWaitMs,
+      minBytes: this.opts.minBytes,
+      maxBytes: this.opts.responseMaxBytes,
+      isolationLevel: 0,
+      // Sessionless full fetches (KIP-227 epoch -1): every request names its partitions.
+      sessionId: 0,
+      sessionEpoch: -1,
+      topics: [...byTopic].map(([topicId, ps]) => ({
+        topicId,
+        partitions: ps.map((p) => ({
+          partition: p.partition,
+          currentLeaderEpoch: p.leaderEpoch,
+          fetchOffset: BigInt(p.log.logEndOffset),
+          lastFetchedEpoch: p.log.latestEpoch,
+          logStartOffset: BigInt(p.log.logStartOffset),
+          partitionMaxBytes: p.maxBytes,
+        })),
+      })),
+      forgottenTopicsData: [],
+    };
+  }
+
+  private delay(p: FollowedPartition, why: string | number): void {
+    p.delayedUntil = Date.now() + this.opts.backoffMs;
+    this.opts.log.info('follower partition backing off', { partition: `${p.topic}-${p.partition}`, leader: this.leaderId, why });
+  }
+
+  private async apply(p: FollowedPartition, pd: FetchResponsePartitionData): Promise<void> {
+    const log = p.log;
+    if (pd.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) {
+      const leaderStart = Number(pd.logStartOffset);
+      if (leaderStart >= 0 && log.logEndOffset < leaderStart) await log.truncateFullyAndStartAt(leaderStart);
+      else if (Number(pd.highWatermark) >= 0 && Number(pd.highWatermark) < log.logEndOffset) await log.truncateTo(Number(pd.highWatermark));
+      else this.delay(p, pd.errorCode);
+      return;
+    }
+    if (pd.errorCode !== ErrorCode.NONE) {
+      this.delay(p, pd.errorCode);
+      return;
+    }
+    const d = pd.divergingEpoch;
+    if (d.epoch >= 0 || d.endOffset >= 0n) {
+      await this.truncateOnDivergence(p, d.epoch, Number(d.endOffset));
+      return;
+    }
+    const records = pd.records;
+    if (records !== null && records.length > 0) {
+      const fetchOffset = log.logEndOffset;
+      const run = walkFetchedBatches(records, fetchOffset, -1, p.leaderEpoch, p.maxBytes);
+      if (run.oversizedBatch > 0) p.maxBytes = Math.max(p.maxBytes, run.oversizedBatch);
+      if (run.start >= 0) {
+        const r = await log.appendAsMirror(records.subarray(run.start, run.end), { requireContiguous: true });
+        if (r.errorCode !== ErrorCode.NONE) {
+          this.delay(p, r.errorCode);
+          return;
+        }
+      }
+      if (run.corrupt !== null) this.delay(p, `corrupt batch at ${run.corrupt.baseOffset}`);
+      else if (run.fencedEpoch >= 0) this.delay(p, `batch epoch ${run.fencedEpoch} above the followed leader epoch ${p.leaderEpoch}`);
+    }
+    const leaderHw = Number(pd.highWatermark);
+    if (leaderHw >= 0) log.updateHighWatermark(Math.min(leaderHw, log.logEndOffset));
+  }
+
+  private async truncateOnDivergence(p: FollowedPartition, leaderEpoch: number, leaderEnd: number): Promise<void> {
+    const log = p.log;
+    const leo = log.logEndOffset;
+    let target: number;
+    if (leaderEnd < 0) {
+      // The leader knows no epoch at or below ours: keep only what was committed.
+      target = Math.min(log.highWatermark, leo);
+    } else if (leaderEpoch < 0) {
+      target = Math.min(leaderEnd, leo);
+    } else {
+      const local = log.endOffsetForEpoch(leaderEpoch);
+      if (local.endOffset < 0) target = Math.min(leaderEnd, leo);
+      else if (local.epoch === leaderEpoch) target = Math.min(leaderEnd, local.endOffset);
+      else target = local.endOffset;
+    }
+    this.opts.log.info('follower truncating on diverging epoch', { partition: `${p.topic}-${p.partition}`, leaderEpoch, leaderEnd, from: leo, to: target });
+    const epochBefore = log.latestEpoch;
+    if (target < leo) await log.truncateTo(target);
+    // An epoch that starts at the (new) log end holds no batch: dropped, so the next
+    // LastFetchedEpoch is the epoch of the last batch kept.
+    await log.truncateEpochsFrom(log.logEndOffset);
+    // Nothing moved: asking again at once would get the same answer.
+    if (log.logEndOffset === leo && log.latestEpoch === epochBefore) this.delay(p, 'diverging epoch with nothing to truncate');
+  }
+}

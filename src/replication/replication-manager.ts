@@ -1,0 +1,258 @@
+/**
+ * Roles of this node's replicas from the metadata image (Kafka's ReplicaManager.applyDelta with
+ * makeLeaders / makeFollowers): for every partition whose replicas include this node, leader when
+ * the image names it leader and the node is not fenced, else follower of the image's leader. A
+ * role is re-decided on every PartitionRecord and PartitionChangeRecord and when fencing changes.
+ *
+ * - Leader: a new leader epoch starts at the log end; a PartitionLeader tracks the followers,
+ *   the ISR and the high watermark, and holds the acks=all produces.
+ * - Follower: the partition is fetched by one ReplicaFetcher per (leader, fetcher id)
+ *   (`num.replica.fetchers`); an epoch marker at the log end without batches is dropped first.
+ * - A partition with one replica led here stays exactly as on a single node: its high
+ *   watermark follows local appends and nothing of this file touches it.
+ *
+ * Concurrency contract: role changes of one partition run one after another (a promise chain per
+ * partition); reads of the role (`leaderOf`) see the last completed change.
+ */
+import { ErrorCode } from '../protocol/generated/errors.js';
+import type { Logger } from '../common/logger.js';
+import type { MetadataRecord } from '../controller/metadata-records.js';
+import type { PartitionImage, TopicImage } from '../controller/metadata-image.js';
+import type { PartitionLog } from '../storage/partition-log.js';
+import type { ClusterView } from './cluster-view.js';
+import { PartitionLeader } from './partition-leader.js';
+import { ReplicaFetcher } from './replica-fetcher.js';
+
+export interface ReplicationOptions {
+  readonly lagTimeMaxMs: number;
+  readonly fetchMaxBytes: number;
+  readonly fetchResponseMaxBytes: number;
+  readonly fetchWaitMaxMs: number;
+  readonly fetchMinBytes: number;
+  readonly fetchBackoffMs: number;
+  readonly numFetchers: number;
+  /** min.insync.replicas of a topic (topic override, else the broker's). */
+  readonly minInsyncReplicas: (topic: string) => number;
+  readonly log: Logger;
+}
+
+/** Where the manager gets logs: the ReplicaManager's open/create. */
+export interface ReplicaLogs {
+  ensureLog(topic: string, partition: number): Promise<PartitionLog | undefined>;
+}
+
+export type ReplicaRole = 'leader' | 'follower' | 'none';
+
+const key = (topicId: string, partition: number): string => `${topicId}:${partition}`;
+
+/** Kafka's AbstractFetcherManager.getFetcherId: a partition's fetcher among num.replica.fetchers. */
+function fetcherId(topic: string, partition: number, n: number): number {
+  let h = 0;
+  for (let i = 0; i < topic.length; i++) h = (Math.imul(31, h) + topic.charCodeAt(i)) | 0;
+  return Math.abs((Math.imul(31, h) + partition) | 0) % n;
+}
+
+/** True when the partition's high watermark is the ISR's business rather than the local log's. */
+export function isReplicated(p: PartitionImage, nodeId: number): boolean {
+  return p.replicas.length > 1 || p.leader !== nodeId;
+}
+
+export class ReplicationManager {
+  private readonly leaders = new Map<string, PartitionLeader>();
+  /** Partition key → the fetcher key it is followed by. */
+  private readonly followed = new Map<string, string>();
+  private readonly fetchers = new Map<string, ReplicaFetcher>();
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly offs: (() => void)[] = [];
+  private shrinkTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly view: ClusterView,
+    private readonly logs: ReplicaLogs,
+    private readonly opts: ReplicationOptions,
+  ) {}
+
+  get nodeId(): number {
+    return this.view.nodeId;
+  }
+
+  /** Decides every partition's role, then follows the image and fencing. */
+  async start(): Promise<void> {
+    this.offs.push(
+      this.view.onChange((records, removed) => this.onMetadata(records, removed)),
+      this.view.onFencedChange(() => this.reconcileAll()),
+    );
+    this.shrinkTimer = setInterval(() => {
+      for (const l of this.leaders.values()) l.maybeShrinkIsr();
+    }, Math.max(10, Math.floor(this.opts.lagTimeMaxMs / 2)));
+    this.shrinkTimer.unref();
+    await Promise.all(this.reconcileAll());
+  }
+
+  /** The leader state of a replicated partition led here; undefined when this node does not lead it. */
+  leaderOf(topicId: string, partition: number): PartitionLeader | undefined {
+    return this.leaders.get(key(topicId, partition));
+  }
+
+  role(topicId: string, partition: number): ReplicaRole {
+    const k = key(topicId, partition);
+    if (this.leaders.has(k)) return 'leader';
+    return this.followed.has(k) ? 'follower' : 'none';
+  }
+
+  get fenced(): boolean {
+    return this.view.isFenced();
+  }
+
+  /** Metadata records name partitions: each one named is decided again from the image. */
+  private onMetadata(records: readonly MetadataRecord[], removed: ReadonlyMap<string, TopicImage>): void {
+    for (const rec of records) {
+      if (rec.type === 'partition' || rec.type === 'partitionChange') void this.reconcile(rec.topicId, rec.partition);
+      else if (rec.type === 'removeTopic') {
+        const t = removed.get(rec.topicId);
+        for (const p of t?.partitions ?? []) void this.reconcile(rec.topicId, p.partition);
+      }
+    }
+  }
+
+  private reconcileAll(): Promise<void>[] {
+    const all: Promise<void>[] = [];
+    for (const t of this.view.image.topicsById.values()) for (const p of t.partitions) all.push(this.reconcile(t.topicId, p.partition));
+    for (const k of [...this.leaders.keys(), ...this.followed.keys()]) {
+      const [topicId, partition] = k.split(':') as [string, string];
+      if (!this.view.image.topicsById.has(topicId)) all.push(this.reconcile(topicId, Number(partition)));
+    }
+    return all;
+  }
+
+  private reconcile(topicId: string, partition: number): Promise<void> {
+    const k = key(topicId, partition);
+    const run = (): Promise<void> =>
+      this.decide(topicId, partition).catch((err: unknown) => this.opts.log.error('replica role change failed', { partition: k, err: String(err) }));
+    const p = (this.chains.get(k) ?? Promise.resolve()).then(run);
+    this.chains.set(k, p);
+    void p.then(() => {
+      if (this.chains.get(k) === p) this.chains.delete(k);
+    });
+    return p;
+  }
+
+  private async decide(topicId: string, partition: number): Promise<void> {
+    if (this.closed) return;
+    const k = key(topicId, partition);
+    const t = this.view.image.topicsById.get(topicId);
+    const p = t?.partitions[partition];
+    const nodeId = this.view.nodeId;
+    if (t === undefined || p === undefined || !p.replicas.includes(nodeId)) {
+      this.resign(k, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      this.unfollow(k);
+      return;
+    }
+    const log = await this.logs.ensureLog(t.name, partition);
+    if (log === undefined) return;
+    if (!isReplicated(p, nodeId)) {
+      // One replica, led here: the single-node path (high watermark at the log end).
+      this.resign(k, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      this.unfollow(k);
+      log.setReplicated(false);
+      return;
+    }
+    log.setReplicated(true);
+    if (p.leader === nodeId && !this.view.isFenced()) {
+      this.unfollow(k);
+      const cur = this.leaders.get(k);
+      if (cur !== undefined && cur.leaderEpoch === p.leaderEpoch && cur.log === log) {
+        cur.part = p;
+        cur.onImageChange();
+        return;
+      }
+      this.resign(k, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      // Kafka's Partition.makeLeader: the new epoch starts at the log end, everything below is kept.
+      if (log.latestEpoch < p.leaderEpoch) await log.assignEpochStartOffset(p.leaderEpoch, log.logEndOffset);
+      this.leaders.set(
+        k,
+        new PartitionLeader(t.name, topicId, p, log, this.view, {
+          lagTimeMaxMs: this.opts.lagTimeMaxMs,
+          retryBackoffMs: this.opts.fetchBackoffMs,
+          minInsyncReplicas: () => this.opts.minInsyncReplicas(t.name),
+          now: Date.now,
+          warn: (msg, fields) => this.opts.log.warn(msg, fields),
+        }),
+      );
+      this.opts.log.info('became leader', { partition: `${t.name}-${partition}`, leaderEpoch: p.leaderEpoch, logEndOffset: log.logEndOffset, isr: p.isr.join(',') });
+      return;
+    }
+    // Fenced, or another node leads: never acknowledge a write here again.
+    this.resign(k, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    if (p.leader < 0 || p.leader === nodeId) {
+      this.unfollow(k);
+      return;
+    }
+    const endpoint = this.view.endpointOf(p.leader);
+    const fk = `${p.leader}:${fetcherId(t.name, partition, this.opts.numFetchers)}`;
+    const existing = this.fetchers.get(this.followed.get(k) ?? '')?.has(topicId, partition);
+    if (existing !== undefined && this.followed.get(k) === fk && existing.leaderEpoch === p.leaderEpoch && existing.log === log) return;
+    this.unfollow(k);
+    if (endpoint === undefined) {
+      // The leader's registration is not in view yet: asked again after the backoff.
+      setTimeout(() => void this.reconcile(topicId, partition), this.opts.fetchBackoffMs).unref();
+      return;
+    }
+    await log.truncateEpochsFrom(log.logEndOffset);
+    let f = this.fetchers.get(fk);
+    if (f !== undefined && (f.endpoint.host !== endpoint.host || f.endpoint.port !== endpoint.port)) {
+      this.fetchers.delete(fk);
+      void f.close();
+      f = undefined;
+    }
+    if (f === undefined) {
+      f = new ReplicaFetcher(p.leader, endpoint, {
+        nodeId,
+        brokerEpoch: () => this.view.brokerEpoch(),
+        maxBytes: this.opts.fetchMaxBytes,
+        responseMaxBytes: this.opts.fetchResponseMaxBytes,
+        maxWaitMs: this.opts.fetchWaitMaxMs,
+        minBytes: this.opts.fetchMinBytes,
+        backoffMs: this.opts.fetchBackoffMs,
+        log: this.opts.log,
+      });
+      this.fetchers.set(fk, f);
+    }
+    f.add({ topic: t.name, topicId, partition, log, leaderEpoch: p.leaderEpoch, delayedUntil: 0, maxBytes: this.opts.fetchMaxBytes });
+    this.followed.set(k, fk);
+    this.opts.log.info('became follower', { partition: `${t.name}-${partition}`, leader: p.leader, leaderEpoch: p.leaderEpoch, logEndOffset: log.logEndOffset });
+  }
+
+  private resign(k: string, errorCode: number): void {
+    const l = this.leaders.get(k);
+    if (l === undefined) return;
+    this.leaders.delete(k);
+    l.resign(errorCode);
+  }
+
+  private unfollow(k: string): void {
+    const fk = this.followed.get(k);
+    if (fk === undefined) return;
+    this.followed.delete(k);
+    const f = this.fetchers.get(fk);
+    if (f === undefined) return;
+    const [topicId, partition] = k.split(':') as [string, string];
+    f.remove(topicId, Number(partition));
+    if (f.size === 0) {
+      this.fetchers.delete(fk);
+      void f.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const off of this.offs) off();
+    if (this.shrinkTimer !== null) clearInterval(this.shrinkTimer);
+    for (const k of [...this.leaders.keys()]) this.resign(k, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    const fs = [...this.fetchers.values()];
+    this.fetchers.clear();
+    this.followed.clear();
+    await Promise.all(fs.map((f) => f.close()));
+  }
+}
