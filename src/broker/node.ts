@@ -29,6 +29,7 @@ import { BrokerListeners } from '../server/listener-set.js';
 import { planListeners } from '../server/listeners.js';
 import { saslApiHandlers } from '../server/sasl-apis.js';
 import { brokerHandlers } from './apis/index.js';
+import { BrokerQuotas } from '../quota/broker-quotas.js';
 
 export class BrokerNode {
   private closing: Promise<void> | null = null;
@@ -78,6 +79,8 @@ export class BrokerNode {
     controller.onChange((records, removed) => replicas.onMetadata(records, removed));
     await replicas.start();
 
+    const image = controller.image;
+    const quotas = new BrokerQuotas({ version: () => image.offset, entries: () => image.quotas.values() }, config);
     const registry = new ApiRegistry();
     let listeners: BrokerListeners | null = null;
     let produceGuard: ProduceGuard | null = null;
@@ -93,6 +96,7 @@ export class BrokerNode {
       registry,
       replicas,
       producerIds: new ProducerIdManager(controller),
+      quotas,
       host: advertised.advertisedHost,
       get port() {
         return listeners?.interBroker.port ?? advertised.advertisedPort;
@@ -155,6 +159,8 @@ export class BrokerNode {
       maxFrameBytes: config.int('socket.request.max.bytes'),
       idleTimeoutMs: config.int('connections.max.idle.ms'),
       maxInFlight: config.int('queued.max.requests'),
+      dynamicConfig: (key) => configs.brokerValue(key),
+      requestThrottleMs: (client, apiKey, nanos) => quotas.requestThrottleMs(client, apiKey, nanos),
       log: log.child({ component: 'network' }),
       unsupportedApiVersionsBody: () => registry.unsupportedApiVersionsBody(),
     });

@@ -6,6 +6,8 @@
 import type { Logger } from '../common/logger.js';
 import type { ApiHandler } from './api-handler.js';
 import type { HeaderVersions } from './connection.js';
+import { ConnectionLimits, type ConfigGetter } from './connection-limits.js';
+import type { ConnectionOptions } from './connection.js';
 import { listenerSecurity, type ListenerSecurity, type SecurityDeps } from './listener-security.js';
 import type { ConfigLookup, ListenerEndpoint, ListenerPlan, ListenerSpec } from './listeners.js';
 import { BrokerServer } from './server.js';
@@ -19,6 +21,12 @@ export interface ListenerSetOptions {
   readonly maxInFlight: number;
   readonly log: Logger;
   readonly security: SecurityDeps;
+  /**
+   * The node's effective value of a key, dynamic broker configs included: connection limits are
+   * read through it on every new connection. Absent: the static config.
+   */
+  readonly dynamicConfig?: ConfigGetter;
+  readonly requestThrottleMs?: ConnectionOptions['requestThrottleMs'];
   unsupportedApiVersionsBody(): Buffer;
 }
 
@@ -33,6 +41,7 @@ export class BrokerListeners {
   static async open(plan: ListenerPlan, opts: ListenerSetOptions): Promise<BrokerListeners> {
     const securities = plan.listeners.map((spec) => listenerSecurity(spec, opts.config, opts.security, opts.log));
     const servers = new Map<string, BrokerServer>();
+    const limits = new ConnectionLimits(opts.dynamicConfig ?? ((k) => opts.config.get(k)), plan.interBrokerListener, plan.listeners.length, opts.log);
     try {
       for (const [i, spec] of plan.listeners.entries()) {
         const server: BrokerServer = new BrokerServer({
@@ -40,6 +49,8 @@ export class BrokerListeners {
           port: spec.bindPort,
           endpoint: (): ListenerEndpoint => endpointOf(spec, server.port),
           security: securities[i]!,
+          limits,
+          ...(opts.requestThrottleMs ? { requestThrottleMs: opts.requestThrottleMs } : {}),
           handlers: opts.handlers,
           headers: opts.headers,
           maxFrameBytes: opts.maxFrameBytes,
