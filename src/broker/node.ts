@@ -97,6 +97,9 @@ export class BrokerNode {
       replicas,
       producerIds: new ProducerIdManager(controller),
       quotas,
+      get listenerTls() {
+        return listeners;
+      },
       host: advertised.advertisedHost,
       get port() {
         return listeners?.interBroker.port ?? advertised.advertisedPort;

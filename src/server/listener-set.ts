@@ -9,7 +9,7 @@ import type { HeaderVersions } from './connection.js';
 import { ConnectionLimits, type ConfigGetter } from './connection-limits.js';
 import type { ConnectionOptions } from './connection.js';
 import { listenerSecurity, type ListenerSecurity, type SecurityDeps } from './listener-security.js';
-import type { ConfigLookup, ListenerEndpoint, ListenerPlan, ListenerSpec } from './listeners.js';
+import { listenerValue, type ConfigLookup, type ListenerEndpoint, type ListenerPlan, type ListenerSpec } from './listeners.js';
 import { BrokerServer } from './server.js';
 
 export interface ListenerSetOptions {
@@ -39,7 +39,10 @@ export class BrokerListeners {
 
   /** Checks every listener's security, then binds them in order; throws (nothing left bound) on failure. */
   static async open(plan: ListenerPlan, opts: ListenerSetOptions): Promise<BrokerListeners> {
-    const securities = plan.listeners.map((spec) => listenerSecurity(spec, opts.config, opts.security, opts.log));
+    // Dynamic SSL keys (an earlier AlterConfigs) count at start as they did when they were set.
+    const dynamic = opts.dynamicConfig;
+    const securityConfig: ConfigLookup = dynamic ? { get: (k) => dynamic(k), isExplicit: (k) => opts.config.isExplicit(k) } : opts.config;
+    const securities = plan.listeners.map((spec) => listenerSecurity(spec, securityConfig, opts.security, opts.log));
     const servers = new Map<string, BrokerServer>();
     const limits = new ConnectionLimits(opts.dynamicConfig ?? ((k) => opts.config.get(k)), plan.interBrokerListener, plan.listeners.length, opts.log);
     try {
@@ -68,6 +71,37 @@ export class BrokerListeners {
       throw err;
     }
     return new BrokerListeners(plan, servers, securities);
+  }
+
+  /**
+   * Checks that every TLS listener's stores load under `proposed` values (an AlterConfigs about
+   * to be written); the first failure's message, or null.
+   */
+  checkTls(proposed: ConfigGetter): string | null {
+    for (const [i, spec] of this.plan.listeners.entries()) {
+      const tls = this.securities[i]!.tls;
+      if (!tls) continue;
+      try {
+        tls.check(storeLookup(proposed, spec.name));
+      } catch (err) {
+        return (err as Error).message;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Serves new connections of each TLS listener whose SSL keys are among `changedKeys` with the
+   * stores `current` names (Kafka's dynamic listener SSL reconfiguration); open connections keep
+   * their session. A listener whose stores do not load keeps the old ones (checkTls refused them).
+   */
+  reconfigureTls(current: ConfigGetter, changedKeys: readonly string[]): void {
+    for (const [i, spec] of this.plan.listeners.entries()) {
+      const tls = this.securities[i]!.tls;
+      const prefix = `listener.name.${spec.name.toLowerCase()}.ssl.`;
+      if (!tls || !changedKeys.some((k) => k.startsWith(prefix))) continue;
+      tls.reconfigure(storeLookup(current, spec.name));
+    }
   }
 
   /** The listener inter-broker traffic uses; its advertised address is the node's own. */
@@ -101,6 +135,11 @@ export class BrokerListeners {
     await Promise.all([...this.servers.values()].map((s) => s.close(graceMs)));
     for (const s of this.securities) s.close();
   }
+}
+
+function storeLookup(get: ConfigGetter, listener: string): (key: string) => string | undefined {
+  const cfg: ConfigLookup = { get, isExplicit: () => false };
+  return (key) => listenerValue(cfg, listener, key);
 }
 
 function endpointOf(spec: ListenerSpec, boundPort: number): ListenerEndpoint {

@@ -1,8 +1,10 @@
 /**
  * The TLS side of an SSL or SASL_SSL listener (Kafka's SslFactory / DefaultSslEngineFactory):
  * key and trust stores, `ssl.client.auth`, `ssl.enabled.protocols`, `ssl.cipher.suites`, the
- * principal of a client certificate, and reloading the stores when their files change (Kafka
- * reloads on a config alter; a changed file is how an operator rotates a certificate here).
+ * principal of a client certificate, and reloading the stores when their files change or when an
+ * AlterConfigs changes the listener's `listener.name.<l>.ssl.keystore.*` / `ssl.truststore.*`
+ * keys (Kafka's SslFactory.reconfigure): new connections get the new certificate, connections
+ * already open keep theirs, and stores that do not load are refused with the old ones kept.
  */
 import { X509Certificate } from 'node:crypto';
 import { statSync, unwatchFile, watchFile } from 'node:fs';
@@ -57,13 +59,15 @@ function protocolRange(enabled: string): { minVersion: TlsVersion; maxVersion: T
 }
 
 export class TlsServerContext {
-  private readonly files: string[];
+  private files: string[];
   private readonly mtimes = new Map<string, number>();
   private watching = false;
+  private apply: ((options: TlsOptions) => void) | null = null;
+  private handshakeTimeoutMs = 0;
 
   private constructor(
     private readonly listener: string,
-    private readonly get: StoreLookup,
+    private get: StoreLookup,
     readonly clientAuth: SslClientAuth,
     private readonly mapper: SslPrincipalMapper,
     private current: SecureContextOptions,
@@ -134,10 +138,40 @@ export class TlsServerContext {
     return `User:${this.mapper.name(rfc2253(subject))}`;
   }
 
+  /** Throws INVALID_CONFIG, naming what is wrong, when the stores `get` names do not load. */
+  check(get: StoreLookup): void {
+    TlsServerContext.secureOptions(this.listener, get, this.clientAuth);
+  }
+
+  /**
+   * Serves new connections with the stores `get` names (an AlterConfigs of the listener's SSL
+   * keys); throws INVALID_CONFIG and keeps the current ones when they do not load.
+   */
+  reconfigure(get: StoreLookup): void {
+    const options = TlsServerContext.secureOptions(this.listener, get, this.clientAuth);
+    this.current = options;
+    this.get = get;
+    this.apply?.(this.serverOptions(this.handshakeTimeoutMs));
+    if (this.watching) {
+      this.close();
+      this.watchFiles();
+    }
+    this.log.info('reconfigured TLS key and trust stores', { listener: this.listener });
+  }
+
   /** Calls `apply` with fresh options whenever a store file changes and still loads. */
   watch(apply: (options: TlsOptions) => void, handshakeTimeoutMs: number): void {
     if (this.watching) return;
+    this.apply = apply;
+    this.handshakeTimeoutMs = handshakeTimeoutMs;
+    this.watchFiles();
+  }
+
+  private watchFiles(): void {
+    const apply = this.apply!;
+    const handshakeTimeoutMs = this.handshakeTimeoutMs;
     this.watching = true;
+    this.files = storeFiles(this.get);
     for (const f of this.files) {
       this.mtimes.set(f, mtimeOf(f));
       watchFile(f, { interval: STORE_POLL_MS, persistent: false }, () => {

@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
-import { Admin, ResponseError } from '@platformatic/kafka';
+import { Admin, ResponseError, type AlterClientQuotasOptions } from '@platformatic/kafka';
 import { startNode, type RunningNode } from '../helpers/node.js';
 
 let node: RunningNode;
@@ -42,7 +42,9 @@ function kafkajsClient(clientId: string, seen: Seen[]): Kafka {
 }
 
 async function setClientQuota(clientId: string, key: 'producer_byte_rate' | 'request_percentage' | 'controller_mutation_rate', value: number): Promise<void> {
-  const res = await admin.alterClientQuotas({ entries: [{ entities: [{ entityType: 'client-id', entityName: clientId }], ops: [{ key, value, remove: false }] }] });
+  // @platformatic/kafka types the keys it knows; controller_mutation_rate is sent as given.
+  const op = { key, value, remove: false } as unknown as AlterClientQuotasOptions['entries'][number]['ops'][number];
+  const res: { errorCode: number }[] = await admin.alterClientQuotas({ entries: [{ entities: [{ entityType: 'client-id', entityName: clientId }], ops: [op] }] });
   expect(res.map((r) => r.errorCode)).toEqual([0]);
 }
 
