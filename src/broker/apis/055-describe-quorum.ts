@@ -40,7 +40,9 @@ export function describeQuorumHandler(ctx: BrokerContext): ApiHandler<DescribeQu
         errorCode: ErrorCode.NONE,
         errorMessage: null,
         topics,
-        ...(v >= 2 ? { nodes: [{ nodeId: ctx.nodeId, listeners: [{ name: 'PLAINTEXT', host: ctx.host, port: ctx.port }] }] } : {}),
+        // The embedded controller is reached on every listener: the one asked names itself, as
+        // DescribeCluster answers with the address of the listener it was asked on.
+        ...(v >= 2 ? { nodes: [{ nodeId: ctx.nodeId, listeners: [{ name: rc.listener?.name ?? 'PLAINTEXT', host: rc.listener?.host ?? ctx.host, port: rc.listener?.port ?? ctx.port }] }] } : {}),
       };
     },
   };
