@@ -41,7 +41,7 @@ function kafkajsClient(clientId: string, seen: Seen[]): Kafka {
   });
 }
 
-async function setClientQuota(clientId: string, key: 'producer_byte_rate' | 'request_percentage' | 'controller_mutation_rate', value: number): Promise<void> {
+async function setClientQuota(clientId: string, key: 'producer_byte_rate' | 'consumer_byte_rate' | 'request_percentage' | 'controller_mutation_rate', value: number): Promise<void> {
   // @platformatic/kafka types the keys it knows; controller_mutation_rate is sent as given.
   const op = { key, value, remove: false } as unknown as AlterClientQuotasOptions['entries'][number]['ops'][number];
   const res: { errorCode: number }[] = await admin.alterClientQuotas({ entries: [{ entities: [{ entityType: 'client-id', entityName: clientId }], ops: [op] }] });
@@ -96,6 +96,48 @@ describe('client quotas', () => {
     expect(freeProduces.length).toBeGreaterThan(0);
     expect(freeProduces.every((s) => s.throttleTime === 0)).toBe(true);
   }, 60_000);
+
+  it('holds a consumer with consumer_byte_rate=1MB near 1 MB/s and reports throttle times', async () => {
+    await admin.createTopics({ topics: ['quota-fetch'], partitions: 1, replicas: 1 });
+    const loader = kafkajsClient('fetch-loader', []).producer({ allowAutoTopicCreation: false });
+    await loader.connect();
+    const messages = Array.from({ length: 16 }, () => ({ value }));
+    for (let i = 0; i < 40; i++) await loader.send({ topic: 'quota-fetch', acks: 1, messages });
+    await loader.disconnect();
+    await setClientQuota('throttled-consumer', 'consumer_byte_rate', MB);
+    // kafkajs logs a Fetch response's fields only with its protocol debugging switched on.
+    const env = { a: process.env['KAFKAJS_DEBUG_PROTOCOL_BUFFERS'], b: process.env['KAFKAJS_DEBUG_EXTENDED_PROTOCOL_BUFFERS'] };
+    process.env['KAFKAJS_DEBUG_PROTOCOL_BUFFERS'] = '1';
+    process.env['KAFKAJS_DEBUG_EXTENDED_PROTOCOL_BUFFERS'] = '1';
+    const seen: Seen[] = [];
+    const consumer = kafkajsClient('throttled-consumer', seen).consumer({ groupId: 'quota-fetch-group', maxBytes: 8 * MB, maxBytesPerPartition: 8 * MB });
+    let bytes = 0;
+    let started = 0;
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topic: 'quota-fetch', fromBeginning: true });
+      await consumer.run({
+        eachBatch: async ({ batch }) => {
+          if (started === 0) started = Date.now();
+          for (const m of batch.messages) bytes += m.value?.length ?? 0;
+        },
+      });
+      const deadline = Date.now() + 30_000;
+      while (Date.now() < deadline && (started === 0 || Date.now() - started < 5000)) await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      await consumer.disconnect();
+      if (env.a === undefined) delete process.env['KAFKAJS_DEBUG_PROTOCOL_BUFFERS'];
+      else process.env['KAFKAJS_DEBUG_PROTOCOL_BUFFERS'] = env.a;
+      if (env.b === undefined) delete process.env['KAFKAJS_DEBUG_EXTENDED_PROTOCOL_BUFFERS'];
+      else process.env['KAFKAJS_DEBUG_EXTENDED_PROTOCOL_BUFFERS'] = env.b;
+    }
+    const rate = bytes / ((Date.now() - started) / 1000);
+    // 10 MiB were written: an unthrottled consumer reads them all at once, this one is held back.
+    expect(bytes).toBeLessThan(10 * MB);
+    expect(rate).toBeGreaterThan(0.4 * MB);
+    expect(rate).toBeLessThan(1.8 * MB);
+    expect(seen.some((s) => s.apiName === 'Fetch' && s.throttleTime > 0)).toBe(true);
+  }, 90_000);
 
   it('throttles a client over request_percentage, set without a restart', async () => {
     await setClientQuota('busy-admin', 'request_percentage', 0.01);
