@@ -2,13 +2,15 @@
  * Connection limits against a real node process: `max.connections.per.ip` closes the connection
  * over the limit at once, `max.connections.per.ip.overrides` lets a named address open more, a
  * closed connection frees its slot, and a kafkajs client over the limit fails to connect while
- * one under it works. Per-listener keys (`listener.name.<l>.max.connections`) are understood,
+ * one under it works; `listener.name.<l>.max.connections` and `max.connections` close the
+ * connection over them except on the inter-broker listener. Per-listener keys (`listener.name.<l>.max.connections`) are understood,
  * not warned about as unknown.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Socket } from 'node:net';
 import { Kafka, logLevel } from 'kafkajs';
 import { startNode, type RunningNode } from '../helpers/node.js';
+import { startSecureNode, type SecureNode } from './secure-node.js';
 
 let node: RunningNode;
 const open: Socket[] = [];
@@ -27,9 +29,9 @@ function apiVersionsFrame(correlationId: number): Buffer {
 }
 
 /** Opens a connection from `localAddress` and says whether the node answered ('served') or closed it. */
-function probe(localAddress: string): Promise<{ outcome: 'served' | 'closed'; socket: Socket }> {
+function probe(localAddress: string, port = node.port): Promise<{ outcome: 'served' | 'closed'; socket: Socket }> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port: node.port, localAddress });
+    const socket = connect({ host: '127.0.0.1', port, localAddress });
     open.push(socket);
     const timer = setTimeout(() => reject(new Error('neither answered nor closed in 10 s')), 10_000);
     socket.once('connect', () => socket.write(apiVersionsFrame(1)));
@@ -91,4 +93,33 @@ describe('connection limits', () => {
     expect(served).toEqual(['served', 'served', 'served', 'served']);
     expect((await probe('127.0.0.2')).outcome).toBe('closed');
   }, 60_000);
+});
+
+describe('listener and node connection limits', () => {
+  let multi: SecureNode;
+
+  beforeAll(async () => {
+    multi = await startSecureNode({
+      listeners: 'PLAINTEXT://127.0.0.1:0,OTHER://127.0.0.1:0,THIRD://127.0.0.1:0',
+      'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT,THIRD:PLAINTEXT',
+      'inter.broker.listener.name': 'PLAINTEXT',
+      'max.connections': '3',
+      'listener.name.other.max.connections': '1',
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await multi?.close();
+  });
+
+  it('closes connections over a listener limit and over max.connections, but not on the inter-broker listener', async () => {
+    const outcome = async (listener: string): Promise<string> => (await probe('127.0.0.3', multi.port(listener))).outcome;
+    expect(await outcome('OTHER')).toBe('served');
+    expect(await outcome('OTHER')).toBe('closed');
+    expect(await outcome('THIRD')).toBe('served');
+    expect(await outcome('THIRD')).toBe('served');
+    // Three connections are open: max.connections is reached.
+    expect(await outcome('THIRD')).toBe('closed');
+    expect(await outcome('PLAINTEXT')).toBe('served');
+  });
 });
