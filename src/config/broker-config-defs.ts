@@ -159,6 +159,8 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('ssl.enabled.protocols', 'list', 'TLSv1.2,TLSv1.3', { readOnly: true }),
   D('ssl.cipher.suites', 'list', '', { readOnly: true }),
   D('ssl.endpoint.identification.algorithm', 'string', 'https', { readOnly: true }),
+  D('ssl.allow.dn.changes', 'boolean', 'false', { readOnly: true }),
+  D('ssl.allow.san.changes', 'boolean', 'false', { readOnly: true }),
   // Client quotas (Kafka's QuotaConfig) and connection limits (SocketServerConfigs); src/quota and
   // src/server/connection-limits.ts read them. The limits are dynamic, as in Kafka.
   D('quota.window.num', 'int', '11', { min: 1, readOnly: true }),

@@ -8,7 +8,8 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { statSync, unwatchFile, watchFile } from 'node:fs';
-import { createSecureContext, type SecureContextOptions, type TLSSocket, type TlsOptions } from 'node:tls';
+import { Socket } from 'node:net';
+import { TLSSocket, createSecureContext, type SecureContextOptions, type TlsOptions } from 'node:tls';
 import type { Logger } from '../common/logger.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
@@ -138,9 +139,29 @@ export class TlsServerContext {
     return `User:${this.mapper.name(rfc2253(subject))}`;
   }
 
-  /** Throws INVALID_CONFIG, naming what is wrong, when the stores `get` names do not load. */
+  /**
+   * Throws INVALID_CONFIG, naming what is wrong, when the stores `get` names do not load, or when
+   * their certificate changes the subject or subject alternative names that Kafka's
+   * `ssl.allow.dn.changes` / `ssl.allow.san.changes` (both false by default) do not allow.
+   */
   check(get: StoreLookup): void {
-    TlsServerContext.secureOptions(this.listener, get, this.clientAuth);
+    this.ensureCompatible(TlsServerContext.secureOptions(this.listener, get, this.clientAuth), get);
+  }
+
+  /** Kafka's SslFactory.CertificateEntries.ensureCompatible. */
+  private ensureCompatible(next: SecureContextOptions, get: StoreLookup): void {
+    const allowDn = (get('ssl.allow.dn.changes') ?? 'false').toLowerCase() === 'true';
+    const allowSan = (get('ssl.allow.san.changes') ?? 'false').toLowerCase() === 'true';
+    if (allowDn && allowSan) return;
+    const before = leafCertificate(this.current);
+    const after = leafCertificate(next);
+    if (before === null || after === null) return;
+    if (!allowDn && before.subject !== after.subject) {
+      throw invalid(`listener ${this.listener}: Keystore DistinguishedName does not match: existing=${rfc2253(before.subject)}, new=${rfc2253(after.subject)} (set ssl.allow.dn.changes=true to allow it)`);
+    }
+    if (!allowSan && (before.subjectAltName ?? '') !== (after.subjectAltName ?? '')) {
+      throw invalid(`listener ${this.listener}: Keystore SubjectAltNames do not match: existing=${before.subjectAltName ?? ''}, new=${after.subjectAltName ?? ''} (set ssl.allow.san.changes=true to allow it)`);
+    }
   }
 
   /**
@@ -149,6 +170,7 @@ export class TlsServerContext {
    */
   reconfigure(get: StoreLookup): void {
     const options = TlsServerContext.secureOptions(this.listener, get, this.clientAuth);
+    this.ensureCompatible(options, get);
     this.current = options;
     this.get = get;
     this.apply?.(this.serverOptions(this.handshakeTimeoutMs));
@@ -193,6 +215,22 @@ export class TlsServerContext {
   close(): void {
     for (const f of this.files) unwatchFile(f);
     this.watching = false;
+  }
+}
+
+/**
+ * The certificate a context serves, read by OpenSSL itself (an unconnected server-side TLSSocket
+ * over the context), whatever store format it came from; null when there is none.
+ */
+function leafCertificate(options: SecureContextOptions): X509Certificate | null {
+  const raw = new Socket();
+  const socket = new TLSSocket(raw, { isServer: true, secureContext: createSecureContext(options) });
+  try {
+    const cert = socket.getCertificate();
+    return cert && 'raw' in cert && cert.raw ? new X509Certificate(cert.raw) : null;
+  } finally {
+    socket.destroy();
+    raw.destroy();
   }
 }
 

@@ -3,7 +3,8 @@
  * --add-config listener.name.<l>.ssl.keystore.location=...` does it: an AlterConfigs from a real
  * client (kafkajs, over the PLAINTEXT listener) of the SSL listener's key store makes new TLS
  * connections get the new certificate, a connection opened before stays up, and a key store that
- * does not load is refused with INVALID_CONFIG while the current one keeps serving.
+ * does not load, or whose subject changes without `ssl.allow.dn.changes=true`, is refused with
+ * INVALID_CONFIG while the current one keeps serving.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,9 +21,9 @@ let pki: TestPki;
 let node: SecureNode;
 let admin: Admin;
 
-function openTls(): Promise<TLSSocket> {
+function openTls(listener = 'SSL'): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
-    const s = tlsConnect({ host: '127.0.0.1', port: node.port('SSL'), ca: pki.caPem, servername: 'localhost' }, () => resolve(s));
+    const s = tlsConnect({ host: '127.0.0.1', port: node.port(listener), ca: pki.caPem, servername: 'localhost' }, () => resolve(s));
     s.once('error', reject);
   });
 }
@@ -40,7 +41,7 @@ function answers(s: TLSSocket): Promise<Buffer> {
   });
 }
 
-async function setKeystore(location: string): Promise<void> {
+async function setKeystore(location: string, listener = 'ssl'): Promise<void> {
   await admin.alterConfigs({
     validateOnly: false,
     resources: [
@@ -48,9 +49,9 @@ async function setKeystore(location: string): Promise<void> {
         type: ConfigResourceTypes.BROKER,
         name: '1',
         configEntries: [
-          { name: 'listener.name.ssl.ssl.keystore.location', value: location },
-          { name: 'listener.name.ssl.ssl.keystore.password', value: STORE_PASSWORD },
-          { name: 'listener.name.ssl.ssl.keystore.type', value: 'PKCS12' },
+          { name: `listener.name.${listener}.ssl.keystore.location`, value: location },
+          { name: `listener.name.${listener}.ssl.keystore.password`, value: STORE_PASSWORD },
+          { name: `listener.name.${listener}.ssl.keystore.type`, value: 'PKCS12' },
         ],
       },
     ],
@@ -60,8 +61,13 @@ async function setKeystore(location: string): Promise<void> {
 beforeAll(async () => {
   pki = makeTestPki();
   node = await startSecureNode({
-    listeners: 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0',
-    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SSL:SSL',
+    listeners: 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,STRICT://127.0.0.1:0',
+    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SSL:SSL,STRICT:SSL',
+    // The rotated certificate has another subject, which Kafka allows only when asked to.
+    'listener.name.ssl.ssl.allow.dn.changes': 'true',
+    'listener.name.strict.ssl.keystore.type': 'PKCS12',
+    'listener.name.strict.ssl.keystore.location': pki.server.p12,
+    'listener.name.strict.ssl.keystore.password': STORE_PASSWORD,
     'listener.name.ssl.ssl.keystore.type': 'PKCS12',
     'listener.name.ssl.ssl.keystore.location': pki.server.p12,
     'listener.name.ssl.ssl.keystore.password': STORE_PASSWORD,
@@ -111,5 +117,17 @@ describe('listener SSL reconfiguration through AlterConfigs', () => {
     const password = entries.find((e) => e.configName === 'listener.name.ssl.ssl.keystore.password');
     expect(password?.isSensitive).toBe(true);
     expect(password?.configValue ?? null).toBeNull();
+  });
+
+  it('refuses a certificate with another subject unless ssl.allow.dn.changes allows it, as Kafka does', async () => {
+    const other = pki.issueServer('strict-other', 'someone-else');
+    const err = await setKeystore(other.p12, 'strict').then(
+      () => null,
+      (e: unknown) => e as { type?: string; code?: number },
+    );
+    expect(err).toMatchObject({ type: 'INVALID_CONFIG', code: 40 });
+    const s = await openTls('STRICT');
+    expect(subjectOf(s)).toBe('broker1');
+    s.destroy();
   });
 });
