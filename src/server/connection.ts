@@ -205,6 +205,7 @@ export class Connection {
       }
       this.onFrame(frame);
     }
+    if (this.queue.length >= this.opts.maxInFlight) this.paused = true;
     if (!this.paused) this.socket.resume();
   }
 
