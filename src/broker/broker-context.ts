@@ -11,6 +11,8 @@ import type { Logger } from '../common/logger.js';
 import type { MetadataImage } from '../controller/metadata-image.js';
 import type { ProducerIdManager } from '../controller/producer-ids.js';
 import type { ReplicaManager } from './replica-manager.js';
+import type { BrokerQuotas } from '../quota/broker-quotas.js';
+import type { BrokerListeners } from '../server/listener-set.js';
 
 export interface ProduceGuard {
   /** false → READ_ONLY_TOPIC (a mirror topic that is not STOPPED, KIP-1279). */
@@ -39,6 +41,10 @@ export interface BrokerContext {
   /** The advertised address of this node (first advertised listener). */
   readonly host: string;
   readonly port: number;
+  /** Client quotas: byte rates, request time and controller mutations (src/quota). */
+  readonly quotas: BrokerQuotas;
+  /** The listeners' TLS, for AlterConfigs of `listener.name.<l>.ssl.*` keys; null until they are open. */
+  readonly listenerTls: Pick<BrokerListeners, 'checkTls' | 'reconfigureTls'> | null;
   /** Set once mirroring is wired; null means every topic is writable. */
   produceGuard: ProduceGuard | null;
   /**

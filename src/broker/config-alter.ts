@@ -15,6 +15,9 @@ export interface AlterOutcome {
 
 const OK: AlterOutcome = { errorCode: 0, errorMessage: null };
 
+/** A listener's SSL key: changing it reconfigures that listener's TLS (Kafka's dynamic SSL update). */
+const LISTENER_SSL_KEY = /^listener\.name\.[a-z0-9_]+\.ssl\./;
+
 /** Checks that the resource exists and is alterable here; OK or an error. */
 export function checkResource(ctx: BrokerContext, resourceType: number, resourceName: string): AlterOutcome {
   if (resourceType === ConfigResourceType.TOPIC) {
@@ -70,7 +73,21 @@ export async function applyChanges(
     const r = checkChange(ctx, resourceType, name, value);
     if (r.errorCode !== 0) return r;
   }
+  const sslKeys = resourceType === ConfigResourceType.BROKER ? changes.map(([k]) => k).filter((k) => LISTENER_SSL_KEY.test(k)) : [];
+  if (sslKeys.length > 0 && ctx.listenerTls) {
+    // New stores must load before they are written: a bad keystore is refused, the old one kept.
+    const proposed = new Map(changes);
+    const err = ctx.listenerTls.checkTls((k) => (proposed.has(k) ? (proposed.get(k) ?? ctx.config.get(k)) : ctx.configs.brokerValue(k)));
+    if (err !== null) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: err };
+  }
   if (validateOnly || changes.length === 0) return OK;
   const res = await ctx.controller.alterConfigs(resourceType, resourceName, changes);
+  if (res.errorCode === 0 && sslKeys.length > 0) {
+    try {
+      ctx.listenerTls?.reconfigureTls((k) => ctx.configs.brokerValue(k), sslKeys);
+    } catch (err) {
+      ctx.log.warn('TLS reconfiguration failed, keeping the previous stores', { err: err instanceof Error ? err.message : String(err) });
+    }
+  }
   return { errorCode: res.errorCode, errorMessage: res.errorMessage };
 }

@@ -4,7 +4,7 @@
  * else the dynamic cluster-wide default, else the static server.properties value, else Kafka's
  * default (ConfigSource 1 → 2 → 3 → 4 → 5), and the lower levels are listed as synonyms.
  */
-import { BROKER_CONFIG_DEFS, BROKER_DEFS } from '../config/broker-config-defs.js';
+import { BROKER_CONFIG_DEFS, BROKER_DEFS, brokerDefOf } from '../config/broker-config-defs.js';
 import type { ConfigType } from '../config/config-def.js';
 import { TOPIC_CONFIG_DEFS } from '../config/topic-config-defs.js';
 import type { BrokerConfig } from './config.js';
@@ -87,7 +87,10 @@ export class ConfigResolver {
     for (const name of extra) {
       const levels = this.brokerLevels(name);
       const top = levels[0];
-      out.push({ name, value: top?.value ?? null, source: top?.source ?? ConfigSource.UNKNOWN, readOnly: false, isSensitive: false, type: ConfigTypeId.UNKNOWN, synonyms: levels });
+      // A per-listener key is as sensitive as the key it overrides (a listener's keystore password).
+      const def = brokerDefOf(name);
+      const type = def ? typeId(def.type) : ConfigTypeId.UNKNOWN;
+      out.push({ name, value: top?.value ?? null, source: top?.source ?? ConfigSource.UNKNOWN, readOnly: false, isSensitive: def?.sensitive ?? false, type, synonyms: levels });
     }
     return out;
   }

@@ -5,7 +5,7 @@
  * were supplied but are not used yet"); a value that does not parse or is out of range refuses to
  * start.
  */
-import { BROKER_CONFIG_DEFS, BROKER_DEFS } from '../config/broker-config-defs.js';
+import { BROKER_CONFIG_DEFS, BROKER_DEFS, brokerDefOf } from '../config/broker-config-defs.js';
 import { checkValue, type ConfigDef } from '../config/config-def.js';
 import { ConfigError } from '../config/config-error.js';
 import { TOPIC_CONFIG_DEFS, TOPIC_DEFS } from '../config/topic-config-defs.js';
@@ -49,7 +49,8 @@ export class BrokerConfig {
   constructor(values: Iterable<[string, string]> = []) {
     for (const [k, v] of values) this.explicit.set(k, v);
     for (const [k, v] of this.explicit) {
-      const def = BROKER_DEFS.get(k);
+      // Per-listener keys are checked as the key they override.
+      const def = brokerDefOf(k);
       if (!def) {
         this.warnings.push({ key: k, message: `unknown configuration key '${k}' is ignored` });
         continue;

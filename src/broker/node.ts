@@ -59,6 +59,7 @@ async function controlledShutdown(controller: Controller, etcd: EtcdQuorum, time
     }
   });
 }
+import { BrokerQuotas } from '../quota/broker-quotas.js';
 
 export class BrokerNode {
   private closing: Promise<void> | null = null;
@@ -140,6 +141,8 @@ export class BrokerNode {
     });
     await replicas.start();
 
+    const image = controller.image;
+    const quotas = new BrokerQuotas({ version: () => image.offset, entries: () => image.quotas.values() }, config);
     const registry = new ApiRegistry();
     let listeners: BrokerListeners | null = null;
     let produceGuard: ProduceGuard | null = null;
@@ -156,6 +159,10 @@ export class BrokerNode {
       registry,
       replicas,
       producerIds: new ProducerIdManager(controller),
+      quotas,
+      get listenerTls() {
+        return listeners;
+      },
       host: advertised.advertisedHost,
       get port() {
         return listeners?.interBroker.port ?? advertised.advertisedPort;
@@ -223,6 +230,8 @@ export class BrokerNode {
       maxFrameBytes: config.int('socket.request.max.bytes'),
       idleTimeoutMs: config.int('connections.max.idle.ms'),
       maxInFlight: config.int('queued.max.requests'),
+      dynamicConfig: (key) => configs.brokerValue(key),
+      requestThrottleMs: (client, apiKey, nanos) => quotas.requestThrottleMs(client, apiKey, nanos),
       log: log.child({ component: 'network' }),
       unsupportedApiVersionsBody: () => registry.unsupportedApiVersionsBody(),
     });

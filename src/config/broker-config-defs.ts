@@ -183,9 +183,37 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('ssl.enabled.protocols', 'list', 'TLSv1.2,TLSv1.3', { readOnly: true }),
   D('ssl.cipher.suites', 'list', '', { readOnly: true }),
   D('ssl.endpoint.identification.algorithm', 'string', 'https', { readOnly: true }),
+  D('ssl.allow.dn.changes', 'boolean', 'false', { readOnly: true }),
+  D('ssl.allow.san.changes', 'boolean', 'false', { readOnly: true }),
+  // Client quotas (Kafka's QuotaConfig) and connection limits (SocketServerConfigs); src/quota and
+  // src/server/connection-limits.ts read them. The limits are dynamic, as in Kafka.
+  D('quota.window.num', 'int', '11', { min: 1, readOnly: true }),
+  D('quota.window.size.seconds', 'int', '1', { min: 1, readOnly: true }),
+  D('controller.quota.window.num', 'int', '11', { min: 1, readOnly: true }),
+  D('controller.quota.window.size.seconds', 'int', '1', { min: 1, readOnly: true }),
+  D('max.connections', 'int', '2147483647', { min: 0 }),
+  D('max.connections.per.ip', 'int', '2147483647', { min: 0 }),
+  D('max.connections.per.ip.overrides', 'string', ''),
 ];
 
 export const BROKER_DEFS: ReadonlyMap<string, ConfigDef> = indexDefs(BROKER_CONFIG_DEFS);
+
+const LISTENER_PREFIX = /^listener\.name\.([a-z0-9_]+)\.(.+)$/;
+const MECHANISM_JAAS = /^[a-z0-9-]+\.sasl\.jaas\.config$/;
+
+/**
+ * The definition of a broker key, a per-listener key (`listener.name.<listener>.<key>`, Kafka's
+ * ListenerName.configPrefix) included: it is the definition of the key it overrides, and
+ * `listener.name.<listener>.<mechanism>.sasl.jaas.config` is `sasl.jaas.config`'s.
+ */
+export function brokerDefOf(key: string): ConfigDef | undefined {
+  const direct = BROKER_DEFS.get(key);
+  if (direct !== undefined) return direct;
+  const m = LISTENER_PREFIX.exec(key);
+  if (!m) return undefined;
+  const rest = m[2]!;
+  return BROKER_DEFS.get(rest) ?? (MECHANISM_JAAS.test(rest) ? BROKER_DEFS.get('sasl.jaas.config') : undefined);
+}
 
 /** A broker key's definition, for the tables of other scopes that fall back to it. */
 export function brokerDef(key: string): ConfigDef {

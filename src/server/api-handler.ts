@@ -24,6 +24,14 @@ export interface RequestContext {
    * absent when nobody measures request times.
    */
   readonly waitingRemotely?: (() => void) | undefined;
+  /** The size of the request frame (what Kafka's produce quota counts); absent for in-process calls. */
+  readonly requestBytes?: number;
+  /**
+   * Stops reading the connection for `ms` once this request is answered (KIP-219: a client over
+   * its quota gets its response at once and is then muted); 0 or less does nothing. Absent for
+   * in-process calls, which have no connection to mute.
+   */
+  throttle?(ms: number): void;
 }
 
 /**

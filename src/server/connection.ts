@@ -56,6 +56,11 @@ export interface ConnectionOptions {
   readonly sasl: SaslAuthenticator | null;
   /** Closed if not authenticated by then (SASL listeners); 0: no limit. */
   readonly authenticationTimeoutMs: number;
+  /**
+   * The request quota's throttle time for a request that kept the event loop busy `nanos`
+   * (decoding and the handler's synchronous part); absent: no request quota.
+   */
+  requestThrottleMs?(client: { readonly principal: string; readonly clientId: string | null }, apiKey: number, nanos: number): number;
   /** The reply to an ApiVersions request of an unsupported version (v0 body, error 35). */
   unsupportedApiVersionsBody(): Buffer;
   onClose(conn: Connection): void;
@@ -112,6 +117,10 @@ export class Connection {
   private readonly clientAddress: string;
   private readonly saslHandlers: ReadonlyMap<number, ApiHandler> | null;
   private authTimer: NodeJS.Timeout | undefined;
+  /** KIP-219 muting: no frame is read before this time; frames already cut wait in `held`. */
+  private mutedUntil = 0;
+  private muteTimer: NodeJS.Timeout | undefined;
+  private held: Buffer[] = [];
 
   constructor(
     private readonly socket: Socket,
@@ -157,6 +166,8 @@ export class Connection {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.authTimer);
+    clearTimeout(this.muteTimer);
+    this.held = [];
     this.abort.abort();
     this.opts.log.debug('connection closed', { conn: this.opts.id, reason });
     this.socket.destroy();
@@ -181,14 +192,55 @@ export class Connection {
       this.close('oversized unauthenticated request');
       return;
     }
-    for (const frame of frames) {
+    for (const [i, frame] of frames.entries()) {
       if (this.closed) return;
+      if (this.muted) {
+        // Pipelined requests behind a throttled one wait with it (Kafka reads none while muted).
+        this.held.push(...frames.slice(i));
+        break;
+      }
       this.onFrame(frame, receivedAt);
     }
     if (this.queue.length >= this.opts.maxInFlight && !this.paused) {
       this.paused = true;
       this.socket.pause();
     }
+  }
+
+  private get muted(): boolean {
+    return this.mutedUntil > Date.now();
+  }
+
+  /** Mutes the channel for `ms` (the longest throttle asked for wins), as Kafka's ThrottledChannel does. */
+  private throttle(ms: number): void {
+    if (this.closed || !(ms > 0)) return;
+    const until = Date.now() + ms;
+    if (until <= this.mutedUntil) return;
+    this.mutedUntil = until;
+    this.socket.pause();
+    clearTimeout(this.muteTimer);
+    this.muteTimer = setTimeout(() => this.unmute(), ms);
+  }
+
+  private unmute(): void {
+    if (this.closed) return;
+    if (this.muted) {
+      this.muteTimer = setTimeout(() => this.unmute(), Math.max(1, this.mutedUntil - Date.now()));
+      return;
+    }
+    const held = this.held;
+    this.held = [];
+    for (const [i, frame] of held.entries()) {
+      if (this.closed) return;
+      if (this.muted) {
+        this.held = held.slice(i);
+        return;
+      }
+      // A held request's queue time starts when the channel is read again, as Kafka's does.
+      this.onFrame(frame, requestTimes.hasSubscribers ? performance.now() : -1);
+    }
+    if (this.queue.length >= this.opts.maxInFlight) this.paused = true;
+    if (!this.paused) this.socket.resume();
   }
 
   /** `receivedAt`: when the read that completed the frame arrived, or -1 when nobody times requests. */
@@ -198,6 +250,7 @@ export class Connection {
       this.onRawToken(sasl, frame);
       return;
     }
+    const started = process.hrtime.bigint();
     const r = new Reader(frame);
     let apiKey: number;
     let apiVersion: number;
@@ -258,13 +311,14 @@ export class Connection {
     const times: RequestTimes | undefined =
       receivedAt < 0 ? undefined : { apiKey, apiVersion, request: req, receivedAt, handlerStartAt: 0, remoteAt: -1, completeAt: 0, dequeuedAt: 0, sentAt: 0 };
     if (times !== undefined) slot.times = times;
+    const principal = sasl?.principal ?? this.opts.transportPrincipal;
     const ctx: RequestContext = {
       apiKey,
       apiVersion,
       correlationId,
       clientId,
       connectionId: this.opts.id,
-      principal: sasl?.principal ?? this.opts.transportPrincipal,
+      principal,
       clientAddress: this.clientAddress,
       listener: this.opts.endpoint(),
       signal: this.requestSignal,
@@ -274,6 +328,8 @@ export class Connection {
           : () => {
               if (times.remoteAt < 0) times.remoteAt = performance.now();
             },
+      requestBytes: frame.length,
+      throttle: (ms) => this.throttle(ms),
     };
     let result: unknown;
     if (times !== undefined) times.handlerStartAt = performance.now();
@@ -283,18 +339,28 @@ export class Connection {
       this.fail(apiKey, err);
       return;
     }
+    const busyNanos = Number(process.hrtime.bigint() - started);
+    const requestThrottle = (): number => this.opts.requestThrottleMs?.({ principal, clientId }, apiKey, busyNanos) ?? 0;
     if (result instanceof Promise) {
       result.then(
-        (res) => this.complete(slot, handler, res, apiVersion, apiKey),
+        (res) => this.complete(slot, handler, res, apiVersion, apiKey, requestThrottle()),
         (err) => this.fail(apiKey, err),
       );
     } else {
-      this.complete(slot, handler, result, apiVersion, apiKey);
+      this.complete(slot, handler, result, apiVersion, apiKey, requestThrottle());
     }
   }
 
-  private complete(slot: Slot, handler: ApiHandler, res: unknown, version: number, apiKey: number): void {
+  private complete(slot: Slot, handler: ApiHandler, res: unknown, version: number, apiKey: number, requestThrottleMs: number): void {
     if (this.closed) return;
+    if (requestThrottleMs > 0) {
+      // Kafka answers with the larger of the bandwidth and request throttles and mutes for it.
+      this.throttle(requestThrottleMs);
+      if (res !== null && typeof res === 'object' && 'throttleTimeMs' in res) {
+        const r = res as { throttleTimeMs?: number };
+        r.throttleTimeMs = Math.max(r.throttleTimeMs ?? 0, requestThrottleMs);
+      }
+    }
     if (res !== null && res !== undefined) {
       const w = new Writer();
       try {
@@ -397,7 +463,7 @@ export class Connection {
     if (!this.paused || this.closed) return;
     if (this.queue.length < this.opts.maxInFlight && !this.socket.writableNeedDrain) {
       this.paused = false;
-      this.socket.resume();
+      if (!this.muted) this.socket.resume();
     }
   }
 }

@@ -7,8 +7,10 @@ import type { Logger } from '../common/logger.js';
 import type { ApiHandler } from './api-handler.js';
 import type { HeaderVersions } from './connection.js';
 import type { SaslMechanism } from '../auth/sasl-mechanism.js';
+import { ConnectionLimits, type ConfigGetter } from './connection-limits.js';
+import type { ConnectionOptions } from './connection.js';
 import { listenerSecurity, type ListenerSecurity, type SecurityDeps } from './listener-security.js';
-import type { ConfigLookup, ListenerEndpoint, ListenerPlan, ListenerSpec } from './listeners.js';
+import { listenerValue, type ConfigLookup, type ListenerEndpoint, type ListenerPlan, type ListenerSpec } from './listeners.js';
 import { BrokerServer } from './server.js';
 
 export interface ListenerSetOptions {
@@ -20,6 +22,12 @@ export interface ListenerSetOptions {
   readonly maxInFlight: number;
   readonly log: Logger;
   readonly security: SecurityDeps;
+  /**
+   * The node's effective value of a key, dynamic broker configs included: connection limits are
+   * read through it on every new connection. Absent: the static config.
+   */
+  readonly dynamicConfig?: ConfigGetter;
+  readonly requestThrottleMs?: ConnectionOptions['requestThrottleMs'];
   unsupportedApiVersionsBody(): Buffer;
 }
 
@@ -32,8 +40,12 @@ export class BrokerListeners {
 
   /** Checks every listener's security, then binds them in order; throws (nothing left bound) on failure. */
   static async open(plan: ListenerPlan, opts: ListenerSetOptions): Promise<BrokerListeners> {
-    const securities = plan.listeners.map((spec) => listenerSecurity(spec, opts.config, opts.security, opts.log));
+    // Dynamic SSL keys (an earlier AlterConfigs) count at start as they did when they were set.
+    const dynamic = opts.dynamicConfig;
+    const securityConfig: ConfigLookup = dynamic ? { get: (k) => dynamic(k), isExplicit: (k) => opts.config.isExplicit(k) } : opts.config;
+    const securities = plan.listeners.map((spec) => listenerSecurity(spec, securityConfig, opts.security, opts.log));
     const servers = new Map<string, BrokerServer>();
+    const limits = new ConnectionLimits(opts.dynamicConfig ?? ((k) => opts.config.get(k)), plan.interBrokerListener, plan.listeners.length, opts.log);
     try {
       for (const [i, spec] of plan.listeners.entries()) {
         const server: BrokerServer = new BrokerServer({
@@ -41,6 +53,8 @@ export class BrokerListeners {
           port: spec.bindPort,
           endpoint: (): ListenerEndpoint => endpointOf(spec, server.port),
           security: securities[i]!,
+          limits,
+          ...(opts.requestThrottleMs ? { requestThrottleMs: opts.requestThrottleMs } : {}),
           handlers: opts.handlers,
           headers: opts.headers,
           maxFrameBytes: opts.maxFrameBytes,
@@ -58,6 +72,37 @@ export class BrokerListeners {
       throw err;
     }
     return new BrokerListeners(plan, servers, securities);
+  }
+
+  /**
+   * Checks that every TLS listener's stores load under `proposed` values (an AlterConfigs about
+   * to be written); the first failure's message, or null.
+   */
+  checkTls(proposed: ConfigGetter): string | null {
+    for (const [i, spec] of this.plan.listeners.entries()) {
+      const tls = this.securities[i]!.tls;
+      if (!tls) continue;
+      try {
+        tls.check(storeLookup(proposed, spec.name));
+      } catch (err) {
+        return (err as Error).message;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Serves new connections of each TLS listener whose SSL keys are among `changedKeys` with the
+   * stores `current` names (Kafka's dynamic listener SSL reconfiguration); open connections keep
+   * their session. A listener whose stores do not load keeps the old ones (checkTls refused them).
+   */
+  reconfigureTls(current: ConfigGetter, changedKeys: readonly string[]): void {
+    for (const [i, spec] of this.plan.listeners.entries()) {
+      const tls = this.securities[i]!.tls;
+      const prefix = `listener.name.${spec.name.toLowerCase()}.ssl.`;
+      if (!tls || !changedKeys.some((k) => k.startsWith(prefix))) continue;
+      tls.reconfigure(storeLookup(current, spec.name));
+    }
   }
 
   /** The listener inter-broker traffic uses; its advertised address is the node's own. */
@@ -96,6 +141,11 @@ export class BrokerListeners {
     await Promise.all([...this.servers.values()].map((s) => s.close(graceMs)));
     for (const s of this.securities) s.close();
   }
+}
+
+function storeLookup(get: ConfigGetter, listener: string): (key: string) => string | undefined {
+  const cfg: ConfigLookup = { get, isExplicit: () => false };
+  return (key) => listenerValue(cfg, listener, key);
 }
 
 function endpointOf(spec: ListenerSpec, boundPort: number): ListenerEndpoint {

@@ -10,8 +10,9 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
 import type { ApiHandler } from './api-handler.js';
-import { Connection, type HeaderVersions } from './connection.js';
+import { Connection, type ConnectionOptions, type HeaderVersions } from './connection.js';
 import type { Logger } from '../common/logger.js';
+import type { ConnectionLimits } from './connection-limits.js';
 import type { ListenerSecurity } from './listener-security.js';
 import type { ListenerEndpoint } from './listeners.js';
 import { FailedLoginLog, SaslAuthenticator } from './sasl-authenticator.js';
@@ -29,6 +30,10 @@ export interface ServerOptions {
   readonly endpoint?: () => ListenerEndpoint;
   /** TLS and SASL of this listener; none: plaintext without authentication. */
   readonly security?: ListenerSecurity;
+  /** The node's connection limits, shared by its listeners; absent: none. */
+  readonly limits?: ConnectionLimits;
+  /** The request quota (ConnectionOptions.requestThrottleMs). */
+  readonly requestThrottleMs?: ConnectionOptions['requestThrottleMs'];
   unsupportedApiVersionsBody(): Buffer;
 }
 
@@ -58,6 +63,24 @@ export class BrokerServer {
       this.server = createServer({ noDelay: true }, (socket) => this.accept(socket, ANONYMOUS));
     }
     this.server.on('error', (err) => opts.log.error('listener error', { err }));
+    // Counted on the TCP connection, before any TLS handshake, as Kafka's acceptor counts it.
+    if (opts.limits) this.server.prependListener('connection', (socket: Socket) => this.admit(socket, opts.limits!));
+  }
+
+  private get listenerName(): string {
+    return this.opts.endpoint?.().name ?? 'PLAINTEXT';
+  }
+
+  private admit(socket: Socket, limits: ConnectionLimits): void {
+    const listener = this.listenerName;
+    const address = socket.remoteAddress ?? '?';
+    const refused = limits.tryAcquire(listener, address);
+    if (refused !== null) {
+      this.opts.log.info('connection refused: too many connections', { client: `${address}:${socket.remotePort ?? 0}`, reason: refused });
+      socket.destroy();
+      return;
+    }
+    socket.once('close', () => limits.release(listener, address));
   }
 
   get port(): number {
@@ -93,6 +116,7 @@ export class BrokerServer {
   }
 
   private accept(socket: Socket, transportPrincipal: string): void {
+    if (socket.destroyed) return;
     const clientAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
     const id = `${clientAddress}-${this.nextId++}`;
     const security = this.opts.security;
@@ -110,6 +134,7 @@ export class BrokerServer {
       sasl: security?.sasl ? new SaslAuthenticator(security.sasl, this.failedLogins, clientAddress, security.listener) : null,
       authenticationTimeoutMs: security?.authenticationTimeoutMs ?? 0,
       unsupportedApiVersionsBody: () => this.opts.unsupportedApiVersionsBody(),
+      ...(this.opts.requestThrottleMs ? { requestThrottleMs: this.opts.requestThrottleMs } : {}),
       onClose: (c) => this.connections.delete(c),
     });
     this.connections.add(conn);

@@ -1,12 +1,15 @@
 /**
  * The TLS side of an SSL or SASL_SSL listener (Kafka's SslFactory / DefaultSslEngineFactory):
  * key and trust stores, `ssl.client.auth`, `ssl.enabled.protocols`, `ssl.cipher.suites`, the
- * principal of a client certificate, and reloading the stores when their files change (Kafka
- * reloads on a config alter; a changed file is how an operator rotates a certificate here).
+ * principal of a client certificate, and reloading the stores when their files change or when an
+ * AlterConfigs changes the listener's `listener.name.<l>.ssl.keystore.*` / `ssl.truststore.*`
+ * keys (Kafka's SslFactory.reconfigure): new connections get the new certificate, connections
+ * already open keep theirs, and stores that do not load are refused with the old ones kept.
  */
 import { X509Certificate } from 'node:crypto';
 import { statSync, unwatchFile, watchFile } from 'node:fs';
-import { createSecureContext, type SecureContextOptions, type TLSSocket, type TlsOptions } from 'node:tls';
+import { Socket } from 'node:net';
+import { TLSSocket, createSecureContext, type SecureContextOptions, type TlsOptions } from 'node:tls';
 import type { Logger } from '../common/logger.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
@@ -57,13 +60,15 @@ function protocolRange(enabled: string): { minVersion: TlsVersion; maxVersion: T
 }
 
 export class TlsServerContext {
-  private readonly files: string[];
+  private files: string[];
   private readonly mtimes = new Map<string, number>();
   private watching = false;
+  private apply: ((options: TlsOptions) => void) | null = null;
+  private handshakeTimeoutMs = 0;
 
   private constructor(
     private readonly listener: string,
-    private readonly get: StoreLookup,
+    private get: StoreLookup,
     readonly clientAuth: SslClientAuth,
     private readonly mapper: SslPrincipalMapper,
     private current: SecureContextOptions,
@@ -134,10 +139,61 @@ export class TlsServerContext {
     return `User:${this.mapper.name(rfc2253(subject))}`;
   }
 
+  /**
+   * Throws INVALID_CONFIG, naming what is wrong, when the stores `get` names do not load, or when
+   * their certificate changes the subject or subject alternative names that Kafka's
+   * `ssl.allow.dn.changes` / `ssl.allow.san.changes` (both false by default) do not allow.
+   */
+  check(get: StoreLookup): void {
+    this.ensureCompatible(TlsServerContext.secureOptions(this.listener, get, this.clientAuth), get);
+  }
+
+  /** Kafka's SslFactory.CertificateEntries.ensureCompatible. */
+  private ensureCompatible(next: SecureContextOptions, get: StoreLookup): void {
+    const allowDn = (get('ssl.allow.dn.changes') ?? 'false').toLowerCase() === 'true';
+    const allowSan = (get('ssl.allow.san.changes') ?? 'false').toLowerCase() === 'true';
+    if (allowDn && allowSan) return;
+    const before = leafCertificate(this.current);
+    const after = leafCertificate(next);
+    if (before === null || after === null) return;
+    if (!allowDn && before.subject !== after.subject) {
+      throw invalid(`listener ${this.listener}: Keystore DistinguishedName does not match: existing=${rfc2253(before.subject)}, new=${rfc2253(after.subject)} (set ssl.allow.dn.changes=true to allow it)`);
+    }
+    if (!allowSan && (before.subjectAltName ?? '') !== (after.subjectAltName ?? '')) {
+      throw invalid(`listener ${this.listener}: Keystore SubjectAltNames do not match: existing=${before.subjectAltName ?? ''}, new=${after.subjectAltName ?? ''} (set ssl.allow.san.changes=true to allow it)`);
+    }
+  }
+
+  /**
+   * Serves new connections with the stores `get` names (an AlterConfigs of the listener's SSL
+   * keys); throws INVALID_CONFIG and keeps the current ones when they do not load.
+   */
+  reconfigure(get: StoreLookup): void {
+    const options = TlsServerContext.secureOptions(this.listener, get, this.clientAuth);
+    this.ensureCompatible(options, get);
+    this.current = options;
+    this.get = get;
+    this.apply?.(this.serverOptions(this.handshakeTimeoutMs));
+    if (this.watching) {
+      this.close();
+      this.watchFiles();
+    }
+    this.log.info('reconfigured TLS key and trust stores', { listener: this.listener });
+  }
+
   /** Calls `apply` with fresh options whenever a store file changes and still loads. */
   watch(apply: (options: TlsOptions) => void, handshakeTimeoutMs: number): void {
     if (this.watching) return;
+    this.apply = apply;
+    this.handshakeTimeoutMs = handshakeTimeoutMs;
+    this.watchFiles();
+  }
+
+  private watchFiles(): void {
+    const apply = this.apply!;
+    const handshakeTimeoutMs = this.handshakeTimeoutMs;
     this.watching = true;
+    this.files = storeFiles(this.get);
     for (const f of this.files) {
       this.mtimes.set(f, mtimeOf(f));
       watchFile(f, { interval: STORE_POLL_MS, persistent: false }, () => {
@@ -159,6 +215,22 @@ export class TlsServerContext {
   close(): void {
     for (const f of this.files) unwatchFile(f);
     this.watching = false;
+  }
+}
+
+/**
+ * The certificate a context serves, read by OpenSSL itself (an unconnected server-side TLSSocket
+ * over the context), whatever store format it came from; null when there is none.
+ */
+function leafCertificate(options: SecureContextOptions): X509Certificate | null {
+  const raw = new Socket();
+  const socket = new TLSSocket(raw, { isServer: true, secureContext: createSecureContext(options) });
+  try {
+    const cert = socket.getCertificate();
+    return cert && 'raw' in cert && cert.raw ? new X509Certificate(cert.raw) : null;
+  } finally {
+    socket.destroy();
+    raw.destroy();
   }
 }
 

@@ -3,9 +3,9 @@
  * listeners, certificates made at test time: Apache Kafka's console producer and consumer (the
  * Java client) with --producer.config / --consumer.config, kcat, confluent-kafka and kafka-python
  * each produce and consume over two of SASL_SSL+PLAIN, SASL_SSL+SCRAM, SASL_PLAINTEXT+SCRAM,
- * SASL_SSL+OAUTHBEARER and SSL with mTLS (the Java client over three of them; kafkajs is covered
- * in test/auth/). SCRAM users are
- * made with Apache Kafka's own `kafka-configs --alter --add-config`. A wrong password, an expired
+ * SASL_SSL+OAUTHBEARER and SSL with mTLS (the Java client over SASL_SSL with PLAIN, SCRAM-SHA-256,
+ * SCRAM-SHA-512 and OAUTHBEARER, and SSL with mTLS; kafkajs is covered in test/auth/). SCRAM
+ * users are made with Apache Kafka's own `kafka-configs --alter --add-config`. A wrong password, an expired
  * token, an untrusted client certificate and a plaintext client on a TLS port are each refused.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -189,6 +189,24 @@ print(json.dumps({'consumed': seen}))
 describe('the Java client (console producer and consumer)', () => {
   it('SASL_SSL with SCRAM-SHA-512 (credentials from kafka-configs)', async () => {
     expect(await javaRoundTrip('java-scram', `127.0.0.1:${port.saslSsl}`, javaScram512(), 'java-scram')).toEqual(['one', 'two', 'three']);
+  });
+
+  it('SASL_SSL with PLAIN (users from the listener JAAS config)', async () => {
+    const props = {
+      ...javaScram512(),
+      'sasl.mechanism': 'PLAIN',
+      'sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="alice-secret";',
+    };
+    expect(await javaRoundTrip('java-plain', `127.0.0.1:${port.saslSsl}`, props, 'java-plain')).toEqual(['one', 'two', 'three']);
+  });
+
+  it('SASL_SSL with SCRAM-SHA-256 (credentials from kafka-configs)', async () => {
+    const props = {
+      ...javaScram512(),
+      'sasl.mechanism': 'SCRAM-SHA-256',
+      'sasl.jaas.config': 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice-256";',
+    };
+    expect(await javaRoundTrip('java-scram-256', `127.0.0.1:${port.saslSsl}`, props, 'java-scram-256')).toEqual(['one', 'two', 'three']);
   });
 
   it('SSL with mutual TLS (PKCS12 client key store)', async () => {

@@ -193,11 +193,13 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
       // acks=all waits for durability, as Kafka's delayed produce waits for the ISR.
       if (acks === -1 && pending.length > 0) rc.waitingRemotely?.();
       await Promise.all(pending);
+      // producer_byte_rate (src/quota): with acks=0 the muting alone throttles, as in Kafka.
+      const throttleTimeMs = ctx.quotas.throttleProduce(rc);
       if (acks === 0) {
         if (failedCode !== null) throw new KafkaError(failedCode, 'acks=0 produce failed for some partition');
         return null;
       }
-      return { responses, throttleTimeMs: 0 };
+      return { responses, throttleTimeMs };
     },
   };
 }

@@ -264,6 +264,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
         clientId: rc.clientId,
         client: rc.clientAddress,
       };
+      const consumer = !sessionRequest.isFollower;
       const fc = sessions.newContext(sessionRequest);
       if (fc.kind === 'error') return { throttleTimeMs: 0, errorCode: fc.errorCode, sessionId: 0, responses: [] };
       // Partitions kept by a session resolve their topic again: it may have been created or
@@ -275,7 +276,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
       });
 
       const readAll = async (): Promise<{ outcomes: ReadOutcome[]; bytes: number; error: boolean }> => {
-        let budget = req.maxBytes;
+        let budget = consumer ? ctx.quotas.fetchMaxBytes(rc, req.maxBytes) : req.maxBytes;
         let bytes = 0;
         let error = false;
         const outcomes: ReadOutcome[] = [];
@@ -353,8 +354,10 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
         }
         (current.partitions as PartOut[]).push(result.outcomes[i]!.out);
       }
+      // consumer_byte_rate (src/quota) counts what a consumer is sent; followers are not client-quota'd.
+      const throttleTimeMs = consumer ? ctx.quotas.throttleFetch(rc, result.bytes) : 0;
       return {
-        throttleTimeMs: 0,
+        throttleTimeMs,
         errorCode: ErrorCode.NONE,
         ...(v >= 7 ? { sessionId } : {}),
         responses,

@@ -23,6 +23,7 @@ import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import { checkTopicConfig } from '../config.js';
 import { collidingTopic, topicNameError } from '../../controller/controller.js';
+import { THROTTLING_QUOTA_EXCEEDED_MESSAGE } from '../../quota/broker-quotas.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 type Result = NonNullable<CreateTopicsResponseInput['topics']>[number];
@@ -39,6 +40,8 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
       const counts = new Map<string, number>();
       for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
       const results: Result[] = [];
+      // KIP-599: v6+ refuse a topic over controller_mutation_rate, older versions are only throttled.
+      const quota = ctx.quotas.mutationQuota(rc, v >= 6);
       for (const t of req.topics) {
         const fail = (errorCode: number, errorMessage: string): Result => ({ name: t.name, topicId: ZERO_UUID, errorCode, errorMessage });
         if ((counts.get(t.name) ?? 0) > 1) {
@@ -111,6 +114,10 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
         }
         let topicId = ZERO_UUID;
         if (!req.validateOnly) {
+          if (!quota.tryRecord(numPartitions)) {
+            results.push(fail(ErrorCode.THROTTLING_QUOTA_EXCEEDED, THROTTLING_QUOTA_EXCEEDED_MESSAGE));
+            continue;
+          }
           const res = await ctx.controller.createTopic(t.name, numPartitions, configs, mirrorTopicId, spec);
           if (res.errorCode !== 0) {
             results.push(fail(res.errorCode, res.errorMessage ?? ''));
@@ -131,7 +138,7 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
           configs: described.map((c) => ({ name: c.name, value: c.value, readOnly: c.readOnly, configSource: c.source, isSensitive: c.isSensitive })),
         });
       }
-      return { throttleTimeMs: 0, topics: results };
+      return { throttleTimeMs: ctx.quotas.throttleMutations(rc, quota), topics: results };
     },
   };
 }

@@ -15,6 +15,7 @@ import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDeleteTopicsRequest, type DeleteTopicsRequest } from '../../protocol/generated/messages/delete-topics-request.js';
 import { encodeDeleteTopicsResponse, type DeleteTopicsResponseInput } from '../../protocol/generated/messages/delete-topics-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
+import { THROTTLING_QUOTA_EXCEEDED_MESSAGE } from '../../quota/broker-quotas.js';
 import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
@@ -32,6 +33,8 @@ export function deleteTopicsHandler(ctx: BrokerContext): ApiHandler<DeleteTopics
       const wanted: { name: string | null; topicId: string }[] =
         v >= 6 ? req.topics.map((t) => ({ name: t.name, topicId: t.topicId })) : req.topicNames.map((n) => ({ name: n, topicId: ZERO_UUID }));
       const responses: Result[] = [];
+      // KIP-599: v5+ refuse a deletion over controller_mutation_rate (counted in partitions).
+      const quota = ctx.quotas.mutationQuota(rc, v >= 5);
       for (const w of wanted) {
         const byName = w.name !== null;
         const t = byName ? ctx.image.topic(w.name!) : ctx.image.topicsById.get(w.topicId);
@@ -53,10 +56,14 @@ export function deleteTopicsHandler(ctx: BrokerContext): ApiHandler<DeleteTopics
           responses.push(out(ErrorCode.INVALID_TOPIC_EXCEPTION, `Internal topic ${t.name} cannot be deleted.`));
           continue;
         }
+        if (!quota.tryRecord(t.partitions.length)) {
+          responses.push(out(ErrorCode.THROTTLING_QUOTA_EXCEEDED, THROTTLING_QUOTA_EXCEEDED_MESSAGE));
+          continue;
+        }
         const res = await ctx.controller.deleteTopic(t.topicId);
         responses.push(out(res.errorCode, res.errorMessage));
       }
-      return { throttleTimeMs: 0, responses };
+      return { throttleTimeMs: ctx.quotas.throttleMutations(rc, quota), responses };
     },
   };
 }

@@ -12,6 +12,7 @@ import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeCreatePartitionsRequest, type CreatePartitionsRequest } from '../../protocol/generated/messages/create-partitions-request.js';
 import { encodeCreatePartitionsResponse, type CreatePartitionsResponseInput } from '../../protocol/generated/messages/create-partitions-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
+import { THROTTLING_QUOTA_EXCEEDED_MESSAGE } from '../../quota/broker-quotas.js';
 import type { BrokerContext } from '../broker-context.js';
 
 type Result = NonNullable<CreatePartitionsResponseInput['results']>[number];
@@ -23,10 +24,12 @@ export function createPartitionsHandler(ctx: BrokerContext): ApiHandler<CreatePa
     maxVersion: 3,
     decode: decodeCreatePartitionsRequest,
     encode: encodeCreatePartitionsResponse,
-    async handle(_rc, req) {
+    async handle(rc, req) {
       const counts = new Map<string, number>();
       for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
       const results: Result[] = [];
+      // KIP-599: v3+ refuse new partitions over controller_mutation_rate, older versions are only throttled.
+      const quota = ctx.quotas.mutationQuota(rc, rc.apiVersion >= 3);
       for (const t of req.topics) {
         const out = (errorCode: number, errorMessage: string | null): Result => ({ name: t.name, errorCode, errorMessage });
         if ((counts.get(t.name) ?? 0) > 1) {
@@ -62,10 +65,14 @@ export function createPartitionsHandler(ctx: BrokerContext): ApiHandler<CreatePa
           results.push(out(ErrorCode.NONE, null));
           continue;
         }
+        if (!quota.tryRecord(t.count - current)) {
+          results.push(out(ErrorCode.THROTTLING_QUOTA_EXCEEDED, THROTTLING_QUOTA_EXCEEDED_MESSAGE));
+          continue;
+        }
         const res = await ctx.controller.createPartitions(t.name, t.count, assignment);
         results.push(out(res.errorCode, res.errorMessage));
       }
-      return { throttleTimeMs: 0, results };
+      return { throttleTimeMs: ctx.quotas.throttleMutations(rc, quota), results };
     },
   };
 }

@@ -6,7 +6,7 @@
  * request_percentage, controller_mutation_rate for user/client-id and connection_creation_rate
  * for ip; byte rates must be whole numbers and values positive. Accepted operations become
  * ClientQuotaRecords (remove = true deletes a key); ValidateOnly writes nothing. One result per
- * entry. Quotas are stored for admin tools; the node does not throttle.
+ * entry. The node enforces them at once (src/quota reads the image on each recording).
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeAlterClientQuotasRequest, type AlterClientQuotasRequest } from '../../protocol/generated/messages/alter-client-quotas-request.js';

@@ -54,11 +54,13 @@ export function describeQuorumHandler(ctx: BrokerContext): ApiHandler<DescribeQu
         errorCode: ErrorCode.NONE,
         errorMessage: null,
         topics,
+        // One node reaches its embedded controller on every listener: the one asked names itself,
+        // as DescribeCluster answers with the address of the listener it was asked on.
         ...(v >= 2
           ? {
               nodes: ctx.cluster.distributed
                 ? members.map((b) => ({ nodeId: b.nodeId, listeners: b.endpoints.map((e) => ({ name: e.name, host: e.host, port: e.port })) }))
-                : [{ nodeId: ctx.nodeId, listeners: [{ name: 'PLAINTEXT', host: ctx.host, port: ctx.port }] }],
+                : [{ nodeId: ctx.nodeId, listeners: [{ name: rc.listener?.name ?? 'PLAINTEXT', host: rc.listener?.host ?? ctx.host, port: rc.listener?.port ?? ctx.port }] }],
             }
           : {}),
       };
