@@ -1,8 +1,9 @@
 /**
  * One Fjord node: data directory, embedded controller and its metadata log, partition logs, the
  * API handler table, coordinators and the TCP listener, started in that order and closed in the
- * reverse order (stop accepting → answer in-flight requests → coordinators → flush and close
- * logs → clean-shutdown marker → metadata log).
+ * reverse order (in a cluster, first the controlled shutdown while still serving → stop
+ * accepting → answer in-flight requests → coordinators → flush and close logs → clean-shutdown
+ * marker → metadata log).
  */
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -31,6 +32,7 @@ import { BrokerListeners } from '../server/listener-set.js';
 import { planListeners } from '../server/listeners.js';
 import { saslApiHandlers } from '../server/sasl-apis.js';
 import { brokerHandlers } from './apis/index.js';
+import { BrokerQuotas } from '../quota/broker-quotas.js';
 import { authorizerFromConfig, followAcls, guardHandlers } from './authz/install.js';
 
 const INTERNAL_TOPIC_RF_KEYS: ReadonlyMap<string, string> = new Map([
@@ -43,10 +45,11 @@ const INTERNAL_TOPIC_RF_KEYS: ReadonlyMap<string, string> = new Map([
  * Kafka's controlled shutdown: before the listeners close, ask the active controller to move
  * this node's leaderships away, and wait (at most one session timeout) until it leads nothing.
  */
-async function controlledShutdown(controller: Controller, etcd: EtcdQuorum, timeoutMs: number): Promise<void> {
+async function controlledShutdown(controller: Controller, etcd: EtcdQuorum, timeoutMs: number, log: Logger): Promise<void> {
   const leadsSomething = (): boolean => [...controller.image.topicsByName.values()].some((t) => t.partitions.some((p) => p.leader === controller.nodeId));
   if (!leadsSomething() || etcd.fenced) return;
   await etcd.requestControlledShutdown();
+  const started = Date.now();
   await new Promise<void>((res) => {
     const timer = setTimeout(done, timeoutMs);
     const off = controller.onChange(() => {
@@ -58,8 +61,10 @@ async function controlledShutdown(controller: Controller, etcd: EtcdQuorum, time
       res();
     }
   });
+  if (leadsSomething()) throw new Error(`leaderships were not moved within ${timeoutMs} ms`);
+  // Logged while the listeners still serve, before the node stops acting as a broker.
+  log.info('controlled shutdown complete', { waitedMs: Date.now() - started });
 }
-import { BrokerQuotas } from '../quota/broker-quotas.js';
 
 export class BrokerNode {
   private closing: Promise<void> | null = null;
@@ -70,6 +75,8 @@ export class BrokerNode {
     private readonly closers: (() => Promise<void>)[],
     /** The etcd membership, null for a node alone. */
     readonly quorum: EtcdQuorum | null,
+    /** Runs while the listeners still serve (the controlled shutdown). */
+    private readonly beforeClose: (() => Promise<void>) | null,
   ) {}
 
   get port(): number {
@@ -237,8 +244,9 @@ export class BrokerNode {
     });
     listeners = server;
     listenersForView = server;
-    const node = new BrokerNode(ctx, server, closers, quorum.etcd);
-    if (quorum.etcd && config.bool('controlled.shutdown.enable')) closers.unshift(() => controlledShutdown(controller, quorum.etcd!, config.int('broker.session.timeout.ms')));
+    const etcd = quorum.etcd;
+    const beforeClose = etcd && config.bool('controlled.shutdown.enable') ? () => controlledShutdown(controller, etcd, config.int('broker.session.timeout.ms'), log) : null;
+    const node = new BrokerNode(ctx, server, closers, etcd, beforeClose);
     closers.push(
       async () => {
         await replicas.close();
@@ -266,6 +274,11 @@ export class BrokerNode {
   /** Clean shutdown; safe to call more than once. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      try {
+        await this.beforeClose?.();
+      } catch (err) {
+        this.ctx.log.warn('controlled shutdown failed', { err: err instanceof Error ? err : String(err) });
+      }
       await this.server.close();
       for (const c of this.closers) {
         try {

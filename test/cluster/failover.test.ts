@@ -7,12 +7,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaClient } from '../../src/client/kafka-client.js';
-import { Apis } from '../../src/client/apis.js';
+import { Apis, type ApiSpec } from '../../src/client/apis.js';
+import { encodeAlterPartitionRequest, type AlterPartitionRequestInput } from '../../src/protocol/generated/messages/alter-partition-request.js';
+import { decodeAlterPartitionResponse, type AlterPartitionResponse } from '../../src/protocol/generated/messages/alter-partition-response.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import type { MetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
 import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
 
 const SESSION_MS = 3000;
+const AlterPartition: ApiSpec<AlterPartitionRequestInput, AlterPartitionResponse> = { apiKey: 56, versions: [3, 3], encode: encodeAlterPartitionRequest, decode: decodeAlterPartitionResponse };
 let cluster: RunningCluster;
 
 async function withClient<T>(nodeId: number, fn: (c: KafkaClient) => Promise<T>): Promise<T> {
@@ -38,7 +41,8 @@ const createTopic = (nodeId: number, name: string, partitions: number, rf: numbe
 const brokersSeenBy = async (nodeId: number): Promise<number[]> => (await metadataOn(nodeId, [])).brokers.map((b) => b.nodeId).sort();
 
 beforeAll(async () => {
-  cluster = await startCluster({ nodes: 3 });
+  // Preferred leaders are restored every second (auto.leader.rebalance.enable is on by default).
+  cluster = await startCluster({ nodes: 3, overrides: { 'leader.imbalance.check.interval.seconds': 1 } });
 }, 240_000);
 
 afterAll(async () => {
@@ -131,32 +135,39 @@ describe('failover on a three-node cluster', () => {
     });
     const leaving = md.topics[0]!.partitions[0]!.leaderId;
     const observer = [1, 2, 3].find((id) => id !== leaving)!;
-    // Ask the leaving node itself, again and again, while it shuts down: its last answer before
-    // its listener closed must already show its leaderships gone. Without a controlled shutdown
-    // they would move only after it stopped serving (when its lease ends).
-    let lastAnswer: MetadataResponse | null = null;
-    let polling = true;
-    const poll = withClient(leaving, async (c) => {
-      while (polling) {
-        try {
-          lastAnswer = await c.send(Apis.Metadata, { topics: [{ name: 'cs', topicId: '00000000-0000-0000-0000-000000000000' }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
-        } catch {
-          return;
-        }
-      }
-    });
     await cluster.node(leaving).stop();
-    polling = false;
-    await poll;
-    const last = lastAnswer as MetadataResponse | null;
-    expect(last).not.toBeNull();
-    for (const p of last!.topics[0]!.partitions) expect(p.leaderId).not.toBe(leaving);
+    // The node waited, while still serving, until it led nothing; without a controlled shutdown
+    // its leaderships would move only after it exited (when its lease ends).
+    expect(cluster.node(leaving).logs()).toMatch(/"msg":"controlled shutdown complete"[^\n]*\n(?:(?!"node started").)*"msg":"shutdown complete"/s);
     const now = await metadataOn(observer, ['cs']);
     for (const p of now.topics[0]!.partitions) {
       expect(p.leaderId).not.toBe(leaving);
       expect(p.leaderId).toBeGreaterThan(0);
     }
     await cluster.node(leaving).start();
+  });
+
+  it('auto.leader.rebalance.enable gives leadership back to the preferred replica once it is in the ISR', async () => {
+    const created = await withClient(1, (c) =>
+      c.send(Apis.CreateTopics, { topics: [{ name: 'rebalance', numPartitions: -1, replicationFactor: -1, assignments: [{ partitionIndex: 0, brokerIds: [3, 1, 2] }], configs: [] }], timeoutMs: 10_000, validateOnly: false }),
+    );
+    const topicId = created.topics[0]!.topicId;
+    await cluster.node(3).stop();
+    const moved = await eventually('rebalance-0 led by 1', async () => {
+      const p = (await metadataOn(1, ['rebalance'])).topics[0]?.partitions[0];
+      return p && p.leaderId === 1 ? p : null;
+    });
+    await cluster.node(3).start();
+    // The leader takes node 3 back into the ISR (one change so far: partition epoch 1).
+    const back = await withClient(1, (c) =>
+      c.send(AlterPartition, { brokerId: 1, brokerEpoch: -1n, topics: [{ topicId, partitions: [{ partitionIndex: 0, leaderEpoch: moved.leaderEpoch, partitionEpoch: 1, newIsrWithEpochs: [1, 2, 3].map((brokerId) => ({ brokerId, brokerEpoch: -1n })) }] }] }),
+    );
+    expect(back.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
+    const restored = await eventually('the preferred leader restored', async () => {
+      const p = (await metadataOn(2, ['rebalance'])).topics[0]?.partitions[0];
+      return p && p.leaderId === 3 ? p : null;
+    });
+    expect(restored.leaderEpoch).toBe(moved.leaderEpoch + 1);
   });
 
   it('etcd restarted mid-run: nodes reconnect and carry on', async () => {
