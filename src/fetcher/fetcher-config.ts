@@ -41,6 +41,8 @@ export interface MirrorFetcherConfig {
   readonly backoffMs: number;
   /** A partition that cannot reach its source leader for this long goes FAILED (retried later). */
   readonly unreachableFailMs: number;
+  /** mirror.num.replica.fetchers: loops (each with its own Fetch in flight and session) per source broker. */
+  readonly numFetchers: number;
 }
 
 export const DEFAULT_FETCHER_CONFIG: MirrorFetcherConfig = {
@@ -50,6 +52,7 @@ export const DEFAULT_FETCHER_CONFIG: MirrorFetcherConfig = {
   partitionMaxBytes: 1024 * 1024,
   backoffMs: 1000,
   unreachableFailMs: 30_000,
+  numFetchers: 1,
 };
 
 export interface MirrorFetcherStats {

@@ -5,7 +5,8 @@
  *
  * Concurrency contract: one `PartitionState` object per partition while it is in the fetcher;
  * removing and re-adding a partition makes a new object, so code that awaited checks it still
- * holds the current one before writing to it. `busy` chains the partition's appends.
+ * holds the current one before writing to it. `busy` chains the partition's appends;
+ * `fetchOffset` already counts appends chained there but not yet finished (./append-pipeline.ts).
  */
 
 export interface MirrorTopicPartition {
@@ -39,6 +40,12 @@ export interface PartitionState {
   /** Metadata answers in a row that did not know the topic (§8.10: two mean deleted). */
   missingTopicCount: number;
   busy: Promise<void>;
+  /**
+   * Responses of this partition waiting on the slow path (errors, truncation, fencing): while
+   * above 0 the loop leaves the partition out of its fetches, since the outcome decides where
+   * (and whether) to fetch next.
+   */
+  held: number;
   lastError?: Error;
 }
 
@@ -59,6 +66,7 @@ export function newPartitionState(tp: MirrorTopicPartition, fetchOffset: number,
     bumpRequestedFor: -1,
     missingTopicCount: 0,
     busy: Promise.resolve(),
+    held: 0,
   };
 }
 

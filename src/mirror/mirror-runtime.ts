@@ -65,6 +65,7 @@ export function createMirrorRuntime(
       partitionMaxBytes: num('mirror.fetch.max.bytes', config.fetchMaxBytes),
       backoffMs: num('mirror.fetch.backoff.ms', config.fetchBackoffMs),
       unreachableFailMs: num('mirror.socket.timeout.ms', config.socketTimeoutMs),
+      numFetchers: config.numReplicaFetchers,
     },
     host.clock,
     host.timers,
