@@ -28,6 +28,8 @@ export interface Broker {
   readonly pid: number;
   /** The directory holding the partition directories (`<topic>-<n>`). */
   readonly logDir: string;
+  /** null while running; otherwise why it exited, with the end of its log. */
+  deadReason(): string | null;
   stop(): Promise<void>;
 }
 
@@ -134,5 +136,5 @@ async function serving(kind: BrokerKind, proc: ManagedProcess, port: number, log
   }
   const pid = proc.pid;
   if (pid === undefined) throw new Error(`${kind} has no pid`);
-  return { kind, bootstrap: `127.0.0.1:${port}`, pid, logDir, stop };
+  return { kind, bootstrap: `127.0.0.1:${port}`, pid, logDir, deadReason: () => proc.deadReason(), stop };
 }

@@ -27,6 +27,7 @@ const { values: flags } = parseArgs({
     'produce-mb': { type: 'string' },
     'mirror-mb': { type: 'string' },
     'mirror-config': { type: 'string', multiple: true },
+    'mirror-peers': { type: 'string' },
     out: { type: 'string' },
   },
 });
@@ -44,6 +45,7 @@ for (const kv of flags['mirror-config'] ?? []) {
   const i = kv.indexOf('=');
   mirrorConfig[kv.slice(0, i)] = kv.slice(i + 1);
 }
+const mirrorPeers = new Set((flags['mirror-peers'] ?? 'raw,mm2').split(','));
 const outFile = flags.out ?? join(process.cwd(), `bench-compare-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
 
 const results = new Results();
@@ -53,6 +55,9 @@ async function withBroker<T>(kind: BrokerKind, durability: Durability, fn: (b: B
   const b = await startBroker(kind, { durability });
   try {
     return await fn(b);
+  } catch (e) {
+    const dead = b.deadReason();
+    throw dead === null ? e : new Error(`${(e as Error).message}\n${kind} died: ${dead}`);
   } finally {
     await b.stop();
   }
@@ -121,8 +126,10 @@ async function mirrorRound(round: number): Promise<void> {
     const runFjord = (): Promise<CatchUp> => withBroker('fjord', 'default', (dest) => fjordCatchUp(kafkaSrc, dest, MIRROR_TOPIC, src.records, src.bytes, mirrorConfig, deadline));
     const runMm2 = (): Promise<CatchUp> => withBroker('kafka', 'default', (dest) => mirrorMakerCatchUp(kafkaSrc, dest, MIRROR_TOPIC, src.records, src.bytes, deadline));
     let kf: CatchUp;
-    let mm2: CatchUp;
-    if (round % 2 === 0) {
+    let mm2: CatchUp | null = null;
+    if (!mirrorPeers.has('mm2')) {
+      kf = await runFjord();
+    } else if (round % 2 === 0) {
       log(`round ${round + 1}: mirror: Kafka → Fjord, then MM2`);
       kf = await runFjord();
       mm2 = await runMm2();
@@ -132,7 +139,7 @@ async function mirrorRound(round: number): Promise<void> {
       kf = await runFjord();
     }
     addMirror(`mirror ${gib} GiB ${MIRROR_PARTITIONS}p Kafka → Fjord`, 'raw pipe', kf, raw);
-    addMirror(`mirror ${gib} GiB ${MIRROR_PARTITIONS}p Kafka → Fjord vs MM2 Kafka → Kafka`, 'mm2', kf, mm2);
+    if (mm2 !== null) addMirror(`mirror ${gib} GiB ${MIRROR_PARTITIONS}p Kafka → Fjord vs MM2 Kafka → Kafka`, 'mm2', kf, mm2);
   });
   await withBroker('fjord', 'default', async (fjordSrc) => {
     log(`round ${round + 1}: mirror: preloading ${gib} GiB into Fjord`);
@@ -144,20 +151,42 @@ async function mirrorRound(round: number): Promise<void> {
   });
 }
 
+const failures: string[] = [];
+
+/** One round of one section; a failure is reported and the run goes on with the next. */
+async function attempt(what: string, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (e) {
+    const msg = `${what} failed: ${(e as Error).message}`;
+    failures.push(msg);
+    log(msg);
+  }
+}
+
+function writeJson(started: number): { minutes: number; machine: Record<string, unknown> } {
+  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', memGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
+  const meta = { date: new Date().toISOString(), minutes: (Date.now() - started) / 60_000, quick, rounds, durabilities, sizes, mirrorBytes, mirrorConfig, machine, failures };
+  writeFileSync(outFile, JSON.stringify({ meta, rows: results.toJson() }, null, 2) + '\n');
+  return meta;
+}
+
 async function main(): Promise<void> {
   const payloadDir = mkdtempSync(join(tmpdir(), 'fjord-bench-payload-'));
   const started = Date.now();
   try {
     for (let round = 0; round < rounds; round++) {
-      await brokerRounds(round, payloadDir);
-      if (sections.has('mirror')) await mirrorRound(round);
+      await attempt(`round ${round + 1} brokers`, () => brokerRounds(round, payloadDir));
+      if (sections.has('mirror')) await attempt(`round ${round + 1} mirror`, () => mirrorRound(round));
+      // Written after every round, so an interrupted run keeps what it measured.
+      writeJson(started);
     }
   } finally {
     rmSync(payloadDir, { recursive: true, force: true });
   }
-  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', memGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
-  const meta = { date: new Date().toISOString(), minutes: (Date.now() - started) / 60_000, quick, rounds, durabilities, sizes, mirrorBytes, mirrorConfig, machine };
-  writeFileSync(outFile, JSON.stringify({ meta, rows: results.toJson() }, null, 2) + '\n');
+  const meta = writeJson(started);
+  const machine = meta.machine as { cpus: number; cpuModel: string };
+  if (failures.length > 0) console.log(`failures:\n${failures.map((f) => `- ${f}`).join('\n')}\n`);
   console.log(`Fjord vs Apache Kafka 4.1.2 — ${rounds} rounds, ${machine.cpus} CPUs (${machine.cpuModel}), ${meta.minutes.toFixed(1)} min\n`);
   console.log('durability: default = each broker\'s defaults (Fjord fsyncs acks=all writes, Kafka does not); matched = log.flush.interval.messages=1 on both\n');
   console.log(results.table());
