@@ -97,6 +97,9 @@ export class SourceBrokerLoop {
     }
     const truncating = ready.filter((p) => p.state === 'truncating');
     if (truncating.length > 0) {
+      // A partition delayed by a failed Fetch may still be appending an earlier answer:
+      // truncation reads the local log end, so it waits for those appends.
+      await Promise.all(truncating.map((p) => p.busy));
       await truncatePartitions(ctx, this.brokerId, truncating);
       return 0;
     }
