@@ -6,10 +6,12 @@
  * state (OffsetsForLeaderEpoch) or sends one Fetch for the fetching ones, through the loop's own
  * fetch session, then hands each partition of the answer to ./append-pipeline.ts.
  *
- * The appends of a response are not awaited before the next Fetch goes out, so the network and
- * the local log work at the same time; a byte budget (`mirror.fetch.response.max.bytes`, one
+ * With `pipelineAppends` the appends of a response are not awaited before the next Fetch goes
+ * out, so the network and the local log work at the same time; a byte budget (`mirror.fetch.response.max.bytes`, one
  * full response) bounds how much fetched data may wait for its append, and so how many response
- * frames stay alive, before the loop waits for appends first.
+ * frames stay alive, before the loop waits for appends first. Without it (the default) each
+ * round awaits its appends, as AbstractFetcherThread does: the overlap is off by default until
+ * it passes the bounce scenarios in test/mirror/scenarios-fjord.test.ts.
  *
  * Sleeps (nothing ready, or a backoff after an error) go through the injected timers, and
  * `notify` cuts them short when a metadata refresh hands the loop new work.
@@ -25,6 +27,7 @@ import { FetchSessionHandler } from './fetch-session-handler.js';
 import type { FetcherContext } from './fetcher-context.js';
 import type { CancelTimer } from './fetcher-timers.js';
 import { applyPartitionResponse } from './append-pipeline.js';
+import { processPartitionResponse } from './partition-data.js';
 import { tpKey, type MirrorTopicPartition } from './partition-state.js';
 import type { FetchResponse } from './source-endpoint.js';
 
@@ -128,14 +131,17 @@ export class SourceBrokerLoop {
       ctx.delay(fetching, new KafkaError(res.errorCode, `source fetch error ${res.errorCode}`));
       return ctx.config.backoffMs;
     }
+    const work: Promise<void>[] = [];
     for (const t of res.topics) {
       for (const pr of t.partitions) {
         const ps = ctx.partition(tpKey({ topicId: t.topicId, partition: pr.partition }));
         if (ps === undefined || ps.state !== 'fetching') continue;
-        this.track(applyPartitionResponse(ctx, ps, pr));
+        if (ctx.config.pipelineAppends) this.track(applyPartitionResponse(ctx, ps, pr));
+        else work.push(ctx.serialize(ps, () => processPartitionResponse(ctx, ps, pr)));
       }
     }
     for (const p of fetching) p.unreachableSince = 0;
+    await Promise.all(work);
     return 0;
   }
 
