@@ -44,6 +44,13 @@ export interface MirrorFetcherConfig {
   readonly unreachableFailMs: number;
   /** mirror.replication.throttled.rate: consulted before every Fetch (./replication-quota.ts). */
   readonly quota?: FetchQuota;
+  /** mirror.num.replica.fetchers: loops (each with its own Fetch in flight and session) per source broker. */
+  readonly numFetchers: number;
+  /**
+   * Send the next Fetch while the previous answer is appended (./append-pipeline.ts). Off by
+   * default: a destination restarted while it catches up does not converge with it yet.
+   */
+  readonly pipelineAppends: boolean;
 }
 
 export const DEFAULT_FETCHER_CONFIG: MirrorFetcherConfig = {
@@ -53,6 +60,8 @@ export const DEFAULT_FETCHER_CONFIG: MirrorFetcherConfig = {
   partitionMaxBytes: 1024 * 1024,
   backoffMs: 1000,
   unreachableFailMs: 30_000,
+  numFetchers: 1,
+  pipelineAppends: false,
 };
 
 export interface MirrorFetcherStats {

@@ -3,7 +3,8 @@
  *
  * Shape follows Kafka's AbstractFetcherThread, one seam per file: per-partition fetch state
  * (./partition-state.ts: truncating → fetching, delayed after errors), one loop per source broker
- * with exactly one request in flight (./source-broker-loop.ts) and its fetch session
+ * (`mirror.num.replica.fetchers` of them), each with one request in flight while the appends of
+ * the previous answer are written (./source-broker-loop.ts, ./append-pipeline.ts) and its fetch session
  * (./fetch-session-handler.ts), per-partition processing (./partition-data.ts, walking batch
  * headers in ./batch-walk.ts) with an exhaustive error table (./partition-errors.ts) so one
  * partition's failure never stops the others, epoch truncation (./epoch-truncation.ts), and the
@@ -14,8 +15,8 @@
  * and bytes stay the source's. No record is decoded: `stats.recordsDecoded` exists to prove it
  * and stays 0.
  *
- * Concurrency contract: single event loop. Appends to one partition are serialised (the loop
- * awaits them before the next Fetch for that broker); `removePartitions` resolves only after any
+ * Concurrency contract: single event loop. Appends to one partition are serialised on the
+ * partition (`ps.busy`), in fetch order; `removePartitions` resolves only after any
  * append in progress for those partitions finished, so the caller may truncate or write markers
  * right after.
  */
@@ -37,7 +38,7 @@ export class MirrorFetcher implements FetcherContext {
   readonly config: MirrorFetcherConfig;
   readonly stats: MirrorFetcherStats = { fetches: 0, batchesAppended: 0, bytesAppended: 0, recordsDecoded: 0 };
   private readonly byKey = new Map<string, PartitionState>();
-  private readonly loops = new Map<number, SourceBrokerLoop>();
+  private readonly loops = new Map<number, SourceBrokerLoop[]>();
   private readonly leaders = new SourceLeaders(this);
   private isClosed = false;
 
@@ -105,7 +106,7 @@ export class MirrorFetcher implements FetcherContext {
   async close(): Promise<void> {
     this.isClosed = true;
     this.leaders.close();
-    for (const l of this.loops.values()) l.stop();
+    for (const l of [...this.loops.values()].flat()) l.stop();
     const busy = [...this.byKey.values()].map((p) => p.busy);
     this.byKey.clear();
     await Promise.all(busy);
@@ -170,13 +171,16 @@ export class MirrorFetcher implements FetcherContext {
     return this.leaders.refresh();
   }
 
-  ensureLoop(brokerId: number): SourceBrokerLoop {
-    let loop = this.loops.get(brokerId);
-    if (loop === undefined) {
-      loop = new SourceBrokerLoop(brokerId, this);
-      this.loops.set(brokerId, loop);
-      void loop.run();
+  /** The `numFetchers` loops of a source broker (mirror.num.replica.fetchers), started on first use. */
+  ensureLoop(brokerId: number): { notify(): void } {
+    let loops = this.loops.get(brokerId);
+    if (loops === undefined) {
+      const n = Math.max(1, this.config.numFetchers);
+      loops = Array.from({ length: n }, (_, id) => new SourceBrokerLoop(brokerId, this, id, n));
+      this.loops.set(brokerId, loops);
+      for (const l of loops) void l.run();
     }
-    return loop;
+    const all = loops;
+    return { notify: () => all.forEach((l) => l.notify()) };
   }
 }

@@ -117,7 +117,7 @@ async function followLogStart(ctx: FetcherContext, ps: PartitionState, log: Mirr
 }
 
 /** Asks for a bump when the source epoch comes within the threshold of the destination's (§9.4). */
-function maybeBumpProactively(ctx: FetcherContext, ps: PartitionState, sourceEpoch: number, dle: number): void {
+export function maybeBumpProactively(ctx: FetcherContext, ps: PartitionState, sourceEpoch: number, dle: number): void {
   const sle = Math.max(sourceEpoch, ps.sourceLeaderEpoch);
   if (sle < 0 || sle <= dle - LEADER_EPOCH_BUMP_THRESHOLD) return;
   const target = sle + LEADER_EPOCH_BUMP_INCREMENT;

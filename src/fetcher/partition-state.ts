@@ -5,7 +5,8 @@
  *
  * Concurrency contract: one `PartitionState` object per partition while it is in the fetcher;
  * removing and re-adding a partition makes a new object, so code that awaited checks it still
- * holds the current one before writing to it. `busy` chains the partition's appends.
+ * holds the current one before writing to it. `busy` chains the partition's appends;
+ * `fetchOffset` already counts appends chained there but not yet finished (./append-pipeline.ts).
  */
 
 export interface MirrorTopicPartition {
@@ -43,6 +44,12 @@ export interface PartitionState {
   /** Max timestamp of the newest batch appended, -1 before the first. */
   mirroredMaxTimestamp: number;
   busy: Promise<void>;
+  /**
+   * Responses of this partition waiting on the slow path (errors, truncation, fencing): while
+   * above 0 the loop leaves the partition out of its fetches, since the outcome decides where
+   * (and whether) to fetch next.
+   */
+  held: number;
   lastError?: Error;
 }
 
@@ -65,6 +72,7 @@ export function newPartitionState(tp: MirrorTopicPartition, fetchOffset: number,
     lastFetchMs: 0,
     mirroredMaxTimestamp: -1,
     busy: Promise.resolve(),
+    held: 0,
   };
 }
 

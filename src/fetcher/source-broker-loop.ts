@@ -1,14 +1,24 @@
 /**
- * The loop of one source broker, as AbstractFetcherThread runs one thread per leader: exactly one
- * request in flight, for the partitions that broker leads. Each round either truncates the
- * partitions in the truncating state (OffsetsForLeaderEpoch) or sends one Fetch for the fetching
- * ones, through the broker's fetch session, then applies each partition of the answer.
+ * A loop fetching from one source broker, as AbstractFetcherThread runs a thread per leader (and
+ * `num.replica.fetchers` of them, here `mirror.num.replica.fetchers`, each with the partitions
+ * AbstractFetcherManager.getFetcherId hashes to it): one Fetch in flight per loop, for its
+ * partitions that broker leads. Each round either truncates the partitions in the truncating
+ * state (OffsetsForLeaderEpoch) or sends one Fetch for the fetching ones, through the loop's own
+ * fetch session, then hands each partition of the answer to ./append-pipeline.ts.
+ *
+ * With `pipelineAppends` the appends of a response are not awaited before the next Fetch goes
+ * out, so the network and the local log work at the same time; a byte budget (`mirror.fetch.response.max.bytes`, one
+ * full response) bounds how much fetched data may wait for its append, and so how many response
+ * frames stay alive, before the loop waits for appends first. Without it (the default) each
+ * round awaits its appends, as AbstractFetcherThread does: the overlap is off by default until
+ * it passes the bounce scenarios in test/mirror/scenarios-fjord.test.ts.
  *
  * Sleeps (nothing ready, or a backoff after an error) go through the injected timers, and
  * `notify` cuts them short when a metadata refresh hands the loop new work.
  *
- * Concurrency contract: one round at a time; a round awaits the appends it started, so appends
- * to a partition never overlap a later fetch of it.
+ * Concurrency contract: one round at a time. Appends to one partition are chained in order on
+ * the partition (`ps.busy`); a partition whose response needs more than an append is left out of
+ * fetches until that work is done.
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
@@ -16,21 +26,41 @@ import { truncatePartitions } from './epoch-truncation.js';
 import { FetchSessionHandler } from './fetch-session-handler.js';
 import type { FetcherContext } from './fetcher-context.js';
 import type { CancelTimer } from './fetcher-timers.js';
+import { applyPartitionResponse } from './append-pipeline.js';
 import { processPartitionResponse } from './partition-data.js';
-import { tpKey } from './partition-state.js';
+import { tpKey, type MirrorTopicPartition } from './partition-state.js';
 import type { FetchResponse } from './source-endpoint.js';
 
 /** The shortest sleep between rounds that found nothing ready. */
 const MIN_IDLE_MS = 10;
 
+/** Java's String.hashCode, which AbstractFetcherManager.getFetcherId hashes topic names with. */
+function javaStringHash(s: string): number {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0;
+  return h;
+}
+
+/** Kafka's AbstractFetcherManager.getFetcherId: Utils.abs(31 * topic.hashCode + partition) % fetchers. */
+export function fetcherIdOf(tp: MirrorTopicPartition, fetchers: number): number {
+  const h = (Math.imul(31, javaStringHash(tp.topic)) + tp.partition) | 0;
+  // Utils.abs maps Integer.MIN_VALUE to 0 (h & 0x7fffffff), unlike Math.abs.
+  return (h & 0x7fffffff) % fetchers;
+}
+
 export class SourceBrokerLoop {
   readonly session = new FetchSessionHandler();
   private wake: (() => void) | null = null;
   private running = true;
+  /** Appends of earlier responses not finished yet, and the bytes they hold. */
+  private readonly pending = new Set<Promise<void>>();
+  private pendingBytes = 0;
 
   constructor(
     readonly brokerId: number,
     private readonly ctx: FetcherContext,
+    readonly fetcherId = 0,
+    private readonly fetchers = 1,
   ) {}
 
   async run(): Promise<void> {
@@ -60,7 +90,7 @@ export class SourceBrokerLoop {
   async runOnce(): Promise<number> {
     const { ctx } = this;
     const now = ctx.clock.now();
-    const mine = ctx.partitions().filter((p) => p.sourceLeaderId === this.brokerId);
+    const mine = ctx.partitions().filter((p) => p.sourceLeaderId === this.brokerId && (this.fetchers === 1 || fetcherIdOf(p.tp, this.fetchers) === this.fetcherId));
     ctx.failUnreachable(mine, now);
     const ready = mine.filter((p) => ctx.isCurrent(p) && (p.state !== 'delayed' || p.delayedUntil <= now));
     for (const p of ready) if (p.state === 'delayed') p.state = 'truncating';
@@ -70,11 +100,20 @@ export class SourceBrokerLoop {
     }
     const truncating = ready.filter((p) => p.state === 'truncating');
     if (truncating.length > 0) {
+      // A partition delayed by a failed Fetch may still be appending an earlier answer:
+      // truncation reads the local log end, so it waits for those appends.
+      await Promise.all(truncating.map((p) => p.busy));
       await truncatePartitions(ctx, this.brokerId, truncating);
       return 0;
     }
-    const fetching = ready.filter((p) => p.state === 'fetching');
-    if (fetching.length === 0) return MIN_IDLE_MS;
+    await this.withinBudget();
+    const fetching = ready.filter((p) => p.state === 'fetching' && p.held === 0 && ctx.isCurrent(p));
+    if (fetching.length === 0) {
+      // Everything ready is held by work in progress: go on once some of it finished.
+      if (this.pending.size === 0) return MIN_IDLE_MS;
+      await Promise.race(this.pending);
+      return 0;
+    }
     const throttled = ctx.config.quota?.delayMs() ?? 0;
     if (throttled > 0) return throttled;
     const req = this.session.build(fetching, ctx.config);
@@ -101,13 +140,28 @@ export class SourceBrokerLoop {
         bytes += pr.records?.length ?? 0;
         const ps = ctx.partition(tpKey({ topicId: t.topicId, partition: pr.partition }));
         if (ps === undefined || ps.state !== 'fetching') continue;
-        work.push(ctx.serialize(ps, () => processPartitionResponse(ctx, ps, pr)));
+        if (ctx.config.pipelineAppends) this.track(applyPartitionResponse(ctx, ps, pr));
+        else work.push(ctx.serialize(ps, () => processPartitionResponse(ctx, ps, pr)));
       }
     }
     for (const p of fetching) p.unreachableSince = 0;
     ctx.config.quota?.record(bytes);
     await Promise.all(work);
     return 0;
+  }
+
+  private track(a: { done: Promise<void>; bytes: number }): void {
+    this.pendingBytes += a.bytes;
+    const p = a.done.then(() => {
+      this.pending.delete(p);
+      this.pendingBytes -= a.bytes;
+    });
+    this.pending.add(p);
+  }
+
+  /** Waits while the data fetched but not yet appended is over the budget of one full response. */
+  private async withinBudget(): Promise<void> {
+    while (this.pendingBytes >= this.ctx.config.maxBytes && this.pending.size > 0) await Promise.race(this.pending);
   }
 
   private sleep(ms: number): Promise<void> {

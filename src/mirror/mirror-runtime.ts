@@ -79,6 +79,7 @@ export function createMirrorRuntime(
       backoffMs: num('mirror.fetch.backoff.ms', config.fetchBackoffMs),
       unreachableFailMs: num('mirror.socket.timeout.ms', config.socketTimeoutMs),
       quota: throttleOf(host),
+      numFetchers: config.numReplicaFetchers,
     },
     host.clock,
     host.timers,

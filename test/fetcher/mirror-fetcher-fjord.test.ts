@@ -65,7 +65,7 @@ function segmentBytes(dir: string): Buffer {
   return Buffer.concat(files.map((f) => readFileSync(join(dir, f))));
 }
 
-function mirrorInto(partitions: Map<number, PartitionLog>) {
+function mirrorInto(partitions: Map<number, PartitionLog>, numFetchers = 1) {
   const failed: string[] = [];
   const errors: { code: number | undefined; nonRetryable: boolean }[] = [];
   const c = new KafkaClient({ bootstrapServers: [node.bootstrap], requestTimeoutMs: 5000, connectTimeoutMs: 1000 });
@@ -81,7 +81,7 @@ function mirrorInto(partitions: Map<number, PartitionLog>) {
         errors.push({ code: err instanceof KafkaError ? err.code : undefined, nonRetryable });
       },
     },
-    { maxWaitMs: 200, backoffMs: 200, unreachableFailMs: 60_000 },
+    { maxWaitMs: 200, backoffMs: 200, unreachableFailMs: 60_000, numFetchers, pipelineAppends: numFetchers > 1 },
   );
   return { fetcher, client: c, failed, errors };
 }
@@ -164,6 +164,54 @@ describe('MirrorFetcher with a Fjord node as the source', () => {
     for (const p of [0, 57, 199]) {
       expect(segmentBytes(join(work, `${topic}-${p}`)).equals(segmentBytes(join(node.dataDir, `${topic}-${p}`))), `partition ${p}`).toBe(true);
     }
+    expect(m.failed).toEqual([]);
+  });
+
+  it('with mirror.num.replica.fetchers=3, fetches while earlier answers are still being appended, and copies every byte', async () => {
+    const topic = 'pipelined';
+    const n = 8;
+    const kafka = client();
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic, numPartitions: n }], waitForLeaders: true });
+    await admin.disconnect();
+    const producer = kafka.producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    const value = Buffer.alloc(1000, 0x6d);
+    for (let round = 0; round < 40; round++) {
+      await producer.send({ topic, acks: 1, messages: Array.from({ length: 200 }, (_, i) => ({ partition: (round + i) % n, value })) });
+    }
+    await producer.disconnect();
+    const id = await topicId(topic);
+    const parts = new Map<number, PartitionLog>();
+    for (let p = 0; p < n; p++) {
+      const l = await PartitionLog.open({ dir: join(work, `${topic}-${p}`), topicId: id, config: logConfig() });
+      logs.push(l);
+      parts.set(p, l);
+    }
+    // Small partition and response limits make many answers, so appends and fetches can overlap.
+    const m = mirrorInto(parts, 3);
+    Object.assign(m.fetcher.config, { partitionMaxBytes: 64 * 1024, maxBytes: 256 * 1024 });
+    // A spy on the real logs: counts Fetches sent while an append was being written.
+    let overlapped = 0;
+    for (const log of parts.values()) {
+      const append = log.appendAsMirror.bind(log);
+      log.appendAsMirror = async (records, opts) => {
+        const before = m.fetcher.stats.fetches;
+        const res = await append(records, opts);
+        if (m.fetcher.stats.fetches > before) overlapped++;
+        return res;
+      };
+    }
+    m.fetcher.addPartitions([...parts.keys()].map((partition) => ({ topic, topicId: id, partition })));
+    await waitFor('all copied', () => [...parts.values()].reduce((s, l) => s + l.logEndOffset, 0) === 40 * 200, 60_000);
+    await m.fetcher.close();
+    m.client.close();
+    for (let p = 0; p < n; p++) {
+      expect(segmentBytes(join(work, `${topic}-${p}`)).equals(segmentBytes(join(node.dataDir, `${topic}-${p}`))), `partition ${p}`).toBe(true);
+    }
+    expect(overlapped).toBeGreaterThan(0);
+    expect(m.fetcher.stats.recordsDecoded).toBe(0);
     expect(m.failed).toEqual([]);
   });
 

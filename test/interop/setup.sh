@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the interop suite needs on a fresh Debian machine (run as root), and reuses what an
 # earlier run left in .cache/ so a second run takes seconds:
-#   Debian packages (kcat, chromium and prometheus for the status page and scrape tests, python3-venv,
+#   Debian packages (kcat, socat for the benchmark's raw pipe, chromium and prometheus for the status page and scrape tests, python3-venv,
 #   librdkafka build deps), the Apache Kafka broker and the Java
-#   clients/tools from Maven Central (.cache/m2), a virtualenv with confluent-kafka and kafka-python
+#   clients/tools and MirrorMaker 2 from Maven Central (.cache/m2), a virtualenv with confluent-kafka and kafka-python
 #   from PyPI (.cache/venv), librdkafka's test runner built from the @confluentinc/kafka-javascript
 #   npm tarball (.cache/librdkafka), and Fjord itself (npm run build).
 # It only installs; run the suite afterwards with `npm run test:interop`.
@@ -33,7 +33,7 @@ logged() {
 }
 
 # --- Debian packages ------------------------------------------------------------------------------
-APT_PACKAGES="kcat chromium prometheus openssl python3-venv build-essential pkg-config zlib1g-dev libssl-dev libzstd-dev liblz4-dev libsasl2-dev libcurl4-openssl-dev etcd-server"
+APT_PACKAGES="kcat socat bsdutils chromium prometheus openssl python3-venv build-essential pkg-config zlib1g-dev libssl-dev libzstd-dev liblz4-dev libsasl2-dev libcurl4-openssl-dev etcd-server"
 missing=""
 for p in $APT_PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
@@ -61,6 +61,17 @@ for v in $KAFKA_VERSIONS; do
   fi
 done
 step "Kafka broker classpaths: $KAFKA_VERSIONS"
+
+# --- MirrorMaker 2 (connect-mirror), the peer bench/compare measures the mirror against -----------
+MM2_STAMP="$(sha256sum test/interop/java/mirror-maker/pom.xml | cut -c1-16)"
+if [ ! -s "$OUT/mirror-maker-$CLIENTS_KAFKA_VERSION.classpath" ] || [ "$(cat "$OUT/mirror-maker.stamp" 2>/dev/null)" != "$MM2_STAMP" ]; then
+  step "resolving org.apache.kafka:connect-mirror:$CLIENTS_KAFKA_VERSION"
+  logged "$OUT/mvn-mirror-maker.log" "${MVN[@]}" -f test/interop/java/mirror-maker/pom.xml "-Dkafka.version=$CLIENTS_KAFKA_VERSION" \
+    dependency:build-classpath "-Dmdep.outputFile=$OUT/mirror-maker-$CLIENTS_KAFKA_VERSION.classpath.tmp"
+  mv "$OUT/mirror-maker-$CLIENTS_KAFKA_VERSION.classpath.tmp" "$OUT/mirror-maker-$CLIENTS_KAFKA_VERSION.classpath"
+  echo "$MM2_STAMP" > "$OUT/mirror-maker.stamp"
+fi
+step "MirrorMaker 2 classpath: $CLIENTS_KAFKA_VERSION"
 
 # --- Java scenarios + stock tools -----------------------------------------------------------------
 JAR="$OUT/java-scenarios-target/java-scenarios-1.jar"

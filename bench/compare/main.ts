@@ -1,0 +1,196 @@
+/**
+ * `npm run bench:compare`: Fjord beside Apache Kafka (and MirrorMaker 2, and a raw pipe), started
+ * by this script, alternated for several rounds, measured with Kafka's own perf tools. Prints a
+ * Markdown table and writes the figures as JSON.
+ *
+ *   npm run bench:compare -- --quick            a few minutes: 256 MiB mirror, fewer rows
+ *   npm run bench:compare                       the full table BENCHMARKS.md reports
+ *   flags: --rounds N  --sections produce,latency,mirror,rss  --durability default,matched
+ *          --produce-mb N  --mirror-mb N  --mirror-config key=value (repeatable)  --out file.json
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type Broker, type BrokerKind, type Durability, startBroker } from './brokers.js';
+import { bytesOf, fjordCatchUp, MIRROR_PARTITIONS, mirrorMakerCatchUp, rawPipeCatchUp, segmentFiles, type CatchUp } from './mirror.js';
+import { createTopic, endOffsets, producerPerformance } from './perf-tools.js';
+import { Results, type RowSpec } from './report.js';
+import { idleRss, latency, produceAndConsume, type Sizes } from './scenarios.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    sections: { type: 'string' },
+    durability: { type: 'string' },
+    'produce-mb': { type: 'string' },
+    'mirror-mb': { type: 'string' },
+    'mirror-config': { type: 'string', multiple: true },
+    'mirror-peers': { type: 'string' },
+    out: { type: 'string' },
+  },
+});
+
+const quick = flags.quick === true;
+const rounds = Number(flags.rounds ?? 3);
+const sections = new Set((flags.sections ?? 'produce,latency,mirror,rss').split(','));
+const durabilities = (flags.durability ?? (quick ? 'default' : 'default,matched')).split(',') as Durability[];
+const sizes: Sizes = quick
+  ? { produceMb: Number(flags['produce-mb'] ?? 50), partitions: [8], recordSizes: [100, 1024], acks: ['1', 'all'], compressions: ['none'], latencyRates: [20_000], latencySeconds: 5, bulkWriter: false, idlePartitions: [1000] }
+  : { produceMb: Number(flags['produce-mb'] ?? 200), partitions: [1, 8, 200], recordSizes: [100, 1024], acks: ['1', 'all'], compressions: ['none', 'lz4'], latencyRates: [5_000, 20_000, 50_000], latencySeconds: 15, bulkWriter: true, idlePartitions: [1000, 10_000] };
+const mirrorBytes = Number(flags['mirror-mb'] ?? (quick ? 256 : 1024)) * 1024 * 1024;
+const mirrorConfig: Record<string, string> = {};
+for (const kv of flags['mirror-config'] ?? []) {
+  const i = kv.indexOf('=');
+  mirrorConfig[kv.slice(0, i)] = kv.slice(i + 1);
+}
+const mirrorPeers = new Set((flags['mirror-peers'] ?? 'raw,mm2').split(','));
+const outFile = flags.out ?? join(process.cwd(), `bench-compare-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+
+const results = new Results();
+const log = (msg: string): void => console.error(`[bench:compare ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+
+async function withBroker<T>(kind: BrokerKind, durability: Durability, fn: (b: Broker) => Promise<T>): Promise<T> {
+  const b = await startBroker(kind, { durability });
+  try {
+    return await fn(b);
+  } catch (e) {
+    const dead = b.deadReason();
+    throw dead === null ? e : new Error(`${(e as Error).message}\n${kind} died: ${dead}`);
+  } finally {
+    await b.stop();
+  }
+}
+
+/** Kafka first in odd rounds, Fjord first in even ones. */
+function order(round: number): BrokerKind[] {
+  return round % 2 === 0 ? ['fjord', 'kafka'] : ['kafka', 'fjord'];
+}
+
+async function brokerRounds(round: number, payloadDir: string): Promise<void> {
+  for (const durability of durabilities) {
+    for (const kind of order(round)) {
+      if (!sections.has('produce') && !sections.has('latency')) continue;
+      log(`round ${round + 1}: ${kind}, durability ${durability}: produce/consume/latency`);
+      await withBroker(kind, durability, async (b) => {
+        if (sections.has('produce')) await produceAndConsume(b, sizes, durability, results, payloadDir);
+        if (sections.has('latency')) await latency(b, sizes, durability, results);
+      });
+    }
+  }
+  if (sections.has('rss')) {
+    for (const n of sizes.idlePartitions) {
+      for (const kind of order(round)) {
+        log(`round ${round + 1}: ${kind}: idle RSS at ${n} partitions`);
+        await withBroker(kind, 'default', (b) => idleRss(b, n, 'default', results));
+      }
+    }
+  }
+}
+
+const MIRROR_TOPIC = 'mirror-src';
+
+/** 1 KiB records, acks=1, to `MIRROR_PARTITIONS` partitions, until `mirrorBytes` of record data. */
+async function preload(b: Broker): Promise<{ records: number; bytes: number; files: string[] }> {
+  await createTopic(b.bootstrap, MIRROR_TOPIC, MIRROR_PARTITIONS);
+  const records = Math.round(mirrorBytes / 1024);
+  await producerPerformance(b.bootstrap, { topic: MIRROR_TOPIC, records, recordSize: 1024, acks: '1', compression: 'none', throughput: -1 });
+  const total = (await endOffsets(b.bootstrap, MIRROR_TOPIC)).reduce((s, x) => s + x, 0);
+  if (total !== records) throw new Error(`preload wrote ${total} of ${records} records`);
+  // Let the broker finish writing what it acknowledged before the segment files are read.
+  const files = segmentFiles(b, MIRROR_TOPIC);
+  return { records, bytes: bytesOf(files), files };
+}
+
+function addMirror(name: string, peer: string, fjord: CatchUp, other: CatchUp): void {
+  const spec = (what: string, unit: string, higher: boolean): RowSpec => ({ name: `${name}: ${what}`, unit, peer, higherIsBetter: higher, durability: 'default' });
+  results.add(spec('catch-up', 'MB/s', true), 'fjord', fjord.mbPerSec, fjord.cpuSecondsPerGb, 'CPU-s/GB');
+  results.add(spec('catch-up', 'MB/s', true), 'peer', other.mbPerSec, other.cpuSecondsPerGb, 'CPU-s/GB');
+  results.add(spec('time to first byte', 'ms', false), 'fjord', fjord.firstByteMs);
+  results.add(spec('time to first byte', 'ms', false), 'peer', other.firstByteMs);
+  if (other.peakRssMiB > 0) {
+    results.add(spec('peak RSS during catch-up', 'MiB', false), 'fjord', fjord.peakRssMiB);
+    results.add(spec('peak RSS during catch-up', 'MiB', false), 'peer', other.peakRssMiB);
+  }
+}
+
+async function mirrorRound(round: number): Promise<void> {
+  const deadline = 30 * 60_000;
+  const gib = (mirrorBytes / 2 ** 30).toFixed(mirrorBytes >= 2 ** 30 ? 0 : 2);
+  await withBroker('kafka', 'default', async (kafkaSrc) => {
+    log(`round ${round + 1}: mirror: preloading ${gib} GiB into Kafka`);
+    const src = await preload(kafkaSrc);
+    log(`round ${round + 1}: mirror: raw pipe of Kafka's segment files`);
+    const raw = await rawPipeCatchUp(src.files, deadline);
+    const runFjord = (): Promise<CatchUp> => withBroker('fjord', 'default', (dest) => fjordCatchUp(kafkaSrc, dest, MIRROR_TOPIC, src.records, src.bytes, mirrorConfig, deadline));
+    const runMm2 = (): Promise<CatchUp> => withBroker('kafka', 'default', (dest) => mirrorMakerCatchUp(kafkaSrc, dest, MIRROR_TOPIC, src.records, src.bytes, deadline));
+    let kf: CatchUp;
+    let mm2: CatchUp | null = null;
+    if (!mirrorPeers.has('mm2')) {
+      kf = await runFjord();
+    } else if (round % 2 === 0) {
+      log(`round ${round + 1}: mirror: Kafka → Fjord, then MM2`);
+      kf = await runFjord();
+      mm2 = await runMm2();
+    } else {
+      log(`round ${round + 1}: mirror: MM2, then Kafka → Fjord`);
+      mm2 = await runMm2();
+      kf = await runFjord();
+    }
+    addMirror(`mirror ${gib} GiB ${MIRROR_PARTITIONS}p Kafka → Fjord`, 'raw pipe', kf, raw);
+    if (mm2 !== null) addMirror(`mirror ${gib} GiB ${MIRROR_PARTITIONS}p Kafka → Fjord vs MM2 Kafka → Kafka`, 'mm2', kf, mm2);
+  });
+  await withBroker('fjord', 'default', async (fjordSrc) => {
+    log(`round ${round + 1}: mirror: preloading ${gib} GiB into Fjord`);
+    const src = await preload(fjordSrc);
+    const raw = await rawPipeCatchUp(src.files, deadline);
+    log(`round ${round + 1}: mirror: Fjord → Fjord`);
+    const ff = await withBroker('fjord', 'default', (dest) => fjordCatchUp(fjordSrc, dest, MIRROR_TOPIC, src.records, src.bytes, mirrorConfig, deadline));
+    addMirror(`mirror ${gib} GiB ${MIRROR_PARTITIONS}p Fjord → Fjord`, 'raw pipe', ff, raw);
+  });
+}
+
+const failures: string[] = [];
+
+/** One round of one section; a failure is reported and the run goes on with the next. */
+async function attempt(what: string, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (e) {
+    const msg = `${what} failed: ${(e as Error).message}`;
+    failures.push(msg);
+    log(msg);
+  }
+}
+
+function writeJson(started: number): { minutes: number; machine: Record<string, unknown> } {
+  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', memGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
+  const meta = { date: new Date().toISOString(), minutes: (Date.now() - started) / 60_000, quick, rounds, durabilities, sizes, mirrorBytes, mirrorConfig, machine, failures };
+  writeFileSync(outFile, JSON.stringify({ meta, rows: results.toJson() }, null, 2) + '\n');
+  return meta;
+}
+
+async function main(): Promise<void> {
+  const payloadDir = mkdtempSync(join(tmpdir(), 'fjord-bench-payload-'));
+  const started = Date.now();
+  try {
+    for (let round = 0; round < rounds; round++) {
+      await attempt(`round ${round + 1} brokers`, () => brokerRounds(round, payloadDir));
+      if (sections.has('mirror')) await attempt(`round ${round + 1} mirror`, () => mirrorRound(round));
+      // Written after every round, so an interrupted run keeps what it measured.
+      writeJson(started);
+    }
+  } finally {
+    rmSync(payloadDir, { recursive: true, force: true });
+  }
+  const meta = writeJson(started);
+  const machine = meta.machine as { cpus: number; cpuModel: string };
+  if (failures.length > 0) console.log(`failures:\n${failures.map((f) => `- ${f}`).join('\n')}\n`);
+  console.log(`Fjord vs Apache Kafka 4.1.2 — ${rounds} rounds, ${machine.cpus} CPUs (${machine.cpuModel}), ${meta.minutes.toFixed(1)} min\n`);
+  console.log('durability: default = each broker\'s defaults (Fjord fsyncs acks=all writes, Kafka does not); matched = log.flush.interval.messages=1 on both\n');
+  console.log(results.table());
+  console.log(`\nJSON: ${outFile}`);
+}
+
+await main();

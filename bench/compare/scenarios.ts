@@ -1,0 +1,104 @@
+/**
+ * The rows run against one started broker: produce (ProducerPerformance), consume
+ * (ConsumerPerformance of what the produce rows wrote), latency at fixed rates (the producer's
+ * p50/p99/p99.9 and end-to-end through a kcat consumer, optionally beside a bulk writer), and
+ * idle memory at many partitions. Each returns the figure of this broker; main.ts pairs them.
+ */
+import { join } from 'node:path';
+import { type Broker } from './brokers.js';
+import { consumerPerformance, createTopic, endToEndConsumer, producerPerformance, writeCompressiblePayloads } from './perf-tools.js';
+import { cpuSeconds, rssMiB } from './proc.js';
+import { percentile, type Results, type Side } from './report.js';
+
+export interface Sizes {
+  /** MB written per produce row. */
+  readonly produceMb: number;
+  readonly partitions: readonly number[];
+  readonly recordSizes: readonly number[];
+  readonly acks: readonly ('1' | 'all')[];
+  readonly compressions: readonly ('none' | 'lz4')[];
+  readonly latencyRates: readonly number[];
+  readonly latencySeconds: number;
+  /** Also run the 20k rec/s latency row beside a bulk writer. */
+  readonly bulkWriter: boolean;
+  readonly idlePartitions: readonly number[];
+}
+
+export function side(b: Broker): Side {
+  return b.kind === 'fjord' ? 'fjord' : 'peer';
+}
+
+function produceRowName(size: number, acks: string, compression: string, partitions: number): string {
+  return `produce ${size === 1024 ? '1 KiB' : `${size} B`} acks=${acks} ${compression} ${partitions}p`;
+}
+
+/** Produce rows, then consume rows over the uncompressed acks=1 topics at the largest partition count ≤ 8. */
+export async function produceAndConsume(b: Broker, sizes: Sizes, durability: string, results: Results, payloadDir: string): Promise<void> {
+  const consumeFrom = new Map<number, { topic: string; records: number }>();
+  const consumePartitions = sizes.partitions.includes(8) ? 8 : (sizes.partitions[0] ?? 1);
+  for (const size of sizes.recordSizes) {
+    for (const acks of sizes.acks) {
+      for (const compression of sizes.compressions) {
+        for (const partitions of sizes.partitions) {
+          const topic = `p-${size}-${acks}-${compression}-${partitions}`;
+          await createTopic(b.bootstrap, topic, partitions);
+          const records = Math.round((sizes.produceMb * 1e6) / size);
+          const payloadFile = compression === 'lz4' ? join(payloadDir, `payload-${size}.txt`) : undefined;
+          if (payloadFile !== undefined) writeCompressiblePayloads(payloadFile, size);
+          const cpu0 = cpuSeconds(b.pid);
+          const r = await producerPerformance(b.bootstrap, { topic, records, recordSize: size, acks, compression, throughput: -1, ...(payloadFile === undefined ? {} : { payloadFile }) });
+          const cpu = cpuSeconds(b.pid) - cpu0;
+          const mb = (records * size) / 1e6;
+          results.add({ name: produceRowName(size, acks, compression, partitions), unit: 'rec/s', peer: 'kafka', higherIsBetter: true, durability }, side(b), r.recordsPerSec, cpu / mb);
+          if (acks === '1' && compression === 'none' && partitions === consumePartitions) consumeFrom.set(size, { topic, records });
+        }
+      }
+    }
+  }
+  for (const [size, { topic, records }] of consumeFrom) {
+    const cpu0 = cpuSeconds(b.pid);
+    const r = await consumerPerformance(b.bootstrap, topic, records);
+    const cpu = cpuSeconds(b.pid) - cpu0;
+    const name = `consume ${size === 1024 ? '1 KiB' : `${size} B`} ${consumePartitions}p (fetch.MB.sec)`;
+    results.add({ name, unit: 'MB/s', peer: 'kafka', higherIsBetter: true, durability }, side(b), r.fetchMbPerSec, cpu / r.mb);
+  }
+}
+
+/** Fixed-rate acks=all 100 B produce to 8 partitions with an end-to-end consumer. */
+export async function latency(b: Broker, sizes: Sizes, durability: string, results: Results): Promise<void> {
+  const runs: { rate: number; bulk: boolean }[] = sizes.latencyRates.map((rate) => ({ rate, bulk: false }));
+  if (sizes.bulkWriter) runs.push({ rate: 20_000, bulk: true });
+  for (const { rate, bulk } of runs) {
+    const topic = `lat-${rate}-${bulk ? 'bulk' : 'alone'}`;
+    await createTopic(b.bootstrap, topic, 8);
+    let bulkRun: Promise<unknown> = Promise.resolve();
+    if (bulk) {
+      // The background writer: 1 KiB records at 50 MB/s to another topic, acks=1, for the whole run.
+      await createTopic(b.bootstrap, 'bulk', 8);
+      bulkRun = producerPerformance(b.bootstrap, { topic: 'bulk', records: 50_000 * (sizes.latencySeconds + 5), recordSize: 1024, acks: '1', compression: 'none', throughput: 50_000 });
+      await new Promise((r) => setTimeout(r, 3000));
+    }
+    const e2e = endToEndConsumer(b.bootstrap, topic);
+    await e2e.ready;
+    const r = await producerPerformance(b.bootstrap, { topic, records: rate * sizes.latencySeconds, recordSize: 100, acks: 'all', compression: 'none', throughput: rate });
+    await new Promise((res) => setTimeout(res, 1000));
+    const lat = await e2e.stop();
+    await bulkRun;
+    const label = `${rate / 1000}k rec/s acks=all 100 B${bulk ? ' + bulk writer 50 MB/s' : ''}`;
+    const spec = (what: string): { name: string; unit: string; peer: string; higherIsBetter: boolean; durability: string } => ({ name: `latency ${label}: ${what}`, unit: 'ms', peer: 'kafka', higherIsBetter: false, durability });
+    results.add(spec('produce p50'), side(b), r.p50Ms);
+    results.add(spec('produce p99'), side(b), r.p99Ms);
+    results.add(spec('produce p99.9'), side(b), r.p999Ms);
+    results.add(spec('end-to-end p50'), side(b), percentile(lat, 50));
+    results.add(spec('end-to-end p99'), side(b), percentile(lat, 99));
+    results.add(spec('end-to-end p99.9'), side(b), percentile(lat, 99.9));
+  }
+}
+
+/** RSS of a broker holding `n` idle partitions (topics of 100 partitions), after creating them. */
+export async function idleRss(b: Broker, n: number, durability: string, results: Results): Promise<void> {
+  for (let i = 0; i * 100 < n; i++) await createTopic(b.bootstrap, `idle-${i}`, Math.min(100, n - i * 100));
+  // Settle: let start-up garbage be collected and background tasks run once.
+  await new Promise((r) => setTimeout(r, 5000));
+  results.add({ name: `RSS idle, ${n.toLocaleString('en')} partitions`, unit: 'MiB', peer: 'kafka', higherIsBetter: false, durability }, side(b), rssMiB(b.pid));
+}
