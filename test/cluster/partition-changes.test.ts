@@ -79,30 +79,25 @@ describe('partition leader and ISR changes', () => {
     // The partition epoch is not in Metadata; a new partition starts at 0.
     const shrunk = await alter(1, topicId, p0.leaderEpoch, 0, [1, 2]);
     expect(shrunk.topics[0]!.partitions[0]).toMatchObject({ errorCode: ErrorCode.NONE, leaderId: 1, isr: [1, 2], partitionEpoch: 1 });
-    await partitionOn(3, 'ap', (p) => p.isrNodes.length === 2);
-    expect((await alter(1, topicId, p0.leaderEpoch, 0, [1])).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.INVALID_UPDATE_VERSION);
-    expect((await alter(1, topicId, p0.leaderEpoch - 1, 1, [1])).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.FENCED_LEADER_EPOCH);
-    expect((await alter(2, topicId, p0.leaderEpoch, 1, [2])).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER);
-    expect((await alter(1, topicId, p0.leaderEpoch, 1, [1, 2], 999_999n)).errorCode).toBe(ErrorCode.STALE_BROKER_EPOCH);
-    const expanded = await alter(1, topicId, p0.leaderEpoch, 1, [1, 2, 3]);
-    expect(expanded.topics[0]!.partitions[0]).toMatchObject({ errorCode: ErrorCode.NONE, isr: [1, 2, 3], partitionEpoch: 2 });
+    // Node 3 is a caught-up follower, so the leader itself takes it back into the ISR (epoch 2).
+    await partitionOn(3, 'ap', (p) => p.isrNodes.length === 3);
+    expect((await alter(1, topicId, p0.leaderEpoch, 1, [1])).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.INVALID_UPDATE_VERSION);
+    expect((await alter(1, topicId, p0.leaderEpoch - 1, 2, [1])).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.FENCED_LEADER_EPOCH);
+    expect((await alter(2, topicId, p0.leaderEpoch, 2, [2])).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    expect((await alter(1, topicId, p0.leaderEpoch, 2, [1, 2], 999_999n)).errorCode).toBe(ErrorCode.STALE_BROKER_EPOCH);
+    expect((await alter(1, topicId, p0.leaderEpoch, 2, [1, 2, 7])).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.INVALID_REQUEST);
   });
 
   it('ElectLeaders PREFERRED moves leadership back once the preferred replica is in the ISR again', async () => {
-    const topicId = await createAssigned('pref', [[3, 1, 2]]);
+    await createAssigned('pref', [[3, 1, 2]]);
     expect(await elect(1, 0, 'pref')).toMatchObject({ errorCode: ErrorCode.ELECTION_NOT_NEEDED });
     // Node 3 shuts down: its leadership moves to 1 and it leaves the ISR.
     await cluster.node(3).stop();
     const moved = await partitionOn(1, 'pref', (p) => p.leaderId === 1);
     expect(moved.isrNodes).toEqual([1, 2]);
     await cluster.node(3).start();
-    await eventually('node 3 registered', async () => ((await metadata(1, 'pref')).brokers.length === 3 ? true : null));
-    // Live but not in the ISR: not electable.
-    expect(await elect(2, 0, 'pref')).toMatchObject({ errorCode: ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE });
-    // The leader takes it back into the ISR (as its follower would have caught up)...
-    // One change so far (the controlled shutdown), so the partition epoch is 1.
-    const back = await alter(1, topicId, moved.leaderEpoch, 1, [1, 2, 3]);
-    expect(back.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
+    // Back as a follower, it catches up and the leader takes it into the ISR again...
+    await partitionOn(1, 'pref', (p) => p.isrNodes.includes(3), SESSION_MS * 4);
     // ...and now the preferred replica can lead, at the next leader epoch.
     expect(await elect(2, 0, 'pref')).toMatchObject({ errorCode: ErrorCode.NONE });
     const after = await partitionOn(3, 'pref', (p) => p.leaderId === 3);
@@ -110,38 +105,40 @@ describe('partition leader and ISR changes', () => {
   });
 
   it('losing the last ISR member: leader -1 (LEADER_NOT_AVAILABLE) unless unclean election is allowed; ElectLeaders UNCLEAN picks a live replica', async () => {
-    const cleanId = await createAssigned('clean', [[2, 1]]);
-    const uncleanId = await createAssigned('unclean', [[2, 1]], [{ name: 'unclean.leader.election.enable', value: 'true' }]);
-    for (const [id, topic] of [[cleanId, 'clean'], [uncleanId, 'unclean']] as const) {
-      const p = await partitionOn(1, topic);
-      expect((await alter(2, id, p.leaderEpoch, 0, [2])).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
-    }
+    await createAssigned('clean', [[2, 1]]);
+    await createAssigned('unclean', [[2, 1]], [{ name: 'unclean.leader.election.enable', value: 'true' }]);
+    // Node 1 dies: the controller takes it out of both ISRs, and node 2 is the last member.
+    await cluster.node(1).kill();
+    for (const topic of ['clean', 'unclean']) await partitionOn(3, topic, (p) => p.isrNodes.length === 1 && p.isrNodes[0] === 2, SESSION_MS * 4);
     await cluster.node(2).kill();
-    const unclean = await partitionOn(1, 'unclean', (p) => p.leaderId === 1, SESSION_MS * 4);
+    await cluster.node(1).start();
+    const unclean = await partitionOn(3, 'unclean', (p) => p.leaderId === 1, SESSION_MS * 4);
     expect(unclean.isrNodes).toEqual([1]);
-    const clean = await partitionOn(1, 'clean', (p) => p.leaderId === -1, SESSION_MS * 4);
+    const clean = await partitionOn(3, 'clean', (p) => p.leaderId === -1, SESSION_MS * 4);
     expect(clean.errorCode).toBe(ErrorCode.LEADER_NOT_AVAILABLE);
     expect(clean.isrNodes).toEqual([2]);
     expect(clean.offlineReplicas).toEqual([2]);
     expect(await elect(3, 0, 'clean')).toMatchObject({ errorCode: ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE });
     expect(await elect(3, 1, 'clean')).toMatchObject({ errorCode: ErrorCode.NONE });
-    expect(await partitionOn(1, 'clean', (p) => p.leaderId === 1)).toMatchObject({ isrNodes: [1], errorCode: ErrorCode.NONE });
+    expect(await partitionOn(3, 'clean', (p) => p.leaderId === 1)).toMatchObject({ isrNodes: [1], errorCode: ErrorCode.NONE });
     expect(await elect(3, 1, 'clean')).toMatchObject({ errorCode: ErrorCode.ELECTION_NOT_NEEDED });
     await cluster.node(2).start();
   });
 
   it('a leaderless partition gets its leader back when its last ISR member returns', async () => {
-    const id = await createAssigned('returns', [[3, 2]]);
-    const p = await partitionOn(1, 'returns');
-    expect((await alter(3, id, p.leaderEpoch, 0, [3])).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
+    await createAssigned('returns', [[3, 2]]);
+    // Node 2 dies first, so node 3 is the last ISR member when it dies too.
+    await cluster.node(2).kill();
+    await partitionOn(1, 'returns', (x) => x.isrNodes.length === 1 && x.isrNodes[0] === 3, SESSION_MS * 4);
     await cluster.node(3).kill();
     await partitionOn(1, 'returns', (x) => x.leaderId === -1, SESSION_MS * 4);
     await cluster.node(3).start();
-    expect(await partitionOn(1, 'returns', (x) => x.leaderId === 3, SESSION_MS * 4)).toMatchObject({ isrNodes: [3], errorCode: ErrorCode.NONE });
+    expect(await partitionOn(1, 'returns', (x) => x.leaderId === 3, SESSION_MS * 4)).toMatchObject({ errorCode: ErrorCode.NONE });
+    await cluster.node(2).start();
   });
 
   it('AlterPartitionReassignments adds the new replicas, then drops the old ones once the new are in the ISR', async () => {
-    const topicId = await createAssigned('moving', [[1, 2]]);
+    await createAssigned('moving', [[1, 2]]);
     const p0 = await partitionOn(3, 'moving');
     const reassign = (replicas: number[] | null, allowReplicationFactorChange = false) =>
       on(3, async (c) => (await c.send(AlterReassignments, { timeoutMs: 10_000, allowReplicationFactorChange, topics: [{ name: 'moving', partitions: [{ partitionIndex: 0, replicas }] }] })).responses[0]!.partitions[0]!);
@@ -149,18 +146,22 @@ describe('partition leader and ISR changes', () => {
     expect(await reassign(null)).toMatchObject({ errorCode: ErrorCode.NO_REASSIGNMENT_IN_PROGRESS });
     expect(await reassign([2, 3, 1])).toMatchObject({ errorCode: ErrorCode.INVALID_REPLICATION_FACTOR });
     expect(await reassign([2, 7])).toMatchObject({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT });
-    expect(await reassign([2, 3])).toMatchObject({ errorCode: ErrorCode.NONE });
-    const ongoing = await eventually('the reassignment listed on node 2', async () => {
-      const l = await list();
-      return l.topics.length > 0 ? l : null;
-    });
+    // Node 3 is held (SIGSTOP, shorter than its session) so the reassignment is seen in progress.
+    cluster.node(3).pause();
+    let ongoing: ListPartitionReassignmentsResponse;
+    try {
+      expect(await reassign([2, 3])).toMatchObject({ errorCode: ErrorCode.NONE });
+      ongoing = await eventually('the reassignment listed on node 2', async () => {
+        const l = await list();
+        return l.topics.length > 0 ? l : null;
+      });
+    } finally {
+      cluster.node(3).resume();
+    }
     expect(ongoing.topics).toEqual([{ name: 'moving', partitions: [{ partitionIndex: 0, replicas: [2, 3, 1], addingReplicas: [3], removingReplicas: [1] }] }]);
-    const during = await partitionOn(1, 'moving', (p) => p.replicaNodes.length === 3);
-    expect(during).toMatchObject({ leaderId: 1, replicaNodes: [2, 3, 1], isrNodes: [1, 2] });
-    // Node 3 caught up: the leader takes it into the ISR, which completes the reassignment.
-    const res = await alter(1, topicId, p0.leaderEpoch, 1, [1, 2, 3]);
-    expect(res.topics[0]!.partitions[0]).toMatchObject({ errorCode: ErrorCode.NONE, leaderId: 2, leaderEpoch: p0.leaderEpoch + 1, isr: [2, 3] });
-    expect(await partitionOn(3, 'moving', (p) => p.replicaNodes.length === 2)).toMatchObject({ leaderId: 2, replicaNodes: [2, 3], isrNodes: [2, 3] });
+    // Node 3 catches up as a follower: the leader takes it into the ISR, which completes the
+    // reassignment with the first new replica leading at the next epoch.
+    expect(await partitionOn(1, 'moving', (p) => p.replicaNodes.length === 2, SESSION_MS * 4)).toMatchObject({ leaderId: 2, leaderEpoch: p0.leaderEpoch + 1, replicaNodes: [2, 3], isrNodes: [2, 3] });
     await eventually('no reassignment listed', async () => ((await list()).topics.length === 0 ? true : null));
   });
 
