@@ -150,7 +150,8 @@ export class ReplicationManager {
       return;
     }
     const log = await this.logs.ensureLog(t.name, partition);
-    if (log === undefined) return;
+    // Each await may cross close(): nothing may start leading or fetching after it.
+    if (log === undefined || this.closed) return;
     if (!isReplicated(p, nodeId)) {
       // One replica, led here: the single-node path (high watermark at the log end).
       this.resign(k, ErrorCode.NOT_LEADER_OR_FOLLOWER);
@@ -170,6 +171,7 @@ export class ReplicationManager {
       this.resign(k, ErrorCode.NOT_LEADER_OR_FOLLOWER);
       // Kafka's Partition.makeLeader: the new epoch starts at the log end, everything below is kept.
       if (log.latestEpoch < p.leaderEpoch) await log.assignEpochStartOffset(p.leaderEpoch, log.logEndOffset);
+      if (this.closed) return;
       this.leaders.set(
         k,
         new PartitionLeader(t.name, topicId, p, log, this.view, {
@@ -200,6 +202,7 @@ export class ReplicationManager {
       return;
     }
     await log.truncateEpochsFrom(log.logEndOffset);
+    if (this.closed) return;
     let f = this.fetchers.get(fk);
     if (f !== undefined && (f.endpoint.host !== endpoint.host || f.endpoint.port !== endpoint.port)) {
       this.fetchers.delete(fk);

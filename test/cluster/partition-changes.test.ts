@@ -141,7 +141,7 @@ describe('partition leader and ISR changes', () => {
     await createAssigned('moving', [[1, 2]]);
     const p0 = await partitionOn(3, 'moving');
     const reassign = (replicas: number[] | null, allowReplicationFactorChange = false) =>
-      on(3, async (c) => (await c.send(AlterReassignments, { timeoutMs: 10_000, allowReplicationFactorChange, topics: [{ name: 'moving', partitions: [{ partitionIndex: 0, replicas }] }] })).responses[0]!.partitions[0]!);
+      on(1, async (c) => (await c.send(AlterReassignments, { timeoutMs: 10_000, allowReplicationFactorChange, topics: [{ name: 'moving', partitions: [{ partitionIndex: 0, replicas }] }] })).responses[0]!.partitions[0]!);
     const list = () => on(2, (c) => c.send(ListReassignments, { timeoutMs: 10_000, topics: null }));
     expect(await reassign(null)).toMatchObject({ errorCode: ErrorCode.NO_REASSIGNMENT_IN_PROGRESS });
     expect(await reassign([2, 3, 1])).toMatchObject({ errorCode: ErrorCode.INVALID_REPLICATION_FACTOR });

@@ -3,8 +3,8 @@
  * offsets; WRITE on each topic added; an idempotent producer needs IDEMPOTENT_WRITE on the
  * cluster or WRITE on some topic, as Kafka's KafkaApis.handleInitProducerIdRequest asks) and of
  * KIP-1279's mirroring RPCs: CLUSTER_MIRROR CREATE / ALTER / DELETE / DESCRIBE per mirror, and
- * CLUSTER_ACTION on the cluster for the broker-to-broker ReadMirrorStates, WriteMirrorStates and
- * BumpLeaderEpochs.
+ * CLUSTER_ACTION on the cluster for the broker-to-broker ReadMirrorStates, WriteMirrorStates,
+ * BumpLeaderEpochs and AlterPartition.
  */
 import { AclOperation, ResourceType, AUTHORIZED_OPERATIONS_OMITTED } from '../../auth/acl-model.js';
 import { ApiKey } from '../../protocol/generated/api-table.js';
@@ -123,4 +123,6 @@ export const TXN_MIRROR_GUARDS: readonly Guard<unknown, unknown>[] = [
   clusterAction(ApiKey.ReadMirrorStates),
   clusterAction(ApiKey.WriteMirrorStates),
   clusterAction(ApiKey.BumpLeaderEpochs),
+  // A partition leader's ISR change (KafkaApis.handleAlterPartitionRequest: CLUSTER_ACTION).
+  clusterAction(ApiKey.AlterPartition),
 ];
