@@ -73,18 +73,22 @@ async function subscribe(port: number, topic: string, regexOf: (topic: string) =
     }
     const error = errorName(r.errorCode);
     if (r.errorCode !== 0) return { error, assigned: [] };
-    let assigned: string[] = [];
-    while (Date.now() < deadline) {
-      const got = r.assignment?.topicPartitions ?? [];
-      if (got.length > 0) {
-        const names = await topicNames(wire);
-        assigned = got.map((tp) => names.get(tp.topicId) ?? tp.topicId).map((n) => (n === topic ? 'T' : n)).sort();
-        break;
+    // The assignment comes once the coordinator has resolved the regex; it is sent again only
+    // when it changes, so heartbeats go on a little longer to catch a later, fuller one.
+    let latest: NonNullable<ConsumerGroupHeartbeatResponse['assignment']>['topicPartitions'] = [];
+    let settleUntil = Number.POSITIVE_INFINITY;
+    while (Date.now() < Math.min(deadline, settleUntil)) {
+      const got = r.assignment?.topicPartitions;
+      if (got !== undefined && got.length > 0) {
+        latest = got;
+        if (settleUntil === Number.POSITIVE_INFINITY) settleUntil = Date.now() + 2_000;
       }
       await new Promise((res) => setTimeout(res, 200));
       r = await heartbeat(wire, { groupId, memberId, memberEpoch: r.memberEpoch, rebalanceTimeoutMs: -1, subscribedTopicRegex: null, topicPartitions: null });
       if (r.errorCode !== 0) throw new Error(`heartbeat failed: ${errorName(r.errorCode)} ${r.errorMessage ?? ''}`);
     }
+    const names = await topicNames(wire);
+    const assigned = latest.map((tp) => names.get(tp.topicId) ?? tp.topicId).map((n) => (n === topic ? 'T' : n)).sort();
     await heartbeat(wire, { groupId, memberId, memberEpoch: -1 });
     return { error, assigned };
   } finally {
