@@ -16,6 +16,7 @@ import { buildEndTxnMarkerBatch } from '../protocol/control-records.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import type { BrokerContext } from './broker-context.js';
+import { TxnMarkerChannel } from './txn-marker-channel.js';
 
 /**
  * The leader state of a replicated internal partition when this node may append to it; null when
@@ -31,6 +32,11 @@ function appendLeader(ctx: BrokerContext, topic: string, partition: number): Par
   if (!isReplicated(part, ctx.nodeId)) return null;
   const leader = replication.leaderOf(t.topicId, partition);
   return leader !== undefined && leader.leaderEpoch === part.leaderEpoch ? leader : 'not-leader';
+}
+
+/** How long a coordinator write waits for the ISR (offsets.commit.timeout.ms, Kafka's default 5 s). */
+function commitTimeoutMs(ctx: BrokerContext): number {
+  return Number(ctx.configs.brokerValue('offsets.commit.timeout.ms') ?? ctx.config.get('offsets.commit.timeout.ms') ?? 5000);
 }
 
 /**
@@ -53,8 +59,7 @@ export function coordinatorLogOf(ctx: BrokerContext, topic: string, partition: n
       const epoch = leader?.leaderEpoch ?? ctx.image.topic(topic)?.partitions[partition]?.leaderEpoch ?? 0;
       const r = await log.appendAsLeader(batch, epoch, { requiredAcks: -1, origin: 'coordinator' });
       if (r.errorCode !== 0 || leader === null) return { errorCode: r.errorCode, baseOffset: r.baseOffset, lastOffset: r.lastOffset };
-      const timeoutMs = Number(ctx.configs.brokerValue('offsets.commit.timeout.ms') ?? ctx.config.get('offsets.commit.timeout.ms') ?? 5000);
-      const code = await leader.awaitReplication(r.lastOffset + 1, timeoutMs);
+      const code = await leader.awaitReplication(r.lastOffset + 1, commitTimeoutMs(ctx));
       return { errorCode: code, baseOffset: r.baseOffset, lastOffset: r.lastOffset };
     },
     async readFrom(fetchOffset, maxBytes) {
@@ -64,7 +69,8 @@ export function coordinatorLogOf(ctx: BrokerContext, topic: string, partition: n
   };
 }
 
-export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost {
+export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost & { close(): void } {
+  const markers = new TxnMarkerChannel(ctx);
   const internalCreates = new Map<string, Promise<void>>();
   const ensureInternalTopic = (topic: string, partitions: number): Promise<void> => {
     if (ctx.image.topic(topic)) return Promise.resolve();
@@ -104,25 +110,34 @@ export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost {
     partitionCount: (topic) => ctx.image.topic(topic)?.partitions.length,
     topicNames: () => [...ctx.image.topicsByName.keys()],
     allocateProducerId: () => ctx.producerIds.nextId(),
-    async writeTxnMarker(topic, partition, marker) {
+    async writeTxnMarker(topic, partition, marker, opts = {}) {
       const part = ctx.image.topic(topic)?.partitions[partition];
-      const log = part ? await ctx.replicas.ensureLog(topic, partition) : undefined;
-      if (!part || !log) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+      if (!part) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+      // A partition led by another node gets its marker through that leader (WriteTxnMarkers).
+      if (ctx.cluster.distributed && part.leader !== ctx.nodeId) {
+        if (opts.forward === false || part.leader < 0) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+        return markers.send(part.leader, topic, partition, marker);
+      }
+      // __consumer_offsets takes markers only through the group coordinator, which applies them.
+      if (topic === '__consumer_offsets') return ErrorCode.NOT_COORDINATOR;
+      const log = await ctx.replicas.ensureLog(topic, partition);
+      if (!log) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
       // A replicated partition takes a marker only on its leader: written into a follower's copy
       // it would fork that copy from the leader's log.
-      const replication = ctx.replicas.replication;
-      if (replication !== null && log.isReplicated && replication.leaderOf(ctx.image.topic(topic)?.topicId ?? '', partition) === undefined) {
-        return ErrorCode.NOT_LEADER_OR_FOLLOWER;
-      }
+      const leader = appendLeader(ctx, topic, partition);
+      if (leader === 'not-leader') return ErrorCode.NOT_LEADER_OR_FOLLOWER;
       const batch = buildEndTxnMarkerBatch({
         producerId: marker.producerId,
         producerEpoch: marker.producerEpoch,
         coordinatorEpoch: marker.coordinatorEpoch,
         commit: marker.commit,
       });
-      const r = await log.appendAsLeader(batch, part.leaderEpoch, { requiredAcks: -1, origin: 'coordinator', coordinatorEpoch: marker.coordinatorEpoch });
-      return r.errorCode;
+      const r = await log.appendAsLeader(batch, leader?.leaderEpoch ?? part.leaderEpoch, { requiredAcks: -1, origin: 'coordinator', coordinatorEpoch: marker.coordinatorEpoch });
+      // The transaction completes only once its markers are on the ISR (Kafka appends them with acks=-1).
+      if (r.errorCode !== 0 || leader === null) return r.errorCode;
+      return leader.awaitReplication(r.lastOffset + 1, commitTimeoutMs(ctx));
     },
+    close: () => markers.close(),
     onMetadataChange: (cb) => ctx.controller.onChange(() => cb()),
   };
 }

@@ -206,6 +206,7 @@ export class BrokerNode {
       () => mirror!.close(),
       () => txns.close(),
       () => groups.close(),
+      async () => coordinatorHost.close(),
     );
 
     const observability = await Observability.start({

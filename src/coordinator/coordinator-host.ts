@@ -106,9 +106,11 @@ export interface CoordinatorHost {
    * Appends a COMMIT or ABORT end-transaction marker for (producerId, producerEpoch) to a data
    * partition led here, as the transaction coordinator (a control batch, origin 'coordinator';
    * `buildEndTxnMarkerBatch` in src/protocol/control-records.ts builds it). Resolves to a Kafka
-   * error code (0 when the marker is durable).
+   * error code (0 when the marker is durable, on the ISR of a replicated partition). On a cluster
+   * a partition led by another node is sent WriteTxnMarkers to its leader, unless
+   * `forward: false` (a WriteTxnMarkers being served here), which answers NOT_LEADER_OR_FOLLOWER.
    */
-  writeTxnMarker?(topic: string, partition: number, marker: TxnMarker): Promise<number>;
+  writeTxnMarker?(topic: string, partition: number, marker: TxnMarker, opts?: { readonly forward?: boolean }): Promise<number>;
   /** Called after every metadata change (topics created, deleted, partitions added). Returns an unsubscribe. */
   onMetadataChange(cb: () => void): () => void;
 }

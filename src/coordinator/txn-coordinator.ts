@@ -242,7 +242,12 @@ export class TxnCoordinator {
     const writeOne = async (tp: string): Promise<number> => {
       const [topic, p] = tp.split('\0') as [string, string];
       const partition = Number(p);
-      if (topic === CONSUMER_OFFSETS) return this.groups ? this.groups.completeTransaction(partition, m.producerId, m.producerEpoch, commit) : 0;
+      if (topic === CONSUMER_OFFSETS) {
+        // The group coordinator applies its own markers; one on another node gets WriteTxnMarkers.
+        const leader = this.host.leadership?.leaderEndpoint(CONSUMER_OFFSETS, partition);
+        if (leader !== undefined && leader !== null && leader.nodeId !== this.host.nodeId && this.host.writeTxnMarker) return this.host.writeTxnMarker(topic, partition, marker);
+        return this.groups ? this.groups.completeTransaction(partition, m.producerId, m.producerEpoch, commit) : 0;
+      }
       if (!this.host.writeTxnMarker) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
       const code = await this.host.writeTxnMarker(topic, partition, marker);
       // A deleted partition has nothing left to mark.
