@@ -4,6 +4,9 @@
  * FindCoordinator names the leader of the group's partition, the other nodes answer
  * NOT_COORDINATOR, and a kafkajs consumer group whose coordinator node is SIGKILLed finds the
  * new leader and resumes from its acknowledged commits: nothing lost, nothing committed read twice.
+ * A kafkajs transactional producer commits a transaction across a SIGKILL of its transaction
+ * coordinator's node (markers reach partitions led elsewhere through WriteTxnMarkers), and a
+ * read_committed consumer sees exactly the committed records.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs';
@@ -158,5 +161,60 @@ describe('group coordinator on a three-node cluster', () => {
     await consumer.disconnect();
     // Resumed exactly at the committed offset: no record lost, none read again.
     expect(seen).toEqual(Array.from({ length: 60 }, (_, i) => i));
+    // Back to three nodes for what follows; the restarted node rejoins as a follower.
+    await cluster.node(dead).start();
+  }, 90_000);
+});
+
+describe('transaction coordinator on a three-node cluster', () => {
+  it('a transaction commits across a SIGKILL of its coordinator node; read_committed sees only committed records', async () => {
+    const TXN_TOPIC = 'payments';
+    const TXN_ID = 'payments-writer';
+    await admin.createTopics({ topics: [{ topic: TXN_TOPIC, numPartitions: 3, replicationFactor: 3 }], waitForLeaders: true });
+    const txnKafka = kafka();
+    const txnProducer = txnKafka.producer({ transactionalId: TXN_ID, idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+    await txnProducer.connect();
+    const send = async (t: Awaited<ReturnType<Producer['transaction']>>, prefix: string): Promise<void> => {
+      await t.send({ topic: TXN_TOPIC, messages: Array.from({ length: 9 }, (_, i) => ({ key: `${prefix}${i}`, value: `${prefix}${i}` })) });
+    };
+    try {
+      const first = await txnProducer.transaction();
+      await send(first, 'a');
+      await first.commit();
+      const aborted = await txnProducer.transaction();
+      await send(aborted, 'x');
+      await aborted.abort();
+
+      // Every node names the same transaction coordinator: the __transaction_state leader.
+      const coord = await eventually('every node to name the same transaction coordinator', async () => {
+        const answers = await Promise.all(cluster.nodes.map((n) => findCoordinator(n.nodeId, 1, TXN_ID)));
+        const ids = new Set(answers.map((a) => (a.errorCode === 0 ? a.nodeId : -1)));
+        const [only] = [...ids];
+        return ids.size === 1 && only !== undefined && only > 0 ? only : null;
+      });
+
+      // The transaction is ongoing (its partitions recorded, replicated) when the coordinator dies.
+      const second = await txnProducer.transaction();
+      await send(second, 'b');
+      await cluster.node(coord).kill();
+      await second.commit();
+      expect((await findCoordinator(cluster.nodes.find((n) => n.running !== null)!.nodeId, 1, TXN_ID)).nodeId).not.toBe(coord);
+    } finally {
+      await txnProducer.disconnect().catch(() => undefined);
+    }
+
+    const values: string[] = [];
+    const reader = kafka().consumer({ groupId: 'payments-audit', readUncommitted: false, sessionTimeout: 10_000, heartbeatInterval: 500 });
+    await reader.connect();
+    await reader.subscribe({ topic: TXN_TOPIC, fromBeginning: true });
+    await reader.run({ eachMessage: async ({ message }) => void values.push(String(message.value)) });
+    try {
+      // In every partition the aborted records sit below the second transaction's: reading all
+      // of those means a read_committed reader has passed (and must have skipped) the aborted ones.
+      await eventually('both committed transactions read', async () => values.length >= 18, 45_000);
+    } finally {
+      await reader.disconnect();
+    }
+    expect(values.sort()).toEqual([...Array.from({ length: 9 }, (_, i) => `a${i}`), ...Array.from({ length: 9 }, (_, i) => `b${i}`)].sort());
   }, 90_000);
 });
