@@ -163,6 +163,7 @@ function leadershipOf(ctx: BrokerContext, ensureTopic: (topic: string, partition
       const ep = (listenerName !== undefined ? b.endpoints.find((e) => e.name === listenerName) : undefined) ?? { host: b.host, port: b.port };
       return { nodeId: b.nodeId, host: ep.host, port: ep.port };
     },
+    leaderEpoch: (topic, partition) => ctx.image.topic(topic)?.partitions[partition]?.leaderEpoch ?? -1,
     ensureTopic: (topic, partitions) => {
       if (ctx.image.topic(topic) === undefined) ensureTopic(topic, partitions);
     },

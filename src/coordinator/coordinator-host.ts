@@ -65,6 +65,8 @@ export interface CoordinatorLeadership {
    * partition has no live leader (or the topic does not exist yet).
    */
   leaderEndpoint(topic: string, partition: number, listenerName?: string): CoordinatorEndpoint | null;
+  /** The partition's leader epoch in the metadata image; -1 when the partition does not exist. */
+  leaderEpoch(topic: string, partition: number): number;
   /** Creates the internal topic when it does not exist yet (FindCoordinator creates it, as Kafka does). */
   ensureTopic(topic: string, partitions: number): void;
   /** Called when leaderships or this node's fencing may have changed. Returns an unsubscribe. */

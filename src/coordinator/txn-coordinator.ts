@@ -238,7 +238,10 @@ export class TxnCoordinator {
     const m = await this.runtime.read(transactionalId, (s) => s.txns.get(transactionalId));
     if (!m || (m.state !== TxnState.PREPARE_COMMIT && m.state !== TxnState.PREPARE_ABORT)) return 0;
     const commit = m.state === TxnState.PREPARE_COMMIT;
-    const marker = { producerId: m.producerId, producerEpoch: m.producerEpoch, coordinatorEpoch: 0, commit };
+    // Kafka's coordinator epoch is the leader epoch of the coordinator's partition: a marker from
+    // a coordinator deposed since is refused (TRANSACTION_COORDINATOR_FENCED) by the data partition.
+    const coordinatorEpoch = Math.max(0, this.host.leadership?.leaderEpoch(TRANSACTION_STATE, this.runtime.partitionFor(transactionalId)) ?? 0);
+    const marker = { producerId: m.producerId, producerEpoch: m.producerEpoch, coordinatorEpoch, commit };
     const writeOne = async (tp: string): Promise<number> => {
       const [topic, p] = tp.split('\0') as [string, string];
       const partition = Number(p);

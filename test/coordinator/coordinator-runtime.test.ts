@@ -181,6 +181,7 @@ describe('coordinator runtime', () => {
       leadership: {
         leads: (_topic: string, p: number) => led.has(p),
         leaderEndpoint: (_topic: string, p: number) => (led.has(p) ? { nodeId: 1, host: '127.0.0.1', port: 9092 } : { nodeId: 2, host: '127.0.0.1', port: 9093 }),
+        leaderEpoch: () => 0,
         ensureTopic: () => undefined,
         onChange: (cb: () => void) => {
           listeners.add(cb);
