@@ -138,4 +138,6 @@ export const TXN_MIRROR_GUARDS: readonly Guard<unknown, unknown>[] = [
   clusterAction(ApiKey.ReadMirrorStates),
   clusterAction(ApiKey.WriteMirrorStates),
   clusterAction(ApiKey.BumpLeaderEpochs),
+  // AlterPartition is a leader's ISR change sent to the controller (Kafka: CLUSTER_ACTION on the cluster).
+  clusterAction(ApiKey.AlterPartition),
 ];
