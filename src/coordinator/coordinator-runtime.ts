@@ -1,7 +1,8 @@
-import type { CancelTimer, CoordinatorLog } from './coordinator-host.js';
+import type { CancelTimer } from './coordinator-host.js';
 import { buildCoordinatorBatch, readCoordinatorBatches } from './coordinator-batch.js';
 import type { CoordinatorRecord, ReplayedBatch } from './coordinator-batch.js';
 import type { CoordinatorShard, RuntimeOptions, ShardContext, WriteOp, WriteResult } from './coordinator-shard.js';
+import { ShardHolder, type AppliedWrite } from './shard-holder.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { buildEndTxnMarkerBatch, controlRecordKey, ControlRecordType, endTxnMarkerValue } from '../protocol/control-records.js';
@@ -54,37 +55,6 @@ function mapAppendError(code: number): number {
     default:
       return ErrorCode.UNKNOWN_SERVER_ERROR;
   }
-}
-
-/** A write waiting for its turn, and how to answer it. */
-interface QueuedWrite<S> {
-  readonly op: WriteOp<S, unknown>;
-  readonly deliver: (v: unknown) => void;
-  readonly fail: (e: unknown) => void;
-}
-
-/** A write applied to the shard whose records are part of the batch being appended. */
-interface AppliedWrite<S> {
-  readonly write: QueuedWrite<S>;
-  readonly out: WriteResult<unknown>;
-}
-
-class ShardHolder<S extends CoordinatorShard> {
-  shard!: S;
-  log!: CoordinatorLog;
-  loaded = false;
-  closed = false;
-  /** Writes not yet applied, in arrival order. */
-  readonly queue: QueuedWrite<S>[] = [];
-  /** A batch is being applied or appended: the shard holds state not yet committed. */
-  busy = false;
-  /** Reads that arrived while busy; they run once the batch is committed or reverted. */
-  readonly reads: (() => void)[] = [];
-  /** Resolved when the queue runs dry. */
-  drained: Promise<void> = Promise.resolve();
-  readonly timers = new Map<string, CancelTimer>();
-  loading: Promise<void> | null = null;
-  constructor(readonly partition: number) {}
 }
 
 export class CoordinatorRuntime<S extends CoordinatorShard> {
