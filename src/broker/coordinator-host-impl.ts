@@ -7,14 +7,44 @@ import {
   realTimers,
   systemClock,
   type CoordinatorHost,
+  type CoordinatorLeadership,
   type CoordinatorLog,
 } from '../coordinator/coordinator-host.js';
+import { isReplicated } from '../replication/replication-manager.js';
+import type { PartitionLeader } from '../replication/partition-leader.js';
 import { buildEndTxnMarkerBatch } from '../protocol/control-records.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import type { BrokerContext } from './broker-context.js';
+import { TxnMarkerChannel } from './txn-marker-channel.js';
 
-/** A PartitionLog seen as a coordinator log: appends as leader at the partition's epoch, acks=all. */
+/**
+ * The leader state of a replicated internal partition when this node may append to it; null when
+ * it leads it alone (the single-node path); 'not-leader' when it must not write (Kafka's
+ * Partition.appendRecordsToLeader check).
+ */
+function appendLeader(ctx: BrokerContext, topic: string, partition: number): PartitionLeader | null | 'not-leader' {
+  const replication = ctx.replicas.replication;
+  if (replication === null) return null;
+  const t = ctx.image.topic(topic);
+  const part = t?.partitions[partition];
+  if (t === undefined || part === undefined || part.leader !== ctx.nodeId || replication.fenced) return 'not-leader';
+  if (!isReplicated(part, ctx.nodeId)) return null;
+  const leader = replication.leaderOf(t.topicId, partition);
+  return leader !== undefined && leader.leaderEpoch === part.leaderEpoch ? leader : 'not-leader';
+}
+
+/** How long a coordinator write waits for the ISR (offsets.commit.timeout.ms, Kafka's default 5 s). */
+function commitTimeoutMs(ctx: BrokerContext): number {
+  return Number(ctx.configs.brokerValue('offsets.commit.timeout.ms') ?? ctx.config.get('offsets.commit.timeout.ms') ?? 5000);
+}
+
+/**
+ * A PartitionLog seen as a coordinator log: appends as leader at the partition's epoch with
+ * acks=all semantics, so on a replicated partition a write is acknowledged only once the ISR
+ * holds it (the high watermark passed it), within offsets.commit.timeout.ms, as Kafka's
+ * coordinators append through ReplicaManager with acks=-1.
+ */
 export function coordinatorLogOf(ctx: BrokerContext, topic: string, partition: number, log: PartitionLog): CoordinatorLog {
   return {
     get logStartOffset() {
@@ -24,9 +54,13 @@ export function coordinatorLogOf(ctx: BrokerContext, topic: string, partition: n
       return log.logEndOffset;
     },
     async append(batch) {
-      const epoch = ctx.image.topic(topic)?.partitions[partition]?.leaderEpoch ?? 0;
+      const leader = appendLeader(ctx, topic, partition);
+      if (leader === 'not-leader') return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, lastOffset: -1 };
+      const epoch = leader?.leaderEpoch ?? ctx.image.topic(topic)?.partitions[partition]?.leaderEpoch ?? 0;
       const r = await log.appendAsLeader(batch, epoch, { requiredAcks: -1, origin: 'coordinator' });
-      return { errorCode: r.errorCode, baseOffset: r.baseOffset, lastOffset: r.lastOffset };
+      if (r.errorCode !== 0 || leader === null) return { errorCode: r.errorCode, baseOffset: r.baseOffset, lastOffset: r.lastOffset };
+      const code = await leader.awaitReplication(r.lastOffset + 1, commitTimeoutMs(ctx));
+      return { errorCode: code, baseOffset: r.baseOffset, lastOffset: r.lastOffset };
     },
     async readFrom(fetchOffset, maxBytes) {
       const r = await log.readToBuffer({ fetchOffset, maxOffset: log.logEndOffset, maxBytes, minOneMessage: true });
@@ -35,7 +69,8 @@ export function coordinatorLogOf(ctx: BrokerContext, topic: string, partition: n
   };
 }
 
-export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost {
+export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost & { close(): void } {
+  const markers = new TxnMarkerChannel(ctx);
   const internalCreates = new Map<string, Promise<void>>();
   const ensureInternalTopic = (topic: string, partitions: number): Promise<void> => {
     if (ctx.image.topic(topic)) return Promise.resolve();
@@ -54,6 +89,7 @@ export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost {
   };
   return {
     nodeId: ctx.nodeId,
+    ...(ctx.cluster.distributed ? { leadership: leadershipOf(ctx, (topic, partitions) => ensureInternalTopic(topic, partitions).catch((err: unknown) => ctx.log.warn('creating internal topic failed', { topic, err: String(err) }))) } : {}),
     get host() {
       return ctx.host;
     },
@@ -74,25 +110,66 @@ export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost {
     partitionCount: (topic) => ctx.image.topic(topic)?.partitions.length,
     topicNames: () => [...ctx.image.topicsByName.keys()],
     allocateProducerId: () => ctx.producerIds.nextId(),
-    async writeTxnMarker(topic, partition, marker) {
+    async writeTxnMarker(topic, partition, marker, opts = {}) {
       const part = ctx.image.topic(topic)?.partitions[partition];
-      const log = part ? await ctx.replicas.ensureLog(topic, partition) : undefined;
-      if (!part || !log) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+      if (!part) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+      // A partition led by another node gets its marker through that leader (WriteTxnMarkers).
+      if (ctx.cluster.distributed && part.leader !== ctx.nodeId) {
+        if (opts.forward === false || part.leader < 0) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+        return markers.send(part.leader, topic, partition, marker);
+      }
+      // __consumer_offsets takes markers only through the group coordinator, which applies them.
+      if (topic === '__consumer_offsets') return ErrorCode.NOT_COORDINATOR;
+      const log = await ctx.replicas.ensureLog(topic, partition);
+      if (!log) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
       // A replicated partition takes a marker only on its leader: written into a follower's copy
       // it would fork that copy from the leader's log.
-      const replication = ctx.replicas.replication;
-      if (replication !== null && log.isReplicated && replication.leaderOf(ctx.image.topic(topic)?.topicId ?? '', partition) === undefined) {
-        return ErrorCode.NOT_LEADER_OR_FOLLOWER;
-      }
+      const leader = appendLeader(ctx, topic, partition);
+      if (leader === 'not-leader') return ErrorCode.NOT_LEADER_OR_FOLLOWER;
       const batch = buildEndTxnMarkerBatch({
         producerId: marker.producerId,
         producerEpoch: marker.producerEpoch,
         coordinatorEpoch: marker.coordinatorEpoch,
         commit: marker.commit,
       });
-      const r = await log.appendAsLeader(batch, part.leaderEpoch, { requiredAcks: -1, origin: 'coordinator', coordinatorEpoch: marker.coordinatorEpoch });
-      return r.errorCode;
+      const r = await log.appendAsLeader(batch, leader?.leaderEpoch ?? part.leaderEpoch, { requiredAcks: -1, origin: 'coordinator', coordinatorEpoch: marker.coordinatorEpoch });
+      // The transaction completes only once its markers are on the ISR (Kafka appends them with acks=-1).
+      if (r.errorCode !== 0 || leader === null) return r.errorCode;
+      return leader.awaitReplication(r.lastOffset + 1, commitTimeoutMs(ctx));
     },
+    close: () => markers.close(),
     onMetadataChange: (cb) => ctx.controller.onChange(() => cb()),
+  };
+}
+
+/**
+ * Which internal partitions this node serves on a cluster: those it leads unfenced, once
+ * replication has taken the leader role at the image's epoch. Leaders are told apart from the
+ * metadata image; their client endpoints come from the broker registrations.
+ */
+function leadershipOf(ctx: BrokerContext, ensureTopic: (topic: string, partitions: number) => void): CoordinatorLeadership {
+  return {
+    leads: (topic, partition) => {
+      if (ctx.replicas.getLog(topic, partition) === undefined) return false;
+      const leader = appendLeader(ctx, topic, partition);
+      return leader !== 'not-leader';
+    },
+    leaderEndpoint: (topic, partition, listenerName) => {
+      const part = ctx.image.topic(topic)?.partitions[partition];
+      if (part === undefined || part.leader < 0) return null;
+      if (part.leader === ctx.nodeId) return ctx.cluster.fenced ? null : { nodeId: ctx.nodeId, host: ctx.host, port: ctx.port };
+      const b = ctx.cluster.liveBrokers().find((x) => x.nodeId === part.leader);
+      if (b === undefined) return null;
+      const ep = (listenerName !== undefined ? b.endpoints.find((e) => e.name === listenerName) : undefined) ?? { host: b.host, port: b.port };
+      return { nodeId: b.nodeId, host: ep.host, port: ep.port };
+    },
+    leaderEpoch: (topic, partition) => ctx.image.topic(topic)?.partitions[partition]?.leaderEpoch ?? -1,
+    ensureTopic: (topic, partitions) => {
+      if (ctx.image.topic(topic) === undefined) ensureTopic(topic, partitions);
+    },
+    onChange: (cb) => {
+      const offs = [ctx.controller.onChange(() => cb()), ctx.cluster.on('fenced', cb), ctx.cluster.on('unfenced', cb), ctx.cluster.on('brokers', cb)];
+      return () => offs.forEach((off) => off());
+    },
   };
 }

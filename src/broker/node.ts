@@ -220,6 +220,7 @@ export class BrokerNode {
       () => mirror!.close(),
       () => txns.close(),
       () => groups.close(),
+      async () => coordinatorHost.close(),
     );
 
     const observability = await Observability.start({

@@ -45,8 +45,38 @@ export interface TxnMarker {
   readonly commit: boolean;
 }
 
+/** Where a client reaches a coordinator (FindCoordinator's answer). */
+export interface CoordinatorEndpoint {
+  readonly nodeId: number;
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * Leadership of internal-topic partitions on a cluster: a node serves a coordinator shard only
+ * while it leads that partition, as Kafka's GroupCoordinator/TransactionCoordinator do through
+ * onElection / onResignation. Absent on a node alone, which leads every partition.
+ */
+export interface CoordinatorLeadership {
+  /** True while this node leads the partition and may append to it (unfenced, leader role taken at the image's epoch). */
+  leads(topic: string, partition: number): boolean;
+  /**
+   * The partition's leader as a client on listener `listenerName` reaches it; null when the
+   * partition has no live leader (or the topic does not exist yet).
+   */
+  leaderEndpoint(topic: string, partition: number, listenerName?: string): CoordinatorEndpoint | null;
+  /** The partition's leader epoch in the metadata image; -1 when the partition does not exist. */
+  leaderEpoch(topic: string, partition: number): number;
+  /** Creates the internal topic when it does not exist yet (FindCoordinator creates it, as Kafka does). */
+  ensureTopic(topic: string, partitions: number): void;
+  /** Called when leaderships or this node's fencing may have changed. Returns an unsubscribe. */
+  onChange(cb: () => void): () => void;
+}
+
 export interface CoordinatorHost {
   readonly nodeId: number;
+  /** Set on a cluster: which internal partitions this node serves. */
+  readonly leadership?: CoordinatorLeadership;
   /** Advertised address answered by FindCoordinator. */
   readonly host: string;
   readonly port: number;
@@ -78,9 +108,11 @@ export interface CoordinatorHost {
    * Appends a COMMIT or ABORT end-transaction marker for (producerId, producerEpoch) to a data
    * partition led here, as the transaction coordinator (a control batch, origin 'coordinator';
    * `buildEndTxnMarkerBatch` in src/protocol/control-records.ts builds it). Resolves to a Kafka
-   * error code (0 when the marker is durable).
+   * error code (0 when the marker is durable, on the ISR of a replicated partition). On a cluster
+   * a partition led by another node is sent WriteTxnMarkers to its leader, unless
+   * `forward: false` (a WriteTxnMarkers being served here), which answers NOT_LEADER_OR_FOLLOWER.
    */
-  writeTxnMarker?(topic: string, partition: number, marker: TxnMarker): Promise<number>;
+  writeTxnMarker?(topic: string, partition: number, marker: TxnMarker, opts?: { readonly forward?: boolean }): Promise<number>;
   /** Called after every metadata change (topics created, deleted, partitions added). Returns an unsubscribe. */
   onMetadataChange(cb: () => void): () => void;
 }

@@ -1,7 +1,8 @@
-import type { CancelTimer, CoordinatorLog } from './coordinator-host.js';
+import type { CancelTimer } from './coordinator-host.js';
 import { buildCoordinatorBatch, readCoordinatorBatches } from './coordinator-batch.js';
 import type { CoordinatorRecord, ReplayedBatch } from './coordinator-batch.js';
 import type { CoordinatorShard, RuntimeOptions, ShardContext, WriteOp, WriteResult } from './coordinator-shard.js';
+import { ShardHolder, type AppliedWrite } from './shard-holder.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { buildEndTxnMarkerBatch, controlRecordKey, ControlRecordType, endTxnMarkerValue } from '../protocol/control-records.js';
@@ -56,42 +57,16 @@ function mapAppendError(code: number): number {
   }
 }
 
-/** A write waiting for its turn, and how to answer it. */
-interface QueuedWrite<S> {
-  readonly op: WriteOp<S, unknown>;
-  readonly deliver: (v: unknown) => void;
-  readonly fail: (e: unknown) => void;
-}
-
-/** A write applied to the shard whose records are part of the batch being appended. */
-interface AppliedWrite<S> {
-  readonly write: QueuedWrite<S>;
-  readonly out: WriteResult<unknown>;
-}
-
-class ShardHolder<S extends CoordinatorShard> {
-  shard!: S;
-  log!: CoordinatorLog;
-  loaded = false;
-  closed = false;
-  /** Writes not yet applied, in arrival order. */
-  readonly queue: QueuedWrite<S>[] = [];
-  /** A batch is being applied or appended: the shard holds state not yet committed. */
-  busy = false;
-  /** Reads that arrived while busy; they run once the batch is committed or reverted. */
-  readonly reads: (() => void)[] = [];
-  /** Resolved when the queue runs dry. */
-  drained: Promise<void> = Promise.resolve();
-  readonly timers = new Map<string, CancelTimer>();
-  loading: Promise<void> | null = null;
-  constructor(readonly partition: number) {}
-}
-
 export class CoordinatorRuntime<S extends CoordinatorShard> {
   private readonly shards = new Map<number, ShardHolder<S>>();
   private closed = false;
+  private readonly offLeadership: (() => void) | null = null;
+  private electionRetry: CancelTimer | null = null;
 
-  constructor(private readonly opts: RuntimeOptions<S>) {}
+  constructor(private readonly opts: RuntimeOptions<S>) {
+    const leadership = opts.host.leadership;
+    if (leadership) this.offLeadership = leadership.onChange(() => this.onLeadershipChange());
+  }
 
   get partitions(): number {
     return this.opts.partitions;
@@ -105,27 +80,83 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
     return partitionForKey(key, this.opts.partitions);
   }
 
-  /** Loads the shard of `partition` (replaying its log) if it is not loaded yet. */
-  async load(partition: number): Promise<S> {
+  /** True when this node serves the shard of `partition` (always, on a node alone). */
+  serves(partition: number): boolean {
+    const leadership = this.opts.host.leadership;
+    return leadership === undefined || leadership.leads(this.opts.topic, partition);
+  }
+
+  /**
+   * The shard of `partition`, replaying its log first if it is not loaded yet. On a cluster a
+   * shard this node does not lead is NOT_COORDINATOR, and one still loading is
+   * COORDINATOR_LOAD_IN_PROGRESS unless `wait` (Kafka's CoordinatorRuntime answers the same).
+   */
+  async load(partition: number, wait = this.opts.host.leadership === undefined): Promise<S> {
     if (this.closed) throw new KafkaError(ErrorCode.NOT_COORDINATOR, 'coordinator closed');
+    if (!this.serves(partition)) {
+      this.opts.host.leadership?.ensureTopic(this.opts.topic, this.opts.partitions);
+      throw new KafkaError(ErrorCode.NOT_COORDINATOR, `this node does not lead ${this.opts.topic}-${partition}`);
+    }
     let holder = this.shards.get(partition);
     if (!holder) {
       holder = new ShardHolder<S>(partition);
       this.shards.set(partition, holder);
     }
     if (!holder.loaded) {
-      holder.loading ??= this.replayInto(holder).catch((e: unknown) => {
-        this.shards.delete(partition);
+      const h = holder;
+      h.loading ??= this.replayInto(h).catch((e: unknown) => {
+        if (this.shards.get(partition) === h) this.shards.delete(partition);
         throw e;
       });
-      await holder.loading;
+      if (!wait) {
+        h.loading.catch(() => undefined);
+        throw new KafkaError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, `${this.opts.topic}-${partition} is loading`);
+      }
+      await h.loading;
+      if (h.closed) throw new KafkaError(ErrorCode.NOT_COORDINATOR, `${this.opts.topic}-${partition} moved away while loading`);
     }
     return holder.shard;
   }
 
-  /** Loads every shard (used at start so timers such as offset expiry run everywhere). */
+  /** Loads every shard this node serves (used at start so timers such as offset expiry run everywhere). */
   async loadAll(): Promise<void> {
-    for (let p = 0; p < this.opts.partitions; p++) await this.load(p);
+    for (let p = 0; p < this.opts.partitions; p++) if (this.serves(p)) await this.load(p, true).catch((e: unknown) => {
+      if (this.opts.host.leadership === undefined) throw e;
+    });
+  }
+
+  /**
+   * Kafka's onElection / onResignation: shards of partitions no longer led here are unloaded
+   * (state dropped, timers cancelled, queued writes answered NOT_COORDINATOR; a batch out to the
+   * log fails as the partition's leader resigned), partitions now led here are loaded from their
+   * log, which holds all the ISR acknowledged. The image names a new leader before replication
+   * has taken the role, so such partitions are looked at again shortly.
+   */
+  private onLeadershipChange(): void {
+    const leadership = this.opts.host.leadership;
+    if (this.closed || leadership === undefined) return;
+    for (const holder of [...this.shards.values()]) if (!this.serves(holder.partition)) this.unload(holder);
+    let electedNotYetLeading = false;
+    for (let p = 0; p < this.opts.partitions; p++) {
+      if (this.serves(p)) {
+        if (!this.shards.has(p)) this.load(p, true).catch(() => undefined);
+      } else if (leadership.leaderEndpoint(this.opts.topic, p)?.nodeId === this.opts.host.nodeId) electedNotYetLeading = true;
+    }
+    if (electedNotYetLeading && this.electionRetry === null) {
+      this.electionRetry = this.opts.host.timers.schedule(100, () => {
+        this.electionRetry = null;
+        this.onLeadershipChange();
+      });
+    }
+  }
+
+  private unload(holder: ShardHolder<S>): void {
+    if (this.shards.get(holder.partition) === holder) this.shards.delete(holder.partition);
+    holder.closed = true;
+    for (const cancel of holder.timers.values()) cancel();
+    holder.timers.clear();
+    for (const w of holder.queue.splice(0)) w.fail(new KafkaError(ErrorCode.NOT_COORDINATOR, `${this.opts.topic}-${holder.partition} moved to another node`));
+    if (holder.loaded) holder.shard.onUnloaded?.();
   }
 
   /** Shards loaded so far, by partition. */
@@ -155,6 +186,8 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
         throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `no whole batch at offset ${next} of ${this.opts.topic}-${holder.partition}`);
       }
     }
+    // Unloaded while replaying (leadership moved on): the state is dropped unseen.
+    if (holder.closed) return;
     holder.loaded = true;
     holder.shard.onLoaded?.();
   }
@@ -379,6 +412,8 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
   /** Stops timers and answers pending operations; the logs stay open (the node owns them). */
   async close(): Promise<void> {
     this.closed = true;
+    this.offLeadership?.();
+    this.electionRetry?.();
     for (const holder of this.shards.values()) {
       holder.closed = true;
       for (const cancel of holder.timers.values()) cancel();

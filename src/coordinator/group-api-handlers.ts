@@ -46,7 +46,9 @@ import type { DeleteGroupsRequest } from '../protocol/generated/messages/delete-
 import { encodeDeleteGroupsResponse } from '../protocol/generated/messages/delete-groups-response.js';
 import type { DeleteGroupsResponseInput } from '../protocol/generated/messages/delete-groups-response.js';
 import type { CoordinatorHost } from './coordinator-host.js';
-import { GroupCoordinator, type GroupCoordinatorOptions } from './group-coordinator.js';
+import { CONSUMER_OFFSETS, GroupCoordinator, type GroupCoordinatorOptions } from './group-coordinator.js';
+import { partitionForKey } from './coordinator-runtime.js';
+import { TRANSACTION_STATE } from './txn-coordinator.js';
 import { errorCodeOf } from '../protocol/kafka-error.js';
 import { GROUP_OPERATIONS } from './group-operations.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
@@ -54,8 +56,8 @@ import { ClassicState } from './classic-group.js';
 import { consumerGroupHandlers } from './consumer-group-handlers.js';
 
 /**
- * The group APIs served by this node's group coordinator. The node is the coordinator for every
- * group (single-node cluster), so FindCoordinator answers with itself for every key.
+ * The group APIs served by this node's group coordinator. A node alone coordinates every group;
+ * on a cluster, the groups whose __consumer_offsets partition it leads.
  */
 
 function handler<Req, Res>(
@@ -79,34 +81,44 @@ export async function createGroupApiHandlers(
 
   /*
    * FindCoordinator v0-6. v0-3 carry one key, v4+ a batch (CoordinatorKeys). Key types 0 (group)
-   * and 1 (transaction) are answered with this node; share groups (2) are not served.
+   * and 1 (transaction) are answered with the leader of the key's partition of __consumer_offsets
+   * / __transaction_state (this node alone leads them all), or COORDINATOR_NOT_AVAILABLE while
+   * that partition has no leader, as Kafka's KafkaApis.getCoordinator does; share groups (2) are
+   * not served.
    */
+  const txnPartitions = Number(host.config('transaction.state.log.num.partitions') ?? 50);
   const findCoordinator = handler<FindCoordinatorRequest, FindCoordinatorResponseInput>(
     10, 0, 6, decodeFindCoordinatorRequest, encodeFindCoordinatorResponse,
     (ctx, req) => {
-      const answer = (key: string): { errorCode: number; errorMessage: string | null } => {
-        if (req.keyType !== 0 && req.keyType !== 1) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `key type ${req.keyType} is not served` };
-        if (req.keyType === 0) gc.preload(key);
-        return { errorCode: ErrorCode.NONE, errorMessage: null };
+      const self = { nodeId: host.nodeId, host: ctx.listener?.host ?? host.host, port: ctx.listener?.port ?? host.port };
+      const answer = (key: string): { errorCode: number; errorMessage: string | null; nodeId: number; host: string; port: number } => {
+        const none = { nodeId: -1, host: '', port: -1 };
+        if (req.keyType !== 0 && req.keyType !== 1) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `key type ${req.keyType} is not served`, ...none };
+        const leadership = host.leadership;
+        if (leadership === undefined) {
+          if (req.keyType === 0) gc.preload(key);
+          return { errorCode: ErrorCode.NONE, errorMessage: null, ...self };
+        }
+        const [topic, partitions] = req.keyType === 0 ? [CONSUMER_OFFSETS, gc.runtime.partitions] : [TRANSACTION_STATE, txnPartitions];
+        const partition = partitionForKey(key, partitions);
+        const leader = leadership.leaderEndpoint(topic, partition, ctx.listener?.name);
+        if (leader === null) {
+          leadership.ensureTopic(topic, partitions);
+          return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: `${topic}-${partition} has no leader`, ...none };
+        }
+        return { errorCode: ErrorCode.NONE, errorMessage: null, ...(leader.nodeId === host.nodeId ? self : leader) };
       };
       if (ctx.apiVersion < 4) {
         const a = answer(req.key);
-        const ok = a.errorCode === ErrorCode.NONE;
         return {
           errorCode: a.errorCode,
           ...(ctx.apiVersion >= 1 ? { errorMessage: a.errorMessage } : {}),
-          nodeId: ok ? host.nodeId : -1,
-          host: ok ? (ctx.listener?.host ?? host.host) : '',
-          port: ok ? (ctx.listener?.port ?? host.port) : -1,
+          nodeId: a.nodeId,
+          host: a.host,
+          port: a.port,
         };
       }
-      return {
-        coordinators: req.coordinatorKeys.map((key) => {
-          const a = answer(key);
-          const ok = a.errorCode === ErrorCode.NONE;
-          return { key, nodeId: ok ? host.nodeId : -1, host: ok ? (ctx.listener?.host ?? host.host) : '', port: ok ? (ctx.listener?.port ?? host.port) : -1, errorCode: a.errorCode, errorMessage: a.errorMessage };
-        }),
-      };
+      return { coordinators: req.coordinatorKeys.map((key) => ({ key, ...answer(key) })) };
     },
   );
 

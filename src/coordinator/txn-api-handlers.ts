@@ -27,7 +27,12 @@ import { decodeDescribeTransactionsRequest } from '../protocol/generated/message
 import type { DescribeTransactionsRequest } from '../protocol/generated/messages/describe-transactions-request.js';
 import { encodeDescribeTransactionsResponse } from '../protocol/generated/messages/describe-transactions-response.js';
 import type { DescribeTransactionsResponseInput } from '../protocol/generated/messages/describe-transactions-response.js';
+import { decodeWriteTxnMarkersRequest } from '../protocol/generated/messages/write-txn-markers-request.js';
+import type { WriteTxnMarkersRequest } from '../protocol/generated/messages/write-txn-markers-request.js';
+import { encodeWriteTxnMarkersResponse } from '../protocol/generated/messages/write-txn-markers-response.js';
+import type { WriteTxnMarkersResponseInput } from '../protocol/generated/messages/write-txn-markers-response.js';
 import type { CoordinatorHost } from './coordinator-host.js';
+import { CONSUMER_OFFSETS } from './group-coordinator.js';
 import { errorCodeOf } from '../protocol/kafka-error.js';
 import type { GroupCoordinator } from './group-coordinator.js';
 import { TXN_STATE_NAMES } from './txn-shard.js';
@@ -194,6 +199,40 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
     },
   };
 
-  const handlers: ApiHandler[] = [initProducerId, addPartitions, addOffsets, endTxn, txnOffsetCommit, listTransactions, describeTransactions];
+  /*
+   * WriteTxnMarkers v1, from the transaction coordinator of another node: each marker is written
+   * on the partitions led here (a partition led elsewhere is NOT_LEADER_OR_FOLLOWER, never sent
+   * on); on __consumer_offsets the group coordinator applies it to the transaction's offsets, as
+   * Kafka's KafkaApis.handleWriteTxnMarkersRequest hands it to onTransactionCompleted.
+   */
+  const writeTxnMarkers: ApiHandler<WriteTxnMarkersRequest, WriteTxnMarkersResponseInput> = {
+    apiKey: 27, minVersion: 1, maxVersion: 1, decode: decodeWriteTxnMarkersRequest, encode: encodeWriteTxnMarkersResponse,
+    async handle(_ctx, req) {
+      const writeOne = async (m: WriteTxnMarkersRequest['markers'][number], topic: string, partition: number): Promise<number> => {
+        const producerId = Number(m.producerId);
+        try {
+          if (topic === CONSUMER_OFFSETS) return groups ? await groups.completeTransaction(partition, producerId, m.producerEpoch, m.transactionResult) : ErrorCode.NOT_COORDINATOR;
+          if (!host.writeTxnMarker) return ErrorCode.UNKNOWN_SERVER_ERROR;
+          return await host.writeTxnMarker(topic, partition, { producerId, producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.transactionResult }, { forward: false });
+        } catch (e) {
+          return errorCodeOf(e);
+        }
+      };
+      const markers = await Promise.all(
+        req.markers.map(async (m) => ({
+          producerId: m.producerId,
+          topics: await Promise.all(
+            m.topics.map(async (t) => ({
+              name: t.name,
+              partitions: await Promise.all(t.partitionIndexes.map(async (partitionIndex) => ({ partitionIndex, errorCode: await writeOne(m, t.name, partitionIndex) }))),
+            })),
+          ),
+        })),
+      );
+      return { markers };
+    },
+  };
+
+  const handlers: ApiHandler[] = [initProducerId, addPartitions, addOffsets, endTxn, txnOffsetCommit, listTransactions, describeTransactions, writeTxnMarkers];
   return { handlers, close: () => tc.close(), coordinator: tc };
 }

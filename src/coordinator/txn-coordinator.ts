@@ -238,11 +238,19 @@ export class TxnCoordinator {
     const m = await this.runtime.read(transactionalId, (s) => s.txns.get(transactionalId));
     if (!m || (m.state !== TxnState.PREPARE_COMMIT && m.state !== TxnState.PREPARE_ABORT)) return 0;
     const commit = m.state === TxnState.PREPARE_COMMIT;
-    const marker = { producerId: m.producerId, producerEpoch: m.producerEpoch, coordinatorEpoch: 0, commit };
+    // Kafka's coordinator epoch is the leader epoch of the coordinator's partition: a marker from
+    // a coordinator deposed since is refused (TRANSACTION_COORDINATOR_FENCED) by the data partition.
+    const coordinatorEpoch = Math.max(0, this.host.leadership?.leaderEpoch(TRANSACTION_STATE, this.runtime.partitionFor(transactionalId)) ?? 0);
+    const marker = { producerId: m.producerId, producerEpoch: m.producerEpoch, coordinatorEpoch, commit };
     const writeOne = async (tp: string): Promise<number> => {
       const [topic, p] = tp.split('\0') as [string, string];
       const partition = Number(p);
-      if (topic === CONSUMER_OFFSETS) return this.groups ? this.groups.completeTransaction(partition, m.producerId, m.producerEpoch, commit) : 0;
+      if (topic === CONSUMER_OFFSETS) {
+        // The group coordinator applies its own markers; one on another node gets WriteTxnMarkers.
+        const leader = this.host.leadership?.leaderEndpoint(CONSUMER_OFFSETS, partition);
+        if (leader !== undefined && leader !== null && leader.nodeId !== this.host.nodeId && this.host.writeTxnMarker) return this.host.writeTxnMarker(topic, partition, marker);
+        return this.groups ? this.groups.completeTransaction(partition, m.producerId, m.producerEpoch, commit) : 0;
+      }
       if (!this.host.writeTxnMarker) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
       const code = await this.host.writeTxnMarker(topic, partition, marker);
       // A deleted partition has nothing left to mark.

@@ -164,4 +164,55 @@ describe('coordinator runtime', () => {
     await again.rt.close();
     await expect(again.rt.writeTo(0, (s) => s.put('x', 'y'))).rejects.toBeInstanceOf(KafkaError);
   });
+
+  it('on a cluster serves only partitions led here: unloads on resignation, reloads from the log on election', async () => {
+    const t = new TempLogs();
+    temps.push(t);
+    const base = testHost(t.openLog);
+    const led = new Set([0]);
+    const listeners = new Set<() => void>();
+    const changeLeaders = (ps: number[]): void => {
+      led.clear();
+      for (const p of ps) led.add(p);
+      for (const l of listeners) l();
+    };
+    const host = {
+      ...base,
+      leadership: {
+        leads: (_topic: string, p: number) => led.has(p),
+        leaderEndpoint: (_topic: string, p: number) => (led.has(p) ? { nodeId: 1, host: '127.0.0.1', port: 9092 } : { nodeId: 2, host: '127.0.0.1', port: 9093 }),
+        leaderEpoch: () => 0,
+        ensureTopic: () => undefined,
+        onChange: (cb: () => void) => {
+          listeners.add(cb);
+          return () => listeners.delete(cb);
+        },
+      },
+    };
+    const rt = new CoordinatorRuntime<KvShard>({ host, topic: '__kv', partitions: 3, newShard: (ctx) => new KvShard(ctx) });
+    const code = (p: Promise<unknown>): Promise<number> => p.then(() => 0, (e: unknown) => (e instanceof KafkaError ? e.code : -1));
+    // Not led here: NOT_COORDINATOR; led but not loaded yet: COORDINATOR_LOAD_IN_PROGRESS, then served.
+    expect(await code(rt.writeTo(1, (s) => s.put('x', '1')))).toBe(ErrorCode.NOT_COORDINATOR);
+    expect(await code(rt.writeTo(0, (s) => s.put('a', '1')))).toBe(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
+    await expect.poll(() => code(rt.writeTo(0, (s) => s.put('a', '1')))).toBe(0);
+    let fired = false;
+    await rt.writeTo(0, (s) => {
+      s.ctx.scheduleTimer('t', 1000, (s2) => {
+        fired = true;
+        return s2.put('timer', 'ran');
+      });
+      return s.put('b', '2');
+    });
+    // Resignation: state dropped, timers cancelled, requests refused.
+    changeLeaders([1]);
+    expect(rt.loadedShards().has(0)).toBe(false);
+    expect(await code(rt.readFrom(0, (s) => s.kv.get('a')))).toBe(ErrorCode.NOT_COORDINATOR);
+    await base.manual.advance(2000);
+    expect(fired).toBe(false);
+    // Election again: replayed from the log, every committed write is back.
+    changeLeaders([0, 1]);
+    await expect.poll(() => rt.loadedShards().has(0)).toBe(true);
+    expect(await rt.readFrom(0, (s) => [s.kv.get('a'), s.kv.get('b'), s.kv.get('timer')])).toEqual(['1', '2', undefined]);
+    await rt.close();
+  });
 });

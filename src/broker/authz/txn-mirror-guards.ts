@@ -6,6 +6,8 @@
  * CLUSTER_ACTION on the cluster for the broker-to-broker ReadMirrorStates, WriteMirrorStates,
  * BumpLeaderEpochs and AlterPartition.
  */
+import type { WriteTxnMarkersRequest } from '../../protocol/generated/messages/write-txn-markers-request.js';
+import type { WriteTxnMarkersResponseInput } from '../../protocol/generated/messages/write-txn-markers-response.js';
 import { AclOperation, ResourceType, AUTHORIZED_OPERATIONS_OMITTED } from '../../auth/acl-model.js';
 import { ApiKey } from '../../protocol/generated/api-table.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
@@ -104,7 +106,20 @@ const describeClusterMirrors = guard<DescribeClusterMirrorsRequest, DescribeClus
   return { ...res, mirrors: [...shown, ...errors] };
 });
 
+/** WriteTxnMarkers is broker-to-broker (Kafka's KafkaApis): CLUSTER_ACTION, else every partition CLUSTER_AUTHORIZATION_FAILED. */
+const writeTxnMarkers = wholeRequest<WriteTxnMarkersRequest, WriteTxnMarkersResponseInput>(
+  ApiKey.WriteTxnMarkers,
+  (az, ctx) => az.canCluster(ctx, AclOperation.CLUSTER_ACTION),
+  (req) => ({
+    markers: req.markers.map((m) => ({
+      producerId: m.producerId,
+      topics: m.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })) })),
+    })),
+  }),
+);
+
 export const TXN_MIRROR_GUARDS: readonly Guard<unknown, unknown>[] = [
+  writeTxnMarkers,
   initProducerId,
   addPartitionsToTxn,
   addOffsetsToTxn,

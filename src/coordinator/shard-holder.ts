@@ -1,0 +1,37 @@
+/**
+ * One shard of a CoordinatorRuntime as the runtime holds it: the shard, its log, whether it is
+ * loaded or unloaded, the writes waiting for their batch, reads waiting on a batch, and timers.
+ */
+import type { CancelTimer, CoordinatorLog } from './coordinator-host.js';
+import type { CoordinatorShard, WriteOp, WriteResult } from './coordinator-shard.js';
+
+/** A write waiting for its turn, and how to answer it. */
+export interface QueuedWrite<S> {
+  readonly op: WriteOp<S, unknown>;
+  readonly deliver: (v: unknown) => void;
+  readonly fail: (e: unknown) => void;
+}
+
+/** A write applied to the shard whose records are part of the batch being appended. */
+export interface AppliedWrite<S> {
+  readonly write: QueuedWrite<S>;
+  readonly out: WriteResult<unknown>;
+}
+
+export class ShardHolder<S extends CoordinatorShard> {
+  shard!: S;
+  log!: CoordinatorLog;
+  loaded = false;
+  closed = false;
+  /** Writes not yet applied, in arrival order. */
+  readonly queue: QueuedWrite<S>[] = [];
+  /** A batch is being applied or appended: the shard holds state not yet committed. */
+  busy = false;
+  /** Reads that arrived while busy; they run once the batch is committed or reverted. */
+  readonly reads: (() => void)[] = [];
+  /** Resolved when the queue runs dry. */
+  drained: Promise<void> = Promise.resolve();
+  readonly timers = new Map<string, CancelTimer>();
+  loading: Promise<void> | null = null;
+  constructor(readonly partition: number) {}
+}
