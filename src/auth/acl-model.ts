@@ -4,6 +4,8 @@
  * org.apache.kafka.common.acl.AclOperation / AclPermissionType. CLUSTER_MIRROR (8) is KIP-1279's
  * resource type for cluster mirrors.
  */
+import type { AclEntry } from '../controller/metadata-records.js';
+
 export const ResourceType = { UNKNOWN: 0, ANY: 1, TOPIC: 2, GROUP: 3, CLUSTER: 4, TRANSACTIONAL_ID: 5, DELEGATION_TOKEN: 6, USER: 7, CLUSTER_MIRROR: 8 } as const;
 export const PatternType = { UNKNOWN: 0, ANY: 1, MATCH: 2, LITERAL: 3, PREFIXED: 4 } as const;
 export const AclOperation = { UNKNOWN: 0, ANY: 1, ALL: 2, READ: 3, WRITE: 4, CREATE: 5, DELETE: 6, ALTER: 7, DESCRIBE: 8, CLUSTER_ACTION: 9, DESCRIBE_CONFIGS: 10, ALTER_CONFIGS: 11, IDEMPOTENT_WRITE: 12, CREATE_TOKENS: 13, DESCRIBE_TOKENS: 14 } as const;
@@ -15,16 +17,8 @@ export const WILDCARD_PRINCIPAL = 'User:*';
 /** The only name of the CLUSTER resource (Kafka's Resource.CLUSTER_NAME). */
 export const CLUSTER_NAME = 'kafka-cluster';
 
-/** One stored binding, as the authorizer reads it (the fields of an AccessControlEntryRecord). */
-export interface StandardAcl {
-  readonly resourceType: number;
-  readonly resourceName: string;
-  readonly patternType: number;
-  readonly principal: string;
-  readonly host: string;
-  readonly operation: number;
-  readonly permissionType: number;
-}
+/** One stored binding, as the authorizer reads it: an AccessControlEntryRecord without its id. */
+export type StandardAcl = Omit<AclEntry, 'id'>;
 
 /**
  * The operations each resource type supports, in the order Kafka's authorized-operations bit

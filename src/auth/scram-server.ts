@@ -12,6 +12,7 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { authenticationFailed, type SaslMechanism, type SaslServer } from './sasl-mechanism.js';
+import { scramAttributes, xor } from './scram-wire.js';
 
 export interface ScramCredentialData {
   readonly salt: Buffer;
@@ -39,19 +40,7 @@ const FAKE_SALT_KEY = randomBytes(32);
 const SASLNAME = /^(?:[^=,]|=2C|=3D)+$/;
 
 function attributes(message: string, mechanism: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const part of message.split(',')) {
-    const eq = part.indexOf('=');
-    if (eq !== 1) throw authenticationFailed(mechanism, `Invalid SCRAM message attribute '${part.slice(0, 16)}'`);
-    out.set(part[0]!, part.slice(2));
-  }
-  return out;
-}
-
-function xor(a: Buffer, b: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(a.length);
-  for (let i = 0; i < a.length; i++) out[i] = a[i]! ^ b[i]!;
-  return out;
+  return scramAttributes(message, (part) => authenticationFailed(mechanism, `Invalid SCRAM message attribute '${part.slice(0, 16)}'`));
 }
 
 export class ScramMechanism implements SaslMechanism {

@@ -14,6 +14,7 @@
 import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
+import { scramAttributes, xor } from '../auth/scram-wire.js';
 
 export interface SaslClient {
   /** The first token, sent right after SaslHandshake. */
@@ -46,19 +47,8 @@ function saslName(user: string): string {
   return user.replace(/=/g, '=3D').replace(/,/g, '=2C');
 }
 
-function scramAttributes(message: string, mechanism: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const part of message.split(',')) {
-    if (part.length < 2 || part[1] !== '=') throw failed(mechanism, `invalid SCRAM message from the server '${message.slice(0, 40)}'`);
-    out.set(part[0]!, part.slice(2));
-  }
-  return out;
-}
-
-function xor(a: Buffer, b: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(a.length);
-  for (let i = 0; i < a.length; i++) out[i] = a[i]! ^ b[i]!;
-  return out;
+function attributesOf(message: string, mechanism: string): Map<string, string> {
+  return scramAttributes(message, () => failed(mechanism, `invalid SCRAM message from the server '${message.slice(0, 40)}'`));
 }
 
 export function isScramMechanism(mechanism: string): boolean {
@@ -77,7 +67,7 @@ export function scramClient(mechanism: string, username: string, password: strin
     evaluate(challenge) {
       const message = challenge.toString('utf8');
       if (stage === 'first') {
-        const a = scramAttributes(message, mechanism);
+        const a = attributesOf(message, mechanism);
         if (a.has('e')) throw failed(mechanism, a.get('e')!);
         const fullNonce = a.get('r') ?? '';
         const salt = Buffer.from(a.get('s') ?? '', 'base64');
@@ -95,7 +85,7 @@ export function scramClient(mechanism: string, username: string, password: strin
         return Buffer.from(`${withoutProof},p=${proof.toString('base64')}`, 'utf8');
       }
       if (stage === 'final') {
-        const a = scramAttributes(message, mechanism);
+        const a = attributesOf(message, mechanism);
         if (a.has('e')) throw failed(mechanism, a.get('e')!);
         const v = Buffer.from(a.get('v') ?? '', 'base64');
         if (expectedServerSignature === null || v.length !== expectedServerSignature.length || !timingSafeEqual(v, expectedServerSignature)) {

@@ -24,17 +24,10 @@ import { KafkaError } from '../protocol/kafka-error.js';
 import type { KafkaClient } from '../client/kafka-client.js';
 import { mirrorConfigValue, splitList } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
+import type { AclEntry } from '../controller/metadata-records.js';
 
-/** One ACL binding as the Acl RPCs carry it. */
-export interface MirrorAclBinding {
-  readonly resourceType: number;
-  readonly resourceName: string;
-  readonly patternType: number;
-  readonly principal: string;
-  readonly host: string;
-  readonly operation: number;
-  readonly permissionType: number;
-}
+/** One ACL binding as the Acl RPCs carry it (an AccessControlEntryRecord without its id). */
+export type MirrorAclBinding = Omit<AclEntry, 'id'>;
 
 /** ACL resource type CLUSTER_MIRROR (spec §11). */
 export const CLUSTER_MIRROR_ACL_RESOURCE = 8;

@@ -16,6 +16,7 @@ import { decodeFetchResponse, type FetchResponse } from '../../src/protocol/gene
 import { encodeMetadataRequest } from '../../src/protocol/generated/messages/metadata-request.js';
 import { decodeMetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
+import { waitFor } from '../helpers/wait.js';
 
 let a: RunningNode;
 let b: RunningNode;
@@ -37,20 +38,6 @@ async function cli(node: RunningNode, ...argv: string[]): Promise<{ code: number
   const err: string[] = [];
   const code = await runClusterMirrorsCli(['--bootstrap-server', node.bootstrap, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
   return { code, out: out.join('\n'), err: err.join('\n') };
-}
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      if (await cond()) return;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function kafkaAdmin<T>(node: RunningNode, f: (k: Kafka) => Promise<T>): Promise<T> {

@@ -15,6 +15,7 @@ import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { startKafkaSource as startKafkaBroker, type KafkaBroker } from '../mirror/helpers/kafka-source.js';
 import { startMirrorTestServer, type MirrorTestServer } from '../admin/helpers/mirror-test-server.js';
+import { waitFor } from '../helpers/wait.js';
 
 let kafka: KafkaBroker;
 let kafkaAdmin: Admin;
@@ -27,14 +28,6 @@ async function cli(...argv: string[]): Promise<{ code: number; out: string; err:
   const err: string[] = [];
   const code = await runClusterMirrorsCli(['--bootstrap-server', dest.bootstrap, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
   return { code, out: out.join('\n'), err: err.join('\n') };
-}
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function describeJson(): Promise<{ topic: string; partition: number; state: string; lag: number; sourceOffset: number; destinationOffset: number }[]> {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Admin, Consumer, Producer, stringDeserializers, stringSerializers } from '@platformatic/kafka';
 import { startNode } from '../helpers/node.js';
 import type { RunningNode } from '../helpers/node.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * The KIP-848 consumer protocol with a real client: @platformatic/kafka consumers with
@@ -19,14 +20,6 @@ afterAll(async () => {
   await node?.destroy();
   if (node) rmSync(node.dataDir, { recursive: true, force: true });
 }, 60_000);
-
-async function waitFor(what: string, fn: () => boolean, timeoutMs = 40_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!fn()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('KIP-848 consumer protocol with @platformatic/kafka', () => {
   it('spreads partitions with the server assignor, consumes everything, and rebalances on leave', async () => {

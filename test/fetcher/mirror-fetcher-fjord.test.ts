@@ -22,6 +22,7 @@ import { buildRecordBatch } from '../../src/protocol/records.js';
 import { logConfig } from '../../src/storage/log-config.js';
 import { PartitionLog } from '../../src/storage/partition-log.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
+import { waitFor } from '../helpers/wait.js';
 
 let node: RunningNode;
 const work = mkdtempSync(join(tmpdir(), 'fjord-mirror-fjord-src-'));
@@ -49,14 +50,6 @@ async function topicId(name: string): Promise<string> {
     return t.topicId;
   } finally {
     c.close();
-  }
-}
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 

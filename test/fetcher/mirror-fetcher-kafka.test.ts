@@ -20,6 +20,7 @@ import { buildRecordBatch } from '../../src/protocol/records.js';
 import { logConfig } from '../../src/storage/log-config.js';
 import { PartitionLog } from '../../src/storage/partition-log.js';
 import { startKafkaSource as startKafkaBroker, type KafkaBroker } from '../mirror/helpers/kafka-source.js';
+import { waitFor } from '../helpers/wait.js';
 
 let kafka: KafkaBroker;
 let admin: Admin;
@@ -95,14 +96,6 @@ function fetcherFor(logMap: Map<number, PartitionLog>, dle: () => number, opts: 
     { maxWaitMs: 200, backoffMs: 200, unreachableFailMs: opts.unreachableFailMs ?? 30_000 },
   );
   return { fetcher, client, events };
-}
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 function firstDifference(a: Buffer, b: Buffer): number {

@@ -18,6 +18,7 @@ import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, ROOT, startNode, type RunningNode } from '../helpers/node.js';
 import { pick, scrape, total } from './scrape.js';
+import { waitFor } from '../helpers/wait.js';
 
 const TOPIC = 'orders';
 const work = mkdtempSync(join(tmpdir(), 'fjord-metrics-'));
@@ -51,20 +52,6 @@ async function describeMirror(): Promise<Described[]> {
   const r = await run(['cluster-mirrors', '--bootstrap-server', b.bootstrap, '--describe', '--mirror', 'm1', '--json']);
   if (r.code !== 0) throw new Error(r.err);
   return JSON.parse(r.out) as Described[];
-}
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      if (await cond()) return;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 function client(node: RunningNode): Kafka {

@@ -13,6 +13,7 @@ import { describeAllAcls, parseAclRule, syncAcls, type MirrorAclBinding } from '
 import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { startKafkaSource, type KafkaBroker } from './helpers/kafka-source.js';
+import { waitFor } from '../helpers/wait.js';
 
 describe('mirror.acls.include rules', () => {
   const b = (over: Partial<MirrorAclBinding>): MirrorAclBinding => ({ resourceType: 2, resourceName: 'orders-1', patternType: 3, principal: 'User:alice', host: '*', operation: 3, permissionType: 3, ...over });
@@ -78,20 +79,6 @@ async function aclList(node: RunningNode): Promise<string[]> {
     });
     return r.resources.flatMap((res) => res.acls.map((x) => `${res.resourceType}:${res.resourceName}:${x.principal}:${x.operation}`)).sort();
   });
-}
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      if (await cond()) return;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe('ACL sync between two Fjord nodes', () => {

@@ -13,6 +13,7 @@ import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { iterateBatches } from '../../src/protocol/record-batch.js';
 import { decodeRecords } from '../../src/protocol/records.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
+import { waitFor } from '../helpers/wait.js';
 
 const FAST = { 'mirror.failed.retry.initial.backoff.ms': 200, 'mirror.failed.retry.max.backoff.ms': 1000, 'mirror.metadata.refresh.interval.ms': 1000 };
 let src: RunningNode;
@@ -38,20 +39,6 @@ async function killAndRelaunch(n: RunningNode): Promise<RunningNode> {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      if (await cond()) return;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await sleep(100);
-  }
-}
 
 function segments(node: RunningNode, topic: string): Buffer {
   const dir = join(node.dataDir, `${topic}-0`);

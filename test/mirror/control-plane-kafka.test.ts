@@ -42,6 +42,7 @@ import { Writer } from '../../src/protocol/writer.js';
 import { KafkaClient } from '../../src/client/kafka-client.js';
 import { startKafkaSource as startKafkaBroker, type KafkaBroker } from './helpers/kafka-source.js';
 import { MirrorTestHost } from './helpers/mirror-test-host.js';
+import { waitFor } from '../helpers/wait.js';
 
 let kafka: KafkaBroker;
 let kafkaClient: Kafka;
@@ -90,14 +91,6 @@ const describeMirrors = (names: string[]) =>
 
 function states(d: Awaited<ReturnType<typeof describeMirrors>>, topic: string): string[] {
   return d.mirrors.flatMap((m) => m.topics.filter((t) => t.topicName === topic).flatMap((t) => t.partitions.map((p) => p.stateValue)));
-}
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 async function produce(topic: string, partition: number, batches: number, perBatch: number): Promise<void> {

@@ -24,6 +24,7 @@ import { decodeOffsetForLeaderEpochResponse } from '../../src/protocol/generated
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { LOG4J2_CONFIG, VENV_PYTHON, clientsClasspath } from '../interop/lib/paths.js';
 import { lastJsonLine, run, tail } from '../interop/lib/run.js';
+import { waitFor } from '../helpers/wait.js';
 
 const HERE = new URL('.', import.meta.url).pathname;
 const SCRIPT = join(HERE, 'helpers/epoch_consumer.py');
@@ -55,20 +56,6 @@ async function states(node: RunningNode, mirror: string): Promise<{ topic: strin
   const r = await cli(node, '--describe', '--mirror', mirror, '--json');
   if (r.code !== 0) throw new Error(r.err);
   return JSON.parse(r.out) as never;
-}
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      if (await cond()) return;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function python(...args: string[]): Promise<Record<string, unknown>> {

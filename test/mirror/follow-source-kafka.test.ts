@@ -21,6 +21,7 @@ import { ConfigOp, MirrorAdmin } from '../../src/admin/mirror-admin.js';
 import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { startKafkaSource, type KafkaBroker } from './helpers/kafka-source.js';
+import { waitFor } from '../helpers/wait.js';
 
 const MIRROR = 'follow';
 let kafka: KafkaBroker;
@@ -49,20 +50,6 @@ async function rows(topic: string): Promise<Row[]> {
   const r = await cli('--describe', '--mirror', MIRROR, '--json');
   if (r.code !== 0) throw new Error(r.err);
   return (JSON.parse(r.out) as Row[]).filter((p) => p.topic === topic);
-}
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 45_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      if (await cond()) return;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function produce(topic: string, values: readonly string[], partition = 0): Promise<void> {

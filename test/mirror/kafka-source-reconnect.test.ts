@@ -24,6 +24,7 @@ import { encodeIncrementalAlterConfigsRequest } from '../../src/protocol/generat
 import { decodeIncrementalAlterConfigsResponse } from '../../src/protocol/generated/messages/incremental-alter-configs-response.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { startKafkaSource, type KafkaBroker } from './helpers/kafka-source.js';
+import { waitFor } from '../helpers/wait.js';
 
 let kafka: KafkaBroker;
 let kafkaAdmin: Admin;
@@ -78,20 +79,6 @@ async function partitions(): Promise<{ topic: string; state: string; lag: number
   const r = await cli('--describe', '--mirror', MIRROR, '--json');
   if (r.code !== 0) throw new Error(r.err);
   return JSON.parse(r.out) as never;
-}
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      if (await cond()) return;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 function segments(dir: string): Buffer {

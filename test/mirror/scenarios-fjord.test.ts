@@ -26,6 +26,7 @@ import { encodeProduceRequest } from '../../src/protocol/generated/messages/prod
 import { decodeProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
 import { ROOT, startNode, type RunningNode } from '../helpers/node.js';
+import { waitFor } from '../helpers/wait.js';
 
 let a: RunningNode;
 let b: RunningNode;
@@ -54,20 +55,6 @@ async function describe_(node: RunningNode, mirror: string): Promise<{ topic: st
   const r = await cli(node, '--describe', '--mirror', mirror, '--json');
   if (r.code !== 0) throw new Error(r.err);
   return JSON.parse(r.out) as never;
-}
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  while (true) {
-    try {
-      if (await cond()) return;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function produce(node: RunningNode, topic: string, values: string[]): Promise<void> {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { startKafkaSource as startKafkaBroker, type KafkaBroker } from './helpers/kafka-source.js';
+import { waitFor } from '../helpers/wait.js';
 
 let kafka: KafkaBroker;
 let kafkaAdmin: Admin;
@@ -42,20 +43,6 @@ async function partitions(): Promise<{ topic: string; partition: number; state: 
   const r = await cli('--describe', '--mirror', 'from-kafka', '--json');
   if (r.code !== 0) throw new Error(r.err);
   return JSON.parse(r.out) as never;
-}
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      if (await cond()) return;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 function segments(dir: string): Buffer {

@@ -37,6 +37,7 @@ import { decodeIncrementalAlterConfigsResponse } from '../../src/protocol/genera
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { STORE_PASSWORD, makeTestPki, type TestPki } from '../server/tls-fixtures.js';
 import { startKafkaSource, type KafkaBroker } from './helpers/kafka-source.js';
+import { waitFor } from '../helpers/wait.js';
 
 const MIRROR = 'secure';
 const USER = 'mirror';
@@ -147,20 +148,6 @@ async function partitions(mirror = MIRROR): Promise<Row[]> {
 
 async function row(topic: string, mirror = MIRROR): Promise<Row | undefined> {
   return (await partitions(mirror)).find((p) => p.topic === topic);
-}
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      if (await cond()) return;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 function segments(dir: string): Buffer {

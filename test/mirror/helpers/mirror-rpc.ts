@@ -22,6 +22,7 @@ import { encodeStopMirrorTopicsRequest } from '../../../src/protocol/generated/m
 import { decodeStopMirrorTopicsResponse } from '../../../src/protocol/generated/messages/stop-mirror-topics-response.js';
 import { Reader } from '../../../src/protocol/reader.js';
 import { Writer } from '../../../src/protocol/writer.js';
+export { waitFor } from '../../helpers/wait.js';
 
 export const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 
@@ -85,10 +86,3 @@ export function describedPartition(d: DescribeClusterMirrorsResponse, topic: str
   return undefined;
 }
 
-export async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
