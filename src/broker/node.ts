@@ -34,6 +34,7 @@ import { saslApiHandlers } from '../server/sasl-apis.js';
 import { brokerHandlers } from './apis/index.js';
 import { BrokerQuotas } from '../quota/broker-quotas.js';
 import { authorizerFromConfig, followAcls, guardHandlers } from './authz/install.js';
+import { AclOperation, CLUSTER_NAME, ResourceType } from '../auth/acl-model.js';
 
 const INTERNAL_TOPIC_RF_KEYS: ReadonlyMap<string, string> = new Map([
   ['__consumer_offsets', 'offsets.topic.replication.factor'],
@@ -211,6 +212,9 @@ export class BrokerNode {
     mirror = await createMirrorApiHandlers(createMirrorHost(ctx, coordinatorHost), { log: (msg) => mirrorLog.info(msg) });
     registry.registerAll(mirror.handlers);
     ctx.produceGuard = mirror;
+    // The status pages read the node as the node does (Kafka's JMX sees every topic): their
+    // handlers are taken before the authorizer guards the client-facing ones.
+    const internalHandlers = new Map(registry.handlers);
     if (authorizer) {
       const unfollowAcls = followAcls(authorizer, controller);
       closers.push(async () => unfollowAcls());
@@ -226,7 +230,17 @@ export class BrokerNode {
     const observability = await Observability.start({
       listener: metricsListener,
       slowRequestMs: config.int('fjord.slow.request.ms'),
-      view: { nodeId, clusterId: meta.clusterId, advertised: () => `${ctx.host}:${ctx.port}`, image: controller.image, log: (t, p) => replicas.getLog(t, p), handlers: registry.handlers, onMetadataChange: (l) => controller.onChange(l), saslMechanisms: () => listeners?.saslMechanisms ?? null },
+      view: {
+        nodeId,
+        clusterId: meta.clusterId,
+        advertised: () => `${ctx.host}:${ctx.port}`,
+        image: controller.image,
+        log: (t, p) => replicas.getLog(t, p),
+        handlers: internalHandlers,
+        onMetadataChange: (l) => controller.onChange(l),
+        saslMechanisms: () => listeners?.saslMechanisms ?? null,
+        mayDescribeCluster: authorizer ? (principal, clientAddress) => authorizer.authorize({ principal, clientAddress }, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME) : undefined,
+      },
       log: log.child({ component: 'metrics' }),
     });
     if (observability !== null) closers.unshift(() => observability.close());

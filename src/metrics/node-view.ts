@@ -32,6 +32,12 @@ export interface NodeView {
    * open); null until the listeners are open.
    */
   saslMechanisms(): readonly SaslMechanism[] | null;
+  /**
+   * With `authorizer.class.name` set: whether a logged-in principal may DESCRIBE the cluster,
+   * which the status pages ask of their users as Kafka's DescribeCluster does; absent without an
+   * authorizer.
+   */
+  readonly mayDescribeCluster?: ((principal: string, clientAddress: string) => boolean) | undefined;
 }
 
 const signal = new AbortController().signal;

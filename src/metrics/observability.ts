@@ -120,8 +120,9 @@ export class Observability {
   }
 
   /**
-   * With SASL listeners the status pages need HTTP Basic with a user of theirs (http-login.ts);
-   * answers 401 (or 503 before the listeners are open) and false otherwise. `/metrics` stays
+   * With SASL listeners the status pages need HTTP Basic with a user of theirs (http-login.ts),
+   * and with an authorizer that user needs DESCRIBE on the cluster; answers 401 (403 for a user
+   * without DESCRIBE, 503 before the listeners are open) and false otherwise. `/metrics` stays
    * open, as Prometheus scrapes usually are.
    */
   private async loggedIn(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
@@ -132,7 +133,12 @@ export class Observability {
     }
     if (mechanisms.length === 0) return true;
     const given = basicCredentials(req.headers.authorization);
-    if (given !== null && (await passwordLogin(mechanisms, given.user, given.password))) return true;
+    if (given !== null && (await passwordLogin(mechanisms, given.user, given.password))) {
+      const may = this.opts.view.mayDescribeCluster;
+      if (may === undefined || may(`User:${given.user}`, `${req.socket.remoteAddress ?? ""}:${req.socket.remotePort ?? 0}`)) return true;
+      send(res, 403, 'text/plain; charset=utf-8', `User:${given.user} may not DESCRIBE the cluster.\n`);
+      return false;
+    }
     if (given !== null) this.opts.log.warn('status page login failed', { user: given.user, client: req.socket.remoteAddress });
     res.setHeader('www-authenticate', 'Basic realm="fjord", charset="UTF-8"');
     send(res, 401, 'text/plain; charset=utf-8', 'Log in with a SASL user of this node.\n');

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startNode, type RunningNode } from '../helpers/node.js';
 import { addScramUser } from '../auth/sasl-helpers.js';
 import { pick, scrape, total, type Sample } from './scrape.js';
+import { waitFor } from '../helpers/wait.js';
 
 const JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";';
 
@@ -48,14 +49,6 @@ function kafka(port: number, sasl?: { username: string; password: string }): Kaf
     retry: { retries: 0 },
     ...(sasl ? { sasl: { mechanism: 'plain' as const, ...sasl } } : {}),
   });
-}
-
-async function waitFor(what: string, cond: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** Observations of a histogram at or below `le` milliseconds. */
