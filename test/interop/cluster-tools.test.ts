@@ -63,21 +63,30 @@ describe('Apache Kafka tools against a three-node Fjord cluster', () => {
     for (const id of [1, 2, 3]) expect(voters).toContain(`"id": ${id}`);
   });
 
-  it('kafka-leader-election --election-type PREFERRED: nothing to do when preferred leaders lead; the preferred leader is reported unavailable while it is out of the ISR', async () => {
+  it('kafka-leader-election --election-type PREFERRED: nothing to do when preferred leaders lead; the preferred leader is unavailable while it is down; elected again once back in the ISR', async () => {
     const noop = mustSucceed('kafka-leader-election', await javaTool(ELECTION, ['--bootstrap-server', bootstrap(), '--election-type', 'PREFERRED', '--topic', 'tools-rf3', '--partition', '0']));
     expect(noop.stdout + noop.stderr).toMatch(/Valid replica already elected for partitions tools-rf3-0/);
     // The preferred leader of partition 0 shuts down: leadership moves, and it leaves the ISR.
     const before = partitionLines(mustSucceed('describe', await javaTool(TOPICS, ['--bootstrap-server', bootstrap(), '--describe', '--topic', 'tools-rf3'])).stdout)[0]!;
     const preferred = before.replicas[0]!;
     await cluster.node(preferred).stop();
-    await cluster.node(preferred).start();
     const others = cluster.bootstrap.filter((_, i) => i + 1 !== preferred).join(',');
-    const moved = await eventually('partition 0 led elsewhere', async () => {
-      const p = partitionLines((await javaTool(TOPICS, ['--bootstrap-server', others, '--describe', '--topic', 'tools-rf3'])).stdout)[0];
-      return p && p.leader !== preferred && p.leader > 0 ? p : null;
+    const describe0 = async () => partitionLines((await javaTool(TOPICS, ['--bootstrap-server', others, '--describe', '--topic', 'tools-rf3'])).stdout)[0];
+    await eventually('partition 0 led elsewhere, without its preferred leader in the ISR', async () => {
+      const p = await describe0();
+      return p && p.leader !== preferred && p.leader > 0 && !p.isr.includes(preferred) ? p : null;
     });
-    expect(moved.isr).not.toContain(preferred);
-    const unavailable = await javaTool(ELECTION, ['--bootstrap-server', bootstrap(), '--election-type', 'PREFERRED', '--topic', 'tools-rf3', '--partition', '0']);
+    const unavailable = await javaTool(ELECTION, ['--bootstrap-server', others, '--election-type', 'PREFERRED', '--topic', 'tools-rf3', '--partition', '0']);
     expect(unavailable.stdout + unavailable.stderr).toMatch(/tools-rf3-0.*PreferredLeaderNotAvailableException/s);
+    // Back, it catches up as a follower and rejoins the ISR; then the election moves leadership back.
+    await cluster.node(preferred).start();
+    await eventually('the preferred leader back in the ISR', async () => {
+      const p = await describe0();
+      return p && p.isr.includes(preferred) ? p : null;
+    }, 60_000);
+    const elected = mustSucceed('kafka-leader-election', await javaTool(ELECTION, ['--bootstrap-server', bootstrap(), '--election-type', 'PREFERRED', '--topic', 'tools-rf3', '--partition', '0']));
+    expect(elected.stdout + elected.stderr).toMatch(/Successfully completed leader election \(PREFERRED\) for partitions tools-rf3-0/);
+    expect((await describe0())?.leader).toBe(preferred);
   });
+
 });

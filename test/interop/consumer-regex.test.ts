@@ -73,15 +73,18 @@ async function subscribe(port: number, topic: string, regexOf: (topic: string) =
     }
     const error = errorName(r.errorCode);
     if (r.errorCode !== 0) return { error, assigned: [] };
-    // The assignment comes once the coordinator has resolved the regex; it is sent again only
-    // when it changes, so heartbeats go on a little longer to catch a later, fuller one.
+    // The assignment comes once the coordinator has resolved the regex, and is sent again only
+    // when it changes: heartbeats go on until it holds the test's own topic (every case selects
+    // it), and a moment longer.
     let latest: NonNullable<ConsumerGroupHeartbeatResponse['assignment']>['topicPartitions'] = [];
     let settleUntil = Number.POSITIVE_INFINITY;
     while (Date.now() < Math.min(deadline, settleUntil)) {
       const got = r.assignment?.topicPartitions;
       if (got !== undefined && got.length > 0) {
         latest = got;
-        if (settleUntil === Number.POSITIVE_INFINITY) settleUntil = Date.now() + 2_000;
+        // Kafka resolves a regex against the metadata it has, and again at its refresh interval:
+        // a topic created just before the join can come in a later assignment.
+        if (settleUntil === Number.POSITIVE_INFINITY && got.some((tp) => tp.topicId === created.topicId)) settleUntil = Date.now() + 1_000;
       }
       await new Promise((res) => setTimeout(res, 200));
       r = await heartbeat(wire, { groupId, memberId, memberEpoch: r.memberEpoch, rebalanceTimeoutMs: -1, subscribedTopicRegex: null, topicPartitions: null });
