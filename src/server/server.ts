@@ -8,6 +8,7 @@
  * request is read.
  */
 import { createServer, type Server, type Socket } from 'node:net';
+import { channel } from 'node:diagnostics_channel';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
 import type { ApiHandler } from './api-handler.js';
 import { Connection, type ConnectionOptions, type HeaderVersions } from './connection.js';
@@ -38,6 +39,8 @@ export interface ServerOptions {
 }
 
 const ANONYMOUS = 'User:ANONYMOUS';
+/** `fjord:authentication` (shape in src/metrics/channels.ts), shared with the SASL gate. */
+const authentication = channel('fjord:authentication');
 
 export class BrokerServer {
   private readonly server: Server | TlsServer;
@@ -55,6 +58,9 @@ export class BrokerServer {
       const server = createTlsServer(tls.serverOptions(timeout), (socket) => this.acceptTls(socket));
       server.on('tlsClientError', (err, socket) => {
         opts.log.debug('TLS handshake failed', { client: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`, err: err.message });
+        // Kafka's Selector counts a failed TLS handshake (an untrusted client certificate, say)
+        // as a failed authentication of the listener.
+        this.publishAuthentication(false);
         socket.destroy();
       });
       tls.watch((o) => server.setSecureContext(o), timeout);
@@ -109,10 +115,17 @@ export class BrokerServer {
     if (principal === null) {
       // ssl.client.auth=requested: no certificate is fine, an unverified one is not.
       this.opts.log.info('client certificate not trusted, closing connection', { client: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}` });
+      this.publishAuthentication(false);
       socket.destroy();
       return;
     }
+    // On an SSL listener the handshake is the authentication; on SASL_SSL the SASL gate counts it.
+    if (!this.opts.security?.sasl) this.publishAuthentication(true);
     this.accept(socket, principal);
+  }
+
+  private publishAuthentication(success: boolean): void {
+    if (authentication.hasSubscribers) authentication.publish({ listener: this.listenerName, success, reauthentication: false });
   }
 
   private accept(socket: Socket, transportPrincipal: string): void {

@@ -15,6 +15,8 @@ import { startSecureNode, type SecureNode } from './secure-node.js';
 import { join } from 'node:path';
 import { Reader } from '../../src/protocol/reader.js';
 import { decodeMetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
+import { freePort } from '../helpers/node.js';
+import { scrape, total } from '../metrics/scrape.js';
 
 /** An ApiVersions v0 request frame (correlation id 7, null client id). */
 const API_VERSIONS_V0 = Buffer.from([0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 7, 0xff, 0xff]);
@@ -22,12 +24,15 @@ const API_VERSIONS_V0 = Buffer.from([0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 7, 0xff,
 let pki: TestPki;
 let node: SecureNode;
 let reloadingKeystore: string;
+let metrics: number;
 
 beforeAll(async () => {
   pki = makeTestPki();
   reloadingKeystore = join(pki.dir, 'reloading.p12');
   copyFileSync(pki.server.p12, reloadingKeystore);
+  metrics = await freePort();
   node = await startSecureNode({
+    'metrics.listener': `http://127.0.0.1:${metrics}`,
     listeners: 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,MTLS://127.0.0.1:0,JKS://127.0.0.1:0,RELOAD://127.0.0.1:0',
     'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL,JKS:SSL,RELOAD:SSL',
     // SSL: PEM key store given inline (KIP-651).
@@ -144,12 +149,18 @@ describe('SSL listeners', () => {
 
   it('mutual TLS: a trusted client certificate is served, an untrusted one and none are refused', async () => {
     const port = node.port('MTLS');
+    const counted = async (outcome: 'successful' | 'failed'): Promise<number> =>
+      total(await scrape(metrics), `kafka_server_socket_server_metrics_${outcome}_authentication_total`, { listener: 'MTLS' });
+    const [ok0, failed0] = [await counted('successful'), await counted('failed')];
     const trusted = await handshake(port, tlsOptions({ key: pki.client.keyPem, cert: pki.client.certPem }));
     expect(trusted.ok).toBe(true);
     const untrusted = await handshake(port, tlsOptions({ key: pki.untrustedClient.keyPem, cert: pki.untrustedClient.certPem }));
     expect(untrusted.ok).toBe(false);
     const none = await handshake(port, tlsOptions());
     expect(none.ok).toBe(false);
+    // The handshake is the authentication of an SSL listener, as Kafka's Selector counts it.
+    expect(await counted('successful')).toBe(ok0 + 1);
+    expect(await counted('failed')).toBe(failed0 + 2);
     expect(await produceAndConsume(port, tlsOptions({ key: pki.client.keyPem, cert: pki.client.certPem }), 'tls-mtls')).toEqual(['one', 'two']);
   });
 
