@@ -29,7 +29,8 @@ const SPEC_DEFAULTS: Record<string, string> = {
 function mirrorView(values: [string, string][]): ReturnType<typeof mirrorBrokerConfig> {
   const config = new BrokerConfig(values);
   const image = new MetadataImage();
-  const ctx = { config, image, configs: new ConfigResolver(config, image), nodeId: 1, host: '127.0.0.1', port: 9092 } as unknown as BrokerContext;
+  // One node: no etcd quorum, so the coordinators lead everything.
+  const ctx = { config, image, configs: new ConfigResolver(config, image), nodeId: 1, host: '127.0.0.1', port: 9092, cluster: { distributed: false } } as unknown as BrokerContext;
   const host = createCoordinatorHost(ctx);
   return mirrorBrokerConfig((k) => host.config(k));
 }
