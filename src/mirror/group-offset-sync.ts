@@ -15,6 +15,7 @@ import type { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { matchesAny, mirrorConfigValue, splitList } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
+import { stillBound } from './partition-growth.js';
 
 const ACTIVE_GROUP_STATES: ReadonlySet<string> = new Set(['Stable', 'PreparingRebalance', 'CompletingRebalance', 'Assigning', 'Reconciling']);
 
@@ -92,6 +93,10 @@ export async function syncGroupOffsets(
       if (parts.length > 0) commits.push({ name: t.name, partitions: parts });
     }
     if (commits.length === 0) continue;
+    // Read by topic name: a topic recreated on the source since the round began is not ours.
+    const bound = await stillBound(mirrorName, host, source, commits.map((c) => c.name));
+    const ours = commits.filter((c) => bound.has(c.name));
+    if (ours.length === 0) continue;
     const destCoord = await coordinatorOf(self, groupId);
     if (destCoord === null) continue;
     // A group with live members here is owned by its consumers: never overwrite it.
@@ -103,7 +108,7 @@ export async function syncGroupOffsets(
     }
     const res = await self.sendIfSupported(
       Apis.OffsetCommit,
-      { groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, topics: commits },
+      { groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, topics: ours },
       destCoord,
     );
     for (const t of res?.topics ?? []) for (const p of t.partitions) if (p.errorCode === 0) committed++;

@@ -56,3 +56,18 @@ export async function followSourceTopics(mirrorName: string, host: MirrorHost, s
   });
   return { live, grown };
 }
+
+/**
+ * Of `topics`, those whose source topic still has the topic id bound here, asked of the source
+ * now. Config and group offset sync read the source by topic name, so they check again after
+ * reading: a topic deleted and recreated between the round's first look and the read is then
+ * seen with its new id and left out, and nothing of the new topic is copied onto ours.
+ */
+export async function stillBound(mirrorName: string, host: MirrorHost, source: KafkaClient, topics: readonly string[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  if (topics.length === 0) return out;
+  const ids = new Map(host.mirrorTopicBindings().filter((b) => b.mirrorName === mirrorName).map((b) => [b.topicName, b.topicId]));
+  const md = await source.metadata([...topics]);
+  for (const t of md.topics) if (t.name !== null && t.errorCode === ErrorCode.NONE && ids.get(t.name) === t.topicId) out.add(t.name);
+  return out;
+}

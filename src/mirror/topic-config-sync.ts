@@ -8,6 +8,7 @@ import { Apis } from '../client/apis.js';
 import type { KafkaClient } from '../client/kafka-client.js';
 import { mirrorConfigValue, splitList } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
+import { stillBound } from './partition-growth.js';
 
 const TOPIC_RESOURCE = 2;
 const DYNAMIC_TOPIC_CONFIG = 1;
@@ -39,6 +40,8 @@ export async function syncTopicConfigs(mirrorName: string, host: MirrorHost, sou
   if (names.length === 0) return 0;
   const excluded = new Set(splitList(mirrorConfigValue(cfg, 'mirror.topic.properties.exclude')));
   const src = await describeTopics(source, names);
+  const bound = await stillBound(mirrorName, host, source, [...src.keys()]);
+  for (const topic of [...src.keys()]) if (!bound.has(topic)) src.delete(topic);
   const local = await describeTopics(self, names);
   const resources: { resourceType: number; resourceName: string; configs: { name: string; configOperation: number; value: string }[] }[] = [];
   for (const [topic, entries] of src) {
