@@ -36,11 +36,17 @@ describe('librdkafka test suite (v2.15.1)', () => {
 
   test('the allow-list passes against Apache Kafka', async () => {
     if (kafka === undefined) throw new Error('Apache Kafka did not start');
-    const results = await runLibrdkafkaTests(kafka.bootstrap, LIBRDKAFKA_TESTS, {
-      kafkaVersion: inject('kafkaVersion'),
-      label: kafka.name,
-      onResult: show(kafka.name),
-    });
+    const opts = { kafkaVersion: inject('kafkaVersion'), label: kafka.name, onResult: show(kafka.name) };
+    let results = await runLibrdkafkaTests(kafka.bootstrap, LIBRDKAFKA_TESTS, opts);
+    // Apache Kafka is the reference here, not what is under test: a test it fails once (0011's
+    // delivery order on a loaded machine, say) runs once more, and only a second failure fails
+    // the baseline. Fjord gets no second run.
+    const failedOnce = new Set(results.filter((r) => r.status !== 'PASSED').map((r) => r.id));
+    if (failedOnce.size > 0) {
+      console.log(`[librdkafka ${kafka.name}] running again after one failure: ${[...failedOnce].join(', ')}`);
+      const again = await runLibrdkafkaTests(kafka.bootstrap, LIBRDKAFKA_TESTS.filter((t) => failedOnce.has(t.id)), opts);
+      results = results.map((r) => again.find((a) => a.id === r.id) ?? r);
+    }
     console.log(summaryLine(results));
     kafkaPassed = new Set(results.filter((r) => r.status === 'PASSED').map((r) => r.id));
     for (const r of results) kafkaSeconds.set(r.id, r.seconds);
