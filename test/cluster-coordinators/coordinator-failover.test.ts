@@ -13,7 +13,7 @@ import { Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafka
 import { KafkaClient } from '../../src/client/kafka-client.js';
 import { Apis } from '../../src/client/apis.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
-import { startCluster, type RunningCluster } from '../helpers/cluster.js';
+import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
 
 let cluster: RunningCluster;
 let admin: Admin;
@@ -29,21 +29,6 @@ const kafka = (): Kafka =>
     logLevel: logLevel.NOTHING,
     retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 },
   });
-
-async function eventually<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown = null;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== null && v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function client(nodeId: number): KafkaClient {
   const c = new KafkaClient({ bootstrapServers: [cluster.node(nodeId).bootstrap], clientId: 'coord-failover-raw', requestTimeoutMs: 5000 });

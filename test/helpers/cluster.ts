@@ -114,14 +114,17 @@ function clusterNode(nodeId: number, port: number, endpoint: string, overrides: 
   return node;
 }
 
-/** Polls `fn` until it returns non-null (errors count as not yet), failing after the deadline. */
-export async function eventually<T>(what: string, fn: () => Promise<T | null>, timeoutMs = 15_000): Promise<T> {
+/**
+ * Polls `fn` until it returns a value (null, undefined and false, and errors, count as not yet),
+ * failing after the deadline.
+ */
+export async function eventually<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown = null;
   for (;;) {
     try {
       const v = await fn();
-      if (v !== null) return v;
+      if (v !== null && v !== undefined && v !== false) return v;
     } catch (err) {
       last = err;
     }

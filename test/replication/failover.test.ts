@@ -14,7 +14,7 @@ import { CompressionTypes, Kafka, logLevel, type Admin } from 'kafkajs';
 import { KafkaClient } from '../../src/client/kafka-client.js';
 import { Apis } from '../../src/client/apis.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
-import { startCluster, type RunningCluster } from '../helpers/cluster.js';
+import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
 
 let cluster: RunningCluster;
 let admin: Admin;
@@ -27,21 +27,6 @@ const kafka = (): Kafka =>
     logLevel: logLevel.NOTHING,
     retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 },
   });
-
-async function eventually<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown = null;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== null && v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** The partition as a live node's Metadata reports it. */
 async function partitionOf(topic: string): Promise<{ leader: number; leaderEpoch: number; isr: number[] }> {
