@@ -98,8 +98,10 @@ describe('fjord cluster-mirrors progress and promote', () => {
     await createTopic(a, topic);
     await produce(a, topic, 500);
     expect(onB('--start', '--mirror', 'from-a', '--topics', topic, '--wait').code).toBe(0);
-    const cmd = `${process.execPath} ${FJORD} cluster-mirrors --bootstrap-server ${b.bootstrap} --describe --mirror from-a --watch --interval 0.5`;
-    const child = spawn('script', ['-qfec', cmd, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    // `script` runs the command through $SHELL; dash (Debian's /bin/sh) stays in the foreground
+    // process group and dies of the Ctrl-C itself unless the command replaces it (`exec`).
+    const cmd = `exec ${process.execPath} ${FJORD} cluster-mirrors --bootstrap-server ${b.bootstrap} --describe --mirror from-a --watch --interval 0.5`;
+    const child = spawn('script', ['-qfec', cmd, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, SHELL: '/bin/sh' } });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
