@@ -7,7 +7,7 @@
  * and the log's own append path. `appendAsMirror` still sees every partition's batches in order,
  * each exactly once.
  *
- * Only the plain case takes this path: no error, no corrupt batch, no epoch above what we know
+ * Only the plain case takes this path: no error, no DivergingEpoch, no corrupt batch, no epoch above what we know
  * (stale metadata or fencing, §9.4/§9.5), and a first batch at or after the fetch position. Any
  * other response goes whole to `processPartitionResponse` behind the partition's pending appends,
  * and the partition is held out of fetches until it is done, because its outcome decides where,
@@ -39,7 +39,7 @@ export interface AppliedResponse {
 /** Applies one partition of a Fetch response; returns without waiting for the append. */
 export function applyPartitionResponse(ctx: FetcherContext, ps: PartitionState, pr: FetchPartitionResponse): AppliedResponse {
   if (!ctx.isCurrent(ps)) return { done: ps.busy, bytes: 0 };
-  const log = pr.errorCode === ErrorCode.NONE && ps.held === 0 ? ctx.cb.log(ps.tp) : undefined;
+  const log = pr.errorCode === ErrorCode.NONE && pr.divergingEpoch === null && ps.held === 0 ? ctx.cb.log(ps.tp) : undefined;
   if (log !== undefined) {
     const records = pr.records;
     const dle = ctx.cb.destinationLeaderEpoch(ps.tp);
@@ -54,6 +54,7 @@ export function applyPartitionResponse(ctx: FetcherContext, ps: PartitionState, 
       if (run === null || records === null) return { done: ps.busy, bytes: 0 };
       const slice = records.subarray(run.start, run.end);
       ps.fetchOffset = run.lastOffset + 1;
+      ps.lastFetchedEpoch = run.lastEpoch;
       const done = ctx.serialize(ps, async () => {
         if (!ctx.isCurrent(ps)) return;
         const res = await log.appendAsMirror(slice);

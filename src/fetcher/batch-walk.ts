@@ -35,6 +35,8 @@ export interface BatchRun {
   readonly lastOffset: number;
   /** Highest partition leader epoch in the run; -1 when empty. */
   readonly maxEpoch: number;
+  /** Partition leader epoch of the last batch kept (the next LastFetchedEpoch); -1 when empty. */
+  readonly lastEpoch: number;
   readonly batches: number;
   /** Position of the last batch kept (its header gives the newest mirrored timestamp), -1 when none. */
   readonly lastBatchStart: number;
@@ -64,6 +66,7 @@ export function walkFetchedBatches(records: Buffer, fetchOffset: number, sourceL
   let firstBaseOffset = -1;
   let lastOffset = -1;
   let maxEpoch = -1;
+  let lastEpoch = -1;
   let batches = 0;
   let lastBatchStart = -1;
   let staleEpoch = -1;
@@ -107,11 +110,12 @@ export function walkFetchedBatches(records: Buffer, fetchOffset: number, sourceL
       firstBaseOffset = batch.baseOffset;
     }
     if (epoch > maxEpoch) maxEpoch = epoch;
+    lastEpoch = epoch;
     lastOffset = last;
     batches++;
     lastBatchStart = pos;
     pos += size;
     end = pos;
   }
-  return { start, end, firstBaseOffset, lastOffset, maxEpoch, batches, lastBatchStart, staleEpoch, fencedEpoch, oversizedBatch, corrupt };
+  return { start, end, firstBaseOffset, lastOffset, maxEpoch, lastEpoch, batches, lastBatchStart, staleEpoch, fencedEpoch, oversizedBatch, corrupt };
 }

@@ -1,15 +1,26 @@
 /**
- * The truncating phase of the mirror fetcher (KIP-1279 §9.5), Kafka's `truncateToEpochEndOffsets`:
- * before fetching, each partition asks its source leader, with OffsetsForLeaderEpoch, where the
- * local log's latest epoch ends on the source, and drops whatever the local log holds beyond
- * that point. A log without epochs has nothing to compare and goes straight to fetching.
+ * Epoch truncation of the mirror fetcher, Kafka's `truncateToEpochEndOffsets`, reached two ways:
+ *
+ * - the truncating phase (KIP-1279 §9.5): when a partition is added, it asks its source leader,
+ *   with OffsetsForLeaderEpoch, where the local log's latest epoch ends on the source, and drops
+ *   whatever the local log holds beyond that point. A log without epochs has nothing to compare
+ *   and goes straight to fetching.
+ * - truncation on the fetch response (AbstractFetcherThread.truncateOnFetchResponse): while
+ *   fetching, every Fetch carries LastFetchedEpoch, and a source whose log diverged from ours
+ *   (an unclean election there, a leader change we had not seen when we last truncated) answers
+ *   a DivergingEpoch instead of records. We truncate to it before anything more is appended, so
+ *   a batch is never appended over history the source no longer has.
+ *
+ * Either way the partition then fetches from its new log end, with the epoch of its last batch
+ * as the next LastFetchedEpoch.
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import type { FetcherContext } from './fetcher-context.js';
 import { localLogGone } from './partition-data.js';
 import { handlePartitionError } from './partition-errors.js';
-import type { PartitionState } from './partition-state.js';
+import { lastBatchEpoch, type PartitionState } from './partition-state.js';
+import type { MirrorLog } from './mirror-log.js';
 import type { EpochEndOffset } from './source-endpoint.js';
 
 /** One OffsetsForLeaderEpoch round for partitions (all led by `brokerId`) in the truncating state. */
@@ -23,6 +34,7 @@ export async function truncatePartitions(ctx: FetcherContext, brokerId: number, 
     }
     if (log.latestEpoch < 0) {
       ps.fetchOffset = log.logEndOffset;
+      ps.lastFetchedEpoch = -1;
       ps.state = 'fetching';
     } else {
       ask.push(ps);
@@ -31,6 +43,7 @@ export async function truncatePartitions(ctx: FetcherContext, brokerId: number, 
   if (ask.length === 0) return;
   let res: EpochEndOffset[];
   try {
+    ctx.stats.epochLookups++;
     res = await ctx.endpoint.offsetsForLeaderEpoch(
       brokerId,
       ask.map((ps) => ({
@@ -78,6 +91,7 @@ async function truncateTo(ctx: FetcherContext, ps: PartitionState, r: EpochEndOf
     if (cut < leo) {
       await log.truncateTo(cut);
       ps.fetchOffset = log.logEndOffset;
+      ps.lastFetchedEpoch = lastBatchEpoch(log);
       return;
     }
     // Nothing but an epoch marker at our log end (a leader-epoch bump) lies above the source's
@@ -95,7 +109,47 @@ async function truncateTo(ctx: FetcherContext, ps: PartitionState, r: EpochEndOf
     }
   }
   if (target >= 0 && target < leo) await log.truncateTo(target);
+  startFetchingAtLogEnd(ps, log);
+}
+
+function startFetchingAtLogEnd(ps: PartitionState, log: MirrorLog): void {
   ps.fetchOffset = log.logEndOffset;
+  ps.lastFetchedEpoch = lastBatchEpoch(log);
   ps.state = 'fetching';
   ps.unreachableSince = 0;
+}
+
+/**
+ * A DivergingEpoch answer: the source's largest epoch at or below our LastFetchedEpoch, and where
+ * it ends there. As Kafka's AbstractFetcherThread.getOffsetTruncationState: when we hold that
+ * epoch too, truncate to the smaller of its end here and there; when we do not, truncate to the
+ * end of our largest epoch below it and fetch again with that epoch (the source answers again if
+ * we still diverge). Runs serialised after the partition's pending appends.
+ */
+export async function truncateOnDivergingEpoch(ctx: FetcherContext, ps: PartitionState, sourceEpoch: number, sourceEndOffset: number): Promise<void> {
+  const log = ctx.cb.log(ps.tp);
+  if (log === undefined) throw localLogGone();
+  ctx.stats.divergingEpochTruncations++;
+  if (sourceEndOffset < 0) {
+    // The source knows no epoch at or below ours (Kafka's leader answers OFFSET_OUT_OF_RANGE
+    // instead): find the divergence point with OffsetsForLeaderEpoch, which handles that case.
+    ps.state = 'truncating';
+    return;
+  }
+  const leo = log.logEndOffset;
+  const epochBefore = ps.lastFetchedEpoch;
+  let target = Math.min(sourceEndOffset, leo);
+  if (sourceEpoch >= 0) {
+    const local = log.endOffsetForEpoch(sourceEpoch);
+    if (local.endOffset >= 0) target = local.epoch === sourceEpoch ? Math.min(target, local.endOffset) : Math.min(local.endOffset, leo);
+  }
+  if (target < leo) await log.truncateTo(target);
+  if (!ctx.isCurrent(ps)) return;
+  startFetchingAtLogEnd(ps, log);
+  if (ps.fetchOffset === leo && ps.lastFetchedEpoch === epochBefore) {
+    // Nothing to cut, so the same Fetch would get the same answer: back off, then look the
+    // divergence point up with OffsetsForLeaderEpoch.
+    ps.lastFetchedEpoch = -1;
+    ctx.delay([ps], new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `source answered DivergingEpoch ${sourceEpoch}@${sourceEndOffset} with nothing to truncate at ${leo}`));
+  }
 }

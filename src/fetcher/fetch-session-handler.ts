@@ -2,7 +2,7 @@
  * The client side of a fetch session (KIP-227) with one source broker, Kafka's
  * `FetchSessionHandler`: the first request is full (session id 0, epoch 0) and the broker answers
  * with a session id; later requests are incremental, carrying only partitions whose fetch offset,
- * leader epoch or max bytes changed, and naming removed partitions as forgotten. The epoch goes
+ * leader epoch, last fetched epoch or max bytes changed (Kafka compares whole PartitionData), and naming removed partitions as forgotten. The epoch goes
  * up by one per answered request and wraps to 1 (Kafka's `FetchMetadata.nextEpoch`).
  *
  * FETCH_SESSION_ID_NOT_FOUND or INVALID_FETCH_SESSION_EPOCH drops the session: the response is
@@ -18,6 +18,7 @@ export interface SessionPartition {
   readonly key: string;
   readonly tp: { readonly topicId: string; readonly partition: number };
   readonly fetchOffset: number;
+  readonly lastFetchedEpoch: number;
   readonly sourceLeaderEpoch: number;
   readonly maxBytes: number;
 }
@@ -32,6 +33,7 @@ interface Sent {
   readonly topicId: string;
   readonly partition: number;
   readonly fetchOffset: number;
+  readonly lastFetchedEpoch: number;
   readonly leaderEpoch: number;
   readonly maxBytes: number;
 }
@@ -61,10 +63,10 @@ export class FetchSessionHandler {
     for (const p of parts) {
       wanted.add(p.key);
       const prev = this.sent.get(p.key);
-      if (!full && prev !== undefined && prev.fetchOffset === p.fetchOffset && prev.leaderEpoch === p.sourceLeaderEpoch && prev.maxBytes === p.maxBytes) continue;
+      if (!full && prev !== undefined && prev.fetchOffset === p.fetchOffset && prev.lastFetchedEpoch === p.lastFetchedEpoch && prev.leaderEpoch === p.sourceLeaderEpoch && prev.maxBytes === p.maxBytes) continue;
       let list = byTopic.get(p.tp.topicId);
       if (list === undefined) byTopic.set(p.tp.topicId, (list = []));
-      list.push({ partition: p.tp.partition, currentLeaderEpoch: p.sourceLeaderEpoch, fetchOffset: p.fetchOffset, partitionMaxBytes: p.maxBytes });
+      list.push({ partition: p.tp.partition, currentLeaderEpoch: p.sourceLeaderEpoch, fetchOffset: p.fetchOffset, lastFetchedEpoch: p.lastFetchedEpoch, partitionMaxBytes: p.maxBytes });
     }
     const forgotten = new Map<string, number[]>();
     if (!full) {
@@ -76,7 +78,7 @@ export class FetchSessionHandler {
       }
     }
     const next = new Map<string, Sent>();
-    for (const p of parts) next.set(p.key, { topicId: p.tp.topicId, partition: p.tp.partition, fetchOffset: p.fetchOffset, leaderEpoch: p.sourceLeaderEpoch, maxBytes: p.maxBytes });
+    for (const p of parts) next.set(p.key, { topicId: p.tp.topicId, partition: p.tp.partition, fetchOffset: p.fetchOffset, lastFetchedEpoch: p.lastFetchedEpoch, leaderEpoch: p.sourceLeaderEpoch, maxBytes: p.maxBytes });
     this.pendingSent = next;
     return {
       maxWaitMs: limits.maxWaitMs,

@@ -68,6 +68,10 @@ export interface MirrorFetcherStats {
   fetches: number;
   batchesAppended: number;
   bytesAppended: number;
+  /** DivergingEpoch answers the fetcher truncated on (Kafka's truncation on the fetch response). */
+  divergingEpochTruncations: number;
+  /** OffsetsForLeaderEpoch rounds sent by the truncating phase. */
+  epochLookups: number;
   /** Records decoded on the mirror path. Nothing here decodes records, so it stays 0. */
   readonly recordsDecoded: number;
 }

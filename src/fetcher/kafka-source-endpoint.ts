@@ -49,8 +49,13 @@ export class KafkaSourceEndpoint implements SourceEndpoint {
         sessionEpoch: req.sessionEpoch,
         topics: req.topics.map((t) => ({
           topicId: t.topicId,
-          // LastFetchedEpoch stays -1: the mirror truncates with OffsetsForLeaderEpoch instead.
-          partitions: t.partitions.map((p) => ({ partition: p.partition, currentLeaderEpoch: p.currentLeaderEpoch, fetchOffset: BigInt(p.fetchOffset), partitionMaxBytes: p.partitionMaxBytes })),
+          partitions: t.partitions.map((p) => ({
+            partition: p.partition,
+            currentLeaderEpoch: p.currentLeaderEpoch,
+            fetchOffset: BigInt(p.fetchOffset),
+            lastFetchedEpoch: p.lastFetchedEpoch,
+            partitionMaxBytes: p.partitionMaxBytes,
+          })),
         })),
         forgottenTopicsData: req.forgotten.map((f) => ({ topicId: f.topicId, partitions: f.partitions })),
       },
@@ -71,6 +76,8 @@ export class KafkaSourceEndpoint implements SourceEndpoint {
           logStartOffset: Number(p.logStartOffset),
           currentLeaderId: p.currentLeader.leaderId,
           currentLeaderEpoch: p.currentLeader.leaderEpoch,
+          // The field's default (-1, -1) means no divergence was found.
+          divergingEpoch: p.divergingEpoch.epoch >= 0 || p.divergingEpoch.endOffset >= 0n ? { epoch: p.divergingEpoch.epoch, endOffset: Number(p.divergingEpoch.endOffset) } : null,
           records: p.records,
         })),
       })),

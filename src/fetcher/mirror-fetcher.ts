@@ -36,7 +36,7 @@ export type { MirrorTopicPartition } from './partition-state.js';
 
 export class MirrorFetcher implements FetcherContext {
   readonly config: MirrorFetcherConfig;
-  readonly stats: MirrorFetcherStats = { fetches: 0, batchesAppended: 0, bytesAppended: 0, recordsDecoded: 0 };
+  readonly stats: MirrorFetcherStats = { fetches: 0, batchesAppended: 0, bytesAppended: 0, divergingEpochTruncations: 0, epochLookups: 0, recordsDecoded: 0 };
   private readonly byKey = new Map<string, PartitionState>();
   private readonly loops = new Map<number, SourceBrokerLoop[]>();
   private readonly leaders = new SourceLeaders(this);

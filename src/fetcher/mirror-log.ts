@@ -12,6 +12,8 @@ export interface MirrorLog {
   readonly highWatermark: number;
   /** Epoch of the last entry of the leader-epoch cache; -1 when the log has none. */
   readonly latestEpoch: number;
+  /** The leader-epoch cache, oldest first: where each epoch starts. */
+  readonly epochEntries: readonly { readonly epoch: number; readonly startOffset: number }[];
   /**
    * Appends whole record batches exactly as the source wrote them: offsets and partition leader
    * epochs are kept, the epoch cache is built from the batch epochs, producer state is updated

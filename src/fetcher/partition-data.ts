@@ -18,9 +18,10 @@ import { RecordBatchView } from '../protocol/record-batch.js';
 import { type CorruptBatch, walkFetchedBatches } from './batch-walk.js';
 import { LEADER_EPOCH_BUMP_INCREMENT, LEADER_EPOCH_BUMP_THRESHOLD } from './fetcher-config.js';
 import type { FetcherContext } from './fetcher-context.js';
+import { truncateOnDivergingEpoch } from './epoch-truncation.js';
 import { handlePartitionError } from './partition-errors.js';
 import type { MirrorLog } from './mirror-log.js';
-import type { PartitionState } from './partition-state.js';
+import { lastBatchEpoch, type PartitionState } from './partition-state.js';
 import type { FetchPartitionResponse } from './source-endpoint.js';
 
 /** Mirror fetch progress, observed by src/metrics (the channel names are in src/metrics/channels.ts). */
@@ -51,6 +52,12 @@ export async function processPartitionResponse(ctx: FetcherContext, ps: Partitio
   ps.sourceLogStartOffset = pr.logStartOffset;
   ps.lastFetchMs = ctx.clock.now();
   delete ps.lastError;
+  if (pr.divergingEpoch !== null) {
+    // The source's log diverged from ours at our LastFetchedEpoch: it sent no records, and
+    // nothing is appended before our log is cut back to where the two agree.
+    await truncateOnDivergingEpoch(ctx, ps, pr.divergingEpoch.epoch, pr.divergingEpoch.endOffset);
+    return;
+  }
   if (mirrorFetchChannel.hasSubscribers) mirrorFetchChannel.publish({ topic: ps.tp.topic, partition: ps.tp.partition, records: pr.records, sourceHighWatermark: pr.highWatermark });
   const log = ctx.cb.log(ps.tp);
   if (log === undefined) throw localLogGone();
@@ -72,6 +79,7 @@ export async function processPartitionResponse(ctx: FetcherContext, ps: Partitio
       // batches land whole and contiguous.
       await log.truncateTo(run.firstBaseOffset);
       ps.fetchOffset = log.logEndOffset;
+      ps.lastFetchedEpoch = lastBatchEpoch(log);
       if (ps.fetchOffset < run.firstBaseOffset) return;
     }
     const slice = records.subarray(run.start, run.end);
@@ -79,6 +87,7 @@ export async function processPartitionResponse(ctx: FetcherContext, ps: Partitio
     if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, res.errorMessage ?? `appendAsMirror failed with error ${res.errorCode}`);
     if (!ctx.isCurrent(ps)) return;
     ps.fetchOffset = run.lastOffset + 1;
+    ps.lastFetchedEpoch = run.lastEpoch;
     ps.mirroredMaxTimestamp = new RecordBatchView(slice, run.lastBatchStart - run.start).maxTimestamp;
     ctx.stats.batchesAppended += run.batches;
     ctx.stats.bytesAppended += slice.length;

@@ -20,7 +20,7 @@
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import type { FetcherContext } from './fetcher-context.js';
-import type { PartitionState } from './partition-state.js';
+import { lastBatchEpoch, resumeFetching, type PartitionState } from './partition-state.js';
 
 /** Errors that mean "not this leader, or not now": Kafka's fetcher retries them after a backoff. */
 const RETRIABLE_LEADER_ERRORS: ReadonlySet<number> = new Set([
@@ -73,11 +73,12 @@ export async function handlePartitionError(ctx: FetcherContext, ps: PartitionSta
   }
   if (RETRIABLE_LEADER_ERRORS.has(code)) {
     if (leaderId >= 0 && leaderEpoch > ps.sourceLeaderEpoch) {
-      // The response names the new leader: re-home without waiting for metadata, and truncate
-      // against it first (a new source epoch may mean an unclean election).
+      // The response names the new leader: re-home without waiting for metadata. A new source
+      // epoch may mean an unclean election: the LastFetchedEpoch of the next Fetch lets the new
+      // leader answer where we diverge (or we truncate against it first when we have none).
       ps.sourceLeaderId = leaderId;
       ps.sourceLeaderEpoch = leaderEpoch;
-      ps.state = 'truncating';
+      resumeFetching(ps);
       ctx.ensureLoop(leaderId);
       void ctx.refreshMetadata();
       return;
@@ -108,9 +109,16 @@ async function handleOutOfRange(ctx: FetcherContext, ps: PartitionState): Promis
     // The source deleted what we have not copied yet: restart at its log start.
     await log.truncateFullyAndStartAt(earliest.offset);
     ps.fetchOffset = earliest.offset;
+    ps.lastFetchedEpoch = -1;
   } else if (ps.fetchOffset > latest.offset) {
     // Our log is longer than the source's: truncate to the source's end (as a Kafka follower does).
     await log.truncateTo(latest.offset);
     ps.fetchOffset = log.logEndOffset;
+    ps.lastFetchedEpoch = lastBatchEpoch(log);
+  } else if (ps.lastFetchedEpoch >= 0) {
+    // In range: Kafka's leader answers OFFSET_OUT_OF_RANGE when it knows no epoch at or below our
+    // LastFetchedEpoch (Partition.fetchRecords). Look the divergence point up instead.
+    ps.lastFetchedEpoch = -1;
+    ps.state = 'truncating';
   }
 }

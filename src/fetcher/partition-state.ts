@@ -3,6 +3,12 @@
  * (find the divergence point with OffsetsForLeaderEpoch first), fetching, or delayed (after an
  * error, until a backoff passes).
  *
+ * A partition is truncating when it is added (a (re)start, KIP-1279 §9.5), and again only when it
+ * has no LastFetchedEpoch to fetch with. Afterwards a source leader change or a backoff sends it
+ * straight back to fetching: every Fetch carries `lastFetchedEpoch`, and the source answers a
+ * DivergingEpoch when our log holds history it does not, as Kafka's fetcher truncates on the
+ * fetch response when the leader supports Fetch v12 (`isTruncationOnFetchSupported`).
+ *
  * Concurrency contract: one `PartitionState` object per partition while it is in the fetcher;
  * removing and re-adding a partition makes a new object, so code that awaited checks it still
  * holds the current one before writing to it. `busy` chains the partition's appends;
@@ -26,6 +32,11 @@ export interface PartitionState {
   readonly key: string;
   state: FetchState;
   fetchOffset: number;
+  /**
+   * Epoch of the batch just below `fetchOffset` (the last one appended or queued for append),
+   * -1 when unknown: then the partition must truncate with OffsetsForLeaderEpoch before fetching.
+   */
+  lastFetchedEpoch: number;
   sourceLeaderId: number;
   sourceLeaderEpoch: number;
   sourceHighWatermark: number;
@@ -60,6 +71,7 @@ export function newPartitionState(tp: MirrorTopicPartition, fetchOffset: number,
     key: tpKey(tp),
     state: 'truncating',
     fetchOffset,
+    lastFetchedEpoch: -1,
     sourceLeaderId: -1,
     sourceLeaderEpoch: -1,
     sourceHighWatermark: -1,
@@ -74,6 +86,30 @@ export function newPartitionState(tp: MirrorTopicPartition, fetchOffset: number,
     busy: Promise.resolve(),
     held: 0,
   };
+}
+
+/**
+ * Where a partition goes after a source leader change or a backoff: fetching with its
+ * LastFetchedEpoch (the new leader answers a DivergingEpoch if the logs diverged), or truncating
+ * when it has none.
+ */
+export function resumeFetching(ps: PartitionState): void {
+  ps.state = ps.lastFetchedEpoch >= 0 ? 'fetching' : 'truncating';
+}
+
+/**
+ * The epoch of the last batch in `log`, from its leader-epoch cache: the newest entry that starts
+ * below the log end (an entry at the log end is an epoch marker with no batch yet, which the
+ * source never wrote). -1 for an empty log or one without epochs.
+ */
+export function lastBatchEpoch(log: { readonly logEndOffset: number; readonly logStartOffset: number; readonly epochEntries: readonly { readonly epoch: number; readonly startOffset: number }[] }): number {
+  if (log.logEndOffset <= log.logStartOffset) return -1;
+  const entries = log.epochEntries;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (e.startOffset < log.logEndOffset) return e.epoch;
+  }
+  return -1;
 }
 
 export interface PartitionFetchStatus {

@@ -28,7 +28,7 @@ import type { FetcherContext } from './fetcher-context.js';
 import type { CancelTimer } from './fetcher-timers.js';
 import { applyPartitionResponse } from './append-pipeline.js';
 import { processPartitionResponse } from './partition-data.js';
-import { tpKey, type MirrorTopicPartition } from './partition-state.js';
+import { resumeFetching, tpKey, type MirrorTopicPartition } from './partition-state.js';
 import type { FetchResponse } from './source-endpoint.js';
 
 /** The shortest sleep between rounds that found nothing ready. */
@@ -93,7 +93,7 @@ export class SourceBrokerLoop {
     const mine = ctx.partitions().filter((p) => p.sourceLeaderId === this.brokerId && (this.fetchers === 1 || fetcherIdOf(p.tp, this.fetchers) === this.fetcherId));
     ctx.failUnreachable(mine, now);
     const ready = mine.filter((p) => ctx.isCurrent(p) && (p.state !== 'delayed' || p.delayedUntil <= now));
-    for (const p of ready) if (p.state === 'delayed') p.state = 'truncating';
+    for (const p of ready) if (p.state === 'delayed') resumeFetching(p);
     if (ready.length === 0) {
       const next = Math.min(...mine.map((p) => p.delayedUntil - now), ctx.config.maxWaitMs);
       return Math.max(MIN_IDLE_MS, next);

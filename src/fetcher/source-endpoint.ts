@@ -31,6 +31,12 @@ export interface FetchPartitionRequest {
   readonly partition: number;
   readonly currentLeaderEpoch: number;
   readonly fetchOffset: number;
+  /**
+   * Fetch v12+ LastFetchedEpoch: the epoch of the last batch in the local log, -1 when it has
+   * none. The source checks it against its own epochs and answers a DivergingEpoch when the
+   * local log holds history the source does not (Kafka's Partition.fetchRecords).
+   */
+  readonly lastFetchedEpoch: number;
   readonly partitionMaxBytes: number;
 }
 
@@ -58,6 +64,11 @@ export interface FetchPartitionResponse {
   /** From the CurrentLeader tagged field (KIP-951); -1 when absent. */
   readonly currentLeaderId: number;
   readonly currentLeaderEpoch: number;
+  /**
+   * The DivergingEpoch field: the largest source epoch at or below the LastFetchedEpoch asked
+   * with, and where it ends on the source; null when the source found no divergence.
+   */
+  readonly divergingEpoch: { readonly epoch: number; readonly endOffset: number } | null;
   /** Whole and partial batches exactly as the source sent them (a slice of the frame). */
   readonly records: Buffer | null;
 }

@@ -1,9 +1,10 @@
 /**
  * The source metadata of the mirror fetcher: which source broker leads each partition, at which
  * leader epoch (Kafka's fetcher manager re-homes partitions the same way after a metadata
- * update). A refresh asks Metadata for every partition's topic; a leader or epoch change sends a
- * fetching partition back to truncating (a new epoch may mean an unclean election), and the
- * leader's loop is started or woken.
+ * update). A refresh asks Metadata for every partition's topic; on a leader or epoch change a
+ * fetching partition goes on fetching from the new leader with its LastFetchedEpoch (a new epoch
+ * may mean an unclean election, which the leader answers with a DivergingEpoch), or truncates
+ * first when it has none, and the leader's loop is started or woken.
  *
  * A topic the source no longer knows is called deleted only on the second answer in a row
  * (KIP-1279 §8.10), and a changed topic id means it was recreated: both fail the partition for
@@ -16,6 +17,7 @@ import { KafkaError } from '../protocol/kafka-error.js';
 import type { FetcherContext } from './fetcher-context.js';
 import type { CancelTimer } from './fetcher-timers.js';
 import { isAuthFailure, sourceError } from './partition-errors.js';
+import { resumeFetching } from './partition-state.js';
 
 export class SourceLeaders {
   private refreshing: Promise<void> | null = null;
@@ -101,7 +103,9 @@ export class SourceLeaders {
       if (p.leaderId !== ps.sourceLeaderId || p.leaderEpoch !== ps.sourceLeaderEpoch) {
         ps.sourceLeaderId = p.leaderId;
         ps.sourceLeaderEpoch = p.leaderEpoch;
-        if (ps.state === 'fetching') ps.state = 'truncating';
+        // A new source epoch may mean an unclean election there: the next Fetch's
+        // LastFetchedEpoch lets the new leader tell us where we diverge.
+        if (ps.state === 'fetching') resumeFetching(ps);
       }
       this.ctx.ensureLoop(p.leaderId).notify();
     }
