@@ -78,14 +78,15 @@ function defaultProperties(port: number, controllerPort: number, dataDir: string
 }
 
 /** A Kafka Uuid in its text form; like Kafka's Uuid.randomUuid, never one starting with '-'. */
-function kafkaUuid(): string {
+export function kafkaUuid(): string {
   for (;;) {
     const id = randomBytes(16).toString('base64url');
     if (!id.startsWith('-')) return id;
   }
 }
 
-function jvmArgs(classpath: string): string[] {
+/** The JVM flags every Apache Kafka server process of the harness runs with (./lib/kafka-cluster.ts too). */
+export function jvmArgs(classpath: string): string[] {
   return [
     '-Xms256m',
     '-Xmx768m',
