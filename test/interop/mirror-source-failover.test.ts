@@ -20,8 +20,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { RecordBatchView } from '../../src/protocol/record-batch.js';
 import { decodeRecords } from '../../src/protocol/records.js';
-import { startNode, type RunningNode } from '../helpers/node.js';
 import { waitFor } from '../helpers/wait.js';
+import { startFjordNode, type FjordNode } from './fjord-node.js';
 import { javaTool } from './lib/java.js';
 import { startKafkaCluster, type KafkaCluster } from './lib/kafka-cluster.js';
 
@@ -30,18 +30,20 @@ const FAILOVER = 'failover';
 const LOSSY = 'lossy';
 
 let source: KafkaCluster;
-let fjord: RunningNode;
+let fjord: FjordNode;
 let kafka: Kafka;
 let admin: Admin;
 const work = mkdtempSync(join(tmpdir(), 'fjord-mirror-source-failover-'));
 
 beforeAll(async () => {
+  const started = Date.now();
   [source, fjord] = await Promise.all([
     // Kafka 4.1 formats new clusters with eligible leader replicas (KIP-966), under which the last
     // ISR member stays eligible and no unclean election happens while it is down.
     startKafkaCluster({ brokers: 3, features: ['eligible.leader.replicas.version=0'], brokerOverrides: { 'replica.lag.time.max.ms': '5000' } }),
-    startNode({ overrides: { 'mirror.metadata.refresh.interval.ms': 1000, 'mirror.failed.retry.initial.backoff.ms': 200, 'mirror.failed.retry.max.backoff.ms': 1000 } }),
+    startFjordNode({ overrides: { 'mirror.metadata.refresh.interval.ms': '1000', 'mirror.failed.retry.initial.backoff.ms': '200', 'mirror.failed.retry.max.backoff.ms': '1000' } }),
   ]);
+  console.log(`[interop] three-broker Apache Kafka ${source.version} cluster and Fjord serving after ${Date.now() - started} ms`);
   kafka = new Kafka({ clientId: 'source-failover', brokers: source.bootstrap.split(','), logLevel: logLevel.NOTHING, retry: { retries: 30, initialRetryTime: 200, maxRetryTime: 2000 } });
   admin = kafka.admin();
   await admin.connect();
@@ -61,7 +63,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await admin?.disconnect().catch(() => undefined);
-  await Promise.all([source?.stop(), fjord?.destroy()]);
+  await Promise.all([source?.stop(), fjord?.stop()]);
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -108,7 +110,7 @@ async function produce(producer: Producer, topic: string, prefix: string, from: 
 /** Waits until the mirror is caught up and its segments equal those of source broker `brokerId`. */
 async function expectConverged(topic: string, brokerId: number): Promise<Buffer> {
   const sourceDir = join(source.broker(brokerId).logDir, `${topic}-0`);
-  const mirrorDir = join(fjord.dataDir, `${topic}-0`);
+  const mirrorDir = join(fjord.dataDir, 'logs', `${topic}-0`);
   await waitFor(`${topic} mirrored with no lag`, async () => {
     const p = await mirrored(topic);
     return p.state === 'MIRRORING' && p.lag === 0;
