@@ -7,8 +7,9 @@
  * and the log's own append path. `appendAsMirror` still sees every partition's batches in order,
  * each exactly once.
  *
- * Only the plain case takes this path: no error, no DivergingEpoch, no corrupt batch, no epoch above what we know
- * (stale metadata or fencing, §9.4/§9.5), and a first batch at or after the fetch position. Any
+ * Only the plain case takes this path: no error, no DivergingEpoch, no corrupt batch, no epoch
+ * above what we know (stale metadata or fencing, §9.4/§9.5), and a first batch at or after the
+ * fetch position. Any
  * other response goes whole to `processPartitionResponse` behind the partition's pending appends,
  * and the partition is held out of fetches until it is done, because its outcome decides where,
  * and whether, to fetch next.

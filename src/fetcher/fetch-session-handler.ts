@@ -2,7 +2,8 @@
  * The client side of a fetch session (KIP-227) with one source broker, Kafka's
  * `FetchSessionHandler`: the first request is full (session id 0, epoch 0) and the broker answers
  * with a session id; later requests are incremental, carrying only partitions whose fetch offset,
- * leader epoch, last fetched epoch or max bytes changed (Kafka compares whole PartitionData), and naming removed partitions as forgotten. The epoch goes
+ * leader epoch, last fetched epoch or max bytes changed (Kafka compares whole PartitionData), and
+ * naming removed partitions as forgotten. The epoch goes
  * up by one per answered request and wraps to 1 (Kafka's `FetchMetadata.nextEpoch`).
  *
  * FETCH_SESSION_ID_NOT_FOUND or INVALID_FETCH_SESSION_EPOCH drops the session: the response is

@@ -27,8 +27,8 @@ describe('MirrorFetcher LastFetchedEpoch / DivergingEpoch', () => {
     expect(h.source.calls.filter((c) => c.startsWith('diverging'))).toEqual([]);
   });
 
-  it('an unclean election on the source while mirroring: the suffix the source lost is truncated and replaced by its new history', async () => {
-    const h = await harness({ 0: { batches: [batch(0, 0, 3), batch(3, 0, 3)] } });
+  it.each([false, true])('an unclean election on the source while mirroring (pipelineAppends %s): the suffix the source lost is truncated and replaced by its new history', async (pipelineAppends) => {
+    const h = await harness({ 0: { batches: [batch(0, 0, 3), batch(3, 0, 3)] } }, 1000, { pipelineAppends });
     h.fetcher.addPartitions([h.tp(0)]);
     await h.until('copied 0..5', () => h.logs.get(0)!.logEndOffset === 6);
     // Broker 2, out of sync with only 0..2, is elected at epoch 1 and takes writes from offset 3.
@@ -41,6 +41,7 @@ describe('MirrorFetcher LastFetchedEpoch / DivergingEpoch', () => {
     expect(h.source.calls.filter((c) => c.startsWith('epochs@2'))).toEqual([]);
     expect((await h.bytes(0)).equals(Buffer.concat(p.batches))).toBe(true);
     expect(h.fetcher.stats.divergingEpochTruncations).toBe(1);
+    expect(h.fetcher.stats.epochLookups).toBe(0);
     expect(h.fetcher.stats.recordsDecoded).toBe(0);
     expect(h.failed).toEqual([]);
   });

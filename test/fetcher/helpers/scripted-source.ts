@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { MirrorFetcherConfig } from '../../../src/fetcher/fetcher-config.js';
 import type { FetcherTimers } from '../../../src/fetcher/fetcher-timers.js';
 import { MirrorFetcher } from '../../../src/fetcher/mirror-fetcher.js';
 import type { MirrorTopicPartition } from '../../../src/fetcher/partition-state.js';
@@ -241,7 +242,7 @@ export function removeHarnessFiles(): void {
   rmSync(work, { recursive: true, force: true });
 }
 
-export async function harness(partitions: Record<number, Partial<SourcePartition>>, dle = 1000): Promise<Harness> {
+export async function harness(partitions: Record<number, Partial<SourcePartition>>, dle = 1000, config: Partial<MirrorFetcherConfig> = {}): Promise<Harness> {
   const clock = new ManualClock();
   const timers = new ManualTimers(clock);
   const source = new ScriptedSource(timers, clock);
@@ -263,7 +264,7 @@ export async function harness(partitions: Record<number, Partial<SourcePartition
       requestEpochBump: (_tp, min) => bumps.push(min),
       onPartitionFailed: (tp, err, nonRetryable) => failed.push({ partition: tp.partition, err, nonRetryable }),
     },
-    { maxWaitMs: 500, backoffMs: BACKOFF_MS, unreachableFailMs: 5_000 },
+    { maxWaitMs: 500, backoffMs: BACKOFF_MS, unreachableFailMs: 5_000, ...config },
     clock,
     timers,
   );
