@@ -8,21 +8,26 @@
  * against the source's topics (and saved as include patterns for later discovery); for the other
  * actions against the mirror's topics on the destination.
  *
- * Exit codes: 0 done, 1 a Kafka error, a failed partition or a timeout, 2 bad usage.
+ * `--verify` compares the two logs batch by batch (./mirror-verify.ts).
+ *
+ * Exit codes: 0 done, 1 a Kafka error, a failed partition, a timeout or a --verify difference,
+ * 2 bad usage.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs as parseNodeArgs } from 'node:util';
 import { MirrorAdmin, MirrorAdminError } from '../admin/mirror-admin.js';
-import { clientOptionsFromConfig } from '../client/client-options.js';
+import { clientOptionsFromConfig, type KafkaClientOptions } from '../client/client-options.js';
+import { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { Exit } from './cli-common.js';
 import { stopDryRun } from './mirror-dry-run.js';
 import { promote, waitUntilMirrored, watch } from './mirror-promote.js';
 import { describeTable, table, type CliIo, type MirrorRow } from './mirror-progress.js';
+import { verifyMirror } from './mirror-verify.js';
 
 export type { CliIo };
 
-const ACTIONS = ['create', 'start', 'stop', 'pause', 'resume', 'list', 'describe', 'delete', 'promote'] as const;
+const ACTIONS = ['create', 'start', 'stop', 'pause', 'resume', 'list', 'describe', 'delete', 'promote', 'verify'] as const;
 type Action = (typeof ACTIONS)[number];
 
 interface Args {
@@ -59,6 +64,10 @@ Actions:
   --promote --mirror NAME --topics LIST [--timeout S]
                                                  graceful failover: wait for lag 0, then stop
                                                  (the stop syncs group offsets a last time)
+  --verify  --mirror NAME [--topics LIST]        compare the destination with the source batch by
+                                                 batch (xxhash64 of each batch's bytes) over the
+                                                 range both hold; prints the first differing
+                                                 offset per partition, exit 1 on a difference
   --list                                         list mirrors
   --describe [--mirror NAME] [--json] [--failed] [--watch [--interval S]]
                                                  partition states, offsets and lag; --watch
@@ -72,7 +81,8 @@ Options:
   --interval S                   seconds between --watch redraws (default 1)
   -h, --help                     this text
 
-Exit codes: 0 done, 1 a Kafka error, a failed partition or a timeout, 2 bad usage.`;
+Exit codes: 0 done, 1 a Kafka error, a failed partition, a timeout or a --verify difference,
+2 bad usage.`;
 
 const consoleIo: CliIo = {
   out: (l) => console.log(l),
@@ -222,6 +232,18 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
         }
         return await promote(admin, mirror, names, a.timeoutS, io);
       }
+      case 'verify': {
+        const patterns = a.topics !== undefined ? list(a.topics) : ['.*'];
+        const { names } = await boundTopics(admin, mirror, patterns);
+        const destination = new KafkaClient(clientOptionsFromConfig(clientCfg, 'fjord-mirror-verify'));
+        const source = new KafkaClient(await sourceClientOptions(admin, mirror, 'fjord-mirror-verify'));
+        try {
+          return await verifyMirror(admin, destination, source, mirror, names, io);
+        } finally {
+          destination.close();
+          source.close();
+        }
+      }
       case 'stop':
       case 'pause':
       case 'resume': {
@@ -311,6 +333,15 @@ async function boundTopics(admin: MirrorAdmin, mirror: string, patterns: readonl
   const bound = (await admin.listClusterMirrors(true)).find((m) => m.mirrorName === mirror);
   if (bound === undefined) throw new MirrorAdminError(ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown cluster mirror ${mirror}`);
   return { names: [...new Set([...patterns.filter(isLiteral), ...bound.topicNames.filter((t) => matches(t, patterns))])], stateOffset: bound.stateOffset };
+}
+
+/**
+ * Client options for the mirror's source, from its CLUSTER_MIRROR configs. A secured source's
+ * credentials are never shown (DescribeConfigs hides them), so only an open source is reached.
+ */
+async function sourceClientOptions(admin: MirrorAdmin, mirror: string, clientId: string): Promise<KafkaClientOptions> {
+  const cfg = await admin.describeMirrorConfig(mirror);
+  return clientOptionsFromConfig(new Map(cfg.filter((c) => c.value !== null && !c.isDefault).map((c) => [c.name, c.value as string])), clientId);
 }
 
 /** Starts the topics; returns the names started. */
