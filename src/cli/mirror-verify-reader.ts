@@ -88,6 +88,9 @@ export interface ReadFailure {
  */
 export async function* readBatches(client: KafkaClient, at: PartitionLocation, from: number, to: number, maxBytes = 1 << 20): AsyncGenerator<BatchSummary | ReadFailure> {
   let position = from;
+  // After an error, one batch per Fetch (a Fetch returns at least one whole batch, KIP-74), so
+  // the failure is pinned to the batch the cluster cannot serve, not to the chunk around it.
+  let narrow = false;
   while (position < to) {
     const res = await client.send(
       Apis.Fetch,
@@ -95,11 +98,11 @@ export async function* readBatches(client: KafkaClient, at: PartitionLocation, f
         replicaId: CONSUMER_REPLICA_ID,
         maxWaitMs: 0,
         minBytes: 0,
-        maxBytes,
+        maxBytes: narrow ? 1 : maxBytes,
         isolationLevel: READ_UNCOMMITTED,
         sessionId: 0,
         sessionEpoch: -1,
-        topics: [{ topicId: at.topicId, partitions: [{ partition: at.partition, currentLeaderEpoch: -1, fetchOffset: BigInt(position), partitionMaxBytes: maxBytes }] }],
+        topics: [{ topicId: at.topicId, partitions: [{ partition: at.partition, currentLeaderEpoch: -1, fetchOffset: BigInt(position), partitionMaxBytes: narrow ? 1 : maxBytes }] }],
         forgottenTopicsData: [],
       },
       at.leaderId,
@@ -107,6 +110,10 @@ export async function* readBatches(client: KafkaClient, at: PartitionLocation, f
     const p = res.responses[0]?.partitions[0];
     const errorCode = res.errorCode !== ErrorCode.NONE ? res.errorCode : (p?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR);
     if (p === undefined || errorCode !== ErrorCode.NONE) {
+      if (!narrow && errorCode !== ErrorCode.NONE) {
+        narrow = true;
+        continue;
+      }
       yield { failedAt: position, errorCode };
       return;
     }

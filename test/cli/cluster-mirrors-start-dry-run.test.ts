@@ -122,6 +122,33 @@ describe('fjord cluster-mirrors --start --dry-run (failback)', () => {
     expect(again.out.split('\n')[0]).toBe(`${TOPIC}-0: already MIRRORING; the start changes nothing.`);
   });
 
+  it('refuses a start that would loop, and plans a restart of the STOPPED topic that truncates nothing', async () => {
+    // A now mirrors fb from B: starting B's m1 (from A) again would be a loop.
+    const loop = await cli(b, '--start', '--mirror', 'm1', '--topics', TOPIC, '--dry-run');
+    expect(loop.out.split('\n')[0]).toBe(`${TOPIC}: the source mirrors it from this cluster; the start would be refused with TOPIC_ALREADY_IN_CLUSTER_MIRROR (mirror loop).`);
+    // Fail back over to A: stop m2 there. B's copy is then the shared history plus nothing else,
+    // so restarting m1 on B (the STOPPED topic) cuts nothing and copies what A writes next.
+    expect((await cli(a, '--stop', '--mirror', 'm2', '--topics', TOPIC)).code).toBe(0);
+    await waitFor('A stopped', async () => (await partitionOf(a, 'm2'))?.state === 'STOPPED');
+    const aEnd = await logEnd(a);
+    const r = await cli(b, '--start', '--mirror', 'm1', '--topics', TOPIC, '--dry-run');
+    expect(r.code, r.err).toBe(0);
+    const lines = r.out.split('\n');
+    expect(lines[0]).toMatch(new RegExp(`^${TOPIC}-0: STOPPED -> LOG_TRUNCATION -> MIRRORING; the source holds last mirrored epoch \\d+ for this cluster\\.$`));
+    expect(lines[1]).toBe(`${TOPIC}-0:   nothing would be truncated: the log here ends at offset 15, within the history it shares with the source.`);
+    expect(lines[2]).toBe(`${TOPIC}-0:   no open transaction.`);
+    expect(lines[3]).toBe(`${TOPIC}-0:   would then copy from the source from offset 15 (offsets 15..${aEnd - 1} now).`);
+    expect((await partitionOf(b, 'm1'))?.state).toBe('STOPPED');
+    expect((await cli(b, '--start', '--mirror', 'm1', '--topics', TOPIC)).code).toBe(0);
+    await waitFor('B mirroring A again', async () => {
+      const p = await partitionOf(b, 'm1');
+      return p?.state === 'MIRRORING' && p.destinationOffset === aEnd;
+    });
+    const verified = await cli(b, '--verify', '--mirror', 'm1');
+    expect(verified.code, verified.out).toBe(0);
+    expect(verified.out).toContain(`${TOPIC}-0: offsets 0..${aEnd - 1} identical`);
+  });
+
   it('rejects --dry-run with --wait', async () => {
     expect((await cli(a, '--start', '--mirror', 'm2', '--topics', TOPIC, '--dry-run', '--wait')).code).toBe(2);
   });
