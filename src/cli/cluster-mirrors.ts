@@ -238,11 +238,10 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
       }
       case 'verify': {
         const patterns = a.topics !== undefined ? list(a.topics) : ['.*'];
-        const { names } = await boundTopics(admin, mirror, patterns);
         const destination = new KafkaClient(clientOptionsFromConfig(clientCfg, 'fjord-mirror-verify'));
         const source = new KafkaClient(await sourceClientOptions(admin, mirror, 'fjord-mirror-verify'));
         try {
-          return await verifyMirror(admin, destination, source, mirror, names, io);
+          return await verifyMirror(admin, destination, source, mirror, (t) => matches(t, patterns), io);
         } finally {
           destination.close();
           source.close();

@@ -8,22 +8,30 @@
  *
  * The range compared is [max of the log starts, min of the high watermarks): the destination may
  * trail (lag) and either side may have moved its log start. A STOPPED partition takes writes of
- * its own since the stop, so it is not compared.
+ * its own since the stop, which begin with the stop's control batches (ABORT markers, then
+ * MIRROR_PID_RESET) in the destination's own, higher leader epoch (§8.5): its comparison ends
+ * there, and what was mirrored before is compared.
  *
  * Exit codes: 0 every compared partition is identical, 1 a difference or a Kafka error.
  */
-import type { MirrorAdmin } from '../admin/mirror-admin.js';
+import { MirrorAdminError, type MirrorAdmin } from '../admin/mirror-admin.js';
 import type { KafkaClient } from '../client/kafka-client.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { errorName, Exit } from './cli-common.js';
 import type { CliIo } from './mirror-progress.js';
 import { isFailure, locatePartitions, offsetRange, readBatches, type BatchSummary, type PartitionLocation, type ReadFailure } from './mirror-verify-reader.js';
 
 /** What one partition's walk found. */
-type Outcome = { readonly identical: true; readonly batches: number } | { readonly identical: false; readonly at: number; readonly why: string };
+type Outcome =
+  | { readonly identical: true; readonly batches: number; readonly ownFrom?: number }
+  | { readonly identical: false; readonly at: number; readonly why: string };
 
-export async function verifyMirror(admin: MirrorAdmin, destination: KafkaClient, source: KafkaClient, mirror: string, topics: readonly string[], io: CliIo): Promise<number> {
-  const wanted = new Set(topics);
-  const described = (await admin.describeClusterMirrors([mirror])).flatMap((m) => m.partitions).filter((p) => wanted.has(p.topic));
+/** Verifies the partitions of `mirror` whose topic `wanted` takes (describe lists STOPPED ones too). */
+export async function verifyMirror(admin: MirrorAdmin, destination: KafkaClient, source: KafkaClient, mirror: string, wanted: (topic: string) => boolean, io: CliIo): Promise<number> {
+  const mirrors = await admin.describeClusterMirrors([mirror]);
+  const bad = mirrors.find((m) => m.errorCode !== ErrorCode.NONE);
+  if (bad !== undefined) throw new MirrorAdminError(bad.errorCode, `mirror ${bad.mirrorName}`);
+  const described = mirrors.flatMap((m) => m.partitions).filter((p) => wanted(p.topic));
   if (described.length === 0) {
     io.err(`No partition of mirror ${mirror} to verify.`);
     return Exit.KAFKA_ERROR;
@@ -35,10 +43,6 @@ export async function verifyMirror(admin: MirrorAdmin, destination: KafkaClient,
   let batches = 0;
   for (const p of described) {
     const where = `${p.topic}-${p.partition}`;
-    if (p.state === 'STOPPED') {
-      io.out(`${where}: STOPPED, written here since the stop; not compared.`);
-      continue;
-    }
     const dst = here.get(where);
     const src = there.get(where);
     compared++;
@@ -59,11 +63,15 @@ export async function verifyMirror(admin: MirrorAdmin, destination: KafkaClient,
       io.out(`${where}: nothing to compare (source ${a.logStart}..${a.highWatermark - 1}, destination ${b.logStart}..${b.highWatermark - 1}).`);
       continue;
     }
-    const r = await comparePartition(source, src, destination, dst, from, to);
+    const r = await comparePartition(source, src, destination, dst, from, to, p.state === 'STOPPED');
     const range = `offsets ${from}..${to - 1}`;
     if (r.identical) {
       batches += r.batches;
-      io.out(`${where}: ${range} identical (${r.batches} batches).`);
+      io.out(
+        r.ownFrom === undefined
+          ? `${where}: ${range} identical (${r.batches} batches).`
+          : `${where}: ${range}: identical up to offset ${r.ownFrom - 1} (${r.batches} batches); from offset ${r.ownFrom} on, this cluster's own writes since the stop.`,
+      );
     } else {
       differ++;
       io.out(`${where}: ${range}: first difference at offset ${r.at}: ${r.why}.`);
@@ -89,7 +97,7 @@ function crcNote(s: BatchSummary, d: BatchSummary): string {
 }
 
 /** Walks both logs over [from, to) in lockstep; the first batch that differs ends the walk. */
-async function comparePartition(source: KafkaClient, src: PartitionLocation, destination: KafkaClient, dst: PartitionLocation, from: number, to: number): Promise<Outcome> {
+async function comparePartition(source: KafkaClient, src: PartitionLocation, destination: KafkaClient, dst: PartitionLocation, from: number, to: number, stopped: boolean): Promise<Outcome> {
   const left = readBatches(source, src, from, to);
   const right = readBatches(destination, dst, from, to);
   let batches = 0;
@@ -100,6 +108,12 @@ async function comparePartition(source: KafkaClient, src: PartitionLocation, des
       if (x.done === true && y.done === true) return { identical: true, batches };
       if (x.done !== true && isFailure(x.value)) return { identical: false, at: x.value.failedAt, why: unreadable('source', x.value) };
       if (y.done !== true && isFailure(y.value)) return { identical: false, at: y.value.failedAt, why: unreadable('destination', y.value) };
+      // A stopped partition's own history starts with a control batch of the stop in an epoch
+      // the source did not write at that offset: the mirrored range ends there.
+      const own = y.done !== true && !isFailure(y.value) && stopped && y.value.isControl && y.value.crcOk ? y.value : null;
+      if (own !== null && (x.done === true || (x.value as BatchSummary).partitionLeaderEpoch !== own.partitionLeaderEpoch)) {
+        return { identical: true, batches, ownFrom: own.baseOffset };
+      }
       if (x.done === true || y.done === true) {
         const extra = (x.done === true ? y.value : x.value) as BatchSummary;
         return { identical: false, at: Math.max(position, extra.baseOffset), why: `only the ${x.done === true ? 'destination' : 'source'} has the batch at offsets ${extra.baseOffset}..${extra.lastOffset}` };

@@ -3,7 +3,8 @@
  * destination, B rolling small segments): a caught-up mirror verifies identical (exit 0); after
  * one byte of a record batch's payload in a closed segment of B is flipped on disk, verify exits
  * 1 naming that batch's base offset as the first difference and the destination's copy as the
- * one failing its CRC-32C, while the other partition still verifies identical.
+ * one failing its CRC-32C, while the other partition still verifies identical; once stopped and
+ * written on both sides, a partition is compared up to where its own writes begin.
  */
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -101,6 +102,26 @@ describe('fjord cluster-mirrors --verify', () => {
     );
     expect(r.out).toContain(`${TOPIC}-1: offsets 0..399 identical (20 batches).`);
     expect(r.err).toContain('1 of 2 partitions of mirror from-a differ from the source.');
+  });
+
+  it('compares a STOPPED partition up to where its own writes begin', async () => {
+    expect((await onB('--stop', '--mirror', 'from-a', '--topics', TOPIC)).code).toBe(0);
+    await waitFor('stopped', async () => {
+      const rows = JSON.parse((await onB('--describe', '--mirror', 'from-a', '--json')).out) as { state: string }[];
+      return rows.length === 2 && rows.every((p) => p.state === 'STOPPED');
+    });
+    // Both sides go on with writes of their own at the same offsets.
+    for (const node of [a, b]) {
+      const p = new Kafka({ clientId: 'verify', brokers: [node.bootstrap], logLevel: logLevel.NOTHING }).producer({ allowAutoTopicCreation: false });
+      await p.connect();
+      await p.send({ topic: TOPIC, acks: -1, messages: Array.from({ length: 20 }, (_, i) => ({ partition: 1, value: `after-stop-${i}` })) });
+      await p.disconnect();
+    }
+    const r = await onB('--verify', '--mirror', 'from-a');
+    expect(r.out).toMatch(new RegExp(`${TOPIC}-1: offsets 0\\.\\.4\\d\\d: identical up to offset 399 \\(20 batches\\); from offset 400 on, this cluster's own writes since the stop\\.`));
+    // The corrupted partition still differs where it did.
+    expect(r.out).toMatch(new RegExp(`${TOPIC}-0: offsets 0\\.\\.\\d+: first difference at offset [1-9]\\d*: the batch at offsets`));
+    expect(r.code).toBe(1);
   });
 
   it('answers a mirror it does not know with exit 1 and bad usage with exit 2', async () => {
