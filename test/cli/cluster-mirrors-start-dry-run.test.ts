@@ -149,7 +149,28 @@ describe('fjord cluster-mirrors --start --dry-run (failback)', () => {
     expect(verified.out).toContain(`${TOPIC}-0: offsets 0..${aEnd - 1} identical`);
   });
 
-  it('rejects --dry-run with --wait', async () => {
+  it('names a topic it would create, one the source lacks, and rejects --dry-run with --wait', async () => {
+    const admin = kafkaOf(b).admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic: 'fresh', numPartitions: 2 }], waitForLeaders: true });
+    const id = (await admin.fetchTopicMetadata({ topics: ['fresh'] })).topics[0];
+    await admin.disconnect();
+    expect(id?.partitions).toHaveLength(2);
+    const r = await cli(a, '--start', '--mirror', 'm2', '--topics', 'fresh,absent', '--dry-run');
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.split('\n')).toEqual([
+      expect.stringMatching(/^fresh: would be created here with 2 partitions \(topic id [0-9a-f-]{36}\) and copied from the source's log start; nothing here to truncate\.$/),
+      'absent: not found on the source; the start would fail with UNKNOWN_TOPIC_OR_PARTITION.',
+      'Dry run: nothing was changed.',
+    ]);
+    const onA = kafkaOf(a).admin();
+    await onA.connect();
+    expect(await onA.listTopics()).not.toContain('fresh');
+    await onA.disconnect();
     expect((await cli(a, '--start', '--mirror', 'm2', '--topics', TOPIC, '--dry-run', '--wait')).code).toBe(2);
+    expect((await cli(a, '--pause', '--mirror', 'm2', '--topics', TOPIC, '--dry-run')).code).toBe(2);
+    const help = await cli(a, '--help');
+    expect(help.out).toMatch(/--start .*--dry-run/);
+    expect(help.out).toContain('--verify');
   });
 });
