@@ -1,16 +1,18 @@
 /**
- * ListOffsets (key 2), v1-10.
+ * ListOffsets (key 2), v1-11.
  *
  * Behavior: Timestamp -2 earliest (log start), -1 latest (high watermark, or the last stable
  * offset for read_committed), -3 the record with the largest timestamp (v7+), -4 earliest local
- * (= log start; no tiered storage), -5 latest tiered (none: -1); for -3 the exact record is
+ * (= log start; no tiered storage), -5 latest tiered and -6 earliest pending upload (KIP-1023;
+ * both none without tiered storage: -1, as UnifiedLog.fetchOffsetByTimestamp answers when
+ * remote storage is off); for -3 the exact record is
  * found inside the batch with the largest timestamp; otherwise the first offset whose
  * timestamp is ≥ the target, below the fetchable end, else (-1, -1). CurrentLeaderEpoch older or
  * newer than the partition's → FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH. A partition listed
  * twice → INVALID_REQUEST for each.
  *
  * Version notes: v2 isolation level, v4 leader epochs, v7 max-timestamp, v8 earliest-local,
- * v9 latest-tiered, v10 timeout (ignored: answers are local).
+ * v9 latest-tiered, v10 timeout (ignored: answers are local), v11 earliest-pending-upload.
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeListOffsetsRequest, type ListOffsetsRequest } from '../../protocol/generated/messages/list-offsets-request.js';
@@ -48,7 +50,7 @@ export function listOffsetsHandler(ctx: BrokerContext): ApiHandler<ListOffsetsRe
   return {
     apiKey: 2,
     minVersion: 1,
-    maxVersion: 10,
+    maxVersion: 11,
     decode: decodeListOffsetsRequest,
     encode: encodeListOffsetsResponse,
     async handle(rc, req) {
@@ -99,7 +101,7 @@ export function listOffsetsHandler(ctx: BrokerContext): ApiHandler<ListOffsetsRe
             parts.push(out(ErrorCode.NONE, -1, log.logStartOffset, r?.leaderEpoch ?? -1));
           } else if (ts === -1) {
             parts.push(out(ErrorCode.NONE, -1, fetchableEnd, part.leaderEpoch));
-          } else if (ts === -5) {
+          } else if (ts === -5 || ts === -6) {
             parts.push(out(ErrorCode.NONE));
           } else if (ts === -3) {
             const r = log.maxTimestampOffset();
