@@ -1,7 +1,8 @@
 /**
  * The versions Kafka 4.4 added that the node serves, spoken over raw sockets to a real node:
  * ApiVersions v5 (KIP-1242 cluster and node checks), ListOffsets v11 (earliest pending upload,
- * KIP-1023), DescribeLogDirs v5 (IsCordoned) and DeleteGroups v3 (per-group ErrorMessage).
+ * KIP-1023, and the version each special timestamp needs), DescribeLogDirs v5 (IsCordoned) and
+ * DeleteGroups v3 (per-group ErrorMessage).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
@@ -100,6 +101,15 @@ describe('ListOffsets v11 (KIP-1023)', () => {
     expect(await ask(11, -2n)).toMatchObject({ errorCode: 0, offset: 0 });
     expect(await ask(11, -1n)).toMatchObject({ errorCode: 0, offset: 3 });
     expect(await ask(10, -5n)).toEqual({ errorCode: 0, offset: -1, timestamp: -1, leaderEpoch: -1 });
+  });
+
+  it('answers UNSUPPORTED_VERSION for a special timestamp older than its version, or an unknown negative one', async () => {
+    for (const [v, ts] of [[10, -6n], [8, -5n], [7, -4n], [6, -3n], [11, -7n]] as const) {
+      const r = await c.call(2, v, (w) =>
+        encodeListOffsetsRequest(w, { replicaId: -1, isolationLevel: 0, timeoutMs: 5000, topics: [{ name: 'offsets44', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: ts }] }] }, v),
+      );
+      expect(decodeListOffsetsResponse(r, v).topics[0]!.partitions[0]!.errorCode, `v${v} ${ts}`).toBe(ErrorCode.UNSUPPORTED_VERSION);
+    }
   });
 });
 

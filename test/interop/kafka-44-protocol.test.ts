@@ -12,6 +12,7 @@ import { encodeCreateTopicsRequest } from '../../src/protocol/generated/messages
 import { decodeCreateTopicsResponse } from '../../src/protocol/generated/messages/create-topics-response.js';
 import { encodeDeleteGroupsRequest } from '../../src/protocol/generated/messages/delete-groups-request.js';
 import { decodeDeleteGroupsResponse } from '../../src/protocol/generated/messages/delete-groups-response.js';
+import { encodeFindCoordinatorRequest } from '../../src/protocol/generated/messages/find-coordinator-request.js';
 import { encodeDescribeLogDirsRequest } from '../../src/protocol/generated/messages/describe-log-dirs-request.js';
 import { decodeDescribeLogDirsResponse } from '../../src/protocol/generated/messages/describe-log-dirs-response.js';
 import { encodeListOffsetsRequest } from '../../src/protocol/generated/messages/list-offsets-request.js';
@@ -59,6 +60,16 @@ function raw(id: string, body: (c: WireClient, topic: string) => Promise<Obs>, c
     check,
     timeoutMs: 60_000,
   };
+}
+
+/** Calls `attempt` until `done` accepts its answer, for at most 30 s (a broker still creating a partition or loading a coordinator). */
+async function until<T>(attempt: () => Promise<T>, done: (t: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const t = await attempt();
+    if (done(t) || Date.now() > deadline) return t;
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 async function createTopic(c: WireClient, name: string): Promise<void> {
@@ -122,12 +133,15 @@ const SCENARIOS: Scenario<Obs>[] = [
         return [p.errorCode, Number(p.offset), Number(p.timestamp), p.leaderEpoch];
       };
       const out: Obs = {};
-      for (const ts of [-6, -5, -4, -3, -2, -1, 1_700_000_000_008]) out[`v11 ${ts}`] = await ask(11, ts);
-      out['v10 -6'] = await ask(10, -6);
+      for (const ts of [-6, -5, -4, -3, -2, -1, -7, 1_700_000_000_008]) out[`v11 ${ts}`] = await ask(11, ts);
+      // Each special timestamp needs the version that introduced it.
+      for (const [v, ts] of [[10, -6], [8, -5], [7, -4], [6, -3], [1, -2]] as const) out[`v${v} ${ts}`] = await ask(v, ts);
       return out;
     },
     (o) => {
       expect(o['v11 -6']).toEqual([0, -1, -1, -1]);
+      for (const k of ['v11 -7', 'v10 -6', 'v8 -5', 'v7 -4', 'v6 -3']) expect((o[k] as number[])[0], k).toBe(ErrorCode.UNSUPPORTED_VERSION);
+      expect((o['v1 -2'] as number[])[0]).toBe(0);
       expect(o['v11 -2']).toEqual([0, 0, -1, 0]);
       expect(o['v11 -1']).toEqual([0, 3, -1, 0]);
       expect(o['v11 -3']).toEqual([0, 1, 1_700_000_000_009, 0]);
@@ -137,7 +151,10 @@ const SCENARIOS: Scenario<Obs>[] = [
     'describe-log-dirs-v5',
     async (c, topic) => {
       await createTopic(c, topic);
-      const res = decodeDescribeLogDirsResponse(await c.call(35, 5, (w) => encodeDescribeLogDirsRequest(w, { topics: [{ topic, partitions: [0] }] }, 5)), 5);
+      const res = await until(
+        async () => decodeDescribeLogDirsResponse(await c.call(35, 5, (w) => encodeDescribeLogDirsRequest(w, { topics: [{ topic, partitions: [0] }] }, 5)), 5),
+        (r) => r.results.some((d) => d.topics.length > 0),
+      );
       return {
         errorCode: res.errorCode,
         results: res.results.map((d) => ({
@@ -157,11 +174,20 @@ const SCENARIOS: Scenario<Obs>[] = [
     async (c, topic) => {
       await createTopic(c, topic);
       const group = `${topic}-group`;
-      const oc = decodeOffsetCommitResponse(
-        await c.call(8, 8, (w) =>
-          encodeOffsetCommitRequest(w, { groupId: group, generationIdOrMemberEpoch: -1, memberId: '', topics: [{ name: topic, partitions: [{ partitionIndex: 0, committedOffset: 1n, committedMetadata: null }] }] }, 8),
-        ),
-        8,
+      const COORDINATOR_NOT_READY: readonly number[] = [ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR];
+      // FindCoordinator first: Kafka creates __consumer_offsets on the first lookup, and answers
+      // NOT_COORDINATOR to commits until then.
+      const oc = await until(
+        async () => {
+          await c.call(10, 4, (w) => encodeFindCoordinatorRequest(w, { keyType: 0, coordinatorKeys: [group] }, 4));
+          return decodeOffsetCommitResponse(
+            await c.call(8, 8, (w) =>
+              encodeOffsetCommitRequest(w, { groupId: group, generationIdOrMemberEpoch: -1, memberId: '', topics: [{ name: topic, partitions: [{ partitionIndex: 0, committedOffset: 1n, committedMetadata: null }] }] }, 8),
+            ),
+            8,
+          );
+        },
+        (r) => !COORDINATOR_NOT_READY.includes(r.topics[0]!.partitions[0]!.errorCode),
       );
       expect(oc.topics[0]!.partitions[0]!.errorCode).toBe(0);
       const res = decodeDeleteGroupsResponse(await c.call(42, 3, (w) => encodeDeleteGroupsRequest(w, { groupsNames: [group, `${group}-missing`] }, 3)), 3);
