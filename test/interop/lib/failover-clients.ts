@@ -26,7 +26,7 @@ export interface FailoverOutcome {
   readonly acked: number[];
   /** Every value the consumer received, in order, duplicates included (a group is at-least-once). */
   readonly consumed: number[];
-  /** Sends that failed, and consumer errors, as the client named them. */
+  /** Sends that failed, as the client named them. */
   readonly errors: string[];
 }
 
