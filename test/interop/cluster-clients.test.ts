@@ -5,7 +5,8 @@
  * a topic with replication factor 3 and min.insync.replicas=2. The node that leads the partition
  * and coordinates the group is killed mid-stream; the client keeps producing and consuming
  * through the new leader and coordinator, and afterwards every acknowledged record is in the log
- * exactly once and was consumed. One cluster is shared by the clients, each killing another node.
+ * exactly once and was consumed. The Java client runs again with transactions (read_committed),
+ * its transaction coordinator on the killed node too. One cluster is shared by the clients.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import kafkajs from 'kafkajs';
@@ -70,14 +71,17 @@ async function createTopic(topic: string, leader: number): Promise<void> {
   }, 60_000);
 }
 
-/** A group name whose coordinator (its `__consumer_offsets` partition's leader) is `nodeId`. */
-async function groupCoordinatedBy(nodeId: number, prefix: string): Promise<string> {
+/**
+ * A group name (keyType 0) or transactional id (keyType 1) whose coordinator, the leader of its
+ * `__consumer_offsets` / `__transaction_state` partition, is `nodeId`.
+ */
+async function coordinatedBy(nodeId: number, prefix: string, keyType: 0 | 1): Promise<string> {
   const c = new KafkaClient({ bootstrapServers: cluster.bootstrap, clientId: 'cluster-clients-find-coordinator' });
   try {
     return await eventually(`a group coordinated by node ${nodeId}`, async () => {
       const keys = Array.from({ length: 40 }, (_, i) => `${prefix}-${i}`);
-      const r = await c.send(Apis.FindCoordinator, { keyType: 0, coordinatorKeys: keys });
-      // COORDINATOR_NOT_AVAILABLE until __consumer_offsets exists on all three nodes.
+      const r = await c.send(Apis.FindCoordinator, { keyType, coordinatorKeys: keys });
+      // COORDINATOR_NOT_AVAILABLE until the internal topic exists on all three nodes.
       if (r.coordinators.some((x) => x.errorCode !== ErrorCode.NONE)) return null;
       return r.coordinators.find((x) => x.nodeId === nodeId)?.key ?? null;
     }, 60_000);
@@ -92,11 +96,12 @@ function counts(values: readonly number[]): Map<number, number> {
   return m;
 }
 
-async function failover(name: string, victim: number, make: (t: FailoverTarget) => FailoverClient): Promise<void> {
+async function failover(name: string, victim: number, make: (t: FailoverTarget) => FailoverClient, transactional = false): Promise<void> {
   const topic = `cc-${name}`;
   await createTopic(topic, victim);
-  const group = await groupCoordinatedBy(victim, `cc-${name}-group`);
-  const client = make({ bootstrap: bootstrap(), topic, group, paceMs: PACE_MS });
+  const group = await coordinatedBy(victim, `cc-${name}-group`, 0);
+  const transactionalId = transactional ? await coordinatedBy(victim, `cc-${name}-txn`, 1) : undefined;
+  const client = make({ bootstrap: bootstrap(), topic, group, paceMs: PACE_MS, ...(transactionalId === undefined ? {} : { transactionalId }) });
   try {
     const before = await eventually(`${name} producing and consuming`, async () => {
       const p = client.progress();
@@ -123,6 +128,8 @@ async function failover(name: string, victim: number, make: (t: FailoverTarget) 
     const missing = out.acked.filter((v) => !log.has(v));
     expect(missing).toEqual([]);
     expect([...log].filter(([, n]) => n > 1)).toEqual([]);
+    // Nothing of an aborted transaction is visible to a read_committed reader.
+    expect((out.aborted ?? []).filter((v) => log.has(v))).toEqual([]);
     // The group consumer saw every acknowledged value.
     const seen = new Set(out.consumed);
     expect(out.acked.filter((v) => !seen.has(v))).toEqual([]);
@@ -144,5 +151,9 @@ describe('real clients across a leader kill on a three-node cluster (RF 3, min.i
 
   it('kafkajs 2.2.4: idempotent acks=all producer and group consumer', async () => {
     await failover('kafkajs', 3, kafkajsFailoverClient);
+  }, 180_000);
+
+  it('the Java client with transactions: the node leading the partition, the group and the transaction coordinator is killed; committed transactions are read once, aborted ones never', async () => {
+    await failover('java-txn', 1, javaFailoverClient, true);
   }, 180_000);
 });

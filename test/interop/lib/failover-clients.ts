@@ -4,13 +4,14 @@
  * group reads them, `progress()` is the latest count, and `stop()` ends producing, lets the
  * consumer catch up and returns what was acknowledged and consumed. The Java client
  * (fjord.interop.ClusterFailover) and confluent-kafka (python/cluster_failover.py) run as child
- * processes speaking JSON lines; kafkajs runs in this process.
+ * processes speaking JSON lines; kafkajs runs in this process. What is in the log afterwards is
+ * read with kcat.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import { LOG4J2_CONFIG, ROOT, VENV_PYTHON, clientsClasspath } from './paths.js';
-import { tail } from './run.js';
+import { run, tail } from './run.js';
 
 const { Kafka, logLevel } = kafkajs;
 
@@ -28,6 +29,8 @@ export interface FailoverOutcome {
   readonly consumed: number[];
   /** Sends that failed, as the client named them. */
   readonly errors: string[];
+  /** Values of transactions the producer aborted (transactional runs only). */
+  readonly aborted?: number[];
 }
 
 export interface FailoverClient {
@@ -43,6 +46,8 @@ export interface FailoverTarget {
   readonly group: string;
   /** Milliseconds between two sends. */
   readonly paceMs: number;
+  /** Java only: write transactions of ten values with this transactional.id, consume read_committed. */
+  readonly transactionalId?: string;
 }
 
 /** A child process printing progress lines and, after "stop" on its stdin, one outcome line. */
@@ -95,6 +100,7 @@ export function javaFailoverClient(t: FailoverTarget): FailoverClient {
     `-Dlog4j2.configurationFile=${LOG4J2_CONFIG}`, `-Dfjord.loglevel=${process.env.FJORD_INTEROP_LOG_LEVEL ?? 'ERROR'}`,
     '-cp', clientsClasspath(), 'fjord.interop.ClusterFailover',
     `bootstrap=${t.bootstrap}`, `topic=${t.topic}`, `group=${t.group}`, `pace.ms=${t.paceMs}`,
+    ...(t.transactionalId === undefined ? [] : [`transactional.id=${t.transactionalId}`]),
   ]);
 }
 
@@ -167,40 +173,12 @@ export function kafkajsFailoverClient(t: FailoverTarget): FailoverClient {
   };
 }
 
-/** Every value in the topic's partitions from offset 0 to the high watermark, read by a fresh kafkajs consumer. */
+/**
+ * Every value in the topic from offset 0 to the end of each partition, read by kcat (librdkafka,
+ * read_committed: aborted transactions are skipped, control records are not values).
+ */
 export async function readAllValues(bootstrap: string, topic: string): Promise<number[]> {
-  const kafka = new Kafka({ clientId: 'cluster-clients-reader', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING, retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1000 } });
-  const admin = kafka.admin();
-  await admin.connect();
-  const ends = await admin.fetchTopicOffsets(topic);
-  await admin.disconnect();
-  const want = new Map(ends.map((e) => [e.partition, Number(e.high)]));
-  const values: number[] = [];
-  const consumer = kafka.consumer({ groupId: `reader-${topic}-${Date.now()}`, maxWaitTimeInMs: 200 });
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  const done = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`reading ${topic} timed out`)), 60_000);
-    const check = (): void => {
-      if ([...want.values()].every((n) => n <= 0)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    check();
-    void consumer.run({
-      eachMessage: async ({ partition, message }) => {
-        values.push(Number(message.value!.toString()));
-        const left = want.get(partition) ?? 0;
-        if (Number(message.offset) + 1 >= left) want.set(partition, 0);
-        check();
-      },
-    });
-  });
-  try {
-    await done;
-  } finally {
-    await consumer.disconnect();
-  }
-  return values;
+  const r = await run('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%s\n', '-X', 'isolation.level=read_committed', '-X', 'socket.connection.setup.timeout.ms=3000'], { timeoutMs: 60_000 });
+  if (r.code !== 0) throw new Error(`kcat reading ${topic} failed (exit ${r.code}):\n${tail(r.stderr, 15)}`);
+  return r.stdout.split('\n').filter((l) => l !== '').map(Number);
 }

@@ -20,6 +20,11 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -31,7 +36,11 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * it stops producing, flushes, waits until the consumer has seen every acknowledged value, commits,
  * and prints {"acked":[...],"consumed":[...],"errors":[...]} as its last line.
  *
- * Usage: ClusterFailover bootstrap=HOST:PORT topic=T group=G [pace.ms=5]
+ * With transactional.id=ID the producer writes transactions of ten values each and the consumer
+ * reads read_committed: a value counts as acknowledged once its transaction committed, and the
+ * values of transactions the producer had to abort are listed as "aborted".
+ *
+ * Usage: ClusterFailover bootstrap=HOST:PORT topic=T group=G [pace.ms=5] [transactional.id=ID]
  */
 public final class ClusterFailover {
   private ClusterFailover() {}
@@ -47,6 +56,7 @@ public final class ClusterFailover {
     String topic = opts.get("topic");
     String group = opts.get("group");
     long paceMs = Long.parseLong(opts.getOrDefault("pace.ms", "5"));
+    String transactionalId = opts.get("transactional.id");
 
     AtomicBoolean stop = new AtomicBoolean(false);
     Thread stdin = new Thread(() -> {
@@ -61,6 +71,7 @@ public final class ClusterFailover {
 
     List<Long> acked = Collections.synchronizedList(new ArrayList<>());
     List<String> errors = Collections.synchronizedList(new ArrayList<>());
+    List<Long> aborted = Collections.synchronizedList(new ArrayList<>());
     List<Long> consumed = new ArrayList<>();
     HashSet<Long> seen = new HashSet<>();
     AtomicLong maxConsumed = new AtomicLong(-1);
@@ -76,6 +87,10 @@ public final class ClusterFailover {
     pp.put(ProducerConfig.METADATA_MAX_AGE_CONFIG, "2000");
     pp.put(ProducerConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG, "1000");
     pp.put(ProducerConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MAX_MS_CONFIG, "2000");
+    if (transactionalId != null) {
+      pp.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
+      pp.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "30000");
+    }
 
     Properties cp = new Properties();
     cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -88,27 +103,17 @@ public final class ClusterFailover {
     cp.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, "2000");
     cp.put(ConsumerConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG, "1000");
     cp.put(ConsumerConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MAX_MS_CONFIG, "2000");
+    if (transactionalId != null) cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
 
     Map<String, Object> out = new LinkedHashMap<>();
     int code = 0;
     try (KafkaProducer<String, String> producer = new KafkaProducer<>(pp, new StringSerializer(), new StringSerializer());
          KafkaConsumer<String, String> consumer = new KafkaConsumer<>(cp, new StringDeserializer(), new StringDeserializer())) {
       AtomicBoolean producing = new AtomicBoolean(true);
+      if (transactionalId != null) producer.initTransactions();
       Thread sender = new Thread(() -> {
-        long seq = 0;
-        while (!stop.get()) {
-          final long value = seq++;
-          producer.send(new ProducerRecord<>(topic, Long.toString(value)), (md, err) -> {
-            if (err == null) acked.add(value);
-            else errors.add(value + ":" + err.getClass().getSimpleName());
-          });
-          try {
-            Thread.sleep(paceMs);
-          } catch (InterruptedException e) {
-            break;
-          }
-        }
-        producer.flush();
+        if (transactionalId != null) sendTransactions(producer, topic, paceMs, stop, acked, aborted, errors);
+        else sendIdempotent(producer, topic, paceMs, stop, acked, errors);
         producing.set(false);
       }, "sender");
       sender.start();
@@ -150,6 +155,7 @@ public final class ClusterFailover {
       out.put("acked", a);
       out.put("consumed", consumed);
       out.put("errors", new ArrayList<>(errors));
+      out.put("aborted", new ArrayList<>(aborted));
     } catch (Exception e) {
       out.put("error", e.getClass().getSimpleName());
       out.put("message", String.valueOf(e.getMessage()));
@@ -158,5 +164,70 @@ public final class ClusterFailover {
     System.out.println(Json.write(out));
     System.out.flush();
     Runtime.getRuntime().halt(code);
+  }
+
+  private static void sendIdempotent(KafkaProducer<String, String> producer, String topic, long paceMs, AtomicBoolean stop,
+      List<Long> acked, List<String> errors) {
+    long seq = 0;
+    while (!stop.get()) {
+      final long value = seq++;
+      producer.send(new ProducerRecord<>(topic, Long.toString(value)), (md, err) -> {
+        if (err == null) acked.add(value);
+        else errors.add(value + ":" + err.getClass().getSimpleName());
+      });
+      if (!pause(paceMs)) break;
+    }
+    producer.flush();
+  }
+
+  /**
+   * Transactions of ten values. A commit that times out is retried (KafkaProducer allows it); an
+   * abortable error aborts the transaction; a fatal one (fenced, out of order) ends producing.
+   */
+  private static void sendTransactions(KafkaProducer<String, String> producer, String topic, long paceMs, AtomicBoolean stop,
+      List<Long> acked, List<Long> aborted, List<String> errors) {
+    long seq = 0;
+    while (!stop.get()) {
+      List<Long> batch = new ArrayList<>();
+      try {
+        producer.beginTransaction();
+        for (int i = 0; i < 10; i++) {
+          long value = seq++;
+          batch.add(value);
+          producer.send(new ProducerRecord<>(topic, Long.toString(value)));
+          if (!pause(paceMs)) break;
+        }
+        while (true) {
+          try {
+            producer.commitTransaction();
+            break;
+          } catch (TimeoutException e) {
+            // retried: the outcome is not known until a commit or abort completes
+          }
+        }
+        acked.addAll(batch);
+      } catch (ProducerFencedException | OutOfOrderSequenceException | AuthorizationException e) {
+        errors.add(batch + ":" + e.getClass().getSimpleName());
+        return;
+      } catch (KafkaException e) {
+        try {
+          producer.abortTransaction();
+          aborted.addAll(batch);
+        } catch (KafkaException fatal) {
+          errors.add(batch + ":" + fatal.getClass().getSimpleName());
+          return;
+        }
+      }
+    }
+  }
+
+  private static boolean pause(long ms) {
+    try {
+      Thread.sleep(ms);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 }
