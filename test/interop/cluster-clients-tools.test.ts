@@ -9,10 +9,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import kafkajs from 'kafkajs';
 import { javaTool, mustSucceed } from './lib/java.js';
 import { run, tail } from './lib/run.js';
 import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
 
+const { Kafka, logLevel, ConfigResourceTypes } = kafkajs;
 const TOPICS = 'org.apache.kafka.tools.TopicCommand';
 const REASSIGN = 'org.apache.kafka.tools.reassign.ReassignPartitionsCommand';
 const ELECTION = 'org.apache.kafka.tools.LeaderElectionCommand';
@@ -95,6 +97,20 @@ async function kcat(args: string[], input?: string): Promise<string> {
   return r.stdout;
 }
 
+const THROTTLE_KEYS = ['leader.replication.throttled.replicas', 'follower.replication.throttled.replicas'];
+
+/** The topic's throttled-replica lists as DescribeConfigs reports them. */
+async function throttledReplicas(): Promise<Record<string, string>> {
+  const admin = new Kafka({ clientId: 'reassign-configs', brokers: bootstrap().split(','), logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const r = await admin.describeConfigs({ resources: [{ type: ConfigResourceTypes.TOPIC, name: TOPIC, configNames: THROTTLE_KEYS }], includeSynonyms: false });
+    return Object.fromEntries(r.resources[0]!.configEntries.map((e) => [e.configName, e.configValue]));
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 const values = (p: number): string[] => Array.from({ length: RECORDS }, (_, i) => `p${p}-${i}`);
 
 describe('kafka-reassign-partitions and kafka-leader-election on a three-node Fjord cluster', () => {
@@ -116,10 +132,15 @@ describe('kafka-reassign-partitions and kafka-leader-election on a three-node Fj
     const executed = await tool(REASSIGN, ['--execute', '--reassignment-json-file', planFile, '--throttle', '50000000']);
     expect(executed).toContain('The inter-broker throttle limit was set to 50000000 B/s');
     expect(executed).toMatch(/Successfully started partition reassignments for moved-0,moved-1/);
+    // The tool throttles the current replicas as leaders and the moving ones as followers.
+    const throttles = await throttledReplicas();
+    expect(throttles['leader.replication.throttled.replicas']?.split(',').sort()).toEqual(['0:1', '0:2', '1:1', '1:3']);
+    expect(throttles['follower.replication.throttled.replicas']).toMatch(/^\d+:\d+(,\d+:\d+)*$/);
 
     const done = await verified(planFile, 2);
     expect(done).toContain('Clearing broker-level throttles on brokers 1,2,3');
     expect(done).toContain(`Clearing topic-level throttles on topic ${TOPIC}`);
+    expect(await throttledReplicas()).toEqual({ 'leader.replication.throttled.replicas': '', 'follower.replication.throttled.replicas': '' });
     const after = await eventually('both new replicas in the ISR', async () => {
       const d = await describeTopic();
       return d.every((p) => p.isr.length === 2) ? d : null;
@@ -140,6 +161,18 @@ describe('kafka-reassign-partitions and kafka-leader-election on a three-node Fj
       }
     } finally {
       await cluster.node(1).start();
+    }
+  });
+
+  it('a throttled-replica list that is neither * nor partition:broker pairs is refused with INVALID_CONFIG', async () => {
+    const admin = new Kafka({ clientId: 'reassign-configs', brokers: bootstrap().split(','), logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
+    await admin.connect();
+    try {
+      const bad = admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: TOPIC, configEntries: [{ name: 'leader.replication.throttled.replicas', value: '0:1,broker-2' }] }] });
+      await expect(bad).rejects.toMatchObject({ type: 'INVALID_CONFIG' });
+      await admin.alterConfigs({ validateOnly: true, resources: [{ type: ConfigResourceTypes.TOPIC, name: TOPIC, configEntries: [{ name: 'leader.replication.throttled.replicas', value: '*' }] }] });
+    } finally {
+      await admin.disconnect();
     }
   });
 
