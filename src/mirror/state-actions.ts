@@ -20,7 +20,7 @@ import { buildEndTxnMarkerBatch, buildMirrorPidResetBatch } from '../protocol/co
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError, errorCodeOf } from '../protocol/kafka-error.js';
 import { iterateBatches } from '../protocol/record-batch.js';
-import type { MirrorCoordinator } from './mirror-coordinator.js';
+import type { MirrorStateClient } from './mirror-state-client.js';
 import type { MirrorLog } from '../fetcher/mirror-log.js';
 import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S } from './mirror-partition-state.js';
@@ -40,7 +40,7 @@ import {
 /** What the actions need from the manager around them. */
 export interface StateActionDeps {
   readonly host: MirrorHost;
-  readonly coordinator: MirrorCoordinator;
+  readonly coordinator: MirrorStateClient;
   readonly log: (msg: string) => void;
   runtime(mirrorName: string): MirrorRuntime | undefined;
   isClosed(): boolean;

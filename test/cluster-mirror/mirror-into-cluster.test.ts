@@ -53,12 +53,12 @@ function segments(dataDir: string, topic: string, partition: number): Buffer {
 }
 
 /** Every partition of the mirror as the admin's merged describe shows it. */
-async function described(): Promise<PartitionMirrorDescription[]> {
+async function described(): Promise<readonly PartitionMirrorDescription[]> {
   const [m] = await admin().describeClusterMirrors([MIRROR]);
   return m?.partitions ?? [];
 }
 
-async function caughtUp(): Promise<PartitionMirrorDescription[] | null> {
+async function caughtUp(): Promise<readonly PartitionMirrorDescription[] | null> {
   const parts = (await described()).filter((p) => p.topic === TOPIC);
   return parts.length === PARTITIONS && parts.every((p) => p.state === 'MIRRORING' && p.lag === 0) ? parts : null;
 }
