@@ -13,7 +13,18 @@ import { join } from 'node:path';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MirrorAdmin, type PartitionMirrorDescription } from '../../src/admin/mirror-admin.js';
+import type { ApiSpec } from '../../src/client/apis.js';
 import { KafkaClient } from '../../src/client/kafka-client.js';
+import { partitionForKey } from '../../src/coordinator/coordinator-runtime.js';
+import { mirrorStateKeyString } from '../../src/mirror/mirror-coordinator.js';
+import { ApiKey } from '../../src/protocol/generated/api-table.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
+import { encodeBumpLeaderEpochsRequest, type BumpLeaderEpochsRequestInput } from '../../src/protocol/generated/messages/bump-leader-epochs-request.js';
+import { decodeBumpLeaderEpochsResponse, type BumpLeaderEpochsResponse } from '../../src/protocol/generated/messages/bump-leader-epochs-response.js';
+import { encodeReadMirrorStatesRequest, type ReadMirrorStatesRequestInput } from '../../src/protocol/generated/messages/read-mirror-states-request.js';
+import { decodeReadMirrorStatesResponse, type ReadMirrorStatesResponse } from '../../src/protocol/generated/messages/read-mirror-states-response.js';
+import { encodeWriteMirrorStatesRequest, type WriteMirrorStatesRequestInput } from '../../src/protocol/generated/messages/write-mirror-states-request.js';
+import { decodeWriteMirrorStatesResponse, type WriteMirrorStatesResponse } from '../../src/protocol/generated/messages/write-mirror-states-response.js';
 import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 
@@ -21,6 +32,13 @@ const FAST = { 'mirror.failed.retry.initial.backoff.ms': 200, 'mirror.failed.ret
 const TOPIC = 'orders';
 const PARTITIONS = 3;
 const MIRROR = 'dr';
+const STATE_PARTITIONS = 5;
+const MIRRORING = 2;
+const PAUSED = 4;
+
+const READ_MIRROR_STATES: ApiSpec<ReadMirrorStatesRequestInput, ReadMirrorStatesResponse> = { apiKey: ApiKey.ReadMirrorStates, versions: [0, 0], encode: encodeReadMirrorStatesRequest, decode: decodeReadMirrorStatesResponse };
+const BUMP_LEADER_EPOCHS: ApiSpec<BumpLeaderEpochsRequestInput, BumpLeaderEpochsResponse> = { apiKey: ApiKey.BumpLeaderEpochs, versions: [0, 0], encode: encodeBumpLeaderEpochsRequest, decode: decodeBumpLeaderEpochsResponse };
+const WRITE_MIRROR_STATES: ApiSpec<WriteMirrorStatesRequestInput, WriteMirrorStatesResponse> = { apiKey: ApiKey.WriteMirrorStates, versions: [0, 0], encode: encodeWriteMirrorStatesRequest, decode: decodeWriteMirrorStatesResponse };
 
 let cluster: RunningCluster;
 let source: RunningNode;
@@ -33,17 +51,29 @@ function admin(): MirrorAdmin {
   return a;
 }
 
-/** Leader node id of each partition of `topic`, as a live node's Metadata answers it. */
-async function leaders(topic: string): Promise<number[]> {
+function client(nodeId: number): KafkaClient {
+  const c = new KafkaClient({ bootstrapServers: [cluster.node(nodeId).bootstrap], requestTimeoutMs: 10_000 });
+  closers.push(() => c.close());
+  return c;
+}
+
+/** Leader node id of each partition of `topic` and its topic id, as a live node's Metadata answers it. */
+async function leaders(topic: string): Promise<{ topicId: string; leaders: number[] }> {
   const live = cluster.nodes.find((n) => n.running !== null)!;
-  const c = new KafkaClient({ bootstrapServers: [live.bootstrap], requestTimeoutMs: 5000 });
-  try {
-    const md = await c.metadata([topic]);
-    const t = md.topics.find((x) => x.name === topic);
-    return [...(t?.partitions ?? [])].sort((a, b) => a.partitionIndex - b.partitionIndex).map((p) => p.leaderId);
-  } finally {
-    c.close();
-  }
+  const md = await client(live.nodeId).metadata([topic]);
+  const t = md.topics.find((x) => x.name === topic);
+  return { topicId: t?.topicId ?? '', leaders: [...(t?.partitions ?? [])].sort((a, b) => a.partitionIndex - b.partitionIndex).map((p) => p.leaderId) };
+}
+
+/** The node leading the `__mirror_state` partition that holds TOPIC-`partition`'s state. */
+async function coordinatorOf(topicId: string, partition: number): Promise<number> {
+  const shard = partitionForKey(mirrorStateKeyString(MIRROR, topicId, partition), STATE_PARTITIONS);
+  return (await leaders('__mirror_state')).leaders[shard]!;
+}
+
+async function readState(nodeId: number, partition: number) {
+  const r = await client(nodeId).send(READ_MIRROR_STATES, { mirrorName: MIRROR, topics: [{ name: TOPIC, partitions: [{ partitionIndex: partition }] }] });
+  return r.topics[0]!.partitions[0]!;
 }
 
 function segments(dataDir: string, topic: string, partition: number): Buffer {
@@ -83,7 +113,7 @@ beforeAll(async () => {
   [cluster, source] = await Promise.all([
     startCluster({
       nodes: 3,
-      overrides: { ...FAST, 'default.replication.factor': 3, 'mirror.state.topic.replication.factor': 3, 'mirror.state.topic.num.partitions': 5, 'min.insync.replicas': 2 },
+      overrides: { ...FAST, 'default.replication.factor': 3, 'mirror.state.topic.replication.factor': 3, 'mirror.state.topic.num.partitions': STATE_PARTITIONS, 'min.insync.replicas': 2 },
     }),
     startNode({ overrides: FAST }),
   ]);
@@ -116,8 +146,77 @@ describe('mirroring into a three-node Fjord cluster', () => {
     });
     expect(parts.map((p) => p.destinationOffset)).toEqual([200, 200, 200]);
     // The destination topic is replicated on every node, leaders spread over the cluster.
-    const ls = await leaders(TOPIC);
+    const { leaders: ls } = await leaders(TOPIC);
     expect(ls.every((l) => l > 0)).toBe(true);
     await eventually('every replica equal to the source', async () => replicasEqualSource(), 30_000);
   }, 90_000);
+
+  it('ReadMirrorStates answers the state at the coordinator and NOT_COORDINATOR elsewhere; an older leader epoch is fenced', async () => {
+    const { topicId, leaders: ls } = await leaders(TOPIC);
+    const coord = await coordinatorOf(topicId, 0);
+    const at = await readState(coord, 0);
+    expect(at.errorCode).toBe(ErrorCode.NONE);
+    expect(at.state).toBe(MIRRORING);
+    for (const n of cluster.nodes.filter((x) => x.nodeId !== coord)) expect((await readState(n.nodeId, 0)).errorCode).toBe(ErrorCode.NOT_COORDINATOR);
+    // BumpLeaderEpochs served by a node that neither leads the partition nor need be the controller.
+    const epochOf = async (nodeId: number) => (await client(nodeId).metadata([TOPIC])).topics[0]!.partitions.find((p) => p.partitionIndex === 0)!.leaderEpoch;
+    const before = await epochOf(ls[0]!);
+    const bumper = cluster.nodes.find((x) => x.nodeId !== ls[0])!.nodeId;
+    const bumped = await client(bumper).send(BUMP_LEADER_EPOCHS, { topics: [{ topicId, partitions: [{ partitionIndex: 0, minLeaderEpoch: before }] }] });
+    expect(bumped.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
+    await eventually('the bumped epoch on every node', async () => (await Promise.all(cluster.nodes.map((n) => epochOf(n.nodeId)))).every((e) => e === before + 1));
+    // A write at the epoch before the bump (a deposed leader's): refused, nothing changed.
+    const write = (leaderEpoch: number) =>
+      client(coord).send(WRITE_MIRROR_STATES, { mirrorName: MIRROR, stoppedTopics: [], topics: [{ name: TOPIC, partitions: [{ partitionIndex: 0, state: PAUSED, leaderEpoch }] }] });
+    const epoch = before + 1;
+    const fenced = await write(before);
+    expect(fenced.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.FENCED_LEADER_EPOCH);
+    expect((await readState(coord, 0)).state).toBe(MIRRORING);
+    const other = cluster.nodes.find((x) => x.nodeId !== coord)!.nodeId;
+    const elsewhere = await client(other).send(WRITE_MIRROR_STATES, { mirrorName: MIRROR, stoppedTopics: [], topics: [{ name: TOPIC, partitions: [{ partitionIndex: 0, state: PAUSED, leaderEpoch: epoch }] }] });
+    expect(elsewhere.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NOT_COORDINATOR);
+    expect((await readState(coord, 0)).state).toBe(MIRRORING);
+  }, 30_000);
+
+  it('a SIGKILLed leader: its partitions resume on the new leaders from the persisted state, nothing lost or duplicated', async () => {
+    const { leaders: ls } = await leaders(TOPIC);
+    const victim = ls[0]!;
+    let next = 600;
+    let stop = false;
+    const writing = (async () => {
+      while (!stop) {
+        await produce(next, next + 300);
+        next += 300;
+      }
+    })();
+    await eventually('the mirror copying the new records', async () => (await described()).some((p) => p.destinationOffset > 200), 20_000);
+    const atKill = await described();
+    await cluster.node(victim).kill();
+    const killedAt = next;
+    // Keep writing across the failover: 3000 more records acknowledged by the source.
+    await eventually('3000 more records written', async () => next >= killedAt + 3000, 30_000);
+    stop = true;
+    await writing;
+    const end = next / PARTITIONS;
+    // New leaders elected off the killed node, each resuming its partition's mirroring.
+    const after = await eventually(
+      'every partition caught up on a live leader',
+      async () => {
+        const parts = await caughtUp();
+        const now = (await leaders(TOPIC)).leaders;
+        return parts !== null && parts.every((p) => p.destinationOffset === end) && now.every((l) => l > 0 && l !== victim) ? now : null;
+      },
+      60_000,
+    ).catch(async (e: unknown) => {
+      console.log(JSON.stringify(await described().catch(() => [])));
+      throw e;
+    });
+    expect(after[0]).not.toBe(victim);
+    console.log(`killed node ${victim} at ${killedAt} records written (mirrored then: ${atKill.map((p) => p.destinationOffset).join('/')} of partitions 0/1/2), ${next} in all; leaders before ${ls.join(',')}, after ${after.join(',')}`);
+    await eventually('every live replica equal to the source', async () => replicasEqualSource(), 30_000);
+    // The killed node rejoins as a follower and converges to the same bytes.
+    await cluster.node(victim).start();
+    await eventually('every replica, the restarted one too, equal to the source', async () => replicasEqualSource(), 45_000);
+    for (let p = 0; p < PARTITIONS; p++) expect(segments(source.dataDir, TOPIC, p).length).toBeGreaterThan(0);
+  }, 120_000);
 });
