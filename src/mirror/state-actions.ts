@@ -26,6 +26,7 @@ import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S } from './mirror-partition-state.js';
 import { topicPartitionOf, type MirrorRuntime } from './mirror-runtime.js';
 import { bumpLeaderEpoch } from './leader-epoch-bump.js';
+import { awaitFollowersTruncated, awaitReadyToTruncate } from './replica-truncation.js';
 import { hasMirrorLoop, lookupLastMirrorEpoch } from './source-lookups.js';
 import {
   NonRetryableMirrorError,
@@ -79,19 +80,27 @@ export class MirrorStateActions {
       throw new NonRetryableMirrorError(ErrorCode.TOPIC_ALREADY_IN_CLUSTER_MIRROR, `Detected mirror loop: the source cluster mirrors ${key.topicName} from this cluster (${host.clusterId}).`);
     }
     const lme = await lookupLastMirrorEpoch(rt.client, host.clusterId, key.topicId, key.partition);
+    const targetOf = (): number => {
+      if (lme < 0) return 0;
+      const r = log.endOffsetForEpoch(lme);
+      return r.endOffset >= 0 ? r.endOffset : 0;
+    };
+    // Replicas first: the ISR holds all the leader has before it cuts (./replica-truncation.ts).
+    const ctx = { host, key, log, isCurrent: () => run.isCurrent() && !this.deps.isClosed(), say: this.deps.log };
+    if (targetOf() < log.logEndOffset && !(await awaitReadyToTruncate(ctx))) return;
     // The lookups may have answered after a stop made the log writable: truncate only if this is
     // still the partition's truncation (the STOPPING that superseded it waits for this step).
+    let truncated = false;
     await run.exclusive(async () => {
-      let target = 0;
-      if (lme >= 0) {
-        const r = log.endOffsetForEpoch(lme);
-        target = r.endOffset >= 0 ? r.endOffset : 0;
-      }
+      const target = targetOf();
       if (target < log.logEndOffset) {
         this.deps.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: truncating to ${target} (last mirrored epoch ${lme})`);
         await log.truncateTo(target);
+        truncated = true;
       }
     });
+    // MIRRORING appends only once no follower that counts keeps what was cut.
+    if (truncated && !(await awaitFollowersTruncated(ctx))) return;
     await machine.transition(key, S.MIRRORING, { expectedFrom: S.LOG_TRUNCATION });
   }
 

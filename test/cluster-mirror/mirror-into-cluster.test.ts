@@ -219,4 +219,31 @@ describe('mirroring into a three-node Fjord cluster', () => {
     await eventually('every replica, the restarted one too, equal to the source', async () => replicasEqualSource(), 45_000);
     for (let p = 0; p < PARTITIONS; p++) expect(segments(source.dataDir, TOPIC, p).length).toBeGreaterThan(0);
   }, 120_000);
+
+  it('stop makes the replicated topic writable; starting it again truncates every replica and converges with the source', async () => {
+    expect((await admin().stopMirrorTopics(MIRROR, [TOPIC])).map((t) => t.errorCode)).toEqual([0]);
+    await eventually('every partition STOPPED', async () => (await described()).filter((p) => p.topic === TOPIC && p.state === 'STOPPED').length === PARTITIONS, 30_000);
+    // Writes of the destination's own, on every replica (acks=all, RF 3).
+    const kafka = new Kafka({ clientId: 'mirror-cluster-dest', brokers: cluster.bootstrap, logLevel: logLevel.NOTHING, retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1000 } });
+    const producer = kafka.producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    await producer.send({ topic: TOPIC, acks: -1, messages: Array.from({ length: 30 }, (_, i) => ({ partition: i % PARTITIONS, value: `dest-${i}` })) });
+    await producer.disconnect();
+    await eventually('the destination writes on every replica', async () => {
+      for (let p = 0; p < PARTITIONS; p++) {
+        const copies = cluster.nodes.map((n) => segments(n.dataDir!, TOPIC, p));
+        if (!copies.every((c) => c.equals(copies[0]!)) || copies[0]!.length <= segments(source.dataDir, TOPIC, p).length) return false;
+      }
+      return true;
+    }, 30_000);
+    // Mirrored again in the same direction: LOG_TRUNCATION drops what the source never had, on
+    // the leader and then every follower, before MIRRORING copies the source again.
+    expect((await admin().startMirrorTopics(MIRROR, [TOPIC])).map((t) => t.errorCode)).toEqual([0]);
+    await eventually('every partition MIRRORING with lag 0 again', caughtUp, 40_000).catch(async (e: unknown) => {
+      console.log(JSON.stringify(await described().catch(() => [])));
+      for (const n of cluster.nodes) console.log(n.logs().split('\n').filter((l) => /orders-0/.test(l)).slice(-10).join('\n'));
+      throw e;
+    });
+    await eventually('every replica equal to the source again', async () => replicasEqualSource(), 45_000);
+  }, 150_000);
 });
