@@ -87,7 +87,8 @@ export class MirrorStateActions {
     };
     // Replicas first: the ISR holds all the leader has before it cuts (./replica-truncation.ts).
     const ctx = { host, key, log, isCurrent: () => run.isCurrent() && !this.deps.isClosed(), say: this.deps.log };
-    if (targetOf() < log.logEndOffset && !(await awaitReadyToTruncate(ctx))) return;
+    // A wait cut short by a newer state goes on to `exclusive`, which skips the cut (and says so).
+    if (targetOf() < log.logEndOffset) await awaitReadyToTruncate(ctx);
     // The lookups may have answered after a stop made the log writable: truncate only if this is
     // still the partition's truncation (the STOPPING that superseded it waits for this step).
     let truncated = false;

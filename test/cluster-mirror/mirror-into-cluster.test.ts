@@ -220,6 +220,27 @@ describe('mirroring into a three-node Fjord cluster', () => {
     for (let p = 0; p < PARTITIONS; p++) expect(segments(source.dataDir, TOPIC, p).length).toBeGreaterThan(0);
   }, 120_000);
 
+  it('the __mirror_state leader SIGKILLed: its successor takes the state writes (pause, resume) and mirroring carries on', async () => {
+    const { topicId } = await leaders(TOPIC);
+    const coord = await coordinatorOf(topicId, 0);
+    const from = (await caughtUp())![0]!.destinationOffset * PARTITIONS;
+    await cluster.node(coord).kill();
+    await produce(from, from + 900);
+    const successor = await eventually('a new leader of partition 0\'s __mirror_state partition', async () => {
+      const c = await coordinatorOf(topicId, 0);
+      return c > 0 && c !== coord ? c : null;
+    });
+    expect((await admin().pauseMirrorTopics(MIRROR, [TOPIC])).map((t) => t.errorCode)).toEqual([0]);
+    await eventually('every partition PAUSED', async () => (await described()).filter((p) => p.topic === TOPIC && p.state === 'PAUSED').length === PARTITIONS, 30_000);
+    expect((await readState(successor, 0)).state).toBe(PAUSED);
+    expect((await admin().resumeMirrorTopics(MIRROR, [TOPIC])).map((t) => t.errorCode)).toEqual([0]);
+    const parts = await eventually('every partition MIRRORING with lag 0 after the resume', caughtUp, 40_000);
+    expect(parts.map((p) => p.destinationOffset)).toEqual(Array.from({ length: PARTITIONS }, () => (from + 900) / PARTITIONS));
+    expect((await readState(successor, 0)).state).toBe(MIRRORING);
+    await cluster.node(coord).start();
+    await eventually('every replica equal to the source', async () => replicasEqualSource(), 45_000);
+  }, 120_000);
+
   it('stop makes the replicated topic writable; starting it again truncates every replica and converges with the source', async () => {
     expect((await admin().stopMirrorTopics(MIRROR, [TOPIC])).map((t) => t.errorCode)).toEqual([0]);
     await eventually('every partition STOPPED', async () => (await described()).filter((p) => p.topic === TOPIC && p.state === 'STOPPED').length === PARTITIONS, 30_000);
