@@ -234,8 +234,14 @@ describe('mirroring into a three-node Fjord cluster', () => {
     await eventually('every partition PAUSED', async () => (await described()).filter((p) => p.topic === TOPIC && p.state === 'PAUSED').length === PARTITIONS, 30_000);
     expect((await readState(successor, 0)).state).toBe(PAUSED);
     expect((await admin().resumeMirrorTopics(MIRROR, [TOPIC])).map((t) => t.errorCode)).toEqual([0]);
-    const parts = await eventually('every partition MIRRORING with lag 0 after the resume', caughtUp, 40_000);
-    expect(parts.map((p) => p.destinationOffset)).toEqual(Array.from({ length: PARTITIONS }, () => (from + 900) / PARTITIONS));
+    // Written after the resume: copied once the partitions fetch again.
+    await produce(from + 900, from + 990);
+    const parts = await eventually('every partition MIRRORING with lag 0 after the resume', caughtUp, 40_000).catch(async (e: unknown) => {
+      console.log(JSON.stringify(await described().catch(() => [])));
+      for (const n of cluster.nodes) console.log(n.logs().split('\n').filter((l) => /mirror dr|orders-/.test(l)).slice(-10).join('\n'));
+      throw e;
+    });
+    expect(parts.map((p) => p.destinationOffset)).toEqual(Array.from({ length: PARTITIONS }, () => (from + 990) / PARTITIONS));
     expect((await readState(successor, 0)).state).toBe(MIRRORING);
     await cluster.node(coord).start();
     await eventually('every replica equal to the source', async () => replicasEqualSource(), 45_000);
