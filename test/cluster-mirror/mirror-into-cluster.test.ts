@@ -113,7 +113,7 @@ beforeAll(async () => {
   [cluster, source] = await Promise.all([
     startCluster({
       nodes: 3,
-      overrides: { ...FAST, 'default.replication.factor': 3, 'mirror.state.topic.replication.factor': 3, 'mirror.state.topic.num.partitions': STATE_PARTITIONS, 'min.insync.replicas': 2 },
+      overrides: { ...FAST, 'default.replication.factor': 3, 'mirror.state.topic.replication.factor': 3, 'mirror.state.topic.num.partitions': STATE_PARTITIONS, 'min.insync.replicas': 2, 'replica.lag.time.max.ms': 3000 },
     }),
     startNode({ overrides: FAST }),
   ]);
@@ -272,5 +272,34 @@ describe('mirroring into a three-node Fjord cluster', () => {
       throw e;
     });
     await eventually('every replica equal to the source again', async () => replicasEqualSource(), 45_000);
+  }, 150_000);
+
+  it('with mirror.support.unclean.leader.election=true, LOG_TRUNCATION waits until every replica is back in the ISR', async () => {
+    const kafka = new Kafka({ clientId: 'mirror-cluster-configs', brokers: cluster.bootstrap, logLevel: logLevel.NOTHING, retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1000 } });
+    const a = kafka.admin();
+    await a.connect();
+    await a.alterConfigs({ validateOnly: false, resources: [{ type: 2, name: TOPIC, configEntries: [{ name: 'mirror.support.unclean.leader.election', value: 'true' }] }] });
+    expect((await admin().stopMirrorTopics(MIRROR, [TOPIC])).map((t) => t.errorCode)).toEqual([0]);
+    await eventually('every partition STOPPED', async () => (await described()).filter((p) => p.topic === TOPIC && p.state === 'STOPPED').length === PARTITIONS, 30_000);
+    // One replica of partition 0 drops out of the ISR (SIGSTOP past replica.lag.time.max.ms).
+    const md = await a.fetchTopicMetadata({ topics: [TOPIC] });
+    const p0 = md.topics[0]!.partitions.find((p) => p.partitionId === 0)!;
+    const frozen = p0.replicas.find((r) => r !== p0.leader)!;
+    cluster.node(frozen).pause();
+    try {
+      await eventually('the frozen replica out of partition 0\'s ISR', async () => {
+        const m = await a.fetchTopicMetadata({ topics: [TOPIC] });
+        return !m.topics[0]!.partitions.find((p) => p.partitionId === 0)!.isr.includes(frozen);
+      }, 30_000);
+      expect((await admin().startMirrorTopics(MIRROR, [TOPIC])).map((t) => t.errorCode)).toEqual([0]);
+      const leader = cluster.node(p0.leader);
+      await eventually('LOG_TRUNCATION saying it waits for the replica', async () => leader.logs().includes(`replicas ${frozen} are not in the ISR (mirror.support.unclean.leader.election=true)`), 30_000);
+      expect((await described()).find((p) => p.topic === TOPIC && p.partition === 0)?.state).toBe('LOG_TRUNCATION');
+    } finally {
+      cluster.node(frozen).resume();
+    }
+    await eventually('every partition MIRRORING with lag 0 once the replica is back', caughtUp, 60_000);
+    await eventually('every replica equal to the source', async () => replicasEqualSource(), 45_000);
+    await a.disconnect();
   }, 150_000);
 });
