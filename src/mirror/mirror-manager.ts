@@ -245,7 +245,7 @@ export class MirrorManager {
           // partition whose read fails is left untracked and looked at again shortly, the others go on.
           let stored;
           try {
-            stored = await this.coordinator.read(b.mirrorName, b.topicId, p);
+            stored = await this.coordinator.read(b.mirrorName, b.topicId, p, 0);
           } catch (err) {
             this.log(`mirror ${b.mirrorName} ${b.topicName}-${p}: reading its state failed, retrying: ${(err as Error).message}`);
             this.resyncSoon();

@@ -75,12 +75,13 @@ export class MirrorStateClient implements MirrorStateStore {
       if (list === undefined) byShard.set(p, (list = []));
       list.push({ ...e, leaderEpoch });
     }
-    await Promise.all([...byShard].map(([p, list]) => this.withCoordinator(p, (ep) => (ep === null ? this.coordinator.writeFenced(mirrorName, list) : this.remoteWrite(ep, mirrorName, list)))));
+    await Promise.all([...byShard].map(([p, list]) => this.withCoordinator(p, RETRY_FOR_MS, (ep) => (ep === null ? this.coordinator.writeFenced(mirrorName, list) : this.remoteWrite(ep, mirrorName, list)))));
   }
 
-  async read(mirrorName: string, topicId: string, partition: number): Promise<MirrorPartitionRecord> {
+  /** `retryForMs`: how long to keep retrying a moving coordinator (0: one attempt, the caller retries). */
+  async read(mirrorName: string, topicId: string, partition: number, retryForMs = RETRY_FOR_MS): Promise<MirrorPartitionRecord> {
     const p = this.coordinator.partitionFor(mirrorName, topicId, partition);
-    return this.withCoordinator(p, (ep) => (ep === null ? this.coordinator.read(mirrorName, topicId, partition) : this.remoteRead(ep, mirrorName, topicId, partition)));
+    return this.withCoordinator(p, retryForMs, (ep) => (ep === null ? this.coordinator.read(mirrorName, topicId, partition) : this.remoteRead(ep, mirrorName, topicId, partition)));
   }
 
   /** Tombstones what this node's shards hold of a deleted mirror (every node does so for its own). */
@@ -98,8 +99,8 @@ export class MirrorStateClient implements MirrorStateStore {
    * Runs `op` against the coordinator of `__mirror_state` partition `p`: `null` when this node
    * serves it, else the leader's endpoint. Retries while the shard is moving (see the header).
    */
-  private async withCoordinator<T>(p: number, op: (ep: CoordinatorEndpoint | null) => Promise<T>): Promise<T> {
-    const deadline = this.host.clock.now() + RETRY_FOR_MS;
+  private async withCoordinator<T>(p: number, retryForMs: number, op: (ep: CoordinatorEndpoint | null) => Promise<T>): Promise<T> {
+    const deadline = this.host.clock.now() + retryForMs;
     for (let attempt = 0; ; attempt++) {
       let code: number;
       let failure: unknown;
