@@ -64,6 +64,8 @@ export const TOPIC_CONFIG_DEFS: readonly ConfigDef[] = [
   synonym('min.cleanable.dirty.ratio', 'log.cleaner.min.cleanable.ratio'),
   synonym('min.compaction.lag.ms', 'log.cleaner.min.compaction.lag.ms'),
   synonym('min.insync.replicas', 'min.insync.replicas'),
+  // KIP-1279: a mirror partition's LOG_TRUNCATION waits for every assigned replica, not just the ISR.
+  own('mirror.support.unclean.leader.election', 'boolean', 'false'),
   synonym('preallocate', 'log.preallocate'),
   synonym('retention.bytes', 'log.retention.bytes'),
   // log.retention.ms and log.roll.ms have no default of their own: the hours keys supply it.
