@@ -1,9 +1,12 @@
-// One-off importer: turns the reference schema sets into the project's own messages/*.json.
+// Importer: turns the reference schema sets into the project's own messages/*.json.
 // It keeps wire facts only (drops `about` text and comments), applies the number remapping
 // described in messages/README.md, and writes one file per message, named after it.
 // messages/ is the source of truth afterwards; generate.mjs never reads the reference sets.
+// The Kafka directory holds one folder per source (clients/, metadata/, raft/,
+// group-coordinator/, share-coordinator/, transaction-coordinator/, streams/), e.g. the
+// `common/message` and `common/metadata` JSON unpacked from the Kafka 4.4.0 jars.
 //
-//   node codegen/import-upstream.mjs <kafka-4.1.1-schemas dir> <kip-1279-prototype-schemas dir>
+//   node codegen/import-upstream.mjs <kafka schemas dir> <kip-1279-prototype-schemas dir>
 import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseJsonc } from './jsonc.mjs';

@@ -50,12 +50,12 @@ export const KAFKA_JVM_PERFORMANCE_OPTS = [
   '-Djava.awt.headless=true',
 ];
 
-function durabilityProps(d: Durability): Record<string, string> {
+export function durabilityProps(d: Durability): Record<string, string> {
   return d === 'matched' ? { 'log.flush.interval.messages': '1' } : {};
 }
 
 /** A Kafka Uuid in text form that does not start with '-' (Kafka's Uuid.randomUuid rule). */
-function clusterId(): string {
+export function clusterId(): string {
   for (;;) {
     const id = randomBytes(16).toString('base64url');
     if (!id.startsWith('-')) return id;

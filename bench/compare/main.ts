@@ -7,12 +7,15 @@
  *   npm run bench:compare                       the full table BENCHMARKS.md reports
  *   flags: --rounds N  --sections produce,latency,mirror,rss  --durability default,matched
  *          --produce-mb N  --mirror-mb N  --mirror-config key=value (repeatable)  --out file.json
+ *   --sections cluster (not in the default list): RF 3 on three Fjord nodes vs three Kafka nodes,
+ *          and failover time (cluster.ts); --cluster-mb N per produce row (default 50)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Broker, type BrokerKind, type Durability, startBroker } from './brokers.js';
+import { clusterRows, startFjordCluster, startKafkaCluster } from './cluster.js';
 import { bytesOf, fjordCatchUp, MIRROR_PARTITIONS, mirrorMakerCatchUp, rawPipeCatchUp, segmentFiles, type CatchUp } from './mirror.js';
 import { createTopic, endOffsets, producerPerformance } from './perf-tools.js';
 import { Results, type RowSpec } from './report.js';
@@ -28,6 +31,7 @@ const { values: flags } = parseArgs({
     'mirror-mb': { type: 'string' },
     'mirror-config': { type: 'string', multiple: true },
     'mirror-peers': { type: 'string' },
+    'cluster-mb': { type: 'string' },
     out: { type: 'string' },
   },
 });
@@ -46,6 +50,7 @@ for (const kv of flags['mirror-config'] ?? []) {
   mirrorConfig[kv.slice(0, i)] = kv.slice(i + 1);
 }
 const mirrorPeers = new Set((flags['mirror-peers'] ?? 'raw,mm2').split(','));
+const clusterMb = Number(flags['cluster-mb'] ?? 50);
 const outFile = flags.out ?? join(process.cwd(), `bench-compare-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
 
 const results = new Results();
@@ -151,6 +156,21 @@ async function mirrorRound(round: number): Promise<void> {
   });
 }
 
+/** The cluster rows: each side's three nodes started fresh, Kafka first in odd rounds. */
+async function clusterRound(round: number): Promise<void> {
+  for (const durability of durabilities) {
+    for (const kind of order(round)) {
+      log(`round ${round + 1}: ${kind} ×3, durability ${durability}: RF 3 produce/consume, failover`);
+      const c = await (kind === 'fjord' ? startFjordCluster(durability) : startKafkaCluster(durability));
+      try {
+        await clusterRows(c, clusterMb, durability, results);
+      } finally {
+        await c.stop();
+      }
+    }
+  }
+}
+
 const failures: string[] = [];
 
 /** One round of one section; a failure is reported and the run goes on with the next. */
@@ -178,6 +198,7 @@ async function main(): Promise<void> {
     for (let round = 0; round < rounds; round++) {
       await attempt(`round ${round + 1} brokers`, () => brokerRounds(round, payloadDir));
       if (sections.has('mirror')) await attempt(`round ${round + 1} mirror`, () => mirrorRound(round));
+      if (sections.has('cluster')) await attempt(`round ${round + 1} cluster`, () => clusterRound(round));
       // Written after every round, so an interrupted run keeps what it measured.
       writeJson(started);
     }

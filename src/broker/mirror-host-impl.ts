@@ -9,6 +9,7 @@ import type { MirrorControllerOp, MirrorHost, MirrorTopicBinding, OpenTransactio
 import { MirrorPartitionState, type MirrorPartitionStateValue } from '../mirror/mirror-partition-state.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { BrokerContext } from './broker-context.js';
+import { isReplicated } from '../replication/replication-manager.js';
 import { topicNameError, type ControllerResult } from '../controller/controller.js';
 import { ConfigResourceType, type TopicImage } from '../controller/metadata-image.js';
 import type { MetadataRecord } from '../controller/metadata-records.js';
@@ -47,6 +48,22 @@ export function createMirrorHost(ctx: BrokerContext, coordinatorHost: Coordinato
     leaderEpoch: (topic, partition) => ctx.image.topic(topic)?.partitions[partition]?.leaderEpoch,
     isLocalLeader: (topic, partition) => ctx.image.topic(topic)?.partitions[partition]?.leader === ctx.nodeId,
     partitionLog: logOf,
+    replicaProgress(topic, partition) {
+      const t = ctx.image.topic(topic);
+      const part = t?.partitions[partition];
+      const replication = ctx.replicas.replication;
+      if (t === undefined || part === undefined || replication === null || !isReplicated(part, ctx.nodeId)) return undefined;
+      const leader = replication.leaderOf(t.topicId, partition);
+      const followerLogEnds = new Map<number, number>();
+      for (const id of part.replicas) if (id !== ctx.nodeId) followerLogEnds.set(id, leader?.followers.get(id)?.logEndOffset ?? -1);
+      return {
+        replicas: part.replicas,
+        isr: part.isr,
+        minInsyncReplicas: Number(t.configs.get('min.insync.replicas') ?? ctx.configs.brokerValue('min.insync.replicas') ?? '1'),
+        followerLogEnds,
+        supportUncleanLeaderElection: (t.configs.get('mirror.support.unclean.leader.election') ?? 'false') === 'true',
+      };
+    },
     openTransactions(topic, partition): readonly OpenTransaction[] {
       const l = ctx.replicas.getLog(topic, partition);
       if (!l) return [];

@@ -8,21 +8,26 @@
  * against the source's topics (and saved as include patterns for later discovery); for the other
  * actions against the mirror's topics on the destination.
  *
- * Exit codes: 0 done, 1 a Kafka error, a failed partition or a timeout, 2 bad usage.
+ * `--verify` compares the two logs batch by batch (./mirror-verify.ts).
+ *
+ * Exit codes: 0 done, 1 a Kafka error, a failed partition, a timeout or a --verify difference,
+ * 2 bad usage.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs as parseNodeArgs } from 'node:util';
 import { MirrorAdmin, MirrorAdminError } from '../admin/mirror-admin.js';
-import { clientOptionsFromConfig } from '../client/client-options.js';
+import { clientOptionsFromConfig, type KafkaClientOptions } from '../client/client-options.js';
+import { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { Exit } from './cli-common.js';
-import { stopDryRun } from './mirror-dry-run.js';
+import { startDryRun, stopDryRun } from './mirror-dry-run.js';
 import { promote, waitUntilMirrored, watch } from './mirror-promote.js';
 import { describeTable, table, type CliIo, type MirrorRow } from './mirror-progress.js';
+import { verifyMirror } from './mirror-verify.js';
 
 export type { CliIo };
 
-const ACTIONS = ['create', 'start', 'stop', 'pause', 'resume', 'list', 'describe', 'delete', 'promote'] as const;
+const ACTIONS = ['create', 'start', 'stop', 'pause', 'resume', 'list', 'describe', 'delete', 'promote', 'verify'] as const;
 type Action = (typeof ACTIONS)[number];
 
 interface Args {
@@ -46,10 +51,12 @@ export const USAGE = `Usage: fjord cluster-mirrors --bootstrap-server HOST:PORT 
 
 Actions:
   --create  --mirror NAME --mirror-config FILE   create a mirror of the cluster named in FILE
-  --start   --mirror NAME --topics LIST [--exclude LIST] [--wait [--timeout S]]
+  --start   --mirror NAME --topics LIST [--exclude LIST] [--wait [--timeout S] | --dry-run]
                                                  start mirroring topics (names or regexes,
                                                  resolved on the source); --wait shows catch-up
-                                                 progress until every partition has lag 0
+                                                 progress until every partition has lag 0;
+                                                 --dry-run prints what the start would truncate
+                                                 per partition (failback) and changes nothing
   --stop    --mirror NAME --topics LIST [--dry-run]
                                                  stop mirroring (failover): topics become writable;
                                                  --dry-run prints what the stop would do per
@@ -59,6 +66,10 @@ Actions:
   --promote --mirror NAME --topics LIST [--timeout S]
                                                  graceful failover: wait for lag 0, then stop
                                                  (the stop syncs group offsets a last time)
+  --verify  --mirror NAME [--topics LIST]        compare the destination with the source batch by
+                                                 batch (xxhash64 of each batch's bytes) over the
+                                                 range both hold; prints the first differing
+                                                 offset per partition, exit 1 on a difference
   --list                                         list mirrors
   --describe [--mirror NAME] [--json] [--failed] [--watch [--interval S]]
                                                  partition states, offsets and lag; --watch
@@ -72,7 +83,8 @@ Options:
   --interval S                   seconds between --watch redraws (default 1)
   -h, --help                     this text
 
-Exit codes: 0 done, 1 a Kafka error, a failed partition or a timeout, 2 bad usage.`;
+Exit codes: 0 done, 1 a Kafka error, a failed partition, a timeout or a --verify difference,
+2 bad usage.`;
 
 const consoleIo: CliIo = {
   out: (l) => console.log(l),
@@ -151,7 +163,8 @@ function parseArgs(argv: readonly string[]): Args | { help: true } {
   if ((a.json || a.failed || a.watch) && action !== 'describe') throw new UsageError('--json, --failed and --watch are only valid with --describe');
   if (a.watch && a.json) throw new UsageError('--watch draws for a terminal; it does not take --json');
   if (a.wait && action !== 'start') throw new UsageError('--wait is only valid with --start');
-  if (a.dryRun && action !== 'stop') throw new UsageError('--dry-run is only valid with --stop');
+  if (a.dryRun && action !== 'stop' && action !== 'start') throw new UsageError('--dry-run is only valid with --stop and --start');
+  if (a.dryRun && a.wait) throw new UsageError('--dry-run changes nothing, so there is nothing to --wait for');
   if (str('timeout') !== undefined && !a.wait && action !== 'promote') throw new UsageError('--timeout is only valid with --start --wait and --promote');
   if (str('interval') !== undefined && !a.watch) throw new UsageError('--interval is only valid with --describe --watch');
   return a;
@@ -209,6 +222,7 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
         return Exit.OK;
       }
       case 'start': {
+        if (a.dryRun) return await startDryRunCommand(admin, clientCfg, mirror, list(a.topics), list(a.exclude), io);
         const started = await start(admin, mirror, list(a.topics), list(a.exclude), io);
         if (!a.wait || started.length === 0) return Exit.OK;
         return await waitUntilMirrored(admin, mirror, started, a.timeoutS, io);
@@ -221,6 +235,17 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
           return Exit.KAFKA_ERROR;
         }
         return await promote(admin, mirror, names, a.timeoutS, io);
+      }
+      case 'verify': {
+        const patterns = a.topics !== undefined ? list(a.topics) : ['.*'];
+        const destination = new KafkaClient(clientOptionsFromConfig(clientCfg, 'fjord-mirror-verify'));
+        const source = new KafkaClient(await sourceClientOptions(admin, mirror, 'fjord-mirror-verify'));
+        try {
+          return await verifyMirror(admin, destination, source, mirror, (t) => matches(t, patterns), io);
+        } finally {
+          destination.close();
+          source.close();
+        }
       }
       case 'stop':
       case 'pause':
@@ -313,18 +338,25 @@ async function boundTopics(admin: MirrorAdmin, mirror: string, patterns: readonl
   return { names: [...new Set([...patterns.filter(isLiteral), ...bound.topicNames.filter((t) => matches(t, patterns))])], stateOffset: bound.stateOffset };
 }
 
-/** Starts the topics; returns the names started. */
-async function start(admin: MirrorAdmin, mirror: string, patterns: string[], exclude: string[], io: CliIo): Promise<string[]> {
-  // Resolve patterns against the source's topics (from the mirror's bootstrap.servers).
+/**
+ * Client options for the mirror's source, from its CLUSTER_MIRROR configs. A secured source's
+ * credentials are never shown (DescribeConfigs hides them), so only an open source is reached.
+ */
+async function sourceClientOptions(admin: MirrorAdmin, mirror: string, clientId: string): Promise<KafkaClientOptions> {
   const cfg = await admin.describeMirrorConfig(mirror);
-  const srcBootstrap = cfg.find((c) => c.name === 'bootstrap.servers')?.value;
+  return clientOptionsFromConfig(new Map(cfg.filter((c) => c.value !== null && !c.isDefault).map((c) => [c.name, c.value as string])), clientId);
+}
+
+/** The source topics `patterns` name, minus `exclude`; `listed` when the source's topics could be listed. */
+async function resolveStartTopics(admin: MirrorAdmin, mirror: string, patterns: string[], exclude: string[]): Promise<{ names: string[]; listed: boolean }> {
+  // Resolve patterns against the source's topics (from the mirror's bootstrap.servers).
   let names = patterns.filter(isLiteral);
   // A secured source's credentials are never shown (DescribeConfigs hides them), so this command
   // cannot list its topics: the node, which holds them, resolves the patterns by discovery.
   let source: MirrorAdmin | null = null;
-  if (srcBootstrap != null && patterns.some((p) => !isLiteral(p))) {
+  if (patterns.some((p) => !isLiteral(p))) {
     try {
-      source = new MirrorAdmin(clientOptionsFromConfig(new Map(cfg.filter((c) => c.value !== null && !c.isDefault).map((c) => [c.name, c.value as string])), `fjord-mirror-${mirror}`));
+      source = new MirrorAdmin(await sourceClientOptions(admin, mirror, `fjord-mirror-${mirror}`));
     } catch {
       source = null;
     }
@@ -337,14 +369,37 @@ async function start(admin: MirrorAdmin, mirror: string, patterns: string[], exc
       source.close();
     }
   }
-  names = names.filter((n) => !matches(n, exclude));
+  return { names: names.filter((n) => !matches(n, exclude)), listed: source !== null };
+}
+
+/** Starts the topics; returns the names started. */
+async function start(admin: MirrorAdmin, mirror: string, patterns: string[], exclude: string[], io: CliIo): Promise<string[]> {
+  const { names, listed } = await resolveStartTopics(admin, mirror, patterns, exclude);
   const includePatterns = patterns.filter((p) => !isLiteral(p));
   if (names.length === 0) {
     await admin.startMirrorTopics(mirror, [], { includePatterns, excludePatterns: exclude });
-    io.out(source === null && includePatterns.length > 0 ? 'The patterns were saved; the node starts the source topics they match as it discovers them.' : `No source topic matches yet; the patterns were saved for discovery.`);
+    io.out(!listed && includePatterns.length > 0 ? 'The patterns were saved; the node starts the source topics they match as it discovers them.' : `No source topic matches yet; the patterns were saved for discovery.`);
     return [];
   }
   const outcome = await admin.startMirrorTopics(mirror, names, { includePatterns, excludePatterns: exclude });
   for (const t of outcome) io.out(`Started mirroring of topic ${t.name}.`);
   return outcome.map((t) => t.name);
+}
+
+/** `--start … --dry-run`: what the start would truncate, per partition; changes nothing. */
+async function startDryRunCommand(admin: MirrorAdmin, clientCfg: ReadonlyMap<string, string>, mirror: string, patterns: string[], exclude: string[], io: CliIo): Promise<number> {
+  const { names } = await resolveStartTopics(admin, mirror, patterns, exclude);
+  if (names.length === 0) {
+    io.out('No source topic matches; the start would only save the patterns for discovery.');
+    io.out('Dry run: nothing was changed.');
+    return Exit.OK;
+  }
+  const destination = new KafkaClient(clientOptionsFromConfig(clientCfg, 'fjord-mirror-dry-run'));
+  const source = new KafkaClient(await sourceClientOptions(admin, mirror, 'fjord-mirror-dry-run'));
+  try {
+    return await startDryRun({ admin, destination, source }, mirror, names, io);
+  } finally {
+    destination.close();
+    source.close();
+  }
 }

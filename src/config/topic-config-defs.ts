@@ -34,15 +34,28 @@ const cleanupPolicy = (value: string): string | null =>
 const compressionType = (choices: readonly string[]) => (value: string): string | null =>
   choices.includes(value) ? null : `Invalid value ${value} for configuration compression.type`;
 
+/**
+ * Kafka's ThrottledReplicaListValidator: `*`, or `partition:broker` pairs. kafka-reassign-partitions
+ * sets these keys with `--throttle` and deletes them on `--verify`.
+ */
+const throttledReplicas = (name: string) => (value: string): string | null => {
+  const entries = value.split(',').map((s) => s.trim());
+  return (entries.length === 1 && entries[0] === '*') || entries.every((e) => /^(\d+:\d+)?$/.test(e))
+    ? null
+    : `${name} must be the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...`;
+};
+
 export const TOPIC_CONFIG_DEFS: readonly ConfigDef[] = [
   synonym('cleanup.policy', 'log.cleanup.policy', { validate: cleanupPolicy }),
   synonym('compression.type', 'compression.type', { validate: compressionType(brokerDef('compression.type').oneOf ?? []) }),
   synonym('delete.retention.ms', 'log.cleaner.delete.retention.ms'),
   synonym('file.delete.delay.ms', 'log.segment.delete.delay.ms'),
+  configDef('TOPIC', 'follower.replication.throttled.replicas', 'list', '', { validate: throttledReplicas('follower.replication.throttled.replicas') }),
   synonym('flush.messages', 'log.flush.interval.messages'),
   // log.flush.interval.ms has no default; Kafka then flushes on the scheduler's interval.
   synonym('flush.ms', 'log.flush.interval.ms', { defaultValue: brokerDef('log.flush.scheduler.interval.ms').defaultValue ?? LONG_MAX }),
   synonym('index.interval.bytes', 'log.index.interval.bytes'),
+  configDef('TOPIC', 'leader.replication.throttled.replicas', 'list', '', { validate: throttledReplicas('leader.replication.throttled.replicas') }),
   own('max.compaction.lag.ms', 'long', LONG_MAX),
   synonym('max.message.bytes', 'message.max.bytes'),
   synonym('message.timestamp.after.max.ms', 'log.message.timestamp.after.max.ms'),
@@ -51,6 +64,8 @@ export const TOPIC_CONFIG_DEFS: readonly ConfigDef[] = [
   synonym('min.cleanable.dirty.ratio', 'log.cleaner.min.cleanable.ratio'),
   synonym('min.compaction.lag.ms', 'log.cleaner.min.compaction.lag.ms'),
   synonym('min.insync.replicas', 'min.insync.replicas'),
+  // KIP-1279: a mirror partition's LOG_TRUNCATION waits for every assigned replica, not just the ISR.
+  own('mirror.support.unclean.leader.election', 'boolean', 'false'),
   synonym('preallocate', 'log.preallocate'),
   synonym('retention.bytes', 'log.retention.bytes'),
   // log.retention.ms and log.roll.ms have no default of their own: the hours keys supply it.

@@ -373,9 +373,13 @@ export async function createGroupApiHandlers(
     },
   );
 
-  /* DeleteGroups v0-2: only empty groups; their offsets go with them. */
+  /*
+   * DeleteGroups v0-3: only empty groups; their offsets go with them. v3 adds a per-group
+   * ErrorMessage, which Kafka's GroupCoordinatorService leaves null for the group-state answers
+   * (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND), as here.
+   */
   const deleteGroups = handler<DeleteGroupsRequest, DeleteGroupsResponseInput>(
-    42, 0, 2, decodeDeleteGroupsRequest, encodeDeleteGroupsResponse,
+    42, 0, 3, decodeDeleteGroupsRequest, encodeDeleteGroupsResponse,
     async (_ctx, req) => ({ results: await gc.deleteGroups(req.groupsNames) }),
   );
 

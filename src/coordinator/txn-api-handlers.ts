@@ -125,7 +125,7 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
           groupId: req.groupId,
           producerId: Number(req.producerId),
           producerEpoch: req.producerEpoch,
-          generationIdOrMemberEpoch: v >= 3 ? req.generationId : -1,
+          generationIdOrMemberEpoch: v >= 3 ? req.generationIdOrMemberEpoch : -1,
           memberId: v >= 3 ? req.memberId : '',
           groupInstanceId: v >= 3 ? req.groupInstanceId : null,
           topics: req.topics.map((t) => ({

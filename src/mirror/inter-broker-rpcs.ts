@@ -10,6 +10,7 @@ import { bumpLeaderEpoch } from './leader-epoch-bump.js';
 import type { MirrorCoordinator } from './mirror-coordinator.js';
 import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S, isMirrorPartitionState } from './mirror-partition-state.js';
+import type { WriteMirrorStatesRequestTopicMetadata } from '../protocol/generated/messages/write-mirror-states-request.js';
 
 export class MirrorInterBrokerRpcs {
   constructor(
@@ -25,7 +26,11 @@ export class MirrorInterBrokerRpcs {
       const partitions: { partitionIndex: number; lastMirrorEpoch: number }[] = [];
       for (const p of l.partitions) {
         let lme = -1;
-        for (const m of mirrors) lme = Math.max(lme, (await this.coordinator.read(m, l.topicId, p)).lastMirrorEpoch);
+        for (const m of mirrors) {
+          // On a cluster each broker answers for the shards it serves; the asker takes the max.
+          if (!this.coordinator.runtime.serves(this.coordinator.partitionFor(m, l.topicId, p))) continue;
+          lme = Math.max(lme, (await this.coordinator.read(m, l.topicId, p)).lastMirrorEpoch);
+        }
         partitions.push({ partitionIndex: p, lastMirrorEpoch: lme });
       }
       out.push({ topicId: l.topicId, partitions });
@@ -33,52 +38,73 @@ export class MirrorInterBrokerRpcs {
     return out;
   }
 
+  /**
+   * ReadMirrorStates as the coordinator: per partition NOT_COORDINATOR when this node does not
+   * serve its `__mirror_state` shard (the asking leader looks the coordinator up again).
+   */
   async readMirrorStates(mirrorName: string, topics: readonly { name: string; partitions: readonly number[] }[]) {
     const out = [];
     for (const t of topics) {
       const topicId = this.host.topicIdByName(t.name);
       const partitions = [];
       for (const p of t.partitions) {
+        const failed = (errorCode: number, errorMessage: string | null) => ({ partitionIndex: p, lastMirrorEpoch: -1, state: S.UNKNOWN, errorCode, previousState: S.UNKNOWN, retryAttempt: 0, errorMessage });
         if (topicId === undefined) {
-          partitions.push({ partitionIndex: p, lastMirrorEpoch: -1, state: S.UNKNOWN, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, previousState: S.UNKNOWN, retryAttempt: 0, errorMessage: null });
+          partitions.push(failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, null));
           continue;
         }
-        const r = await this.coordinator.read(mirrorName, topicId, p);
-        partitions.push({
-          partitionIndex: p,
-          lastMirrorEpoch: r.lastMirrorEpoch,
-          state: r.state?.state ?? S.UNKNOWN,
-          errorCode: 0,
-          previousState: r.state?.previousState ?? S.UNKNOWN,
-          retryAttempt: r.state?.retryAttempt ?? 0,
-          errorMessage: r.state?.errorMessage ?? null,
-        });
+        try {
+          const r = await this.coordinator.read(mirrorName, topicId, p);
+          partitions.push({
+            partitionIndex: p,
+            lastMirrorEpoch: r.lastMirrorEpoch,
+            state: r.state?.state ?? S.UNKNOWN,
+            errorCode: 0,
+            previousState: r.state?.previousState ?? S.UNKNOWN,
+            retryAttempt: r.state?.retryAttempt ?? 0,
+            errorMessage: r.state?.errorMessage ?? null,
+          });
+        } catch (e) {
+          partitions.push(failed(errorCodeOf(e), (e as Error).message));
+        }
       }
       out.push({ name: t.name, partitions });
     }
     return out;
   }
 
-  async writeMirrorStates(mirrorName: string, topics: readonly { name: string; partitions: readonly { partitionIndex: number; lastMirrorEpoch: number; state: number }[] }[]) {
+  /**
+   * WriteMirrorStates as the coordinator, through the same fenced write as a local leader's
+   * (MirrorCoordinator.writeFenced): LeaderEpoch older than this image's → FENCED_LEADER_EPOCH;
+   * a shard not served here → NOT_COORDINATOR; State UNKNOWN (-1) writes only the last mirrored
+   * epoch, since a leader never persists UNKNOWN. Each partition is answered with its own code.
+   */
+  async writeMirrorStates(mirrorName: string, topics: readonly WriteMirrorStatesRequestTopicMetadata[]) {
     const out = [];
     for (const t of topics) {
       const topicId = this.host.topicIdByName(t.name);
       const partitions = [];
       for (const p of t.partitions) {
-        if (topicId === undefined || !isMirrorPartitionState(p.state)) {
+        const lmeOnly = p.state === S.UNKNOWN;
+        if (topicId === undefined || !isMirrorPartitionState(p.state) || (lmeOnly && p.lastMirrorEpoch < 0)) {
           partitions.push({ partitionIndex: p.partitionIndex, errorCode: topicId === undefined ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.INVALID_REQUEST, errorMessage: null });
           continue;
         }
-        const prev = (await this.coordinator.read(mirrorName, topicId, p.partitionIndex)).state;
-        await this.coordinator.write(mirrorName, [
-          {
-            topicId,
-            partition: p.partitionIndex,
-            state: { state: p.state, previousState: prev?.state ?? S.UNKNOWN, retryAttempt: prev?.retryAttempt ?? 0, errorMessage: prev?.errorMessage ?? null },
-            ...(p.lastMirrorEpoch >= 0 ? { lastMirrorEpoch: p.lastMirrorEpoch } : {}),
-          },
-        ]);
-        partitions.push({ partitionIndex: p.partitionIndex, errorCode: 0, errorMessage: null });
+        const previousState = isMirrorPartitionState(p.previousState) ? p.previousState : S.UNKNOWN;
+        try {
+          await this.coordinator.writeFenced(mirrorName, [
+            {
+              topicId,
+              partition: p.partitionIndex,
+              leaderEpoch: p.leaderEpoch,
+              ...(lmeOnly ? {} : { state: { state: p.state, previousState, retryAttempt: p.retryAttempt, errorMessage: p.errorMessage } }),
+              ...(p.lastMirrorEpoch >= 0 ? { lastMirrorEpoch: p.lastMirrorEpoch } : {}),
+            },
+          ]);
+          partitions.push({ partitionIndex: p.partitionIndex, errorCode: 0, errorMessage: null });
+        } catch (e) {
+          partitions.push({ partitionIndex: p.partitionIndex, errorCode: errorCodeOf(e), errorMessage: (e as Error).message });
+        }
       }
       out.push({ name: t.name, partitions });
     }

@@ -46,6 +46,7 @@ import { MirrorCoordinator } from './mirror-coordinator.js';
 import type { MirrorApiHandlers, MirrorHost } from './mirror-host.js';
 import { MirrorManager } from './mirror-manager.js';
 import { MirrorInterBrokerRpcs } from './inter-broker-rpcs.js';
+import { MirrorStateClient } from './mirror-state-client.js';
 
 function handler<Req, Res>(
   apiKey: number,
@@ -79,8 +80,13 @@ export interface MirrorApiOptions {
 
 export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiOptions = {}): Promise<MirrorApiHandlers> {
   const config = mirrorBrokerConfig((k) => host.config(k));
-  const coordinator = new MirrorCoordinator(host, config.stateTopicPartitions);
-  const manager = new MirrorManager(host, coordinator, config, opts.log);
+  const coordinator = new MirrorCoordinator(host, config.stateTopicPartitions, (topicId, partition) => {
+    const topic = host.topicNameById(topicId);
+    return topic === undefined ? undefined : host.leaderEpoch(topic, partition);
+  });
+  // Partition leaders reach each partition's coordinator through this, here or on another node.
+  const stateClient = new MirrorStateClient(host, coordinator);
+  const manager = new MirrorManager(host, stateClient, config, opts.log);
   const queue = new ControlQueue(host, () => manager.sync());
   const control = new MirrorControlPlane(host, manager, queue);
   const interBroker = new MirrorInterBrokerRpcs(host, coordinator);
@@ -215,6 +221,7 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
     alterMirrorConfig: (name, alterations, validateOnly) => configResource.alterMirrorConfig(name, alterations, validateOnly),
     async close() {
       await manager.close();
+      stateClient.close();
       await coordinator.close();
     },
   };

@@ -16,6 +16,8 @@ import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
 import type { CoordinatorRecord, ReplayedRecord } from '../coordinator/coordinator-batch.js';
 import { CoordinatorRuntime, partitionForKey, type CoordinatorShard } from '../coordinator/coordinator-runtime.js';
 import { SnapshotMap, SnapshotRegistry } from '../coordinator/snapshot-registry.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
 import { Reader } from '../protocol/reader.js';
 import { Writer } from '../protocol/writer.js';
 import { decodeLastMirrorEpochsKey, encodeLastMirrorEpochsKey } from '../protocol/generated/messages/last-mirror-epochs-key.js';
@@ -122,10 +124,28 @@ export interface MirrorPartitionRecord {
   readonly lastMirrorEpoch: number;
 }
 
+/** One write of a mirror partition's state and/or last mirrored epoch. */
+export interface MirrorStateEntry {
+  readonly topicId: string;
+  readonly partition: number;
+  readonly state?: PersistedPartitionState;
+  readonly lastMirrorEpoch?: number;
+  /** The writer's leader epoch of the mirror partition; -1 skips the fencing check. */
+  readonly leaderEpoch: number;
+}
+
 export class MirrorCoordinator implements MirrorStateStore {
   readonly runtime: CoordinatorRuntime<MirrorStateShard>;
 
-  constructor(host: CoordinatorHost, partitions = DEFAULT_MIRROR_STATE_PARTITIONS) {
+  /**
+   * `leaderEpochOf` gives the leader epoch of a mirror partition in this node's metadata image
+   * (undefined when unknown), against which fenced writes are checked.
+   */
+  constructor(
+    host: CoordinatorHost,
+    partitions = DEFAULT_MIRROR_STATE_PARTITIONS,
+    private readonly leaderEpochOf: (topicId: string, partition: number) => number | undefined = () => undefined,
+  ) {
     this.runtime = new CoordinatorRuntime<MirrorStateShard>({
       host,
       topic: MIRROR_STATE_TOPIC,
@@ -146,6 +166,23 @@ export class MirrorCoordinator implements MirrorStateStore {
   /** MirrorStateStore: persists one partition's state (the state machine's write-before-action). */
   async writeState(key: MirrorPartitionKey, value: PersistedPartitionState): Promise<void> {
     await this.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, state: value }]);
+  }
+
+  /**
+   * A partition leader's write (local or WriteMirrorStates): refused with FENCED_LEADER_EPOCH when
+   * the image here knows a newer leader epoch of a partition than the writer did, so a leader that
+   * was replaced (or whose epoch was bumped since) cannot overwrite its successor's state, as the
+   * later KIP-1279 revision's WriteMirrorStates LeaderEpoch check does. Applied before any record
+   * is written: a refused write changes nothing.
+   */
+  async writeFenced(mirrorName: string, entries: readonly MirrorStateEntry[]): Promise<void> {
+    for (const e of entries) {
+      const current = e.leaderEpoch >= 0 ? this.leaderEpochOf(e.topicId, e.partition) : undefined;
+      if (current !== undefined && e.leaderEpoch < current) {
+        throw new KafkaError(ErrorCode.FENCED_LEADER_EPOCH, `the write of partition ${e.partition} of topic id ${e.topicId} carries leader epoch ${e.leaderEpoch}, older than the current ${current}`);
+      }
+    }
+    await this.write(mirrorName, entries);
   }
 
   /**

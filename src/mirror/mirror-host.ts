@@ -86,6 +86,20 @@ export interface MirrorControllerResult {
   readonly metadataOffset: number;
 }
 
+/**
+ * Where the replicas of a partition led here stand (Kafka's Partition on the leader): the ISR and
+ * assigned replicas from the image, each follower's log end as its last fetch showed it (-1 not
+ * heard from since this node became leader), and the topic's min.insync.replicas.
+ */
+export interface ReplicaProgress {
+  readonly replicas: readonly number[];
+  readonly isr: readonly number[];
+  readonly minInsyncReplicas: number;
+  readonly followerLogEnds: ReadonlyMap<number, number>;
+  /** The topic's `mirror.support.unclean.leader.election`. */
+  readonly supportUncleanLeaderElection: boolean;
+}
+
 export interface MirrorHost extends CoordinatorHost {
   /** This cluster's id (sent as ClusterId in DescribeClusterMirrors LME lookups, compared for loops). */
   readonly clusterId: string;
@@ -104,6 +118,12 @@ export interface MirrorHost extends CoordinatorHost {
 
   /** The partition's log when led here, undefined otherwise. */
   partitionLog(topic: string, partition: number): MirrorLog | undefined;
+
+  /**
+   * The replicas of a partition led here, for LOG_TRUNCATION's wait on the ISR (spec §9.3);
+   * undefined when the partition has one replica (or the node is alone): nothing to wait for.
+   */
+  replicaProgress?(topic: string, partition: number): ReplicaProgress | undefined;
 
   /** Open transactions of a partition's producer state (for STOPPING's ABORT markers). */
   openTransactions(topic: string, partition: number): readonly OpenTransaction[];

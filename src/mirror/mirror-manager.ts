@@ -11,7 +11,7 @@
 import type { KafkaClient } from '../client/kafka-client.js';
 import { errorCodeOf } from '../protocol/kafka-error.js';
 import { connectionFingerprint, type MirrorBrokerConfig } from './mirror-config.js';
-import type { MirrorCoordinator } from './mirror-coordinator.js';
+import type { MirrorStateClient } from './mirror-state-client.js';
 import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
 import { closeMirrorRuntime, createMirrorRuntime, topicPartitionOf, type MirrorRuntime } from './mirror-runtime.js';
@@ -20,6 +20,9 @@ import { MirrorProduceGuard } from './produce-guard.js';
 import { MirrorSourceSync } from './source-sync.js';
 import { MirrorStateActions } from './state-actions.js';
 import { MirrorStateMachine, NonRetryableMirrorError, partitionKeyString, type MirrorPartitionKey, type State } from './state-machine.js';
+
+/** How soon a partition whose state could not be read is looked at again. */
+const RESYNC_AFTER_FAILED_READ_MS = 500;
 
 export interface PartitionDescription {
   readonly mirrorName: string;
@@ -57,11 +60,12 @@ export class MirrorManager {
   private syncing: Promise<void> | null = null;
   private resync = false;
   private refreshTimer: (() => void) | null = null;
+  private resyncTimer: (() => void) | null = null;
   private closed = false;
 
   constructor(
     private readonly host: MirrorHost,
-    private readonly coordinator: MirrorCoordinator,
+    private readonly coordinator: MirrorStateClient,
     private readonly config: MirrorBrokerConfig,
     private readonly log: (msg: string) => void = () => undefined,
   ) {
@@ -196,6 +200,7 @@ export class MirrorManager {
     this.closed = true;
     this.unsubscribe?.();
     this.refreshTimer?.();
+    this.resyncTimer?.();
     this.machine.close();
     await this.syncing?.catch(() => undefined);
     for (const name of [...this.runtimes.keys()]) await this.closeRuntime(name);
@@ -236,8 +241,17 @@ export class MirrorManager {
         const ks = partitionKeyString(key);
         seen.add(ks);
         if (!this.tracked.has(ks)) {
+          // The persisted state comes from the partition's coordinator, maybe another node: a
+          // partition whose read fails is left untracked and looked at again shortly, the others go on.
+          let stored;
+          try {
+            stored = await this.coordinator.read(b.mirrorName, b.topicId, p, 0);
+          } catch (err) {
+            this.log(`mirror ${b.mirrorName} ${b.topicName}-${p}: reading its state failed, retrying: ${(err as Error).message}`);
+            this.resyncSoon();
+            continue;
+          }
           this.tracked.set(ks, key);
-          const stored = await this.coordinator.read(b.mirrorName, b.topicId, p);
           await this.machine.resume(key, stored.state, b.desiredState);
         } else {
           await this.machine.setDesired(key, b.desiredState);
@@ -250,6 +264,14 @@ export class MirrorManager {
       this.tracked.delete(ks);
       await this.runtimes.get(key.mirrorName)?.fetcher.removePartitions([topicPartitionOf(key)]);
     }
+  }
+
+  private resyncSoon(): void {
+    if (this.resyncTimer !== null || this.closed) return;
+    this.resyncTimer = this.host.timers.schedule(RESYNC_AFTER_FAILED_READ_MS, () => {
+      this.resyncTimer = null;
+      void this.sync();
+    });
   }
 
   private runtimeEvents(name: string) {

@@ -20,12 +20,13 @@ import { buildEndTxnMarkerBatch, buildMirrorPidResetBatch } from '../protocol/co
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError, errorCodeOf } from '../protocol/kafka-error.js';
 import { iterateBatches } from '../protocol/record-batch.js';
-import type { MirrorCoordinator } from './mirror-coordinator.js';
+import type { MirrorStateClient } from './mirror-state-client.js';
 import type { MirrorLog } from '../fetcher/mirror-log.js';
 import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S } from './mirror-partition-state.js';
 import { topicPartitionOf, type MirrorRuntime } from './mirror-runtime.js';
 import { bumpLeaderEpoch } from './leader-epoch-bump.js';
+import { awaitFollowersTruncated, awaitReadyToTruncate } from './replica-truncation.js';
 import { hasMirrorLoop, lookupLastMirrorEpoch } from './source-lookups.js';
 import {
   NonRetryableMirrorError,
@@ -40,7 +41,7 @@ import {
 /** What the actions need from the manager around them. */
 export interface StateActionDeps {
   readonly host: MirrorHost;
-  readonly coordinator: MirrorCoordinator;
+  readonly coordinator: MirrorStateClient;
   readonly log: (msg: string) => void;
   runtime(mirrorName: string): MirrorRuntime | undefined;
   isClosed(): boolean;
@@ -79,19 +80,28 @@ export class MirrorStateActions {
       throw new NonRetryableMirrorError(ErrorCode.TOPIC_ALREADY_IN_CLUSTER_MIRROR, `Detected mirror loop: the source cluster mirrors ${key.topicName} from this cluster (${host.clusterId}).`);
     }
     const lme = await lookupLastMirrorEpoch(rt.client, host.clusterId, key.topicId, key.partition);
+    const targetOf = (): number => {
+      if (lme < 0) return 0;
+      const r = log.endOffsetForEpoch(lme);
+      return r.endOffset >= 0 ? r.endOffset : 0;
+    };
+    // Replicas first: the ISR holds all the leader has before it cuts (./replica-truncation.ts).
+    const ctx = { host, key, log, isCurrent: () => run.isCurrent() && !this.deps.isClosed(), say: this.deps.log };
+    // A wait cut short by a newer state goes on to `exclusive`, which skips the cut (and says so).
+    if (targetOf() < log.logEndOffset) await awaitReadyToTruncate(ctx);
     // The lookups may have answered after a stop made the log writable: truncate only if this is
     // still the partition's truncation (the STOPPING that superseded it waits for this step).
+    let truncated = false;
     await run.exclusive(async () => {
-      let target = 0;
-      if (lme >= 0) {
-        const r = log.endOffsetForEpoch(lme);
-        target = r.endOffset >= 0 ? r.endOffset : 0;
-      }
+      const target = targetOf();
       if (target < log.logEndOffset) {
         this.deps.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: truncating to ${target} (last mirrored epoch ${lme})`);
         await log.truncateTo(target);
+        truncated = true;
       }
     });
+    // MIRRORING appends only once no follower that counts keeps what was cut.
+    if (truncated && !(await awaitFollowersTruncated(ctx))) return;
     await machine.transition(key, S.MIRRORING, { expectedFrom: S.LOG_TRUNCATION });
   }
 

@@ -223,7 +223,7 @@ export class ReplicaFetcher {
     }
     const d = pd.divergingEpoch;
     if (d.epoch >= 0 || d.endOffset >= 0n) {
-      await this.truncateOnDivergence(p, d.epoch, Number(d.endOffset));
+      await this.truncateOnDivergence(p, d.epoch, Number(d.endOffset), Number(pd.highWatermark));
       return;
     }
     const records = pd.records;
@@ -245,13 +245,15 @@ export class ReplicaFetcher {
     if (leaderHw >= 0) log.updateHighWatermark(Math.min(leaderHw, log.logEndOffset));
   }
 
-  private async truncateOnDivergence(p: FollowedPartition, leaderEpoch: number, leaderEnd: number): Promise<void> {
+  private async truncateOnDivergence(p: FollowedPartition, leaderEpoch: number, leaderEnd: number, leaderHighWatermark: number): Promise<void> {
     const log = p.log;
     const leo = log.logEndOffset;
     let target: number;
     if (leaderEnd < 0) {
-      // The leader knows no epoch at or below ours: keep only what was committed.
-      target = Math.min(log.highWatermark, leo);
+      // The leader knows no epoch at or below ours: keep only what was committed, and never more
+      // than the leader's high watermark: a mirror leader's LOG_TRUNCATION (KIP-1279 §9.3) may
+      // have cut its log below what this follower had as committed.
+      target = Math.min(log.highWatermark, leo, leaderHighWatermark >= 0 ? leaderHighWatermark : leo);
     } else if (leaderEpoch < 0) {
       target = Math.min(leaderEnd, leo);
     } else {

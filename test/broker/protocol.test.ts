@@ -45,7 +45,7 @@ describe('connections', () => {
     expect(byKey.get(0)).toMatchObject({ minVersion: 0, maxVersion: 13 });
     expect(byKey.get(1)).toMatchObject({ minVersion: 4, maxVersion: 19 });
     expect(byKey.get(3)).toMatchObject({ minVersion: 0, maxVersion: 13 });
-    expect(byKey.get(18)).toMatchObject({ minVersion: 0, maxVersion: 4 });
+    expect(byKey.get(18)).toMatchObject({ minVersion: 0, maxVersion: 5 });
     expect(byKey.has(10)).toBe(true); // FindCoordinator, from the group coordinator
 
     // Version 99: the body is not parsed; the reply is ApiVersions v0 with UNSUPPORTED_VERSION.
@@ -53,7 +53,7 @@ describe('connections', () => {
     const bad = await c.next();
     const v0 = decodeApiVersionsResponse(new (await import('../../src/protocol/reader.js')).Reader(bad.body), 0);
     expect(v0.errorCode).toBe(35);
-    expect(v0.apiKeys).toEqual([expect.objectContaining({ apiKey: 18, minVersion: 0, maxVersion: 4 })]);
+    expect(v0.apiKeys).toEqual([expect.objectContaining({ apiKey: 18, minVersion: 0, maxVersion: 5 })]);
     // The connection stays usable.
     const again = decodeApiVersionsResponse(await c.call(18, 0, () => undefined), 0);
     expect(again.errorCode).toBe(0);

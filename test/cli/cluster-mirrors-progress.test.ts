@@ -67,7 +67,7 @@ describe('fjord cluster-mirrors progress and promote', () => {
   it('prints a full --help and answers usage errors with exit code 2', () => {
     const help = run('--help');
     expect(help.code).toBe(0);
-    for (const flag of ['--create', '--start', '--stop', '--pause', '--resume', '--promote', '--list', '--describe', '--delete', '--watch', '--wait', '--timeout', 'Exit codes']) {
+    for (const flag of ['--create', '--start', '--stop', '--pause', '--resume', '--promote', '--verify', '--list', '--describe', '--delete', '--watch', '--wait', '--dry-run', '--timeout', 'Exit codes']) {
       expect(help.out).toContain(flag);
     }
     const unknown = onB('--describe', '--colour');

@@ -4,7 +4,7 @@
  * when any source file is newer than the last build (once, under a lock, across test workers).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -28,6 +28,13 @@ function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
+/** Records that dist/ was built from the sources as they were at `started` (ms since the epoch). */
+export function markBuilt(started: number): void {
+  writeFileSync(STAMP, String(started));
+  // The stamp's mtime must not be newer than sources edited during the build.
+  utimesSync(STAMP, new Date(started), new Date(started));
+}
+
 /** Builds dist/ when stale. tsc emits even when another engineer's file has a type error. */
 export function ensureBuilt(): void {
   const fresh = (): boolean => existsSync(STAMP) && statSync(STAMP).mtimeMs >= newestMtime(join(ROOT, 'src'));
@@ -48,10 +55,7 @@ export function ensureBuilt(): void {
     const started = Date.now();
     spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'ignore' });
     if (!existsSync(join(ROOT, 'dist/cli/main.js'))) throw new Error('build produced no dist/cli/main.js');
-    writeFileSync(STAMP, String(started));
-    // The stamp's mtime must not be newer than sources edited during the build.
-    const t = new Date(started);
-    spawnSync('touch', ['-d', t.toISOString(), STAMP]);
+    markBuilt(started);
   } finally {
     rmSync(LOCK, { recursive: true, force: true });
   }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startKafkaBroker } from './kafka-broker.js';
 import { KAFKA_VERSION, REPORT_DIR, ROOT } from './lib/paths.js';
+import { markBuilt } from '../helpers/node.js';
 import { run, tail } from './lib/run.js';
 
 declare module 'vitest' {
@@ -19,6 +20,7 @@ declare module 'vitest' {
 }
 
 async function buildFjord(): Promise<string> {
+  const started = Date.now();
   // tsc still emits when a file in progress elsewhere has a type error, so dist/ decides, not the exit code.
   const r = await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
     cwd: ROOT,
@@ -26,6 +28,7 @@ async function buildFjord(): Promise<string> {
   });
   if (!existsSync(join(ROOT, 'dist/cli/main.js'))) return `npm run build produced no dist/cli/main.js:\n${tail(r.stdout)}`;
   if (r.code !== 0) console.warn(`[interop] tsc reported errors but emitted dist/:\n${tail(r.stdout, 10)}`);
+  else markBuilt(started);
   return '';
 }
 

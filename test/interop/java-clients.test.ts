@@ -1,10 +1,13 @@
 /**
  * The Apache Kafka Java client (kafka-clients) through the scenario program: produce with each acks
  * level and codec, idempotent and transactional producers, read_committed, classic and KIP-848
- * consumer groups, and the Admin API.
+ * consumer groups, and the Admin API. The same program also runs on kafka-clients 4.4.0, whose
+ * client negotiates the 4.4 versions (ApiVersions v5 with the cluster and node ids, ListOffsets
+ * v11, DeleteGroups v3, ...), for one producer of each kind, the groups and the Admin API.
  */
 import { describe, expect } from 'vitest';
 import { javaScenario } from './lib/java.js';
+import { KAFKA_NEWEST_VERSION } from './lib/paths.js';
 import { differentialTests, sharedKafka, useFjordNode, type Scenario } from './lib/scenario.js';
 
 type Obs = Record<string, unknown>;
@@ -19,7 +22,19 @@ interface ConsumedRecord {
   headers: string[];
 }
 
-function produceScenario(id: string, acks: string, compression: string, idempotent: boolean): Scenario<Obs> {
+/** `java` runs kafka-clients 4.1; `java-4.4` the same program on kafka-clients 4.4.0. */
+interface JavaClient {
+  readonly prefix: string;
+  readonly version?: string;
+}
+type Run = (name: string, bootstrap: string, opts: Readonly<Record<string, string>>) => Promise<Obs>;
+
+function scenarios(client: JavaClient): Scenario<Obs>[] {
+  const javaScenarioOf: Run = (name, bootstrap, opts) => javaScenario(name, bootstrap, opts, 120_000, client.version);
+  return allScenarios(javaScenarioOf).map((s) => ({ ...s, id: s.id.replace(/^java\//, `${client.prefix}/`) }));
+}
+
+function produceScenario(javaScenario: Run, id: string, acks: string, compression: string, idempotent: boolean): Scenario<Obs> {
   const count = 30;
   return {
     id: `java/${id}`,
@@ -45,7 +60,8 @@ function produceScenario(id: string, acks: string, compression: string, idempote
   };
 }
 
-const SCENARIOS: Scenario<Obs>[] = [
+// `javaScenario` here is the client-bound runner, so the scenario bodies read as before.
+const allScenarios = (javaScenario: Run): Scenario<Obs>[] => [
   {
     id: 'java/cluster',
     run: (t) => javaScenario('cluster', t.bootstrap, {}),
@@ -53,11 +69,11 @@ const SCENARIOS: Scenario<Obs>[] = [
       expect(obs).toEqual({ nodes: 1, hasClusterId: true, hasController: true });
     },
   },
-  produceScenario('produce-acks1-none', '1', 'none', false),
-  produceScenario('produce-acks0-gzip', '0', 'gzip', false),
-  produceScenario('produce-acksall-snappy', 'all', 'snappy', false),
-  produceScenario('produce-idempotent-lz4', 'all', 'lz4', true),
-  produceScenario('produce-idempotent-zstd', 'all', 'zstd', true),
+  produceScenario(javaScenario, 'produce-acks1-none', '1', 'none', false),
+  produceScenario(javaScenario, 'produce-acks0-gzip', '0', 'gzip', false),
+  produceScenario(javaScenario, 'produce-acksall-snappy', 'all', 'snappy', false),
+  produceScenario(javaScenario, 'produce-idempotent-lz4', 'all', 'lz4', true),
+  produceScenario(javaScenario, 'produce-idempotent-zstd', 'all', 'zstd', true),
   {
     id: 'java/transactions',
     run: (t, topic) => javaScenario('transactions', t.bootstrap, { topic }),
@@ -110,7 +126,12 @@ const SCENARIOS: Scenario<Obs>[] = [
   },
 ];
 
+// On 4.4.0: the scenarios whose requests 4.4 changed or that negotiate the most APIs.
+const ON_NEWEST = new Set(['cluster', 'produce-acks1-none', 'produce-idempotent-zstd', 'transactions', 'group-classic', 'group-consumer', 'admin']);
+
 describe('Java clients (kafka-clients)', () => {
   const fjord = useFjordNode();
-  for (const s of SCENARIOS) differentialTests(s, sharedKafka, fjord);
+  for (const s of scenarios({ prefix: 'java' })) differentialTests(s, sharedKafka, fjord);
+  const newest = scenarios({ prefix: `java-${KAFKA_NEWEST_VERSION.replace(/\.0$/, '')}`, version: KAFKA_NEWEST_VERSION });
+  for (const s of newest.filter((s) => ON_NEWEST.has(s.id.split('/')[1]!))) differentialTests(s, sharedKafka, fjord);
 });

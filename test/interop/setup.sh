@@ -129,7 +129,10 @@ step "franz-go tests: $FRANZ/kgo-$FRANZ_GO.test"
 # --- Fjord ----------------------------------------------------------------------------------------
 # Not fatal: tsc emits dist/ even with type errors in files in progress, and without dist/ the suite
 # reports every Fjord scenario as failing to start.
+# The stamp (dated when the build started) tells the tests' ensureBuilt that dist/ is current.
+BUILD_STARTED="$(date +%s.%N)"
 if npm run -s build >"$OUT/fjord-build.log" 2>&1; then
+  echo "$BUILD_STARTED" > dist/.build-stamp && touch -d "@$BUILD_STARTED" dist/.build-stamp
   step "Fjord built"
 elif [ -f dist/cli/main.js ]; then
   step "Fjord compiled with type errors, dist/ emitted (see $OUT/fjord-build.log)"

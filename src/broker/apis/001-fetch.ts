@@ -128,10 +128,10 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
     };
     if (v >= 12 && w.p.lastFetchedEpoch >= 0) {
       const eo = log.endOffsetForEpoch(w.p.lastFetchedEpoch);
-      // No epoch at or below the fetcher's: Kafka's Partition.fetchRecords answers
-      // OFFSET_OUT_OF_RANGE, since a DivergingEpoch of (-1, -1) reads as none at all.
-      if (eo.endOffset < 0 || eo.epoch < 0) return fail(ErrorCode.OFFSET_OUT_OF_RANGE, log);
-      if (eo.epoch < w.p.lastFetchedEpoch || eo.endOffset < w.p.fetchOffset) {
+      // (-1, -1), no epoch at or below the follower's, cannot be told from "no divergence" on the
+      // wire: the read below answers it, OFFSET_OUT_OF_RANGE past a log cut below the follower's
+      // end (a mirror's LOG_TRUNCATION, KIP-1279 §9.3), so the follower truncates to our high watermark.
+      if (eo.endOffset >= 0 && (eo.epoch < w.p.lastFetchedEpoch || eo.endOffset < w.p.fetchOffset)) {
         return {
           out: { ...base, divergingEpoch: { epoch: eo.epoch, endOffset: BigInt(eo.endOffset) }, abortedTransactions: null, records: EMPTY },
           bytes: 0,

@@ -1,16 +1,20 @@
 /**
- * ListOffsets (key 2), v1-10.
+ * ListOffsets (key 2), v1-11.
  *
  * Behavior: Timestamp -2 earliest (log start), -1 latest (high watermark, or the last stable
  * offset for read_committed), -3 the record with the largest timestamp (v7+), -4 earliest local
- * (= log start; no tiered storage), -5 latest tiered (none: -1); for -3 the exact record is
+ * (= log start; no tiered storage), -5 latest tiered and -6 earliest pending upload (KIP-1023;
+ * both none without tiered storage: -1, as UnifiedLog.fetchOffsetByTimestamp answers when
+ * remote storage is off); for -3 the exact record is
  * found inside the batch with the largest timestamp; otherwise the first offset whose
  * timestamp is ≥ the target, below the fetchable end, else (-1, -1). CurrentLeaderEpoch older or
  * newer than the partition's → FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH. A partition listed
- * twice → INVALID_REQUEST for each.
+ * twice → INVALID_REQUEST for each. A negative timestamp the request's version does not know
+ * (-3 before v7, -4 before v8, -5 before v9, -6 before v11, any other) → UNSUPPORTED_VERSION,
+ * checked before the partition is looked up, as Kafka's ReplicaManager.fetchOffset does.
  *
  * Version notes: v2 isolation level, v4 leader epochs, v7 max-timestamp, v8 earliest-local,
- * v9 latest-tiered, v10 timeout (ignored: answers are local).
+ * v9 latest-tiered, v10 timeout (ignored: answers are local), v11 earliest-pending-upload.
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeListOffsetsRequest, type ListOffsetsRequest } from '../../protocol/generated/messages/list-offsets-request.js';
@@ -44,11 +48,14 @@ async function exactMaxTimestampOffset(log: PartitionLog, batchOffset: number, m
 }
 type PartOut = NonNullable<TopicOut['partitions']>[number];
 
+/** The first version knowing each special timestamp (ReplicaManager.timestampMinSupportedVersion). */
+const TIMESTAMP_MIN_VERSION: ReadonlyMap<number, number> = new Map([[-2, 1], [-1, 1], [-3, 7], [-4, 8], [-5, 9], [-6, 11]]);
+
 export function listOffsetsHandler(ctx: BrokerContext): ApiHandler<ListOffsetsRequest, ListOffsetsResponseInput> {
   return {
     apiKey: 2,
     minVersion: 1,
-    maxVersion: 10,
+    maxVersion: 11,
     decode: decodeListOffsetsRequest,
     encode: encodeListOffsetsResponse,
     async handle(rc, req) {
@@ -72,6 +79,11 @@ export function listOffsetsHandler(ctx: BrokerContext): ApiHandler<ListOffsetsRe
             parts.push(out(ErrorCode.INVALID_REQUEST));
             continue;
           }
+          const ts = Number(p.timestamp);
+          if (ts < 0 && !(v >= (TIMESTAMP_MIN_VERSION.get(ts) ?? Infinity))) {
+            parts.push(out(ErrorCode.UNSUPPORTED_VERSION));
+            continue;
+          }
           const part = topic?.partitions[p.partitionIndex];
           // Only the unfenced leader answers for a partition (Kafka's ReplicaManager.getPartitionOrException).
           const replication = ctx.replicas.replication;
@@ -93,21 +105,18 @@ export function listOffsetsHandler(ctx: BrokerContext): ApiHandler<ListOffsetsRe
             continue;
           }
           const fetchableEnd = req.isolationLevel === 1 ? log.lastStableOffset : log.highWatermark;
-          const ts = Number(p.timestamp);
           if (ts === -2 || ts === -4) {
             const r = await log.offsetForTimestamp(-2);
             parts.push(out(ErrorCode.NONE, -1, log.logStartOffset, r?.leaderEpoch ?? -1));
           } else if (ts === -1) {
             parts.push(out(ErrorCode.NONE, -1, fetchableEnd, part.leaderEpoch));
-          } else if (ts === -5) {
+          } else if (ts === -5 || ts === -6) {
             parts.push(out(ErrorCode.NONE));
           } else if (ts === -3) {
             const r = log.maxTimestampOffset();
             const exact = r ? await exactMaxTimestampOffset(log, r.offset, r.timestamp) : -1;
             if (r && exact >= 0 && exact < fetchableEnd) parts.push(out(ErrorCode.NONE, r.timestamp, exact, r.leaderEpoch));
             else parts.push(out(ErrorCode.NONE));
-          } else if (ts < 0) {
-            parts.push(out(ErrorCode.INVALID_REQUEST));
           } else {
             const r = await log.offsetForTimestamp(ts);
             if (r && r.offset < fetchableEnd) parts.push(out(ErrorCode.NONE, r.timestamp, r.offset, r.leaderEpoch));

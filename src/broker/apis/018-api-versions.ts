@@ -1,10 +1,14 @@
 /**
- * ApiVersions (key 18), v0-4.
+ * ApiVersions (key 18), v0-5.
  *
  * Behavior:
  * - Lists every registered handler's version range (Produce from v0, like Kafka 4: KAFKA-18659).
  * - v3+: ClientSoftwareName/Version must match Kafka's pattern, else INVALID_REQUEST (librdkafka
  *   then retries with v0).
+ * - v5 (KIP-1242): ClusterId and NodeId name the node the client means to reach. Only one of
+ *   them set is INVALID_REQUEST (ApiVersionsRequest.isValid); both set and either not this
+ *   node's is REBOOTSTRAP_REQUIRED (KafkaApis.handleApiVersionsRequest), so a client whose
+ *   address now leads to another cluster or node bootstraps again instead of using it.
  * - A too-new version never reaches this handler: the connection answers it with the KIP-511
  *   v0-format UNSUPPORTED_VERSION body (ApiRegistry.unsupportedApiVersionsBody).
  *
@@ -23,13 +27,19 @@ export function apiVersionsHandler(ctx: BrokerContext): ApiHandler<ApiVersionsRe
   return {
     apiKey: 18,
     minVersion: 0,
-    maxVersion: 4,
+    maxVersion: 5,
     decode: decodeApiVersionsRequest,
     encode: encodeApiVersionsResponse,
     handle(rc, req) {
       const apiKeys = ctx.registry.advertised().map((a) => ({ apiKey: a.apiKey, minVersion: a.minVersion, maxVersion: a.maxVersion }));
-      if (rc.apiVersion >= 3 && (!SOFTWARE_RE.test(req.clientSoftwareName) || !SOFTWARE_RE.test(req.clientSoftwareVersion))) {
-        return { errorCode: ErrorCode.INVALID_REQUEST, apiKeys: [], throttleTimeMs: 0 };
+      const v = rc.apiVersion;
+      const fail = (errorCode: number): ApiVersionsResponseInput => ({ errorCode, apiKeys: [], throttleTimeMs: 0 });
+      if (v >= 5 && (req.clusterId === null) !== (req.nodeId === -1)) return fail(ErrorCode.INVALID_REQUEST);
+      if (v >= 3 && (!SOFTWARE_RE.test(req.clientSoftwareName) || !SOFTWARE_RE.test(req.clientSoftwareVersion))) {
+        return fail(ErrorCode.INVALID_REQUEST);
+      }
+      if (v >= 5 && req.clusterId !== null && (req.clusterId !== ctx.clusterId || req.nodeId !== ctx.nodeId)) {
+        return fail(ErrorCode.REBOOTSTRAP_REQUIRED);
       }
       return { errorCode: ErrorCode.NONE, apiKeys, throttleTimeMs: 0 };
     },

@@ -1,9 +1,10 @@
 /**
- * DescribeLogDirs (key 35), v1-4.
+ * DescribeLogDirs (key 35), v1-5.
  *
  * Behavior: one result per directory of log.dirs, each with the size of each requested
- * partition it holds (null topics = all), offset lag 0 (no future replicas), and from v4 the
- * file system's total and usable bytes.
+ * partition it holds (null topics = all), offset lag 0 (no future replicas), from v4 the
+ * file system's total and usable bytes, and from v5 IsCordoned, always false: directories
+ * cannot be cordoned here (Kafka's `cordoned.log.dirs`, KIP-1066, is not offered).
  */
 import { statfs } from 'node:fs/promises';
 import { ErrorCode } from '../../protocol/generated/errors.js';
@@ -19,7 +20,7 @@ export function describeLogDirsHandler(ctx: BrokerContext): ApiHandler<DescribeL
   return {
     apiKey: 35,
     minVersion: 1,
-    maxVersion: 4,
+    maxVersion: 5,
     decode: decodeDescribeLogDirsRequest,
     encode: encodeDescribeLogDirsResponse,
     async handle(rc, req) {

@@ -91,6 +91,8 @@ export const ApiKey = {
   DescribeShareGroupOffsets: 90,
   AlterShareGroupOffsets: 91,
   DeleteShareGroupOffsets: 92,
+  StreamsGroupTopologyDescriptionUpdate: 93,
+  UnregisterController: 94,
   StartMirrorTopics: 95,
   StopMirrorTopics: 96,
   ListClusterMirrors: 98,
@@ -133,10 +135,10 @@ export const API_TABLE: ReadonlyArray<ApiInfo | undefined> = (() => {
   const t: Array<ApiInfo | undefined> = [];
   t[0] = info(0, "Produce", 3, 13, 9, 9, ["broker"], false);
   t[1] = info(1, "Fetch", 4, 19, 12, 12, ["broker","controller"], false);
-  t[2] = info(2, "ListOffsets", 1, 10, 6, 6, ["broker"], false);
+  t[2] = info(2, "ListOffsets", 1, 11, 6, 6, ["broker"], false);
   t[3] = info(3, "Metadata", 0, 13, 9, 9, ["broker"], false);
-  t[8] = info(8, "OffsetCommit", 2, 10, 8, 8, ["broker"], true);
-  t[9] = info(9, "OffsetFetch", 1, 10, 6, 6, ["broker"], true);
+  t[8] = info(8, "OffsetCommit", 2, 10, 8, 8, ["broker"], false);
+  t[9] = info(9, "OffsetFetch", 1, 10, 6, 6, ["broker"], false);
   t[10] = info(10, "FindCoordinator", 0, 6, 3, 3, ["broker"], false);
   t[11] = info(11, "JoinGroup", 0, 9, 6, 6, ["broker"], false);
   t[12] = info(12, "Heartbeat", 0, 4, 4, 4, ["broker"], false);
@@ -145,7 +147,7 @@ export const API_TABLE: ReadonlyArray<ApiInfo | undefined> = (() => {
   t[15] = info(15, "DescribeGroups", 0, 6, 5, 5, ["broker"], false);
   t[16] = info(16, "ListGroups", 0, 5, 3, 3, ["broker"], false);
   t[17] = info(17, "SaslHandshake", 0, 1, -1, -1, ["broker","controller"], false);
-  t[18] = info(18, "ApiVersions", 0, 4, 3, 3, ["broker","controller"], false);
+  t[18] = info(18, "ApiVersions", 0, 5, 3, 3, ["broker","controller"], false);
   t[19] = info(19, "CreateTopics", 2, 8, 5, 5, ["broker","controller"], false);
   t[20] = info(20, "DeleteTopics", 1, 6, 4, 4, ["broker","controller"], false);
   t[21] = info(21, "DeleteRecords", 0, 2, 2, 2, ["broker"], false);
@@ -154,22 +156,22 @@ export const API_TABLE: ReadonlyArray<ApiInfo | undefined> = (() => {
   t[24] = info(24, "AddPartitionsToTxn", 0, 5, 3, 3, ["broker"], false);
   t[25] = info(25, "AddOffsetsToTxn", 0, 4, 3, 3, ["broker"], false);
   t[26] = info(26, "EndTxn", 0, 5, 3, 3, ["broker"], false);
-  t[27] = info(27, "WriteTxnMarkers", 1, 1, 1, 1, ["broker"], false);
-  t[28] = info(28, "TxnOffsetCommit", 0, 5, 3, 3, ["broker"], false);
+  t[27] = info(27, "WriteTxnMarkers", 1, 2, 1, 1, ["broker"], false);
+  t[28] = info(28, "TxnOffsetCommit", 0, 6, 3, 3, ["broker"], false);
   t[29] = info(29, "DescribeAcls", 1, 3, 2, 2, ["broker","controller"], false);
   t[30] = info(30, "CreateAcls", 1, 3, 2, 2, ["broker","controller"], false);
   t[31] = info(31, "DeleteAcls", 1, 3, 2, 2, ["broker","controller"], false);
   t[32] = info(32, "DescribeConfigs", 1, 4, 4, 4, ["broker","controller"], false);
   t[33] = info(33, "AlterConfigs", 0, 2, 2, 2, ["broker","controller"], false);
   t[34] = info(34, "AlterReplicaLogDirs", 1, 2, 2, 2, ["broker"], false);
-  t[35] = info(35, "DescribeLogDirs", 1, 4, 2, 2, ["broker"], false);
+  t[35] = info(35, "DescribeLogDirs", 1, 5, 2, 2, ["broker"], false);
   t[36] = info(36, "SaslAuthenticate", 0, 2, 2, 2, ["broker","controller"], false);
   t[37] = info(37, "CreatePartitions", 0, 3, 2, 2, ["broker","controller"], false);
   t[38] = info(38, "CreateDelegationToken", 1, 3, 2, 2, ["broker","controller"], false);
   t[39] = info(39, "RenewDelegationToken", 1, 2, 2, 2, ["broker","controller"], false);
   t[40] = info(40, "ExpireDelegationToken", 1, 2, 2, 2, ["broker","controller"], false);
   t[41] = info(41, "DescribeDelegationToken", 1, 3, 2, 2, ["broker","controller"], false);
-  t[42] = info(42, "DeleteGroups", 0, 2, 2, 2, ["broker"], false);
+  t[42] = info(42, "DeleteGroups", 0, 3, 2, 2, ["broker"], false);
   t[43] = info(43, "ElectLeaders", 0, 2, 2, 2, ["broker","controller"], false);
   t[44] = info(44, "IncrementalAlterConfigs", 0, 1, 1, 1, ["broker","controller"], false);
   t[45] = info(45, "AlterPartitionReassignments", 0, 1, 0, 0, ["broker","controller"], false);
@@ -190,7 +192,7 @@ export const API_TABLE: ReadonlyArray<ApiInfo | undefined> = (() => {
   t[60] = info(60, "DescribeCluster", 0, 2, 0, 0, ["broker","controller"], false);
   t[61] = info(61, "DescribeProducers", 0, 0, 0, 0, ["broker"], false);
   t[62] = info(62, "BrokerRegistration", 0, 4, 0, 0, ["controller"], false);
-  t[63] = info(63, "BrokerHeartbeat", 0, 1, 0, 0, ["controller"], false);
+  t[63] = info(63, "BrokerHeartbeat", 0, 2, 0, 0, ["controller"], false);
   t[64] = info(64, "UnregisterBroker", 0, 0, 0, 0, ["broker","controller"], false);
   t[65] = info(65, "DescribeTransactions", 0, 0, 0, 0, ["broker"], false);
   t[66] = info(66, "ListTransactions", 0, 2, 0, 0, ["broker"], false);
@@ -205,21 +207,23 @@ export const API_TABLE: ReadonlyArray<ApiInfo | undefined> = (() => {
   t[75] = info(75, "DescribeTopicPartitions", 0, 0, 0, 0, ["broker"], false);
   t[76] = info(76, "ShareGroupHeartbeat", 1, 1, 1, 1, ["broker"], false);
   t[77] = info(77, "ShareGroupDescribe", 1, 1, 1, 1, ["broker"], false);
-  t[78] = info(78, "ShareFetch", 1, 1, 1, 1, ["broker"], false);
-  t[79] = info(79, "ShareAcknowledge", 1, 1, 1, 1, ["broker"], false);
-  t[80] = info(80, "AddRaftVoter", 0, 0, 0, 0, ["controller","broker"], false);
+  t[78] = info(78, "ShareFetch", 1, 2, 1, 1, ["broker"], false);
+  t[79] = info(79, "ShareAcknowledge", 1, 2, 1, 1, ["broker"], false);
+  t[80] = info(80, "AddRaftVoter", 0, 1, 0, 0, ["controller","broker"], false);
   t[81] = info(81, "RemoveRaftVoter", 0, 0, 0, 0, ["controller","broker"], false);
   t[82] = info(82, "UpdateRaftVoter", 0, 0, 0, 0, ["controller"], false);
   t[83] = info(83, "InitializeShareGroupState", 0, 0, 0, 0, ["broker"], false);
   t[84] = info(84, "ReadShareGroupState", 0, 0, 0, 0, ["broker"], false);
-  t[85] = info(85, "WriteShareGroupState", 0, 0, 0, 0, ["broker"], false);
+  t[85] = info(85, "WriteShareGroupState", 0, 1, 0, 0, ["broker"], false);
   t[86] = info(86, "DeleteShareGroupState", 0, 0, 0, 0, ["broker"], false);
-  t[87] = info(87, "ReadShareGroupStateSummary", 0, 0, 0, 0, ["broker"], false);
-  t[88] = info(88, "StreamsGroupHeartbeat", 0, 0, 0, 0, ["broker"], true);
-  t[89] = info(89, "StreamsGroupDescribe", 0, 0, 0, 0, ["broker"], true);
-  t[90] = info(90, "DescribeShareGroupOffsets", 0, 0, 0, 0, ["broker"], false);
+  t[87] = info(87, "ReadShareGroupStateSummary", 0, 1, 0, 0, ["broker"], false);
+  t[88] = info(88, "StreamsGroupHeartbeat", 0, 1, 0, 0, ["broker"], false);
+  t[89] = info(89, "StreamsGroupDescribe", 0, 1, 0, 0, ["broker"], false);
+  t[90] = info(90, "DescribeShareGroupOffsets", 0, 1, 0, 0, ["broker"], false);
   t[91] = info(91, "AlterShareGroupOffsets", 0, 0, 0, 0, ["broker"], false);
   t[92] = info(92, "DeleteShareGroupOffsets", 0, 0, 0, 0, ["broker"], false);
+  t[93] = info(93, "StreamsGroupTopologyDescriptionUpdate", 0, 0, 0, 0, ["broker"], false);
+  t[94] = info(94, "UnregisterController", 0, 0, 0, 0, ["broker","controller"], false);
   t[95] = info(95, "StartMirrorTopics", 0, 0, 0, 0, ["broker","controller"], false);
   t[96] = info(96, "StopMirrorTopics", 0, 0, 0, 0, ["broker","controller"], false);
   t[98] = info(98, "ListClusterMirrors", 0, 0, 0, 0, ["broker"], false);

@@ -2,7 +2,7 @@
 import { LOG4J2_CONFIG, clientsClasspath } from './paths.js';
 import { lastJsonLine, run, tail, type RunResult } from './run.js';
 
-function jvm(): string[] {
+function jvm(kafkaClientsVersion?: string): string[] {
   return [
     '-Xmx384m',
     '-XX:+UseSerialGC',
@@ -11,18 +11,22 @@ function jvm(): string[] {
     `-Dlog4j2.configurationFile=${LOG4J2_CONFIG}`,
     `-Dfjord.loglevel=${process.env.FJORD_INTEROP_LOG_LEVEL ?? 'ERROR'}`,
     '-cp',
-    clientsClasspath(),
+    clientsClasspath(kafkaClientsVersion),
   ];
 }
 
-/** Runs `Scenarios <name> bootstrap=... key=value...` and returns its JSON observation. */
+/**
+ * Runs `Scenarios <name> bootstrap=... key=value...` and returns its JSON observation; on
+ * `kafkaClientsVersion`'s kafka-clients when given (see clientsClasspath).
+ */
 export async function javaScenario(
   name: string,
   bootstrap: string,
   opts: Readonly<Record<string, string>>,
   timeoutMs = 120_000,
+  kafkaClientsVersion?: string,
 ): Promise<Record<string, unknown>> {
-  const args = [...jvm(), 'fjord.interop.Scenarios', name, `bootstrap=${bootstrap}`];
+  const args = [...jvm(kafkaClientsVersion), 'fjord.interop.Scenarios', name, `bootstrap=${bootstrap}`];
   for (const [k, v] of Object.entries(opts)) args.push(`${k}=${v}`);
   const r = await run('java', args, { timeoutMs });
   const obs = lastJsonLine(r);

@@ -25,8 +25,13 @@ export function kafkaClasspath(version: string): string {
   return readClasspath(join(OUT, `kafka-${version}.classpath`));
 }
 
-/** kafka-clients + kafka-tools + the scenario program. */
-export function clientsClasspath(): string {
+/**
+ * kafka-clients + kafka-tools + the scenario program. With a Kafka version, the scenario program
+ * (built against kafka-clients 4.1) runs on that version's kafka-clients instead, taken from the
+ * broker classpath setup.sh resolves for it: it uses only kafka-clients' public API.
+ */
+export function clientsClasspath(kafkaClientsVersion?: string): string {
+  if (kafkaClientsVersion !== undefined) return `${JAVA_SCENARIOS_JAR}:${kafkaClasspath(kafkaClientsVersion)}`;
   return `${JAVA_SCENARIOS_JAR}:${readClasspath(join(OUT, 'java-scenarios.classpath'))}`;
 }
 

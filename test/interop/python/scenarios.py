@@ -12,7 +12,7 @@ import sys
 import time
 
 COUNT = 20
-DEADLINE_S = 40
+DEADLINE_S = 90
 
 
 def run_confluent(bootstrap, topic):
@@ -62,6 +62,8 @@ def run_confluent(bootstrap, topic):
         consumed.append({"partition": m.partition(), "offset": m.offset(), "key": m.key().decode(),
                          "value": m.value().decode(), "timestamp": m.timestamp()[1],
                          "headers": [f"{k}={v.decode()}" for k, v in (m.headers() or [])]})
+    if not consumed:
+        raise RuntimeError(f"consumed nothing within {DEADLINE_S} s")
     c.commit(asynchronous=False)
     tps = [TopicPartition(topic, i) for i in range(3)]
     committed = {str(tp.partition): tp.offset for tp in c.committed(tps, timeout=20)}

@@ -36,13 +36,25 @@ describe('known byte layouts', () => {
   it('ApiVersions v0 request is an empty body and drops the ignorable v3 fields', () => {
     const b = bytes((w) => encodeApiVersionsRequest(w, { clientSoftwareName: 'fjord', clientSoftwareVersion: '1' }, 0));
     expect(b.length).toBe(0);
-    expect(decodeApiVersionsRequest(new Reader(b), 0)).toEqual({ clientSoftwareName: '', clientSoftwareVersion: '' });
+    expect(decodeApiVersionsRequest(new Reader(b), 0)).toEqual({ clientSoftwareName: '', clientSoftwareVersion: '', clusterId: null, nodeId: -1 });
   });
 
   it('ApiVersions v3 request uses compact strings and an empty tag section', () => {
     const b = bytes((w) => encodeApiVersionsRequest(w, { clientSoftwareName: 'fjord', clientSoftwareVersion: '1.0' }, 3));
     expect(hex(b)).toBe('06' + Buffer.from('fjord').toString('hex') + '04' + Buffer.from('1.0').toString('hex') + '00');
-    expect(decodeApiVersionsRequest(new Reader(b), 3)).toEqual({ clientSoftwareName: 'fjord', clientSoftwareVersion: '1.0' });
+    expect(decodeApiVersionsRequest(new Reader(b), 3)).toEqual({ clientSoftwareName: 'fjord', clientSoftwareVersion: '1.0', clusterId: null, nodeId: -1 });
+  });
+
+  it('ApiVersions v5 request appends a nullable compact ClusterId and an int32 NodeId (KIP-1242)', () => {
+    const b = bytes((w) => encodeApiVersionsRequest(w, { clientSoftwareName: 'fjord', clientSoftwareVersion: '1.0', clusterId: 'abc', nodeId: 7 }, 5));
+    const names = '06' + Buffer.from('fjord').toString('hex') + '04' + Buffer.from('1.0').toString('hex');
+    expect(hex(b)).toBe(names + '04' + Buffer.from('abc').toString('hex') + '00000007' + '00');
+    expect(decodeApiVersionsRequest(new Reader(b), 5)).toEqual({ clientSoftwareName: 'fjord', clientSoftwareVersion: '1.0', clusterId: 'abc', nodeId: 7 });
+    const unset = bytes((w) => encodeApiVersionsRequest(w, { clientSoftwareName: 'fjord', clientSoftwareVersion: '1.0' }, 5));
+    expect(hex(unset)).toBe(names + '00' + 'ffffffff' + '00');
+    // Ignorable in older versions: a v4 encoding just leaves them out.
+    const v4 = bytes((w) => encodeApiVersionsRequest(w, { clientSoftwareName: 'fjord', clientSoftwareVersion: '1.0', clusterId: 'abc', nodeId: 7 }, 4));
+    expect(hex(v4)).toBe(names + '00');
   });
 
   it('RequestHeader v2 keeps an int16-length ClientId and adds a tag section', () => {

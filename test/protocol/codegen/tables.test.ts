@@ -11,7 +11,9 @@ describe('API table', () => {
     expect(ApiKey.BumpLeaderEpochs).toBe(105);
     // 94 belongs to upstream's UnregisterController since Kafka 4.2, see messages/README.md
     expect(ApiKey.CreateClusterMirror).toBe(106);
-    expect(API_TABLE[94]).toBeUndefined();
+    expect(ApiKey.UnregisterController).toBe(94);
+    expect(API_TABLE[94]?.listeners).toEqual(['broker', 'controller']);
+    expect(ApiKey.StreamsGroupTopologyDescriptionUpdate).toBe(93);
   });
 
   it('carries version ranges, listeners and header versions', () => {
@@ -25,7 +27,11 @@ describe('API table', () => {
     expect(API_TABLE[ApiKey.CreateTopics]).toMatchObject({ minVersion: 2, maxVersion: 8 });
     expect(API_TABLE[ApiKey.SaslHandshake]?.flexibleFrom).toBe(-1);
     expect(API_TABLE[ApiKey.SaslHandshake]?.requestHeaderVersion(1)).toBe(1);
-    expect(API_TABLE[ApiKey.OffsetCommit]?.latestVersionUnstable).toBe(true);
+    // OffsetCommit v10 became stable in Kafka 4.2; InitProducerId v6 is still unstable in 4.4.
+    expect(API_TABLE[ApiKey.OffsetCommit]?.latestVersionUnstable).toBe(false);
+    expect(API_TABLE[ApiKey.InitProducerId]?.latestVersionUnstable).toBe(true);
+    expect(API_TABLE[ApiKey.ApiVersions]).toMatchObject({ minVersion: 0, maxVersion: 5 });
+    expect(API_TABLE[ApiKey.ListOffsets]).toMatchObject({ minVersion: 1, maxVersion: 11 });
     expect(API_TABLE[ApiKey.Produce]?.latestVersionUnstable).toBe(false);
   });
 

@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const AddRaftVoterRequestVersions = { min: 0, max: 0, flexibleFrom: 0 } as const;
+export const AddRaftVoterRequestVersions = { min: 0, max: 1, flexibleFrom: 0 } as const;
 export const AddRaftVoterRequestApiKey = 80;
 
 export interface AddRaftVoterRequest {
@@ -12,6 +12,7 @@ export interface AddRaftVoterRequest {
   voterId: number;
   voterDirectoryId: string;
   listeners: AddRaftVoterRequestListener[];
+  ackWhenCommitted: boolean;
   unknownTaggedFields?: Map<number, Buffer>;
 }
 
@@ -21,6 +22,7 @@ export interface AddRaftVoterRequestInput {
   voterId?: number | undefined;
   voterDirectoryId?: string | undefined;
   listeners?: ReadonlyArray<AddRaftVoterRequestListenerInput> | undefined;
+  ackWhenCommitted?: boolean | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
 
@@ -39,7 +41,7 @@ export interface AddRaftVoterRequestListenerInput {
 }
 
 export function decodeAddRaftVoterRequest(r: Reader, version: number): AddRaftVoterRequest {
-  if (version < 0 || version > 0) r.fail('AddRaftVoterRequest v' + version + ' is not supported');
+  if (version < 0 || version > 1) r.fail('AddRaftVoterRequest v' + version + ' is not supported');
   let f_clusterId: string | null = r.compactNullableString();
   let f_timeoutMs: number = r.int32();
   let f_voterId: number = r.int32();
@@ -57,6 +59,10 @@ export function decodeAddRaftVoterRequest(r: Reader, version: number): AddRaftVo
       f_listeners = a0;
     }
   }
+  let f_ackWhenCommitted: boolean = true;
+  if (version >= 1) {
+    f_ackWhenCommitted = r.bool();
+  }
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('AddRaftVoterRequest: ' + nt + ' tagged fields cannot fit');
@@ -65,13 +71,13 @@ export function decodeAddRaftVoterRequest(r: Reader, version: number): AddRaftVo
     const size = r.uvarint();
     (unknown ??= new Map()).set(tag, r.raw(size));
   }
-  const out: AddRaftVoterRequest = { clusterId: f_clusterId, timeoutMs: f_timeoutMs, voterId: f_voterId, voterDirectoryId: f_voterDirectoryId, listeners: f_listeners };
+  const out: AddRaftVoterRequest = { clusterId: f_clusterId, timeoutMs: f_timeoutMs, voterId: f_voterId, voterDirectoryId: f_voterDirectoryId, listeners: f_listeners, ackWhenCommitted: f_ackWhenCommitted };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
 
 export function encodeAddRaftVoterRequest(w: Writer, m: AddRaftVoterRequestInput, version: number): void {
-  if (version < 0 || version > 0) throw new Error('AddRaftVoterRequest v' + version + ' is not supported');
+  if (version < 0 || version > 1) throw new Error('AddRaftVoterRequest v' + version + ' is not supported');
   const f_clusterId = m.clusterId === undefined ? "" : m.clusterId;
   w.compactNullableString(f_clusterId);
   const f_timeoutMs = m.timeoutMs === undefined ? 0 : m.timeoutMs;
@@ -84,6 +90,11 @@ export function encodeAddRaftVoterRequest(w: Writer, m: AddRaftVoterRequestInput
   w.uvarint(f_listeners.length + 1);
   for (const e0 of f_listeners) {
     encodeAddRaftVoterRequestListener(w, e0, version);
+  }
+  const f_ackWhenCommitted = m.ackWhenCommitted === undefined ? true : m.ackWhenCommitted;
+  if ((!(version >= 1)) && (f_ackWhenCommitted !== true)) throw new Error('AddRaftVoterRequest.AckWhenCommitted cannot be set in version ' + version);
+  if (version >= 1) {
+    w.bool(f_ackWhenCommitted);
   }
   w.taggedFields(null, m.unknownTaggedFields);
 }

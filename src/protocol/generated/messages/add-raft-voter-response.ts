@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const AddRaftVoterResponseVersions = { min: 0, max: 0, flexibleFrom: 0 } as const;
+export const AddRaftVoterResponseVersions = { min: 0, max: 1, flexibleFrom: 0 } as const;
 export const AddRaftVoterResponseApiKey = 80;
 
 export interface AddRaftVoterResponse {
@@ -21,7 +21,7 @@ export interface AddRaftVoterResponseInput {
 }
 
 export function decodeAddRaftVoterResponse(r: Reader, version: number): AddRaftVoterResponse {
-  if (version < 0 || version > 0) r.fail('AddRaftVoterResponse v' + version + ' is not supported');
+  if (version < 0 || version > 1) r.fail('AddRaftVoterResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = r.int32();
   let f_errorCode: number = r.int16();
   let f_errorMessage: string | null = r.compactNullableString();
@@ -39,7 +39,7 @@ export function decodeAddRaftVoterResponse(r: Reader, version: number): AddRaftV
 }
 
 export function encodeAddRaftVoterResponse(w: Writer, m: AddRaftVoterResponseInput, version: number): void {
-  if (version < 0 || version > 0) throw new Error('AddRaftVoterResponse v' + version + ' is not supported');
+  if (version < 0 || version > 1) throw new Error('AddRaftVoterResponse v' + version + ' is not supported');
   const f_throttleTimeMs = m.throttleTimeMs === undefined ? 0 : m.throttleTimeMs;
   w.int32(f_throttleTimeMs);
   const f_errorCode = m.errorCode === undefined ? 0 : m.errorCode;

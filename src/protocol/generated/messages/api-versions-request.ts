@@ -3,24 +3,28 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const ApiVersionsRequestVersions = { min: 0, max: 4, flexibleFrom: 3 } as const;
+export const ApiVersionsRequestVersions = { min: 0, max: 5, flexibleFrom: 3 } as const;
 export const ApiVersionsRequestApiKey = 18;
 
 export interface ApiVersionsRequest {
   clientSoftwareName: string;
   clientSoftwareVersion: string;
+  clusterId: string | null;
+  nodeId: number;
   unknownTaggedFields?: Map<number, Buffer>;
 }
 
 export interface ApiVersionsRequestInput {
   clientSoftwareName?: string | undefined;
   clientSoftwareVersion?: string | undefined;
+  clusterId?: string | null | undefined;
+  nodeId?: number | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
 
 export function decodeApiVersionsRequest(r: Reader, version: number): ApiVersionsRequest {
   const flexible = version >= 3;
-  if (version < 0 || version > 4) r.fail('ApiVersionsRequest v' + version + ' is not supported');
+  if (version < 0 || version > 5) r.fail('ApiVersionsRequest v' + version + ' is not supported');
   let f_clientSoftwareName: string = "";
   if (version >= 3) {
     f_clientSoftwareName = (flexible ? r.compactString() : r.string());
@@ -28,6 +32,14 @@ export function decodeApiVersionsRequest(r: Reader, version: number): ApiVersion
   let f_clientSoftwareVersion: string = "";
   if (version >= 3) {
     f_clientSoftwareVersion = (flexible ? r.compactString() : r.string());
+  }
+  let f_clusterId: string | null = null;
+  if (version >= 5) {
+    f_clusterId = (version >= 5 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
+  }
+  let f_nodeId: number = -1;
+  if (version >= 5) {
+    f_nodeId = r.int32();
   }
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
@@ -39,14 +51,14 @@ export function decodeApiVersionsRequest(r: Reader, version: number): ApiVersion
       (unknown ??= new Map()).set(tag, r.raw(size));
     }
   }
-  const out: ApiVersionsRequest = { clientSoftwareName: f_clientSoftwareName, clientSoftwareVersion: f_clientSoftwareVersion };
+  const out: ApiVersionsRequest = { clientSoftwareName: f_clientSoftwareName, clientSoftwareVersion: f_clientSoftwareVersion, clusterId: f_clusterId, nodeId: f_nodeId };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
 
 export function encodeApiVersionsRequest(w: Writer, m: ApiVersionsRequestInput, version: number): void {
   const flexible = version >= 3;
-  if (version < 0 || version > 4) throw new Error('ApiVersionsRequest v' + version + ' is not supported');
+  if (version < 0 || version > 5) throw new Error('ApiVersionsRequest v' + version + ' is not supported');
   const f_clientSoftwareName = m.clientSoftwareName === undefined ? "" : m.clientSoftwareName;
   if (version >= 3) {
     (flexible ? w.compactString(f_clientSoftwareName) : w.string(f_clientSoftwareName));
@@ -54,6 +66,15 @@ export function encodeApiVersionsRequest(w: Writer, m: ApiVersionsRequestInput, 
   const f_clientSoftwareVersion = m.clientSoftwareVersion === undefined ? "" : m.clientSoftwareVersion;
   if (version >= 3) {
     (flexible ? w.compactString(f_clientSoftwareVersion) : w.string(f_clientSoftwareVersion));
+  }
+  const f_clusterId = m.clusterId === undefined ? null : m.clusterId;
+  if (version >= 5) {
+    if (f_clusterId === null && !(version >= 5)) throw new Error('ApiVersionsRequest.ClusterId is not nullable in version ' + version);
+    (flexible ? w.compactNullableString(f_clusterId) : w.nullableString(f_clusterId));
+  }
+  const f_nodeId = m.nodeId === undefined ? -1 : m.nodeId;
+  if (version >= 5) {
+    w.int32(f_nodeId);
   }
   if (flexible) {
     w.taggedFields(null, m.unknownTaggedFields);

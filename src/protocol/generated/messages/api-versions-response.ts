@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import { Writer } from '../../writer.js';
 
-export const ApiVersionsResponseVersions = { min: 0, max: 4, flexibleFrom: 3 } as const;
+export const ApiVersionsResponseVersions = { min: 0, max: 5, flexibleFrom: 3 } as const;
 export const ApiVersionsResponseApiKey = 18;
 
 export interface ApiVersionsResponse {
@@ -72,7 +72,7 @@ export interface ApiVersionsResponseFinalizedFeatureKeyInput {
 
 export function decodeApiVersionsResponse(r: Reader, version: number): ApiVersionsResponse {
   const flexible = version >= 3;
-  if (version < 0 || version > 4) r.fail('ApiVersionsResponse v' + version + ' is not supported');
+  if (version < 0 || version > 5) r.fail('ApiVersionsResponse v' + version + ' is not supported');
   let f_errorCode: number = r.int16();
   let f_apiKeys: ApiVersionsResponseApiVersion[];
   {
@@ -148,7 +148,7 @@ export function decodeApiVersionsResponse(r: Reader, version: number): ApiVersio
 
 export function encodeApiVersionsResponse(w: Writer, m: ApiVersionsResponseInput, version: number): void {
   const flexible = version >= 3;
-  if (version < 0 || version > 4) throw new Error('ApiVersionsResponse v' + version + ' is not supported');
+  if (version < 0 || version > 5) throw new Error('ApiVersionsResponse v' + version + ' is not supported');
   const f_errorCode = m.errorCode === undefined ? 0 : m.errorCode;
   w.int16(f_errorCode);
   const f_apiKeys = m.apiKeys === undefined ? [] : m.apiKeys;

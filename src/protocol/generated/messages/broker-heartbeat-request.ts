@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import { Writer } from '../../writer.js';
 
-export const BrokerHeartbeatRequestVersions = { min: 0, max: 1, flexibleFrom: 0 } as const;
+export const BrokerHeartbeatRequestVersions = { min: 0, max: 2, flexibleFrom: 0 } as const;
 export const BrokerHeartbeatRequestApiKey = 63;
 
 export interface BrokerHeartbeatRequest {
@@ -13,6 +13,7 @@ export interface BrokerHeartbeatRequest {
   wantFence: boolean;
   wantShutDown: boolean;
   offlineLogDirs: string[];
+  cordonedLogDirs: string[] | null;
   unknownTaggedFields?: Map<number, Buffer>;
 }
 
@@ -23,17 +24,19 @@ export interface BrokerHeartbeatRequestInput {
   wantFence?: boolean | undefined;
   wantShutDown?: boolean | undefined;
   offlineLogDirs?: ReadonlyArray<string> | undefined;
+  cordonedLogDirs?: ReadonlyArray<string> | null | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
 
 export function decodeBrokerHeartbeatRequest(r: Reader, version: number): BrokerHeartbeatRequest {
-  if (version < 0 || version > 1) r.fail('BrokerHeartbeatRequest v' + version + ' is not supported');
+  if (version < 0 || version > 2) r.fail('BrokerHeartbeatRequest v' + version + ' is not supported');
   let f_brokerId: number = r.int32();
   let f_brokerEpoch: bigint = r.int64();
   let f_currentMetadataOffset: bigint = r.int64();
   let f_wantFence: boolean = r.bool();
   let f_wantShutDown: boolean = r.bool();
   let f_offlineLogDirs: string[] = [];
+  let f_cordonedLogDirs: string[] | null = null;
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('BrokerHeartbeatRequest: ' + nt + ' tagged fields cannot fit');
@@ -54,17 +57,31 @@ export function decodeBrokerHeartbeatRequest(r: Reader, version: number): Broker
           f_offlineLogDirs = a0;
         }
       }
+    } else if ((tag === 1) && (version >= 2)) {
+      const sr = r.sub(size);
+      {
+        const n0 = sr.compactArrayLength(16);
+        if (n0 < 0) {
+          if (version >= 2) f_cordonedLogDirs = null; else sr.fail('null BrokerHeartbeatRequest.CordonedLogDirs');
+        } else {
+          const a0: string[] = [];
+          for (let i0 = 0; i0 < n0; i0++) {
+            a0.push(sr.uuid());
+          }
+          f_cordonedLogDirs = a0;
+        }
+      }
     } else {
       (unknown ??= new Map()).set(tag, r.raw(size));
     }
   }
-  const out: BrokerHeartbeatRequest = { brokerId: f_brokerId, brokerEpoch: f_brokerEpoch, currentMetadataOffset: f_currentMetadataOffset, wantFence: f_wantFence, wantShutDown: f_wantShutDown, offlineLogDirs: f_offlineLogDirs };
+  const out: BrokerHeartbeatRequest = { brokerId: f_brokerId, brokerEpoch: f_brokerEpoch, currentMetadataOffset: f_currentMetadataOffset, wantFence: f_wantFence, wantShutDown: f_wantShutDown, offlineLogDirs: f_offlineLogDirs, cordonedLogDirs: f_cordonedLogDirs };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
 
 export function encodeBrokerHeartbeatRequest(w: Writer, m: BrokerHeartbeatRequestInput, version: number): void {
-  if (version < 0 || version > 1) throw new Error('BrokerHeartbeatRequest v' + version + ' is not supported');
+  if (version < 0 || version > 2) throw new Error('BrokerHeartbeatRequest v' + version + ' is not supported');
   const f_brokerId = m.brokerId === undefined ? 0 : m.brokerId;
   w.int32(f_brokerId);
   const f_brokerEpoch = m.brokerEpoch === undefined ? -1n : m.brokerEpoch;
@@ -77,6 +94,8 @@ export function encodeBrokerHeartbeatRequest(w: Writer, m: BrokerHeartbeatReques
   w.bool(f_wantShutDown);
   const f_offlineLogDirs = m.offlineLogDirs === undefined ? [] : m.offlineLogDirs;
   if ((!(version >= 1)) && (f_offlineLogDirs.length !== 0)) throw new Error('BrokerHeartbeatRequest.OfflineLogDirs cannot be set in version ' + version);
+  const f_cordonedLogDirs = m.cordonedLogDirs === undefined ? null : m.cordonedLogDirs;
+  if ((!(version >= 2)) && (f_cordonedLogDirs !== null)) throw new Error('BrokerHeartbeatRequest.CordonedLogDirs cannot be set in version ' + version);
   let tagged: Array<[number, Buffer]> | null = null;
   if ((version >= 1) && (f_offlineLogDirs.length !== 0)) {
     const tw = new Writer(64);
@@ -85,6 +104,19 @@ export function encodeBrokerHeartbeatRequest(w: Writer, m: BrokerHeartbeatReques
       tw.uuid(e0);
     }
     (tagged ??= []).push([0, tw.toBuffer()]);
+  }
+  if ((version >= 2) && (f_cordonedLogDirs !== null)) {
+    const tw = new Writer(64);
+    if (f_cordonedLogDirs === null) {
+      if (!(version >= 2)) throw new Error('BrokerHeartbeatRequest.CordonedLogDirs is not nullable in version ' + version);
+      tw.uvarint(0);
+    } else {
+      tw.uvarint(f_cordonedLogDirs.length + 1);
+      for (const e0 of f_cordonedLogDirs) {
+        tw.uuid(e0);
+      }
+    }
+    (tagged ??= []).push([1, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

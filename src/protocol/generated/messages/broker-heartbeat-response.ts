@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const BrokerHeartbeatResponseVersions = { min: 0, max: 1, flexibleFrom: 0 } as const;
+export const BrokerHeartbeatResponseVersions = { min: 0, max: 2, flexibleFrom: 0 } as const;
 export const BrokerHeartbeatResponseApiKey = 63;
 
 export interface BrokerHeartbeatResponse {
@@ -25,7 +25,7 @@ export interface BrokerHeartbeatResponseInput {
 }
 
 export function decodeBrokerHeartbeatResponse(r: Reader, version: number): BrokerHeartbeatResponse {
-  if (version < 0 || version > 1) r.fail('BrokerHeartbeatResponse v' + version + ' is not supported');
+  if (version < 0 || version > 2) r.fail('BrokerHeartbeatResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = r.int32();
   let f_errorCode: number = r.int16();
   let f_isCaughtUp: boolean = r.bool();
@@ -45,7 +45,7 @@ export function decodeBrokerHeartbeatResponse(r: Reader, version: number): Broke
 }
 
 export function encodeBrokerHeartbeatResponse(w: Writer, m: BrokerHeartbeatResponseInput, version: number): void {
-  if (version < 0 || version > 1) throw new Error('BrokerHeartbeatResponse v' + version + ' is not supported');
+  if (version < 0 || version > 2) throw new Error('BrokerHeartbeatResponse v' + version + ' is not supported');
   const f_throttleTimeMs = m.throttleTimeMs === undefined ? 0 : m.throttleTimeMs;
   w.int32(f_throttleTimeMs);
   const f_errorCode = m.errorCode === undefined ? 0 : m.errorCode;

@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import { Writer } from '../../writer.js';
 
-export const BrokerRegistrationChangeRecordVersions = { min: 0, max: 2, flexibleFrom: 0 } as const;
+export const BrokerRegistrationChangeRecordVersions = { min: 0, max: 3, flexibleFrom: 0 } as const;
 /** The record type id (the schema's apiKey). */
 export const BrokerRegistrationChangeRecordTypeId = 17;
 
@@ -13,6 +13,7 @@ export interface BrokerRegistrationChangeRecord {
   fenced: number;
   inControlledShutdown: number;
   logDirs: string[];
+  cordonedLogDirs: string[] | null;
   unknownTaggedFields?: Map<number, Buffer>;
 }
 
@@ -22,16 +23,18 @@ export interface BrokerRegistrationChangeRecordInput {
   fenced?: number | undefined;
   inControlledShutdown?: number | undefined;
   logDirs?: ReadonlyArray<string> | undefined;
+  cordonedLogDirs?: ReadonlyArray<string> | null | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
 
 export function decodeBrokerRegistrationChangeRecord(r: Reader, version: number): BrokerRegistrationChangeRecord {
-  if (version < 0 || version > 2) r.fail('BrokerRegistrationChangeRecord v' + version + ' is not supported');
+  if (version < 0 || version > 3) r.fail('BrokerRegistrationChangeRecord v' + version + ' is not supported');
   let f_brokerId: number = r.int32();
   let f_brokerEpoch: bigint = r.int64();
   let f_fenced: number = 0;
   let f_inControlledShutdown: number = 0;
   let f_logDirs: string[] = [];
+  let f_cordonedLogDirs: string[] | null = null;
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('BrokerRegistrationChangeRecord: ' + nt + ' tagged fields cannot fit');
@@ -58,17 +61,31 @@ export function decodeBrokerRegistrationChangeRecord(r: Reader, version: number)
           f_logDirs = a0;
         }
       }
+    } else if ((tag === 3) && (version >= 3)) {
+      const sr = r.sub(size);
+      {
+        const n0 = sr.compactArrayLength(16);
+        if (n0 < 0) {
+          if (version >= 3) f_cordonedLogDirs = null; else sr.fail('null BrokerRegistrationChangeRecord.CordonedLogDirs');
+        } else {
+          const a0: string[] = [];
+          for (let i0 = 0; i0 < n0; i0++) {
+            a0.push(sr.uuid());
+          }
+          f_cordonedLogDirs = a0;
+        }
+      }
     } else {
       (unknown ??= new Map()).set(tag, r.raw(size));
     }
   }
-  const out: BrokerRegistrationChangeRecord = { brokerId: f_brokerId, brokerEpoch: f_brokerEpoch, fenced: f_fenced, inControlledShutdown: f_inControlledShutdown, logDirs: f_logDirs };
+  const out: BrokerRegistrationChangeRecord = { brokerId: f_brokerId, brokerEpoch: f_brokerEpoch, fenced: f_fenced, inControlledShutdown: f_inControlledShutdown, logDirs: f_logDirs, cordonedLogDirs: f_cordonedLogDirs };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
 
 export function encodeBrokerRegistrationChangeRecord(w: Writer, m: BrokerRegistrationChangeRecordInput, version: number): void {
-  if (version < 0 || version > 2) throw new Error('BrokerRegistrationChangeRecord v' + version + ' is not supported');
+  if (version < 0 || version > 3) throw new Error('BrokerRegistrationChangeRecord v' + version + ' is not supported');
   const f_brokerId = m.brokerId === undefined ? 0 : m.brokerId;
   w.int32(f_brokerId);
   const f_brokerEpoch = m.brokerEpoch === undefined ? 0n : m.brokerEpoch;
@@ -78,6 +95,8 @@ export function encodeBrokerRegistrationChangeRecord(w: Writer, m: BrokerRegistr
   if ((!(version >= 1)) && (f_inControlledShutdown !== 0)) throw new Error('BrokerRegistrationChangeRecord.InControlledShutdown cannot be set in version ' + version);
   const f_logDirs = m.logDirs === undefined ? [] : m.logDirs;
   if ((!(version >= 2)) && (f_logDirs.length !== 0)) throw new Error('BrokerRegistrationChangeRecord.LogDirs cannot be set in version ' + version);
+  const f_cordonedLogDirs = m.cordonedLogDirs === undefined ? null : m.cordonedLogDirs;
+  if ((!(version >= 3)) && (f_cordonedLogDirs !== null)) throw new Error('BrokerRegistrationChangeRecord.CordonedLogDirs cannot be set in version ' + version);
   let tagged: Array<[number, Buffer]> | null = null;
   if (f_fenced !== 0) {
     const tw = new Writer(64);
@@ -96,6 +115,19 @@ export function encodeBrokerRegistrationChangeRecord(w: Writer, m: BrokerRegistr
       tw.uuid(e0);
     }
     (tagged ??= []).push([2, tw.toBuffer()]);
+  }
+  if ((version >= 3) && (f_cordonedLogDirs !== null)) {
+    const tw = new Writer(64);
+    if (f_cordonedLogDirs === null) {
+      if (!(version >= 3)) throw new Error('BrokerRegistrationChangeRecord.CordonedLogDirs is not nullable in version ' + version);
+      tw.uvarint(0);
+    } else {
+      tw.uvarint(f_cordonedLogDirs.length + 1);
+      for (const e0 of f_cordonedLogDirs) {
+        tw.uuid(e0);
+      }
+    }
+    (tagged ??= []).push([3, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const DeleteGroupsRequestVersions = { min: 0, max: 2, flexibleFrom: 2 } as const;
+export const DeleteGroupsRequestVersions = { min: 0, max: 3, flexibleFrom: 2 } as const;
 export const DeleteGroupsRequestApiKey = 42;
 
 export interface DeleteGroupsRequest {
@@ -18,7 +18,7 @@ export interface DeleteGroupsRequestInput {
 
 export function decodeDeleteGroupsRequest(r: Reader, version: number): DeleteGroupsRequest {
   const flexible = version >= 2;
-  if (version < 0 || version > 2) r.fail('DeleteGroupsRequest v' + version + ' is not supported');
+  if (version < 0 || version > 3) r.fail('DeleteGroupsRequest v' + version + ' is not supported');
   let f_groupsNames: string[];
   {
     const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
@@ -49,7 +49,7 @@ export function decodeDeleteGroupsRequest(r: Reader, version: number): DeleteGro
 
 export function encodeDeleteGroupsRequest(w: Writer, m: DeleteGroupsRequestInput, version: number): void {
   const flexible = version >= 2;
-  if (version < 0 || version > 2) throw new Error('DeleteGroupsRequest v' + version + ' is not supported');
+  if (version < 0 || version > 3) throw new Error('DeleteGroupsRequest v' + version + ' is not supported');
   const f_groupsNames = m.groupsNames === undefined ? [] : m.groupsNames;
   (flexible ? w.uvarint(f_groupsNames.length + 1) : w.int32(f_groupsNames.length));
   for (const e0 of f_groupsNames) {

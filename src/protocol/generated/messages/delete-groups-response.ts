@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const DeleteGroupsResponseVersions = { min: 0, max: 2, flexibleFrom: 2 } as const;
+export const DeleteGroupsResponseVersions = { min: 0, max: 3, flexibleFrom: 2 } as const;
 export const DeleteGroupsResponseApiKey = 42;
 
 export interface DeleteGroupsResponse {
@@ -21,18 +21,20 @@ export interface DeleteGroupsResponseInput {
 export interface DeleteGroupsResponseDeletableGroupResult {
   groupId: string;
   errorCode: number;
+  errorMessage: string | null;
   unknownTaggedFields?: Map<number, Buffer>;
 }
 
 export interface DeleteGroupsResponseDeletableGroupResultInput {
   groupId?: string | undefined;
   errorCode?: number | undefined;
+  errorMessage?: string | null | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
 
 export function decodeDeleteGroupsResponse(r: Reader, version: number): DeleteGroupsResponse {
   const flexible = version >= 2;
-  if (version < 0 || version > 2) r.fail('DeleteGroupsResponse v' + version + ' is not supported');
+  if (version < 0 || version > 3) r.fail('DeleteGroupsResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = r.int32();
   let f_results: DeleteGroupsResponseDeletableGroupResult[];
   {
@@ -64,7 +66,7 @@ export function decodeDeleteGroupsResponse(r: Reader, version: number): DeleteGr
 
 export function encodeDeleteGroupsResponse(w: Writer, m: DeleteGroupsResponseInput, version: number): void {
   const flexible = version >= 2;
-  if (version < 0 || version > 2) throw new Error('DeleteGroupsResponse v' + version + ' is not supported');
+  if (version < 0 || version > 3) throw new Error('DeleteGroupsResponse v' + version + ' is not supported');
   const f_throttleTimeMs = m.throttleTimeMs === undefined ? 0 : m.throttleTimeMs;
   w.int32(f_throttleTimeMs);
   const f_results = m.results === undefined ? [] : m.results;
@@ -83,6 +85,10 @@ export function decodeDeleteGroupsResponseDeletableGroupResult(r: Reader, versio
   const flexible = version >= 2;
   let f_groupId: string = (flexible ? r.compactString() : r.string());
   let f_errorCode: number = r.int16();
+  let f_errorMessage: string | null = null;
+  if (version >= 3) {
+    f_errorMessage = (version >= 3 ? (flexible ? r.compactNullableString() : r.nullableString()) : (flexible ? r.compactString() : r.string()));
+  }
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -93,7 +99,7 @@ export function decodeDeleteGroupsResponseDeletableGroupResult(r: Reader, versio
       (unknown ??= new Map()).set(tag, r.raw(size));
     }
   }
-  const out: DeleteGroupsResponseDeletableGroupResult = { groupId: f_groupId, errorCode: f_errorCode };
+  const out: DeleteGroupsResponseDeletableGroupResult = { groupId: f_groupId, errorCode: f_errorCode, errorMessage: f_errorMessage };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
@@ -104,6 +110,11 @@ export function encodeDeleteGroupsResponseDeletableGroupResult(w: Writer, m: Del
   (flexible ? w.compactString(f_groupId) : w.string(f_groupId));
   const f_errorCode = m.errorCode === undefined ? 0 : m.errorCode;
   w.int16(f_errorCode);
+  const f_errorMessage = m.errorMessage === undefined ? null : m.errorMessage;
+  if (version >= 3) {
+    if (f_errorMessage === null && !(version >= 3)) throw new Error('DeleteGroupsResponse.DeletableGroupResult.ErrorMessage is not nullable in version ' + version);
+    (flexible ? w.compactNullableString(f_errorMessage) : w.nullableString(f_errorMessage));
+  }
   if (flexible) {
     w.taggedFields(null, m.unknownTaggedFields);
   } else if (m.unknownTaggedFields !== undefined && m.unknownTaggedFields.size > 0) {

@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const DescribeLogDirsRequestVersions = { min: 1, max: 4, flexibleFrom: 2 } as const;
+export const DescribeLogDirsRequestVersions = { min: 1, max: 5, flexibleFrom: 2 } as const;
 export const DescribeLogDirsRequestApiKey = 35;
 
 export interface DescribeLogDirsRequest {
@@ -30,7 +30,7 @@ export interface DescribeLogDirsRequestDescribableLogDirTopicInput {
 
 export function decodeDescribeLogDirsRequest(r: Reader, version: number): DescribeLogDirsRequest {
   const flexible = version >= 2;
-  if (version < 1 || version > 4) r.fail('DescribeLogDirsRequest v' + version + ' is not supported');
+  if (version < 1 || version > 5) r.fail('DescribeLogDirsRequest v' + version + ' is not supported');
   let f_topics: DescribeLogDirsRequestDescribableLogDirTopic[] | null;
   {
     const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
@@ -61,7 +61,7 @@ export function decodeDescribeLogDirsRequest(r: Reader, version: number): Descri
 
 export function encodeDescribeLogDirsRequest(w: Writer, m: DescribeLogDirsRequestInput, version: number): void {
   const flexible = version >= 2;
-  if (version < 1 || version > 4) throw new Error('DescribeLogDirsRequest v' + version + ' is not supported');
+  if (version < 1 || version > 5) throw new Error('DescribeLogDirsRequest v' + version + ' is not supported');
   const f_topics = m.topics === undefined ? [] : m.topics;
   if (f_topics === null) {
     (flexible ? w.uvarint(0) : w.int32(-1));

@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const DescribeLogDirsResponseVersions = { min: 1, max: 4, flexibleFrom: 2 } as const;
+export const DescribeLogDirsResponseVersions = { min: 1, max: 5, flexibleFrom: 2 } as const;
 export const DescribeLogDirsResponseApiKey = 35;
 
 export interface DescribeLogDirsResponse {
@@ -26,6 +26,7 @@ export interface DescribeLogDirsResponseDescribeLogDirsResult {
   topics: DescribeLogDirsResponseDescribeLogDirsTopic[];
   totalBytes: bigint;
   usableBytes: bigint;
+  isCordoned: boolean;
   unknownTaggedFields?: Map<number, Buffer>;
 }
 
@@ -35,6 +36,7 @@ export interface DescribeLogDirsResponseDescribeLogDirsResultInput {
   topics?: ReadonlyArray<DescribeLogDirsResponseDescribeLogDirsTopicInput> | undefined;
   totalBytes?: bigint | undefined;
   usableBytes?: bigint | undefined;
+  isCordoned?: boolean | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
 
@@ -68,7 +70,7 @@ export interface DescribeLogDirsResponseDescribeLogDirsPartitionInput {
 
 export function decodeDescribeLogDirsResponse(r: Reader, version: number): DescribeLogDirsResponse {
   const flexible = version >= 2;
-  if (version < 1 || version > 4) r.fail('DescribeLogDirsResponse v' + version + ' is not supported');
+  if (version < 1 || version > 5) r.fail('DescribeLogDirsResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = r.int32();
   let f_errorCode: number = 0;
   if (version >= 3) {
@@ -104,7 +106,7 @@ export function decodeDescribeLogDirsResponse(r: Reader, version: number): Descr
 
 export function encodeDescribeLogDirsResponse(w: Writer, m: DescribeLogDirsResponseInput, version: number): void {
   const flexible = version >= 2;
-  if (version < 1 || version > 4) throw new Error('DescribeLogDirsResponse v' + version + ' is not supported');
+  if (version < 1 || version > 5) throw new Error('DescribeLogDirsResponse v' + version + ' is not supported');
   const f_throttleTimeMs = m.throttleTimeMs === undefined ? 0 : m.throttleTimeMs;
   w.int32(f_throttleTimeMs);
   const f_errorCode = m.errorCode === undefined ? 0 : m.errorCode;
@@ -148,6 +150,10 @@ export function decodeDescribeLogDirsResponseDescribeLogDirsResult(r: Reader, ve
   if (version >= 4) {
     f_usableBytes = r.int64();
   }
+  let f_isCordoned: boolean = false;
+  if (version >= 5) {
+    f_isCordoned = r.bool();
+  }
   let unknown: Map<number, Buffer> | undefined;
   if (flexible) {
     const nt = r.uvarint();
@@ -158,7 +164,7 @@ export function decodeDescribeLogDirsResponseDescribeLogDirsResult(r: Reader, ve
       (unknown ??= new Map()).set(tag, r.raw(size));
     }
   }
-  const out: DescribeLogDirsResponseDescribeLogDirsResult = { errorCode: f_errorCode, logDir: f_logDir, topics: f_topics, totalBytes: f_totalBytes, usableBytes: f_usableBytes };
+  const out: DescribeLogDirsResponseDescribeLogDirsResult = { errorCode: f_errorCode, logDir: f_logDir, topics: f_topics, totalBytes: f_totalBytes, usableBytes: f_usableBytes, isCordoned: f_isCordoned };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
@@ -181,6 +187,10 @@ export function encodeDescribeLogDirsResponseDescribeLogDirsResult(w: Writer, m:
   const f_usableBytes = m.usableBytes === undefined ? -1n : m.usableBytes;
   if (version >= 4) {
     w.int64(f_usableBytes);
+  }
+  const f_isCordoned = m.isCordoned === undefined ? false : m.isCordoned;
+  if (version >= 5) {
+    w.bool(f_isCordoned);
   }
   if (flexible) {
     w.taggedFields(null, m.unknownTaggedFields);

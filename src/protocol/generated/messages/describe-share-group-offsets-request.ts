@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const DescribeShareGroupOffsetsRequestVersions = { min: 0, max: 0, flexibleFrom: 0 } as const;
+export const DescribeShareGroupOffsetsRequestVersions = { min: 0, max: 1, flexibleFrom: 0 } as const;
 export const DescribeShareGroupOffsetsRequestApiKey = 90;
 
 export interface DescribeShareGroupOffsetsRequest {
@@ -41,7 +41,7 @@ export interface DescribeShareGroupOffsetsRequestDescribeShareGroupOffsetsReques
 }
 
 export function decodeDescribeShareGroupOffsetsRequest(r: Reader, version: number): DescribeShareGroupOffsetsRequest {
-  if (version < 0 || version > 0) r.fail('DescribeShareGroupOffsetsRequest v' + version + ' is not supported');
+  if (version < 0 || version > 1) r.fail('DescribeShareGroupOffsetsRequest v' + version + ' is not supported');
   let f_groups: DescribeShareGroupOffsetsRequestDescribeShareGroupOffsetsRequestGroup[];
   {
     const n0 = r.compactArrayLength(3);
@@ -69,7 +69,7 @@ export function decodeDescribeShareGroupOffsetsRequest(r: Reader, version: numbe
 }
 
 export function encodeDescribeShareGroupOffsetsRequest(w: Writer, m: DescribeShareGroupOffsetsRequestInput, version: number): void {
-  if (version < 0 || version > 0) throw new Error('DescribeShareGroupOffsetsRequest v' + version + ' is not supported');
+  if (version < 0 || version > 1) throw new Error('DescribeShareGroupOffsetsRequest v' + version + ' is not supported');
   const f_groups = m.groups === undefined ? [] : m.groups;
   w.uvarint(f_groups.length + 1);
   for (const e0 of f_groups) {

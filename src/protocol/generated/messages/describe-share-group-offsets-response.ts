@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const DescribeShareGroupOffsetsResponseVersions = { min: 0, max: 0, flexibleFrom: 0 } as const;
+export const DescribeShareGroupOffsetsResponseVersions = { min: 0, max: 1, flexibleFrom: 0 } as const;
 export const DescribeShareGroupOffsetsResponseApiKey = 90;
 
 export interface DescribeShareGroupOffsetsResponse {
@@ -52,6 +52,7 @@ export interface DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsRespo
   partitionIndex: number;
   startOffset: bigint;
   leaderEpoch: number;
+  lag: bigint;
   errorCode: number;
   errorMessage: string | null;
   unknownTaggedFields?: Map<number, Buffer>;
@@ -61,13 +62,14 @@ export interface DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsRespo
   partitionIndex?: number | undefined;
   startOffset?: bigint | undefined;
   leaderEpoch?: number | undefined;
+  lag?: bigint | undefined;
   errorCode?: number | undefined;
   errorMessage?: string | null | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
 
 export function decodeDescribeShareGroupOffsetsResponse(r: Reader, version: number): DescribeShareGroupOffsetsResponse {
-  if (version < 0 || version > 0) r.fail('DescribeShareGroupOffsetsResponse v' + version + ' is not supported');
+  if (version < 0 || version > 1) r.fail('DescribeShareGroupOffsetsResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = r.int32();
   let f_groups: DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponseGroup[];
   {
@@ -96,7 +98,7 @@ export function decodeDescribeShareGroupOffsetsResponse(r: Reader, version: numb
 }
 
 export function encodeDescribeShareGroupOffsetsResponse(w: Writer, m: DescribeShareGroupOffsetsResponseInput, version: number): void {
-  if (version < 0 || version > 0) throw new Error('DescribeShareGroupOffsetsResponse v' + version + ' is not supported');
+  if (version < 0 || version > 1) throw new Error('DescribeShareGroupOffsetsResponse v' + version + ' is not supported');
   const f_throttleTimeMs = m.throttleTimeMs === undefined ? 0 : m.throttleTimeMs;
   w.int32(f_throttleTimeMs);
   const f_groups = m.groups === undefined ? [] : m.groups;
@@ -198,6 +200,10 @@ export function decodeDescribeShareGroupOffsetsResponseDescribeShareGroupOffsets
   let f_partitionIndex: number = r.int32();
   let f_startOffset: bigint = r.int64();
   let f_leaderEpoch: number = r.int32();
+  let f_lag: bigint = -1n;
+  if (version >= 1) {
+    f_lag = r.int64();
+  }
   let f_errorCode: number = r.int16();
   let f_errorMessage: string | null = r.compactNullableString();
   let unknown: Map<number, Buffer> | undefined;
@@ -208,7 +214,7 @@ export function decodeDescribeShareGroupOffsetsResponseDescribeShareGroupOffsets
     const size = r.uvarint();
     (unknown ??= new Map()).set(tag, r.raw(size));
   }
-  const out: DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponsePartition = { partitionIndex: f_partitionIndex, startOffset: f_startOffset, leaderEpoch: f_leaderEpoch, errorCode: f_errorCode, errorMessage: f_errorMessage };
+  const out: DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponsePartition = { partitionIndex: f_partitionIndex, startOffset: f_startOffset, leaderEpoch: f_leaderEpoch, lag: f_lag, errorCode: f_errorCode, errorMessage: f_errorMessage };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
@@ -220,6 +226,10 @@ export function encodeDescribeShareGroupOffsetsResponseDescribeShareGroupOffsets
   w.int64(f_startOffset);
   const f_leaderEpoch = m.leaderEpoch === undefined ? 0 : m.leaderEpoch;
   w.int32(f_leaderEpoch);
+  const f_lag = m.lag === undefined ? -1n : m.lag;
+  if (version >= 1) {
+    w.int64(f_lag);
+  }
   const f_errorCode = m.errorCode === undefined ? 0 : m.errorCode;
   w.int16(f_errorCode);
   const f_errorMessage = m.errorMessage === undefined ? null : m.errorMessage;

@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const ListOffsetsRequestVersions = { min: 1, max: 10, flexibleFrom: 6 } as const;
+export const ListOffsetsRequestVersions = { min: 1, max: 11, flexibleFrom: 6 } as const;
 export const ListOffsetsRequestApiKey = 2;
 
 export interface ListOffsetsRequest {
@@ -50,7 +50,7 @@ export interface ListOffsetsRequestListOffsetsPartitionInput {
 
 export function decodeListOffsetsRequest(r: Reader, version: number): ListOffsetsRequest {
   const flexible = version >= 6;
-  if (version < 1 || version > 10) r.fail('ListOffsetsRequest v' + version + ' is not supported');
+  if (version < 1 || version > 11) r.fail('ListOffsetsRequest v' + version + ' is not supported');
   let f_replicaId: number = r.int32();
   let f_isolationLevel: number = 0;
   if (version >= 2) {
@@ -90,7 +90,7 @@ export function decodeListOffsetsRequest(r: Reader, version: number): ListOffset
 
 export function encodeListOffsetsRequest(w: Writer, m: ListOffsetsRequestInput, version: number): void {
   const flexible = version >= 6;
-  if (version < 1 || version > 10) throw new Error('ListOffsetsRequest v' + version + ' is not supported');
+  if (version < 1 || version > 11) throw new Error('ListOffsetsRequest v' + version + ' is not supported');
   const f_replicaId = m.replicaId === undefined ? 0 : m.replicaId;
   w.int32(f_replicaId);
   const f_isolationLevel = m.isolationLevel === undefined ? 0 : m.isolationLevel;

@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const ListOffsetsResponseVersions = { min: 1, max: 10, flexibleFrom: 6 } as const;
+export const ListOffsetsResponseVersions = { min: 1, max: 11, flexibleFrom: 6 } as const;
 export const ListOffsetsResponseApiKey = 2;
 
 export interface ListOffsetsResponse {
@@ -50,7 +50,7 @@ export interface ListOffsetsResponseListOffsetsPartitionResponseInput {
 
 export function decodeListOffsetsResponse(r: Reader, version: number): ListOffsetsResponse {
   const flexible = version >= 6;
-  if (version < 1 || version > 10) r.fail('ListOffsetsResponse v' + version + ' is not supported');
+  if (version < 1 || version > 11) r.fail('ListOffsetsResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = 0;
   if (version >= 2) {
     f_throttleTimeMs = r.int32();
@@ -85,7 +85,7 @@ export function decodeListOffsetsResponse(r: Reader, version: number): ListOffse
 
 export function encodeListOffsetsResponse(w: Writer, m: ListOffsetsResponseInput, version: number): void {
   const flexible = version >= 6;
-  if (version < 1 || version > 10) throw new Error('ListOffsetsResponse v' + version + ' is not supported');
+  if (version < 1 || version > 11) throw new Error('ListOffsetsResponse v' + version + ' is not supported');
   const f_throttleTimeMs = m.throttleTimeMs === undefined ? 0 : m.throttleTimeMs;
   if (version >= 2) {
     w.int32(f_throttleTimeMs);

@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const ReadShareGroupStateSummaryRequestVersions = { min: 0, max: 0, flexibleFrom: 0 } as const;
+export const ReadShareGroupStateSummaryRequestVersions = { min: 0, max: 1, flexibleFrom: 0 } as const;
 export const ReadShareGroupStateSummaryRequestApiKey = 87;
 
 export interface ReadShareGroupStateSummaryRequest {
@@ -43,7 +43,7 @@ export interface ReadShareGroupStateSummaryRequestPartitionDataInput {
 }
 
 export function decodeReadShareGroupStateSummaryRequest(r: Reader, version: number): ReadShareGroupStateSummaryRequest {
-  if (version < 0 || version > 0) r.fail('ReadShareGroupStateSummaryRequest v' + version + ' is not supported');
+  if (version < 0 || version > 1) r.fail('ReadShareGroupStateSummaryRequest v' + version + ' is not supported');
   let f_groupId: string = r.compactString();
   let f_topics: ReadShareGroupStateSummaryRequestReadStateSummaryData[];
   {
@@ -72,7 +72,7 @@ export function decodeReadShareGroupStateSummaryRequest(r: Reader, version: numb
 }
 
 export function encodeReadShareGroupStateSummaryRequest(w: Writer, m: ReadShareGroupStateSummaryRequestInput, version: number): void {
-  if (version < 0 || version > 0) throw new Error('ReadShareGroupStateSummaryRequest v' + version + ' is not supported');
+  if (version < 0 || version > 1) throw new Error('ReadShareGroupStateSummaryRequest v' + version + ' is not supported');
   const f_groupId = m.groupId === undefined ? "" : m.groupId;
   w.compactString(f_groupId);
   const f_topics = m.topics === undefined ? [] : m.topics;

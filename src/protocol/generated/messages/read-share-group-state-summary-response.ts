@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const ReadShareGroupStateSummaryResponseVersions = { min: 0, max: 0, flexibleFrom: 0 } as const;
+export const ReadShareGroupStateSummaryResponseVersions = { min: 0, max: 1, flexibleFrom: 0 } as const;
 export const ReadShareGroupStateSummaryResponseApiKey = 87;
 
 export interface ReadShareGroupStateSummaryResponse {
@@ -35,6 +35,7 @@ export interface ReadShareGroupStateSummaryResponsePartitionResult {
   stateEpoch: number;
   leaderEpoch: number;
   startOffset: bigint;
+  deliveryCompleteCount: number;
   unknownTaggedFields?: Map<number, Buffer>;
 }
 
@@ -45,11 +46,12 @@ export interface ReadShareGroupStateSummaryResponsePartitionResultInput {
   stateEpoch?: number | undefined;
   leaderEpoch?: number | undefined;
   startOffset?: bigint | undefined;
+  deliveryCompleteCount?: number | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
 
 export function decodeReadShareGroupStateSummaryResponse(r: Reader, version: number): ReadShareGroupStateSummaryResponse {
-  if (version < 0 || version > 0) r.fail('ReadShareGroupStateSummaryResponse v' + version + ' is not supported');
+  if (version < 0 || version > 1) r.fail('ReadShareGroupStateSummaryResponse v' + version + ' is not supported');
   let f_results: ReadShareGroupStateSummaryResponseReadStateSummaryResult[];
   {
     const n0 = r.compactArrayLength(18);
@@ -77,7 +79,7 @@ export function decodeReadShareGroupStateSummaryResponse(r: Reader, version: num
 }
 
 export function encodeReadShareGroupStateSummaryResponse(w: Writer, m: ReadShareGroupStateSummaryResponseInput, version: number): void {
-  if (version < 0 || version > 0) throw new Error('ReadShareGroupStateSummaryResponse v' + version + ' is not supported');
+  if (version < 0 || version > 1) throw new Error('ReadShareGroupStateSummaryResponse v' + version + ' is not supported');
   const f_results = m.results === undefined ? [] : m.results;
   w.uvarint(f_results.length + 1);
   for (const e0 of f_results) {
@@ -132,6 +134,10 @@ export function decodeReadShareGroupStateSummaryResponsePartitionResult(r: Reade
   let f_stateEpoch: number = r.int32();
   let f_leaderEpoch: number = r.int32();
   let f_startOffset: bigint = r.int64();
+  let f_deliveryCompleteCount: number = -1;
+  if (version >= 1) {
+    f_deliveryCompleteCount = r.int32();
+  }
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('ReadShareGroupStateSummaryResponse.PartitionResult: ' + nt + ' tagged fields cannot fit');
@@ -140,7 +146,7 @@ export function decodeReadShareGroupStateSummaryResponsePartitionResult(r: Reade
     const size = r.uvarint();
     (unknown ??= new Map()).set(tag, r.raw(size));
   }
-  const out: ReadShareGroupStateSummaryResponsePartitionResult = { partition: f_partition, errorCode: f_errorCode, errorMessage: f_errorMessage, stateEpoch: f_stateEpoch, leaderEpoch: f_leaderEpoch, startOffset: f_startOffset };
+  const out: ReadShareGroupStateSummaryResponsePartitionResult = { partition: f_partition, errorCode: f_errorCode, errorMessage: f_errorMessage, stateEpoch: f_stateEpoch, leaderEpoch: f_leaderEpoch, startOffset: f_startOffset, deliveryCompleteCount: f_deliveryCompleteCount };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
@@ -158,5 +164,9 @@ export function encodeReadShareGroupStateSummaryResponsePartitionResult(w: Write
   w.int32(f_leaderEpoch);
   const f_startOffset = m.startOffset === undefined ? 0n : m.startOffset;
   w.int64(f_startOffset);
+  const f_deliveryCompleteCount = m.deliveryCompleteCount === undefined ? -1 : m.deliveryCompleteCount;
+  if (version >= 1) {
+    w.int32(f_deliveryCompleteCount);
+  }
   w.taggedFields(null, m.unknownTaggedFields);
 }

@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import { Writer } from '../../writer.js';
 
-export const RegisterBrokerRecordVersions = { min: 0, max: 3, flexibleFrom: 0 } as const;
+export const RegisterBrokerRecordVersions = { min: 0, max: 4, flexibleFrom: 0 } as const;
 /** The record type id (the schema's apiKey). */
 export const RegisterBrokerRecordTypeId = 0;
 
@@ -18,6 +18,7 @@ export interface RegisterBrokerRecord {
   fenced: boolean;
   inControlledShutdown: boolean;
   logDirs: string[];
+  cordonedLogDirs: string[] | null;
   unknownTaggedFields?: Map<number, Buffer>;
 }
 
@@ -32,6 +33,7 @@ export interface RegisterBrokerRecordInput {
   fenced?: boolean | undefined;
   inControlledShutdown?: boolean | undefined;
   logDirs?: ReadonlyArray<string> | undefined;
+  cordonedLogDirs?: ReadonlyArray<string> | null | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
 
@@ -66,7 +68,7 @@ export interface RegisterBrokerRecordBrokerFeatureInput {
 }
 
 export function decodeRegisterBrokerRecord(r: Reader, version: number): RegisterBrokerRecord {
-  if (version < 0 || version > 3) r.fail('RegisterBrokerRecord v' + version + ' is not supported');
+  if (version < 0 || version > 4) r.fail('RegisterBrokerRecord v' + version + ' is not supported');
   let f_brokerId: number = r.int32();
   let f_isMigratingZkBroker: boolean = false;
   if (version >= 2) {
@@ -107,6 +109,7 @@ export function decodeRegisterBrokerRecord(r: Reader, version: number): Register
     f_inControlledShutdown = r.bool();
   }
   let f_logDirs: string[] = [];
+  let f_cordonedLogDirs: string[] | null = null;
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('RegisterBrokerRecord: ' + nt + ' tagged fields cannot fit');
@@ -127,17 +130,31 @@ export function decodeRegisterBrokerRecord(r: Reader, version: number): Register
           f_logDirs = a0;
         }
       }
+    } else if ((tag === 1) && (version >= 4)) {
+      const sr = r.sub(size);
+      {
+        const n0 = sr.compactArrayLength(16);
+        if (n0 < 0) {
+          if (version >= 4) f_cordonedLogDirs = null; else sr.fail('null RegisterBrokerRecord.CordonedLogDirs');
+        } else {
+          const a0: string[] = [];
+          for (let i0 = 0; i0 < n0; i0++) {
+            a0.push(sr.uuid());
+          }
+          f_cordonedLogDirs = a0;
+        }
+      }
     } else {
       (unknown ??= new Map()).set(tag, r.raw(size));
     }
   }
-  const out: RegisterBrokerRecord = { brokerId: f_brokerId, isMigratingZkBroker: f_isMigratingZkBroker, incarnationId: f_incarnationId, brokerEpoch: f_brokerEpoch, endPoints: f_endPoints, features: f_features, rack: f_rack, fenced: f_fenced, inControlledShutdown: f_inControlledShutdown, logDirs: f_logDirs };
+  const out: RegisterBrokerRecord = { brokerId: f_brokerId, isMigratingZkBroker: f_isMigratingZkBroker, incarnationId: f_incarnationId, brokerEpoch: f_brokerEpoch, endPoints: f_endPoints, features: f_features, rack: f_rack, fenced: f_fenced, inControlledShutdown: f_inControlledShutdown, logDirs: f_logDirs, cordonedLogDirs: f_cordonedLogDirs };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
 
 export function encodeRegisterBrokerRecord(w: Writer, m: RegisterBrokerRecordInput, version: number): void {
-  if (version < 0 || version > 3) throw new Error('RegisterBrokerRecord v' + version + ' is not supported');
+  if (version < 0 || version > 4) throw new Error('RegisterBrokerRecord v' + version + ' is not supported');
   const f_brokerId = m.brokerId === undefined ? 0 : m.brokerId;
   w.int32(f_brokerId);
   const f_isMigratingZkBroker = m.isMigratingZkBroker === undefined ? false : m.isMigratingZkBroker;
@@ -170,6 +187,8 @@ export function encodeRegisterBrokerRecord(w: Writer, m: RegisterBrokerRecordInp
   }
   const f_logDirs = m.logDirs === undefined ? [] : m.logDirs;
   if ((!(version >= 3)) && (f_logDirs.length !== 0)) throw new Error('RegisterBrokerRecord.LogDirs cannot be set in version ' + version);
+  const f_cordonedLogDirs = m.cordonedLogDirs === undefined ? null : m.cordonedLogDirs;
+  if ((!(version >= 4)) && (f_cordonedLogDirs !== null)) throw new Error('RegisterBrokerRecord.CordonedLogDirs cannot be set in version ' + version);
   let tagged: Array<[number, Buffer]> | null = null;
   if ((version >= 3) && (f_logDirs.length !== 0)) {
     const tw = new Writer(64);
@@ -178,6 +197,19 @@ export function encodeRegisterBrokerRecord(w: Writer, m: RegisterBrokerRecordInp
       tw.uuid(e0);
     }
     (tagged ??= []).push([0, tw.toBuffer()]);
+  }
+  if ((version >= 4) && (f_cordonedLogDirs !== null)) {
+    const tw = new Writer(64);
+    if (f_cordonedLogDirs === null) {
+      if (!(version >= 4)) throw new Error('RegisterBrokerRecord.CordonedLogDirs is not nullable in version ' + version);
+      tw.uvarint(0);
+    } else {
+      tw.uvarint(f_cordonedLogDirs.length + 1);
+      for (const e0 of f_cordonedLogDirs) {
+        tw.uuid(e0);
+      }
+    }
+    (tagged ??= []).push([1, tw.toBuffer()]);
   }
   w.taggedFields(tagged, m.unknownTaggedFields);
 }

@@ -3,13 +3,14 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const ShareAcknowledgeRequestVersions = { min: 1, max: 1, flexibleFrom: 1 } as const;
+export const ShareAcknowledgeRequestVersions = { min: 1, max: 2, flexibleFrom: 1 } as const;
 export const ShareAcknowledgeRequestApiKey = 79;
 
 export interface ShareAcknowledgeRequest {
   groupId: string | null;
   memberId: string | null;
   shareSessionEpoch: number;
+  isRenewAck: boolean;
   topics: ShareAcknowledgeRequestAcknowledgeTopic[];
   unknownTaggedFields?: Map<number, Buffer>;
 }
@@ -18,6 +19,7 @@ export interface ShareAcknowledgeRequestInput {
   groupId?: string | null | undefined;
   memberId?: string | null | undefined;
   shareSessionEpoch?: number | undefined;
+  isRenewAck?: boolean | undefined;
   topics?: ReadonlyArray<ShareAcknowledgeRequestAcknowledgeTopicInput> | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
@@ -61,10 +63,14 @@ export interface ShareAcknowledgeRequestAcknowledgementBatchInput {
 }
 
 export function decodeShareAcknowledgeRequest(r: Reader, version: number): ShareAcknowledgeRequest {
-  if (version < 1 || version > 1) r.fail('ShareAcknowledgeRequest v' + version + ' is not supported');
+  if (version < 1 || version > 2) r.fail('ShareAcknowledgeRequest v' + version + ' is not supported');
   let f_groupId: string | null = r.compactNullableString();
   let f_memberId: string | null = r.compactNullableString();
   let f_shareSessionEpoch: number = r.int32();
+  let f_isRenewAck: boolean = false;
+  if (version >= 2) {
+    f_isRenewAck = r.bool();
+  }
   let f_topics: ShareAcknowledgeRequestAcknowledgeTopic[];
   {
     const n0 = r.compactArrayLength(18);
@@ -86,19 +92,24 @@ export function decodeShareAcknowledgeRequest(r: Reader, version: number): Share
     const size = r.uvarint();
     (unknown ??= new Map()).set(tag, r.raw(size));
   }
-  const out: ShareAcknowledgeRequest = { groupId: f_groupId, memberId: f_memberId, shareSessionEpoch: f_shareSessionEpoch, topics: f_topics };
+  const out: ShareAcknowledgeRequest = { groupId: f_groupId, memberId: f_memberId, shareSessionEpoch: f_shareSessionEpoch, isRenewAck: f_isRenewAck, topics: f_topics };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
 
 export function encodeShareAcknowledgeRequest(w: Writer, m: ShareAcknowledgeRequestInput, version: number): void {
-  if (version < 1 || version > 1) throw new Error('ShareAcknowledgeRequest v' + version + ' is not supported');
+  if (version < 1 || version > 2) throw new Error('ShareAcknowledgeRequest v' + version + ' is not supported');
   const f_groupId = m.groupId === undefined ? null : m.groupId;
   w.compactNullableString(f_groupId);
   const f_memberId = m.memberId === undefined ? "" : m.memberId;
   w.compactNullableString(f_memberId);
   const f_shareSessionEpoch = m.shareSessionEpoch === undefined ? 0 : m.shareSessionEpoch;
   w.int32(f_shareSessionEpoch);
+  const f_isRenewAck = m.isRenewAck === undefined ? false : m.isRenewAck;
+  if ((!(version >= 2)) && (f_isRenewAck !== false)) throw new Error('ShareAcknowledgeRequest.IsRenewAck cannot be set in version ' + version);
+  if (version >= 2) {
+    w.bool(f_isRenewAck);
+  }
   const f_topics = m.topics === undefined ? [] : m.topics;
   w.uvarint(f_topics.length + 1);
   for (const e0 of f_topics) {

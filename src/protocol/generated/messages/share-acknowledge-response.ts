@@ -3,13 +3,14 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const ShareAcknowledgeResponseVersions = { min: 1, max: 1, flexibleFrom: 1 } as const;
+export const ShareAcknowledgeResponseVersions = { min: 1, max: 2, flexibleFrom: 1 } as const;
 export const ShareAcknowledgeResponseApiKey = 79;
 
 export interface ShareAcknowledgeResponse {
   throttleTimeMs: number;
   errorCode: number;
   errorMessage: string | null;
+  acquisitionLockTimeoutMs: number;
   responses: ShareAcknowledgeResponseShareAcknowledgeTopicResponse[];
   nodeEndpoints: ShareAcknowledgeResponseNodeEndpoint[];
   unknownTaggedFields?: Map<number, Buffer>;
@@ -19,6 +20,7 @@ export interface ShareAcknowledgeResponseInput {
   throttleTimeMs?: number | undefined;
   errorCode?: number | undefined;
   errorMessage?: string | null | undefined;
+  acquisitionLockTimeoutMs?: number | undefined;
   responses?: ReadonlyArray<ShareAcknowledgeResponseShareAcknowledgeTopicResponseInput> | undefined;
   nodeEndpoints?: ReadonlyArray<ShareAcknowledgeResponseNodeEndpointInput> | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
@@ -81,10 +83,14 @@ export interface ShareAcknowledgeResponseNodeEndpointInput {
 }
 
 export function decodeShareAcknowledgeResponse(r: Reader, version: number): ShareAcknowledgeResponse {
-  if (version < 1 || version > 1) r.fail('ShareAcknowledgeResponse v' + version + ' is not supported');
+  if (version < 1 || version > 2) r.fail('ShareAcknowledgeResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = r.int32();
   let f_errorCode: number = r.int16();
   let f_errorMessage: string | null = r.compactNullableString();
+  let f_acquisitionLockTimeoutMs: number = 0;
+  if (version >= 2) {
+    f_acquisitionLockTimeoutMs = r.int32();
+  }
   let f_responses: ShareAcknowledgeResponseShareAcknowledgeTopicResponse[];
   {
     const n0 = r.compactArrayLength(18);
@@ -119,19 +125,23 @@ export function decodeShareAcknowledgeResponse(r: Reader, version: number): Shar
     const size = r.uvarint();
     (unknown ??= new Map()).set(tag, r.raw(size));
   }
-  const out: ShareAcknowledgeResponse = { throttleTimeMs: f_throttleTimeMs, errorCode: f_errorCode, errorMessage: f_errorMessage, responses: f_responses, nodeEndpoints: f_nodeEndpoints };
+  const out: ShareAcknowledgeResponse = { throttleTimeMs: f_throttleTimeMs, errorCode: f_errorCode, errorMessage: f_errorMessage, acquisitionLockTimeoutMs: f_acquisitionLockTimeoutMs, responses: f_responses, nodeEndpoints: f_nodeEndpoints };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
 
 export function encodeShareAcknowledgeResponse(w: Writer, m: ShareAcknowledgeResponseInput, version: number): void {
-  if (version < 1 || version > 1) throw new Error('ShareAcknowledgeResponse v' + version + ' is not supported');
+  if (version < 1 || version > 2) throw new Error('ShareAcknowledgeResponse v' + version + ' is not supported');
   const f_throttleTimeMs = m.throttleTimeMs === undefined ? 0 : m.throttleTimeMs;
   w.int32(f_throttleTimeMs);
   const f_errorCode = m.errorCode === undefined ? 0 : m.errorCode;
   w.int16(f_errorCode);
   const f_errorMessage = m.errorMessage === undefined ? null : m.errorMessage;
   w.compactNullableString(f_errorMessage);
+  const f_acquisitionLockTimeoutMs = m.acquisitionLockTimeoutMs === undefined ? 0 : m.acquisitionLockTimeoutMs;
+  if (version >= 2) {
+    w.int32(f_acquisitionLockTimeoutMs);
+  }
   const f_responses = m.responses === undefined ? [] : m.responses;
   w.uvarint(f_responses.length + 1);
   for (const e0 of f_responses) {

@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const ShareFetchRequestVersions = { min: 1, max: 1, flexibleFrom: 1 } as const;
+export const ShareFetchRequestVersions = { min: 1, max: 2, flexibleFrom: 1 } as const;
 export const ShareFetchRequestApiKey = 78;
 
 export interface ShareFetchRequest {
@@ -15,6 +15,8 @@ export interface ShareFetchRequest {
   maxBytes: number;
   maxRecords: number;
   batchSize: number;
+  shareAcquireMode: number;
+  isRenewAck: boolean;
   topics: ShareFetchRequestFetchTopic[];
   forgottenTopicsData: ShareFetchRequestForgottenTopic[];
   unknownTaggedFields?: Map<number, Buffer>;
@@ -29,6 +31,8 @@ export interface ShareFetchRequestInput {
   maxBytes?: number | undefined;
   maxRecords?: number | undefined;
   batchSize?: number | undefined;
+  shareAcquireMode?: number | undefined;
+  isRenewAck?: boolean | undefined;
   topics?: ReadonlyArray<ShareFetchRequestFetchTopicInput> | undefined;
   forgottenTopicsData?: ReadonlyArray<ShareFetchRequestForgottenTopicInput> | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
@@ -87,7 +91,7 @@ export interface ShareFetchRequestForgottenTopicInput {
 }
 
 export function decodeShareFetchRequest(r: Reader, version: number): ShareFetchRequest {
-  if (version < 1 || version > 1) r.fail('ShareFetchRequest v' + version + ' is not supported');
+  if (version < 1 || version > 2) r.fail('ShareFetchRequest v' + version + ' is not supported');
   let f_groupId: string | null = r.compactNullableString();
   let f_memberId: string | null = r.compactNullableString();
   let f_shareSessionEpoch: number = r.int32();
@@ -96,6 +100,14 @@ export function decodeShareFetchRequest(r: Reader, version: number): ShareFetchR
   let f_maxBytes: number = r.int32();
   let f_maxRecords: number = r.int32();
   let f_batchSize: number = r.int32();
+  let f_shareAcquireMode: number = 0;
+  if (version >= 2) {
+    f_shareAcquireMode = r.int8();
+  }
+  let f_isRenewAck: boolean = false;
+  if (version >= 2) {
+    f_isRenewAck = r.bool();
+  }
   let f_topics: ShareFetchRequestFetchTopic[];
   {
     const n0 = r.compactArrayLength(18);
@@ -130,13 +142,13 @@ export function decodeShareFetchRequest(r: Reader, version: number): ShareFetchR
     const size = r.uvarint();
     (unknown ??= new Map()).set(tag, r.raw(size));
   }
-  const out: ShareFetchRequest = { groupId: f_groupId, memberId: f_memberId, shareSessionEpoch: f_shareSessionEpoch, maxWaitMs: f_maxWaitMs, minBytes: f_minBytes, maxBytes: f_maxBytes, maxRecords: f_maxRecords, batchSize: f_batchSize, topics: f_topics, forgottenTopicsData: f_forgottenTopicsData };
+  const out: ShareFetchRequest = { groupId: f_groupId, memberId: f_memberId, shareSessionEpoch: f_shareSessionEpoch, maxWaitMs: f_maxWaitMs, minBytes: f_minBytes, maxBytes: f_maxBytes, maxRecords: f_maxRecords, batchSize: f_batchSize, shareAcquireMode: f_shareAcquireMode, isRenewAck: f_isRenewAck, topics: f_topics, forgottenTopicsData: f_forgottenTopicsData };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
 
 export function encodeShareFetchRequest(w: Writer, m: ShareFetchRequestInput, version: number): void {
-  if (version < 1 || version > 1) throw new Error('ShareFetchRequest v' + version + ' is not supported');
+  if (version < 1 || version > 2) throw new Error('ShareFetchRequest v' + version + ' is not supported');
   const f_groupId = m.groupId === undefined ? null : m.groupId;
   w.compactNullableString(f_groupId);
   const f_memberId = m.memberId === undefined ? "" : m.memberId;
@@ -153,6 +165,15 @@ export function encodeShareFetchRequest(w: Writer, m: ShareFetchRequestInput, ve
   w.int32(f_maxRecords);
   const f_batchSize = m.batchSize === undefined ? 0 : m.batchSize;
   w.int32(f_batchSize);
+  const f_shareAcquireMode = m.shareAcquireMode === undefined ? 0 : m.shareAcquireMode;
+  if (version >= 2) {
+    w.int8(f_shareAcquireMode);
+  }
+  const f_isRenewAck = m.isRenewAck === undefined ? false : m.isRenewAck;
+  if ((!(version >= 2)) && (f_isRenewAck !== false)) throw new Error('ShareFetchRequest.IsRenewAck cannot be set in version ' + version);
+  if (version >= 2) {
+    w.bool(f_isRenewAck);
+  }
   const f_topics = m.topics === undefined ? [] : m.topics;
   w.uvarint(f_topics.length + 1);
   for (const e0 of f_topics) {

@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const ShareFetchResponseVersions = { min: 1, max: 1, flexibleFrom: 1 } as const;
+export const ShareFetchResponseVersions = { min: 1, max: 2, flexibleFrom: 1 } as const;
 export const ShareFetchResponseApiKey = 78;
 
 export interface ShareFetchResponse {
@@ -105,7 +105,7 @@ export interface ShareFetchResponseNodeEndpointInput {
 }
 
 export function decodeShareFetchResponse(r: Reader, version: number): ShareFetchResponse {
-  if (version < 1 || version > 1) r.fail('ShareFetchResponse v' + version + ' is not supported');
+  if (version < 1 || version > 2) r.fail('ShareFetchResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = r.int32();
   let f_errorCode: number = r.int16();
   let f_errorMessage: string | null = r.compactNullableString();
@@ -150,7 +150,7 @@ export function decodeShareFetchResponse(r: Reader, version: number): ShareFetch
 }
 
 export function encodeShareFetchResponse(w: Writer, m: ShareFetchResponseInput, version: number): void {
-  if (version < 1 || version > 1) throw new Error('ShareFetchResponse v' + version + ' is not supported');
+  if (version < 1 || version > 2) throw new Error('ShareFetchResponse v' + version + ' is not supported');
   const f_throttleTimeMs = m.throttleTimeMs === undefined ? 0 : m.throttleTimeMs;
   w.int32(f_throttleTimeMs);
   const f_errorCode = m.errorCode === undefined ? 0 : m.errorCode;

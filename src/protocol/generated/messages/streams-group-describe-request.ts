@@ -3,23 +3,25 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const StreamsGroupDescribeRequestVersions = { min: 0, max: 0, flexibleFrom: 0 } as const;
+export const StreamsGroupDescribeRequestVersions = { min: 0, max: 1, flexibleFrom: 0 } as const;
 export const StreamsGroupDescribeRequestApiKey = 89;
 
 export interface StreamsGroupDescribeRequest {
   groupIds: string[];
   includeAuthorizedOperations: boolean;
+  includeTopologyDescription: boolean;
   unknownTaggedFields?: Map<number, Buffer>;
 }
 
 export interface StreamsGroupDescribeRequestInput {
   groupIds?: ReadonlyArray<string> | undefined;
   includeAuthorizedOperations?: boolean | undefined;
+  includeTopologyDescription?: boolean | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
 
 export function decodeStreamsGroupDescribeRequest(r: Reader, version: number): StreamsGroupDescribeRequest {
-  if (version < 0 || version > 0) r.fail('StreamsGroupDescribeRequest v' + version + ' is not supported');
+  if (version < 0 || version > 1) r.fail('StreamsGroupDescribeRequest v' + version + ' is not supported');
   let f_groupIds: string[];
   {
     const n0 = r.compactArrayLength(1);
@@ -34,6 +36,10 @@ export function decodeStreamsGroupDescribeRequest(r: Reader, version: number): S
     }
   }
   let f_includeAuthorizedOperations: boolean = r.bool();
+  let f_includeTopologyDescription: boolean = false;
+  if (version >= 1) {
+    f_includeTopologyDescription = r.bool();
+  }
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupDescribeRequest: ' + nt + ' tagged fields cannot fit');
@@ -42,13 +48,13 @@ export function decodeStreamsGroupDescribeRequest(r: Reader, version: number): S
     const size = r.uvarint();
     (unknown ??= new Map()).set(tag, r.raw(size));
   }
-  const out: StreamsGroupDescribeRequest = { groupIds: f_groupIds, includeAuthorizedOperations: f_includeAuthorizedOperations };
+  const out: StreamsGroupDescribeRequest = { groupIds: f_groupIds, includeAuthorizedOperations: f_includeAuthorizedOperations, includeTopologyDescription: f_includeTopologyDescription };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
 
 export function encodeStreamsGroupDescribeRequest(w: Writer, m: StreamsGroupDescribeRequestInput, version: number): void {
-  if (version < 0 || version > 0) throw new Error('StreamsGroupDescribeRequest v' + version + ' is not supported');
+  if (version < 0 || version > 1) throw new Error('StreamsGroupDescribeRequest v' + version + ' is not supported');
   const f_groupIds = m.groupIds === undefined ? [] : m.groupIds;
   w.uvarint(f_groupIds.length + 1);
   for (const e0 of f_groupIds) {
@@ -56,5 +62,10 @@ export function encodeStreamsGroupDescribeRequest(w: Writer, m: StreamsGroupDesc
   }
   const f_includeAuthorizedOperations = m.includeAuthorizedOperations === undefined ? false : m.includeAuthorizedOperations;
   w.bool(f_includeAuthorizedOperations);
+  const f_includeTopologyDescription = m.includeTopologyDescription === undefined ? false : m.includeTopologyDescription;
+  if ((!(version >= 1)) && (f_includeTopologyDescription !== false)) throw new Error('StreamsGroupDescribeRequest.IncludeTopologyDescription cannot be set in version ' + version);
+  if (version >= 1) {
+    w.bool(f_includeTopologyDescription);
+  }
   w.taggedFields(null, m.unknownTaggedFields);
 }

@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const StreamsGroupDescribeResponseVersions = { min: 0, max: 0, flexibleFrom: 0 } as const;
+export const StreamsGroupDescribeResponseVersions = { min: 0, max: 1, flexibleFrom: 0 } as const;
 export const StreamsGroupDescribeResponseApiKey = 89;
 
 export interface StreamsGroupDescribeResponse {
@@ -28,6 +28,9 @@ export interface StreamsGroupDescribeResponseDescribedGroup {
   topology: StreamsGroupDescribeResponseTopology | null;
   members: StreamsGroupDescribeResponseMember[];
   authorizedOperations: number;
+  topologyDescription: StreamsGroupDescribeResponseTopologyDescription | null;
+  topologyDescriptionStatus: number;
+  assignorName: string | null;
   unknownTaggedFields?: Map<number, Buffer>;
 }
 
@@ -41,6 +44,9 @@ export interface StreamsGroupDescribeResponseDescribedGroupInput {
   topology?: StreamsGroupDescribeResponseTopologyInput | null | undefined;
   members?: ReadonlyArray<StreamsGroupDescribeResponseMemberInput> | undefined;
   authorizedOperations?: number | undefined;
+  topologyDescription?: StreamsGroupDescribeResponseTopologyDescriptionInput | null | undefined;
+  topologyDescriptionStatus?: number | undefined;
+  assignorName?: string | null | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
 
@@ -192,8 +198,64 @@ export interface StreamsGroupDescribeResponseTaskIdsInput {
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
 
+export interface StreamsGroupDescribeResponseTopologyDescription {
+  subtopologies: StreamsGroupDescribeResponseTopologyDescriptionSubtopology[];
+  globalStores: StreamsGroupDescribeResponseTopologyDescriptionGlobalStore[];
+  unknownTaggedFields?: Map<number, Buffer>;
+}
+
+export interface StreamsGroupDescribeResponseTopologyDescriptionInput {
+  subtopologies?: ReadonlyArray<StreamsGroupDescribeResponseTopologyDescriptionSubtopologyInput> | undefined;
+  globalStores?: ReadonlyArray<StreamsGroupDescribeResponseTopologyDescriptionGlobalStoreInput> | undefined;
+  unknownTaggedFields?: Map<number, Buffer> | undefined;
+}
+
+export interface StreamsGroupDescribeResponseTopologyDescriptionSubtopology {
+  subtopologyId: string;
+  nodes: StreamsGroupDescribeResponseTopologyDescriptionNode[];
+  unknownTaggedFields?: Map<number, Buffer>;
+}
+
+export interface StreamsGroupDescribeResponseTopologyDescriptionSubtopologyInput {
+  subtopologyId?: string | undefined;
+  nodes?: ReadonlyArray<StreamsGroupDescribeResponseTopologyDescriptionNodeInput> | undefined;
+  unknownTaggedFields?: Map<number, Buffer> | undefined;
+}
+
+export interface StreamsGroupDescribeResponseTopologyDescriptionNode {
+  name: string;
+  nodeType: number;
+  sourceTopics: string[];
+  sinkTopic: string | null;
+  stores: string[];
+  successors: string[];
+  unknownTaggedFields?: Map<number, Buffer>;
+}
+
+export interface StreamsGroupDescribeResponseTopologyDescriptionNodeInput {
+  name?: string | undefined;
+  nodeType?: number | undefined;
+  sourceTopics?: ReadonlyArray<string> | undefined;
+  sinkTopic?: string | null | undefined;
+  stores?: ReadonlyArray<string> | undefined;
+  successors?: ReadonlyArray<string> | undefined;
+  unknownTaggedFields?: Map<number, Buffer> | undefined;
+}
+
+export interface StreamsGroupDescribeResponseTopologyDescriptionGlobalStore {
+  source: StreamsGroupDescribeResponseTopologyDescriptionNode;
+  processor: StreamsGroupDescribeResponseTopologyDescriptionNode;
+  unknownTaggedFields?: Map<number, Buffer>;
+}
+
+export interface StreamsGroupDescribeResponseTopologyDescriptionGlobalStoreInput {
+  source?: StreamsGroupDescribeResponseTopologyDescriptionNodeInput | undefined;
+  processor?: StreamsGroupDescribeResponseTopologyDescriptionNodeInput | undefined;
+  unknownTaggedFields?: Map<number, Buffer> | undefined;
+}
+
 export function decodeStreamsGroupDescribeResponse(r: Reader, version: number): StreamsGroupDescribeResponse {
-  if (version < 0 || version > 0) r.fail('StreamsGroupDescribeResponse v' + version + ' is not supported');
+  if (version < 0 || version > 1) r.fail('StreamsGroupDescribeResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = r.int32();
   let f_groups: StreamsGroupDescribeResponseDescribedGroup[];
   {
@@ -222,7 +284,7 @@ export function decodeStreamsGroupDescribeResponse(r: Reader, version: number): 
 }
 
 export function encodeStreamsGroupDescribeResponse(w: Writer, m: StreamsGroupDescribeResponseInput, version: number): void {
-  if (version < 0 || version > 0) throw new Error('StreamsGroupDescribeResponse v' + version + ' is not supported');
+  if (version < 0 || version > 1) throw new Error('StreamsGroupDescribeResponse v' + version + ' is not supported');
   const f_throttleTimeMs = m.throttleTimeMs === undefined ? 0 : m.throttleTimeMs;
   w.int32(f_throttleTimeMs);
   const f_groups = m.groups === undefined ? [] : m.groups;
@@ -257,6 +319,23 @@ export function decodeStreamsGroupDescribeResponseDescribedGroup(r: Reader, vers
     }
   }
   let f_authorizedOperations: number = r.int32();
+  let f_topologyDescription: StreamsGroupDescribeResponseTopologyDescription | null = null;
+  if (version >= 1) {
+    if (version >= 1) {
+      if (r.int8() < 0) f_topologyDescription = null;
+      else f_topologyDescription = decodeStreamsGroupDescribeResponseTopologyDescription(r, version);
+    } else {
+      f_topologyDescription = decodeStreamsGroupDescribeResponseTopologyDescription(r, version);
+    }
+  }
+  let f_topologyDescriptionStatus: number = 0;
+  if (version >= 1) {
+    f_topologyDescriptionStatus = r.int8();
+  }
+  let f_assignorName: string | null = null;
+  if (version >= 1) {
+    f_assignorName = (version >= 1 ? r.compactNullableString() : r.compactString());
+  }
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('StreamsGroupDescribeResponse.DescribedGroup: ' + nt + ' tagged fields cannot fit');
@@ -265,7 +344,7 @@ export function decodeStreamsGroupDescribeResponseDescribedGroup(r: Reader, vers
     const size = r.uvarint();
     (unknown ??= new Map()).set(tag, r.raw(size));
   }
-  const out: StreamsGroupDescribeResponseDescribedGroup = { errorCode: f_errorCode, errorMessage: f_errorMessage, groupId: f_groupId, groupState: f_groupState, groupEpoch: f_groupEpoch, assignmentEpoch: f_assignmentEpoch, topology: f_topology, members: f_members, authorizedOperations: f_authorizedOperations };
+  const out: StreamsGroupDescribeResponseDescribedGroup = { errorCode: f_errorCode, errorMessage: f_errorMessage, groupId: f_groupId, groupState: f_groupState, groupEpoch: f_groupEpoch, assignmentEpoch: f_assignmentEpoch, topology: f_topology, members: f_members, authorizedOperations: f_authorizedOperations, topologyDescription: f_topologyDescription, topologyDescriptionStatus: f_topologyDescriptionStatus, assignorName: f_assignorName };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
@@ -297,6 +376,31 @@ export function encodeStreamsGroupDescribeResponseDescribedGroup(w: Writer, m: S
   }
   const f_authorizedOperations = m.authorizedOperations === undefined ? -2147483648 : m.authorizedOperations;
   w.int32(f_authorizedOperations);
+  const f_topologyDescription = m.topologyDescription === undefined ? null : m.topologyDescription;
+  if ((!(version >= 1)) && (f_topologyDescription !== null)) throw new Error('StreamsGroupDescribeResponse.DescribedGroup.TopologyDescription cannot be set in version ' + version);
+  if (version >= 1) {
+    if (version >= 1) {
+      if (f_topologyDescription === null) {
+        w.int8(-1);
+      } else {
+        w.int8(1);
+        encodeStreamsGroupDescribeResponseTopologyDescription(w, f_topologyDescription, version);
+      }
+    } else {
+      if (f_topologyDescription === null) throw new Error('StreamsGroupDescribeResponse.DescribedGroup.TopologyDescription is not nullable in version ' + version);
+      encodeStreamsGroupDescribeResponseTopologyDescription(w, f_topologyDescription, version);
+    }
+  }
+  const f_topologyDescriptionStatus = m.topologyDescriptionStatus === undefined ? 0 : m.topologyDescriptionStatus;
+  if ((!(version >= 1)) && (f_topologyDescriptionStatus !== 0)) throw new Error('StreamsGroupDescribeResponse.DescribedGroup.TopologyDescriptionStatus cannot be set in version ' + version);
+  if (version >= 1) {
+    w.int8(f_topologyDescriptionStatus);
+  }
+  const f_assignorName = m.assignorName === undefined ? null : m.assignorName;
+  if (version >= 1) {
+    if (f_assignorName === null && !(version >= 1)) throw new Error('StreamsGroupDescribeResponse.DescribedGroup.AssignorName is not nullable in version ' + version);
+    w.compactNullableString(f_assignorName);
+  }
   w.taggedFields(null, m.unknownTaggedFields);
 }
 
@@ -782,6 +886,285 @@ export function encodeStreamsGroupDescribeResponseTaskIds(w: Writer, m: StreamsG
   w.taggedFields(null, m.unknownTaggedFields);
 }
 
+export function decodeStreamsGroupDescribeResponseTopologyDescription(r: Reader, version: number): StreamsGroupDescribeResponseTopologyDescription {
+  let f_subtopologies: StreamsGroupDescribeResponseTopologyDescriptionSubtopology[] = [];
+  if (version >= 1) {
+    {
+      const n0 = r.compactArrayLength(1);
+      if (n0 < 0) {
+        r.fail('null StreamsGroupDescribeResponse.TopologyDescription.Subtopologies');
+      } else {
+        const a0: StreamsGroupDescribeResponseTopologyDescriptionSubtopology[] = [];
+        for (let i0 = 0; i0 < n0; i0++) {
+          a0.push(decodeStreamsGroupDescribeResponseTopologyDescriptionSubtopology(r, version));
+        }
+        f_subtopologies = a0;
+      }
+    }
+  }
+  let f_globalStores: StreamsGroupDescribeResponseTopologyDescriptionGlobalStore[] = [];
+  if (version >= 1) {
+    {
+      const n0 = r.compactArrayLength(1);
+      if (n0 < 0) {
+        r.fail('null StreamsGroupDescribeResponse.TopologyDescription.GlobalStores');
+      } else {
+        const a0: StreamsGroupDescribeResponseTopologyDescriptionGlobalStore[] = [];
+        for (let i0 = 0; i0 < n0; i0++) {
+          a0.push(decodeStreamsGroupDescribeResponseTopologyDescriptionGlobalStore(r, version));
+        }
+        f_globalStores = a0;
+      }
+    }
+  }
+  let unknown: Map<number, Buffer> | undefined;
+  const nt = r.uvarint();
+  if (nt > r.remaining) r.fail('StreamsGroupDescribeResponse.TopologyDescription: ' + nt + ' tagged fields cannot fit');
+  for (let t = 0; t < nt; t++) {
+    const tag = r.uvarint();
+    const size = r.uvarint();
+    (unknown ??= new Map()).set(tag, r.raw(size));
+  }
+  const out: StreamsGroupDescribeResponseTopologyDescription = { subtopologies: f_subtopologies, globalStores: f_globalStores };
+  if (unknown !== undefined) out.unknownTaggedFields = unknown;
+  return out;
+}
+
+export function encodeStreamsGroupDescribeResponseTopologyDescription(w: Writer, m: StreamsGroupDescribeResponseTopologyDescriptionInput, version: number): void {
+  const f_subtopologies = m.subtopologies === undefined ? [] : m.subtopologies;
+  if ((!(version >= 1)) && (f_subtopologies.length !== 0)) throw new Error('StreamsGroupDescribeResponse.TopologyDescription.Subtopologies cannot be set in version ' + version);
+  if (version >= 1) {
+    w.uvarint(f_subtopologies.length + 1);
+    for (const e0 of f_subtopologies) {
+      encodeStreamsGroupDescribeResponseTopologyDescriptionSubtopology(w, e0, version);
+    }
+  }
+  const f_globalStores = m.globalStores === undefined ? [] : m.globalStores;
+  if ((!(version >= 1)) && (f_globalStores.length !== 0)) throw new Error('StreamsGroupDescribeResponse.TopologyDescription.GlobalStores cannot be set in version ' + version);
+  if (version >= 1) {
+    w.uvarint(f_globalStores.length + 1);
+    for (const e0 of f_globalStores) {
+      encodeStreamsGroupDescribeResponseTopologyDescriptionGlobalStore(w, e0, version);
+    }
+  }
+  w.taggedFields(null, m.unknownTaggedFields);
+}
+
+export function decodeStreamsGroupDescribeResponseTopologyDescriptionSubtopology(r: Reader, version: number): StreamsGroupDescribeResponseTopologyDescriptionSubtopology {
+  let f_subtopologyId: string = "";
+  if (version >= 1) {
+    f_subtopologyId = r.compactString();
+  }
+  let f_nodes: StreamsGroupDescribeResponseTopologyDescriptionNode[] = [];
+  if (version >= 1) {
+    {
+      const n0 = r.compactArrayLength(1);
+      if (n0 < 0) {
+        r.fail('null StreamsGroupDescribeResponse.TopologyDescriptionSubtopology.Nodes');
+      } else {
+        const a0: StreamsGroupDescribeResponseTopologyDescriptionNode[] = [];
+        for (let i0 = 0; i0 < n0; i0++) {
+          a0.push(decodeStreamsGroupDescribeResponseTopologyDescriptionNode(r, version));
+        }
+        f_nodes = a0;
+      }
+    }
+  }
+  let unknown: Map<number, Buffer> | undefined;
+  const nt = r.uvarint();
+  if (nt > r.remaining) r.fail('StreamsGroupDescribeResponse.TopologyDescriptionSubtopology: ' + nt + ' tagged fields cannot fit');
+  for (let t = 0; t < nt; t++) {
+    const tag = r.uvarint();
+    const size = r.uvarint();
+    (unknown ??= new Map()).set(tag, r.raw(size));
+  }
+  const out: StreamsGroupDescribeResponseTopologyDescriptionSubtopology = { subtopologyId: f_subtopologyId, nodes: f_nodes };
+  if (unknown !== undefined) out.unknownTaggedFields = unknown;
+  return out;
+}
+
+export function encodeStreamsGroupDescribeResponseTopologyDescriptionSubtopology(w: Writer, m: StreamsGroupDescribeResponseTopologyDescriptionSubtopologyInput, version: number): void {
+  const f_subtopologyId = m.subtopologyId === undefined ? "" : m.subtopologyId;
+  if ((!(version >= 1)) && (f_subtopologyId !== "")) throw new Error('StreamsGroupDescribeResponse.TopologyDescriptionSubtopology.SubtopologyId cannot be set in version ' + version);
+  if (version >= 1) {
+    w.compactString(f_subtopologyId);
+  }
+  const f_nodes = m.nodes === undefined ? [] : m.nodes;
+  if ((!(version >= 1)) && (f_nodes.length !== 0)) throw new Error('StreamsGroupDescribeResponse.TopologyDescriptionSubtopology.Nodes cannot be set in version ' + version);
+  if (version >= 1) {
+    w.uvarint(f_nodes.length + 1);
+    for (const e0 of f_nodes) {
+      encodeStreamsGroupDescribeResponseTopologyDescriptionNode(w, e0, version);
+    }
+  }
+  w.taggedFields(null, m.unknownTaggedFields);
+}
+
+export function decodeStreamsGroupDescribeResponseTopologyDescriptionNode(r: Reader, version: number): StreamsGroupDescribeResponseTopologyDescriptionNode {
+  let f_name: string = "";
+  if (version >= 1) {
+    f_name = r.compactString();
+  }
+  let f_nodeType: number = 0;
+  if (version >= 1) {
+    f_nodeType = r.int8();
+  }
+  let f_sourceTopics: string[] = [];
+  if (version >= 1) {
+    {
+      const n0 = r.compactArrayLength(1);
+      if (n0 < 0) {
+        r.fail('null StreamsGroupDescribeResponse.TopologyDescriptionNode.SourceTopics');
+      } else {
+        const a0: string[] = [];
+        for (let i0 = 0; i0 < n0; i0++) {
+          a0.push(r.compactString());
+        }
+        f_sourceTopics = a0;
+      }
+    }
+  }
+  let f_sinkTopic: string | null = null;
+  if (version >= 1) {
+    f_sinkTopic = (version >= 1 ? r.compactNullableString() : r.compactString());
+  }
+  let f_stores: string[] = [];
+  if (version >= 1) {
+    {
+      const n0 = r.compactArrayLength(1);
+      if (n0 < 0) {
+        r.fail('null StreamsGroupDescribeResponse.TopologyDescriptionNode.Stores');
+      } else {
+        const a0: string[] = [];
+        for (let i0 = 0; i0 < n0; i0++) {
+          a0.push(r.compactString());
+        }
+        f_stores = a0;
+      }
+    }
+  }
+  let f_successors: string[] = [];
+  if (version >= 1) {
+    {
+      const n0 = r.compactArrayLength(1);
+      if (n0 < 0) {
+        r.fail('null StreamsGroupDescribeResponse.TopologyDescriptionNode.Successors');
+      } else {
+        const a0: string[] = [];
+        for (let i0 = 0; i0 < n0; i0++) {
+          a0.push(r.compactString());
+        }
+        f_successors = a0;
+      }
+    }
+  }
+  let unknown: Map<number, Buffer> | undefined;
+  const nt = r.uvarint();
+  if (nt > r.remaining) r.fail('StreamsGroupDescribeResponse.TopologyDescriptionNode: ' + nt + ' tagged fields cannot fit');
+  for (let t = 0; t < nt; t++) {
+    const tag = r.uvarint();
+    const size = r.uvarint();
+    (unknown ??= new Map()).set(tag, r.raw(size));
+  }
+  const out: StreamsGroupDescribeResponseTopologyDescriptionNode = { name: f_name, nodeType: f_nodeType, sourceTopics: f_sourceTopics, sinkTopic: f_sinkTopic, stores: f_stores, successors: f_successors };
+  if (unknown !== undefined) out.unknownTaggedFields = unknown;
+  return out;
+}
+
+export function encodeStreamsGroupDescribeResponseTopologyDescriptionNode(w: Writer, m: StreamsGroupDescribeResponseTopologyDescriptionNodeInput, version: number): void {
+  const f_name = m.name === undefined ? "" : m.name;
+  if ((!(version >= 1)) && (f_name !== "")) throw new Error('StreamsGroupDescribeResponse.TopologyDescriptionNode.Name cannot be set in version ' + version);
+  if (version >= 1) {
+    w.compactString(f_name);
+  }
+  const f_nodeType = m.nodeType === undefined ? 0 : m.nodeType;
+  if ((!(version >= 1)) && (f_nodeType !== 0)) throw new Error('StreamsGroupDescribeResponse.TopologyDescriptionNode.NodeType cannot be set in version ' + version);
+  if (version >= 1) {
+    w.int8(f_nodeType);
+  }
+  const f_sourceTopics = m.sourceTopics === undefined ? [] : m.sourceTopics;
+  if ((!(version >= 1)) && (f_sourceTopics.length !== 0)) throw new Error('StreamsGroupDescribeResponse.TopologyDescriptionNode.SourceTopics cannot be set in version ' + version);
+  if (version >= 1) {
+    w.uvarint(f_sourceTopics.length + 1);
+    for (const e0 of f_sourceTopics) {
+      w.compactString(e0);
+    }
+  }
+  const f_sinkTopic = m.sinkTopic === undefined ? null : m.sinkTopic;
+  if ((!(version >= 1)) && (f_sinkTopic !== null)) throw new Error('StreamsGroupDescribeResponse.TopologyDescriptionNode.SinkTopic cannot be set in version ' + version);
+  if (version >= 1) {
+    if (f_sinkTopic === null && !(version >= 1)) throw new Error('StreamsGroupDescribeResponse.TopologyDescriptionNode.SinkTopic is not nullable in version ' + version);
+    w.compactNullableString(f_sinkTopic);
+  }
+  const f_stores = m.stores === undefined ? [] : m.stores;
+  if ((!(version >= 1)) && (f_stores.length !== 0)) throw new Error('StreamsGroupDescribeResponse.TopologyDescriptionNode.Stores cannot be set in version ' + version);
+  if (version >= 1) {
+    w.uvarint(f_stores.length + 1);
+    for (const e0 of f_stores) {
+      w.compactString(e0);
+    }
+  }
+  const f_successors = m.successors === undefined ? [] : m.successors;
+  if ((!(version >= 1)) && (f_successors.length !== 0)) throw new Error('StreamsGroupDescribeResponse.TopologyDescriptionNode.Successors cannot be set in version ' + version);
+  if (version >= 1) {
+    w.uvarint(f_successors.length + 1);
+    for (const e0 of f_successors) {
+      w.compactString(e0);
+    }
+  }
+  w.taggedFields(null, m.unknownTaggedFields);
+}
+
+export function decodeStreamsGroupDescribeResponseTopologyDescriptionGlobalStore(r: Reader, version: number): StreamsGroupDescribeResponseTopologyDescriptionGlobalStore {
+  let f_source: StreamsGroupDescribeResponseTopologyDescriptionNode = defaultStreamsGroupDescribeResponseTopologyDescriptionNode();
+  if (version >= 1) {
+    f_source = decodeStreamsGroupDescribeResponseTopologyDescriptionNode(r, version);
+  }
+  let f_processor: StreamsGroupDescribeResponseTopologyDescriptionNode = defaultStreamsGroupDescribeResponseTopologyDescriptionNode();
+  if (version >= 1) {
+    f_processor = decodeStreamsGroupDescribeResponseTopologyDescriptionNode(r, version);
+  }
+  let unknown: Map<number, Buffer> | undefined;
+  const nt = r.uvarint();
+  if (nt > r.remaining) r.fail('StreamsGroupDescribeResponse.TopologyDescriptionGlobalStore: ' + nt + ' tagged fields cannot fit');
+  for (let t = 0; t < nt; t++) {
+    const tag = r.uvarint();
+    const size = r.uvarint();
+    (unknown ??= new Map()).set(tag, r.raw(size));
+  }
+  const out: StreamsGroupDescribeResponseTopologyDescriptionGlobalStore = { source: f_source, processor: f_processor };
+  if (unknown !== undefined) out.unknownTaggedFields = unknown;
+  return out;
+}
+
+export function encodeStreamsGroupDescribeResponseTopologyDescriptionGlobalStore(w: Writer, m: StreamsGroupDescribeResponseTopologyDescriptionGlobalStoreInput, version: number): void {
+  const f_source = m.source === undefined ? {} : m.source;
+  if ((!(version >= 1)) && (!isDefaultStreamsGroupDescribeResponseTopologyDescriptionNode(f_source))) throw new Error('StreamsGroupDescribeResponse.TopologyDescriptionGlobalStore.Source cannot be set in version ' + version);
+  if (version >= 1) {
+    encodeStreamsGroupDescribeResponseTopologyDescriptionNode(w, f_source, version);
+  }
+  const f_processor = m.processor === undefined ? {} : m.processor;
+  if ((!(version >= 1)) && (!isDefaultStreamsGroupDescribeResponseTopologyDescriptionNode(f_processor))) throw new Error('StreamsGroupDescribeResponse.TopologyDescriptionGlobalStore.Processor cannot be set in version ' + version);
+  if (version >= 1) {
+    encodeStreamsGroupDescribeResponseTopologyDescriptionNode(w, f_processor, version);
+  }
+  w.taggedFields(null, m.unknownTaggedFields);
+}
+
 function defaultStreamsGroupDescribeResponseAssignment(): StreamsGroupDescribeResponseAssignment {
   return { activeTasks: [], standbyTasks: [], warmupTasks: [] };
+}
+
+function defaultStreamsGroupDescribeResponseTopologyDescriptionNode(): StreamsGroupDescribeResponseTopologyDescriptionNode {
+  return { name: "", nodeType: 0, sourceTopics: [], sinkTopic: null, stores: [], successors: [] };
+}
+
+function isDefaultStreamsGroupDescribeResponseTopologyDescriptionNode(m: StreamsGroupDescribeResponseTopologyDescriptionNodeInput): boolean {
+  return (m.name === undefined || !(m.name !== ""))
+    && (m.nodeType === undefined || !(m.nodeType !== 0))
+    && (m.sourceTopics === undefined || !(m.sourceTopics.length !== 0))
+    && (m.sinkTopic === undefined || !(m.sinkTopic !== null))
+    && (m.stores === undefined || !(m.stores.length !== 0))
+    && (m.successors === undefined || !(m.successors.length !== 0))
+    && (m.unknownTaggedFields === undefined || m.unknownTaggedFields.size === 0);
 }

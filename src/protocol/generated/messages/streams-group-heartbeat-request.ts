@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const StreamsGroupHeartbeatRequestVersions = { min: 0, max: 0, flexibleFrom: 0 } as const;
+export const StreamsGroupHeartbeatRequestVersions = { min: 0, max: 1, flexibleFrom: 0 } as const;
 export const StreamsGroupHeartbeatRequestApiKey = 88;
 
 export interface StreamsGroupHeartbeatRequest {
@@ -163,7 +163,7 @@ export interface StreamsGroupHeartbeatRequestTaskOffsetInput {
 }
 
 export function decodeStreamsGroupHeartbeatRequest(r: Reader, version: number): StreamsGroupHeartbeatRequest {
-  if (version < 0 || version > 0) r.fail('StreamsGroupHeartbeatRequest v' + version + ' is not supported');
+  if (version < 0 || version > 1) r.fail('StreamsGroupHeartbeatRequest v' + version + ' is not supported');
   let f_groupId: string = r.compactString();
   let f_memberId: string = r.compactString();
   let f_memberEpoch: number = r.int32();
@@ -271,7 +271,7 @@ export function decodeStreamsGroupHeartbeatRequest(r: Reader, version: number): 
 }
 
 export function encodeStreamsGroupHeartbeatRequest(w: Writer, m: StreamsGroupHeartbeatRequestInput, version: number): void {
-  if (version < 0 || version > 0) throw new Error('StreamsGroupHeartbeatRequest v' + version + ' is not supported');
+  if (version < 0 || version > 1) throw new Error('StreamsGroupHeartbeatRequest v' + version + ' is not supported');
   const f_groupId = m.groupId === undefined ? "" : m.groupId;
   w.compactString(f_groupId);
   const f_memberId = m.memberId === undefined ? "" : m.memberId;

@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const StreamsGroupHeartbeatResponseVersions = { min: 0, max: 0, flexibleFrom: 0 } as const;
+export const StreamsGroupHeartbeatResponseVersions = { min: 0, max: 1, flexibleFrom: 0 } as const;
 export const StreamsGroupHeartbeatResponseApiKey = 88;
 
 export interface StreamsGroupHeartbeatResponse {
@@ -13,12 +13,14 @@ export interface StreamsGroupHeartbeatResponse {
   memberId: string;
   memberEpoch: number;
   heartbeatIntervalMs: number;
-  acceptableRecoveryLag: number;
+  acceptableRecoveryLagLegacy: number;
   taskOffsetIntervalMs: number;
+  acceptableRecoveryLag: bigint;
   status: StreamsGroupHeartbeatResponseStatus[] | null;
   activeTasks: StreamsGroupHeartbeatResponseTaskIds[] | null;
   standbyTasks: StreamsGroupHeartbeatResponseTaskIds[] | null;
   warmupTasks: StreamsGroupHeartbeatResponseTaskIds[] | null;
+  topologyDescriptionRequired: boolean;
   endpointInformationEpoch: number;
   partitionsByUserEndpoint: StreamsGroupHeartbeatResponseEndpointToPartitions[] | null;
   unknownTaggedFields?: Map<number, Buffer>;
@@ -31,12 +33,14 @@ export interface StreamsGroupHeartbeatResponseInput {
   memberId?: string | undefined;
   memberEpoch?: number | undefined;
   heartbeatIntervalMs?: number | undefined;
-  acceptableRecoveryLag?: number | undefined;
+  acceptableRecoveryLagLegacy?: number | undefined;
   taskOffsetIntervalMs?: number | undefined;
+  acceptableRecoveryLag?: bigint | undefined;
   status?: ReadonlyArray<StreamsGroupHeartbeatResponseStatusInput> | null | undefined;
   activeTasks?: ReadonlyArray<StreamsGroupHeartbeatResponseTaskIdsInput> | null | undefined;
   standbyTasks?: ReadonlyArray<StreamsGroupHeartbeatResponseTaskIdsInput> | null | undefined;
   warmupTasks?: ReadonlyArray<StreamsGroupHeartbeatResponseTaskIdsInput> | null | undefined;
+  topologyDescriptionRequired?: boolean | undefined;
   endpointInformationEpoch?: number | undefined;
   partitionsByUserEndpoint?: ReadonlyArray<StreamsGroupHeartbeatResponseEndpointToPartitionsInput> | null | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
@@ -105,15 +109,22 @@ export interface StreamsGroupHeartbeatResponseTopicPartitionInput {
 }
 
 export function decodeStreamsGroupHeartbeatResponse(r: Reader, version: number): StreamsGroupHeartbeatResponse {
-  if (version < 0 || version > 0) r.fail('StreamsGroupHeartbeatResponse v' + version + ' is not supported');
+  if (version < 0 || version > 1) r.fail('StreamsGroupHeartbeatResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = r.int32();
   let f_errorCode: number = r.int16();
   let f_errorMessage: string | null = r.compactNullableString();
   let f_memberId: string = r.compactString();
   let f_memberEpoch: number = r.int32();
   let f_heartbeatIntervalMs: number = r.int32();
-  let f_acceptableRecoveryLag: number = r.int32();
+  let f_acceptableRecoveryLagLegacy: number = 0;
+  if (version <= 0) {
+    f_acceptableRecoveryLagLegacy = r.int32();
+  }
   let f_taskOffsetIntervalMs: number = r.int32();
+  let f_acceptableRecoveryLag: bigint = -1n;
+  if (version >= 1) {
+    f_acceptableRecoveryLag = r.int64();
+  }
   let f_status: StreamsGroupHeartbeatResponseStatus[] | null;
   {
     const n0 = r.compactArrayLength(3);
@@ -166,6 +177,10 @@ export function decodeStreamsGroupHeartbeatResponse(r: Reader, version: number):
       f_warmupTasks = a0;
     }
   }
+  let f_topologyDescriptionRequired: boolean = false;
+  if (version >= 1) {
+    f_topologyDescriptionRequired = r.bool();
+  }
   let f_endpointInformationEpoch: number = r.int32();
   let f_partitionsByUserEndpoint: StreamsGroupHeartbeatResponseEndpointToPartitions[] | null;
   {
@@ -188,13 +203,13 @@ export function decodeStreamsGroupHeartbeatResponse(r: Reader, version: number):
     const size = r.uvarint();
     (unknown ??= new Map()).set(tag, r.raw(size));
   }
-  const out: StreamsGroupHeartbeatResponse = { throttleTimeMs: f_throttleTimeMs, errorCode: f_errorCode, errorMessage: f_errorMessage, memberId: f_memberId, memberEpoch: f_memberEpoch, heartbeatIntervalMs: f_heartbeatIntervalMs, acceptableRecoveryLag: f_acceptableRecoveryLag, taskOffsetIntervalMs: f_taskOffsetIntervalMs, status: f_status, activeTasks: f_activeTasks, standbyTasks: f_standbyTasks, warmupTasks: f_warmupTasks, endpointInformationEpoch: f_endpointInformationEpoch, partitionsByUserEndpoint: f_partitionsByUserEndpoint };
+  const out: StreamsGroupHeartbeatResponse = { throttleTimeMs: f_throttleTimeMs, errorCode: f_errorCode, errorMessage: f_errorMessage, memberId: f_memberId, memberEpoch: f_memberEpoch, heartbeatIntervalMs: f_heartbeatIntervalMs, acceptableRecoveryLagLegacy: f_acceptableRecoveryLagLegacy, taskOffsetIntervalMs: f_taskOffsetIntervalMs, acceptableRecoveryLag: f_acceptableRecoveryLag, status: f_status, activeTasks: f_activeTasks, standbyTasks: f_standbyTasks, warmupTasks: f_warmupTasks, topologyDescriptionRequired: f_topologyDescriptionRequired, endpointInformationEpoch: f_endpointInformationEpoch, partitionsByUserEndpoint: f_partitionsByUserEndpoint };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
 
 export function encodeStreamsGroupHeartbeatResponse(w: Writer, m: StreamsGroupHeartbeatResponseInput, version: number): void {
-  if (version < 0 || version > 0) throw new Error('StreamsGroupHeartbeatResponse v' + version + ' is not supported');
+  if (version < 0 || version > 1) throw new Error('StreamsGroupHeartbeatResponse v' + version + ' is not supported');
   const f_throttleTimeMs = m.throttleTimeMs === undefined ? 0 : m.throttleTimeMs;
   w.int32(f_throttleTimeMs);
   const f_errorCode = m.errorCode === undefined ? 0 : m.errorCode;
@@ -207,11 +222,18 @@ export function encodeStreamsGroupHeartbeatResponse(w: Writer, m: StreamsGroupHe
   w.int32(f_memberEpoch);
   const f_heartbeatIntervalMs = m.heartbeatIntervalMs === undefined ? 0 : m.heartbeatIntervalMs;
   w.int32(f_heartbeatIntervalMs);
-  const f_acceptableRecoveryLag = m.acceptableRecoveryLag === undefined ? 0 : m.acceptableRecoveryLag;
-  w.int32(f_acceptableRecoveryLag);
+  const f_acceptableRecoveryLagLegacy = m.acceptableRecoveryLagLegacy === undefined ? 0 : m.acceptableRecoveryLagLegacy;
+  if ((!(version <= 0)) && (f_acceptableRecoveryLagLegacy !== 0)) throw new Error('StreamsGroupHeartbeatResponse.AcceptableRecoveryLagLegacy cannot be set in version ' + version);
+  if (version <= 0) {
+    w.int32(f_acceptableRecoveryLagLegacy);
+  }
   const f_taskOffsetIntervalMs = m.taskOffsetIntervalMs === undefined ? 0 : m.taskOffsetIntervalMs;
   w.int32(f_taskOffsetIntervalMs);
-  const f_status = m.status === undefined ? null : m.status;
+  const f_acceptableRecoveryLag = m.acceptableRecoveryLag === undefined ? -1n : m.acceptableRecoveryLag;
+  if (version >= 1) {
+    w.int64(f_acceptableRecoveryLag);
+  }
+  const f_status = m.status === undefined ? [] : m.status;
   if (f_status === null) {
     w.uvarint(0);
   } else {
@@ -246,6 +268,11 @@ export function encodeStreamsGroupHeartbeatResponse(w: Writer, m: StreamsGroupHe
     for (const e0 of f_warmupTasks) {
       encodeStreamsGroupHeartbeatResponseTaskIds(w, e0, version);
     }
+  }
+  const f_topologyDescriptionRequired = m.topologyDescriptionRequired === undefined ? false : m.topologyDescriptionRequired;
+  if ((!(version >= 1)) && (f_topologyDescriptionRequired !== false)) throw new Error('StreamsGroupHeartbeatResponse.TopologyDescriptionRequired cannot be set in version ' + version);
+  if (version >= 1) {
+    w.bool(f_topologyDescriptionRequired);
   }
   const f_endpointInformationEpoch = m.endpointInformationEpoch === undefined ? 0 : m.endpointInformationEpoch;
   w.int32(f_endpointInformationEpoch);

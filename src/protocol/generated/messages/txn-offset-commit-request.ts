@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const TxnOffsetCommitRequestVersions = { min: 0, max: 5, flexibleFrom: 3 } as const;
+export const TxnOffsetCommitRequestVersions = { min: 0, max: 6, flexibleFrom: 3 } as const;
 export const TxnOffsetCommitRequestApiKey = 28;
 
 export interface TxnOffsetCommitRequest {
@@ -11,7 +11,7 @@ export interface TxnOffsetCommitRequest {
   groupId: string;
   producerId: bigint;
   producerEpoch: number;
-  generationId: number;
+  generationIdOrMemberEpoch: number;
   memberId: string;
   groupInstanceId: string | null;
   topics: TxnOffsetCommitRequestTxnOffsetCommitRequestTopic[];
@@ -23,7 +23,7 @@ export interface TxnOffsetCommitRequestInput {
   groupId?: string | undefined;
   producerId?: bigint | undefined;
   producerEpoch?: number | undefined;
-  generationId?: number | undefined;
+  generationIdOrMemberEpoch?: number | undefined;
   memberId?: string | undefined;
   groupInstanceId?: string | null | undefined;
   topics?: ReadonlyArray<TxnOffsetCommitRequestTxnOffsetCommitRequestTopicInput> | undefined;
@@ -32,12 +32,14 @@ export interface TxnOffsetCommitRequestInput {
 
 export interface TxnOffsetCommitRequestTxnOffsetCommitRequestTopic {
   name: string;
+  topicId: string;
   partitions: TxnOffsetCommitRequestTxnOffsetCommitRequestPartition[];
   unknownTaggedFields?: Map<number, Buffer>;
 }
 
 export interface TxnOffsetCommitRequestTxnOffsetCommitRequestTopicInput {
   name?: string | undefined;
+  topicId?: string | undefined;
   partitions?: ReadonlyArray<TxnOffsetCommitRequestTxnOffsetCommitRequestPartitionInput> | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
@@ -60,14 +62,14 @@ export interface TxnOffsetCommitRequestTxnOffsetCommitRequestPartitionInput {
 
 export function decodeTxnOffsetCommitRequest(r: Reader, version: number): TxnOffsetCommitRequest {
   const flexible = version >= 3;
-  if (version < 0 || version > 5) r.fail('TxnOffsetCommitRequest v' + version + ' is not supported');
+  if (version < 0 || version > 6) r.fail('TxnOffsetCommitRequest v' + version + ' is not supported');
   let f_transactionalId: string = (flexible ? r.compactString() : r.string());
   let f_groupId: string = (flexible ? r.compactString() : r.string());
   let f_producerId: bigint = r.int64();
   let f_producerEpoch: number = r.int16();
-  let f_generationId: number = -1;
+  let f_generationIdOrMemberEpoch: number = -1;
   if (version >= 3) {
-    f_generationId = r.int32();
+    f_generationIdOrMemberEpoch = r.int32();
   }
   let f_memberId: string = "";
   if (version >= 3) {
@@ -79,7 +81,7 @@ export function decodeTxnOffsetCommitRequest(r: Reader, version: number): TxnOff
   }
   let f_topics: TxnOffsetCommitRequestTxnOffsetCommitRequestTopic[];
   {
-    const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
+    const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
     if (n0 < 0) {
       r.fail('null TxnOffsetCommitRequest.Topics');
     } else {
@@ -100,14 +102,14 @@ export function decodeTxnOffsetCommitRequest(r: Reader, version: number): TxnOff
       (unknown ??= new Map()).set(tag, r.raw(size));
     }
   }
-  const out: TxnOffsetCommitRequest = { transactionalId: f_transactionalId, groupId: f_groupId, producerId: f_producerId, producerEpoch: f_producerEpoch, generationId: f_generationId, memberId: f_memberId, groupInstanceId: f_groupInstanceId, topics: f_topics };
+  const out: TxnOffsetCommitRequest = { transactionalId: f_transactionalId, groupId: f_groupId, producerId: f_producerId, producerEpoch: f_producerEpoch, generationIdOrMemberEpoch: f_generationIdOrMemberEpoch, memberId: f_memberId, groupInstanceId: f_groupInstanceId, topics: f_topics };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
 
 export function encodeTxnOffsetCommitRequest(w: Writer, m: TxnOffsetCommitRequestInput, version: number): void {
   const flexible = version >= 3;
-  if (version < 0 || version > 5) throw new Error('TxnOffsetCommitRequest v' + version + ' is not supported');
+  if (version < 0 || version > 6) throw new Error('TxnOffsetCommitRequest v' + version + ' is not supported');
   const f_transactionalId = m.transactionalId === undefined ? "" : m.transactionalId;
   (flexible ? w.compactString(f_transactionalId) : w.string(f_transactionalId));
   const f_groupId = m.groupId === undefined ? "" : m.groupId;
@@ -116,10 +118,10 @@ export function encodeTxnOffsetCommitRequest(w: Writer, m: TxnOffsetCommitReques
   w.int64(f_producerId);
   const f_producerEpoch = m.producerEpoch === undefined ? 0 : m.producerEpoch;
   w.int16(f_producerEpoch);
-  const f_generationId = m.generationId === undefined ? -1 : m.generationId;
-  if ((!(version >= 3)) && (f_generationId !== -1)) throw new Error('TxnOffsetCommitRequest.GenerationId cannot be set in version ' + version);
+  const f_generationIdOrMemberEpoch = m.generationIdOrMemberEpoch === undefined ? -1 : m.generationIdOrMemberEpoch;
+  if ((!(version >= 3)) && (f_generationIdOrMemberEpoch !== -1)) throw new Error('TxnOffsetCommitRequest.GenerationIdOrMemberEpoch cannot be set in version ' + version);
   if (version >= 3) {
-    w.int32(f_generationId);
+    w.int32(f_generationIdOrMemberEpoch);
   }
   const f_memberId = m.memberId === undefined ? "" : m.memberId;
   if ((!(version >= 3)) && (f_memberId !== "")) throw new Error('TxnOffsetCommitRequest.MemberId cannot be set in version ' + version);
@@ -146,7 +148,14 @@ export function encodeTxnOffsetCommitRequest(w: Writer, m: TxnOffsetCommitReques
 
 export function decodeTxnOffsetCommitRequestTxnOffsetCommitRequestTopic(r: Reader, version: number): TxnOffsetCommitRequestTxnOffsetCommitRequestTopic {
   const flexible = version >= 3;
-  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_name: string = "";
+  if (version <= 5) {
+    f_name = (flexible ? r.compactString() : r.string());
+  }
+  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
+  if (version >= 6) {
+    f_topicId = r.uuid();
+  }
   let f_partitions: TxnOffsetCommitRequestTxnOffsetCommitRequestPartition[];
   {
     const n0 = (flexible ? r.compactArrayLength(13) : r.arrayLength(13));
@@ -170,7 +179,7 @@ export function decodeTxnOffsetCommitRequestTxnOffsetCommitRequestTopic(r: Reade
       (unknown ??= new Map()).set(tag, r.raw(size));
     }
   }
-  const out: TxnOffsetCommitRequestTxnOffsetCommitRequestTopic = { name: f_name, partitions: f_partitions };
+  const out: TxnOffsetCommitRequestTxnOffsetCommitRequestTopic = { name: f_name, topicId: f_topicId, partitions: f_partitions };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
@@ -178,7 +187,13 @@ export function decodeTxnOffsetCommitRequestTxnOffsetCommitRequestTopic(r: Reade
 export function encodeTxnOffsetCommitRequestTxnOffsetCommitRequestTopic(w: Writer, m: TxnOffsetCommitRequestTxnOffsetCommitRequestTopicInput, version: number): void {
   const flexible = version >= 3;
   const f_name = m.name === undefined ? "" : m.name;
-  (flexible ? w.compactString(f_name) : w.string(f_name));
+  if (version <= 5) {
+    (flexible ? w.compactString(f_name) : w.string(f_name));
+  }
+  const f_topicId = m.topicId === undefined ? "00000000-0000-0000-0000-000000000000" : m.topicId;
+  if (version >= 6) {
+    w.uuid(f_topicId);
+  }
   const f_partitions = m.partitions === undefined ? [] : m.partitions;
   (flexible ? w.uvarint(f_partitions.length + 1) : w.int32(f_partitions.length));
   for (const e0 of f_partitions) {

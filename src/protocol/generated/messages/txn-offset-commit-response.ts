@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const TxnOffsetCommitResponseVersions = { min: 0, max: 5, flexibleFrom: 3 } as const;
+export const TxnOffsetCommitResponseVersions = { min: 0, max: 6, flexibleFrom: 3 } as const;
 export const TxnOffsetCommitResponseApiKey = 28;
 
 export interface TxnOffsetCommitResponse {
@@ -20,12 +20,14 @@ export interface TxnOffsetCommitResponseInput {
 
 export interface TxnOffsetCommitResponseTxnOffsetCommitResponseTopic {
   name: string;
+  topicId: string;
   partitions: TxnOffsetCommitResponseTxnOffsetCommitResponsePartition[];
   unknownTaggedFields?: Map<number, Buffer>;
 }
 
 export interface TxnOffsetCommitResponseTxnOffsetCommitResponseTopicInput {
   name?: string | undefined;
+  topicId?: string | undefined;
   partitions?: ReadonlyArray<TxnOffsetCommitResponseTxnOffsetCommitResponsePartitionInput> | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
@@ -44,11 +46,11 @@ export interface TxnOffsetCommitResponseTxnOffsetCommitResponsePartitionInput {
 
 export function decodeTxnOffsetCommitResponse(r: Reader, version: number): TxnOffsetCommitResponse {
   const flexible = version >= 3;
-  if (version < 0 || version > 5) r.fail('TxnOffsetCommitResponse v' + version + ' is not supported');
+  if (version < 0 || version > 6) r.fail('TxnOffsetCommitResponse v' + version + ' is not supported');
   let f_throttleTimeMs: number = r.int32();
   let f_topics: TxnOffsetCommitResponseTxnOffsetCommitResponseTopic[];
   {
-    const n0 = (flexible ? r.compactArrayLength(2) : r.arrayLength(2));
+    const n0 = (flexible ? r.compactArrayLength(1) : r.arrayLength(1));
     if (n0 < 0) {
       r.fail('null TxnOffsetCommitResponse.Topics');
     } else {
@@ -76,7 +78,7 @@ export function decodeTxnOffsetCommitResponse(r: Reader, version: number): TxnOf
 
 export function encodeTxnOffsetCommitResponse(w: Writer, m: TxnOffsetCommitResponseInput, version: number): void {
   const flexible = version >= 3;
-  if (version < 0 || version > 5) throw new Error('TxnOffsetCommitResponse v' + version + ' is not supported');
+  if (version < 0 || version > 6) throw new Error('TxnOffsetCommitResponse v' + version + ' is not supported');
   const f_throttleTimeMs = m.throttleTimeMs === undefined ? 0 : m.throttleTimeMs;
   w.int32(f_throttleTimeMs);
   const f_topics = m.topics === undefined ? [] : m.topics;
@@ -93,7 +95,14 @@ export function encodeTxnOffsetCommitResponse(w: Writer, m: TxnOffsetCommitRespo
 
 export function decodeTxnOffsetCommitResponseTxnOffsetCommitResponseTopic(r: Reader, version: number): TxnOffsetCommitResponseTxnOffsetCommitResponseTopic {
   const flexible = version >= 3;
-  let f_name: string = (flexible ? r.compactString() : r.string());
+  let f_name: string = "";
+  if (version <= 5) {
+    f_name = (flexible ? r.compactString() : r.string());
+  }
+  let f_topicId: string = "00000000-0000-0000-0000-000000000000";
+  if (version >= 6) {
+    f_topicId = r.uuid();
+  }
   let f_partitions: TxnOffsetCommitResponseTxnOffsetCommitResponsePartition[];
   {
     const n0 = (flexible ? r.compactArrayLength(6) : r.arrayLength(6));
@@ -117,7 +126,7 @@ export function decodeTxnOffsetCommitResponseTxnOffsetCommitResponseTopic(r: Rea
       (unknown ??= new Map()).set(tag, r.raw(size));
     }
   }
-  const out: TxnOffsetCommitResponseTxnOffsetCommitResponseTopic = { name: f_name, partitions: f_partitions };
+  const out: TxnOffsetCommitResponseTxnOffsetCommitResponseTopic = { name: f_name, topicId: f_topicId, partitions: f_partitions };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
@@ -125,7 +134,13 @@ export function decodeTxnOffsetCommitResponseTxnOffsetCommitResponseTopic(r: Rea
 export function encodeTxnOffsetCommitResponseTxnOffsetCommitResponseTopic(w: Writer, m: TxnOffsetCommitResponseTxnOffsetCommitResponseTopicInput, version: number): void {
   const flexible = version >= 3;
   const f_name = m.name === undefined ? "" : m.name;
-  (flexible ? w.compactString(f_name) : w.string(f_name));
+  if (version <= 5) {
+    (flexible ? w.compactString(f_name) : w.string(f_name));
+  }
+  const f_topicId = m.topicId === undefined ? "00000000-0000-0000-0000-000000000000" : m.topicId;
+  if (version >= 6) {
+    w.uuid(f_topicId);
+  }
   const f_partitions = m.partitions === undefined ? [] : m.partitions;
   (flexible ? w.uvarint(f_partitions.length + 1) : w.int32(f_partitions.length));
   for (const e0 of f_partitions) {

@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const WriteShareGroupStateRequestVersions = { min: 0, max: 0, flexibleFrom: 0 } as const;
+export const WriteShareGroupStateRequestVersions = { min: 0, max: 1, flexibleFrom: 0 } as const;
 export const WriteShareGroupStateRequestApiKey = 85;
 
 export interface WriteShareGroupStateRequest {
@@ -35,6 +35,7 @@ export interface WriteShareGroupStateRequestPartitionData {
   stateEpoch: number;
   leaderEpoch: number;
   startOffset: bigint;
+  deliveryCompleteCount: number;
   stateBatches: WriteShareGroupStateRequestStateBatch[];
   unknownTaggedFields?: Map<number, Buffer>;
 }
@@ -44,6 +45,7 @@ export interface WriteShareGroupStateRequestPartitionDataInput {
   stateEpoch?: number | undefined;
   leaderEpoch?: number | undefined;
   startOffset?: bigint | undefined;
+  deliveryCompleteCount?: number | undefined;
   stateBatches?: ReadonlyArray<WriteShareGroupStateRequestStateBatchInput> | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
@@ -65,7 +67,7 @@ export interface WriteShareGroupStateRequestStateBatchInput {
 }
 
 export function decodeWriteShareGroupStateRequest(r: Reader, version: number): WriteShareGroupStateRequest {
-  if (version < 0 || version > 0) r.fail('WriteShareGroupStateRequest v' + version + ' is not supported');
+  if (version < 0 || version > 1) r.fail('WriteShareGroupStateRequest v' + version + ' is not supported');
   let f_groupId: string = r.compactString();
   let f_topics: WriteShareGroupStateRequestWriteStateData[];
   {
@@ -94,7 +96,7 @@ export function decodeWriteShareGroupStateRequest(r: Reader, version: number): W
 }
 
 export function encodeWriteShareGroupStateRequest(w: Writer, m: WriteShareGroupStateRequestInput, version: number): void {
-  if (version < 0 || version > 0) throw new Error('WriteShareGroupStateRequest v' + version + ' is not supported');
+  if (version < 0 || version > 1) throw new Error('WriteShareGroupStateRequest v' + version + ' is not supported');
   const f_groupId = m.groupId === undefined ? "" : m.groupId;
   w.compactString(f_groupId);
   const f_topics = m.topics === undefined ? [] : m.topics;
@@ -149,6 +151,10 @@ export function decodeWriteShareGroupStateRequestPartitionData(r: Reader, versio
   let f_stateEpoch: number = r.int32();
   let f_leaderEpoch: number = r.int32();
   let f_startOffset: bigint = r.int64();
+  let f_deliveryCompleteCount: number = -1;
+  if (version >= 1) {
+    f_deliveryCompleteCount = r.int32();
+  }
   let f_stateBatches: WriteShareGroupStateRequestStateBatch[];
   {
     const n0 = r.compactArrayLength(20);
@@ -170,7 +176,7 @@ export function decodeWriteShareGroupStateRequestPartitionData(r: Reader, versio
     const size = r.uvarint();
     (unknown ??= new Map()).set(tag, r.raw(size));
   }
-  const out: WriteShareGroupStateRequestPartitionData = { partition: f_partition, stateEpoch: f_stateEpoch, leaderEpoch: f_leaderEpoch, startOffset: f_startOffset, stateBatches: f_stateBatches };
+  const out: WriteShareGroupStateRequestPartitionData = { partition: f_partition, stateEpoch: f_stateEpoch, leaderEpoch: f_leaderEpoch, startOffset: f_startOffset, deliveryCompleteCount: f_deliveryCompleteCount, stateBatches: f_stateBatches };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
@@ -184,6 +190,10 @@ export function encodeWriteShareGroupStateRequestPartitionData(w: Writer, m: Wri
   w.int32(f_leaderEpoch);
   const f_startOffset = m.startOffset === undefined ? 0n : m.startOffset;
   w.int64(f_startOffset);
+  const f_deliveryCompleteCount = m.deliveryCompleteCount === undefined ? -1 : m.deliveryCompleteCount;
+  if (version >= 1) {
+    w.int32(f_deliveryCompleteCount);
+  }
   const f_stateBatches = m.stateBatches === undefined ? [] : m.stateBatches;
   w.uvarint(f_stateBatches.length + 1);
   for (const e0 of f_stateBatches) {

@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const WriteShareGroupStateResponseVersions = { min: 0, max: 0, flexibleFrom: 0 } as const;
+export const WriteShareGroupStateResponseVersions = { min: 0, max: 1, flexibleFrom: 0 } as const;
 export const WriteShareGroupStateResponseApiKey = 85;
 
 export interface WriteShareGroupStateResponse {
@@ -43,7 +43,7 @@ export interface WriteShareGroupStateResponsePartitionResultInput {
 }
 
 export function decodeWriteShareGroupStateResponse(r: Reader, version: number): WriteShareGroupStateResponse {
-  if (version < 0 || version > 0) r.fail('WriteShareGroupStateResponse v' + version + ' is not supported');
+  if (version < 0 || version > 1) r.fail('WriteShareGroupStateResponse v' + version + ' is not supported');
   let f_results: WriteShareGroupStateResponseWriteStateResult[];
   {
     const n0 = r.compactArrayLength(18);
@@ -71,7 +71,7 @@ export function decodeWriteShareGroupStateResponse(r: Reader, version: number): 
 }
 
 export function encodeWriteShareGroupStateResponse(w: Writer, m: WriteShareGroupStateResponseInput, version: number): void {
-  if (version < 0 || version > 0) throw new Error('WriteShareGroupStateResponse v' + version + ' is not supported');
+  if (version < 0 || version > 1) throw new Error('WriteShareGroupStateResponse v' + version + ' is not supported');
   const f_results = m.results === undefined ? [] : m.results;
   w.uvarint(f_results.length + 1);
   for (const e0 of f_results) {

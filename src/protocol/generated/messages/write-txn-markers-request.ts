@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const WriteTxnMarkersRequestVersions = { min: 1, max: 1, flexibleFrom: 1 } as const;
+export const WriteTxnMarkersRequestVersions = { min: 1, max: 2, flexibleFrom: 1 } as const;
 export const WriteTxnMarkersRequestApiKey = 27;
 
 export interface WriteTxnMarkersRequest {
@@ -22,6 +22,7 @@ export interface WriteTxnMarkersRequestWritableTxnMarker {
   transactionResult: boolean;
   topics: WriteTxnMarkersRequestWritableTxnMarkerTopic[];
   coordinatorEpoch: number;
+  transactionVersion: number;
   unknownTaggedFields?: Map<number, Buffer>;
 }
 
@@ -31,6 +32,7 @@ export interface WriteTxnMarkersRequestWritableTxnMarkerInput {
   transactionResult?: boolean | undefined;
   topics?: ReadonlyArray<WriteTxnMarkersRequestWritableTxnMarkerTopicInput> | undefined;
   coordinatorEpoch?: number | undefined;
+  transactionVersion?: number | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
 
@@ -47,7 +49,7 @@ export interface WriteTxnMarkersRequestWritableTxnMarkerTopicInput {
 }
 
 export function decodeWriteTxnMarkersRequest(r: Reader, version: number): WriteTxnMarkersRequest {
-  if (version < 1 || version > 1) r.fail('WriteTxnMarkersRequest v' + version + ' is not supported');
+  if (version < 1 || version > 2) r.fail('WriteTxnMarkersRequest v' + version + ' is not supported');
   let f_markers: WriteTxnMarkersRequestWritableTxnMarker[];
   {
     const n0 = r.compactArrayLength(17);
@@ -75,7 +77,7 @@ export function decodeWriteTxnMarkersRequest(r: Reader, version: number): WriteT
 }
 
 export function encodeWriteTxnMarkersRequest(w: Writer, m: WriteTxnMarkersRequestInput, version: number): void {
-  if (version < 1 || version > 1) throw new Error('WriteTxnMarkersRequest v' + version + ' is not supported');
+  if (version < 1 || version > 2) throw new Error('WriteTxnMarkersRequest v' + version + ' is not supported');
   const f_markers = m.markers === undefined ? [] : m.markers;
   w.uvarint(f_markers.length + 1);
   for (const e0 of f_markers) {
@@ -102,6 +104,10 @@ export function decodeWriteTxnMarkersRequestWritableTxnMarker(r: Reader, version
     }
   }
   let f_coordinatorEpoch: number = r.int32();
+  let f_transactionVersion: number = 0;
+  if (version >= 2) {
+    f_transactionVersion = r.int8();
+  }
   let unknown: Map<number, Buffer> | undefined;
   const nt = r.uvarint();
   if (nt > r.remaining) r.fail('WriteTxnMarkersRequest.WritableTxnMarker: ' + nt + ' tagged fields cannot fit');
@@ -110,7 +116,7 @@ export function decodeWriteTxnMarkersRequestWritableTxnMarker(r: Reader, version
     const size = r.uvarint();
     (unknown ??= new Map()).set(tag, r.raw(size));
   }
-  const out: WriteTxnMarkersRequestWritableTxnMarker = { producerId: f_producerId, producerEpoch: f_producerEpoch, transactionResult: f_transactionResult, topics: f_topics, coordinatorEpoch: f_coordinatorEpoch };
+  const out: WriteTxnMarkersRequestWritableTxnMarker = { producerId: f_producerId, producerEpoch: f_producerEpoch, transactionResult: f_transactionResult, topics: f_topics, coordinatorEpoch: f_coordinatorEpoch, transactionVersion: f_transactionVersion };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
@@ -129,6 +135,10 @@ export function encodeWriteTxnMarkersRequestWritableTxnMarker(w: Writer, m: Writ
   }
   const f_coordinatorEpoch = m.coordinatorEpoch === undefined ? 0 : m.coordinatorEpoch;
   w.int32(f_coordinatorEpoch);
+  const f_transactionVersion = m.transactionVersion === undefined ? 0 : m.transactionVersion;
+  if (version >= 2) {
+    w.int8(f_transactionVersion);
+  }
   w.taggedFields(null, m.unknownTaggedFields);
 }
 

@@ -3,7 +3,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 
-export const WriteTxnMarkersResponseVersions = { min: 1, max: 1, flexibleFrom: 1 } as const;
+export const WriteTxnMarkersResponseVersions = { min: 1, max: 2, flexibleFrom: 1 } as const;
 export const WriteTxnMarkersResponseApiKey = 27;
 
 export interface WriteTxnMarkersResponse {
@@ -53,7 +53,7 @@ export interface WriteTxnMarkersResponseWritableTxnMarkerPartitionResultInput {
 }
 
 export function decodeWriteTxnMarkersResponse(r: Reader, version: number): WriteTxnMarkersResponse {
-  if (version < 1 || version > 1) r.fail('WriteTxnMarkersResponse v' + version + ' is not supported');
+  if (version < 1 || version > 2) r.fail('WriteTxnMarkersResponse v' + version + ' is not supported');
   let f_markers: WriteTxnMarkersResponseWritableTxnMarkerResult[];
   {
     const n0 = r.compactArrayLength(10);
@@ -81,7 +81,7 @@ export function decodeWriteTxnMarkersResponse(r: Reader, version: number): Write
 }
 
 export function encodeWriteTxnMarkersResponse(w: Writer, m: WriteTxnMarkersResponseInput, version: number): void {
-  if (version < 1 || version > 1) throw new Error('WriteTxnMarkersResponse v' + version + ' is not supported');
+  if (version < 1 || version > 2) throw new Error('WriteTxnMarkersResponse v' + version + ' is not supported');
   const f_markers = m.markers === undefined ? [] : m.markers;
   w.uvarint(f_markers.length + 1);
   for (const e0 of f_markers) {

@@ -165,6 +165,15 @@ public final class Scenarios {
     return tps;
   }
 
+  private static void awaitEndOffsets(KafkaConsumer<String, String> c, Collection<TopicPartition> tps, long total)
+      throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 30_000;
+    while (c.endOffsets(tps).values().stream().mapToLong(Long::longValue).sum() < total) {
+      if (System.currentTimeMillis() > deadline) return;
+      Thread.sleep(50);
+    }
+  }
+
   /** Reads the assigned partitions from the beginning until each position reaches its end offset. */
   private static List<Map<String, Object>> readAll(KafkaConsumer<String, String> c, Collection<TopicPartition> tps)
       throws Exception {
@@ -237,6 +246,9 @@ public final class Scenarios {
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("produced", produced);
     try (KafkaConsumer<String, String> c = consumer(new Properties())) {
+      // acks=0: flush() returns once the requests are written to the socket, before the broker has
+      // appended them; wait (bounded) for the end offsets to count every record before reading.
+      if ("0".equals(opts.get("acks"))) awaitEndOffsets(c, partitions(topic, 3), count);
       out.put("consumed", readAll(c, partitions(topic, 3)));
     }
     return out;

@@ -1,0 +1,204 @@
+/**
+ * How a mirror partition's leader reads and writes the partition's state (KIP-1279 spec §2, §7.4,
+ * §8.9): at the mirror coordinator, the leader of the partition's `__mirror_state` partition. When
+ * this node serves that shard the coordinator is called in-process; otherwise the state goes over
+ * the wire to its leader as ReadMirrorStates / WriteMirrorStates, as the reference's
+ * MirrorMetadataManager does. Both paths run the same fenced coordinator code
+ * (`MirrorCoordinator.writeFenced`): a write carries the writer's leader epoch of the mirror
+ * partition and a coordinator whose image knows a newer one refuses it with FENCED_LEADER_EPOCH,
+ * so a deposed leader cannot overwrite what its successor persisted.
+ *
+ * NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS and lost connections
+ * mean the shard moved or is loading: the leader is looked up again in the metadata image and the
+ * call retried (100 ms doubling to 1 s, for up to `mirror.state.request.timeout.ms`-like 10 s);
+ * after that the error reaches the caller, whose own retry (the state machine's) takes over.
+ *
+ * Concurrency contract: event loop only; one inter-broker connection per coordinator node.
+ */
+import type { ApiSpec } from '../client/apis.js';
+import type { CoordinatorEndpoint } from '../coordinator/coordinator-host.js';
+import { KafkaClient } from '../client/kafka-client.js';
+import { ApiKey } from '../protocol/generated/api-table.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { encodeReadMirrorStatesRequest, type ReadMirrorStatesRequestInput } from '../protocol/generated/messages/read-mirror-states-request.js';
+import { decodeReadMirrorStatesResponse, type ReadMirrorStatesResponse } from '../protocol/generated/messages/read-mirror-states-response.js';
+import { encodeWriteMirrorStatesRequest, type WriteMirrorStatesRequestInput } from '../protocol/generated/messages/write-mirror-states-request.js';
+import { decodeWriteMirrorStatesResponse, type WriteMirrorStatesResponse } from '../protocol/generated/messages/write-mirror-states-response.js';
+import { KafkaError } from '../protocol/kafka-error.js';
+import { MIRROR_STATE_TOPIC, type MirrorCoordinator, type MirrorPartitionRecord, type MirrorStateEntry } from './mirror-coordinator.js';
+import type { MirrorHost } from './mirror-host.js';
+import { MirrorPartitionState as S, isMirrorPartitionState } from './mirror-partition-state.js';
+import type { MirrorPartitionKey, MirrorStateStore, PersistedPartitionState } from './state-machine.js';
+
+const READ_MIRROR_STATES: ApiSpec<ReadMirrorStatesRequestInput, ReadMirrorStatesResponse> = {
+  apiKey: ApiKey.ReadMirrorStates,
+  versions: [0, 0],
+  encode: encodeReadMirrorStatesRequest,
+  decode: decodeReadMirrorStatesResponse,
+};
+
+const WRITE_MIRROR_STATES: ApiSpec<WriteMirrorStatesRequestInput, WriteMirrorStatesResponse> = {
+  apiKey: ApiKey.WriteMirrorStates,
+  versions: [0, 0],
+  encode: encodeWriteMirrorStatesRequest,
+  decode: decodeWriteMirrorStatesResponse,
+};
+
+/** The coordinator moved, is loading or cannot be reached: look it up again and retry. */
+const RETRY_ELSEWHERE: ReadonlySet<number> = new Set([ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NETWORK_EXCEPTION, ErrorCode.REQUEST_TIMED_OUT]);
+const RETRY_FOR_MS = 10_000;
+/** The coordinator's acks=all append waits up to offsets.commit.timeout.ms (5 s); leave room for it. */
+const REQUEST_TIMEOUT_MS = 15_000;
+
+export class MirrorStateClient implements MirrorStateStore {
+  private readonly clients = new Map<number, { endpoint: string; client: KafkaClient }>();
+  private closed = false;
+
+  constructor(
+    private readonly host: MirrorHost,
+    readonly coordinator: MirrorCoordinator,
+  ) {}
+
+  /** MirrorStateStore: persists one partition's state, fenced by this leader's epoch of it. */
+  async writeState(key: MirrorPartitionKey, value: PersistedPartitionState): Promise<void> {
+    await this.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, state: value }]);
+  }
+
+  /** Writes states and/or last mirrored epochs, each at its coordinator; resolves when all are committed. */
+  async write(mirrorName: string, entries: readonly Omit<MirrorStateEntry, 'leaderEpoch'>[]): Promise<void> {
+    const byShard = new Map<number, MirrorStateEntry[]>();
+    for (const e of entries) {
+      const topic = this.host.topicNameById(e.topicId);
+      const leaderEpoch = topic === undefined ? -1 : (this.host.leaderEpoch(topic, e.partition) ?? -1);
+      const p = this.coordinator.partitionFor(mirrorName, e.topicId, e.partition);
+      let list = byShard.get(p);
+      if (list === undefined) byShard.set(p, (list = []));
+      list.push({ ...e, leaderEpoch });
+    }
+    await Promise.all([...byShard].map(([p, list]) => this.withCoordinator(p, RETRY_FOR_MS, (ep) => (ep === null ? this.coordinator.writeFenced(mirrorName, list) : this.remoteWrite(ep, mirrorName, list)))));
+  }
+
+  /** `retryForMs`: how long to keep retrying a moving coordinator (0: one attempt, the caller retries). */
+  async read(mirrorName: string, topicId: string, partition: number, retryForMs = RETRY_FOR_MS): Promise<MirrorPartitionRecord> {
+    const p = this.coordinator.partitionFor(mirrorName, topicId, partition);
+    return this.withCoordinator(p, retryForMs, (ep) => (ep === null ? this.coordinator.read(mirrorName, topicId, partition) : this.remoteRead(ep, mirrorName, topicId, partition)));
+  }
+
+  /** Tombstones what this node's shards hold of a deleted mirror (every node does so for its own). */
+  tombstoneMirror(mirrorName: string): Promise<number> {
+    return this.coordinator.tombstoneMirror(mirrorName);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const { client } of this.clients.values()) client.close();
+    this.clients.clear();
+  }
+
+  /**
+   * Runs `op` against the coordinator of `__mirror_state` partition `p`: `null` when this node
+   * serves it, else the leader's endpoint. Retries while the shard is moving (see the header).
+   */
+  private async withCoordinator<T>(p: number, retryForMs: number, op: (ep: CoordinatorEndpoint | null) => Promise<T>): Promise<T> {
+    const deadline = this.host.clock.now() + retryForMs;
+    for (let attempt = 0; ; attempt++) {
+      let code: number;
+      let failure: unknown;
+      try {
+        return await op(this.coordinatorNode(p));
+      } catch (err) {
+        failure = err;
+        code = err instanceof KafkaError ? err.code : ErrorCode.NETWORK_EXCEPTION;
+      }
+      if (this.closed || !RETRY_ELSEWHERE.has(code) || this.host.clock.now() >= deadline) throw failure;
+      await new Promise<void>((r) => this.host.timers.schedule(Math.min(1000, 100 * 2 ** attempt), r));
+    }
+  }
+
+  /** null: served here (or a node alone); otherwise the node the image names as the shard's leader. */
+  private coordinatorNode(p: number): CoordinatorEndpoint | null {
+    const leadership = this.host.leadership;
+    if (leadership === undefined || this.coordinator.runtime.serves(p)) return null;
+    const ep = leadership.leaderEndpoint(MIRROR_STATE_TOPIC, p);
+    if (ep === null) {
+      leadership.ensureTopic(MIRROR_STATE_TOPIC, this.coordinator.runtime.partitions);
+      throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `${MIRROR_STATE_TOPIC}-${p} has no leader`);
+    }
+    // Named leader here but not serving yet (the replication role is being taken): the local path answers it.
+    if (ep.nodeId === this.host.nodeId) return null;
+    return ep;
+  }
+
+  private clientFor(ep: CoordinatorEndpoint): KafkaClient {
+    const nodeId = ep.nodeId;
+    const endpoint = `${ep.host}:${ep.port}`;
+    let entry = this.clients.get(nodeId);
+    if (entry === undefined || entry.endpoint !== endpoint) {
+      entry?.client.close();
+      entry = { endpoint, client: new KafkaClient({ bootstrapServers: [endpoint], clientId: `fjord-mirror-state-${this.host.nodeId}`, requestTimeoutMs: REQUEST_TIMEOUT_MS }) };
+      this.clients.set(nodeId, entry);
+    }
+    return entry.client;
+  }
+
+  private async send<Req, Res>(ep: CoordinatorEndpoint, api: ApiSpec<Req, Res>, req: Req): Promise<Res> {
+    const nodeId = ep.nodeId;
+    const client = this.clientFor(ep);
+    try {
+      return await client.send(api, req);
+    } catch (err) {
+      if (err instanceof KafkaError) throw err;
+      // Killed, restarting or cut off: a fresh connection next time.
+      client.close();
+      this.clients.delete(nodeId);
+      throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, `mirror coordinator node ${nodeId} unreachable: ${(err as Error).message}`);
+    }
+  }
+
+  private async remoteRead(ep: CoordinatorEndpoint, mirrorName: string, topicId: string, partition: number): Promise<MirrorPartitionRecord> {
+    const name = this.host.topicNameById(topicId);
+    if (name === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, `unknown topic id ${topicId}`);
+    const res = await this.send(ep, READ_MIRROR_STATES, { mirrorName, topics: [{ name, partitions: [{ partitionIndex: partition }] }] });
+    if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, res.errorMessage ?? undefined);
+    const r = res.topics.find((t) => t.name === name)?.partitions.find((x) => x.partitionIndex === partition);
+    if (r === undefined) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `ReadMirrorStates answered without ${name}-${partition}`);
+    if (r.errorCode !== ErrorCode.NONE) throw new KafkaError(r.errorCode, r.errorMessage ?? undefined);
+    const stored = r.state !== S.UNKNOWN && isMirrorPartitionState(r.state);
+    return {
+      state: stored ? { state: r.state as PersistedPartitionState['state'], previousState: isMirrorPartitionState(r.previousState) ? r.previousState : S.UNKNOWN, retryAttempt: r.retryAttempt, errorMessage: r.errorMessage } : null,
+      lastMirrorEpoch: r.lastMirrorEpoch,
+    };
+  }
+
+  private async remoteWrite(ep: CoordinatorEndpoint, mirrorName: string, entries: readonly MirrorStateEntry[]): Promise<void> {
+    const byTopic = new Map<string, MirrorStateEntry[]>();
+    for (const e of entries) {
+      const name = this.host.topicNameById(e.topicId);
+      if (name === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, `unknown topic id ${e.topicId}`);
+      let list = byTopic.get(name);
+      if (list === undefined) byTopic.set(name, (list = []));
+      list.push(e);
+    }
+    const res = await this.send(ep, WRITE_MIRROR_STATES, {
+      mirrorName,
+      stoppedTopics: [],
+      topics: [...byTopic].map(([name, list]) => ({
+        name,
+        partitions: list.map((e) => ({
+          partitionIndex: e.partition,
+          lastMirrorEpoch: e.lastMirrorEpoch ?? -1,
+          // UNKNOWN: only the last mirrored epoch is written (a leader never persists UNKNOWN).
+          state: e.state?.state ?? S.UNKNOWN,
+          leaderEpoch: e.leaderEpoch,
+          previousState: e.state?.previousState ?? S.UNKNOWN,
+          retryAttempt: e.state?.retryAttempt ?? 0,
+          errorMessage: e.state?.errorMessage ?? null,
+        })),
+      })),
+    });
+    if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, res.errorMessage ?? undefined);
+    for (const t of res.topics) {
+      for (const p of t.partitions) if (p.errorCode !== ErrorCode.NONE) throw new KafkaError(p.errorCode, p.errorMessage ?? `WriteMirrorStates failed for ${t.name}-${p.partitionIndex}`);
+    }
+  }
+}
