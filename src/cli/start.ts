@@ -78,6 +78,17 @@ export async function runStart(argv: readonly string[]): Promise<number> {
   }
   for (const w of config.warnings) log.warn(w.message, { key: w.key });
 
+  // Handlers go in before the node starts: a SIGTERM that arrives while it starts (or just after it
+  // logs "node started") shuts it down cleanly once it is up, instead of killing the process. They
+  // are `once` handlers, so a second signal still ends the process at once, as before.
+  let requested: string | null = null;
+  let onSignal = (signal: string): void => {
+    requested = signal;
+    log.info('stop requested while starting; stopping once started', { signal });
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
+
   let node: BrokerNode;
   try {
     node = await BrokerNode.start(config, log);
@@ -103,7 +114,7 @@ export async function runStart(argv: readonly string[]): Promise<number> {
         },
       );
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+    onSignal = stop;
+    if (requested !== null) stop(requested);
   });
 }
