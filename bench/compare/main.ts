@@ -5,8 +5,8 @@
  *
  *   npm run bench:compare -- --quick            a few minutes: 256 MiB mirror, fewer rows
  *   npm run bench:compare                       the full table BENCHMARKS.md reports
- *   flags: --rounds N  --sections produce,latency,mirror,rss  --durability default,matched
- *          --produce-mb N  --mirror-mb N  --mirror-config key=value (repeatable)  --out file.json
+ *   flags: --rounds N  --sections produce,consume,latency,mirror,rss  --durability default,matched
+ *          --produce-mb N  --consume-mb N  --mirror-mb N  --mirror-config key=value (repeatable)  --out file.json
  *   --sections cluster (not in the default list): RF 3 on three Fjord nodes vs three Kafka nodes,
  *          and failover time (cluster.ts); --cluster-mb N per produce row (default 50)
  */
@@ -19,7 +19,7 @@ import { clusterRows, startFjordCluster, startKafkaCluster } from './cluster.js'
 import { bytesOf, fjordCatchUp, MIRROR_PARTITIONS, mirrorMakerCatchUp, rawPipeCatchUp, segmentFiles, type CatchUp } from './mirror.js';
 import { createTopic, endOffsets, producerPerformance } from './perf-tools.js';
 import { Results, type RowSpec } from './report.js';
-import { idleRss, latency, produceAndConsume, type Sizes } from './scenarios.js';
+import { consumeOnly, idleRss, latency, produceAndConsume, type Sizes } from './scenarios.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -29,6 +29,7 @@ const { values: flags } = parseArgs({
     durability: { type: 'string' },
     'produce-mb': { type: 'string' },
     'mirror-mb': { type: 'string' },
+    'consume-mb': { type: 'string' },
     'mirror-config': { type: 'string', multiple: true },
     'mirror-peers': { type: 'string' },
     'cluster-mb': { type: 'string' },
@@ -43,6 +44,7 @@ const durabilities = (flags.durability ?? (quick ? 'default' : 'default,matched'
 const sizes: Sizes = quick
   ? { produceMb: Number(flags['produce-mb'] ?? 50), partitions: [8], recordSizes: [100, 1024], acks: ['1', 'all'], compressions: ['none'], latencyRates: [20_000], latencySeconds: 5, bulkWriter: false, idlePartitions: [1000] }
   : { produceMb: Number(flags['produce-mb'] ?? 200), partitions: [1, 8, 200], recordSizes: [100, 1024], acks: ['1', 'all'], compressions: ['none', 'lz4'], latencyRates: [5_000, 20_000, 50_000], latencySeconds: 15, bulkWriter: true, idlePartitions: [1000, 10_000] };
+const consumeMb = Number(flags['consume-mb'] ?? (quick ? 200 : 1000));
 const mirrorBytes = Number(flags['mirror-mb'] ?? (quick ? 256 : 1024)) * 1024 * 1024;
 const mirrorConfig: Record<string, string> = {};
 for (const kv of flags['mirror-config'] ?? []) {
@@ -76,10 +78,11 @@ function order(round: number): BrokerKind[] {
 async function brokerRounds(round: number, payloadDir: string): Promise<void> {
   for (const durability of durabilities) {
     for (const kind of order(round)) {
-      if (!sections.has('produce') && !sections.has('latency')) continue;
+      if (!sections.has('produce') && !sections.has('latency') && !sections.has('consume')) continue;
       log(`round ${round + 1}: ${kind}, durability ${durability}: produce/consume/latency`);
       await withBroker(kind, durability, async (b) => {
         if (sections.has('produce')) await produceAndConsume(b, sizes, durability, results, payloadDir);
+        if (sections.has('consume')) await consumeOnly(b, sizes, consumeMb, durability, results);
         if (sections.has('latency')) await latency(b, sizes, durability, results);
       });
     }

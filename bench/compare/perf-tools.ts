@@ -171,3 +171,35 @@ export function endToEndConsumer(bootstrap: string, topic: string): { ready: Pro
     },
   };
 }
+
+export interface KcatConsumeResult {
+  readonly records: number;
+  readonly seconds: number;
+}
+
+/**
+ * kcat (librdkafka) reading `topic` from the beginning to its end (`-e`), printing nothing but a
+ * newline per record: a consumer far cheaper than the JVM's, so the broker's side of the fetch
+ * path shows more. Timed from the start of the process to its exit (metadata round trip included).
+ */
+export function kcatConsume(bootstrap: string, topic: string, timeoutMs = 600_000): Promise<KcatConsumeResult> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '\\n'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let records = 0;
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => {
+      for (let i = b.indexOf(10); i >= 0; i = b.indexOf(10, i + 1)) records++;
+    });
+    child.stderr.on('data', (b: Buffer) => {
+      stderr = (stderr + b.toString()).slice(-4000);
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) reject(new Error(`kcat consume failed (exit ${code}):\n${tail(stderr, 10)}`));
+      else resolve({ records, seconds: (performance.now() - started) / 1000 });
+    });
+  });
+}

@@ -77,7 +77,8 @@ export class Results {
 
   /** A Markdown table. */
   table(): string {
-    const fmt = (x: number): string => (!Number.isFinite(x) ? '–' : Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2));
+    // Three significant figures below 10, so CPU-seconds per MB (often 0.00x) keep their digits.
+    const fmt = (x: number): string => (!Number.isFinite(x) ? '–' : Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : Math.abs(x) >= 1 || x === 0 ? x.toFixed(2) : x.toPrecision(3));
     const mmm = (xs: readonly number[]): string => (xs.length === 0 ? '–' : `${fmt(Math.min(...xs))} / **${fmt(median(xs))}** / ${fmt(Math.max(...xs))}`);
     const lines = [
       '| durability | row | unit | Fjord min / median / max | peer | peer min / median / max | Fjord ÷ peer per round (median) | CPU Fjord / peer (median) |',

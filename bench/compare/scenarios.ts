@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { type Broker } from './brokers.js';
-import { consumerPerformance, createTopic, endToEndConsumer, producerPerformance, writeCompressiblePayloads } from './perf-tools.js';
+import { consumerPerformance, createTopic, endToEndConsumer, kcatConsume, producerPerformance, writeCompressiblePayloads } from './perf-tools.js';
 import { cpuSeconds, rssMiB } from './proc.js';
 import { percentile, type Results, type Side } from './report.js';
 
@@ -61,6 +61,32 @@ export async function produceAndConsume(b: Broker, sizes: Sizes, durability: str
     const cpu = cpuSeconds(b.pid) - cpu0;
     const name = `consume ${size === 1024 ? '1 KiB' : `${size} B`} ${consumePartitions}p (fetch.MB.sec)`;
     results.add({ name, unit: 'MB/s', peer: 'kafka', higherIsBetter: true, durability }, side(b), r.fetchMbPerSec, cpu / r.mb);
+  }
+}
+
+/**
+ * The consume rows alone (`--sections consume`): `consumeMb` of uncompressed records of each size
+ * written to 8 partitions with acks=1 (not a row), then read back by ConsumerPerformance and by
+ * kcat, each timed and with the broker's CPU-seconds per MB over the read.
+ */
+export async function consumeOnly(b: Broker, sizes: Sizes, consumeMb: number, durability: string, results: Results): Promise<void> {
+  const partitions = 8;
+  for (const size of sizes.recordSizes) {
+    const topic = `c-${size}-${partitions}`;
+    await createTopic(b.bootstrap, topic, partitions);
+    const records = Math.round((consumeMb * 1e6) / size);
+    await producerPerformance(b.bootstrap, { topic, records, recordSize: size, acks: '1', compression: 'none', throughput: -1 });
+    const label = size === 1024 ? '1 KiB' : `${size} B`;
+    let cpu0 = cpuSeconds(b.pid);
+    const r = await consumerPerformance(b.bootstrap, topic, records);
+    let cpu = cpuSeconds(b.pid) - cpu0;
+    results.add({ name: `consume ${label} ${partitions}p, ${consumeMb} MB (fetch.MB.sec)`, unit: 'MB/s', peer: 'kafka', higherIsBetter: true, durability }, side(b), r.fetchMbPerSec, cpu / r.mb);
+    cpu0 = cpuSeconds(b.pid);
+    const k = await kcatConsume(b.bootstrap, topic);
+    cpu = cpuSeconds(b.pid) - cpu0;
+    if (k.records < records) throw new Error(`kcat read ${k.records} of ${records} records`);
+    const mb = (k.records * size) / 1e6;
+    results.add({ name: `consume ${label} ${partitions}p, ${consumeMb} MB (kcat, whole run)`, unit: 'MB/s', peer: 'kafka', higherIsBetter: true, durability }, side(b), mb / k.seconds, cpu / mb);
   }
 }
 

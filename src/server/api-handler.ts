@@ -47,4 +47,10 @@ export interface ApiHandler<Req = unknown, Res = unknown> {
   decode(r: Reader, version: number): Req;
   encode(w: Writer, res: Res, version: number): void;
   handle(ctx: RequestContext, req: Req): Promise<Res | null> | Res | null;
+  /**
+   * Called once the socket has taken every byte of the encoded `res`, so buffers the response
+   * referenced (the Writer keeps large byte fields by reference) may be reused. Not called when
+   * the write fails or the connection closes first: those buffers are left to the collector.
+   */
+  release?(res: Res): void;
 }

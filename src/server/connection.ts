@@ -101,6 +101,8 @@ interface Slot {
   closeAfter?: boolean;
   /** Only while `fjord:request-times` has subscribers. */
   times?: RequestTimes;
+  /** The handler's release of the response's buffers, once the socket has taken them all. */
+  release?: () => void;
 }
 
 const API_VERSIONS = 18;
@@ -370,6 +372,7 @@ export class Connection {
         return;
       }
       slot.chunks = w.chunkList();
+      if (handler.release !== undefined) slot.release = () => handler.release!(res);
     }
     if (slot.times !== undefined) slot.times.completeAt = performance.now();
     slot.done = true;
@@ -427,11 +430,14 @@ export class Connection {
       if (!wrote) this.socket.cork();
       wrote = true;
       // The last write's callback runs once the socket has taken the whole response.
+      const release = slot.release;
       const sent =
-        times === undefined
+        times === undefined && release === undefined
           ? undefined
           : (err?: Error | null): void => {
               if (err) return;
+              release?.();
+              if (times === undefined) return;
               times.sentAt = performance.now();
               requestTimes.publish(times);
             };

@@ -3,6 +3,7 @@ import { decodeRecords } from '../protocol/records.js';
 import { forEachBatchIn, scanBatches } from './batch-scan.js';
 import { FileSlice } from './file-slice.js';
 import type { LogSegment } from './log-segment.js';
+import type { ReadBufferPool } from './read-buffer-pool.js';
 import { forEachRecord } from './record-walk.js';
 
 export interface TimestampAndOffset {
@@ -128,3 +129,45 @@ export async function readWholeBatches(slices: readonly FileSlice[]): Promise<Bu
   for (const s of slices) at += await s.readInto(buf, at);
   return buf.subarray(0, forEachBatchIn(buf.subarray(0, at), () => undefined));
 }
+
+/**
+ * The bytes of each of `slices` (a null slice reads nothing), read concurrently into one buffer
+ * from `pool`, each cut to whole batches (a truncation racing the read may have shortened a
+ * file). `records[i]` is a view of `buffer`, valid until `buffer` is released to the pool; the
+ * buffer is null when there was nothing to read. On a failed read the buffer goes back once every read has settled.
+ */
+export async function readSlicesPooled(slices: readonly (FileSlice | null)[], pool: ReadBufferPool): Promise<{ records: Buffer[]; buffer: Buffer | null }> {
+  let total = 0;
+  for (const s of slices) if (s !== null) total += s.length;
+  if (total === 0) return { records: slices.map(() => EMPTY), buffer: null };
+  const buffer = pool.acquire(total);
+  const starts: number[] = [];
+  const reads: Promise<number>[] = [];
+  let at = 0;
+  for (const s of slices) {
+    starts.push(at);
+    if (s === null) continue;
+    reads.push(s.readInto(buffer, at));
+    at += s.length;
+  }
+  // Every read settles before the buffer can go back: a read still running would write into it.
+  const settled = await Promise.allSettled(reads);
+  const lengths: number[] = [];
+  for (const o of settled) {
+    if (o.status === 'rejected') {
+      pool.release(buffer);
+      throw o.reason;
+    }
+    lengths.push(o.value);
+  }
+  let r = 0;
+  const records = slices.map((s, i) => {
+    if (s === null) return EMPTY;
+    const from = starts[i] ?? 0;
+    const got = buffer.subarray(from, from + (lengths[r++] ?? 0));
+    return got.subarray(0, forEachBatchIn(got, () => undefined));
+  });
+  return { records, buffer };
+}
+
+const EMPTY = Buffer.alloc(0);

@@ -18,8 +18,10 @@
  *   closed connection ends the wait.
  * - Sessions (KIP-227, v7+): fetch-manager.ts decides the session of each request (open, continue,
  *   close, close-and-new, or a session error) and which partitions an incremental response carries.
- * - Records are Buffers handed to the Writer by reference: the response is written to the
- *   socket without copying record data again.
+ * - Records are read once, when the answer is known (a long poll's wakes compare offsets and
+ *   re-read only partitions whose range can have changed), into one pooled buffer per response
+ *   (storage/read-buffer-pool.ts), and handed to the Writer by reference: the socket takes them
+ *   with no further copy, and the buffer is reused once the socket has taken the whole response.
  *
  * Version notes: v4 isolation level, v5 log start offset, v7 sessions, v11 rack (no preferred
  * read replica: -1), v12 flexible + DivergingEpoch, v13 topic ids, v19 MirrorLeaderEpoch
@@ -40,6 +42,10 @@ import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { CachedPartition } from '../fetch-session.js';
 import { FetchManager, type PartitionResult, type SessionRequest } from '../fetch-manager.js';
+import { AppendWatch } from '../fetch-append-watch.js';
+import type { FileSlice } from '../../storage/file-slice.js';
+import { ReadBufferPool } from '../../storage/read-buffer-pool.js';
+import { readSlicesPooled } from '../../storage/segment-read.js';
 import type { TopicImage } from '../../controller/metadata-image.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
@@ -59,6 +65,8 @@ const MIRROR_DESIRED_STOPPED = 6;
 
 interface ReadOutcome {
   readonly out: PartOut;
+  /** The file range to send (read into the response once the wait is over), or null. */
+  readonly slice: FileSlice | null;
   readonly bytes: number;
   readonly error: boolean;
   readonly log: PartitionLog | undefined;
@@ -67,10 +75,21 @@ interface ReadOutcome {
   readonly logStart: number;
   /** The latest epoch of the log when MirrorLeaderEpoch applies to this partition, else -1. */
   readonly mirrorEpoch: number;
+  /** What the range was read with: the same inputs on an unchanged log give the same range. */
+  readonly key: string;
 }
 
+/**
+ * Buffers the responses' records are read into, reused once the socket has sent them: 32 MiB
+ * kept at most (a few default-sized responses of 8 partitions × max.partition.fetch.bytes).
+ */
+const POOL_RETAINED_BYTES = 32 * 1024 * 1024;
+
 export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHandler<FetchRequest, FetchResponseInput> {
-  const readPartition = async (w: Wanted, maxBytes: number, minOneMessage: boolean, readCommitted: boolean, v: number, replicaId: number): Promise<ReadOutcome> => {
+  const pool = new ReadBufferPool(POOL_RETAINED_BYTES);
+  /** The pooled buffer each response's records are views of, until the socket has sent it. */
+  const leases = new WeakMap<FetchResponseInput, Buffer>();
+  const readPartition = async (w: Wanted, maxBytes: number, minOneMessage: boolean, readCommitted: boolean, v: number, replicaId: number, prev: ReadOutcome | undefined): Promise<ReadOutcome> => {
     const fail = (errorCode: number, log?: PartitionLog): ReadOutcome => {
       const hw = log?.highWatermark ?? -1;
       const lso = log?.lastStableOffset ?? -1;
@@ -85,6 +104,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
           abortedTransactions: null,
           records: EMPTY,
         },
+        slice: null,
         bytes: 0,
         error: true,
         log,
@@ -92,6 +112,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
         lso,
         logStart,
         mirrorEpoch: -1,
+        key: '',
       };
     };
     const t = w.topic;
@@ -134,6 +155,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
       if (eo.endOffset >= 0 && (eo.epoch < w.p.lastFetchedEpoch || eo.endOffset < w.p.fetchOffset)) {
         return {
           out: { ...base, divergingEpoch: { epoch: eo.epoch, endOffset: BigInt(eo.endOffset) }, abortedTransactions: null, records: EMPTY },
+          slice: null,
           bytes: 0,
           error: false,
           log,
@@ -141,83 +163,41 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
           lso,
           logStart,
           mirrorEpoch,
+          key: '',
         };
       }
     }
-    const r = await log.readToBuffer({
+    // A long poll woken by another partition's append does not read this one again when nothing
+    // it reads from moved (Kafka's DelayedFetch.tryComplete compares offsets, it reads no data).
+    const key = `${w.p.fetchOffset}:${maxBytes}:${minOneMessage}:${hw}:${lso}:${logStart}:${mirrorEpoch}:${replicaId >= 0 ? log.logEndOffset : -1}`;
+    if (prev !== undefined && prev.log === log && prev.key === key) return prev;
+    const r = await log.read({
       fetchOffset: w.p.fetchOffset,
       // Followers read up to the log end: their copies are what moves the high watermark.
       maxOffset: replicaId >= 0 ? log.logEndOffset : readCommitted ? lso : hw,
-      maxBytes: Math.max(0, maxBytes),
+      maxBytes,
       minOneMessage,
       readCommitted,
     });
     if (r.errorCode !== 0) return fail(r.errorCode, log);
+    const slice = r.records[0] ?? null;
     return {
       out: {
         ...base,
         abortedTransactions: readCommitted ? r.abortedTransactions.map((a) => ({ producerId: BigInt(a.producerId), firstOffset: BigInt(a.firstOffset) })) : null,
-        records: r.records,
+        records: EMPTY,
       },
-      bytes: r.records.length,
+      slice,
+      bytes: slice?.length ?? 0,
       error: false,
       log,
       hw,
       lso,
       logStart,
       mirrorEpoch,
+      key,
     };
   };
-
-  /**
-   * Watches the logs of a long poll for its whole duration, so a change that lands while the
-   * partitions are being read again is not lost: a log notifies when its end moves and again when
-   * its high watermark follows (for acks=0/1 a moment later), and a poll woken by the first, that
-   * reads before the second, must still see the second (Kafka's DelayedFetch is checked on each).
-   */
-  class AppendWatch {
-    private changed = false;
-    private wake: (() => void) | null = null;
-    private readonly offs = new Map<PartitionLog, () => void>();
-
-    watch(logs: readonly (PartitionLog | undefined)[]): void {
-      for (const l of logs) {
-        if (l === undefined || this.offs.has(l)) continue;
-        this.offs.set(
-          l,
-          l.onAppend(() => {
-            this.changed = true;
-            this.wake?.();
-          }),
-        );
-      }
-    }
-
-    /** Resolves at once when a log changed since the last call, else at the next change, the deadline, or an abort. */
-    next(ms: number, signal: AbortSignal): Promise<void> {
-      if (this.changed || signal.aborted) {
-        this.changed = false;
-        return Promise.resolve();
-      }
-      return new Promise((resolve) => {
-        const done = (): void => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', done);
-          this.wake = null;
-          this.changed = false;
-          resolve();
-        };
-        const timer = setTimeout(done, ms);
-        signal.addEventListener('abort', done);
-        this.wake = done;
-      });
-    }
-
-    close(): void {
-      for (const off of this.offs.values()) off();
-      this.offs.clear();
-    }
-  }
 
   return {
     apiKey: 1,
@@ -278,13 +258,13 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
         return { p, topic };
       });
 
-      const readAll = async (): Promise<{ outcomes: ReadOutcome[]; bytes: number; error: boolean }> => {
+      const readAll = async (prev?: readonly ReadOutcome[]): Promise<{ outcomes: ReadOutcome[]; bytes: number; error: boolean }> => {
         let budget = consumer ? ctx.quotas.fetchMaxBytes(rc, req.maxBytes) : req.maxBytes;
         let bytes = 0;
         let error = false;
         const outcomes: ReadOutcome[] = [];
-        for (const w of wanted) {
-          const o = await readPartition(w, Math.min(w.p.maxBytes, budget), bytes === 0, readCommitted, v, replicaId);
+        for (const [i, w] of wanted.entries()) {
+          const o = await readPartition(w, Math.max(0, Math.min(w.p.maxBytes, budget)), bytes === 0, readCommitted, v, replicaId, prev?.[i]);
           outcomes.push(o);
           bytes += o.bytes;
           budget -= o.bytes;
@@ -318,16 +298,26 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
             );
             if (!moved) await watch.next(deadline - Date.now(), rc.signal);
             if (rc.signal.aborted) break;
-            result = await readAll();
+            result = await readAll(result.outcomes);
           }
         } finally {
           watch.close();
         }
       }
 
+      // The data is read once, when the answer is known, into one pooled buffer for the response.
+      const { records, buffer } = await readSlicesPooled(
+        result.outcomes.map((o) => o.slice),
+        pool,
+      );
+      let sentBytes = 0;
+      result.outcomes.forEach((o, i) => {
+        o.out.records = records[i] ?? EMPTY;
+        sentBytes += o.out.records.length;
+      });
       const results: PartitionResult[] = result.outcomes.map((o) => ({
         errorCode: o.out.errorCode ?? ErrorCode.NONE,
-        recordBytes: o.bytes,
+        recordBytes: o.out.records?.length ?? 0,
         diverging: o.out.divergingEpoch !== undefined,
         highWatermark: o.hw,
         logStartOffset: o.logStart,
@@ -340,7 +330,10 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
       } else if (fc.kind === 'incremental') {
         sessionId = fc.session.id;
         const picked = sessions.selectIncremental(fc, results, sessionRequest);
-        if (!Array.isArray(picked)) return { throttleTimeMs: 0, errorCode: picked.errorCode, sessionId, responses: [] };
+        if (!Array.isArray(picked)) {
+          if (buffer !== null) pool.release(buffer);
+          return { throttleTimeMs: 0, errorCode: picked.errorCode, sessionId, responses: [] };
+        }
         selected = picked;
       }
 
@@ -358,13 +351,21 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
         (current.partitions as PartOut[]).push(result.outcomes[i]!.out);
       }
       // consumer_byte_rate (src/quota) counts what a consumer is sent; followers are not client-quota'd.
-      const throttleTimeMs = consumer ? ctx.quotas.throttleFetch(rc, result.bytes) : 0;
-      return {
+      const throttleTimeMs = consumer ? ctx.quotas.throttleFetch(rc, sentBytes) : 0;
+      const response: FetchResponseInput = {
         throttleTimeMs,
         errorCode: ErrorCode.NONE,
         ...(v >= 7 ? { sessionId } : {}),
         responses,
       };
+      if (buffer !== null) leases.set(response, buffer);
+      return response;
+    },
+    release(res) {
+      const buffer = leases.get(res);
+      if (buffer === undefined) return;
+      leases.delete(res);
+      pool.release(buffer);
     },
   };
 }
