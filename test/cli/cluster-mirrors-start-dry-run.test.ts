@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
+import { clusterMirrors, type CliRun } from '../helpers/mirror-cli.js';
 import { locatePartitions, offsetRange } from '../../src/cli/mirror-verify-reader.js';
 import { KafkaClient } from '../../src/client/kafka-client.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
@@ -23,12 +23,7 @@ const work = mkdtempSync(join(tmpdir(), 'fjord-cli-start-dry-run-'));
 const TOPIC = 'fb';
 const T0 = 1_764_000_000_000;
 
-async function cli(node: RunningNode, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runClusterMirrorsCli(['--bootstrap-server', node.bootstrap, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = (node: RunningNode, ...argv: string[]): Promise<CliRun> => clusterMirrors(node.bootstrap, ...argv);
 
 async function partitionOf(node: RunningNode, mirror: string): Promise<{ state: string; destinationOffset: number } | undefined> {
   const r = await cli(node, '--describe', '--mirror', mirror, '--json');

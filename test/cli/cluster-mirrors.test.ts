@@ -16,6 +16,7 @@ import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { startKafkaSource as startKafkaBroker, type KafkaBroker } from '../mirror/helpers/kafka-source.js';
 import { startMirrorTestServer, type MirrorTestServer } from '../admin/helpers/mirror-test-server.js';
 import { waitFor } from '../helpers/wait.js';
+import { clusterMirrors, type CliRun } from '../helpers/mirror-cli.js';
 
 let kafka: KafkaBroker;
 let kafkaAdmin: Admin;
@@ -23,12 +24,7 @@ let kafkaClient: Kafka;
 let dest: MirrorTestServer;
 const work = mkdtempSync(join(tmpdir(), 'fjord-cli-'));
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runClusterMirrorsCli(['--bootstrap-server', dest.bootstrap, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = (...argv: string[]): Promise<CliRun> => clusterMirrors(dest.bootstrap, ...argv);
 
 async function describeJson(): Promise<{ topic: string; partition: number; state: string; lag: number; sourceOffset: number; destinationOffset: number }[]> {
   const r = await cli('--describe', '--mirror', 'm1', '--json');

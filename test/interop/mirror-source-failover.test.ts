@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
+import { clusterMirrors, type CliRun } from '../helpers/mirror-cli.js';
 import { RecordBatchView } from '../../src/protocol/record-batch.js';
 import { decodeRecords } from '../../src/protocol/records.js';
 import { waitFor } from '../helpers/wait.js';
@@ -67,12 +67,7 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runClusterMirrorsCli(['--bootstrap-server', fjord.bootstrap, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = (...argv: string[]): Promise<CliRun> => clusterMirrors(fjord.bootstrap, ...argv);
 
 async function mirrored(topic: string): Promise<{ state: string; lag: number }> {
   const r = await cli('--describe', '--mirror', MIRROR, '--json');

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaConnection } from '../../src/client/kafka-connection.js';
-import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
+import { clusterMirrors, type CliRun } from '../helpers/mirror-cli.js';
 import { encodeBumpLeaderEpochsRequest } from '../../src/protocol/generated/messages/bump-leader-epochs-request.js';
 import { decodeBumpLeaderEpochsResponse } from '../../src/protocol/generated/messages/bump-leader-epochs-response.js';
 import { encodeMetadataRequest } from '../../src/protocol/generated/messages/metadata-request.js';
@@ -45,12 +45,7 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-async function cli(node: RunningNode, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runClusterMirrorsCli(['--bootstrap-server', node.bootstrap, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = (node: RunningNode, ...argv: string[]): Promise<CliRun> => clusterMirrors(node.bootstrap, ...argv);
 
 async function states(node: RunningNode, mirror: string): Promise<{ topic: string; state: string; lag: number }[]> {
   const r = await cli(node, '--describe', '--mirror', mirror, '--json');

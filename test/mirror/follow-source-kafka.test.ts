@@ -18,7 +18,7 @@ import { Admin as PlatformaticAdmin } from '@platformatic/kafka';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigOp, MirrorAdmin } from '../../src/admin/mirror-admin.js';
-import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
+import { clusterMirrors, type CliRun } from '../helpers/mirror-cli.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { startKafkaSource, type KafkaBroker } from './helpers/kafka-source.js';
 import { waitFor } from '../helpers/wait.js';
@@ -30,12 +30,7 @@ let src: Admin;
 let dst: Admin;
 const work = mkdtempSync(join(tmpdir(), 'fjord-follow-source-'));
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runClusterMirrorsCli(['--bootstrap-server', fjord.bootstrap, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = (...argv: string[]): Promise<CliRun> => clusterMirrors(fjord.bootstrap, ...argv);
 
 interface Row {
   topic: string;

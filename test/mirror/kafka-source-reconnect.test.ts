@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaConnection } from '../../src/client/kafka-connection.js';
-import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
+import { clusterMirrors, type CliRun } from '../helpers/mirror-cli.js';
 import { CLUSTER_MIRROR_RESOURCE_TYPE } from '../../src/mirror/mirror-host.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { encodeIncrementalAlterConfigsRequest } from '../../src/protocol/generated/messages/incremental-alter-configs-request.js';
@@ -68,12 +68,7 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runClusterMirrorsCli(['--bootstrap-server', fjord.bootstrap, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = (...argv: string[]): Promise<CliRun> => clusterMirrors(fjord.bootstrap, ...argv);
 
 async function partitions(): Promise<{ topic: string; state: string; lag: number }[]> {
   const r = await cli('--describe', '--mirror', MIRROR, '--json');

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CompressionTypes, Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
+import { clusterMirrors, type CliRun } from '../helpers/mirror-cli.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { startKafkaSource as startKafkaBroker, type KafkaBroker } from './helpers/kafka-source.js';
 import { waitFor } from '../helpers/wait.js';
@@ -32,12 +32,7 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runClusterMirrorsCli(['--bootstrap-server', fjord.bootstrap, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = (...argv: string[]): Promise<CliRun> => clusterMirrors(fjord.bootstrap, ...argv);
 
 async function partitions(): Promise<{ topic: string; partition: number; state: string; lag: number; errorMessage: string | null; retryAttempt: number }[]> {
   const r = await cli('--describe', '--mirror', 'from-kafka', '--json');

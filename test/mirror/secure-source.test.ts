@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, Kafka, ResourcePatternTypes, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaConnection } from '../../src/client/kafka-connection.js';
-import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
+import { clusterMirrors, type CliRun } from '../helpers/mirror-cli.js';
 import { CLUSTER_MIRROR_RESOURCE_TYPE } from '../../src/mirror/mirror-host.js';
 import { ApiKey } from '../../src/protocol/generated/api-table.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
@@ -126,12 +126,7 @@ async function addScramUser(name: string, password: string): Promise<void> {
   }
 }
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runClusterMirrorsCli(['--bootstrap-server', fjord.bootstrap, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = (...argv: string[]): Promise<CliRun> => clusterMirrors(fjord.bootstrap, ...argv);
 
 interface Row {
   topic: string;
