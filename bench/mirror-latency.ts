@@ -6,19 +6,22 @@
  * mirror opens to it (bootstrap and the partition leader) crosses the delayed link; the
  * benchmark's own offset polls go straight to the destination.
  *
- * Cases, per one-way delay (0, 5, 25 ms by default):
+ * Cases, per one-way delay (0, 5, 25 ms by default), each into a fresh destination:
  *   - 1 fetcher:  mirror.num.replica.fetchers=1 (the default), one Fetch in flight;
  *   - 4 fetchers: mirror.num.replica.fetchers=4, four fetch loops (sessions) per source broker,
  *     partitions spread over them as Kafka's AbstractFetcherManager.getFetcherId does.
- * Each prints MB/s from the first mirrored byte to the last, the ratio to the same fetcher
- * count at 0 ms in the same round, and the proxy's measured one-way hold time (timers fire late
- * on a loaded machine, so the delay actually added is reported beside the one asked for).
+ * Each prints MB/s from the first mirrored byte to the last and from the `--start` command to
+ * the last byte (the start's own round trips cross the link too), each divided by the same
+ * fetcher count's figure at 0 ms in the same round; the connections the destination opened to
+ * the source; and the proxy's measured one-way hold time (timers fire late on a loaded
+ * machine, so the delay actually added is shown beside the one asked for).
  *
  * Not a case: the fetcher's overlap of the next Fetch with the previous answer's appends
- * (`pipelineAppends`) is a fetcher setting with no broker config key, so a node cannot switch it
- * on for one run.
+ * (`pipelineAppends`) is a fetcher setting with no broker or mirror config key, so a node
+ * cannot switch it on for one run.
  *
  *   node bench/run.mjs bench/mirror-latency.ts [--mb 64] [--delays 0,5,25] [--fetchers 1,4] [--rounds 1]
+ *     [--mirror-config key=value]...   (a mirror setting for every case, e.g. mirror.fetch.wait.max.ms=50)
  */
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
