@@ -10,6 +10,9 @@
  * backpressure any socket pipe has). A client that waits for an answer before its next request,
  * as a fetcher does, still pays one round trip (2 × delay) per request, which is what this is for.
  *
+ * A connection closed by either side is torn down at once, chunks still held included: enough
+ * for Kafka clients, which close a connection only when done with it, not a faithful EOF.
+ *
  * The delay can be changed while connections are open (`setDelayMs`); chunks already queued
  * keep their release time, so order is never broken. Every released chunk's actual hold time is
  * recorded, so a run can report how late the timers fired on a loaded machine.
