@@ -1,0 +1,198 @@
+/**
+ * Mirror catch-up over a high-latency link: a Fjord source preloaded with 1 KiB records in 8
+ * partitions, mirrored into a fresh Fjord destination (`fjord cluster-mirrors --create/--start`)
+ * through ./compare/delay-proxy.ts, which adds a fixed one-way delay to every chunk in both
+ * directions. The source advertises the proxy's address, so every connection the destination's
+ * mirror opens to it (bootstrap and the partition leader) crosses the delayed link; the
+ * benchmark's own offset polls go straight to the destination.
+ *
+ * Cases, per one-way delay (0, 5, 25 ms by default), each into a fresh destination:
+ *   - 1 fetcher:  mirror.num.replica.fetchers=1 (the default), one Fetch in flight;
+ *   - 4 fetchers: mirror.num.replica.fetchers=4, four fetch loops (sessions) per source broker,
+ *     partitions spread over them as Kafka's AbstractFetcherManager.getFetcherId does.
+ * Each prints MB/s from the first mirrored byte to the last and from the `--start` command to
+ * the last byte (the start's own round trips cross the link too), each divided by the same
+ * fetcher count's figure at 0 ms in the same round; the connections the destination opened to
+ * the source; and the proxy's measured one-way hold time (timers fire late on a loaded
+ * machine, so the delay actually added is shown beside the one asked for).
+ *
+ * Not a case: the fetcher's overlap of the next Fetch with the previous answer's appends
+ * (`pipelineAppends`) is a fetcher setting with no broker or mirror config key, so a node
+ * cannot switch it on for one run.
+ *
+ *   node bench/run.mjs bench/mirror-latency.ts [--mb 64] [--delays 0,5,25] [--fetchers 1,4] [--rounds 1]
+ *     [--mirror-config key=value]...   (a mirror setting for every case, e.g. mirror.fetch.wait.max.ms=50)
+ */
+import { cpus, loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { Kafka, logLevel } from 'kafkajs';
+import { type Broker, startFjord } from './compare/brokers.js';
+import { DelayProxy, type HoldStats } from './compare/delay-proxy.js';
+import { bytesOf, fjordCatchUp, MIRROR_PARTITIONS, segmentFiles, type CatchUp } from './compare/mirror.js';
+import { createTopic, endOffsets } from './compare/perf-tools.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    mb: { type: 'string', default: '64' },
+    delays: { type: 'string', default: '0,5,25' },
+    fetchers: { type: 'string', default: '1,4' },
+    rounds: { type: 'string', default: '1' },
+    'mirror-config': { type: 'string', multiple: true, default: [] },
+  },
+});
+const MB = Number(flags.mb);
+const DELAYS = flags.delays.split(',').map(Number);
+const FETCHERS = flags.fetchers.split(',').map(Number);
+const ROUNDS = Number(flags.rounds);
+/** Mirror settings for every case (`--mirror-config key=value`, repeatable), e.g. mirror.fetch.wait.max.ms. */
+const MIRROR_CONFIG: Record<string, string> = Object.fromEntries(flags['mirror-config'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const TOPIC = 'mirror-latency-src';
+const RECORD_BYTES = 1024;
+const DEADLINE_MS = 15 * 60_000;
+
+const log = (msg: string): void => console.error(`[mirror-latency ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+
+/** `records` 1 KiB records, acks=1, spread over the partitions, several requests in flight. */
+async function preload(bootstrap: string, records: number): Promise<void> {
+  const kafka = new Kafka({ clientId: 'mirror-latency-preload', brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  try {
+    const value = Buffer.alloc(RECORD_BYTES, 'x');
+    const perRequest = 256;
+    const inFlight = 8;
+    let sent = 0;
+    let p = 0;
+    const next = async (): Promise<void> => {
+      while (sent < records) {
+        const n = Math.min(perRequest, records - sent);
+        sent += n;
+        const partition = p++ % MIRROR_PARTITIONS;
+        await producer.send({ topic: TOPIC, acks: 1, messages: Array.from({ length: n }, () => ({ value, partition })) });
+      }
+    };
+    await Promise.all(Array.from({ length: inFlight }, next));
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+interface Case {
+  readonly delayMs: number;
+  readonly fetchers: number;
+  readonly round: number;
+  readonly result: CatchUp;
+  readonly hold: HoldStats;
+}
+
+async function runCase(source: Broker, proxy: DelayProxy, delayMs: number, fetchers: number, records: number, bytes: number): Promise<{ result: CatchUp; hold: Case['hold'] }> {
+  const dest = await startFjord({ durability: 'default', overrides: { 'mirror.num.replica.fetchers': String(fetchers) } });
+  try {
+    proxy.setDelayMs(delayMs);
+    proxy.takeHoldStats();
+    const viaProxy: Broker = { ...source, bootstrap: proxy.address };
+    const result = await fjordCatchUp(viaProxy, dest, TOPIC, records, bytes, MIRROR_CONFIG, DEADLINE_MS);
+    return { result, hold: proxy.takeHoldStats() };
+  } finally {
+    await dest.stop();
+    // The destination's connections are gone with it; the next case starts on an idle link.
+    proxy.setDelayMs(0);
+  }
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
+}
+
+/** MB/s from the `--start` command to the last mirrored byte: start-up round trips included. */
+function wholeMbPerSec(c: CatchUp, bytes: number): number {
+  return bytes / 1e6 / ((c.firstByteMs + c.seconds * 1000) / 1000);
+}
+
+function report(cases: readonly Case[], bytes: number, load: readonly number[]): void {
+  const fmt = (x: number, d = 1): string => x.toFixed(d);
+  const per = (xs: readonly number[], d = 1): string => `${xs.map((x) => fmt(x, d)).join(', ')} (**${fmt(median(xs), d)}**)`;
+  /** Each case's figure divided by that of the case `base` picks in the same round. */
+  const ratios = (mine: readonly Case[], base: (c: Case) => Case | undefined, f: (c: Case) => number): number[] =>
+    mine.map((c) => {
+      const b = base(c);
+      return b === undefined ? NaN : f(c) / f(b);
+    });
+  console.log(`mirror-latency: Fjord → Fjord catch-up, ${fmt(bytes / 2 ** 20, 0)} MiB of segment files, ${MIRROR_PARTITIONS} partitions, 1 KiB records, ${ROUNDS} round(s), ${cpus().length} CPUs`);
+  console.log(`load average (1 min) before / after: ${load.map((x) => x.toFixed(2)).join(' / ')}; mirror config: ${JSON.stringify(MIRROR_CONFIG)}`);
+  console.log('link: delaying TCP proxy on loopback (fixed one-way delay per chunk, both directions, bandwidth not limited)');
+  console.log('per round, then the median in bold; ratios are against the same fetcher count at 0 ms in the same round\n');
+  console.log('| one-way delay | held p50 / p99 ms | mirror.num.replica.fetchers | connections to the source | catch-up MB/s (first → last byte) | ÷ 0 ms | MB/s from --start | ÷ 0 ms | time to first byte ms | CPU-s/GB |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  const catchUp = (c: Case): number => c.result.mbPerSec;
+  const whole = (c: Case): number => wholeMbPerSec(c.result, bytes);
+  for (const d of DELAYS) {
+    for (const f of FETCHERS) {
+      const mine = cases.filter((c) => c.delayMs === d && c.fetchers === f);
+      if (mine.length === 0) continue;
+      const zero = (c: Case): Case | undefined => cases.find((b) => b.delayMs === 0 && b.fetchers === f && b.round === c.round);
+      const held = mine.map((c) => `${fmt(c.hold.p50)} / ${fmt(c.hold.p99)}`).join(', ');
+      const row = [
+        `${d} ms`,
+        held,
+        String(f),
+        mine.map((c) => String(c.hold.connections)).join(', '),
+        per(mine.map(catchUp)),
+        per(ratios(mine, zero, catchUp), 2),
+        per(mine.map(whole)),
+        per(ratios(mine, zero, whole), 2),
+        per(mine.map((c) => c.result.firstByteMs), 0),
+        per(mine.map((c) => c.result.cpuSecondsPerGb), 2),
+      ];
+      console.log(`| ${row.join(' | ')} |`);
+    }
+  }
+  const [one, ...more] = FETCHERS;
+  for (const f of more) {
+    const parts = DELAYS.map((d) => {
+      const mine = cases.filter((c) => c.delayMs === d && c.fetchers === f);
+      const rs = ratios(mine, (c) => cases.find((b) => b.delayMs === d && b.fetchers === one && b.round === c.round), whole);
+      return `${d} ms ${fmt(median(rs), 2)}`;
+    });
+    console.log(`\n${f} fetchers ÷ ${one ?? 1} fetcher, MB/s from --start, same delay and round (median): ${parts.join(', ')}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const load0 = loadavg()[0] ?? 0;
+  const proxy = await DelayProxy.listen();
+  const source = await startFjord({ durability: 'default', overrides: { 'advertised.listeners': `PLAINTEXT://${proxy.address}` } });
+  const cases: Case[] = [];
+  try {
+    const [host, port] = source.bootstrap.split(':');
+    proxy.setTarget(host ?? '127.0.0.1', Number(port));
+    const records = Math.round((MB * 2 ** 20) / RECORD_BYTES);
+    log(`preloading ${MB} MiB (${records} records) into the source`);
+    await createTopic(source.bootstrap, TOPIC, MIRROR_PARTITIONS);
+    await preload(proxy.address, records);
+    const total = (await endOffsets(source.bootstrap, TOPIC)).reduce((s, x) => s + x, 0);
+    if (total !== records) throw new Error(`preload wrote ${total} of ${records} records`);
+    const bytes = bytesOf(segmentFiles(source, TOPIC));
+    for (let round = 0; round < ROUNDS; round++) {
+      // Alternate the order of the delays between rounds, so drift in the machine's load does not
+      // always favour the same case.
+      const delays = round % 2 === 0 ? DELAYS : [...DELAYS].reverse();
+      for (const delayMs of delays) {
+        for (const fetchers of FETCHERS) {
+          log(`round ${round + 1}: ${delayMs} ms one-way, ${fetchers} fetcher(s)`);
+          const { result, hold } = await runCase(source, proxy, delayMs, fetchers, records, bytes);
+          log(`  ${result.mbPerSec.toFixed(1)} MB/s first → last byte, ${wholeMbPerSec(result, bytes).toFixed(1)} MB/s from --start, ${hold.connections} connection(s)`);
+          cases.push({ delayMs, fetchers, round, result, hold });
+        }
+      }
+    }
+    report(cases, bytes, [load0, loadavg()[0] ?? 0]);
+  } finally {
+    await source.stop();
+    await proxy.close();
+  }
+}
+
+await main();
