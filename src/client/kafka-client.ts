@@ -35,7 +35,8 @@ export interface ClusterDescription {
 
 export class KafkaClient {
   private readonly brokers = new Map<number, KnownBroker>();
-  private readonly connections = new Map<number, Promise<KafkaConnection>>();
+  /** By broker and lane ("3", "3/1"): lane 0 is the shared connection, others are a caller's own. */
+  private readonly connections = new Map<string, Promise<KafkaConnection>>();
   private bootstrapConn: Promise<KafkaConnection> | null = null;
   private closed = false;
   /** The cluster id from the last Metadata or DescribeCluster answer. */
@@ -47,17 +48,20 @@ export class KafkaClient {
 
   /**
    * One call. `broker` null sends it to any reachable broker. Rejects with UNSUPPORTED_VERSION
-   * when the broker speaks no version in the call's range.
+   * when the broker speaks no version in the call's range. `lane` > 0 sends it on a connection
+   * of its own to that broker: a broker answers one connection's requests in order, so a caller
+   * that long-polls (each mirror fetch loop, like each of Kafka's fetcher threads) must not queue
+   * behind another's.
    */
-  async send<Req, Res>(api: ApiSpec<Req, Res>, req: Req, broker: number | null = null): Promise<Res> {
-    const res = await this.sendIfSupported(api, req, broker);
+  async send<Req, Res>(api: ApiSpec<Req, Res>, req: Req, broker: number | null = null, lane = 0): Promise<Res> {
+    const res = await this.sendIfSupported(api, req, broker, lane);
     if (res === null) throw new KafkaError(ErrorCode.UNSUPPORTED_VERSION, `the broker does not support API ${api.apiKey} v${api.versions[0]}-${api.versions[1]}`);
     return res;
   }
 
   /** Like `send`, but resolves null when the broker speaks no version in the call's range. */
-  async sendIfSupported<Req, Res>(api: ApiSpec<Req, Res>, req: Req, broker: number | null = null): Promise<Res | null> {
-    const conn = broker === null ? await this.anyConnection() : await this.connectionTo(broker);
+  async sendIfSupported<Req, Res>(api: ApiSpec<Req, Res>, req: Req, broker: number | null = null, lane = 0): Promise<Res | null> {
+    const conn = broker === null ? await this.anyConnection() : await this.connectionTo(broker, lane);
     const v = conn.pickVersion(api.apiKey, api.versions);
     if (v < 0) return null;
     return conn.request(api.apiKey, v, (w) => api.encode(w, req, v), (r) => api.decode(r, v));
@@ -96,8 +100,11 @@ export class KafkaClient {
       const old = this.brokers.get(b.nodeId);
       if (old !== undefined && (old.host !== b.host || old.port !== b.port)) {
         // The broker moved: drop the connection so the next request reconnects to the new address.
-        this.connections.get(b.nodeId)?.then((c) => c.close()).catch(() => undefined);
-        this.connections.delete(b.nodeId);
+        for (const [key, conn] of this.connections) {
+          if (key !== String(b.nodeId) && !key.startsWith(`${b.nodeId}/`)) continue;
+          conn.then((c) => c.close()).catch(() => undefined);
+          this.connections.delete(key);
+        }
       }
       this.brokers.set(b.nodeId, { nodeId: b.nodeId, host: b.host, port: b.port });
     }
@@ -152,22 +159,23 @@ export class KafkaClient {
     throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, `no broker reachable: ${errors.join('; ')}`);
   }
 
-  private connectionTo(brokerId: number): Promise<KafkaConnection> {
+  private connectionTo(brokerId: number, lane = 0): Promise<KafkaConnection> {
     if (this.closed) return Promise.reject(new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'client closed'));
-    const existing = this.connections.get(brokerId);
+    const key = lane === 0 ? String(brokerId) : `${brokerId}/${lane}`;
+    const existing = this.connections.get(key);
     if (existing !== undefined) {
       return existing.then((c) => {
         if (!c.isClosed) return c;
-        this.connections.delete(brokerId);
-        return this.connectionTo(brokerId);
+        if (this.connections.get(key) === existing) this.connections.delete(key);
+        return this.connectionTo(brokerId, lane);
       });
     }
     const b = this.brokers.get(brokerId);
     if (b === undefined) return Promise.reject(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `broker ${brokerId} unknown; refresh metadata`));
     const p = KafkaConnection.connect(this.connectionOptions(b.host, b.port));
-    this.connections.set(brokerId, p);
+    this.connections.set(key, p);
     const forget = (): void => {
-      if (this.connections.get(brokerId) === p) this.connections.delete(brokerId);
+      if (this.connections.get(key) === p) this.connections.delete(key);
     };
     p.then((c) => c.onClose(forget), forget);
     return p;

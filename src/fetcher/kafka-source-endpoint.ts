@@ -36,7 +36,7 @@ export class KafkaSourceEndpoint implements SourceEndpoint {
     };
   }
 
-  async fetch(brokerId: number, req: FetchRequest): Promise<FetchResponse> {
+  async fetch(brokerId: number, req: FetchRequest, fetcherId = 0): Promise<FetchResponse> {
     const res = await this.client.send(
       Apis.Fetch,
       {
@@ -60,6 +60,7 @@ export class KafkaSourceEndpoint implements SourceEndpoint {
         forgottenTopicsData: req.forgotten.map((f) => ({ topicId: f.topicId, partitions: f.partitions })),
       },
       brokerId,
+      fetcherId,
     );
     // Present only when leaders moved (NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH), KIP-951.
     if (res.nodeEndpoints.length > 0) this.client.learnBrokers(res.nodeEndpoints);

@@ -120,7 +120,7 @@ export class SourceBrokerLoop {
     let res: FetchResponse;
     try {
       ctx.stats.fetches++;
-      res = await ctx.endpoint.fetch(this.brokerId, req);
+      res = await ctx.endpoint.fetch(this.brokerId, req, this.fetcherId);
     } catch (err) {
       this.session.reset();
       ctx.delay(fetching, err as Error);

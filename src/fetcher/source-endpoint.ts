@@ -118,8 +118,11 @@ export interface EpochEndOffset {
 export interface SourceEndpoint {
   /** Leaders of the named topics' partitions. */
   metadata(topics: readonly string[]): Promise<SourceMetadata>;
-  /** Consumer-form Fetch (replica id -1, READ_UNCOMMITTED, topic ids) to one source broker. */
-  fetch(brokerId: number, req: FetchRequest): Promise<FetchResponse>;
+  /**
+   * Consumer-form Fetch (replica id -1, READ_UNCOMMITTED, topic ids) to one source broker, on the
+   * connection of fetch loop `fetcherId` (each loop has its own, as each Kafka fetcher thread does).
+   */
+  fetch(brokerId: number, req: FetchRequest, fetcherId?: number): Promise<FetchResponse>;
   listOffsets(brokerId: number, parts: readonly ListOffsetsPartitionRequest[]): Promise<ListOffsetsPartitionResult[]>;
   /** OffsetsForLeaderEpoch in the consumer form (replica id -1). */
   offsetsForLeaderEpoch(brokerId: number, parts: readonly EpochRequest[]): Promise<EpochEndOffset[]>;

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MirrorFetcher, type MirrorTopicPartition } from '../../src/fetcher/mirror-fetcher.js';
+import { fetcherIdOf } from '../../src/fetcher/source-broker-loop.js';
 import { KafkaClient } from '../../src/client/kafka-client.js';
 import { KafkaSourceEndpoint } from '../../src/fetcher/kafka-source-endpoint.js';
 import { KafkaConnection } from '../../src/client/kafka-connection.js';
@@ -207,6 +208,52 @@ describe('MirrorFetcher with a Fjord node as the source', () => {
     expect(m.fetcher.stats.recordsDecoded).toBe(0);
     expect(m.failed).toEqual([]);
   });
+
+  it('with mirror.num.replica.fetchers=2, a record for one loop is not held behind the other loop\'s long poll', async () => {
+    // Each loop has a connection of its own to the source broker, as each of Kafka's fetcher
+    // threads does: a broker answers one connection's requests in order, so on a shared one an
+    // answer with data waits until the other loop's idle long poll (maxWaitMs) runs out.
+    const topic = 'lanes';
+    const kafka = client();
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
+    await admin.disconnect();
+    const id = await topicId(topic);
+    const parts = new Map<number, PartitionLog>();
+    for (let p = 0; p < 2; p++) {
+      const l = await PartitionLog.open({ dir: join(work, `${topic}-${p}`), topicId: id, config: logConfig() });
+      logs.push(l);
+      parts.set(p, l);
+    }
+    // Partitions 0 and 1 of one topic go to different loops (Kafka's getFetcherId).
+    expect(fetcherIdOf({ topic, topicId: id, partition: 0 }, 2)).not.toBe(fetcherIdOf({ topic, topicId: id, partition: 1 }, 2));
+    const maxWaitMs = 10_000;
+    const m = mirrorInto(parts, 2);
+    Object.assign(m.fetcher.config, { maxWaitMs });
+    m.fetcher.addPartitions([0, 1].map((partition) => ({ topic, topicId: id, partition })));
+    const producer = kafka.producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    const log0 = parts.get(0)!;
+    const took: number[] = [];
+    try {
+      await waitFor('both loops long-polling', () => m.fetcher.stats.fetches >= 2);
+      for (let round = 1; round <= 4; round++) {
+        await producer.send({ topic, acks: 1, messages: [{ partition: 0, value: `r${round}` }] });
+        const sent = Date.now();
+        await waitFor(`round ${round} copied`, () => log0.logEndOffset === round, 2 * maxWaitMs);
+        took.push(Date.now() - sent);
+      }
+    } finally {
+      await producer.disconnect();
+      await m.fetcher.close();
+      m.client.close();
+    }
+    // Without a connection per loop, a round waits for what is left of the other loop's poll
+    // (0 to 10 s); with one, the copy follows the write at once.
+    expect(Math.max(...took), `copy times ${took.join(', ')} ms`).toBeLessThan(maxWaitMs / 4);
+    expect(m.failed).toEqual([]);
+  }, 120_000);
 
   it('refuses a batch corrupted in the source segment file: nothing appended, the partition fails with CORRUPT_MESSAGE', async () => {
     const topic = 'corrupt';
