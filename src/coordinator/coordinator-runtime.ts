@@ -7,6 +7,9 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { buildEndTxnMarkerBatch, controlRecordKey, ControlRecordType, endTxnMarkerValue } from '../protocol/control-records.js';
 
+/** How long a request waits for its shard's replay before COORDINATOR_LOAD_IN_PROGRESS. */
+const LOAD_WAIT_MS = 2000;
+
 /**
  * A coordinator whose state lives in an internal compacted topic, shaped after Kafka's
  * `CoordinatorRuntime` (coordinator-common): one shard per partition of the topic; a write
@@ -110,7 +113,16 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
       });
       if (!wait) {
         h.loading.catch(() => undefined);
-        throw new KafkaError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, `${this.opts.topic}-${partition} is loading`);
+        // A replay is local and short: the request that started it (often the first one after a
+        // failover) waits for it a little before answering COORDINATOR_LOAD_IN_PROGRESS, because
+        // some clients (kafkajs's EndTxn, for one) give up on that error instead of retrying.
+        let timer: NodeJS.Timeout | undefined;
+        const loaded = await Promise.race([
+          h.loading.then(() => true, () => false),
+          new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), LOAD_WAIT_MS))),
+        ]);
+        clearTimeout(timer);
+        if (!loaded) throw new KafkaError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, `${this.opts.topic}-${partition} is loading`);
       }
       await h.loading;
       if (h.closed) throw new KafkaError(ErrorCode.NOT_COORDINATOR, `${this.opts.topic}-${partition} moved away while loading`);
