@@ -287,9 +287,12 @@ describe('mirroring into a three-node Fjord cluster', () => {
     const frozen = p0.replicas.find((r) => r !== p0.leader)!;
     cluster.node(frozen).pause();
     try {
+      // Asked of a node that is not frozen: a request to the frozen one would hang.
+      const watcher = cluster.nodes.find((n) => n.nodeId !== frozen && n.running !== null)!.nodeId;
       await eventually('the frozen replica out of partition 0\'s ISR', async () => {
-        const m = await a.fetchTopicMetadata({ topics: [TOPIC] });
-        return !m.topics[0]!.partitions.find((p) => p.partitionId === 0)!.isr.includes(frozen);
+        const m = await client(watcher).metadata([TOPIC]);
+        const part = m.topics.find((t) => t.name === TOPIC)?.partitions.find((p) => p.partitionIndex === 0);
+        return part !== undefined && !part.isrNodes.includes(frozen);
       }, 30_000);
       expect((await admin().startMirrorTopics(MIRROR, [TOPIC])).map((t) => t.errorCode)).toEqual([0]);
       const leader = cluster.node(p0.leader);
