@@ -16,6 +16,8 @@ import { Apis } from '../../src/client/apis.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
 
+const REPLICA_FETCH_WAIT_MS = 200;
+
 let cluster: RunningCluster;
 let admin: Admin;
 const clients: KafkaClient[] = [];
@@ -90,7 +92,7 @@ async function consumeAll(topic: string, count: number): Promise<string[]> {
 beforeAll(async () => {
   cluster = await startCluster({
     nodes: 3,
-    overrides: { 'replica.lag.time.max.ms': 4000, 'replica.fetch.backoff.ms': 200, 'replica.fetch.wait.max.ms': 200, 'default.replication.factor': 3 },
+    overrides: { 'replica.lag.time.max.ms': 4000, 'replica.fetch.backoff.ms': 200, 'replica.fetch.wait.max.ms': REPLICA_FETCH_WAIT_MS, 'default.replication.factor': 3 },
   });
   admin = kafka().admin();
   await admin.connect();
@@ -203,6 +205,10 @@ describe('replication with RF 3 and min.insync.replicas=2', () => {
     await direct.send({ topic: 'diverge', acks: -1, messages: [{ value: 'committed' }] });
     // The followers stop; the leader alone takes two acks=1 writes nobody else gets, then dies.
     for (const f of followers) f.pause();
+    // A follower Fetch already in flight would still be answered, with those writes, into the
+    // stopped follower's socket, and appended when it resumes. Long polls end after
+    // replica.fetch.wait.max.ms, so after a few of them no Fetch is left waiting at the leader.
+    await new Promise((r) => setTimeout(r, 3 * REPLICA_FETCH_WAIT_MS));
     await direct.send({ topic: 'diverge', acks: 1, messages: [{ value: 'lost-1' }, { value: 'lost-2' }] });
     await direct.disconnect().catch(() => undefined);
     await leader.kill();
