@@ -43,6 +43,24 @@ function client(): Kafka {
   return new Kafka({ clientId: 'mirror-fjord-test', brokers: [node.bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 8 } });
 }
 
+async function createTopic(kafka: Kafka, topic: string, numPartitions: number): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic, numPartitions }], waitForLeaders: true });
+  await admin.disconnect();
+}
+
+/** Empty destination logs for partitions 0..n-1 of `topic`, closed after the file. */
+async function openLogs(topic: string, id: string, n: number): Promise<Map<number, PartitionLog>> {
+  const parts = new Map<number, PartitionLog>();
+  for (let p = 0; p < n; p++) {
+    const l = await PartitionLog.open({ dir: join(work, `${topic}-${p}`), topicId: id, config: logConfig() });
+    logs.push(l);
+    parts.set(p, l);
+  }
+  return parts;
+}
+
 async function topicId(name: string): Promise<string> {
   const c = new KafkaClient({ bootstrapServers: [node.bootstrap] });
   try {
@@ -84,10 +102,7 @@ describe('MirrorFetcher with a Fjord node as the source', () => {
   it('mirrors every codec unchanged', async () => {
     const topic = 'codecs';
     const kafka = client();
-    const admin = kafka.admin();
-    await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
-    await admin.disconnect();
+    await createTopic(kafka, topic, 1);
     const producer = kafka.producer({ allowAutoTopicCreation: false });
     await producer.connect();
     // kafkajs ships gzip; snappy, lz4 and zstd batches are built by our own codec layer below.
@@ -124,10 +139,7 @@ describe('MirrorFetcher with a Fjord node as the source', () => {
     const topic = 'wide';
     const n = 200;
     const kafka = client();
-    const admin = kafka.admin();
-    await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: n }], waitForLeaders: true });
-    await admin.disconnect();
+    await createTopic(kafka, topic, n);
     const producer = kafka.producer({ allowAutoTopicCreation: false });
     await producer.connect();
     const send = async (round: number) => {
@@ -136,12 +148,7 @@ describe('MirrorFetcher with a Fjord node as the source', () => {
     await send(0);
     await send(1);
     const id = await topicId(topic);
-    const parts = new Map<number, PartitionLog>();
-    for (let p = 0; p < n; p++) {
-      const l = await PartitionLog.open({ dir: join(work, `${topic}-${p}`), topicId: id, config: logConfig() });
-      logs.push(l);
-      parts.set(p, l);
-    }
+    const parts = await openLogs(topic, id, n);
     const m = mirrorInto(parts);
     const tps: MirrorTopicPartition[] = [...parts.keys()].map((partition) => ({ topic, topicId: id, partition }));
     m.fetcher.addPartitions(tps);
@@ -165,10 +172,7 @@ describe('MirrorFetcher with a Fjord node as the source', () => {
     const topic = 'pipelined';
     const n = 8;
     const kafka = client();
-    const admin = kafka.admin();
-    await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: n }], waitForLeaders: true });
-    await admin.disconnect();
+    await createTopic(kafka, topic, n);
     const producer = kafka.producer({ allowAutoTopicCreation: false });
     await producer.connect();
     const value = Buffer.alloc(1000, 0x6d);
@@ -177,12 +181,7 @@ describe('MirrorFetcher with a Fjord node as the source', () => {
     }
     await producer.disconnect();
     const id = await topicId(topic);
-    const parts = new Map<number, PartitionLog>();
-    for (let p = 0; p < n; p++) {
-      const l = await PartitionLog.open({ dir: join(work, `${topic}-${p}`), topicId: id, config: logConfig() });
-      logs.push(l);
-      parts.set(p, l);
-    }
+    const parts = await openLogs(topic, id, n);
     // Small partition and response limits make many answers, so appends and fetches can overlap.
     const m = mirrorInto(parts, 3);
     Object.assign(m.fetcher.config, { partitionMaxBytes: 64 * 1024, maxBytes: 256 * 1024 });
@@ -215,17 +214,9 @@ describe('MirrorFetcher with a Fjord node as the source', () => {
     // answer with data waits until the other loop's idle long poll (maxWaitMs) runs out.
     const topic = 'lanes';
     const kafka = client();
-    const admin = kafka.admin();
-    await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
-    await admin.disconnect();
+    await createTopic(kafka, topic, 2);
     const id = await topicId(topic);
-    const parts = new Map<number, PartitionLog>();
-    for (let p = 0; p < 2; p++) {
-      const l = await PartitionLog.open({ dir: join(work, `${topic}-${p}`), topicId: id, config: logConfig() });
-      logs.push(l);
-      parts.set(p, l);
-    }
+    const parts = await openLogs(topic, id, 2);
     // Partitions 0 and 1 of one topic go to different loops (Kafka's getFetcherId).
     expect(fetcherIdOf({ topic, topicId: id, partition: 0 }, 2)).not.toBe(fetcherIdOf({ topic, topicId: id, partition: 1 }, 2));
     const maxWaitMs = 10_000;
@@ -258,10 +249,7 @@ describe('MirrorFetcher with a Fjord node as the source', () => {
   it('refuses a batch corrupted in the source segment file: nothing appended, the partition fails with CORRUPT_MESSAGE', async () => {
     const topic = 'corrupt';
     const kafka = client();
-    const admin = kafka.admin();
-    await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
-    await admin.disconnect();
+    await createTopic(kafka, topic, 1);
     const producer = kafka.producer({ allowAutoTopicCreation: false });
     await producer.connect();
     await producer.send({ topic, acks: -1, messages: Array.from({ length: 5 }, (_, i) => ({ partition: 0, value: `first-${i}` })) });
