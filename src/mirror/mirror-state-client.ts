@@ -17,7 +17,7 @@
  */
 import type { ApiSpec } from '../client/apis.js';
 import type { CoordinatorEndpoint } from '../coordinator/coordinator-host.js';
-import { KafkaClient } from '../client/kafka-client.js';
+import { BrokerClients } from '../client/broker-clients.js';
 import { ApiKey } from '../protocol/generated/api-table.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { encodeReadMirrorStatesRequest, type ReadMirrorStatesRequestInput } from '../protocol/generated/messages/read-mirror-states-request.js';
@@ -51,13 +51,15 @@ const RETRY_FOR_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 15_000;
 
 export class MirrorStateClient implements MirrorStateStore {
-  private readonly clients = new Map<number, { endpoint: string; client: KafkaClient }>();
+  private readonly clients: BrokerClients;
   private closed = false;
 
   constructor(
     private readonly host: MirrorHost,
     readonly coordinator: MirrorCoordinator,
-  ) {}
+  ) {
+    this.clients = new BrokerClients(`fjord-mirror-state-${host.nodeId}`, REQUEST_TIMEOUT_MS);
+  }
 
   /** MirrorStateStore: persists one partition's state, fenced by this leader's epoch of it. */
   async writeState(key: MirrorPartitionKey, value: PersistedPartitionState): Promise<void> {
@@ -91,8 +93,7 @@ export class MirrorStateClient implements MirrorStateStore {
 
   close(): void {
     this.closed = true;
-    for (const { client } of this.clients.values()) client.close();
-    this.clients.clear();
+    this.clients.close();
   }
 
   /**
@@ -129,28 +130,15 @@ export class MirrorStateClient implements MirrorStateStore {
     return ep;
   }
 
-  private clientFor(ep: CoordinatorEndpoint): KafkaClient {
-    const nodeId = ep.nodeId;
-    const endpoint = `${ep.host}:${ep.port}`;
-    let entry = this.clients.get(nodeId);
-    if (entry === undefined || entry.endpoint !== endpoint) {
-      entry?.client.close();
-      entry = { endpoint, client: new KafkaClient({ bootstrapServers: [endpoint], clientId: `fjord-mirror-state-${this.host.nodeId}`, requestTimeoutMs: REQUEST_TIMEOUT_MS }) };
-      this.clients.set(nodeId, entry);
-    }
-    return entry.client;
-  }
-
   private async send<Req, Res>(ep: CoordinatorEndpoint, api: ApiSpec<Req, Res>, req: Req): Promise<Res> {
     const nodeId = ep.nodeId;
-    const client = this.clientFor(ep);
+    const client = this.clients.clientFor(nodeId, ep.host, ep.port);
     try {
       return await client.send(api, req);
     } catch (err) {
       if (err instanceof KafkaError) throw err;
       // Killed, restarting or cut off: a fresh connection next time.
-      client.close();
-      this.clients.delete(nodeId);
+      this.clients.forget(nodeId);
       throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, `mirror coordinator node ${nodeId} unreachable: ${(err as Error).message}`);
     }
   }
