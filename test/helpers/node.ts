@@ -35,9 +35,14 @@ export function markBuilt(started: number): void {
   utimesSync(STAMP, new Date(started), new Date(started));
 }
 
-/** Builds dist/ when stale. tsc emits even when another engineer's file has a type error. */
+/** dist/ was built from the sources as they are now (no source file is newer than the last build). */
+export function isBuilt(): boolean {
+  return existsSync(STAMP) && existsSync(join(ROOT, 'dist/cli/main.js')) && statSync(STAMP).mtimeMs >= newestMtime(join(ROOT, 'src'));
+}
+
+/** Builds dist/ when stale. tsc emits even when a source file has a type error. */
 export function ensureBuilt(): void {
-  const fresh = (): boolean => existsSync(STAMP) && statSync(STAMP).mtimeMs >= newestMtime(join(ROOT, 'src'));
+  const fresh = isBuilt;
   if (fresh()) return;
   mkdirSync(join(ROOT, 'dist'), { recursive: true });
   for (let i = 0; ; i++) {
