@@ -33,6 +33,7 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import { encodeFetchRequest, type FetchRequestInput } from '../protocol/generated/messages/fetch-request.js';
 import { decodeFetchResponse, type FetchResponse, type FetchResponsePartitionData } from '../protocol/generated/messages/fetch-response.js';
 import type { ApiSpec } from '../client/apis.js';
+import type { InterBrokerSecurity } from '../client/inter-broker-security.js';
 import { KafkaClient } from '../client/kafka-client.js';
 import type { Logger } from '../common/logger.js';
 import { walkFetchedBatches } from '../fetcher/batch-walk.js';
@@ -76,6 +77,8 @@ export interface ReplicaFetcherOptions {
   readonly backoffMs: number;
   /** follower.replication.throttled.rate over follower.replication.throttled.replicas; none when absent. */
   readonly quota?: Pick<ReplicationQuota, 'isThrottled' | 'isQuotaExceeded' | 'delayMs' | 'record'>;
+  /** The inter-broker listener's transport and login (PLAINTEXT when absent). */
+  readonly security?: InterBrokerSecurity;
   /** True when this node is in the partition's ISR (never throttled then). */
   readonly inSync?: (p: FollowedPartition) => boolean;
   readonly log: Logger;
@@ -97,6 +100,7 @@ export class ReplicaFetcher {
     private readonly opts: ReplicaFetcherOptions,
   ) {
     this.client = new KafkaClient({
+      ...opts.security,
       bootstrapServers: [`${endpoint.host}:${endpoint.port}`],
       clientId: `fjord-replica-fetcher-${opts.nodeId}-${leaderId}`,
       requestTimeoutMs: opts.maxWaitMs + 30_000,

@@ -15,6 +15,7 @@
  * partition); reads of the role (`leaderOf`) see the last completed change.
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
+import type { InterBrokerSecurity } from '../client/inter-broker-security.js';
 import type { Logger } from '../common/logger.js';
 import type { MetadataRecord } from '../controller/metadata-records.js';
 import type { PartitionImage, TopicImage } from '../controller/metadata-image.js';
@@ -34,6 +35,8 @@ export interface ReplicationOptions {
   readonly numFetchers: number;
   /** min.insync.replicas of a topic (topic override, else the broker's). */
   readonly minInsyncReplicas: (topic: string) => number;
+  /** How follower fetches reach leaders: the inter-broker listener's security (PLAINTEXT when absent). */
+  readonly interBrokerSecurity?: InterBrokerSecurity;
   /** The topic and broker keys of the reassignment throttles (./replication-quotas.ts). */
   readonly quotaSource: ReplicationQuotaSource;
   readonly log: Logger;
@@ -238,6 +241,7 @@ export class ReplicationManager {
         maxWaitMs: this.opts.fetchWaitMaxMs,
         minBytes: this.opts.fetchMinBytes,
         backoffMs: this.opts.fetchBackoffMs,
+        ...(this.opts.interBrokerSecurity !== undefined ? { security: this.opts.interBrokerSecurity } : {}),
         quota: this.quotas.follower,
         // Kafka's PartitionFetchState.isReplicaInSync: a follower already in the ISR is never held back.
         inSync: (fp) => this.view.image.topicsById.get(fp.topicId)?.partitions[fp.partition]?.isr.includes(nodeId) === true,
