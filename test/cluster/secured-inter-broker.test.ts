@@ -122,7 +122,11 @@ describe('a cluster whose only listener is SASL_SSL', () => {
       return q.isr.length === 1 ? q : null;
     }, 30_000);
     expect(p.isr).toEqual([p.leader]);
-    for (const id of [1, 2, 3].filter((x) => x !== p.leader)) expect(logBytes(id)).toBe(0);
+    for (const id of [1, 2, 3].filter((x) => x !== p.leader)) {
+      expect(logBytes(id)).toBe(0);
+      // The follower got through TLS and SASL: the leader refused its fetch with TOPIC_AUTHORIZATION_FAILED.
+      expect(nodes.get(id)!.logs()).toMatch(/"msg":"follower partition backing off"[^\n]*"partition":"secured-rf3-0"[^\n]*"why":29/);
+    }
   });
 
   it('with CLUSTER_ACTION granted, RF 3 replicates over SASL_SSL and survives a SIGKILL of the leader', async () => {
