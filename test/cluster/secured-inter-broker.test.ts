@@ -170,4 +170,37 @@ describe('a cluster whose only listener is SASL_SSL', () => {
     expect(seen).toEqual(['before-acl', ...values]);
     await start(before.leader);
   }, 180_000);
+
+  it('transaction markers reach partition leaders on the other nodes over SASL_SSL', async () => {
+    const topic = 'secured-txn';
+    await withAdmin(async (a) => {
+      expect(await a.createTopics({ topics: [{ topic, numPartitions: 3, replicationFactor: 3 }] })).toBe(true);
+      // Leaders on every node: the coordinator's markers go to two other nodes whichever it is.
+      await eventually('leaders on three nodes', async () => {
+        const ps = (await a.fetchTopicMetadata({ topics: [topic] })).topics[0]!.partitions;
+        return new Set(ps.map((p) => p.leader)).size === 3 ? true : null;
+      }, 30_000);
+    });
+    const producer = kafka().producer({ transactionalId: 'secured-tx', idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    try {
+      const txn = await producer.transaction();
+      await txn.send({ topic, messages: [0, 1, 2].map((partition) => ({ partition, value: `committed-${partition}` })) });
+      await txn.commit();
+    } finally {
+      await producer.disconnect();
+    }
+    // read_committed sees a record only once the commit marker is on its partition.
+    const consumer = kafka().consumer({ groupId: 'secured-txn-readback', readUncommitted: false });
+    const seen: string[] = [];
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.run({ eachMessage: async ({ message }) => void seen.push(message.value!.toString()) });
+      await eventually('every committed record read with read_committed', async () => (seen.length >= 3 ? true : null), 60_000);
+    } finally {
+      await consumer.disconnect();
+    }
+    expect(seen.sort()).toEqual(['committed-0', 'committed-1', 'committed-2']);
+  }, 120_000);
 });
