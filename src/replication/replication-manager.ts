@@ -135,6 +135,10 @@ export class ReplicationManager {
       else if (rec.type === 'removeTopic') {
         const t = removed.get(rec.topicId);
         for (const p of t?.partitions ?? []) void this.reconcile(rec.topicId, p.partition);
+        if (t !== undefined) {
+          this.quotas.leader.forget(t.name);
+          this.quotas.follower.forget(t.name);
+        }
       }
     }
   }
