@@ -5,6 +5,8 @@
  * accepting → answer in-flight requests → coordinators → flush and close logs → clean-shutdown
  * marker → metadata log).
  */
+import { setInterBrokerSecurity } from '../client/broker-clients.js';
+import { PLAINTEXT_INTER_BROKER, interBrokerSecurity } from '../client/inter-broker-security.js';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createGroupApiHandlers } from '../coordinator/group-api-handlers.js';
@@ -88,6 +90,10 @@ export class BrokerNode {
     setLogFormat(config.get('log.format') === 'text' ? 'text' : 'json');
     // Checked before anything is opened: a listener that cannot be served stops the start.
     const plan = planListeners(config);
+    // Node-to-node connections use the inter-broker listener's security; only a cluster makes
+    // them, so a node alone is not asked for inter-broker credentials.
+    const interBroker = config.get('metadata.etcd.endpoints') ? interBrokerSecurity(config, plan) : PLAINTEXT_INTER_BROKER;
+    setInterBrokerSecurity(interBroker);
     const authorizer = authorizerFromConfig(config);
     const metricsListener = config.get('metrics.listener') ?? null;
     if (metricsListener) parseMetricsListener(metricsListener); // refuse a bad value before opening anything
@@ -146,6 +152,7 @@ export class BrokerNode {
       fetchMinBytes: config.int('replica.fetch.min.bytes'),
       fetchBackoffMs: config.int('replica.fetch.backoff.ms'),
       numFetchers: config.int('num.replica.fetchers'),
+      interBrokerSecurity: interBroker,
     });
     await replicas.start();
 

@@ -56,10 +56,11 @@ export class ReplicaManager {
    * Hosts only the partitions whose replicas include this node, and hands those with several
    * replicas (or led elsewhere) to replication. Called before `start`.
    */
-  enableReplication(view: ClusterView, opts: Omit<ConstructorParameters<typeof ReplicationManager>[2], 'minInsyncReplicas' | 'log'>): ReplicationManager {
+  enableReplication(view: ClusterView, opts: Omit<ConstructorParameters<typeof ReplicationManager>[2], 'minInsyncReplicas' | 'quotaSource' | 'log'>): ReplicationManager {
     this.replication = new ReplicationManager(view, this, {
       ...opts,
       minInsyncReplicas: (topic) => Number(this.image.topic(topic)?.configs.get('min.insync.replicas') ?? this.configs.brokerValue('min.insync.replicas') ?? '1'),
+      quotaSource: { topicConfig: (topic, key) => this.image.topic(topic)?.configs.get(key), brokerValue: (key) => this.configs.brokerValue(key) },
       log: this.log.child({ component: 'replication' }),
     });
     return this.replication;

@@ -21,6 +21,9 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('advertised.listeners', 'list', null, { readOnly: true }),
   D('listener.security.protocol.map', 'list', 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT', { readOnly: true }),
   D('inter.broker.listener.name', 'string', null, { readOnly: true }),
+  // Kafka's default inter-broker listener is the one whose protocol this names, when no name is given.
+  D('security.inter.broker.protocol', 'string', 'PLAINTEXT', { oneOf: ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'], readOnly: true }),
+  D('sasl.mechanism.inter.broker.protocol', 'string', 'GSSAPI', { readOnly: true }),
   D('controller.listener.names', 'list', null, { readOnly: true }),
   D('controller.quorum.voters', 'list', '', { readOnly: true }),
   D('controller.quorum.bootstrap.servers', 'list', '', { readOnly: true }),
@@ -148,6 +151,11 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   // The MirrorReplication quota: bytes/s for all mirror fetching of this node (dynamic, like
   // Kafka's follower.replication.throttled.rate); Long.MAX_VALUE is no throttle.
   D('mirror.replication.throttled.rate', 'long', LONG_MAX, { min: 0 }),
+  // Reassignment throttles (Kafka's ReplicationQuotaManagerConfig), bytes/s, dynamic per node as
+  // kafka-reassign-partitions --throttle sets them; they cap only the partitions a topic lists
+  // in leader/follower.replication.throttled.replicas (src/replication/replication-quotas.ts).
+  D('leader.replication.throttled.rate', 'long', LONG_MAX, { min: 0 }),
+  D('follower.replication.throttled.rate', 'long', LONG_MAX, { min: 0 }),
   D('metrics.listener', 'string', null, { readOnly: true }),
   D('log.format', 'string', 'json', { oneOf: ['json', 'text'], readOnly: true }),
   D('fjord.slow.request.ms', 'long', '-1', { readOnly: true }),

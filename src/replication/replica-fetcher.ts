@@ -20,6 +20,11 @@
  * answers (epoch E, end offset O). When this log holds E, truncate to min(O, our end of E);
  * when it does not, to our end of the largest epoch below E, and the next fetch asks again.
  *
+ * Follower throttle (Kafka's ReplicaFetcherThread.shouldFollowerThrottle): a partition the
+ * follower quota covers and that is not in the ISR is left out of the request while
+ * `follower.replication.throttled.rate` is exceeded; the bytes fetched for covered partitions
+ * are recorded against it (./replication-quotas.ts).
+ *
  * Concurrency contract: one loop per leader; the partitions of a loop are appended one at a time
  * in response order; `remove` takes effect before the next response is applied.
  */
@@ -28,11 +33,13 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import { encodeFetchRequest, type FetchRequestInput } from '../protocol/generated/messages/fetch-request.js';
 import { decodeFetchResponse, type FetchResponse, type FetchResponsePartitionData } from '../protocol/generated/messages/fetch-response.js';
 import type { ApiSpec } from '../client/apis.js';
+import type { InterBrokerSecurity } from '../client/inter-broker-security.js';
 import { KafkaClient } from '../client/kafka-client.js';
 import type { Logger } from '../common/logger.js';
 import { walkFetchedBatches } from '../fetcher/batch-walk.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import type { ReplicaEndpoint } from './cluster-view.js';
+import type { ReplicationQuota } from './replication-quotas.js';
 
 /** Fetch v13-17 in the follower form: replica id in the header field (v13-14) or ReplicaState (v15+, KIP-903). */
 function followerFetchSpec(replicaId: number, brokerEpoch: () => number): ApiSpec<FetchRequestInput, FetchResponse> {
@@ -68,6 +75,12 @@ export interface ReplicaFetcherOptions {
   readonly minBytes: number;
   /** replica.fetch.backoff.ms */
   readonly backoffMs: number;
+  /** follower.replication.throttled.rate over follower.replication.throttled.replicas; none when absent. */
+  readonly quota?: Pick<ReplicationQuota, 'isThrottled' | 'isQuotaExceeded' | 'delayMs' | 'record'>;
+  /** The inter-broker listener's transport and login (PLAINTEXT when absent). */
+  readonly security?: InterBrokerSecurity;
+  /** True when this node is in the partition's ISR (never throttled then). */
+  readonly inSync?: (p: FollowedPartition) => boolean;
   readonly log: Logger;
 }
 
@@ -87,6 +100,7 @@ export class ReplicaFetcher {
     private readonly opts: ReplicaFetcherOptions,
   ) {
     this.client = new KafkaClient({
+      ...opts.security,
       bootstrapServers: [`${endpoint.host}:${endpoint.port}`],
       clientId: `fjord-replica-fetcher-${opts.nodeId}-${leaderId}`,
       requestTimeoutMs: opts.maxWaitMs + 30_000,
@@ -138,9 +152,12 @@ export class ReplicaFetcher {
     const signal = this.abort.signal;
     while (!signal.aborted) {
       const now = Date.now();
-      const ready = [...this.partitions.values()].filter((p) => p.delayedUntil <= now);
+      const all = [...this.partitions.values()];
+      const ready = all.filter((p) => p.delayedUntil <= now && !this.held(p));
       if (ready.length === 0) {
-        const next = Math.min(...[...this.partitions.values()].map((p) => p.delayedUntil), now + this.opts.backoffMs);
+        // A held partition is asked for again once the quota has room (at most a second away).
+        const quotaAt = now + Math.max(1, this.opts.quota?.delayMs() ?? 0);
+        const next = Math.min(...all.map((p) => (p.delayedUntil > now ? p.delayedUntil : quotaAt)), now + this.opts.backoffMs);
         await this.sleep(Math.max(1, next - now));
         continue;
       }
@@ -159,10 +176,12 @@ export class ReplicaFetcher {
         await this.sleep(this.opts.backoffMs);
         continue;
       }
+      let throttledBytes = 0;
       for (const t of res.responses) {
         for (const pd of t.partitions) {
           const p = this.partitions.get(key(t.topicId, pd.partitionIndex));
           if (p === undefined) continue;
+          if (this.opts.quota?.isThrottled(p.topic, p.partition) === true) throttledBytes += pd.records?.length ?? 0;
           try {
             await this.apply(p, pd);
           } catch (err) {
@@ -170,7 +189,15 @@ export class ReplicaFetcher {
           }
         }
       }
+      this.opts.quota?.record(throttledBytes);
     }
+  }
+
+  /** Left out of the next request by the follower throttle. */
+  private held(p: FollowedPartition): boolean {
+    const q = this.opts.quota;
+    if (q === undefined || !q.isThrottled(p.topic, p.partition)) return false;
+    return this.opts.inSync?.(p) !== true && q.isQuotaExceeded();
   }
 
   private request(ready: readonly FollowedPartition[]): FetchRequestInput {

@@ -15,6 +15,7 @@
  * partition); reads of the role (`leaderOf`) see the last completed change.
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
+import type { InterBrokerSecurity } from '../client/inter-broker-security.js';
 import type { Logger } from '../common/logger.js';
 import type { MetadataRecord } from '../controller/metadata-records.js';
 import type { PartitionImage, TopicImage } from '../controller/metadata-image.js';
@@ -22,6 +23,7 @@ import type { PartitionLog } from '../storage/partition-log.js';
 import type { ClusterView } from './cluster-view.js';
 import { PartitionLeader } from './partition-leader.js';
 import { ReplicaFetcher } from './replica-fetcher.js';
+import { replicationQuotas, type ReplicationQuotaSource, type ReplicationQuotas } from './replication-quotas.js';
 
 export interface ReplicationOptions {
   readonly lagTimeMaxMs: number;
@@ -33,8 +35,19 @@ export interface ReplicationOptions {
   readonly numFetchers: number;
   /** min.insync.replicas of a topic (topic override, else the broker's). */
   readonly minInsyncReplicas: (topic: string) => number;
+  /** How follower fetches reach leaders: the inter-broker listener's security (PLAINTEXT when absent). */
+  readonly interBrokerSecurity?: InterBrokerSecurity;
+  /** The topic and broker keys of the reassignment throttles (./replication-quotas.ts). */
+  readonly quotaSource: ReplicationQuotaSource;
   readonly log: Logger;
 }
+
+/**
+ * What a follower fetch of a partition led here gets under the leader throttle: `free` (not a
+ * throttled partition), `counted` (throttled: its bytes count against the quota), `held` (a
+ * throttled replica outside the ISR while the quota is exceeded: no records this time).
+ */
+export type LeaderThrottle = 'free' | 'counted' | 'held';
 
 /** Where the manager gets logs: the ReplicaManager's open/create. */
 export interface ReplicaLogs {
@@ -66,12 +79,22 @@ export class ReplicationManager {
   private readonly offs: (() => void)[] = [];
   private shrinkTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  readonly quotas: ReplicationQuotas;
 
   constructor(
     private readonly view: ClusterView,
     private readonly logs: ReplicaLogs,
     private readonly opts: ReplicationOptions,
-  ) {}
+  ) {
+    this.quotas = replicationQuotas(view.nodeId, opts.quotaSource);
+  }
+
+  /** Kafka's ReplicaManager.shouldLeaderThrottle for follower `replicaId` fetching `topic`-`p`. */
+  leaderThrottle(topic: string, p: PartitionImage, replicaId: number): LeaderThrottle {
+    const q = this.quotas.leader;
+    if (!q.isThrottled(topic, p.partition)) return 'free';
+    return !p.isr.includes(replicaId) && q.isQuotaExceeded() ? 'held' : 'counted';
+  }
 
   get nodeId(): number {
     return this.view.nodeId;
@@ -112,6 +135,10 @@ export class ReplicationManager {
       else if (rec.type === 'removeTopic') {
         const t = removed.get(rec.topicId);
         for (const p of t?.partitions ?? []) void this.reconcile(rec.topicId, p.partition);
+        if (t !== undefined) {
+          this.quotas.leader.forget(t.name);
+          this.quotas.follower.forget(t.name);
+        }
       }
     }
   }
@@ -218,6 +245,10 @@ export class ReplicationManager {
         maxWaitMs: this.opts.fetchWaitMaxMs,
         minBytes: this.opts.fetchMinBytes,
         backoffMs: this.opts.fetchBackoffMs,
+        ...(this.opts.interBrokerSecurity !== undefined ? { security: this.opts.interBrokerSecurity } : {}),
+        quota: this.quotas.follower,
+        // Kafka's PartitionFetchState.isReplicaInSync: a follower already in the ISR is never held back.
+        inSync: (fp) => this.view.image.topicsById.get(fp.topicId)?.partitions[fp.partition]?.isr.includes(nodeId) === true,
         log: this.opts.log,
       });
       this.fetchers.set(fk, f);

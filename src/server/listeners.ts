@@ -143,6 +143,15 @@ export function planListeners(cfg: ConfigLookup): ListenerPlan {
     if (!names.has(interBrokerListener)) {
       throw invalid(`inter.broker.listener.name must be a listener name defined in listeners; ${explicitInter} is not one of ${[...names].join(', ')}`);
     }
+    if (cfg.isExplicit('security.inter.broker.protocol')) {
+      throw invalid('Only one of inter.broker.listener.name and security.inter.broker.protocol should be set');
+    }
+  } else if (cfg.isExplicit('security.inter.broker.protocol')) {
+    // Kafka's KafkaConfig: the listener named after the protocol carries inter-broker traffic.
+    interBrokerListener = (cfg.get('security.inter.broker.protocol') ?? '').trim().toUpperCase();
+    if (!names.has(interBrokerListener)) {
+      throw invalid(`security.inter.broker.protocol ${interBrokerListener} names no listener; listeners are ${[...names].join(', ')} (or set inter.broker.listener.name)`);
+    }
   } else {
     // Kafka's default is the listener named by security.inter.broker.protocol (PLAINTEXT); a node
     // without one uses its first listener, so a lone secured node still starts.

@@ -77,6 +77,8 @@ interface ReadOutcome {
   readonly mirrorEpoch: number;
   /** What the range was read with: the same inputs on an unchanged log give the same range. */
   readonly key: string;
+  /** A follower read of a partition under leader.replication.throttled.replicas: its bytes count against the leader quota. */
+  readonly throttled?: boolean;
 }
 
 /**
@@ -167,6 +169,12 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
         };
       }
     }
+    // Kafka's ReplicaManager.readFromLocalLog: a throttled follower outside the ISR gets no records
+    // while leader.replication.throttled.rate is exceeded (src/replication/replication-quotas.ts).
+    const throttle = replicaId >= 0 ? (replication?.leaderThrottle(t.name, p, replicaId) ?? 'free') : 'free';
+    if (throttle === 'held') {
+      return { out: { ...base, abortedTransactions: null, records: EMPTY }, slice: null, bytes: 0, error: false, log, hw, lso, logStart, mirrorEpoch, key: '', throttled: true };
+    }
     // A long poll woken by another partition's append does not read this one again when nothing
     // it reads from moved (Kafka's DelayedFetch.tryComplete compares offsets, it reads no data).
     const key = `${w.p.fetchOffset}:${maxBytes}:${minOneMessage}:${hw}:${lso}:${logStart}:${mirrorEpoch}:${replicaId >= 0 ? log.logEndOffset : -1}`;
@@ -196,6 +204,7 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
       logStart,
       mirrorEpoch,
       key,
+      throttled: throttle === 'counted',
     };
   };
 
@@ -350,6 +359,8 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
         }
         (current.partitions as PartOut[]).push(result.outcomes[i]!.out);
       }
+      // Kafka's KafkaApis.sizeOfThrottledPartitions: what throttled partitions were sent counts against the leader quota.
+      if (!consumer) ctx.replicas.replication?.quotas.leader.record(result.outcomes.reduce((n, o) => (o.throttled === true ? n + (o.out.records?.length ?? 0) : n), 0));
       // consumer_byte_rate (src/quota) counts what a consumer is sent; followers are not client-quota'd.
       const throttleTimeMs = consumer ? ctx.quotas.throttleFetch(rc, sentBytes) : 0;
       const response: FetchResponseInput = {
