@@ -20,7 +20,7 @@ import { ConfigResourceType, MetadataImage, quotaEntityKey, type TopicImage } fr
 import { decodeMetadataRecord, encodeMetadataRecord, type MetadataRecord } from './metadata-records.js';
 import { LocalClusterView, type ClusterView } from './cluster-view.js';
 import type { ReloadedLog, ReplicatedMetadataLogStore, StoredSnapshot } from './etcd/etcd-metadata-log.js';
-import { imageRecords } from './metadata-snapshot.js';
+import { imageRecords, rebuildImage } from './metadata-snapshot.js';
 import { checkAssignment, placeReplicas } from './replica-placement.js';
 import { collidingTopic, newTopicId, topicNameError } from './topic-names.js';
 
@@ -133,26 +133,9 @@ export class Controller {
    * config as it now is), a RemoveTopicRecord for each topic that is gone, and the tail.
    */
   private reload(log: ReloadedLog): void {
-    const img = this.image;
-    const decoded = (xs: readonly { offset: number; value: Buffer }[]): { offset: number; rec: MetadataRecord }[] =>
-      xs.flatMap((x) => {
-        const rec = decodeMetadataRecord(x.value);
-        return rec ? [{ offset: x.offset, rec }] : [];
-      });
-    const before = new Map([...img.topicsById].map(([id, t]) => [id, { ...t, partitions: [...t.partitions] }]));
-    const snap = log.snapshot ? decoded(log.snapshot.entries) : [];
-    const tail = decoded(log.records);
-    if (log.snapshot) {
-      img.clear();
-      for (const e of snap) this.apply(e.rec, e.offset);
-      img.offset = log.snapshot.offset;
-    }
-    for (const e of tail) this.apply(e.rec, e.offset);
-    img.offset = log.records[log.records.length - 1]?.offset ?? img.offset;
-    const removed = new Map([...before].filter(([id]) => !img.topicsById.has(id)));
-    this.log.info('metadata image reloaded from a snapshot', { snapshotOffset: log.snapshot?.offset ?? -1, offset: img.offset, topics: img.topicsByName.size });
-    const gone: MetadataRecord[] = [...removed.keys()].map((topicId) => ({ type: 'removeTopic', topicId }));
-    this.notify([...snap.map((e) => e.rec), ...gone, ...tail.map((e) => e.rec)], removed, img.offset);
+    const { records, removed } = rebuildImage(this.image, log, (rec, offset) => this.apply(rec, offset));
+    this.log.info('metadata image reloaded from a snapshot', { snapshotOffset: log.snapshot?.offset ?? -1, offset: this.image.offset, topics: this.image.topicsByName.size });
+    this.notify(records, removed, this.image.offset);
   }
 
   /**

@@ -8,8 +8,8 @@
  * MirrorTopicStateChangeRecord of a topic, which keeps the offset of the change it stands for
  * (the mirror control plane validates against it).
  */
-import { ConfigResourceType, type MetadataImage } from './metadata-image.js';
-import type { MetadataRecord } from './metadata-records.js';
+import { ConfigResourceType, type MetadataImage, type TopicImage } from './metadata-image.js';
+import { decodeMetadataRecord, type MetadataRecord } from './metadata-records.js';
 
 export interface SnapshotEntry {
   readonly offset: number;
@@ -54,4 +54,41 @@ export function imageRecords(img: MetadataImage): SnapshotEntry[] {
   }
   if (img.nextProducerId > 0) add({ type: 'producerIds', brokerId: -1, nextProducerId: img.nextProducerId });
   return out;
+}
+
+/** What a stored log holds after a compaction: the snapshot (if any) and the records after it. */
+export interface SnapshotAndTail {
+  readonly snapshot: { readonly offset: number; readonly entries: readonly { readonly offset: number; readonly value: Buffer }[] } | null;
+  readonly records: readonly { readonly offset: number; readonly value: Buffer }[];
+}
+
+/**
+ * Rebuilds `img` in place from a snapshot and the records after it (a watch that fell behind a
+ * compaction). Returns what listeners are told: the snapshot's records (every topic, partition
+ * and config as it now is), a RemoveTopicRecord for each topic that is gone, then the tail; and
+ * the topics removed.
+ */
+export function rebuildImage(
+  img: MetadataImage,
+  log: SnapshotAndTail,
+  apply: (rec: MetadataRecord, offset: number) => void,
+): { records: MetadataRecord[]; removed: Map<string, TopicImage> } {
+  const decoded = (xs: SnapshotAndTail['records']): { offset: number; rec: MetadataRecord }[] =>
+    xs.flatMap((x) => {
+      const rec = decodeMetadataRecord(x.value);
+      return rec ? [{ offset: x.offset, rec }] : [];
+    });
+  const before = new Map([...img.topicsById].map(([id, t]): [string, TopicImage] => [id, { ...t, partitions: [...t.partitions] }]));
+  const snap = log.snapshot ? decoded(log.snapshot.entries) : [];
+  const tail = decoded(log.records);
+  if (log.snapshot) {
+    img.clear();
+    for (const e of snap) apply(e.rec, e.offset);
+    img.offset = log.snapshot.offset;
+  }
+  for (const e of tail) apply(e.rec, e.offset);
+  img.offset = log.records[log.records.length - 1]?.offset ?? img.offset;
+  const removed = new Map([...before].filter(([id]) => !img.topicsById.has(id)));
+  const gone: MetadataRecord[] = [...removed.keys()].map((topicId) => ({ type: 'removeTopic', topicId }));
+  return { records: [...snap.map((e) => e.rec), ...gone, ...tail.map((e) => e.rec)], removed };
 }
