@@ -138,7 +138,10 @@ export class ReplicaManager {
       switch (rec.type) {
         case 'partition': {
           const t = this.image.topicsById.get(rec.topicId);
-          if (t) void this.ensureLog(t.name, rec.partition);
+          // A PartitionRecord of a partition already hosted comes from a reloaded snapshot,
+          // which may no longer list this node.
+          if (t && !this.hosts(t.name, rec.partition)) void this.removeReplica(t, rec.partition);
+          else if (t) void this.ensureLog(t.name, rec.partition);
           break;
         }
         case 'removeTopic': {
