@@ -137,6 +137,8 @@ export class BrokerNode {
         uncleanAllowed: (t) => configs.topicProps(t.name)['unclean.leader.election.enable'] === 'true',
         autoLeaderRebalance: config.bool('auto.leader.rebalance.enable'),
         imbalanceCheckIntervalMs: config.int('leader.imbalance.check.interval.seconds') * 1000,
+        maxBytesBetweenSnapshots: config.int('metadata.log.max.record.bytes.between.snapshots'),
+        maxSnapshotIntervalMs: config.int('metadata.log.max.snapshot.interval.ms'),
         log: log.child({ component: 'controller' }),
       });
       duties.start();

@@ -1,8 +1,10 @@
 /**
  * The partitions this node leads (all of them, in a one-node cluster), mapped from the metadata
  * image to their logs (Kafka's ReplicaManager over its LogManager): logs opened at start for
- * every partition in the image, created when topics or partitions appear, deleted when topics
- * are removed, reconfigured when topic configs change, and a new leader epoch started at the
+ * every partition in the image that this node replicates, created when topics or partitions
+ * appear or a reassignment adds this node, deleted when topics are removed or a reassignment
+ * takes this node out of a partition's replicas (also at start, for changes made while the node
+ * was down), reconfigured when topic configs change, and a new leader epoch started at the
  * log end when the image bumps it. Log dirs, checkpoints, retention, the cleaner, flush and the
  * clean-shutdown marker belong to the LogManager.
  *
@@ -37,6 +39,8 @@ export interface Partition {
 export type SourceEpochPolicy = (topic: TopicImage) => boolean;
 
 const key = (topic: string, partition: number): string => `${topic}-${partition}`;
+/** How long a removed replica's log waits for replication to stop using it before it is deleted. */
+const REPLICA_RELEASE_TIMEOUT_MS = 10_000;
 
 export class ReplicaManager {
   private readonly opening = new Map<string, Promise<PartitionLog | undefined>>();
@@ -135,7 +139,10 @@ export class ReplicaManager {
       switch (rec.type) {
         case 'partition': {
           const t = this.image.topicsById.get(rec.topicId);
-          if (t) void this.ensureLog(t.name, rec.partition);
+          // A PartitionRecord of a partition already hosted comes from a reloaded snapshot,
+          // which may no longer list this node.
+          if (t && !this.hosts(t.name, rec.partition)) void this.removeReplica(t, rec.partition);
+          else if (t) void this.ensureLog(t.name, rec.partition);
           break;
         }
         case 'removeTopic': {
@@ -153,6 +160,10 @@ export class ReplicaManager {
           break;
         case 'partitionChange': {
           const t = this.image.topicsById.get(rec.topicId);
+          if (t && rec.replicas && !this.hosts(t.name, rec.partition)) {
+            void this.removeReplica(t, rec.partition);
+            break;
+          }
           const l = t ? this.getLog(t.name, rec.partition) : undefined;
           if (t && l && rec.leaderEpoch > l.latestEpoch && this.startsEpochsHere(t, rec.partition)) void l.assignEpochStartOffset(rec.leaderEpoch, l.logEndOffset);
           break;
@@ -161,6 +172,27 @@ export class ReplicaManager {
           break;
       }
     }
+  }
+
+  /**
+   * A reassignment took this node out of the partition's replicas: its log is deleted (KRaft's
+   * ReplicaManager.applyDelta stops a replica that is no longer assigned and deletes its log, as
+   * StopReplica with deletePartition=true did). Replication lets go of the log first (it resigns
+   * leadership and removes the partition from its fetcher), so no fetch appends to a deleted log.
+   */
+  private async removeReplica(t: TopicImage, partition: number): Promise<void> {
+    const deadline = Date.now() + REPLICA_RELEASE_TIMEOUT_MS;
+    while (this.replication !== null && this.replication.role(t.topicId, partition) !== 'none' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // Assigned here again meanwhile (a cancelled or new reassignment): the log stays.
+    if (this.closed || this.hosts(t.name, partition) || this.image.topicsById.get(t.topicId) !== t) return;
+    await this.opening.get(key(t.name, partition));
+    if (this.logManager.get(t.name, partition) === undefined && !this.logManager.hasUnopened(t.name, partition)) return;
+    this.log.info('deleting the log of a replica no longer assigned here', { partition: key(t.name, partition) });
+    await this.logManager
+      .delete(t.name, partition, t.topicId)
+      .catch((err: unknown) => this.log.warn('deleting partition log failed', { partition: key(t.name, partition), err: String(err) }));
   }
 
   /** Recomputes LogConfig for one topic, or for all (a broker default changed). */

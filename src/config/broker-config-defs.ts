@@ -37,6 +37,9 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('broker.session.timeout.ms', 'int', '9000', { min: 1, readOnly: true }),
   D('broker.heartbeat.interval.ms', 'int', '2000', { min: 1, readOnly: true }),
   D('broker.rack', 'string', null, { readOnly: true }),
+  // Kafka's metadata snapshot keys (KIP-630, KIP-876): when the etcd metadata log is snapshotted.
+  D('metadata.log.max.record.bytes.between.snapshots', 'long', '20971520', { min: 1, readOnly: true }),
+  D('metadata.log.max.snapshot.interval.ms', 'long', '3600000', { min: 0, readOnly: true }),
   D('auto.leader.rebalance.enable', 'boolean', 'true', { readOnly: true }),
   D('leader.imbalance.check.interval.seconds', 'long', '300', { min: 1, readOnly: true }),
   D('controlled.shutdown.enable', 'boolean', 'true', { readOnly: true }),

@@ -19,7 +19,8 @@ import type { Logger } from '../common/logger.js';
 import { ConfigResourceType, MetadataImage, quotaEntityKey, type TopicImage } from './metadata-image.js';
 import { decodeMetadataRecord, encodeMetadataRecord, type MetadataRecord } from './metadata-records.js';
 import { LocalClusterView, type ClusterView } from './cluster-view.js';
-import type { ReplicatedMetadataLogStore } from './etcd/etcd-metadata-log.js';
+import type { ReloadedLog, ReplicatedMetadataLogStore, StoredSnapshot } from './etcd/etcd-metadata-log.js';
+import { imageRecords, rebuildImage } from './metadata-snapshot.js';
 import { checkAssignment, placeReplicas } from './replica-placement.js';
 import { collidingTopic, newTopicId, topicNameError } from './topic-names.js';
 
@@ -29,8 +30,8 @@ export { collidingTopic, newClusterId, newTopicId, topicNameError } from './topi
 export interface MetadataLogStore {
   /** Appends the record values as one batch; resolves with the offset of the last one. */
   append(values: readonly Buffer[]): Promise<number>;
-  /** Calls `cb` for every record in offset order. */
-  replay(cb: (offset: number, value: Buffer) => void): Promise<void>;
+  /** Calls `cb` for every record in offset order (a store with snapshots gives the snapshot first). */
+  replay(cb: (offset: number, value: Buffer) => void, onSnapshot?: (snapshot: StoredSnapshot) => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -80,6 +81,8 @@ export class Controller {
   private chain: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<MetadataListener>();
   private waiters: { offset: number; resolve: () => void }[] = [];
+  /** Bytes of metadata records applied from the shared log since start (snapshot scheduling). */
+  recordBytes = 0;
 
   private constructor(
     readonly nodeId: number,
@@ -95,20 +98,55 @@ export class Controller {
   static async open(opts: ControllerOptions): Promise<Controller> {
     const c = new Controller(opts.nodeId, opts.clusterId, opts.store, opts.log, opts.cluster, opts.defaultReplicationFactor ?? (() => 1));
     let count = 0;
-    await opts.store.replay((offset, value) => {
+    const one = (offset: number, value: Buffer): void => {
       const rec = decodeMetadataRecord(value);
       if (rec) c.apply(rec, offset);
-      c.image.offset = offset;
       count++;
-    });
+    };
+    await opts.store.replay(
+      (offset, value) => {
+        one(offset, value);
+        c.image.offset = offset;
+      },
+      (snap) => {
+        for (const e of snap.entries) one(e.offset, e.value);
+        c.image.offset = snap.offset;
+      },
+    );
     opts.log.info('metadata image loaded', { records: count, topics: c.image.topicsByName.size, offset: c.image.offset });
     if ('replicated' in opts.store) {
-      await opts.store.follow((first, values) => {
-        const recs = values.map(decodeMetadataRecord).filter((r): r is MetadataRecord => r !== null);
-        c.applyBatch(recs, first, first + values.length - 1);
-      });
+      await opts.store.follow(
+        (first, values) => {
+          c.recordBytes += values.reduce((n, v) => n + v.length, 0);
+          const recs = values.map(decodeMetadataRecord).filter((r): r is MetadataRecord => r !== null);
+          c.applyBatch(recs, first, first + values.length - 1);
+        },
+        (reloaded) => c.reload(reloaded),
+      );
     }
     return c;
+  }
+
+  /**
+   * The watch fell behind a compaction: the image is rebuilt from the snapshot and the records
+   * after it, and listeners are told with the snapshot's records (every topic, partition and
+   * config as it now is), a RemoveTopicRecord for each topic that is gone, and the tail.
+   */
+  private reload(log: ReloadedLog): void {
+    const { records, removed } = rebuildImage(this.image, log, (rec, offset) => this.apply(rec, offset));
+    this.log.info('metadata image reloaded from a snapshot', { snapshotOffset: log.snapshot?.offset ?? -1, offset: this.image.offset, topics: this.image.topicsByName.size });
+    this.notify(records, removed, this.image.offset);
+  }
+
+  /**
+   * Writes a snapshot of the image at its current offset (only with the etcd log); false when
+   * there is nothing new since the latest one.
+   */
+  async snapshot(): Promise<boolean> {
+    const store = this.store;
+    if (!('replicated' in store) || this.image.offset <= store.snapshotOffset) return false;
+    const entries = imageRecords(this.image).map((e) => ({ offset: e.offset, value: encodeMetadataRecord(e.record) }));
+    return store.writeSnapshot({ offset: this.image.offset, entries });
   }
 
   /** true when the metadata log is shared by several nodes (etcd). */
@@ -136,6 +174,8 @@ export class Controller {
           partitionEpoch: rec.partitionEpoch,
           replicas: [...rec.replicas],
           isr: [...rec.isr],
+          ...(rec.addingReplicas ? { addingReplicas: [...rec.addingReplicas] } : {}),
+          ...(rec.removingReplicas ? { removingReplicas: [...rec.removingReplicas] } : {}),
         });
         break;
       case 'config':
@@ -207,6 +247,10 @@ export class Controller {
     }
     out.forEach((rec, i) => this.apply(rec, first + i));
     this.image.offset = last;
+    this.notify(out, removed, last);
+  }
+
+  private notify(out: readonly MetadataRecord[], removed: ReadonlyMap<string, TopicImage>, last: number): void {
     for (const l of this.listeners) {
       try {
         l(out, removed);

@@ -49,6 +49,19 @@ export class MetadataImage {
   /** Offset of the last record applied; -1 for an empty log. */
   offset = -1;
 
+  /** Forgets everything (before a snapshot is loaded into this same image). */
+  clear(): void {
+    this.topicsByName.clear();
+    this.topicsById.clear();
+    this.brokerConfigs.clear();
+    this.otherConfigs.clear();
+    this.acls.clear();
+    this.scram.clear();
+    this.quotas.clear();
+    this.nextProducerId = 0;
+    this.offset = -1;
+  }
+
   topic(name: string): TopicImage | undefined {
     return this.topicsByName.get(name);
   }

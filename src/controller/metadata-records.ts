@@ -68,6 +68,9 @@ export type MetadataRecord =
       readonly partitionEpoch: number;
       readonly replicas: readonly number[];
       readonly isr: readonly number[];
+      /** A reassignment in progress (a snapshot of a partition being moved); absent = none. */
+      readonly addingReplicas?: readonly number[];
+      readonly removingReplicas?: readonly number[];
     }
   | { readonly type: 'config'; readonly resourceType: number; readonly resourceName: string; readonly name: string; readonly value: string | null }
   | {
@@ -119,8 +122,8 @@ export function encodeMetadataRecord(rec: MetadataRecord): Buffer {
           topicId: rec.topicId,
           replicas: [...rec.replicas],
           isr: [...rec.isr],
-          removingReplicas: [],
-          addingReplicas: [],
+          removingReplicas: rec.removingReplicas ? [...rec.removingReplicas] : [],
+          addingReplicas: rec.addingReplicas ? [...rec.addingReplicas] : [],
           leader: rec.leader,
           leaderEpoch: rec.leaderEpoch,
           partitionEpoch: rec.partitionEpoch,
@@ -210,6 +213,8 @@ export function decodeMetadataRecord(value: Buffer): MetadataRecord | null {
         partitionEpoch: m.partitionEpoch,
         replicas: m.replicas,
         isr: m.isr,
+        ...(m.addingReplicas.length > 0 ? { addingReplicas: m.addingReplicas } : {}),
+        ...(m.removingReplicas.length > 0 ? { removingReplicas: m.removingReplicas } : {}),
       };
     }
     case MetadataRecordType.CONFIG: {

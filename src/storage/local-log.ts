@@ -16,6 +16,7 @@ import { KafkaError } from '../protocol/kafka-error.js';
 import type { Clock } from './clock.js';
 import type { FileSystem } from './file-system.js';
 import type { LogConfig } from './log-config.js';
+import { deletePartitionDir } from './log-dir-deletion.js';
 import { LogSegment, type AppendedBatch } from './log-segment.js';
 import type { ReadOptions } from './partition-log-options.js';
 import { findMaxTimestampOffset, findOffsetForTimestamp, readSegments, type TimestampAndOffset } from './segment-read.js';
@@ -258,9 +259,9 @@ export class LocalLog {
     this.pendingCloses.clear();
   }
 
-  /** Removes the partition directory (topic deletion). */
+  /** Removes the partition directory (topic deletion, replica removed), renamed `-delete` first. */
   deleteDir(): Promise<void> {
-    return this.fs.rmrf(this.dir);
+    return deletePartitionDir(this.fs, this.dir);
   }
 
   /** The path of a file in the partition directory. */

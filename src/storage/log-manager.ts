@@ -27,6 +27,7 @@ import { systemClock, type Clock } from './clock.js';
 import { realFileSystem, type FileSystem } from './file-system.js';
 import { sharedGroupCommit, type GroupCommit } from './group-commit.js';
 import { DEFAULT_LOG_CONFIG, type LogConfig } from './log-config.js';
+import { deletePartitionDir, isDeleteDir } from './log-dir-deletion.js';
 import { formatOffsetCheckpoint, parseOffsetCheckpoint, parsePartitionDir, type PartitionKey } from './offset-checkpoint.js';
 import { PartitionLog } from './partition-log.js';
 
@@ -132,6 +133,12 @@ export class LogManager {
     this.log.info('opening partition logs', { logDir: path, cleanShutdown });
     for (const name of (await this.fs.readdir(path)).sort()) {
       if (name.startsWith('.') || this.isForeign(name)) continue;
+      if (isDeleteDir(name)) {
+        // A deletion a crash interrupted after the rename: finish it.
+        this.log.info('removing a log directory left from an interrupted deletion', { dir: name, logDir: path });
+        await this.fs.rmrf(join(path, name));
+        continue;
+      }
       const key = parsePartitionDir(name);
       if (key === null) continue;
       const other = this.found.get(name);
@@ -169,6 +176,11 @@ export class LogManager {
 
   get(topic: string, partition: number): PartitionLog | undefined {
     return this.logs.get(nameOf(topic, partition))?.log;
+  }
+
+  /** True when the partition's directory was found at open and its log is not open yet. */
+  hasUnopened(topic: string, partition: number): boolean {
+    return this.found.has(nameOf(topic, partition));
   }
 
   /** The log dir holding the partition's open log. */
@@ -261,19 +273,23 @@ export class LogManager {
       const found = this.found.get(name);
       if (found === undefined) return;
       this.found.delete(name);
-      await this.fs.rmrf(join(found.logDir.path, name));
+      await deletePartitionDir(this.fs, join(found.logDir.path, name));
     });
   }
 
-  /** Removes the partition directories found at open that `keep` does not want (topics deleted meanwhile). */
+  /**
+   * Removes the partition directories found at open that `keep` does not want: topics deleted
+   * meanwhile, and replicas moved off this node while it was down (Kafka's broker deletes a log
+   * whose partition no longer lists it as a replica when it loads the metadata image).
+   */
   async deleteStrays(keep: (topic: string, partition: number) => boolean): Promise<void> {
     for (const [name, f] of [...this.found]) {
       if (keep(f.key.topic, f.key.partition)) continue;
-      this.log.info('removing log of a deleted topic', { dir: name, logDir: f.logDir.path });
+      this.log.info('removing log of a partition this node no longer hosts', { dir: name, logDir: f.logDir.path });
       await this.serial(name, async () => {
         if (this.found.get(name) !== f) return;
         this.found.delete(name);
-        await this.fs.rmrf(join(f.logDir.path, name));
+        await deletePartitionDir(this.fs, join(f.logDir.path, name));
       });
     }
   }

@@ -3,8 +3,10 @@
  * Fjord cluster on etcd: a plan generated for a topic is executed with a replication throttle and
  * verified (which clears the throttles), the replicas end up where the plan put them with every
  * record, and a plan that only reorders replicas leaves the leader in place until a PREFERRED
- * election moves it to the new first replica.
+ * election moves it to the new first replica. `--cancel` reverts a reassignment in progress to
+ * the original replicas, and the replica it was adding deletes its directory.
  */
+import { readdirSync } from 'node:fs';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +29,8 @@ const bootstrap = (): string => cluster.nodes.filter((n) => n.running).map((n) =
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fjord-reassign-'));
-  cluster = await startCluster({ nodes: 3, overrides: { 'auto.leader.rebalance.enable': false } });
+  // A session long enough for a node held with SIGSTOP across two tool runs to stay registered.
+  cluster = await startCluster({ nodes: 3, overrides: { 'auto.leader.rebalance.enable': false, 'broker.session.timeout.ms': 20_000 } });
 }, 180_000);
 
 afterAll(async () => {
@@ -48,13 +51,13 @@ interface PartitionLine {
   readonly isr: number[];
 }
 
-const tool = async (main: string, args: string[]): Promise<string> => {
-  const r = mustSucceed(`${main} ${args.join(' ')}`, await javaTool(main, ['--bootstrap-server', bootstrap(), ...args]));
+const tool = async (main: string, args: string[], servers = bootstrap()): Promise<string> => {
+  const r = mustSucceed(`${main} ${args.join(' ')}`, await javaTool(main, ['--bootstrap-server', servers, ...args]));
   return r.stdout + r.stderr;
 };
 
-async function describeTopic(): Promise<PartitionLine[]> {
-  return (await tool(TOPICS, ['--describe', '--topic', TOPIC]))
+async function describeTopic(topic = TOPIC): Promise<PartitionLine[]> {
+  return (await tool(TOPICS, ['--describe', '--topic', topic]))
     .split('\n')
     .filter((l) => /\tPartition: \d+/.test(l))
     .map((l) => ({
@@ -197,5 +200,43 @@ describe('kafka-reassign-partitions and kafka-leader-election on a three-node Fj
     for (const p of await describeTopic()) expect(p.leader).toBe(reversed[p.partition]!.replicas[0]);
     // Run again: nothing left to elect.
     expect(await tool(ELECTION, ['--election-type', 'PREFERRED', '--path-to-json-file', electFile])).toMatch(/Valid replica already elected for partitions/);
+  });
+
+  it('--cancel reverts a reassignment in progress to the original replicas; the replica being added deletes its directory; --list then shows none', async () => {
+    const topic = 'cancel-me';
+    const admin = new Kafka({ clientId: 'reassign-cancel', brokers: bootstrap().split(','), logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    const controller = (await admin.describeCluster()).controller!;
+    await admin.disconnect();
+    // The replica to add (held with SIGSTOP, well within its session, so it cannot catch up and
+    // the reassignment stays in progress) is neither the controller the tool talks to nor in
+    // the tool's bootstrap list; the original replicas are the other two nodes.
+    const [kept, adding] = [1, 2, 3].filter((n) => n !== controller) as [number, number];
+    const others = [kept, controller].map((n) => cluster.node(n).bootstrap).join(',');
+    await tool(TOPICS, ['--create', '--topic', topic, '--replica-assignment', `${kept}:${controller}`]);
+    await kcat(['-P', '-t', topic, '-p', '0', '-X', 'acks=all'], 'x\ny\nz\n');
+    await eventually('both replicas in the ISR', async () => ((await describeTopic(topic))[0]?.isr.length === 2 ? true : null));
+    const planFile = writePlan('cancel.json', [{ topic, partition: 0, replicas: [kept, adding] }]);
+    cluster.node(adding).pause();
+    let listed: string;
+    let cancelled: string;
+    try {
+      expect(await tool(REASSIGN, ['--execute', '--reassignment-json-file', planFile], others)).toMatch(/Successfully started partition reassignment for cancel-me-0/);
+      listed = await tool(REASSIGN, ['--list'], others);
+      // --preserve-throttles: clearing broker-level throttles would ask the held node too.
+      cancelled = await tool(REASSIGN, ['--cancel', '--preserve-throttles', '--reassignment-json-file', planFile], others);
+    } finally {
+      cluster.node(adding).resume();
+    }
+    expect(listed).toContain(`cancel-me-0: replicas: ${kept},${adding},${controller}. adding: ${adding}. removing: ${controller}.`);
+    expect(cancelled).toMatch(/Successfully cancelled partition reassignment.*cancel-me-0/s);
+    expect(await tool(REASSIGN, ['--list'])).toContain('No partition reassignments found.');
+    const [p] = await describeTopic(topic);
+    expect(p).toMatchObject({ leader: kept, replicas: [kept, controller] });
+    expect([...p!.isr].sort()).toEqual([kept, controller].sort());
+    await eventually('the node that was being added deleting its replica', async () => !readdirSync(cluster.node(adding).dataDir!).some((n) => n.startsWith(`${topic}-`)), 30_000);
+    expect(readdirSync(cluster.node(controller).dataDir!)).toContain(`${topic}-0`);
+    const out = await kcat(['-C', '-t', topic, '-p', '0', '-o', 'beginning', '-e', '-f', '%s\n']);
+    expect(out.trim().split('\n')).toEqual(['x', 'y', 'z']);
   });
 });

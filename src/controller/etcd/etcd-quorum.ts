@@ -171,9 +171,29 @@ export class EtcdQuorum implements ClusterView {
     this.emit('fenced');
   }
 
+  /**
+   * A watch etcd cancelled (it resumed after a disconnection from a revision that a metadata
+   * snapshot has since compacted away): read the current state again and watch from there.
+   */
+  private keep(w: Watcher, follow: () => Promise<void>): void {
+    this.watchers.push(w);
+    w.on('error', (err) => {
+      this.watchers = this.watchers.filter((x) => x !== w);
+      if (this.closed) return;
+      this.opts.log.warn('cluster watch cancelled; reading again', { err: String(err) });
+      const again = (): void =>
+        void follow().catch((e: unknown) => {
+          this.opts.log.warn('cluster watch failed', { err: String(e) });
+          if (!this.closed) setTimeout(again, 1000);
+        });
+      again();
+    });
+  }
+
   private async followBrokers(): Promise<void> {
     const dir = `${this.opts.prefix}/brokers/`;
     const res = await this.client.getAll().prefix(dir).exec();
+    this.brokers.clear();
     for (const kv of res.kvs) this.putBroker(kv);
     const w = await this.client.watch().prefix(dir).startRevision(String(BigInt(res.header.revision) + 1n)).create();
     w.on('put', (kv) => {
@@ -184,15 +204,16 @@ export class EtcdQuorum implements ClusterView {
       this.brokers.delete(Number(kv.key.toString().slice(dir.length)));
       this.emit('brokers');
     });
-    this.watchers.push(w);
+    this.keep(w, () => this.followBrokers());
     this.emit('brokers');
   }
 
   private async followShutdowns(): Promise<void> {
     const dir = `${this.opts.prefix}/shutdown/`;
-    const res = await this.client.getAll().prefix(dir).keys();
-    for (const k of res) this.shuttingDown.add(Number(k.slice(dir.length)));
-    const w = await this.client.watch().prefix(dir).create();
+    const res = await this.client.getAll().prefix(dir).exec();
+    this.shuttingDown.clear();
+    for (const kv of res.kvs) this.shuttingDown.add(Number(kv.key.toString().slice(dir.length)));
+    const w = await this.client.watch().prefix(dir).startRevision(String(BigInt(res.header.revision) + 1n)).create();
     w.on('put', (kv) => {
       this.shuttingDown.add(Number(kv.key.toString().slice(dir.length)));
       this.emit('brokers');
@@ -201,7 +222,8 @@ export class EtcdQuorum implements ClusterView {
       this.shuttingDown.delete(Number(kv.key.toString().slice(dir.length)));
       this.emit('brokers');
     });
-    this.watchers.push(w);
+    this.keep(w, () => this.followShutdowns());
+    this.emit('brokers');
   }
 
   /**
@@ -223,13 +245,14 @@ export class EtcdQuorum implements ClusterView {
     const res = await this.client.getAll().prefix(this.controllerKey).exec();
     const kv = res.kvs.find((k) => k.key.toString() === this.controllerKey);
     if (kv) this.setController(Number(kv.value.toString()), Number(kv.create_revision));
+    else this.setController(-1, -1);
     const w = await this.client.watch().key(this.controllerKey).startRevision(String(BigInt(res.header.revision) + 1n)).create();
     w.on('put', (k) => this.setController(Number(k.value.toString()), Number(k.create_revision)));
     w.on('delete', () => {
       this.setController(-1, -1);
       void this.campaignIfVacant();
     });
-    this.watchers.push(w);
+    this.keep(w, () => this.followController());
     await this.campaignIfVacant();
   }
 
