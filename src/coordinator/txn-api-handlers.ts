@@ -118,15 +118,28 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
   };
 
   /*
-   * TxnOffsetCommit v0-5: v3+ carries generation/member for fencing zombies of a group; v5
+   * TxnOffsetCommit v0-6: v3+ carries generation/member for fencing zombies of a group; v5
    * (transactions V2) adds the group's __consumer_offsets partition to the transaction itself,
-   * as AddOffsetsToTxn did (Kafka verifies and adds it through AddPartitionsToTxnManager).
+   * as AddOffsetsToTxn did (Kafka verifies and adds it through AddPartitionsToTxnManager); v6
+   * names topics by id.
    */
   const txnOffsetCommit: ApiHandler<TxnOffsetCommitRequest, TxnOffsetCommitResponseInput> = {
-    apiKey: 28, minVersion: 0, maxVersion: 5, decode: decodeTxnOffsetCommitRequest, encode: encodeTxnOffsetCommitResponse,
+    apiKey: 28, minVersion: 0, maxVersion: 6, decode: decodeTxnOffsetCommitRequest, encode: encodeTxnOffsetCommitResponse,
     async handle(ctx, req) {
       const v = ctx.apiVersion;
-      const fail = (code: number): TxnOffsetCommitResponseInput => ({ topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) })) });
+      // v6 names topics by id; offsets are kept by name, an unknown id is UNKNOWN_TOPIC_ID.
+      const names = req.topics.map((t) => (v >= 6 ? (host.topicNameById(t.topicId) ?? null) : t.name));
+      const answer = (code: (i: number) => number, byName?: Map<string, Map<number, number>>): TxnOffsetCommitResponseInput => ({
+        topics: req.topics.map((t, i) => ({
+          ...(v >= 6 ? { topicId: t.topicId } : { name: t.name }),
+          partitions: t.partitions.map((p) => {
+            const name = names[i] ?? null;
+            const errorCode = name === null ? ErrorCode.UNKNOWN_TOPIC_ID : (byName?.get(name)?.get(p.partitionIndex) ?? code(i));
+            return { partitionIndex: p.partitionIndex, errorCode };
+          }),
+        })),
+      });
+      const fail = (code: number): TxnOffsetCommitResponseInput => answer(() => code);
       if (!groups) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE);
       const txn = await tc.describe(req.transactionalId).catch(() => undefined);
       if (!txn || txn.producerId !== Number(req.producerId)) return fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
@@ -136,19 +149,26 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
           const added = await tc.addOffsets(req.transactionalId, Number(req.producerId), req.producerEpoch, req.groupId, v, 2);
           if (added !== ErrorCode.NONE) return fail(added);
         }
-        const topics = await groups.txnCommitOffsets({
+        const known = req.topics.flatMap((t, i) => {
+          const name = names[i];
+          if (name === null || name === undefined) return [];
+          return [{
+            name,
+            partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, committedOffset: Number(p.committedOffset), committedLeaderEpoch: v >= 2 ? p.committedLeaderEpoch : -1, committedMetadata: p.committedMetadata })),
+          }];
+        });
+        const topics = known.length === 0 ? [] : await groups.txnCommitOffsets({
           groupId: req.groupId,
           producerId: Number(req.producerId),
           producerEpoch: req.producerEpoch,
           generationIdOrMemberEpoch: v >= 3 ? req.generationIdOrMemberEpoch : -1,
           memberId: v >= 3 ? req.memberId : '',
           groupInstanceId: v >= 3 ? req.groupInstanceId : null,
-          topics: req.topics.map((t) => ({
-            name: t.name,
-            partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, committedOffset: Number(p.committedOffset), committedLeaderEpoch: v >= 2 ? p.committedLeaderEpoch : -1, committedMetadata: p.committedMetadata })),
-          })),
+          topics: known,
         });
-        return { topics };
+        const byName = new Map<string, Map<number, number>>();
+        for (const t of topics) byName.set(t.name, new Map(t.partitions.map((p) => [p.partitionIndex, p.errorCode])));
+        return answer(() => ErrorCode.UNKNOWN_SERVER_ERROR, byName);
       } catch (e) {
         return fail(errorCodeOf(e));
       }

@@ -82,22 +82,39 @@ export async function runTxnV2(c: WireClient, topic: string): Promise<TxnV2Obser
     const r = await c.call(2, 9, (w) => encodeListOffsetsRequest(w, { replicaId: -1, isolationLevel, topics: [{ name: topic, partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] }, 9));
     return Number(decodeListOffsetsResponse(r, 9).topics[0]!.partitions[0]!.offset);
   };
+  // Kafka answers EndTxn once Prepare is durable and writes the markers after; wait for them.
+  const settled = async (end: number): Promise<number[]> => {
+    let last: number[] = [];
+    await until(
+      async () => (last = [await offsets(1), await offsets(0)]),
+      (o) => o[0] === end && o[1] === end,
+    );
+    return last;
+  };
   const txnOffsetCommit = async (epoch: number, offset: bigint): Promise<number> => {
     const r = await until(
-      async () =>
-        decodeTxnOffsetCommitResponse(
+      async () => {
+        // Kafka creates __consumer_offsets on the first group lookup.
+        await c.call(10, 4, (w) => encodeFindCoordinatorRequest(w, { keyType: 0, coordinatorKeys: [group] }, 4));
+        return decodeTxnOffsetCommitResponse(
           await c.call(28, 5, (w) =>
             encodeTxnOffsetCommitRequest(w, { transactionalId: txnId, groupId: group, producerId: pid, producerEpoch: epoch, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: topic, partitions: [{ partitionIndex: 0, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: '' }] }] }, 5),
           ),
           5,
-        ),
+        );
+      },
       (res) => !NOT_READY.includes(res.topics[0]!.partitions[0]!.errorCode),
     );
     return r.topics[0]!.partitions[0]!.errorCode;
   };
-  const committedOffset = async (): Promise<number> => {
-    const r = decodeOffsetFetchResponse(await c.call(9, 8, (w) => encodeOffsetFetchRequest(w, { groups: [{ groupId: group, topics: [{ name: topic, partitionIndexes: [0] }] }], requireStable: true }, 8)), 8);
-    return Number(r.groups[0]!.topics[0]!.partitions[0]!.committedOffset);
+  const committedOffset = async (): Promise<number | string> => {
+    const r = await until(
+      async () => decodeOffsetFetchResponse(await c.call(9, 8, (w) => encodeOffsetFetchRequest(w, { groups: [{ groupId: group, topics: [{ name: topic, partitionIndexes: [0] }] }], requireStable: true }, 8)), 8),
+      (res) => !NOT_READY.includes(res.groups[0]!.errorCode) && res.groups[0]!.topics[0]?.partitions[0]?.errorCode !== ErrorCode.UNSTABLE_OFFSET_COMMIT,
+    );
+    const g = r.groups[0]!;
+    const p = g.topics[0]?.partitions[0];
+    return p === undefined ? `group error ${g.errorCode}` : p.errorCode !== 0 ? `error ${p.errorCode}` : Number(p.committedOffset);
   };
 
   const obs: TxnV2Observation = {
@@ -107,7 +124,7 @@ export async function runTxnV2(c: WireClient, topic: string): Promise<TxnV2Obser
   obs.produce1 = await produce(epoch0, 0, 'one');
   obs.lsoWhileOpen = await offsets(1);
   obs.commit1 = await endTxn(epoch0, true);
-  obs.afterCommit1 = [await offsets(1), await offsets(0)];
+  obs.afterCommit1 = await settled(2);
   // The old epoch is fenced everywhere once the markers carry the bumped one.
   obs.lateProduceOldEpoch = await produce(epoch0, 1, 'late');
   obs.retryCommit1 = await endTxn(epoch0, true);
@@ -117,15 +134,15 @@ export async function runTxnV2(c: WireClient, topic: string): Promise<TxnV2Obser
   obs.txnOffsetCommit2 = await txnOffsetCommit(epoch1, 42n);
   obs.produce2 = await produce(epoch1, 0, 'two');
   obs.commit2 = await endTxn(epoch1, true);
+  obs.afterCommit2 = await settled(4);
   obs.committedOffset2 = await committedOffset();
-  obs.afterCommit2 = [await offsets(1), await offsets(0)];
   // Transaction 3 is aborted: its record stays below the LSO but is never read committed.
   const epoch2 = epoch0 + 2;
   obs.produce3 = await produce(epoch2, 0, 'three');
   obs.txnOffsetCommit3 = await txnOffsetCommit(epoch2, 99n);
   obs.abort3 = await endTxn(epoch2, false);
+  obs.afterAbort3 = await settled(6);
   obs.committedOffset3 = await committedOffset();
-  obs.afterAbort3 = [await offsets(1), await offsets(0)];
   // An abort with nothing in the transaction still moves to the next epoch.
   obs.emptyAbort = await endTxn(epoch0 + 3, false);
   obs.emptyCommit = await endTxn(epoch0 + 4, true);
@@ -134,7 +151,7 @@ export async function runTxnV2(c: WireClient, topic: string): Promise<TxnV2Obser
 
 /** What holds on any broker that serves transactions V2. */
 export function checkTxnV2(o: TxnV2Observation): void {
-  expect(o.apiVersions).toEqual({ max: { 0: 13, 26: 5, 27: 2, 28: 5 }, finalized: [2, 2], supported: [0, 2], epochKnown: true });
+  expect(o.apiVersions).toEqual({ max: { 0: 13, 26: 5, 27: 2, 28: 6 }, finalized: [2, 2], supported: [0, 2], epochKnown: true });
   expect(o.produce1).toBe(0);
   expect(o.lsoWhileOpen).toBe(0);
   expect(o.commit1).toEqual({ errorCode: 0, samePid: true, epochDelta: 1 });
