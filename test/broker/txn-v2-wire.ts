@@ -158,6 +158,7 @@ export function checkTxnV2(o: TxnV2Observation): void {
   expect(o.afterCommit1).toEqual([2, 2]);
   expect(o.lateProduceOldEpoch).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
   expect(o.retryCommit1).toEqual({ errorCode: 0, samePid: true, epochDelta: 1 });
+  expect(o.abortWithOldEpoch).toEqual({ errorCode: ErrorCode.INVALID_TXN_STATE, samePid: false, epochDelta: -1 });
   expect(o.txnOffsetCommit2).toBe(0);
   expect(o.produce2).toBe(0);
   expect(o.commit2).toEqual({ errorCode: 0, samePid: true, epochDelta: 2 });
@@ -167,4 +168,6 @@ export function checkTxnV2(o: TxnV2Observation): void {
   expect(o.abort3).toEqual({ errorCode: 0, samePid: true, epochDelta: 3 });
   expect(o.committedOffset3).toBe(42);
   expect(o.afterAbort3).toEqual([6, 6]);
+  expect(o.emptyAbort).toEqual({ errorCode: 0, samePid: true, epochDelta: 4 });
+  expect(o.emptyCommit).toEqual({ errorCode: ErrorCode.INVALID_TXN_STATE, samePid: false, epochDelta: -1 });
 }

@@ -22,9 +22,7 @@ afterAll(async () => {
 it('runs V2 transactions: implicit partitions, epoch bump per EndTxn, old epoch fenced', async () => {
   const c = await WireClient.connect(node.port);
   try {
-    const o = await runTxnV2(c, 'txn-v2');
-    checkTxnV2(o);
-    console.log(JSON.stringify(o));
+    checkTxnV2(await runTxnV2(c, 'txn-v2'));
   } finally {
     c.close();
   }
