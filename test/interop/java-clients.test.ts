@@ -95,7 +95,9 @@ const allScenarios = (javaScenario: Run): Scenario<Obs>[] => [
       // out0 out1 out2 | commit marker 3 | out3 out4 out5 aborted | abort marker 7
       expect(obs.outputCommitted).toEqual(['0:out0', '1:out1', '2:out2']);
       expect(obs.committed).toBe(3);
-      expect(obs.oldProducerAfterFence).not.toBe('NONE');
+      // Transactions V2: the zombie's produce is refused with the epoch the new producer's
+      // InitProducerId bumped (V1 would have answered its AddPartitionsToTxn PRODUCER_FENCED).
+      expect(obs.oldProducerAfterFence).toBe('InvalidProducerEpochException');
     },
   },
   ...(['classic', 'consumer'] as const).map(
