@@ -19,6 +19,15 @@ export interface ProduceGuard {
   isProduceAllowed(topic: string, partition: number): boolean;
 }
 
+/**
+ * The transaction coordinator's side of a transactions V2 produce (KIP-890 part 2): adds the
+ * partition to the producer's transaction before its batch is appended. Resolves to a Kafka error
+ * code for the partition.
+ */
+export interface TxnPartitionAdder {
+  addPartitionImplicitly(transactionalId: string, producerId: number, producerEpoch: number, topic: string, partition: number): Promise<number>;
+}
+
 export interface BrokerContext {
   readonly nodeId: number;
   readonly clusterId: string;
@@ -47,6 +56,8 @@ export interface BrokerContext {
   readonly listenerTls: Pick<BrokerListeners, 'checkTls' | 'reconfigureTls'> | null;
   /** Set once mirroring is wired; null means every topic is writable. */
   produceGuard: ProduceGuard | null;
+  /** Set once the transaction coordinator runs; without it Produce v12+ adds no partitions. */
+  txnPartitions?: TxnPartitionAdder;
   /**
    * Creates a topic with the broker's defaults when `auto.create.topics.enable` allows it
    * (Metadata with AllowAutoTopicCreation). Returns a Kafka error code.

@@ -217,6 +217,9 @@ export class BrokerNode {
     registry.registerAll(groups.handlers);
     const txns = await createTxnApiHandlers(coordinatorHost, groups.coordinator);
     registry.registerAll(txns.handlers);
+    // Transactions V2 is finalized only on a node alone (018-api-versions.ts), where the produce
+    // path reaches the transaction coordinator in process.
+    if (!ctx.cluster.distributed) ctx.txnPartitions = txns.coordinator;
     const mirrorLog = log.child({ component: 'mirror' });
     mirror = await createMirrorApiHandlers(createMirrorHost(ctx, coordinatorHost), { log: (msg) => mirrorLog.info(msg) });
     registry.registerAll(mirror.handlers);

@@ -15,7 +15,7 @@ import type { BrokerContext } from './broker-context.js';
 
 const WRITE_TXN_MARKERS: ApiSpec<WriteTxnMarkersRequestInput, WriteTxnMarkersResponse> = {
   apiKey: ApiKey.WriteTxnMarkers,
-  versions: [1, 1],
+  versions: [1, 2],
   encode: encodeWriteTxnMarkersRequest,
   decode: decodeWriteTxnMarkersResponse,
 };
@@ -34,7 +34,7 @@ export class TxnMarkerChannel {
     const client = this.clients.clientFor(leaderId, b.host, b.port);
     try {
       const res = await client.send(WRITE_TXN_MARKERS, {
-        markers: [{ producerId: BigInt(marker.producerId), producerEpoch: marker.producerEpoch, transactionResult: marker.commit, coordinatorEpoch: marker.coordinatorEpoch, topics: [{ name: topic, partitionIndexes: [partition] }] }],
+        markers: [{ producerId: BigInt(marker.producerId), producerEpoch: marker.producerEpoch, transactionResult: marker.commit, coordinatorEpoch: marker.coordinatorEpoch, transactionVersion: marker.transactionVersion ?? 0, topics: [{ name: topic, partitionIndexes: [partition] }] }],
       });
       const code = res.markers[0]?.topics.find((t) => t.name === topic)?.partitions.find((p) => p.partitionIndex === partition)?.errorCode;
       return code ?? ErrorCode.UNKNOWN_SERVER_ERROR;

@@ -43,6 +43,8 @@ export interface TxnMarker {
   readonly producerEpoch: number;
   readonly coordinatorEpoch: number;
   readonly commit: boolean;
+  /** The client's transaction version (2: transactions V2, KIP-890 part 2), WriteTxnMarkers v2's TransactionVersion. */
+  readonly transactionVersion?: number;
 }
 
 /** Where a client reaches a coordinator (FindCoordinator's answer). */

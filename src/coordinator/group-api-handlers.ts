@@ -21,14 +21,6 @@ import { decodeLeaveGroupRequest } from '../protocol/generated/messages/leave-gr
 import type { LeaveGroupRequest } from '../protocol/generated/messages/leave-group-request.js';
 import { encodeLeaveGroupResponse } from '../protocol/generated/messages/leave-group-response.js';
 import type { LeaveGroupResponseInput } from '../protocol/generated/messages/leave-group-response.js';
-import { decodeOffsetCommitRequest } from '../protocol/generated/messages/offset-commit-request.js';
-import type { OffsetCommitRequest } from '../protocol/generated/messages/offset-commit-request.js';
-import { encodeOffsetCommitResponse } from '../protocol/generated/messages/offset-commit-response.js';
-import type { OffsetCommitResponseInput } from '../protocol/generated/messages/offset-commit-response.js';
-import { decodeOffsetFetchRequest } from '../protocol/generated/messages/offset-fetch-request.js';
-import type { OffsetFetchRequest } from '../protocol/generated/messages/offset-fetch-request.js';
-import { encodeOffsetFetchResponse } from '../protocol/generated/messages/offset-fetch-response.js';
-import type { OffsetFetchResponseInput } from '../protocol/generated/messages/offset-fetch-response.js';
 import { decodeOffsetDeleteRequest } from '../protocol/generated/messages/offset-delete-request.js';
 import type { OffsetDeleteRequest } from '../protocol/generated/messages/offset-delete-request.js';
 import { encodeOffsetDeleteResponse } from '../protocol/generated/messages/offset-delete-response.js';
@@ -54,6 +46,7 @@ import { GROUP_OPERATIONS } from './group-operations.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { ClassicState } from './classic-group.js';
 import { consumerGroupHandlers } from './consumer-group-handlers.js';
+import { offsetApiHandlers } from './offset-api-handlers.js';
 
 /**
  * The group APIs served by this node's group coordinator. A node alone coordinates every group;
@@ -210,112 +203,6 @@ export async function createGroupApiHandlers(
     },
   );
 
-  /*
-   * OffsetCommit v2-9. Generation -1 with an empty member id is an admin / simple-consumer
-   * commit (only while the group is empty); v6+ committed leader epoch; v7+ instance id; v9 the
-   * member epoch of a KIP-848 member. v10 (topic ids) is not offered.
-   * A partition of a topic that does not exist (or an index past its partition count) answers
-   * UNKNOWN_TOPIC_OR_PARTITION and is not stored, as Kafka checks before its group coordinator;
-   * the rest is committed and the answer keeps the request's order.
-   */
-  const offsetCommit = handler<OffsetCommitRequest, OffsetCommitResponseInput>(
-    8, 2, 9, decodeOffsetCommitRequest, encodeOffsetCommitResponse,
-    async (ctx, req) => {
-      const v = ctx.apiVersion;
-      const exists = (topic: string, partition: number): boolean => {
-        const n = host.partitionCount(topic);
-        return n !== undefined && partition >= 0 && partition < n;
-      };
-      const known = req.topics
-        .map((t) => ({ name: t.name, partitions: t.partitions.filter((p) => exists(t.name, p.partitionIndex)) }))
-        .filter((t) => t.partitions.length > 0);
-      const commit = {
-        groupId: req.groupId,
-        generationIdOrMemberEpoch: req.generationIdOrMemberEpoch,
-        memberId: req.memberId,
-        groupInstanceId: v >= 7 ? req.groupInstanceId : null,
-        topics: known.map((t) => ({
-          name: t.name,
-          partitions: t.partitions.map((p) => ({
-            partitionIndex: p.partitionIndex,
-            committedOffset: Number(p.committedOffset),
-            committedLeaderEpoch: v >= 6 ? p.committedLeaderEpoch : -1,
-            committedMetadata: p.committedMetadata,
-          })),
-        })),
-      };
-      let answered: { name: string; partitions: { partitionIndex: number; errorCode: number }[] }[];
-      try {
-        answered = known.length > 0 ? await gc.commitOffsets(commit) : [];
-      } catch (e) {
-        const code = errorCodeOf(e);
-        answered = known.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) }));
-      }
-      const codes = new Map<string, number>();
-      for (const t of known) for (const p of t.partitions) codes.set(`${p.partitionIndex}:${t.name}`, ErrorCode.UNKNOWN_SERVER_ERROR);
-      for (const t of answered) for (const p of t.partitions) codes.set(`${p.partitionIndex}:${t.name}`, p.errorCode);
-      return {
-        topics: req.topics.map((t) => ({
-          name: t.name,
-          partitions: t.partitions.map((p) => ({
-            partitionIndex: p.partitionIndex,
-            errorCode: codes.get(`${p.partitionIndex}:${t.name}`) ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-          })),
-        })),
-      };
-    },
-  );
-
-  /*
-   * OffsetFetch v1-9. Offset -1 where nothing is committed; topics null (v2+) = all; v2+ a
-   * top-level error; v5+ leader epoch; v7 RequireStable (UNSTABLE_OFFSET_COMMIT for partitions
-   * with transactional offsets still pending); v8+ many groups; v9 member id/epoch for KIP-848.
-   */
-  const offsetFetch = handler<OffsetFetchRequest, OffsetFetchResponseInput>(
-    9, 1, 9, decodeOffsetFetchRequest, encodeOffsetFetchResponse,
-    async (ctx, req) => {
-      const v = ctx.apiVersion;
-      const requireStable = v >= 7 && req.requireStable;
-      const fetchOne = async (groupId: string, topics: readonly { name: string; partitionIndexes: readonly number[] }[] | null, memberId: string | null, memberEpoch: number) => {
-        try {
-          return await gc.fetchOffsets(groupId, topics, memberId, memberEpoch, requireStable);
-        } catch (e) {
-          return { errorCode: errorCodeOf(e), topics: [] };
-        }
-      };
-      if (v >= 8) {
-        const groups = await Promise.all(
-          req.groups.map(async (g) => {
-            const r = await fetchOne(g.groupId, g.topics, v >= 9 ? g.memberId : null, v >= 9 ? g.memberEpoch : -1);
-            return {
-              groupId: g.groupId,
-              errorCode: r.errorCode,
-              topics: r.topics.map((t) => ({
-                name: t.name,
-                partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, committedOffset: BigInt(p.committedOffset), committedLeaderEpoch: p.committedLeaderEpoch, metadata: p.metadata, errorCode: p.errorCode })),
-              })),
-            };
-          }),
-        );
-        return { groups };
-      }
-      const r = await fetchOne(req.groupId, v >= 2 ? req.topics : (req.topics ?? []), null, -1);
-      return {
-        ...(v >= 2 ? { errorCode: r.errorCode } : {}),
-        topics: r.topics.map((t) => ({
-          name: t.name,
-          partitions: t.partitions.map((p) => ({
-            partitionIndex: p.partitionIndex,
-            committedOffset: BigInt(p.committedOffset),
-            ...(v >= 5 ? { committedLeaderEpoch: p.committedLeaderEpoch } : {}),
-            metadata: p.metadata,
-            errorCode: v < 2 && r.errorCode !== ErrorCode.NONE ? r.errorCode : p.errorCode,
-          })),
-        })),
-      };
-    },
-  );
-
   /* OffsetDelete v0: refused per partition while a live consumer group subscribes to the topic. */
   const offsetDelete = handler<OffsetDeleteRequest, OffsetDeleteResponseInput>(
     47, 0, 0, decodeOffsetDeleteRequest, encodeOffsetDeleteResponse,
@@ -387,7 +274,7 @@ export async function createGroupApiHandlers(
   // so clients fall back to (or fail over to) the classic protocol as with Kafka.
   const protocols = (host.config('group.coordinator.rebalance.protocols') ?? 'classic,consumer').split(',').map((p) => p.trim().toLowerCase());
   const handlers = [
-    findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch,
+    findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, ...offsetApiHandlers(host, gc),
     offsetDelete, listGroups, describeGroups, deleteGroups, ...(protocols.includes('consumer') ? consumerGroupHandlers(gc) : []),
   ];
   return { handlers, close: () => gc.close(), coordinator: gc };

@@ -45,8 +45,10 @@ import { ErrorCode } from '../protocol/generated/errors.js';
  * `host.allocateProducerId`). TxnOffsetCommit goes to the group coordinator, which holds the
  * offsets until the transaction's marker reaches its __consumer_offsets partition.
  *
- * Versions stop before transactions V2 (KIP-890 part 2: EndTxn v5, TxnOffsetCommit v5,
- * AddPartitionsToTxn v4+ batched verification), which clients only use when offered.
+ * Transactions V2 (KIP-890 part 2) is served to clients: EndTxn v5 bumps the epoch, TxnOffsetCommit
+ * v5 and Produce v12+ (src/broker/apis/000-produce.ts, through `addPartitionImplicitly`) add
+ * partitions without AddPartitionsToTxn. The inter-broker AddPartitionsToTxn v4+ (batched
+ * verification) is not served.
  */
 export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupCoordinator | null = null): Promise<{ handlers: ApiHandler[]; close(): Promise<void>; coordinator: TxnCoordinator }> {
   const tc = await TxnCoordinator.start(host, groups);
@@ -97,43 +99,76 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
     },
   };
 
-  /* EndTxn v0-4: PrepareCommit/Abort, markers on every partition, CompleteCommit/Abort, then the answer. */
+  /*
+   * EndTxn v0-5: PrepareCommit/Abort, markers on every partition, CompleteCommit/Abort, then the
+   * answer. v5 (transactions V2) bumps the epoch and answers the producer id and epoch the
+   * producer continues with.
+   */
   const endTxn: ApiHandler<EndTxnRequest, EndTxnResponseInput> = {
-    apiKey: 26, minVersion: 0, maxVersion: 4, decode: decodeEndTxnRequest, encode: encodeEndTxnResponse,
+    apiKey: 26, minVersion: 0, maxVersion: 5, decode: decodeEndTxnRequest, encode: encodeEndTxnResponse,
     async handle(ctx, req) {
+      const v = ctx.apiVersion;
       try {
-        const r = await tc.endTxn(req.transactionalId, Number(req.producerId), req.producerEpoch, req.committed, ctx.apiVersion);
-        return { errorCode: r.errorCode };
+        const r = await tc.endTxn(req.transactionalId, Number(req.producerId), req.producerEpoch, req.committed, v);
+        return v >= 5 ? { errorCode: r.errorCode, producerId: BigInt(r.producerId), producerEpoch: r.producerEpoch } : { errorCode: r.errorCode };
       } catch (e) {
-        return { errorCode: errorCodeOf(e) };
+        return v >= 5 ? { errorCode: errorCodeOf(e), producerId: -1n, producerEpoch: -1 } : { errorCode: errorCodeOf(e) };
       }
     },
   };
 
-  /* TxnOffsetCommit v0-4: v3+ carries generation/member for fencing zombies of a group. */
+  /*
+   * TxnOffsetCommit v0-6: v3+ carries generation/member for fencing zombies of a group; v5
+   * (transactions V2) adds the group's __consumer_offsets partition to the transaction itself,
+   * as AddOffsetsToTxn did (Kafka verifies and adds it through AddPartitionsToTxnManager); v6
+   * names topics by id.
+   */
   const txnOffsetCommit: ApiHandler<TxnOffsetCommitRequest, TxnOffsetCommitResponseInput> = {
-    apiKey: 28, minVersion: 0, maxVersion: 4, decode: decodeTxnOffsetCommitRequest, encode: encodeTxnOffsetCommitResponse,
+    apiKey: 28, minVersion: 0, maxVersion: 6, decode: decodeTxnOffsetCommitRequest, encode: encodeTxnOffsetCommitResponse,
     async handle(ctx, req) {
       const v = ctx.apiVersion;
-      const fail = (code: number): TxnOffsetCommitResponseInput => ({ topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) })) });
+      // v6 names topics by id; offsets are kept by name, an unknown id is UNKNOWN_TOPIC_ID.
+      const names = req.topics.map((t) => (v >= 6 ? (host.topicNameById(t.topicId) ?? null) : t.name));
+      const answer = (code: (i: number) => number, byName?: Map<string, Map<number, number>>): TxnOffsetCommitResponseInput => ({
+        topics: req.topics.map((t, i) => ({
+          ...(v >= 6 ? { topicId: t.topicId } : { name: t.name }),
+          partitions: t.partitions.map((p) => {
+            const name = names[i] ?? null;
+            const errorCode = name === null ? ErrorCode.UNKNOWN_TOPIC_ID : (byName?.get(name)?.get(p.partitionIndex) ?? code(i));
+            return { partitionIndex: p.partitionIndex, errorCode };
+          }),
+        })),
+      });
+      const fail = (code: number): TxnOffsetCommitResponseInput => answer(() => code);
       if (!groups) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE);
       const txn = await tc.describe(req.transactionalId).catch(() => undefined);
       if (!txn || txn.producerId !== Number(req.producerId)) return fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
       if (txn.producerEpoch !== req.producerEpoch) return fail(v >= 2 ? ErrorCode.PRODUCER_FENCED : ErrorCode.INVALID_PRODUCER_EPOCH);
       try {
-        const topics = await groups.txnCommitOffsets({
+        if (v >= 5) {
+          const added = await tc.addOffsets(req.transactionalId, Number(req.producerId), req.producerEpoch, req.groupId, v, 2);
+          if (added !== ErrorCode.NONE) return fail(added);
+        }
+        const known = req.topics.flatMap((t, i) => {
+          const name = names[i];
+          if (name === null || name === undefined) return [];
+          return [{
+            name,
+            partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, committedOffset: Number(p.committedOffset), committedLeaderEpoch: v >= 2 ? p.committedLeaderEpoch : -1, committedMetadata: p.committedMetadata })),
+          }];
+        });
+        const topics = known.length === 0 ? [] : await groups.txnCommitOffsets({
           groupId: req.groupId,
           producerId: Number(req.producerId),
           producerEpoch: req.producerEpoch,
           generationIdOrMemberEpoch: v >= 3 ? req.generationIdOrMemberEpoch : -1,
           memberId: v >= 3 ? req.memberId : '',
           groupInstanceId: v >= 3 ? req.groupInstanceId : null,
-          topics: req.topics.map((t) => ({
-            name: t.name,
-            partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, committedOffset: Number(p.committedOffset), committedLeaderEpoch: v >= 2 ? p.committedLeaderEpoch : -1, committedMetadata: p.committedMetadata })),
-          })),
+          topics: known,
         });
-        return { topics };
+        const byName = new Map<string, Map<number, number>>();
+        for (const t of topics) byName.set(t.name, new Map(t.partitions.map((p) => [p.partitionIndex, p.errorCode])));
+        return answer(() => ErrorCode.UNKNOWN_SERVER_ERROR, byName);
       } catch (e) {
         return fail(errorCodeOf(e));
       }
@@ -200,20 +235,22 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
   };
 
   /*
-   * WriteTxnMarkers v1, from the transaction coordinator of another node: each marker is written
+   * WriteTxnMarkers v1-2, from the transaction coordinator of another node: each marker is written
    * on the partitions led here (a partition led elsewhere is NOT_LEADER_OR_FOLLOWER, never sent
    * on); on __consumer_offsets the group coordinator applies it to the transaction's offsets, as
-   * Kafka's KafkaApis.handleWriteTxnMarkersRequest hands it to onTransactionCompleted.
+   * Kafka's KafkaApis.handleWriteTxnMarkersRequest hands it to onTransactionCompleted. v2 carries
+   * the transaction version of the producer (2 for transactions V2, whose markers come with the
+   * bumped epoch).
    */
   const writeTxnMarkers: ApiHandler<WriteTxnMarkersRequest, WriteTxnMarkersResponseInput> = {
-    apiKey: 27, minVersion: 1, maxVersion: 1, decode: decodeWriteTxnMarkersRequest, encode: encodeWriteTxnMarkersResponse,
+    apiKey: 27, minVersion: 1, maxVersion: 2, decode: decodeWriteTxnMarkersRequest, encode: encodeWriteTxnMarkersResponse,
     async handle(_ctx, req) {
       const writeOne = async (m: WriteTxnMarkersRequest['markers'][number], topic: string, partition: number): Promise<number> => {
         const producerId = Number(m.producerId);
         try {
           if (topic === CONSUMER_OFFSETS) return groups ? await groups.completeTransaction(partition, producerId, m.producerEpoch, m.transactionResult) : ErrorCode.NOT_COORDINATOR;
           if (!host.writeTxnMarker) return ErrorCode.UNKNOWN_SERVER_ERROR;
-          return await host.writeTxnMarker(topic, partition, { producerId, producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.transactionResult }, { forward: false });
+          return await host.writeTxnMarker(topic, partition, { producerId, producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.transactionResult, transactionVersion: m.transactionVersion }, { forward: false });
         } catch (e) {
           return errorCodeOf(e);
         }

@@ -6,6 +6,7 @@ import type { GroupCoordinator } from './group-coordinator.js';
 import { TXN_STATE_NAMES, TxnShard, TxnState, txnRecord } from './txn-shard.js';
 import type { TxnMetadata } from './txn-shard.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
+import { errorCodeOf } from '../protocol/kafka-error.js';
 
 export const TRANSACTION_STATE = '__transaction_state';
 
@@ -165,7 +166,7 @@ export class TxnCoordinator {
   }
 
   /** AddPartitionsToTxn / AddOffsetsToTxn: per partition error codes. */
-  async addPartitions(transactionalId: string, producerId: number, producerEpoch: number, partitions: readonly { topic: string; partition: number }[], version: number): Promise<Map<string, number>> {
+  async addPartitions(transactionalId: string, producerId: number, producerEpoch: number, partitions: readonly { topic: string; partition: number }[], version: number, clientTransactionVersion = 0): Promise<Map<string, number>> {
     const fenced = version >= 2 ? ErrorCode.PRODUCER_FENCED : ErrorCode.INVALID_PRODUCER_EPOCH;
     const all = (code: number): Map<string, number> => new Map(partitions.map((p) => [tpKey(p.topic, p.partition), code]));
     const unknown = partitions.filter((p) => p.topic !== CONSUMER_OFFSETS && !(p.partition >= 0 && p.partition < (this.host.partitionCount(p.topic) ?? 0)));
@@ -183,20 +184,111 @@ export class TxnCoordinator {
       for (const p of partitions) merged.add(tpKey(p.topic, p.partition));
       if (m.state === TxnState.ONGOING && merged.size === m.partitions.size) return s.none(all(0));
       const now = s.ctx.now();
-      const next: TxnMetadata = { ...m, state: TxnState.ONGOING, partitions: merged, startTimestamp: m.state === TxnState.ONGOING ? m.startTimestamp : now, lastUpdateTimestamp: now };
+      const tv = Math.max(m.clientTransactionVersion ?? 0, clientTransactionVersion);
+      const next: TxnMetadata = { ...m, state: TxnState.ONGOING, partitions: merged, startTimestamp: m.state === TxnState.ONGOING ? m.startTimestamp : now, lastUpdateTimestamp: now, clientTransactionVersion: tv };
       if (m.state !== TxnState.ONGOING) this.armTimeout(s, next, next.timeoutMs);
       return s.put(next, all(0), (code) => all(code));
     });
   }
 
-  async addOffsets(transactionalId: string, producerId: number, producerEpoch: number, groupId: string, version: number): Promise<number> {
+  async addOffsets(transactionalId: string, producerId: number, producerEpoch: number, groupId: string, version: number, clientTransactionVersion = 0): Promise<number> {
     if (!this.groups) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
     const partition = this.groups.partitionFor(groupId);
-    const r = await this.addPartitions(transactionalId, producerId, producerEpoch, [{ topic: CONSUMER_OFFSETS, partition }], version);
+    const r = await this.addPartitions(transactionalId, producerId, producerEpoch, [{ topic: CONSUMER_OFFSETS, partition }], version, clientTransactionVersion);
     return r.values().next().value ?? 0;
   }
 
+  /**
+   * A transactions V2 producer's batch (Produce v12+) adds its partition to the transaction, as
+   * Kafka's AddPartitionsToTxnManager does for the produce path. The coordinator's errors are
+   * turned into the ones a producer understands there: a stale epoch is INVALID_PRODUCER_EPOCH,
+   * and a coordinator that is busy, moving or loading is NOT_ENOUGH_REPLICAS, which producers
+   * retry.
+   */
+  async addPartitionImplicitly(transactionalId: string, producerId: number, producerEpoch: number, topic: string, partition: number): Promise<number> {
+    let code: number;
+    try {
+      const r = await this.addPartitions(transactionalId, producerId, producerEpoch, [{ topic, partition }], 5, 2);
+      code = r.get(tpKey(topic, partition)) ?? ErrorCode.UNKNOWN_SERVER_ERROR;
+    } catch (e) {
+      code = errorCodeOf(e);
+    }
+    switch (code) {
+      case ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH;
+      case ErrorCode.CONCURRENT_TRANSACTIONS:
+      case ErrorCode.NOT_COORDINATOR:
+      case ErrorCode.COORDINATOR_NOT_AVAILABLE:
+      case ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+        return ErrorCode.NOT_ENOUGH_REPLICAS;
+      default:
+        return code;
+    }
+  }
+
+  /**
+   * EndTxn. Before v5 (transactions V1) the transaction ends under the producer's epoch. From v5
+   * (transactions V2, KIP-890 part 2) every commit or abort bumps the epoch, as Kafka's
+   * TransactionMetadata.prepareAbortOrCommit does: the Prepare record carries the bumped epoch,
+   * the markers are written with it (so a late write of the old epoch is fenced on every
+   * partition), and the answer hands it to the producer for its next transaction. An epoch that
+   * would pass 32767 moves the producer to a fresh id (epoch 0) once the markers are written. A
+   * V2 retry with the epoch the transaction was ended with is answered with the current id and
+   * epoch; a V2 abort with nothing in the transaction still bumps the epoch.
+   */
   async endTxn(transactionalId: string, producerId: number, producerEpoch: number, commit: boolean, version: number): Promise<ProducerIdAndEpoch> {
+    if (version < 5) return this.endTxnV1(transactionalId, producerId, producerEpoch, commit, version);
+    const fail = (errorCode: number): ProducerIdAndEpoch => ({ errorCode, producerId: -1, producerEpoch: -1 });
+    const before = await this.runtime.read(transactionalId, (s) => s.txns.get(transactionalId));
+    const exhausted = before !== undefined && before.producerId === producerId && before.producerEpoch === producerEpoch && producerEpoch >= MAX_EPOCH;
+    const fresh = exhausted ? await this.allocate() : null;
+    if (exhausted && fresh === null) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+    type Step = ProducerIdAndEpoch | 'go';
+    const step = await this.runtime.write<Step>(transactionalId, (s) => {
+      const m = s.txns.get(transactionalId);
+      if (!m) return s.none<Step>(fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING));
+      const current = (errorCode: number): ProducerIdAndEpoch => (errorCode === 0 ? { errorCode, producerId: m.producerId, producerEpoch: m.producerEpoch } : fail(errorCode));
+      const retry = m.endedBy !== undefined && m.endedBy.producerId === producerId && m.endedBy.producerEpoch === producerEpoch;
+      if (retry) {
+        switch (m.state) {
+          case TxnState.PREPARE_COMMIT:
+            return s.none<Step>(current(commit ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE));
+          case TxnState.PREPARE_ABORT:
+            return s.none<Step>(current(commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.CONCURRENT_TRANSACTIONS));
+          case TxnState.COMPLETE_COMMIT:
+            return s.none<Step>(current(commit ? 0 : ErrorCode.INVALID_TXN_STATE));
+          case TxnState.COMPLETE_ABORT:
+            return s.none<Step>(current(commit ? ErrorCode.INVALID_TXN_STATE : 0));
+          default:
+            break;
+        }
+      }
+      if (m.producerId !== producerId) return s.none<Step>(fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING));
+      if (m.producerEpoch !== producerEpoch) return s.none<Step>(fail(ErrorCode.PRODUCER_FENCED));
+      const empty = m.state === TxnState.EMPTY || m.state === TxnState.COMPLETE_COMMIT || m.state === TxnState.COMPLETE_ABORT;
+      if (m.state === TxnState.PREPARE_COMMIT || m.state === TxnState.PREPARE_ABORT || m.state === TxnState.PREPARE_EPOCH_FENCE) return s.none<Step>(fail(ErrorCode.CONCURRENT_TRANSACTIONS));
+      if (m.state !== TxnState.ONGOING && !(empty && !commit)) return s.none<Step>(fail(ErrorCode.INVALID_TXN_STATE));
+      if (m.producerEpoch >= MAX_EPOCH && fresh === null) return s.none<Step>(fail(ErrorCode.CONCURRENT_TRANSACTIONS));
+      const next: TxnMetadata = {
+        ...m,
+        producerEpoch: m.producerEpoch + 1,
+        nextProducerId: m.producerEpoch >= MAX_EPOCH ? fresh! : -1,
+        clientTransactionVersion: 2,
+        state: commit ? TxnState.PREPARE_COMMIT : TxnState.PREPARE_ABORT,
+        ...(m.state === TxnState.ONGOING ? {} : { partitions: new Set<string>() }),
+        lastUpdateTimestamp: s.ctx.now(),
+      };
+      s.ctx.cancelTimer(`timeout/${transactionalId}`);
+      return s.put<Step>(next, 'go');
+    });
+    if (step !== 'go') return step;
+    const errorCode = await this.complete(transactionalId);
+    if (errorCode !== 0) return fail(errorCode);
+    const after = await this.runtime.read(transactionalId, (s) => s.txns.get(transactionalId));
+    return after ? { errorCode: 0, producerId: after.producerId, producerEpoch: after.producerEpoch } : fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+  }
+
+  private async endTxnV1(transactionalId: string, producerId: number, producerEpoch: number, commit: boolean, version: number): Promise<ProducerIdAndEpoch> {
     const fenced = version >= 2 ? ErrorCode.PRODUCER_FENCED : ErrorCode.INVALID_PRODUCER_EPOCH;
     const code = await this.runtime.write<number | 'go'>(transactionalId, (s) => {
       const m = s.txns.get(transactionalId);
@@ -241,7 +333,7 @@ export class TxnCoordinator {
     // Kafka's coordinator epoch is the leader epoch of the coordinator's partition: a marker from
     // a coordinator deposed since is refused (TRANSACTION_COORDINATOR_FENCED) by the data partition.
     const coordinatorEpoch = Math.max(0, this.host.leadership?.leaderEpoch(TRANSACTION_STATE, this.runtime.partitionFor(transactionalId)) ?? 0);
-    const marker = { producerId: m.producerId, producerEpoch: m.producerEpoch, coordinatorEpoch, commit };
+    const marker = { producerId: m.producerId, producerEpoch: m.producerEpoch, coordinatorEpoch, commit, transactionVersion: m.clientTransactionVersion ?? 0 };
     const writeOne = async (tp: string): Promise<number> => {
       const [topic, p] = tp.split('\0') as [string, string];
       const partition = Number(p);
@@ -267,7 +359,9 @@ export class TxnCoordinator {
     return this.runtime.write(transactionalId, (s) => {
       const cur = s.txns.get(transactionalId);
       if (!cur || cur.state !== m.state || cur.producerEpoch !== m.producerEpoch) return s.none(0);
-      const next: TxnMetadata = { ...cur, state: commit ? TxnState.COMPLETE_COMMIT : TxnState.COMPLETE_ABORT, partitions: new Set(), lastUpdateTimestamp: s.ctx.now() };
+      // A V2 epoch that reached 32767 continues under the id chosen at Prepare, from epoch 0.
+      const rotate = (cur.nextProducerId ?? -1) >= 0 ? { producerId: cur.nextProducerId!, producerEpoch: 0, nextProducerId: -1 } : {};
+      const next: TxnMetadata = { ...cur, ...rotate, state: commit ? TxnState.COMPLETE_COMMIT : TxnState.COMPLETE_ABORT, partitions: new Set(), lastUpdateTimestamp: s.ctx.now() };
       return s.put(next, 0);
     });
   }

@@ -38,7 +38,25 @@ export interface TxnMetadata {
   readonly partitions: ReadonlySet<string>;
   readonly startTimestamp: number;
   readonly lastUpdateTimestamp: number;
+  /**
+   * 2 when the transaction is run by a transactions V2 client (KIP-890 part 2: EndTxn v5+, which
+   * bumps the epoch on every commit or abort); 0 or absent for V1.
+   */
+  readonly clientTransactionVersion?: number;
+  /**
+   * The id a V2 producer continues with after a Prepare state whose bumped epoch reached 32767
+   * (Kafka's TransactionMetadata nextProducerId); -1 or absent otherwise.
+   */
+  readonly nextProducerId?: number;
+  /**
+   * In memory only (rebuilt by replay): the id and epoch the EndTxn that prepared the current or
+   * last completion was sent with, so a V2 retry of it is answered instead of fenced.
+   */
+  readonly endedBy?: { readonly producerId: number; readonly producerEpoch: number };
 }
+
+const isPrepare = (s: number): boolean => s === TxnState.PREPARE_COMMIT || s === TxnState.PREPARE_ABORT;
+const isComplete = (s: number): boolean => s === TxnState.COMPLETE_COMMIT || s === TxnState.COMPLETE_ABORT;
 
 export function txnRecord(m: TxnMetadata | string): CoordinatorRecord {
   const id = typeof m === 'string' ? m : m.transactionalId;
@@ -50,10 +68,15 @@ export function txnRecord(m: TxnMetadata | string): CoordinatorRecord {
     const [topic, p] = tp.split('\0') as [string, string];
     byTopic.set(topic, [...(byTopic.get(topic) ?? []), Number(p)]);
   }
-  const v = new Writer(256).int16(0);
+  // Kafka writes value v1 (flexible, with the tagged V2 fields) once a client uses transactions V2.
+  const tv = m.clientTransactionVersion ?? 0;
+  const nextProducerId = m.nextProducerId ?? -1;
+  const version = tv >= 2 || nextProducerId >= 0 ? 1 : 0;
+  const v = new Writer(256).int16(version);
   encodeTransactionLogValue(
     v,
     {
+      ...(version >= 1 ? { nextProducerId: BigInt(nextProducerId), clientTransactionVersion: tv } : {}),
       producerId: BigInt(m.producerId),
       producerEpoch: m.producerEpoch,
       transactionTimeoutMs: m.timeoutMs,
@@ -62,7 +85,7 @@ export function txnRecord(m: TxnMetadata | string): CoordinatorRecord {
       transactionLastUpdateTimestampMs: BigInt(m.lastUpdateTimestamp),
       transactionStartTimestampMs: BigInt(m.startTimestamp),
     },
-    0,
+    version,
   );
   return { key: k.toBuffer(), value: v.toBuffer() };
 }
@@ -94,6 +117,10 @@ export class TxnShard implements CoordinatorShard {
     for (const t of v.transactionPartitions ?? []) for (const p of t.partitionIds) partitions.add(`${t.topic}\0${p}`);
     const producerId = Number(v.producerId);
     const bumped = prev !== undefined && (prev.producerId !== producerId || prev.producerEpoch !== v.producerEpoch);
+    const state = v.transactionStatus as TxnState;
+    let endedBy: TxnMetadata['endedBy'];
+    if (prev !== undefined && isPrepare(state) && !isPrepare(prev.state)) endedBy = { producerId: prev.producerId, producerEpoch: prev.producerEpoch };
+    else if (prev !== undefined && (isPrepare(state) || isComplete(state))) endedBy = prev.endedBy;
     this.txns.set(transactionalId, {
       transactionalId,
       producerId,
@@ -101,10 +128,13 @@ export class TxnShard implements CoordinatorShard {
       lastProducerId: bumped ? prev.producerId : (prev?.lastProducerId ?? -1),
       lastProducerEpoch: bumped ? prev.producerEpoch : (prev?.lastProducerEpoch ?? -1),
       timeoutMs: v.transactionTimeoutMs,
-      state: v.transactionStatus as TxnState,
+      state,
       partitions,
       startTimestamp: Number(v.transactionStartTimestampMs),
       lastUpdateTimestamp: Number(v.transactionLastUpdateTimestampMs),
+      clientTransactionVersion: v.clientTransactionVersion,
+      nextProducerId: Number(v.nextProducerId),
+      ...(endedBy !== undefined ? { endedBy } : {}),
     });
   }
 

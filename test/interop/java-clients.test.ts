@@ -85,6 +85,21 @@ const allScenarios = (javaScenario: Run): Scenario<Obs>[] => [
       expect(obs.read_uncommittedEndOffset).toBe(9);
     },
   },
+  {
+    // Consume-transform-produce with sendOffsetsToTransaction, then a zombie fenced by a new
+    // producer with the same transactional.id (transactions V2 on clients that see it finalized).
+    id: 'java/transactions-offsets',
+    run: (t, topic) => javaScenario('transactions-offsets', t.bootstrap, { topic }),
+    check(obs) {
+      expect(obs.inputRead).toBe(6);
+      // out0 out1 out2 | commit marker 3 | out3 out4 out5 aborted | abort marker 7
+      expect(obs.outputCommitted).toEqual(['0:out0', '1:out1', '2:out2']);
+      expect(obs.committed).toBe(3);
+      // Transactions V2: the zombie's produce is refused with the epoch the new producer's
+      // InitProducerId bumped (V1 would have answered its AddPartitionsToTxn PRODUCER_FENCED).
+      expect(obs.oldProducerAfterFence).toBe('InvalidProducerEpochException');
+    },
+  },
   ...(['classic', 'consumer'] as const).map(
     (protocol): Scenario<Obs> => ({
       id: `java/group-${protocol}`,
@@ -127,7 +142,7 @@ const allScenarios = (javaScenario: Run): Scenario<Obs>[] => [
 ];
 
 // On 4.4.0: the scenarios whose requests 4.4 changed or that negotiate the most APIs.
-const ON_NEWEST = new Set(['cluster', 'produce-acks1-none', 'produce-idempotent-zstd', 'transactions', 'group-classic', 'group-consumer', 'admin']);
+const ON_NEWEST = new Set(['cluster', 'produce-acks1-none', 'produce-idempotent-zstd', 'transactions', 'transactions-offsets', 'group-classic', 'group-consumer', 'admin']);
 
 describe('Java clients (kafka-clients)', () => {
   const fjord = useFjordNode();

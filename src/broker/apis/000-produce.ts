@@ -18,6 +18,11 @@
  *   (REQUEST_TIMED_OUT after the request's timeout, NOT_ENOUGH_REPLICAS_AFTER_APPEND when the
  *   ISR shrank below min.insync.replicas, NOT_LEADER_OR_FOLLOWER when leadership moved).
  *
+ * - Transactions V2 (KIP-890 part 2): from v12 a transactional batch adds its partition to the
+ *   producer's transaction first (the coordinator's `addPartitionImplicitly`); a stale epoch is
+ *   INVALID_PRODUCER_EPOCH and nothing is appended. Before v12 (transactions V1) the producer has
+ *   added the partition with AddPartitionsToTxn.
+ *
  * Version notes: LogAppendTimeMs v2+, LogStartOffset v5+, RecordErrors/ErrorMessage v8+; v13
  * addresses topics by id. A topic compression.type other than `producer` rebuilds batches of
  * another codec in the topic's codec (recompress.ts); otherwise the producer's bytes are stored.
@@ -161,8 +166,20 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
           const slot = out(0, null);
           parts.push(slot);
           const epoch = leader?.leaderEpoch ?? part.leaderEpoch;
+          // Transactions V2 (KIP-890 part 2): a v12+ producer sends no AddPartitionsToTxn, so its
+          // transactional batch adds the partition to the transaction before it is appended
+          // (Kafka's ReplicaManager through AddPartitionsToTxnManager); a refused add appends nothing.
+          const batch = check.batch!;
+          const adder = ctx.txnPartitions;
+          const added =
+            v >= 12 && req.transactionalId !== null && batch.isTransactional && adder !== undefined
+              ? adder.addPartitionImplicitly(req.transactionalId, batch.producerId, batch.producerEpoch, topic.name, pd.index)
+              : Promise.resolve(0);
           pending.push(
-            log.appendAsLeader(records, epoch, { requiredAcks: acks, prevalidated: true }).then(async (r) => {
+            added.then(async (code) => {
+              if (code === 0) return log.appendAsLeader(records, epoch, { requiredAcks: acks, prevalidated: true });
+              return { errorCode: code, errorMessage: null, baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: -1 };
+            }).then(async (r) => {
               const i = parts.indexOf(slot);
               if (r.errorCode !== 0) {
                 failedCode ??= r.errorCode;

@@ -12,14 +12,40 @@
  * - A too-new version never reaches this handler: the connection answers it with the KIP-511
  *   v0-format UNSUPPORTED_VERSION body (ApiRegistry.unsupportedApiVersionsBody).
  *
- * Version notes: the response header is always v0 (even for the flexible v3+ bodies). No
- * finalized features are reported, so Java/franz-go producers use transactions V1.
+ * - v3+: features (KIP-584), see `transactionVersionFeature` below.
+ *
+ * Version notes: the response header is always v0 (even for the flexible v3+ bodies).
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeApiVersionsRequest, type ApiVersionsRequest } from '../../protocol/generated/messages/api-versions-request.js';
 import { encodeApiVersionsResponse, type ApiVersionsResponseInput } from '../../protocol/generated/messages/api-versions-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
+
+/*
+ * transaction.version (KIP-890 part 2), finalized at 2 as a Kafka 4.4 cluster is by default, so
+ * Java 4.x producers run transactions V2 (EndTxn v5 epoch bumps, Produce v12+ and TxnOffsetCommit
+ * v5 adding partitions themselves). On a distributed cluster the produce path cannot yet reach a
+ * transaction coordinator on another node (inter-broker AddPartitionsToTxn v4+ is not served), so
+ * there the feature stays unfinalized and producers use transactions V1. The epoch is the
+ * metadata offset, as Kafka's is the offset of the last FeatureLevelRecord.
+ */
+function transactionVersionFeature(ctx: BrokerContext): Pick<ApiVersionsResponseInput, 'supportedFeatures' | 'finalizedFeaturesEpoch' | 'finalizedFeatures'> {
+  const supportedFeatures = [{ name: 'transaction.version', minVersion: 0, maxVersion: 2 }];
+  if (ctx.cluster.distributed) return { supportedFeatures };
+  return {
+    supportedFeatures,
+    finalizedFeaturesEpoch: BigInt(Math.max(0, ctx.image.offset)),
+    finalizedFeatures: [{ name: 'transaction.version', maxVersionLevel: 2, minVersionLevel: 2 }],
+  };
+}
+
+/** Without transactions V2 the V2-only versions are not offered, as Kafka caps them by transaction.version. */
+function transactionVersionCap(ctx: BrokerContext, apiKey: number): number {
+  if (!ctx.cluster.distributed) return Number.MAX_SAFE_INTEGER;
+  if (apiKey === 26 || apiKey === 28) return 4; // EndTxn, TxnOffsetCommit
+  return Number.MAX_SAFE_INTEGER;
+}
 
 const SOFTWARE_RE = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/;
 
@@ -31,7 +57,7 @@ export function apiVersionsHandler(ctx: BrokerContext): ApiHandler<ApiVersionsRe
     decode: decodeApiVersionsRequest,
     encode: encodeApiVersionsResponse,
     handle(rc, req) {
-      const apiKeys = ctx.registry.advertised().map((a) => ({ apiKey: a.apiKey, minVersion: a.minVersion, maxVersion: a.maxVersion }));
+      const apiKeys = ctx.registry.advertised().map((a) => ({ apiKey: a.apiKey, minVersion: a.minVersion, maxVersion: Math.min(a.maxVersion, transactionVersionCap(ctx, a.apiKey)) }));
       const v = rc.apiVersion;
       const fail = (errorCode: number): ApiVersionsResponseInput => ({ errorCode, apiKeys: [], throttleTimeMs: 0 });
       if (v >= 5 && (req.clusterId === null) !== (req.nodeId === -1)) return fail(ErrorCode.INVALID_REQUEST);
@@ -41,7 +67,7 @@ export function apiVersionsHandler(ctx: BrokerContext): ApiHandler<ApiVersionsRe
       if (v >= 5 && req.clusterId !== null && (req.clusterId !== ctx.clusterId || req.nodeId !== ctx.nodeId)) {
         return fail(ErrorCode.REBOOTSTRAP_REQUIRED);
       }
-      return { errorCode: ErrorCode.NONE, apiKeys, throttleTimeMs: 0 };
+      return { errorCode: ErrorCode.NONE, apiKeys, throttleTimeMs: 0, ...(v >= 3 ? transactionVersionFeature(ctx) : {}) };
     },
   };
 }

@@ -52,7 +52,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 public final class Scenarios {
   private final Map<String, String> opts;
   private final String bootstrap;
-  private final String topic;
+  final String topic;
 
   private Scenarios(Map<String, String> opts) {
     this.opts = opts;
@@ -79,6 +79,7 @@ public final class Scenarios {
         case "cluster": out = s.cluster(); break;
         case "produce": out = s.produce(); break;
         case "transactions": out = s.transactions(); break;
+        case "transactions-offsets": out = TxnScenarios.consumeTransformProduce(s); break;
         case "group": out = s.group(); break;
         case "admin": out = s.adminScenario(); break;
         default: throw new IllegalArgumentException("unknown scenario " + args[0]);
@@ -117,11 +118,11 @@ public final class Scenarios {
     return p;
   }
 
-  private Admin admin() {
+  Admin admin() {
     return Admin.create(base());
   }
 
-  private KafkaProducer<String, String> producer(Properties extra) {
+  KafkaProducer<String, String> producer(Properties extra) {
     Properties p = base();
     p.remove(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG);
     p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "20000");
@@ -131,7 +132,7 @@ public final class Scenarios {
     return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
   }
 
-  private KafkaConsumer<String, String> consumer(Properties extra) {
+  KafkaConsumer<String, String> consumer(Properties extra) {
     Properties p = base();
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
@@ -139,7 +140,7 @@ public final class Scenarios {
     return new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer());
   }
 
-  private static void createTopic(Admin admin, NewTopic t) throws Exception {
+  static void createTopic(Admin admin, NewTopic t) throws Exception {
     try {
       admin.createTopics(List.of(t)).all().get();
     } catch (ExecutionException e) {
@@ -159,7 +160,7 @@ public final class Scenarios {
     }
   }
 
-  private static List<TopicPartition> partitions(String topic, int n) {
+  static List<TopicPartition> partitions(String topic, int n) {
     List<TopicPartition> tps = new ArrayList<>();
     for (int i = 0; i < n; i++) tps.add(new TopicPartition(topic, i));
     return tps;
@@ -175,7 +176,7 @@ public final class Scenarios {
   }
 
   /** Reads the assigned partitions from the beginning until each position reaches its end offset. */
-  private static List<Map<String, Object>> readAll(KafkaConsumer<String, String> c, Collection<TopicPartition> tps)
+  static List<Map<String, Object>> readAll(KafkaConsumer<String, String> c, Collection<TopicPartition> tps)
       throws Exception {
     c.assign(tps);
     c.seekToBeginning(tps);
