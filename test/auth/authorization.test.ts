@@ -12,6 +12,10 @@ import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeFetchRequest } from '../../src/protocol/generated/messages/fetch-request.js';
 import { decodeFetchResponse, type FetchResponse } from '../../src/protocol/generated/messages/fetch-response.js';
+import { encodeMetadataRequest } from '../../src/protocol/generated/messages/metadata-request.js';
+import { decodeMetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
+import { encodeOffsetFetchRequest, type OffsetFetchRequestInput } from '../../src/protocol/generated/messages/offset-fetch-request.js';
+import { decodeOffsetFetchResponse } from '../../src/protocol/generated/messages/offset-fetch-response.js';
 import { encodeWriteMirrorStatesRequest } from '../../src/protocol/generated/messages/write-mirror-states-request.js';
 import { decodeWriteMirrorStatesResponse } from '../../src/protocol/generated/messages/write-mirror-states-response.js';
 import { javaTool, mustSucceed } from '../interop/lib/java.js';
@@ -214,6 +218,46 @@ describe('StandardAuthorizer with super.users', () => {
     expect(await produce(node, 'alice', 'orders')).toBe('TOPIC_AUTHORIZATION_FAILED');
     await kafkaAcls('--remove', '--force', '--deny-principal', 'User:alice', '--operation', 'Write', '--topic', 'orders');
     expect(await produce(node, 'alice', 'orders')).toBe('ok');
+  });
+
+  it('hides only the undescribable topics from an OffsetFetch v10, which names topics by id', async () => {
+    const admin = kafka(node, 'admin').admin();
+    await admin.connect();
+    try {
+      for (const topic of ['orders', 'payments']) await admin.setOffsets({ groupId: 'g-v10', topic, partitions: [{ partition: 0, offset: '1' }] });
+    } finally {
+      await admin.disconnect();
+    }
+    // bob may describe the group and payments, not orders.
+    await kafkaAcls('--add', '--allow-principal', 'User:bob', '--operation', 'Describe', '--topic', 'payments');
+    await kafkaAcls('--add', '--allow-principal', 'User:bob', '--operation', 'Describe', '--group', 'g-v10');
+    const s = await SaslWire.connect(node.port('SASL_PLAINTEXT'));
+    try {
+      expect((await s.handshake('PLAIN')).errorCode).toBe(0);
+      expect((await s.authenticate(plainToken('admin', 'admin-pw'))).errorCode).toBe(0);
+      const md = decodeMetadataResponse(await s.wire.call(3, 12, (w) => encodeMetadataRequest(w, { topics: null, allowAutoTopicCreation: false }, 12)), 12);
+      const idOf = (name: string): string => md.topics.find((t) => t.name === name)!.topicId;
+      const ids = new Map([[idOf('orders'), 'orders'], [idOf('payments'), 'payments']]);
+      s.wire.close();
+      const b = await SaslWire.connect(node.port('SASL_PLAINTEXT'));
+      try {
+        expect((await b.handshake('PLAIN')).errorCode).toBe(0);
+        expect((await b.authenticate(plainToken('bob', 'bob-pw'))).errorCode).toBe(0);
+        const offsets = async (topics: NonNullable<OffsetFetchRequestInput['groups']>[number]['topics']) => {
+          const r = decodeOffsetFetchResponse(await b.wire.call(9, 10, (w) => encodeOffsetFetchRequest(w, { groups: [{ groupId: 'g-v10', topics }], requireStable: false }, 10)), 10);
+          return r.groups[0]!.topics.map((t) => ({ topic: ids.get(t.topicId), offset: Number(t.partitions[0]!.committedOffset), error: t.partitions[0]!.errorCode })).sort((x, y) => String(x.topic).localeCompare(String(y.topic)));
+        };
+        expect(await offsets([...ids.keys()].map((topicId) => ({ name: '', topicId, partitionIndexes: [0] })))).toEqual([
+          { topic: 'orders', offset: -1, error: 29 },
+          { topic: 'payments', offset: 1, error: 0 },
+        ]);
+        expect(await offsets(null)).toEqual([{ topic: 'payments', offset: 1, error: 0 }]);
+      } finally {
+        b.wire.close();
+      }
+    } finally {
+      s.wire.close();
+    }
   });
 
   it('stops an open fetch session once READ is revoked', async () => {

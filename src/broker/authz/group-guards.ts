@@ -90,24 +90,25 @@ const offsetFetch = guard<OffsetFetchRequest, OffsetFetchResponseInput>(9, async
     return { ...res, topics: [...shown, ...errors] };
   }
   const deniedGroups = req.groups.filter((g) => !az.group(ctx, AclOperation.DESCRIBE, g.groupId));
-  const deniedTopics = new Map<string, string[]>();
+  const deniedTopics = new Map<string, NonNullable<OffsetFetchRequest['groups'][number]['topics']>>();
   const rest = {
     ...req,
     groups: req.groups
       .filter((g) => !deniedGroups.includes(g))
       .map((g) => {
         if (g.topics === null) return g;
-        const names = g.topics.filter((t) => !describable(az.topicName(t.name, t.topicId))).map((t) => t.name);
-        deniedTopics.set(g.groupId, names);
-        return { ...g, topics: g.topics.filter((t) => !names.includes(t.name)) };
+        // v10 names topics by id only (empty names): match denied entries by identity, not name.
+        const denied = g.topics.filter((t) => !describable(az.topicName(t.name, t.topicId)));
+        deniedTopics.set(g.groupId, denied);
+        return { ...g, topics: g.topics.filter((t) => !denied.includes(t)) };
       }),
   };
   const res = await next(ctx, rest);
   if (res === null) return null;
   const groups = (res.groups ?? []).map((g) => {
     const asked = req.groups.find((x) => x.groupId === g.groupId);
-    const deniedHere = asked?.topics?.filter((t) => deniedTopics.get(g.groupId ?? '')?.includes(t.name)) ?? [];
-    const shown = asked?.topics === null ? (g.topics ?? []).filter((t) => describable(t.name ?? '')) : (g.topics ?? []);
+    const deniedHere = deniedTopics.get(g.groupId ?? '') ?? [];
+    const shown = asked?.topics === null ? (g.topics ?? []).filter((t) => describable(az.topicName(t.name ?? '', t.topicId))) : (g.topics ?? []);
     const errors = deniedHere.map((t) => ({ name: t.name, topicId: t.topicId, partitions: t.partitionIndexes.map((i) => ({ partitionIndex: i, committedOffset: -1n, metadata: '', errorCode: TOPIC_DENIED })) }));
     return { ...g, topics: [...shown, ...errors] };
   });
