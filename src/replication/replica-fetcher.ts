@@ -250,17 +250,18 @@ export class ReplicaFetcher {
       this.delay(p, pd.errorCode);
       return;
     }
+    // The epoch batches are checked against: the MirrorLeaderEpoch this request carried when the
+    // leader applied it (it answers one), else the destination leader epoch (KAFKA-18723). Any
+    // answer, one with no records or a diverging epoch too, raises what the next request sends.
+    const sentMle = p.sentMirrorLeaderEpoch ?? -1;
+    const byMirrorEpoch = sentMle >= 0 && pd.mirrorLeaderEpoch >= 0;
+    const allowedEpoch = byMirrorEpoch ? sentMle : p.leaderEpoch;
+    if (byMirrorEpoch && pd.mirrorLeaderEpoch > (p.mirrorLeaderEpoch ?? 0)) p.mirrorLeaderEpoch = pd.mirrorLeaderEpoch;
     const d = pd.divergingEpoch;
     if (d.epoch >= 0 || d.endOffset >= 0n) {
       await this.truncateOnDivergence(p, d.epoch, Number(d.endOffset), Number(pd.highWatermark));
       return;
     }
-    // The epoch batches are checked against: the MirrorLeaderEpoch this request carried when the
-    // leader applied it (it answers one), else the destination leader epoch (KAFKA-18723).
-    const sentMle = p.sentMirrorLeaderEpoch ?? -1;
-    const byMirrorEpoch = sentMle >= 0 && pd.mirrorLeaderEpoch >= 0;
-    const allowedEpoch = byMirrorEpoch ? sentMle : p.leaderEpoch;
-    if (byMirrorEpoch && pd.mirrorLeaderEpoch > (p.mirrorLeaderEpoch ?? 0)) p.mirrorLeaderEpoch = pd.mirrorLeaderEpoch;
     const records = pd.records;
     if (records !== null && records.length > 0) {
       const fetchOffset = log.logEndOffset;
