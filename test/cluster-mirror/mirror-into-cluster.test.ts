@@ -122,7 +122,7 @@ beforeAll(async () => {
     startCluster({
       nodes: 3,
       // A session long enough that a SIGSTOPped leader keeps its partitions while a test looks at them.
-      overrides: { ...FAST, 'broker.session.timeout.ms': 10_000, 'default.replication.factor': 3, 'mirror.state.topic.replication.factor': 3, 'mirror.state.topic.num.partitions': STATE_PARTITIONS, 'min.insync.replicas': 2, 'replica.lag.time.max.ms': 3000 },
+      overrides: { ...FAST, 'broker.session.timeout.ms': 6000, 'default.replication.factor': 3, 'mirror.state.topic.replication.factor': 3, 'mirror.state.topic.num.partitions': STATE_PARTITIONS, 'min.insync.replicas': 2, 'replica.lag.time.max.ms': 3000 },
     }),
     startNode({ overrides: FAST }),
   ]);
@@ -264,7 +264,7 @@ describe('mirroring into a three-node Fjord cluster', () => {
     await cluster.node(victim).start();
     await eventually('every replica, the restarted one too, equal to the source', async () => replicasEqualSource(), 45_000);
     for (let p = 0; p < PARTITIONS; p++) expect(segments(source.dataDir, TOPIC, p).length).toBeGreaterThan(0);
-  }, 120_000);
+  }, 180_000);
 
   it('the __mirror_state leader SIGKILLed: its successor takes the state writes (pause, resume) and mirroring carries on', async () => {
     const { topicId } = await leaders(TOPIC);
