@@ -351,4 +351,32 @@ describe('mirroring into a three-node Fjord cluster', () => {
     await eventually('every replica equal to the source', async () => replicasEqualSource(), 45_000);
     await a.disconnect();
   }, 150_000);
+  it('failback: after a stop, the old source mirrors the topic back from the cluster and ends equal to every replica', async () => {
+    expect((await admin().stopMirrorTopics(MIRROR, [TOPIC])).map((t) => t.errorCode)).toEqual([0]);
+    await eventually('every partition STOPPED', async () => (await described()).filter((p) => p.topic === TOPIC && p.state === 'STOPPED').length === PARTITIONS, 30_000);
+    // The cluster takes writes of its own after the failover (acks=all, RF 3).
+    const kafka = new Kafka({ clientId: 'mirror-cluster-failover', brokers: cluster.bootstrap, logLevel: logLevel.NOTHING, retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1000 } });
+    const producer = kafka.producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    await producer.send({ topic: TOPIC, acks: -1, messages: Array.from({ length: 60 }, (_, i) => ({ partition: i % PARTITIONS, value: `after-failover-${i}` })) });
+    await producer.disconnect();
+    // The old source mirrors the topic back: LOG_TRUNCATION to the last mirrored epoch the
+    // cluster's coordinators hold for it, then MIRRORING from the cluster's partition leaders.
+    const back = new MirrorAdmin({ bootstrapServers: [source.bootstrap], requestTimeoutMs: 5000 });
+    closers.push(() => back.close());
+    await back.createClusterMirror('back', { 'bootstrap.servers': cluster.bootstrap.join(','), 'mirror.fetch.wait.max.ms': '100', 'mirror.socket.timeout.ms': '3000' });
+    expect((await back.startMirrorTopics('back', [TOPIC])).map((t) => t.errorCode)).toEqual([0]);
+    await eventually('the old source caught up with the cluster', async () => {
+      const [m] = await back.describeClusterMirrors(['back']);
+      const parts = (m?.partitions ?? []).filter((p) => p.topic === TOPIC);
+      return parts.length === PARTITIONS && parts.every((p) => p.state === 'MIRRORING' && p.lag === 0);
+    }, 60_000).catch(async (e: unknown) => {
+      console.log(JSON.stringify(await back.describeClusterMirrors(['back']).catch(() => [])));
+      console.log(source.logs().split('\n').filter((l) => l.includes('mirror back')).slice(-15).join('\n'));
+      throw e;
+    });
+    // The old source's log is the cluster's, byte for byte, the cluster's own writes included.
+    await eventually('the old source equal to every replica', async () => replicasEqualSource(), 45_000);
+    for (let p = 0; p < PARTITIONS; p++) expect(segments(source.dataDir, TOPIC, p).includes(Buffer.from(`after-failover-${p}`))).toBe(true);
+  }, 150_000);
 });
