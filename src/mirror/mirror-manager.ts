@@ -179,13 +179,13 @@ export class MirrorManager {
    * its mirror coordinator, in-process or over the wire as ReadMirrorStates (UNKNOWN when nothing
    * is persisted). All are asked at once and the answer comes with the first bad state.
    *
-   * A coordinator that does not answer within `waitMs` (stopped, cut off, moving; a read also
-   * waits for the shard's in-flight acks=all write, so for an ISR member that just died until
-   * the ISR shrinks) leaves its partitions UNKNOWN, as a partition nobody has loaded is, which every request accepts: a
+   * A coordinator that does not answer within `waitMs` (stopped, cut off, moving; or its read
+   * waits behind an acks=all write of the shard that an ISR member which just died holds up
+   * until the ISR shrinks) leaves its partitions UNKNOWN, as a partition nobody has loaded is, which every request accepts: a
    * stop must not wait on the cluster it is failing over from, and the partition's leader
    * applies the new desired state when it reads its state again.
    */
-  firstBadState(mirrorName: string, topicName: string, topicId: string, isBad: (s: State) => boolean, waitMs = 5000): Promise<State | null> {
+  firstBadState(mirrorName: string, topicName: string, topicId: string, isBad: (s: State) => boolean, waitMs = 2000): Promise<State | null> {
     const n = this.host.partitionCount(topicName) ?? 0;
     if (n === 0) return Promise.resolve(null);
     return new Promise((resolve) => {

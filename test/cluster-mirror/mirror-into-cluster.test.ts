@@ -122,7 +122,7 @@ beforeAll(async () => {
     startCluster({
       nodes: 3,
       // A session long enough that a SIGSTOPped leader keeps its partitions while a test looks at them.
-      overrides: { ...FAST, 'broker.session.timeout.ms': 6000, 'default.replication.factor': 3, 'mirror.state.topic.replication.factor': 3, 'mirror.state.topic.num.partitions': STATE_PARTITIONS, 'min.insync.replicas': 2, 'replica.lag.time.max.ms': 3000 },
+      overrides: { ...FAST, 'broker.session.timeout.ms': 10_000, 'default.replication.factor': 3, 'mirror.state.topic.replication.factor': 3, 'mirror.state.topic.num.partitions': STATE_PARTITIONS, 'min.insync.replicas': 2, 'replica.lag.time.max.ms': 3000 },
     }),
     startNode({ overrides: FAST }),
   ]);
@@ -195,17 +195,25 @@ describe('mirroring into a three-node Fjord cluster', () => {
     // A topic whose only partition is led by one node while another keeps its state: that other
     // node leads nothing of the topic, so all it knows of the partition is what it coordinates.
     const shardLeaders = (await leaders('__mirror_state')).leaders;
-    let pick: { topic: string; leader: number; coordinator: number } | null = null;
+    let pick: { topic: string; leader: number; coordinator: number; shard: number } | null = null;
     for (const topic of LEDGERS) {
       const { topicId, leaders: ls } = await leaders(topic);
-      const coordinator = shardLeaders[partitionForKey(mirrorStateKeyString(MIRROR, topicId, 0), STATE_PARTITIONS)]!;
-      if (ls[0]! > 0 && coordinator > 0 && ls[0] !== coordinator) pick = { topic, leader: ls[0]!, coordinator };
+      const shard = partitionForKey(mirrorStateKeyString(MIRROR, topicId, 0), STATE_PARTITIONS);
+      const coordinator = shardLeaders[shard]!;
+      if (ls[0]! > 0 && coordinator > 0 && ls[0] !== coordinator) pick = { topic, leader: ls[0]!, coordinator, shard };
     }
     expect(pick).not.toBeNull();
-    const { topic, leader, coordinator } = pick!;
+    const { topic, leader, coordinator, shard } = pick!;
     const topics = [{ topicName: topic }];
     cluster.node(leader).pause();
     try {
+      // Until the stopped node leaves the ISR of the state's `__mirror_state` partition, the
+      // coordinator's writes wait for it, and so do its reads.
+      await eventually('the stopped node out of the __mirror_state ISR', async () => {
+        const m = await client(coordinator).metadata(['__mirror_state']);
+        const part = m.topics.find((t) => t.name === '__mirror_state')?.partitions.find((x) => x.partitionIndex === shard);
+        return part !== undefined && !part.isrNodes.includes(leader);
+      }, 8000);
       // Accepted: the partition is MIRRORING. Its stopped leader cannot act on the pause, so the
       // state its coordinator keeps stays MIRRORING.
       const paused = await client(coordinator).send(PAUSE_MIRROR_TOPICS, { mirrorName: MIRROR, topics, stateValidationOffset: -1n });
