@@ -7,6 +7,9 @@
 import type { TopLevelResult } from './control-results.js';
 import type { MirrorControllerOp, MirrorHost } from './mirror-host.js';
 
+/** How long a write's answer waits for the local reconcile it triggers. */
+const AFTER_WRITE_WAIT_MS = 1000;
+
 export class ControlQueue {
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -25,7 +28,18 @@ export class ControlQueue {
   async write(ops: readonly MirrorControllerOp[]): Promise<TopLevelResult> {
     if (ops.length === 0) return { errorCode: 0, errorMessage: null };
     const r = await this.host.controllerWrite(ops);
-    if (r.errorCode === 0) await this.afterWrite();
+    if (r.errorCode === 0) {
+      // The local partitions start their transitions before the answer (a describe right after
+      // sees them), but the answer does not wait for their state writes: on a cluster those go to
+      // coordinators on other nodes, and one that is stopped or moving must not hold up an
+      // operator's stop. The controller write is what the request asked for, and it is done.
+      let cancel: () => void = () => undefined;
+      const bounded = new Promise<void>((resolve) => {
+        cancel = this.host.timers.schedule(AFTER_WRITE_WAIT_MS, resolve);
+      });
+      await Promise.race([this.afterWrite(), bounded]);
+      cancel();
+    }
     return { errorCode: r.errorCode, errorMessage: r.errorMessage ?? null };
   }
 }

@@ -2,7 +2,8 @@
  * The operator RPCs of cluster mirroring (KIP-1279 spec §4): CreateClusterMirror, Start/Stop/
  * Pause/Resume MirrorTopics, DeleteClusterMirror, List/DescribeClusterMirrors. A Fjord node is
  * its own controller, so each call does both halves of the reference's flow in one place: the
- * broker-side validation of actual partition states (INVALID_CLUSTER_MIRROR_STATES), then the
+ * broker-side validation of actual partition states (INVALID_CLUSTER_MIRROR_STATES; on a cluster
+ * read from each partition's mirror coordinator, wherever it runs), then the
  * controller-side checks and the metadata records, including the optimistic
  * StateValidationOffset check (spec §4.2). The inter-broker RPCs are ./inter-broker-rpcs.ts, the
  * CLUSTER_MIRROR config resource ./mirror-config-resource.ts.
@@ -170,9 +171,8 @@ export class MirrorControlPlane {
       return err(name, ErrorCode.TOPIC_ALREADY_IN_CLUSTER_MIRROR, `Detected mirror loop: the source cluster mirrors ${name} from this cluster (${this.host.clusterId}); stop that mirror first`);
     }
     if (existingId !== undefined) {
-      const states = this.manager.topicStates(b?.mirrorName ?? mirrorName, name, topicId);
-      const bad = states.find((s) => s !== S.STOPPED && s !== S.UNKNOWN);
-      if (bad !== undefined) return err(name, ErrorCode.INVALID_CLUSTER_MIRROR_STATES, `a partition of ${name} is ${mirrorStateName(bad)}`);
+      const bad = await this.manager.firstBadState(b?.mirrorName ?? mirrorName, name, topicId, (s) => s !== S.STOPPED && s !== S.UNKNOWN);
+      if (bad !== null) return err(name, ErrorCode.INVALID_CLUSTER_MIRROR_STATES, `a partition of ${name} is ${mirrorStateName(bad)}`);
       const have = this.host.partitionCount(name) ?? 0;
       if (have !== numPartitions) return err(name, ErrorCode.INVALID_PARTITIONS, `topic ${name} has ${have} partitions here and ${numPartitions} on the source`);
     } else {
@@ -282,10 +282,9 @@ export class MirrorControlPlane {
         // Broker-side validation of what the partitions actually are (spec §4.2 step 1). A
         // partition still on its way (e.g. truncating) is not refused: the state machine applies
         // the new desired state when the step ends. FAILED may always be stopped.
-        const actual = this.manager.topicStates(mirrorName, name, b.topicId);
         const transient: readonly MirrorPartitionStateValue[] = [S.UNKNOWN, S.LOG_TRUNCATION, S.EPOCH_FENCING, S.PAUSING, S.FAILED];
-        const bad = actual.find((s) => !allowedActual.includes(s) && !transient.includes(s) && !(d === S.STOPPED && s === S.STOPPING));
-        if (bad !== undefined) {
+        const bad = await this.manager.firstBadState(mirrorName, name, b.topicId, (s) => !allowedActual.includes(s) && !transient.includes(s) && !(d === S.STOPPED && s === S.STOPPING));
+        if (bad !== null) {
           results.push(err(name, ErrorCode.INVALID_CLUSTER_MIRROR_STATES, `a partition of ${name} is ${mirrorStateName(bad)}`));
           continue;
         }
@@ -324,8 +323,8 @@ export class MirrorControlPlane {
         if (b.desiredState !== S.STOPPED) {
           return { errorCode: ErrorCode.CLUSTER_MIRROR_NOT_EMPTY, errorMessage: `topic ${b.topicName} is ${mirrorStateName(b.desiredState)}; stop every topic first` };
         }
-        const bad = this.manager.topicStates(mirrorName, b.topicName, b.topicId).find((s) => s !== S.STOPPED && s !== S.UNKNOWN);
-        if (bad !== undefined) return { errorCode: ErrorCode.INVALID_CLUSTER_MIRROR_STATES, errorMessage: `a partition of ${b.topicName} is still ${mirrorStateName(bad)}` };
+        const bad = await this.manager.firstBadState(mirrorName, b.topicName, b.topicId, (s) => s !== S.STOPPED && s !== S.UNKNOWN);
+        if (bad !== null) return { errorCode: ErrorCode.INVALID_CLUSTER_MIRROR_STATES, errorMessage: `a partition of ${b.topicName} is still ${mirrorStateName(bad)}` };
       }
       const ops: MirrorControllerOp[] = bound.map((b) => ({ type: 'mirrorTopicState', topicId: b.topicId, mirrorName: null, desiredState: S.UNKNOWN }));
       for (const k of cfg.keys()) ops.push({ type: 'mirrorConfig', mirrorName, name: k, value: null });

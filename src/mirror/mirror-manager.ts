@@ -172,12 +172,52 @@ export class MirrorManager {
     return out.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
   }
 
-  /** Actual states of a topic's locally led partitions (UNKNOWN when not loaded). */
-  topicStates(mirrorName: string, topicName: string, topicId: string): State[] {
+  /**
+   * The first partition state of a topic that `isBad` refuses, wherever the partition is led
+   * (spec §4.2 step 1, the reference's MirrorMetadataManager.validateMirrorStates); null when
+   * every partition passes. A partition led here answers from the state machine, any other from
+   * its mirror coordinator, in-process or over the wire as ReadMirrorStates (UNKNOWN when nothing
+   * is persisted). All are asked at once and the answer comes with the first bad state.
+   *
+   * A coordinator that does not answer within `waitMs` (stopped, cut off, moving; or its read
+   * waits behind an acks=all write of the shard that an ISR member which just died holds up
+   * until the ISR shrinks) leaves its partitions UNKNOWN, as a partition nobody has loaded is, which every request accepts: a
+   * stop must not wait on the cluster it is failing over from, and the partition's leader
+   * applies the new desired state when it reads its state again.
+   */
+  firstBadState(mirrorName: string, topicName: string, topicId: string, isBad: (s: State) => boolean, waitMs = 2000): Promise<State | null> {
     const n = this.host.partitionCount(topicName) ?? 0;
-    const out: State[] = [];
-    for (let p = 0; p < n; p++) out.push(this.machine.state(this.keyFor(mirrorName, topicId, topicName, p)));
-    return out;
+    if (n === 0) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      let pending = n;
+      const timers: (() => void)[] = [];
+      const done = (v: State | null): void => {
+        for (const cancel of timers) cancel();
+        resolve(v);
+      };
+      const answer = (state: State): void => {
+        if (isBad(state)) done(state);
+        else if (--pending === 0) done(null);
+      };
+      for (let p = 0; p < n; p++) {
+        const key = this.keyFor(mirrorName, topicId, topicName, p);
+        if (this.tracked.has(partitionKeyString(key))) {
+          answer(this.machine.state(key));
+          continue;
+        }
+        let answered = false;
+        const once = (state: State): void => {
+          if (answered) return;
+          answered = true;
+          answer(state);
+        };
+        timers.push(this.host.timers.schedule(waitMs, () => once(S.UNKNOWN)));
+        this.coordinator.read(mirrorName, topicId, p, waitMs).then(
+          (r) => once(r.state?.state ?? S.UNKNOWN),
+          () => once(S.UNKNOWN),
+        );
+      }
+    });
   }
 
   /** Connected source client of a mirror (for the handlers: source metadata for StartMirrorTopics). */

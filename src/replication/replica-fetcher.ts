@@ -25,6 +25,20 @@
  * `follower.replication.throttled.rate` is exceeded; the bytes fetched for covered partitions
  * are recorded against it (./replication-quotas.ts).
  *
+ * MirrorLeaderEpoch (KIP-1279 §9.6, the KAFKA-18723 rule for mirror partitions): a follower of a
+ * mirror topic with `mirror.support.unclean.leader.election=true` sends MirrorLeaderEpoch (Fetch
+ * v19, starting at 0) and the leader answers the latest epoch of its log. Batches of a mirror
+ * partition carry the source's epochs, unrelated to the destination leader epoch, and the leader's
+ * log can be cut and rewritten by the mirror (a source unclean election, LOG_TRUNCATION) without
+ * any destination leadership change; so the follower appends only batches at or below the epoch
+ * it sent (as Kafka's AbstractFetcherThread checks against the request's epoch), keeps the
+ * highest epoch the leader answered, and fetches again with it. A batch above it is either a new
+ * source epoch (taken on the next fetch, once announced) or read from a history that replaced
+ * the one the request was checked against; the next fetch's LastFetchedEpoch check then finds
+ * the divergence. Kafka's ReplicaFetcherThread.shouldUpdateMirrorLeaderEpoch sets the field the
+ * same way, only for those topics (the review thread's gate: without unclean elections a mirror
+ * only ever copies committed source data, which never changes).
+ *
  * Concurrency contract: one loop per leader; the partitions of a loop are appended one at a time
  * in response order; `remove` takes effect before the next response is applied.
  */
@@ -41,11 +55,12 @@ import type { PartitionLog } from '../storage/partition-log.js';
 import type { ReplicaEndpoint } from './cluster-view.js';
 import type { ReplicationQuota } from './replication-quotas.js';
 
-/** Fetch v13-17 in the follower form: replica id in the header field (v13-14) or ReplicaState (v15+, KIP-903). */
+/** Fetch v13-19 in the follower form: replica id in the header field (v13-14) or ReplicaState (v15+, KIP-903). */
 function followerFetchSpec(replicaId: number, brokerEpoch: () => number): ApiSpec<FetchRequestInput, FetchResponse> {
   return {
     apiKey: ApiKey.Fetch,
-    versions: [13, 17],
+    // v19 carries MirrorLeaderEpoch; a partition without one sends the same bytes as v17.
+    versions: [13, 19],
     encode: (w, req, v) => encodeFetchRequest(w, v >= 15 ? { ...req, replicaState: { replicaId, replicaEpoch: BigInt(brokerEpoch()) } } : { ...req, replicaId }, v),
     decode: decodeFetchResponse,
   };
@@ -60,6 +75,15 @@ export interface FollowedPartition {
   readonly leaderEpoch: number;
   delayedUntil: number;
   maxBytes: number;
+  /**
+   * True while the partition is a mirror topic with `mirror.support.unclean.leader.election=true`
+   * (asked per request: the config can change while the partition is followed).
+   */
+  readonly wantsMirrorLeaderEpoch?: () => boolean;
+  /** The highest MirrorLeaderEpoch the leader answered (0 before any); sent when wanted. */
+  mirrorLeaderEpoch?: number;
+  /** The MirrorLeaderEpoch of the request in flight, -1 when it carried none. */
+  sentMirrorLeaderEpoch?: number;
 }
 
 export interface ReplicaFetcherOptions {
@@ -217,14 +241,19 @@ export class ReplicaFetcher {
       sessionEpoch: -1,
       topics: [...byTopic].map(([topicId, ps]) => ({
         topicId,
-        partitions: ps.map((p) => ({
-          partition: p.partition,
-          currentLeaderEpoch: p.leaderEpoch,
-          fetchOffset: BigInt(p.log.logEndOffset),
-          lastFetchedEpoch: p.log.latestEpoch,
-          logStartOffset: BigInt(p.log.logStartOffset),
-          partitionMaxBytes: p.maxBytes,
-        })),
+        partitions: ps.map((p) => {
+          const mle = p.wantsMirrorLeaderEpoch?.() === true ? (p.mirrorLeaderEpoch ?? 0) : -1;
+          p.sentMirrorLeaderEpoch = mle;
+          return {
+            partition: p.partition,
+            currentLeaderEpoch: p.leaderEpoch,
+            fetchOffset: BigInt(p.log.logEndOffset),
+            lastFetchedEpoch: p.log.latestEpoch,
+            logStartOffset: BigInt(p.log.logStartOffset),
+            partitionMaxBytes: p.maxBytes,
+            ...(mle >= 0 ? { mirrorLeaderEpoch: mle } : {}),
+          };
+        }),
       })),
       forgottenTopicsData: [],
     };
@@ -248,6 +277,13 @@ export class ReplicaFetcher {
       this.delay(p, pd.errorCode);
       return;
     }
+    // The epoch batches are checked against: the MirrorLeaderEpoch this request carried when the
+    // leader applied it (it answers one), else the destination leader epoch (KAFKA-18723). Any
+    // answer, one with no records or a diverging epoch too, raises what the next request sends.
+    const sentMle = p.sentMirrorLeaderEpoch ?? -1;
+    const byMirrorEpoch = sentMle >= 0 && pd.mirrorLeaderEpoch >= 0;
+    const allowedEpoch = byMirrorEpoch ? sentMle : p.leaderEpoch;
+    if (byMirrorEpoch && pd.mirrorLeaderEpoch > (p.mirrorLeaderEpoch ?? 0)) p.mirrorLeaderEpoch = pd.mirrorLeaderEpoch;
     const d = pd.divergingEpoch;
     if (d.epoch >= 0 || d.endOffset >= 0n) {
       await this.truncateOnDivergence(p, d.epoch, Number(d.endOffset), Number(pd.highWatermark));
@@ -256,7 +292,7 @@ export class ReplicaFetcher {
     const records = pd.records;
     if (records !== null && records.length > 0) {
       const fetchOffset = log.logEndOffset;
-      const run = walkFetchedBatches(records, fetchOffset, -1, p.leaderEpoch, p.maxBytes);
+      const run = walkFetchedBatches(records, fetchOffset, -1, allowedEpoch, p.maxBytes);
       if (run.oversizedBatch > 0) p.maxBytes = Math.max(p.maxBytes, run.oversizedBatch);
       if (run.start >= 0) {
         const r = await log.appendAsMirror(records.subarray(run.start, run.end), { requireContiguous: true });
@@ -266,7 +302,12 @@ export class ReplicaFetcher {
         }
       }
       if (run.corrupt !== null) this.delay(p, `corrupt batch at ${run.corrupt.baseOffset}`);
-      else if (run.fencedEpoch >= 0) this.delay(p, `batch epoch ${run.fencedEpoch} above the followed leader epoch ${p.leaderEpoch}`);
+      else if (run.fencedEpoch >= 0 && byMirrorEpoch) {
+        this.opts.log.info('follower skipped batches above its MirrorLeaderEpoch', { partition: `${p.topic}-${p.partition}`, batchEpoch: run.fencedEpoch, sent: sentMle, answered: pd.mirrorLeaderEpoch });
+        // The leader announced the epoch: the next fetch (at once) takes the batch. It did not:
+        // the batch came from a history the request was not checked against; ask again later.
+        if (pd.mirrorLeaderEpoch < run.fencedEpoch) this.delay(p, `batch epoch ${run.fencedEpoch} above the leader's MirrorLeaderEpoch ${pd.mirrorLeaderEpoch}`);
+      } else if (run.fencedEpoch >= 0) this.delay(p, `batch epoch ${run.fencedEpoch} above the followed leader epoch ${p.leaderEpoch}`);
     }
     const leaderHw = Number(pd.highWatermark);
     if (leaderHw >= 0) log.updateHighWatermark(Math.min(leaderHw, log.logEndOffset));

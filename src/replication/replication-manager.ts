@@ -65,6 +65,11 @@ function fetcherId(topic: string, partition: number, n: number): number {
   return Math.abs((Math.imul(31, h) + partition) | 0) % n;
 }
 
+/** A follower of this topic sends MirrorLeaderEpoch (KIP-1279 §9.6; see replica-fetcher.ts). */
+function wantsMirrorLeaderEpoch(t: TopicImage | undefined): boolean {
+  return t !== undefined && t.mirror !== null && t.configs.get('mirror.support.unclean.leader.election') === 'true';
+}
+
 /** True when the partition's high watermark is the ISR's business rather than the local log's. */
 export function isReplicated(p: PartitionImage, nodeId: number): boolean {
   return p.replicas.length > 1 || p.leader !== nodeId;
@@ -253,7 +258,7 @@ export class ReplicationManager {
       });
       this.fetchers.set(fk, f);
     }
-    f.add({ topic: t.name, topicId, partition, log, leaderEpoch: p.leaderEpoch, delayedUntil: 0, maxBytes: this.opts.fetchMaxBytes });
+    f.add({ topic: t.name, topicId, partition, log, leaderEpoch: p.leaderEpoch, delayedUntil: 0, maxBytes: this.opts.fetchMaxBytes, wantsMirrorLeaderEpoch: () => wantsMirrorLeaderEpoch(this.view.image.topicsById.get(topicId)) });
     this.followed.set(k, fk);
     this.opts.log.info('became follower', { partition: `${t.name}-${partition}`, leader: p.leader, leaderEpoch: p.leaderEpoch, logEndOffset: log.logEndOffset });
   }

@@ -25,11 +25,17 @@ import { encodeReadMirrorStatesRequest, type ReadMirrorStatesRequestInput } from
 import { decodeReadMirrorStatesResponse, type ReadMirrorStatesResponse } from '../../src/protocol/generated/messages/read-mirror-states-response.js';
 import { encodeWriteMirrorStatesRequest, type WriteMirrorStatesRequestInput } from '../../src/protocol/generated/messages/write-mirror-states-request.js';
 import { decodeWriteMirrorStatesResponse, type WriteMirrorStatesResponse } from '../../src/protocol/generated/messages/write-mirror-states-response.js';
+import { encodePauseMirrorTopicsRequest, type PauseMirrorTopicsRequestInput } from '../../src/protocol/generated/messages/pause-mirror-topics-request.js';
+import { decodePauseMirrorTopicsResponse, type PauseMirrorTopicsResponse } from '../../src/protocol/generated/messages/pause-mirror-topics-response.js';
+import { encodeResumeMirrorTopicsRequest, type ResumeMirrorTopicsRequestInput } from '../../src/protocol/generated/messages/resume-mirror-topics-request.js';
+import { decodeResumeMirrorTopicsResponse, type ResumeMirrorTopicsResponse } from '../../src/protocol/generated/messages/resume-mirror-topics-response.js';
 import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 
 const FAST = { 'mirror.failed.retry.initial.backoff.ms': 200, 'mirror.failed.retry.max.backoff.ms': 1000, 'mirror.metadata.refresh.interval.ms': 1000 };
 const TOPIC = 'orders';
+/** Single-partition mirrored topics: at least one is led away from the node that keeps its state. */
+const LEDGERS = ['ledger-a', 'ledger-b', 'ledger-c', 'ledger-d', 'ledger-e'];
 const PARTITIONS = 3;
 const MIRROR = 'dr';
 const STATE_PARTITIONS = 5;
@@ -38,6 +44,8 @@ const PAUSED = 4;
 
 const READ_MIRROR_STATES: ApiSpec<ReadMirrorStatesRequestInput, ReadMirrorStatesResponse> = { apiKey: ApiKey.ReadMirrorStates, versions: [0, 0], encode: encodeReadMirrorStatesRequest, decode: decodeReadMirrorStatesResponse };
 const BUMP_LEADER_EPOCHS: ApiSpec<BumpLeaderEpochsRequestInput, BumpLeaderEpochsResponse> = { apiKey: ApiKey.BumpLeaderEpochs, versions: [0, 0], encode: encodeBumpLeaderEpochsRequest, decode: decodeBumpLeaderEpochsResponse };
+const PAUSE_MIRROR_TOPICS: ApiSpec<PauseMirrorTopicsRequestInput, PauseMirrorTopicsResponse> = { apiKey: ApiKey.PauseMirrorTopics, versions: [0, 0], encode: encodePauseMirrorTopicsRequest, decode: decodePauseMirrorTopicsResponse };
+const RESUME_MIRROR_TOPICS: ApiSpec<ResumeMirrorTopicsRequestInput, ResumeMirrorTopicsResponse> = { apiKey: ApiKey.ResumeMirrorTopics, versions: [0, 0], encode: encodeResumeMirrorTopicsRequest, decode: decodeResumeMirrorTopicsResponse };
 const WRITE_MIRROR_STATES: ApiSpec<WriteMirrorStatesRequestInput, WriteMirrorStatesResponse> = { apiKey: ApiKey.WriteMirrorStates, versions: [0, 0], encode: encodeWriteMirrorStatesRequest, decode: decodeWriteMirrorStatesResponse };
 
 let cluster: RunningCluster;
@@ -113,14 +121,15 @@ beforeAll(async () => {
   [cluster, source] = await Promise.all([
     startCluster({
       nodes: 3,
-      overrides: { ...FAST, 'default.replication.factor': 3, 'mirror.state.topic.replication.factor': 3, 'mirror.state.topic.num.partitions': STATE_PARTITIONS, 'min.insync.replicas': 2, 'replica.lag.time.max.ms': 3000 },
+      // A session long enough that a SIGSTOPped leader keeps its partitions while a test looks at them.
+      overrides: { ...FAST, 'broker.session.timeout.ms': 10_000, 'default.replication.factor': 3, 'mirror.state.topic.replication.factor': 3, 'mirror.state.topic.num.partitions': STATE_PARTITIONS, 'min.insync.replicas': 2, 'replica.lag.time.max.ms': 3000 },
     }),
     startNode({ overrides: FAST }),
   ]);
   const kafka = new Kafka({ clientId: 'mirror-cluster-source', brokers: [source.bootstrap], logLevel: logLevel.NOTHING });
   const a = kafka.admin();
   await a.connect();
-  await a.createTopics({ topics: [{ topic: TOPIC, numPartitions: PARTITIONS }], waitForLeaders: true });
+  await a.createTopics({ topics: [{ topic: TOPIC, numPartitions: PARTITIONS }, ...LEDGERS.map((topic) => ({ topic, numPartitions: 1 }))], waitForLeaders: true });
   await a.disconnect();
   sourceProducer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
   await sourceProducer.connect();
@@ -178,6 +187,51 @@ describe('mirroring into a three-node Fjord cluster', () => {
     expect((await readState(coord, 0)).state).toBe(MIRRORING);
   }, 30_000);
 
+  it('Resume is validated against the state its coordinator keeps for a partition led on a stopped node', async () => {
+    await sourceProducer.sendBatch({ acks: -1, topicMessages: LEDGERS.map((topic) => ({ topic, messages: [{ value: 'l0' }, { value: 'l1' }] })) });
+    expect((await admin().startMirrorTopics(MIRROR, LEDGERS)).map((t) => t.errorCode)).toEqual(LEDGERS.map(() => 0));
+    const ledgerIn = async (topic: string, state: string) => (await described()).some((p) => p.topic === topic && p.state === state);
+    await eventually('every ledger MIRRORING', async () => (await Promise.all(LEDGERS.map((t) => ledgerIn(t, 'MIRRORING')))).every(Boolean), 30_000);
+    // A topic whose only partition is led by one node while another keeps its state: that other
+    // node leads nothing of the topic, so all it knows of the partition is what it coordinates.
+    const shardLeaders = (await leaders('__mirror_state')).leaders;
+    let pick: { topic: string; leader: number; coordinator: number; shard: number } | null = null;
+    for (const topic of LEDGERS) {
+      const { topicId, leaders: ls } = await leaders(topic);
+      const shard = partitionForKey(mirrorStateKeyString(MIRROR, topicId, 0), STATE_PARTITIONS);
+      const coordinator = shardLeaders[shard]!;
+      if (ls[0]! > 0 && coordinator > 0 && ls[0] !== coordinator) pick = { topic, leader: ls[0]!, coordinator, shard };
+    }
+    expect(pick).not.toBeNull();
+    const { topic, leader, coordinator, shard } = pick!;
+    const topics = [{ topicName: topic }];
+    cluster.node(leader).pause();
+    try {
+      // Until the stopped node leaves the ISR of the state's `__mirror_state` partition, the
+      // coordinator's writes wait for it, and so do its reads.
+      await eventually('the stopped node out of the __mirror_state ISR', async () => {
+        const m = await client(coordinator).metadata(['__mirror_state']);
+        const part = m.topics.find((t) => t.name === '__mirror_state')?.partitions.find((x) => x.partitionIndex === shard);
+        return part !== undefined && !part.isrNodes.includes(leader);
+      }, 8000);
+      // Accepted: the partition is MIRRORING. Its stopped leader cannot act on the pause, so the
+      // state its coordinator keeps stays MIRRORING.
+      const paused = await client(coordinator).send(PAUSE_MIRROR_TOPICS, { mirrorName: MIRROR, topics, stateValidationOffset: -1n });
+      expect(paused.topics.map((t) => t.errorCode)).toEqual([ErrorCode.NONE]);
+      // Resume needs PAUSED partitions: refused, from the state read at the coordinator.
+      const resumed = await client(coordinator).send(RESUME_MIRROR_TOPICS, { mirrorName: MIRROR, topics, stateValidationOffset: -1n });
+      expect(resumed.topics.map((t) => t.errorCode)).toEqual([ErrorCode.INVALID_CLUSTER_MIRROR_STATES]);
+      expect(resumed.topics[0]!.errorMessage).toContain('MIRRORING');
+    } finally {
+      cluster.node(leader).resume();
+    }
+    // Once the partition has paused, the same request is accepted and mirroring carries on.
+    await eventually(`${topic} PAUSED`, () => ledgerIn(topic, 'PAUSED'), 40_000);
+    const again = await client(coordinator).send(RESUME_MIRROR_TOPICS, { mirrorName: MIRROR, topics, stateValidationOffset: -1n });
+    expect(again.topics.map((t) => t.errorCode)).toEqual([ErrorCode.NONE]);
+    await eventually(`${topic} MIRRORING again`, () => ledgerIn(topic, 'MIRRORING'), 40_000);
+  }, 120_000);
+
   it('a SIGKILLed leader: its partitions resume on the new leaders from the persisted state, nothing lost or duplicated', async () => {
     const { leaders: ls } = await leaders(TOPIC);
     const victim = ls[0]!;
@@ -218,7 +272,7 @@ describe('mirroring into a three-node Fjord cluster', () => {
     await cluster.node(victim).start();
     await eventually('every replica, the restarted one too, equal to the source', async () => replicasEqualSource(), 45_000);
     for (let p = 0; p < PARTITIONS; p++) expect(segments(source.dataDir, TOPIC, p).length).toBeGreaterThan(0);
-  }, 120_000);
+  }, 180_000);
 
   it('the __mirror_state leader SIGKILLed: its successor takes the state writes (pause, resume) and mirroring carries on', async () => {
     const { topicId } = await leaders(TOPIC);
@@ -304,5 +358,33 @@ describe('mirroring into a three-node Fjord cluster', () => {
     await eventually('every partition MIRRORING with lag 0 once the replica is back', caughtUp, 60_000);
     await eventually('every replica equal to the source', async () => replicasEqualSource(), 45_000);
     await a.disconnect();
+  }, 150_000);
+  it('failback: after a stop, the old source mirrors the topic back from the cluster and ends equal to every replica', async () => {
+    expect((await admin().stopMirrorTopics(MIRROR, [TOPIC])).map((t) => t.errorCode)).toEqual([0]);
+    await eventually('every partition STOPPED', async () => (await described()).filter((p) => p.topic === TOPIC && p.state === 'STOPPED').length === PARTITIONS, 30_000);
+    // The cluster takes writes of its own after the failover (acks=all, RF 3).
+    const kafka = new Kafka({ clientId: 'mirror-cluster-failover', brokers: cluster.bootstrap, logLevel: logLevel.NOTHING, retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1000 } });
+    const producer = kafka.producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    await producer.send({ topic: TOPIC, acks: -1, messages: Array.from({ length: 60 }, (_, i) => ({ partition: i % PARTITIONS, value: `after-failover-${i}` })) });
+    await producer.disconnect();
+    // The old source mirrors the topic back: LOG_TRUNCATION to the last mirrored epoch the
+    // cluster's coordinators hold for it, then MIRRORING from the cluster's partition leaders.
+    const back = new MirrorAdmin({ bootstrapServers: [source.bootstrap], requestTimeoutMs: 5000 });
+    closers.push(() => back.close());
+    await back.createClusterMirror('back', { 'bootstrap.servers': cluster.bootstrap.join(','), 'mirror.fetch.wait.max.ms': '100', 'mirror.socket.timeout.ms': '3000' });
+    expect((await back.startMirrorTopics('back', [TOPIC])).map((t) => t.errorCode)).toEqual([0]);
+    await eventually('the old source caught up with the cluster', async () => {
+      const [m] = await back.describeClusterMirrors(['back']);
+      const parts = (m?.partitions ?? []).filter((p) => p.topic === TOPIC);
+      return parts.length === PARTITIONS && parts.every((p) => p.state === 'MIRRORING' && p.lag === 0);
+    }, 60_000).catch(async (e: unknown) => {
+      console.log(JSON.stringify(await back.describeClusterMirrors(['back']).catch(() => [])));
+      console.log(source.logs().split('\n').filter((l) => l.includes('mirror back')).slice(-15).join('\n'));
+      throw e;
+    });
+    // The old source's log is the cluster's, byte for byte, the cluster's own writes included.
+    await eventually('the old source equal to every replica', async () => replicasEqualSource(), 45_000);
+    for (let p = 0; p < PARTITIONS; p++) expect(segments(source.dataDir, TOPIC, p).includes(Buffer.from(`after-failover-${p}`))).toBe(true);
   }, 150_000);
 });
