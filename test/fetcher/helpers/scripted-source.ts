@@ -90,6 +90,18 @@ export class ScriptedSource implements SourceEndpoint {
   private readonly partitionErrors = new Map<number, PartitionError[]>();
   private readonly topLevelErrors: number[] = [];
   private readonly session = new Map<number, { fetchOffset: number; epoch: number; lastFetchedEpoch: number }>();
+  private readonly held = new Map<number, Promise<void>>();
+
+  /**
+   * The next Fetch to `brokerId` is answered from the source as it is now, but the answer is
+   * delivered only when the returned function is called: a response still on the wire while the
+   * cluster moves on (a leader change, an unclean election).
+   */
+  holdNextFetch(brokerId: number): () => void {
+    let release!: () => void;
+    this.held.set(brokerId, new Promise<void>((r) => (release = r)));
+    return release;
+  }
 
   constructor(
     private readonly timers: FetcherTimers,
@@ -142,8 +154,11 @@ export class ScriptedSource implements SourceEndpoint {
       if (news) withData = true;
       if (req.sessionId === 0 || news) answers.push(a);
     }
+    const hold = this.held.get(brokerId);
+    this.held.delete(brokerId);
     // A long poll: nothing to return waits maxWaitMs (on the injected timers).
-    if (!withData) await new Promise<void>((resolve) => this.timers.schedule(req.maxWaitMs, resolve));
+    if (hold !== undefined) await hold;
+    else if (!withData) await new Promise<void>((resolve) => this.timers.schedule(req.maxWaitMs, resolve));
     return { errorCode: 0, sessionId: SESSION_ID, topics: answers.length > 0 ? [{ topicId: TOPIC_ID, partitions: answers }] : [] };
   }
 
