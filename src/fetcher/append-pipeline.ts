@@ -86,6 +86,8 @@ export function applyPartitionResponse(ctx: FetcherContext, ps: PartitionState, 
   ps.held++;
   const done = ctx.serialize(ps, () => processPartitionResponse(ctx, ps, pr)).finally(() => {
     ps.held--;
+    // The outcome may have re-homed the partition to another loop, which skipped it meanwhile.
+    if (ps.held === 0 && ctx.isCurrent(ps) && ps.sourceLeaderId >= 0) ctx.ensureLoop(ps.sourceLeaderId).notify();
   });
   return { done, bytes: pr.records?.length ?? 0 };
 }

@@ -57,6 +57,7 @@ export function fetcherIdOf(tp: MirrorTopicPartition, fetchers: number): number 
 export class SourceBrokerLoop {
   readonly session = new FetchSessionHandler();
   private wake: (() => void) | null = null;
+  private notified = false;
   private running = true;
   /** Appends of earlier responses not finished yet, and the bytes they hold. */
   private readonly pending = new Set<Promise<void>>();
@@ -85,11 +86,12 @@ export class SourceBrokerLoop {
     this.notify();
   }
 
-  /** Ends a sleep now. */
+  /** Ends a sleep now, or the next one if the loop is in a round (what woke it may be too late for that round). */
   notify(): void {
     const w = this.wake;
     this.wake = null;
-    w?.();
+    if (w === null) this.notified = true;
+    else w();
   }
 
   /** One round; returns how long to sleep before the next. */
@@ -182,6 +184,10 @@ export class SourceBrokerLoop {
   }
 
   private sleep(ms: number): Promise<void> {
+    if (this.notified) {
+      this.notified = false;
+      return Promise.resolve();
+    }
     return new Promise<void>((resolve) => {
       let cancel: CancelTimer | null = null;
       this.wake = () => {
