@@ -131,4 +131,29 @@ describe('MirrorFetcher with appends overlapping the next Fetch', () => {
     expect(st.linkError).toBeNull();
     expect(h.failed).toEqual([]);
   });
+
+  it('three fetch loops per source broker, appends overlapped, leaders moving back and forth: every partition ends byte for byte the source\'s', async () => {
+    const n = 8;
+    const h = await harness(Object.fromEntries(Array.from({ length: n }, (_, i) => [i, { batches: [batch(0, 0, 2)] }])), 1000, { numFetchers: 3 });
+    h.fetcher.addPartitions(Array.from({ length: n }, (_, i) => h.tp(i)));
+    const caughtUp = (): boolean => [...h.source.parts].every(([i, p]) => h.logs.get(i)!.logEndOffset === h.source.partitionLeo(p));
+    await h.until('first batches copied', caughtUp);
+    for (let round = 1; round <= 6; round++) {
+      for (const [i, p] of h.source.parts) {
+        const leo = h.source.partitionLeo(p);
+        // Half the partitions change leader (a clean election: same history) each round.
+        if ((i + round) % 2 === 0) {
+          p.leaderId = p.leaderId === 1 ? 2 : 1;
+          p.leaderEpoch++;
+        }
+        p.batches.push(batch(leo, p.leaderEpoch, 1 + (i % 3)));
+      }
+      await h.until(`round ${round} copied`, caughtUp);
+    }
+    for (const [i, p] of h.source.parts) expect((await h.bytes(i)).equals(Buffer.concat(p.batches))).toBe(true);
+    // Both brokers served all three loops' sessions.
+    expect(new Set(h.source.fetches.map((f) => f.brokerId))).toEqual(new Set([1, 2]));
+    expect(h.fetcher.stats.divergingEpochTruncations).toBe(0);
+    expect(h.failed).toEqual([]);
+  });
 });

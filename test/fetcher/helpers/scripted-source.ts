@@ -89,7 +89,8 @@ export class ScriptedSource implements SourceEndpoint {
   readonly callTimes: { brokerId: number; at: number }[] = [];
   private readonly partitionErrors = new Map<number, PartitionError[]>();
   private readonly topLevelErrors: number[] = [];
-  private readonly session = new Map<number, { fetchOffset: number; epoch: number; lastFetchedEpoch: number }>();
+  /** Fetch sessions, one per broker and connection (fetch loop), as each loop has its own. */
+  private readonly sessions = new Map<string, Map<number, { fetchOffset: number; epoch: number; lastFetchedEpoch: number }>>();
   private readonly held = new Map<number, Promise<void>>();
 
   /**
@@ -136,17 +137,20 @@ export class ScriptedSource implements SourceEndpoint {
     return { topics: [{ errorCode: 0, name: TOPIC, topicId: TOPIC_ID, partitions }] };
   }
 
-  async fetch(brokerId: number, req: FetchRequest): Promise<FetchResponse> {
+  async fetch(brokerId: number, req: FetchRequest, fetcherId = 0): Promise<FetchResponse> {
     this.fetches.push({ brokerId, req, at: this.clock.now() });
     this.down(brokerId);
     const top = this.topLevelErrors.shift();
     if (top !== undefined) return { errorCode: top, sessionId: 0, topics: [] };
-    if (req.sessionId === 0) this.session.clear();
-    for (const f of req.forgotten) for (const p of f.partitions) this.session.delete(p);
-    for (const t of req.topics) for (const p of t.partitions) this.session.set(p.partition, { fetchOffset: p.fetchOffset, epoch: p.currentLeaderEpoch, lastFetchedEpoch: p.lastFetchedEpoch });
+    const lane = `${brokerId}:${fetcherId}`;
+    if (req.sessionId === 0) this.sessions.set(lane, new Map());
+    const session = this.sessions.get(lane) ?? new Map<number, { fetchOffset: number; epoch: number; lastFetchedEpoch: number }>();
+    this.sessions.set(lane, session);
+    for (const f of req.forgotten) for (const p of f.partitions) session.delete(p);
+    for (const t of req.topics) for (const p of t.partitions) session.set(p.partition, { fetchOffset: p.fetchOffset, epoch: p.currentLeaderEpoch, lastFetchedEpoch: p.lastFetchedEpoch });
     const answers: FetchPartitionResponse[] = [];
     let withData = false;
-    for (const [partition, s] of this.session) {
+    for (const [partition, s] of session) {
       const a = this.answer(brokerId, partition, s.fetchOffset, s.epoch, s.lastFetchedEpoch);
       // An incremental session answers a partition with news: an error, records or a
       // DivergingEpoch (Kafka's CachedPartition.maybeUpdateResponseData).
