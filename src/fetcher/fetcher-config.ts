@@ -49,7 +49,8 @@ export interface MirrorFetcherConfig {
   /**
    * mirror.fetch.pipeline.max.bytes: how many fetched bytes a loop may hold that wait for their
    * append while its next Fetch is out (./append-pipeline.ts); over it, the loop sends no Fetch
-   * until appends catch up. 0 appends each answer before the next Fetch, as AbstractFetcherThread.
+   * until appends catch up. 0 (the default) appends each answer before the next Fetch, as
+   * AbstractFetcherThread does.
    */
   readonly pipelineMaxBytes: number;
 }
@@ -62,7 +63,7 @@ export const DEFAULT_FETCHER_CONFIG: MirrorFetcherConfig = {
   backoffMs: 1000,
   unreachableFailMs: 30_000,
   numFetchers: 1,
-  pipelineMaxBytes: 10 * 1024 * 1024,
+  pipelineMaxBytes: 0,
 };
 
 export interface MirrorFetcherStats {

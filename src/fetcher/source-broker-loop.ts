@@ -6,11 +6,11 @@
  * state (OffsetsForLeaderEpoch) or sends one Fetch for the fetching ones, through the loop's own
  * fetch session, then hands each partition of the answer to ./append-pipeline.ts.
  *
- * The appends of an answer are not awaited before the next Fetch goes out, so the network and
- * the local log work at the same time, within `mirror.fetch.pipeline.max.bytes` of fetched data
- * waiting for its append: over it the loop sends no Fetch until appends catch up, which also
- * bounds how many response frames stay alive. With the budget at 0 each round awaits its
- * appends, as AbstractFetcherThread does.
+ * With `mirror.fetch.pipeline.max.bytes` above 0 the appends of an answer are not awaited before
+ * the next Fetch goes out, so the network and the local log work at the same time, within that
+ * many bytes of fetched data waiting for its append: over it the loop sends no Fetch until
+ * appends catch up, which also bounds how many response frames stay alive. At 0 (the default)
+ * each round awaits its appends, as AbstractFetcherThread does.
  *
  * An answer is applied to a partition only if the partition is still led by this loop's broker
  * and still at the fetch offset the request asked for, as AbstractFetcherThread.processFetchRequest
