@@ -18,10 +18,9 @@
  * Concurrency contract: single event loop. Appends to one partition are serialised on the
  * partition (`ps.busy`), in fetch order. A partition leaves the fetcher at once (no Fetch names
  * it, no queued append of it starts), but its work in progress is waited for before anyone is
- * told: `removePartitions` resolves, `onPartitionFailed` and `onEpochFenced` are called, and a
- * re-added partition starts, only after the append being written for it finished, so the state
- * machine may truncate, bump the epoch or write markers right after and never races a late
- * append.
+ * told: `removePartitions` resolves, `onPartitionFailed` is called, and a re-added partition
+ * starts, only after the append being written for it finished, so the state machine may
+ * truncate, bump the epoch or write markers right after and never races a late append.
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
