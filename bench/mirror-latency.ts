@@ -6,21 +6,19 @@
  * mirror opens to it (bootstrap and the partition leader) crosses the delayed link; the
  * benchmark's own offset polls go straight to the destination.
  *
- * Cases, per one-way delay (0, 5, 25 ms by default), each into a fresh destination:
- *   - 1 fetcher:  mirror.num.replica.fetchers=1 (the default), one Fetch in flight;
- *   - 4 fetchers: mirror.num.replica.fetchers=4, four fetch loops (sessions) per source broker,
- *     partitions spread over them as Kafka's AbstractFetcherManager.getFetcherId does.
+ * Cases, per one-way delay (0, 5, 25 ms by default), each into a fresh destination, for every
+ * `mirror.num.replica.fetchers` in `--fetchers` (default 1,4: four fetch loops, each its own
+ * session and connection, partitions spread as Kafka's AbstractFetcherManager.getFetcherId does)
+ * and every `mirror.fetch.pipeline.max.bytes` in `--pipeline` (default 0 and 10485760: each answer
+ * appended before the next Fetch, or the next Fetch sent while up to 10 MiB wait for their
+ * appends).
  * Each prints MB/s from the first mirrored byte to the last and from the `--start` command to
  * the last byte (the start's own round trips cross the link too), each divided by the same
- * fetcher count's figure at 0 ms in the same round; the connections the destination opened to
+ * settings' figure at 0 ms in the same round; the connections the destination opened to
  * the source; and the proxy's measured one-way hold time (timers fire late on a loaded
  * machine, so the delay actually added is shown beside the one asked for).
  *
- * Not a case: the fetcher's overlap of the next Fetch with the previous answer's appends
- * (`pipelineAppends`) is a fetcher setting with no broker or mirror config key, so a node
- * cannot switch it on for one run.
- *
- *   node bench/run.mjs bench/mirror-latency.ts [--mb 64] [--delays 0,5,25] [--fetchers 1,4] [--rounds 1]
+ *   node bench/run.mjs bench/mirror-latency.ts [--mb 64] [--delays 0,5,25] [--fetchers 1,4] [--pipeline 0,10485760] [--rounds 1]
  *     [--mirror-config key=value]...   (a mirror setting for every case, e.g. mirror.fetch.wait.max.ms=50)
  */
 import { cpus, loadavg } from 'node:os';
@@ -36,6 +34,7 @@ const { values: flags } = parseArgs({
     mb: { type: 'string', default: '64' },
     delays: { type: 'string', default: '0,5,25' },
     fetchers: { type: 'string', default: '1,4' },
+    pipeline: { type: 'string', default: '0,10485760' },
     rounds: { type: 'string', default: '1' },
     'mirror-config': { type: 'string', multiple: true, default: [] },
   },
@@ -43,6 +42,7 @@ const { values: flags } = parseArgs({
 const MB = Number(flags.mb);
 const DELAYS = flags.delays.split(',').map(Number);
 const FETCHERS = flags.fetchers.split(',').map(Number);
+const PIPELINE = flags.pipeline.split(',').map(Number);
 const ROUNDS = Number(flags.rounds);
 /** Mirror settings for every case (`--mirror-config key=value`, repeatable), e.g. mirror.fetch.wait.max.ms. */
 const MIRROR_CONFIG: Record<string, string> = Object.fromEntries(flags['mirror-config'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
@@ -80,18 +80,20 @@ async function preload(bootstrap: string, records: number): Promise<void> {
 interface Case {
   readonly delayMs: number;
   readonly fetchers: number;
+  /** mirror.fetch.pipeline.max.bytes of the case. */
+  readonly pipeline: number;
   readonly round: number;
   readonly result: CatchUp;
   readonly hold: HoldStats;
 }
 
-async function runCase(source: Broker, proxy: DelayProxy, delayMs: number, fetchers: number, records: number, bytes: number): Promise<{ result: CatchUp; hold: Case['hold'] }> {
+async function runCase(source: Broker, proxy: DelayProxy, delayMs: number, fetchers: number, pipeline: number, records: number, bytes: number): Promise<{ result: CatchUp; hold: Case['hold'] }> {
   const dest = await startFjord({ durability: 'default', overrides: { 'mirror.num.replica.fetchers': String(fetchers) } });
   try {
     proxy.setDelayMs(delayMs);
     proxy.takeHoldStats();
     const viaProxy: Broker = { ...source, bootstrap: proxy.address };
-    const result = await fjordCatchUp(viaProxy, dest, TOPIC, records, bytes, MIRROR_CONFIG, DEADLINE_MS);
+    const result = await fjordCatchUp(viaProxy, dest, TOPIC, records, bytes, { ...MIRROR_CONFIG, 'mirror.fetch.pipeline.max.bytes': String(pipeline) }, DEADLINE_MS);
     return { result, hold: proxy.takeHoldStats() };
   } finally {
     await dest.stop();
@@ -123,21 +125,23 @@ function report(cases: readonly Case[], bytes: number, load: readonly number[]):
   console.log(`mirror-latency: Fjord → Fjord catch-up, ${fmt(bytes / 2 ** 20, 0)} MiB of segment files, ${MIRROR_PARTITIONS} partitions, 1 KiB records, ${ROUNDS} round(s), ${cpus().length} CPUs`);
   console.log(`load average (1 min) before / after: ${load.map((x) => x.toFixed(2)).join(' / ')}; mirror config: ${JSON.stringify(MIRROR_CONFIG)}`);
   console.log('link: delaying TCP proxy on loopback (fixed one-way delay per chunk, both directions, bandwidth not limited)');
-  console.log('per round, then the median in bold; ratios are against the same fetcher count at 0 ms in the same round\n');
-  console.log('| one-way delay | held p50 / p99 ms | mirror.num.replica.fetchers | connections to the source | catch-up MB/s (first → last byte) | ÷ 0 ms | MB/s from --start | ÷ 0 ms | time to first byte ms | CPU-s/GB |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  console.log('per round, then the median in bold; ratios are against the same settings at 0 ms in the same round\n');
+  console.log('| one-way delay | held p50 / p99 ms | mirror.num.replica.fetchers | mirror.fetch.pipeline.max.bytes | connections to the source | catch-up MB/s (first → last byte) | ÷ 0 ms | MB/s from --start | ÷ 0 ms | time to first byte ms | CPU-s/GB |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   const catchUp = (c: Case): number => c.result.mbPerSec;
   const whole = (c: Case): number => wholeMbPerSec(c.result, bytes);
   for (const d of DELAYS) {
     for (const f of FETCHERS) {
-      const mine = cases.filter((c) => c.delayMs === d && c.fetchers === f);
+      for (const pb of PIPELINE) {
+      const mine = cases.filter((c) => c.delayMs === d && c.fetchers === f && c.pipeline === pb);
       if (mine.length === 0) continue;
-      const zero = (c: Case): Case | undefined => cases.find((b) => b.delayMs === 0 && b.fetchers === f && b.round === c.round);
+      const zero = (c: Case): Case | undefined => cases.find((b) => b.delayMs === 0 && b.fetchers === f && b.pipeline === pb && b.round === c.round);
       const held = mine.map((c) => `${fmt(c.hold.p50)} / ${fmt(c.hold.p99)}`).join(', ');
       const row = [
         `${d} ms`,
         held,
         String(f),
+        String(pb),
         mine.map((c) => String(c.hold.connections)).join(', '),
         per(mine.map(catchUp)),
         per(ratios(mine, zero, catchUp), 2),
@@ -147,16 +151,21 @@ function report(cases: readonly Case[], bytes: number, load: readonly number[]):
         per(mine.map((c) => c.result.cpuSecondsPerGb), 2),
       ];
       console.log(`| ${row.join(' | ')} |`);
+      }
     }
   }
-  const [one, ...more] = FETCHERS;
-  for (const f of more) {
-    const parts = DELAYS.map((d) => {
-      const mine = cases.filter((c) => c.delayMs === d && c.fetchers === f);
-      const rs = ratios(mine, (c) => cases.find((b) => b.delayMs === d && b.fetchers === one && b.round === c.round), whole);
-      return `${d} ms ${fmt(median(rs), 2)}`;
-    });
-    console.log(`\n${f} fetchers ÷ ${one ?? 1} fetcher, MB/s from --start, same delay and round (median): ${parts.join(', ')}`);
+  // Every setting against the first one (by default 1 fetcher, no overlap), same delay and round.
+  const [f0, p0] = [FETCHERS[0] ?? 1, PIPELINE[0] ?? 0];
+  for (const f of FETCHERS) {
+    for (const pb of PIPELINE) {
+      if (f === f0 && pb === p0) continue;
+      const parts = DELAYS.map((d) => {
+        const mine = cases.filter((c) => c.delayMs === d && c.fetchers === f && c.pipeline === pb);
+        const rs = ratios(mine, (c) => cases.find((b) => b.delayMs === d && b.fetchers === f0 && b.pipeline === p0 && b.round === c.round), whole);
+        return `${d} ms ${fmt(median(rs), 2)}`;
+      });
+      console.log(`\n${f} fetcher(s), pipeline ${pb} ÷ ${f0} fetcher(s), pipeline ${p0}, MB/s from --start, same delay and round (median): ${parts.join(', ')}`);
+    }
   }
 }
 
@@ -181,10 +190,12 @@ async function main(): Promise<void> {
       const delays = round % 2 === 0 ? DELAYS : [...DELAYS].reverse();
       for (const delayMs of delays) {
         for (const fetchers of FETCHERS) {
-          log(`round ${round + 1}: ${delayMs} ms one-way, ${fetchers} fetcher(s)`);
-          const { result, hold } = await runCase(source, proxy, delayMs, fetchers, records, bytes);
-          log(`  ${result.mbPerSec.toFixed(1)} MB/s first → last byte, ${wholeMbPerSec(result, bytes).toFixed(1)} MB/s from --start, ${hold.connections} connection(s)`);
-          cases.push({ delayMs, fetchers, round, result, hold });
+          for (const pipeline of PIPELINE) {
+            log(`round ${round + 1}: ${delayMs} ms one-way, ${fetchers} fetcher(s), pipeline ${pipeline}`);
+            const { result, hold } = await runCase(source, proxy, delayMs, fetchers, pipeline, records, bytes);
+            log(`  ${result.mbPerSec.toFixed(1)} MB/s first → last byte, ${wholeMbPerSec(result, bytes).toFixed(1)} MB/s from --start, ${hold.connections} connection(s)`);
+            cases.push({ delayMs, fetchers, pipeline, round, result, hold });
+          }
         }
       }
     }

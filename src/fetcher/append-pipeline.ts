@@ -14,16 +14,22 @@
  * and the partition is held out of fetches until it is done, because its outcome decides where,
  * and whether, to fetch next.
  *
+ * The plain path keeps everything the one-by-one path keeps: the source's high watermark and log
+ * start (followed once the append landed), the last fetch time, the newest mirrored timestamp
+ * for time lag, and a cleared link error.
+ *
  * Concurrency contract: single event loop. A failed append fails the partition (through
- * `serialize`), which removes it, so the answers to Fetches sent meanwhile are dropped for it
- * (`isCurrent`) and it restarts from its local log end.
+ * `serialize`), which removes it, so the appends queued behind it do not start, the answers to
+ * Fetches sent meanwhile are dropped for it (`isCurrent`), and it restarts from its local log
+ * end once the state machine re-adds it.
  */
 import { channel } from 'node:diagnostics_channel';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { walkFetchedBatches } from './batch-walk.js';
 import type { FetcherContext } from './fetcher-context.js';
-import { maybeBumpProactively, processPartitionResponse } from './partition-data.js';
+import { followLogStart, maybeBumpProactively, processPartitionResponse } from './partition-data.js';
+import { RecordBatchView } from '../protocol/record-batch.js';
 import type { PartitionState } from './partition-state.js';
 import type { FetchPartitionResponse } from './source-endpoint.js';
 
@@ -50,9 +56,15 @@ export function applyPartitionResponse(ctx: FetcherContext, ps: PartitionState, 
     if (plain) {
       ps.sourceHighWatermark = pr.highWatermark;
       ps.sourceLogStartOffset = pr.logStartOffset;
+      ps.lastFetchMs = ctx.clock.now();
+      delete ps.lastError;
       if (mirrorFetchChannel.hasSubscribers) mirrorFetchChannel.publish({ topic: ps.tp.topic, partition: ps.tp.partition, records, sourceHighWatermark: pr.highWatermark });
       maybeBumpProactively(ctx, ps, ps.sourceLeaderEpoch, dle);
-      if (run === null || records === null) return { done: ps.busy, bytes: 0 };
+      if (run === null || records === null) {
+        // Nothing to append, but the source's log start may have moved (retention, DeleteRecords).
+        if (pr.logStartOffset <= log.logStartOffset) return { done: ps.busy, bytes: 0 };
+        return { done: ctx.serialize(ps, () => followLogStart(ctx, ps, log, pr.logStartOffset)), bytes: 0 };
+      }
       const slice = records.subarray(run.start, run.end);
       ps.fetchOffset = run.lastOffset + 1;
       ps.lastFetchedEpoch = run.lastEpoch;
@@ -61,9 +73,11 @@ export function applyPartitionResponse(ctx: FetcherContext, ps: PartitionState, 
         const res = await log.appendAsMirror(slice);
         if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, res.errorMessage ?? `appendAsMirror failed with error ${res.errorCode}`);
         if (!ctx.isCurrent(ps)) return;
+        ps.mirroredMaxTimestamp = new RecordBatchView(slice, run.lastBatchStart - run.start).maxTimestamp;
         ctx.stats.batchesAppended += run.batches;
         ctx.stats.bytesAppended += slice.length;
         ctx.cb.onProgress?.(ps.tp);
+        await followLogStart(ctx, ps, log, pr.logStartOffset);
       });
       maybeBumpProactively(ctx, ps, run.maxEpoch, dle);
       return { done, bytes: slice.length };
@@ -72,6 +86,8 @@ export function applyPartitionResponse(ctx: FetcherContext, ps: PartitionState, 
   ps.held++;
   const done = ctx.serialize(ps, () => processPartitionResponse(ctx, ps, pr)).finally(() => {
     ps.held--;
+    // The outcome may have re-homed the partition to another loop, which skipped it meanwhile.
+    if (ps.held === 0 && ctx.isCurrent(ps) && ps.sourceLeaderId >= 0) ctx.ensureLoop(ps.sourceLeaderId).notify();
   });
   return { done, bytes: pr.records?.length ?? 0 };
 }

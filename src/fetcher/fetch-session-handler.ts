@@ -51,6 +51,14 @@ export class FetchSessionHandler {
   private pendingSent = new Map<string, Sent>();
   private lastWasFull = true;
 
+  /**
+   * Where the request in flight asks `key` to be read from (the partitions it names and those
+   * the session carries unchanged); undefined when the partition is not in it.
+   */
+  requested(key: string): { readonly fetchOffset: number } | undefined {
+    return this.pendingSent.get(key);
+  }
+
   get isIncremental(): boolean {
     return this.sessionId !== 0;
   }

@@ -47,10 +47,12 @@ export interface MirrorFetcherConfig {
   /** mirror.num.replica.fetchers: loops (each with its own Fetch in flight and session) per source broker. */
   readonly numFetchers: number;
   /**
-   * Send the next Fetch while the previous answer is appended (./append-pipeline.ts). Off by
-   * default: a destination restarted while it catches up does not converge with it yet.
+   * mirror.fetch.pipeline.max.bytes: how many fetched bytes a loop may hold that wait for their
+   * append while its next Fetch is out (./append-pipeline.ts); over it, the loop sends no Fetch
+   * until appends catch up. 0 (the default) appends each answer before the next Fetch, as
+   * AbstractFetcherThread does.
    */
-  readonly pipelineAppends: boolean;
+  readonly pipelineMaxBytes: number;
 }
 
 export const DEFAULT_FETCHER_CONFIG: MirrorFetcherConfig = {
@@ -61,7 +63,7 @@ export const DEFAULT_FETCHER_CONFIG: MirrorFetcherConfig = {
   backoffMs: 1000,
   unreachableFailMs: 30_000,
   numFetchers: 1,
-  pipelineAppends: false,
+  pipelineMaxBytes: 0,
 };
 
 export interface MirrorFetcherStats {

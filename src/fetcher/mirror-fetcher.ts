@@ -16,9 +16,11 @@
  * and stays 0.
  *
  * Concurrency contract: single event loop. Appends to one partition are serialised on the
- * partition (`ps.busy`), in fetch order; `removePartitions` resolves only after any
- * append in progress for those partitions finished, so the caller may truncate or write markers
- * right after.
+ * partition (`ps.busy`), in fetch order. A partition leaves the fetcher at once (no Fetch names
+ * it, no queued append of it starts), but its work in progress is waited for before anyone is
+ * told: `removePartitions` resolves, `onPartitionFailed` is called, and a re-added partition
+ * starts, only after the append being written for it finished, so the state machine may
+ * truncate, bump the epoch or write markers right after and never races a late append.
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
@@ -38,6 +40,8 @@ export class MirrorFetcher implements FetcherContext {
   readonly config: MirrorFetcherConfig;
   readonly stats: MirrorFetcherStats = { fetches: 0, batchesAppended: 0, bytesAppended: 0, divergingEpochTruncations: 0, epochLookups: 0, recordsDecoded: 0 };
   private readonly byKey = new Map<string, PartitionState>();
+  /** Partitions removed whose last append may still be in progress: the end of their chain. */
+  private readonly draining = new Map<string, Promise<void>>();
   private readonly loops = new Map<number, SourceBrokerLoop[]>();
   private readonly leaders = new SourceLeaders(this);
   private isClosed = false;
@@ -64,7 +68,11 @@ export class MirrorFetcher implements FetcherContext {
     for (const tp of tps) {
       const key = tpKey(tp);
       if (this.byKey.has(key)) continue;
-      this.byKey.set(key, newPartitionState(tp, this.cb.log(tp)?.logEndOffset ?? 0, this.config.partitionMaxBytes));
+      const ps = newPartitionState(tp, this.cb.log(tp)?.logEndOffset ?? 0, this.config.partitionMaxBytes);
+      // Truncation waits for `busy` before it reads the log end: the previous incarnation's last
+      // append lands first.
+      ps.busy = this.draining.get(key) ?? ps.busy;
+      this.byKey.set(key, ps);
     }
     void this.refreshMetadata();
   }
@@ -73,12 +81,24 @@ export class MirrorFetcher implements FetcherContext {
   async removePartitions(tps: readonly MirrorTopicPartition[]): Promise<void> {
     const waits: Promise<void>[] = [];
     for (const tp of tps) {
-      const ps = this.byKey.get(tpKey(tp));
-      if (ps === undefined) continue;
-      this.byKey.delete(ps.key);
-      waits.push(ps.busy);
+      const key = tpKey(tp);
+      const ps = this.byKey.get(key);
+      if (ps !== undefined) this.detach(ps);
+      const tail = this.draining.get(key);
+      if (tail !== undefined) waits.push(tail);
     }
     await Promise.all(waits);
+  }
+
+  /** Takes the partition out now; its chain of work is remembered until it settles. */
+  private detach(ps: PartitionState): Promise<void> {
+    this.byKey.delete(ps.key);
+    const tail = ps.busy;
+    this.draining.set(ps.key, tail);
+    void tail.then(() => {
+      if (this.draining.get(ps.key) === tail) this.draining.delete(ps.key);
+    });
+    return tail;
   }
 
   has(tp: MirrorTopicPartition): boolean {
@@ -109,7 +129,7 @@ export class MirrorFetcher implements FetcherContext {
     for (const l of [...this.loops.values()].flat()) l.stop();
     const busy = [...this.byKey.values()].map((p) => p.busy);
     this.byKey.clear();
-    await Promise.all(busy);
+    await Promise.all([...busy, ...this.draining.values()]);
   }
 
   // ---- FetcherContext: what the loops and the per-partition code share
@@ -150,8 +170,10 @@ export class MirrorFetcher implements FetcherContext {
 
   failPartition(ps: PartitionState, err: Error, nonRetryable: boolean): void {
     if (!this.isCurrent(ps)) return;
-    this.byKey.delete(ps.key);
-    this.cb.onPartitionFailed(ps.tp, err, nonRetryable);
+    // Reported once the append being written (if any) is done: the state machine's next step
+    // (a retry's truncation, a stop's markers) must not run beside it. Called from inside the
+    // chain too, where `.then` runs after the failing step, never waiting on itself.
+    void this.detach(ps).then(() => this.cb.onPartitionFailed(ps.tp, err, nonRetryable));
   }
 
   failUnreachable(parts: readonly PartitionState[], now: number): void {
@@ -164,7 +186,7 @@ export class MirrorFetcher implements FetcherContext {
   }
 
   remove(ps: PartitionState): void {
-    if (this.isCurrent(ps)) this.byKey.delete(ps.key);
+    if (this.isCurrent(ps)) void this.detach(ps);
   }
 
   refreshMetadata(): Promise<void> {

@@ -117,7 +117,7 @@ export async function processPartitionResponse(ctx: FetcherContext, ps: Partitio
  * leader's log start offset (KIP-1279 §8.3). Bounded by our high watermark, as Kafka's
  * UnifiedLog refuses a log start above it; what is left moves on a later fetch.
  */
-async function followLogStart(ctx: FetcherContext, ps: PartitionState, log: MirrorLog, sourceLogStart: number): Promise<void> {
+export async function followLogStart(ctx: FetcherContext, ps: PartitionState, log: MirrorLog, sourceLogStart: number): Promise<void> {
   if (!ctx.isCurrent(ps)) return;
   const target = Math.min(sourceLogStart, log.highWatermark);
   if (target <= log.logStartOffset || target > log.logEndOffset) return;

@@ -6,12 +6,18 @@
  * state (OffsetsForLeaderEpoch) or sends one Fetch for the fetching ones, through the loop's own
  * fetch session, then hands each partition of the answer to ./append-pipeline.ts.
  *
- * With `pipelineAppends` the appends of a response are not awaited before the next Fetch goes
- * out, so the network and the local log work at the same time; a byte budget (`mirror.fetch.response.max.bytes`, one
- * full response) bounds how much fetched data may wait for its append, and so how many response
- * frames stay alive, before the loop waits for appends first. Without it (the default) each
- * round awaits its appends, as AbstractFetcherThread does: the overlap is off by default until
- * it passes the bounce scenarios in test/mirror/scenarios-fjord.test.ts.
+ * With `mirror.fetch.pipeline.max.bytes` above 0 the appends of an answer are not awaited before
+ * the next Fetch goes out, so the network and the local log work at the same time, within that
+ * many bytes of fetched data waiting for its append: over it the loop sends no Fetch until
+ * appends catch up, which also bounds how many response frames stay alive. At 0 (the default)
+ * each round awaits its appends, as AbstractFetcherThread does.
+ *
+ * An answer is applied to a partition only if the partition is still led by this loop's broker
+ * and still at the fetch offset the request asked for, as AbstractFetcherThread.processFetchRequest
+ * checks the fetch state against the request's PartitionData: an answer that was on the wire
+ * while the partition moved to another leader (which may have a different history after an
+ * unclean election) or was truncated is dropped, and the partition is fetched again from where
+ * it is now.
  *
  * Sleeps (nothing ready, or a backoff after an error) go through the injected timers, and
  * `notify` cuts them short when a metadata refresh hands the loop new work.
@@ -28,7 +34,7 @@ import type { FetcherContext } from './fetcher-context.js';
 import type { CancelTimer } from './fetcher-timers.js';
 import { applyPartitionResponse } from './append-pipeline.js';
 import { processPartitionResponse } from './partition-data.js';
-import { resumeFetching, tpKey, type MirrorTopicPartition } from './partition-state.js';
+import { resumeFetching, tpKey, type MirrorTopicPartition, type PartitionState } from './partition-state.js';
 import type { FetchResponse } from './source-endpoint.js';
 
 /** The shortest sleep between rounds that found nothing ready. */
@@ -51,6 +57,7 @@ export function fetcherIdOf(tp: MirrorTopicPartition, fetchers: number): number 
 export class SourceBrokerLoop {
   readonly session = new FetchSessionHandler();
   private wake: (() => void) | null = null;
+  private notified = false;
   private running = true;
   /** Appends of earlier responses not finished yet, and the bytes they hold. */
   private readonly pending = new Set<Promise<void>>();
@@ -79,18 +86,19 @@ export class SourceBrokerLoop {
     this.notify();
   }
 
-  /** Ends a sleep now. */
+  /** Ends a sleep now, or the next one if the loop is in a round (what woke it may be too late for that round). */
   notify(): void {
     const w = this.wake;
     this.wake = null;
-    w?.();
+    if (w === null) this.notified = true;
+    else w();
   }
 
   /** One round; returns how long to sleep before the next. */
   async runOnce(): Promise<number> {
     const { ctx } = this;
     const now = ctx.clock.now();
-    const mine = ctx.partitions().filter((p) => p.sourceLeaderId === this.brokerId && (this.fetchers === 1 || fetcherIdOf(p.tp, this.fetchers) === this.fetcherId));
+    const mine = ctx.partitions().filter((p) => this.leads(p));
     ctx.failUnreachable(mine, now);
     const ready = mine.filter((p) => ctx.isCurrent(p) && (p.state !== 'delayed' || p.delayedUntil <= now));
     for (const p of ready) if (p.state === 'delayed') resumeFetching(p);
@@ -123,14 +131,14 @@ export class SourceBrokerLoop {
       res = await ctx.endpoint.fetch(this.brokerId, req, this.fetcherId);
     } catch (err) {
       this.session.reset();
-      ctx.delay(fetching, err as Error);
+      ctx.delay(fetching.filter((p) => this.leads(p)), err as Error);
       return ctx.config.backoffMs;
     }
     // A lost session (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH): the next round
     // starts a new one with a full request.
     if (!this.session.handle(res.errorCode, res.sessionId)) return 0;
     if (res.errorCode !== ErrorCode.NONE) {
-      ctx.delay(fetching, new KafkaError(res.errorCode, `source fetch error ${res.errorCode}`));
+      ctx.delay(fetching.filter((p) => this.leads(p)), new KafkaError(res.errorCode, `source fetch error ${res.errorCode}`));
       return ctx.config.backoffMs;
     }
     const work: Promise<void>[] = [];
@@ -139,8 +147,8 @@ export class SourceBrokerLoop {
       for (const pr of t.partitions) {
         bytes += pr.records?.length ?? 0;
         const ps = ctx.partition(tpKey({ topicId: t.topicId, partition: pr.partition }));
-        if (ps === undefined || ps.state !== 'fetching') continue;
-        if (ctx.config.pipelineAppends) this.track(applyPartitionResponse(ctx, ps, pr));
+        if (ps === undefined || ps.state !== 'fetching' || !this.askedFor(ps)) continue;
+        if (ctx.config.pipelineMaxBytes > 0) this.track(applyPartitionResponse(ctx, ps, pr));
         else work.push(ctx.serialize(ps, () => processPartitionResponse(ctx, ps, pr)));
       }
     }
@@ -148,6 +156,17 @@ export class SourceBrokerLoop {
     ctx.config.quota?.record(bytes);
     await Promise.all(work);
     return 0;
+  }
+
+  /** Still this loop's partition: led by its broker and hashed to it. */
+  private leads(ps: PartitionState): boolean {
+    return ps.sourceLeaderId === this.brokerId && (this.fetchers === 1 || fetcherIdOf(ps.tp, this.fetchers) === this.fetcherId);
+  }
+
+  /** The answer in hand is for the partition as it is now: same leader, same fetch offset. */
+  private askedFor(ps: PartitionState): boolean {
+    const asked = this.session.requested(ps.key);
+    return asked !== undefined && asked.fetchOffset === ps.fetchOffset && ps.held === 0 && this.leads(ps);
   }
 
   private track(a: { done: Promise<void>; bytes: number }): void {
@@ -159,12 +178,16 @@ export class SourceBrokerLoop {
     this.pending.add(p);
   }
 
-  /** Waits while the data fetched but not yet appended is over the budget of one full response. */
+  /** Waits while the data fetched but not yet appended is at or over `mirror.fetch.pipeline.max.bytes`. */
   private async withinBudget(): Promise<void> {
-    while (this.pendingBytes >= this.ctx.config.maxBytes && this.pending.size > 0) await Promise.race(this.pending);
+    while (this.pendingBytes >= this.ctx.config.pipelineMaxBytes && this.pending.size > 0) await Promise.race(this.pending);
   }
 
   private sleep(ms: number): Promise<void> {
+    if (this.notified) {
+      this.notified = false;
+      return Promise.resolve();
+    }
     return new Promise<void>((resolve) => {
       let cancel: CancelTimer | null = null;
       this.wake = () => {

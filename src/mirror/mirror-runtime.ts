@@ -5,6 +5,7 @@
  * partition key, to whoever drives the state machine.
  */
 import { MirrorFetcher, type MirrorTopicPartition } from '../fetcher/mirror-fetcher.js';
+import { DEFAULT_FETCHER_CONFIG } from '../fetcher/fetcher-config.js';
 import { clientOptionsFromConfig } from '../client/client-options.js';
 import { KafkaClient } from '../client/kafka-client.js';
 import { KafkaSourceEndpoint } from '../fetcher/kafka-source-endpoint.js';
@@ -80,6 +81,7 @@ export function createMirrorRuntime(
       unreachableFailMs: num('mirror.socket.timeout.ms', config.socketTimeoutMs),
       quota: throttleOf(host),
       numFetchers: config.numReplicaFetchers,
+      pipelineMaxBytes: num('mirror.fetch.pipeline.max.bytes', DEFAULT_FETCHER_CONFIG.pipelineMaxBytes),
     },
     host.clock,
     host.timers,

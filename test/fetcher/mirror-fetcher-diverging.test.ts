@@ -27,8 +27,8 @@ describe('MirrorFetcher LastFetchedEpoch / DivergingEpoch', () => {
     expect(h.source.calls.filter((c) => c.startsWith('diverging'))).toEqual([]);
   });
 
-  it.each([false, true])('an unclean election on the source while mirroring (pipelineAppends %s): the suffix the source lost is truncated and replaced by its new history', async (pipelineAppends) => {
-    const h = await harness({ 0: { batches: [batch(0, 0, 3), batch(3, 0, 3)] } }, 1000, { pipelineAppends });
+  it.each([0, 10 << 20])('an unclean election on the source while mirroring (pipelineMaxBytes %i): the suffix the source lost is truncated and replaced by its new history', async (pipelineMaxBytes) => {
+    const h = await harness({ 0: { batches: [batch(0, 0, 3), batch(3, 0, 3)] } }, 1000, { pipelineMaxBytes });
     h.fetcher.addPartitions([h.tp(0)]);
     await h.until('copied 0..5', () => h.logs.get(0)!.logEndOffset === 6);
     // Broker 2, out of sync with only 0..2, is elected at epoch 1 and takes writes from offset 3.

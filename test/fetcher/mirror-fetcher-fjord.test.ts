@@ -93,7 +93,7 @@ function mirrorInto(partitions: Map<number, PartitionLog>, numFetchers = 1) {
         errors.push({ code: err instanceof KafkaError ? err.code : undefined, nonRetryable });
       },
     },
-    { maxWaitMs: 200, backoffMs: 200, unreachableFailMs: 60_000, numFetchers, pipelineAppends: numFetchers > 1 },
+    { maxWaitMs: 200, backoffMs: 200, unreachableFailMs: 60_000, numFetchers, pipelineMaxBytes: 10 << 20 },
   );
   return { fetcher, client: c, failed, errors };
 }

@@ -89,7 +89,20 @@ export class ScriptedSource implements SourceEndpoint {
   readonly callTimes: { brokerId: number; at: number }[] = [];
   private readonly partitionErrors = new Map<number, PartitionError[]>();
   private readonly topLevelErrors: number[] = [];
-  private readonly session = new Map<number, { fetchOffset: number; epoch: number; lastFetchedEpoch: number }>();
+  /** Fetch sessions, one per broker and connection (fetch loop), as each loop has its own. */
+  private readonly sessions = new Map<string, Map<number, { fetchOffset: number; epoch: number; lastFetchedEpoch: number }>>();
+  private readonly held = new Map<number, Promise<void>>();
+
+  /**
+   * The next Fetch to `brokerId` is answered from the source as it is now, but the answer is
+   * delivered only when the returned function is called: a response still on the wire while the
+   * cluster moves on (a leader change, an unclean election).
+   */
+  holdNextFetch(brokerId: number): () => void {
+    let release!: () => void;
+    this.held.set(brokerId, new Promise<void>((r) => (release = r)));
+    return release;
+  }
 
   constructor(
     private readonly timers: FetcherTimers,
@@ -124,17 +137,20 @@ export class ScriptedSource implements SourceEndpoint {
     return { topics: [{ errorCode: 0, name: TOPIC, topicId: TOPIC_ID, partitions }] };
   }
 
-  async fetch(brokerId: number, req: FetchRequest): Promise<FetchResponse> {
+  async fetch(brokerId: number, req: FetchRequest, fetcherId = 0): Promise<FetchResponse> {
     this.fetches.push({ brokerId, req, at: this.clock.now() });
     this.down(brokerId);
     const top = this.topLevelErrors.shift();
     if (top !== undefined) return { errorCode: top, sessionId: 0, topics: [] };
-    if (req.sessionId === 0) this.session.clear();
-    for (const f of req.forgotten) for (const p of f.partitions) this.session.delete(p);
-    for (const t of req.topics) for (const p of t.partitions) this.session.set(p.partition, { fetchOffset: p.fetchOffset, epoch: p.currentLeaderEpoch, lastFetchedEpoch: p.lastFetchedEpoch });
+    const lane = `${brokerId}:${fetcherId}`;
+    if (req.sessionId === 0) this.sessions.set(lane, new Map());
+    const session = this.sessions.get(lane) ?? new Map<number, { fetchOffset: number; epoch: number; lastFetchedEpoch: number }>();
+    this.sessions.set(lane, session);
+    for (const f of req.forgotten) for (const p of f.partitions) session.delete(p);
+    for (const t of req.topics) for (const p of t.partitions) session.set(p.partition, { fetchOffset: p.fetchOffset, epoch: p.currentLeaderEpoch, lastFetchedEpoch: p.lastFetchedEpoch });
     const answers: FetchPartitionResponse[] = [];
     let withData = false;
-    for (const [partition, s] of this.session) {
+    for (const [partition, s] of session) {
       const a = this.answer(brokerId, partition, s.fetchOffset, s.epoch, s.lastFetchedEpoch);
       // An incremental session answers a partition with news: an error, records or a
       // DivergingEpoch (Kafka's CachedPartition.maybeUpdateResponseData).
@@ -142,8 +158,11 @@ export class ScriptedSource implements SourceEndpoint {
       if (news) withData = true;
       if (req.sessionId === 0 || news) answers.push(a);
     }
+    const hold = this.held.get(brokerId);
+    this.held.delete(brokerId);
     // A long poll: nothing to return waits maxWaitMs (on the injected timers).
-    if (!withData) await new Promise<void>((resolve) => this.timers.schedule(req.maxWaitMs, resolve));
+    if (hold !== undefined) await hold;
+    else if (!withData) await new Promise<void>((resolve) => this.timers.schedule(req.maxWaitMs, resolve));
     return { errorCode: 0, sessionId: SESSION_ID, topics: answers.length > 0 ? [{ topicId: TOPIC_ID, partitions: answers }] : [] };
   }
 
