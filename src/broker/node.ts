@@ -31,7 +31,8 @@ import { LogManager } from '../storage/log-manager.js';
 import { BrokerListeners } from '../server/listener-set.js';
 import { planListeners } from '../server/listeners.js';
 import { saslApiHandlers } from '../server/sasl-apis.js';
-import { brokerHandlers } from './apis/index.js';
+import { brokerHandlers, shareHandlers } from './apis/index.js';
+import { createShareGroups } from './share-wiring.js';
 import { BrokerQuotas } from '../quota/broker-quotas.js';
 import { authorizerFromConfig, followAcls, guardHandlers } from './authz/install.js';
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../auth/acl-model.js';
@@ -206,6 +207,10 @@ export class BrokerNode {
     const coordinatorHost = createCoordinatorHost(ctx);
     const groups = await createGroupApiHandlers(coordinatorHost);
     registry.registerAll(groups.handlers);
+    const share = createShareGroups(ctx);
+    const isOtherGroup = (id: string): Promise<boolean> =>
+      groups.coordinator.describeConsumerGroup(id).then((d) => d.description !== null || d.isClassic, () => false);
+    registry.registerAll(shareHandlers(ctx, share, isOtherGroup));
     const txns = await createTxnApiHandlers(coordinatorHost, groups.coordinator);
     registry.registerAll(txns.handlers);
     const mirrorLog = log.child({ component: 'mirror' });
@@ -224,6 +229,7 @@ export class BrokerNode {
       () => mirror!.close(),
       () => txns.close(),
       () => groups.close(),
+      async () => share.close(),
       async () => coordinatorHost.close(),
     );
 

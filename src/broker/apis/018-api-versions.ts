@@ -14,12 +14,18 @@
  *
  * Version notes: the response header is always v0 (even for the flexible v3+ bodies). No
  * finalized features are reported, so Java/franz-go producers use transactions V1.
+ *
+ * Share groups (KIP-932): v3+ reports `share.version` supported 0-1 and finalized at 1, as a
+ * Kafka 4.2+ cluster with share groups enabled does, beside the share APIs (keys 76-79).
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeApiVersionsRequest, type ApiVersionsRequest } from '../../protocol/generated/messages/api-versions-request.js';
 import { encodeApiVersionsResponse, type ApiVersionsResponseInput } from '../../protocol/generated/messages/api-versions-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
+
+/** KIP-932's feature: level 1 serves ShareGroupHeartbeat, ShareFetch and ShareAcknowledge. */
+const SHARE_FEATURE = { name: 'share.version', minVersion: 0, maxVersion: 1, level: 1 } as const;
 
 const SOFTWARE_RE = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/;
 
@@ -41,7 +47,15 @@ export function apiVersionsHandler(ctx: BrokerContext): ApiHandler<ApiVersionsRe
       if (v >= 5 && req.clusterId !== null && (req.clusterId !== ctx.clusterId || req.nodeId !== ctx.nodeId)) {
         return fail(ErrorCode.REBOOTSTRAP_REQUIRED);
       }
-      return { errorCode: ErrorCode.NONE, apiKeys, throttleTimeMs: 0 };
+      const share =
+        v >= 3
+          ? {
+              supportedFeatures: [{ name: SHARE_FEATURE.name, minVersion: SHARE_FEATURE.minVersion, maxVersion: SHARE_FEATURE.maxVersion }],
+              finalizedFeaturesEpoch: 1n,
+              finalizedFeatures: [{ name: SHARE_FEATURE.name, minVersionLevel: SHARE_FEATURE.level, maxVersionLevel: SHARE_FEATURE.level }],
+            }
+          : {};
+      return { errorCode: ErrorCode.NONE, apiKeys, throttleTimeMs: 0, ...share };
     },
   };
 }

@@ -1,0 +1,64 @@
+/**
+ * Share groups on this node (KIP-932): the share group coordinator (membership and assignment)
+ * and the share-partition manager (share sessions and delivery state of the partitions led
+ * here), over the node's metadata image, logs and group configs.
+ */
+import { ConfigResourceType } from '../controller/metadata-image.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { ShareGroupCoordinator } from '../share/share-group-coordinator.js';
+import { SharePartitionManager, type ShareLogs } from '../share/share-partition-manager.js';
+import type { BrokerContext } from './broker-context.js';
+import { groupConfigDefault } from './group-configs.js';
+
+export interface ShareGroups {
+  readonly coordinator: ShareGroupCoordinator;
+  readonly partitions: SharePartitionManager;
+  /** The group's effective value of a GROUP config key (its override, else the broker's key). */
+  groupConfig(groupId: string, key: string): string;
+  close(): void;
+}
+
+export function createShareGroups(ctx: BrokerContext): ShareGroups {
+  const groupConfig = (groupId: string, key: string): string =>
+    ctx.image.otherConfigs.get(ConfigResourceType.GROUP)?.get(groupId)?.get(key) ?? groupConfigDefault(ctx.configs, key) ?? '';
+  const logs: ShareLogs = {
+    async resolve(topicId, partition) {
+      const t = ctx.image.topicsById.get(topicId);
+      const p = t?.partitions[partition];
+      if (t === undefined) return { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, log: null, leaderId: -1, leaderEpoch: -1 };
+      if (p === undefined) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, log: null, leaderId: -1, leaderEpoch: -1 };
+      const replication = ctx.replicas.replication;
+      // Share-partitions live on the partition leader, as fetches are served there.
+      if (replication !== null && (p.leader !== ctx.nodeId || replication.fenced)) {
+        return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, log: null, leaderId: p.leader, leaderEpoch: p.leaderEpoch };
+      }
+      const log = ctx.replicas.getLog(t.name, partition) ?? (await ctx.replicas.ensureLog(t.name, partition));
+      if (!log) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, log: null, leaderId: p.leader, leaderEpoch: p.leaderEpoch };
+      return { errorCode: ErrorCode.NONE, log, leaderId: p.leader, leaderEpoch: p.leaderEpoch };
+    },
+    groupConfig,
+  };
+  const partitions = new SharePartitionManager(logs, ctx.config.int('group.share.max.share.sessions'));
+  const coordinator = new ShareGroupCoordinator(
+    {
+      topicId: (name) => ctx.image.topic(name)?.topicId,
+      topicName: (id) => ctx.image.topicsById.get(id)?.name,
+      partitionCount: (name) => ctx.image.topic(name)?.partitions.length,
+    },
+    {
+      sessionTimeoutMs: (g) => Number(groupConfig(g, 'share.session.timeout.ms')),
+      heartbeatIntervalMs: (g) => Number(groupConfig(g, 'share.heartbeat.interval.ms')),
+      maxSize: ctx.config.int('group.share.max.size'),
+    },
+    (groupId, memberId) => partitions.sessions.closeMember(groupId, memberId),
+  );
+  return {
+    coordinator,
+    partitions,
+    groupConfig,
+    close() {
+      coordinator.close();
+      partitions.close();
+    },
+  };
+}
