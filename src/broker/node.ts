@@ -33,6 +33,7 @@ import { planListeners } from '../server/listeners.js';
 import { saslApiHandlers } from '../server/sasl-apis.js';
 import { brokerHandlers, shareHandlers } from './apis/index.js';
 import { createShareGroups } from './share-wiring.js';
+import { wrapGroupListing } from './share-group-listing.js';
 import { BrokerQuotas } from '../quota/broker-quotas.js';
 import { authorizerFromConfig, followAcls, guardHandlers } from './authz/install.js';
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../auth/acl-model.js';
@@ -211,6 +212,7 @@ export class BrokerNode {
     const isOtherGroup = (id: string): Promise<boolean> =>
       groups.coordinator.describeConsumerGroup(id).then((d) => d.description !== null || d.isClassic, () => false);
     registry.registerAll(shareHandlers(ctx, share, isOtherGroup));
+    wrapGroupListing(registry.handlers, share);
     const txns = await createTxnApiHandlers(coordinatorHost, groups.coordinator);
     registry.registerAll(txns.handlers);
     const mirrorLog = log.child({ component: 'mirror' });

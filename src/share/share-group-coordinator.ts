@@ -150,6 +150,16 @@ export class ShareGroupCoordinator {
     return this.groups.get(groupId);
   }
 
+  /** The group, created empty when unknown (AlterShareGroupOffsets may name a group before any member joins). */
+  ensureGroup(groupId: string): ShareGroup {
+    let g = this.groups.get(groupId);
+    if (g === undefined) {
+      g = { groupId, groupEpoch: 0, assignmentEpoch: 0, members: new Map(), metadataKey: '' };
+      this.groups.set(groupId, g);
+    }
+    return g;
+  }
+
   /** Deletes an empty group (DeleteGroups): NON_EMPTY_GROUP while it has members. */
   delete(groupId: string): number {
     const g = this.groups.get(groupId);

@@ -168,17 +168,20 @@ export class SharePartitionManager {
   }
 
   private async sharePartitionFor(groupId: string, p: SessionPartition, log: PartitionLog): Promise<SharePartition> {
-    const key = `${groupId}\0${partitionKey(p.topicId, p.partition)}`;
-    let sp = this.partitions.get(key);
-    if (sp === undefined) {
-      const reset = this.logs.groupConfig(groupId, 'share.auto.offset.reset');
-      const start = reset === 'earliest' ? log.logStartOffset : log.highWatermark;
-      sp = new SharePartition(start, Number(this.logs.groupConfig(groupId, 'share.partition.max.record.locks')), {
-        lockDurationMs: () => Number(this.logs.groupConfig(groupId, 'share.record.lock.duration.ms')),
-        deliveryCountLimit: () => Number(this.logs.groupConfig(groupId, 'share.delivery.count.limit')),
-      });
-      this.partitions.set(key, sp);
-    }
+    const existing = this.sharePartition(groupId, p.topicId, p.partition);
+    if (existing !== undefined) return existing;
+    const reset = this.logs.groupConfig(groupId, 'share.auto.offset.reset');
+    return this.initSharePartition(groupId, p.topicId, p.partition, reset === 'earliest' ? log.logStartOffset : log.highWatermark);
+  }
+
+  /** A share-partition starting afresh at `startOffset` (first fetch, or AlterShareGroupOffsets). */
+  initSharePartition(groupId: string, topicId: string, partition: number, startOffset: number): SharePartition {
+    this.dropSharePartition(groupId, topicId, partition);
+    const sp = new SharePartition(startOffset, Number(this.logs.groupConfig(groupId, 'share.partition.max.record.locks')), {
+      lockDurationMs: () => Number(this.logs.groupConfig(groupId, 'share.record.lock.duration.ms')),
+      deliveryCountLimit: () => Number(this.logs.groupConfig(groupId, 'share.delivery.count.limit')),
+    });
+    this.partitions.set(`${groupId}\0${partitionKey(topicId, partition)}`, sp);
     return sp;
   }
 

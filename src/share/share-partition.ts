@@ -95,6 +95,16 @@ export class SharePartition {
     return this.nextFetchOffset() < this.end || (this.end < highWatermark && this.end - this.start < this.maxInFlight);
   }
 
+  /** Records between the SPSO and `highWatermark` still to be delivered or settled (DescribeShareGroupOffsets v1 Lag). */
+  lag(highWatermark: number): number {
+    let settled = 0;
+    for (let o = this.start; o < this.end; o++) {
+      const st = this.state[this.slot(o)];
+      if (st === RecordState.ACKNOWLEDGED || st === RecordState.ARCHIVED) settled++;
+    }
+    return Math.max(0, highWatermark - this.start - settled);
+  }
+
   stateOf(offset: number): { state: number; deliveryCount: number } | null {
     if (offset < this.start || offset >= this.end) return null;
     const s = this.slot(offset);

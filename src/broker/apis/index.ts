@@ -43,6 +43,9 @@ import { shareGroupHeartbeatHandler } from './076-share-group-heartbeat.js';
 import { shareGroupDescribeHandler } from './077-share-group-describe.js';
 import { shareFetchHandler } from './078-share-fetch.js';
 import { shareAcknowledgeHandler } from './079-share-acknowledge.js';
+import { describeShareGroupOffsetsHandler } from './090-describe-share-group-offsets.js';
+import { alterShareGroupOffsetsHandler } from './091-alter-share-group-offsets.js';
+import { deleteShareGroupOffsetsHandler } from './092-delete-share-group-offsets.js';
 
 export interface MirrorConfigHooks extends MirrorConfigDescriber, MirrorConfigAlterer {}
 
@@ -91,5 +94,13 @@ export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHoo
  * or consumer group, which a share heartbeat may not join.
  */
 export function shareHandlers(ctx: BrokerContext, share: ShareGroups, otherGroupType: (groupId: string) => Promise<boolean>): ApiHandler[] {
-  return [shareGroupHeartbeatHandler(share, otherGroupType), shareGroupDescribeHandler(ctx, share), shareFetchHandler(share), shareAcknowledgeHandler(share)];
+  return [
+    shareGroupHeartbeatHandler(share, otherGroupType),
+    shareGroupDescribeHandler(ctx, share),
+    shareFetchHandler(share),
+    shareAcknowledgeHandler(share),
+    describeShareGroupOffsetsHandler(ctx, share),
+    alterShareGroupOffsetsHandler(ctx, share),
+    deleteShareGroupOffsetsHandler(ctx, share),
+  ];
 }
