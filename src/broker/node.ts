@@ -42,6 +42,7 @@ const INTERNAL_TOPIC_RF_KEYS: ReadonlyMap<string, string> = new Map([
   ['__consumer_offsets', 'offsets.topic.replication.factor'],
   ['__transaction_state', 'transaction.state.log.replication.factor'],
   ['__mirror_state', 'mirror.state.topic.replication.factor'],
+  ['__share_group_state', 'share.coordinator.state.topic.replication.factor'],
 ]);
 
 /**
@@ -208,7 +209,7 @@ export class BrokerNode {
     const coordinatorHost = createCoordinatorHost(ctx);
     const groups = await createGroupApiHandlers(coordinatorHost);
     registry.registerAll(groups.handlers);
-    const share = createShareGroups(ctx);
+    const share = createShareGroups(ctx, coordinatorHost);
     const isOtherGroup = (id: string): Promise<boolean> =>
       groups.coordinator.describeConsumerGroup(id).then((d) => d.description !== null || d.isClassic, () => false);
     registry.registerAll(shareHandlers(ctx, share, isOtherGroup));
@@ -231,7 +232,7 @@ export class BrokerNode {
       () => mirror!.close(),
       () => txns.close(),
       () => groups.close(),
-      async () => share.close(),
+      () => share.close(),
       async () => coordinatorHost.close(),
     );
 

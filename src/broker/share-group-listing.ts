@@ -51,7 +51,7 @@ export function wrapGroupListing(handlers: Map<number, ApiHandler>, share: Share
         const byId = new Map((inner?.results ?? []).map((r) => [r.groupId, r] as const));
         for (const id of shareIds) {
           const errorCode = share.coordinator.delete(id);
-          if (errorCode === 0) for (const h of share.partitions.sharePartitionsOf(id)) share.partitions.dropSharePartition(id, h.topicId, h.partition);
+          if (errorCode === 0) for (const h of share.partitions.sharePartitionsOf(id)) await share.partitions.deleteSharePartition(id, h.topicId, h.partition).catch(() => undefined);
           byId.set(id, { groupId: id, errorCode, ...(ctx.apiVersion >= 3 ? { errorMessage: null } : {}) });
         }
         return { ...inner, results: req.groupsNames.map((id) => byId.get(id) ?? { groupId: id, errorCode: 69 }) };

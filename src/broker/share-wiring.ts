@@ -6,7 +6,9 @@
 import { ConfigResourceType } from '../controller/metadata-image.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { ShareGroupCoordinator } from '../share/share-group-coordinator.js';
-import { SharePartitionManager, type ShareLogs } from '../share/share-partition-manager.js';
+import { SharePartitionManager, type ShareLogs, type SharePersister } from '../share/share-partition-manager.js';
+import { ShareCoordinator } from '../share/share-coordinator.js';
+import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
 import type { BrokerContext } from './broker-context.js';
 import { groupConfigDefault } from './group-configs.js';
 
@@ -15,10 +17,11 @@ export interface ShareGroups {
   readonly partitions: SharePartitionManager;
   /** The group's effective value of a GROUP config key (its override, else the broker's key). */
   groupConfig(groupId: string, key: string): string;
-  close(): void;
+  readonly state: ShareCoordinator;
+  close(): Promise<void>;
 }
 
-export function createShareGroups(ctx: BrokerContext): ShareGroups {
+export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost): ShareGroups {
   const groupConfig = (groupId: string, key: string): string =>
     ctx.image.otherConfigs.get(ConfigResourceType.GROUP)?.get(groupId)?.get(key) ?? groupConfigDefault(ctx.configs, key) ?? '';
   const logs: ShareLogs = {
@@ -38,7 +41,14 @@ export function createShareGroups(ctx: BrokerContext): ShareGroups {
     },
     groupConfig,
   };
-  const partitions = new SharePartitionManager(logs, ctx.config.int('group.share.max.share.sessions'));
+  const state = new ShareCoordinator(host, ctx.config.int('share.coordinator.state.topic.num.partitions'));
+  // This node's share-partitions keep their state with the share coordinator (__share_group_state).
+  const persister: SharePersister = {
+    read: (g, t, p) => state.readState(g, t, p),
+    write: (g, t, p, s) => state.writeState(g, t, p, s),
+    delete: (g, t, p) => state.deleteState(g, t, p),
+  };
+  const partitions = new SharePartitionManager(logs, ctx.config.int('group.share.max.share.sessions'), persister);
   const coordinator = new ShareGroupCoordinator(
     {
       topicId: (name) => ctx.image.topic(name)?.topicId,
@@ -56,9 +66,11 @@ export function createShareGroups(ctx: BrokerContext): ShareGroups {
     coordinator,
     partitions,
     groupConfig,
-    close() {
+    state,
+    async close() {
       coordinator.close();
       partitions.close();
+      await state.close();
     },
   };
 }

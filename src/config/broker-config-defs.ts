@@ -121,6 +121,10 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('group.share.min.partition.max.record.locks', 'int', '100', { min: 100 }),
   D('group.share.max.partition.max.record.locks', 'int', '4000', { min: 100 }),
   D('group.share.max.share.sessions', 'int', '2000', { min: 1 }),
+  // The share coordinator's internal topic (Kafka's ShareCoordinatorConfig).
+  D('share.coordinator.state.topic.num.partitions', 'int', '50', { min: 1, readOnly: true }),
+  D('share.coordinator.state.topic.replication.factor', 'int', '3', { min: 1 }),
+  D('share.coordinator.state.topic.min.isr', 'int', '2', { min: 1 }),
   D('transaction.state.log.num.partitions', 'int', '50', { min: 1, readOnly: true }),
   D('transaction.state.log.replication.factor', 'int', '3', { min: 1 }),
   D('transaction.state.log.min.isr', 'int', '2', { min: 1 }),

@@ -10,7 +10,7 @@
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { PartitionLog } from '../storage/partition-log.js';
-import { SharePartition, type AckBatch, type AcquiredRange } from './share-partition.js';
+import { SharePartition, type AckBatch, type AcquiredRange, type PersistedBatch } from './share-partition.js';
 import { FINAL_EPOCH, INITIAL_EPOCH, ShareSessionCache, partitionKey, type SessionPartition, type ShareSession } from './share-session-cache.js';
 
 export interface ShareLogs {
@@ -18,6 +18,13 @@ export interface ShareLogs {
   resolve(topicId: string, partition: number): Promise<{ errorCode: number; log: PartitionLog | null; leaderId: number; leaderEpoch: number }>;
   /** A share group's effective config (its GROUP override, else the broker's `group.share.*` key). */
   groupConfig(groupId: string, key: 'share.record.lock.duration.ms' | 'share.delivery.count.limit' | 'share.auto.offset.reset' | 'share.session.timeout.ms' | 'share.partition.max.record.locks'): string;
+}
+
+/** Where share-partition state is kept durably (the share coordinator, share-coordinator.ts). */
+export interface SharePersister {
+  read(groupId: string, topicId: string, partition: number): Promise<{ startOffset: number; stateBatches: readonly PersistedBatch[] } | null>;
+  write(groupId: string, topicId: string, partition: number, state: { startOffset: number; leaderEpoch: number; stateBatches: readonly PersistedBatch[] }): Promise<void>;
+  delete(groupId: string, topicId: string, partition: number): Promise<void>;
 }
 
 export interface ShareFetchPartition extends SessionPartition {
@@ -62,12 +69,17 @@ const EMPTY = Buffer.alloc(0);
 
 export class SharePartitionManager {
   private readonly partitions = new Map<string, SharePartition>();
+  /** Share-partitions being loaded from the persister: concurrent first fetches share one load. */
+  private readonly loading = new Map<string, Promise<SharePartition>>();
+  /** Per share-partition: the write in flight and whether another must follow it. */
+  private readonly writes = new Map<string, { running: Promise<void>; again: boolean; waiters: Promise<void> | null }>();
   readonly sessions: ShareSessionCache;
   private readonly sweep: ReturnType<typeof setInterval>;
 
   constructor(
     private readonly logs: ShareLogs,
     maxSessions: number,
+    private readonly persister: SharePersister | null = null,
   ) {
     this.sessions = new ShareSessionCache(maxSessions, (s) => this.releaseSession(s));
     // A member that stops fetching without closing its session loses it (and its locks) after
@@ -79,6 +91,14 @@ export class SharePartitionManager {
   /** The share-partition of `groupId` on a partition, if a member has fetched it. */
   sharePartition(groupId: string, topicId: string, partition: number): SharePartition | undefined {
     return this.partitions.get(`${groupId}\0${partitionKey(topicId, partition)}`);
+  }
+
+  /** The SPSO of a share-partition: held here, else as persisted, else -1 (no state). */
+  async startOffsetOf(groupId: string, topicId: string, partition: number): Promise<{ startOffset: number; sp: SharePartition | undefined }> {
+    const sp = this.sharePartition(groupId, topicId, partition);
+    if (sp !== undefined) return { startOffset: sp.startOffset, sp };
+    const saved = this.persister === null ? null : await this.persister.read(groupId, topicId, partition).catch(() => null);
+    return { startOffset: saved?.startOffset ?? -1, sp: undefined };
   }
 
   /** Every share-partition of `groupId` held here, by topic id and partition. */
@@ -94,11 +114,53 @@ export class SharePartitionManager {
     return out;
   }
 
-  /** Drops the delivery state of a group's share-partitions (DeleteGroups, offset reset). */
-  dropSharePartition(groupId: string, topicId: string, partition: number): void {
+  /** Drops the delivery state of a group's share-partitions (DeleteGroups, DeleteShareGroupOffsets), durably too. */
+  async deleteSharePartition(groupId: string, topicId: string, partition: number): Promise<void> {
+    this.dropSharePartition(groupId, topicId, partition);
+    await this.persister?.delete(groupId, topicId, partition);
+  }
+
+  private dropSharePartition(groupId: string, topicId: string, partition: number): void {
     const key = `${groupId}\0${partitionKey(topicId, partition)}`;
     this.partitions.get(key)?.close();
     this.partitions.delete(key);
+  }
+
+  /**
+   * Writes the share-partition's state through the persister. Writes of one share-partition run
+   * one at a time; a change during a write is written by one more write after it, which every
+   * caller meanwhile waits for, so an acknowledgement is answered only once it is durable.
+   */
+  persist(groupId: string, topicId: string, partition: number, leaderEpoch: number): Promise<void> {
+    const persister = this.persister;
+    if (persister === null) return Promise.resolve();
+    const key = `${groupId}\0${partitionKey(topicId, partition)}`;
+    const writeNow = (): Promise<void> => {
+      const sp = this.partitions.get(key);
+      if (sp === undefined) return Promise.resolve();
+      return persister.write(groupId, topicId, partition, { startOffset: sp.startOffset, leaderEpoch, stateBatches: sp.persistedBatches() });
+    };
+    const w = this.writes.get(key);
+    if (w === undefined) {
+      const entry = { running: Promise.resolve(), again: false, waiters: null as Promise<void> | null };
+      entry.running = writeNow().finally(() => {
+        if (this.writes.get(key) === entry && !entry.again) this.writes.delete(key);
+      });
+      this.writes.set(key, entry);
+      return entry.running;
+    }
+    if (w.waiters === null) {
+      w.again = true;
+      w.waiters = w.running.catch(() => undefined).then(() => {
+        w.again = false;
+        w.waiters = null;
+        w.running = writeNow().finally(() => {
+          if (this.writes.get(key) === w && !w.again) this.writes.delete(key);
+        });
+        return w.running;
+      });
+    }
+    return w.waiters;
   }
 
   close(): void {
@@ -164,22 +226,50 @@ export class SharePartitionManager {
     // A new session holds nothing yet: acknowledgements on an initial request are refused.
     if (sp === undefined || fresh) return { errorCode: ErrorCode.INVALID_RECORD_STATE, message: 'No records are acquired here.', leaderId: res.leaderId, leaderEpoch: res.leaderEpoch };
     const r = sp.acknowledge(memberId, p.acks);
+    try {
+      await this.persist(groupId, p.topicId, p.partition, res.leaderEpoch);
+    } catch {
+      return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, message: 'The share-partition state could not be written.', leaderId: res.leaderId, leaderEpoch: res.leaderEpoch };
+    }
     return { errorCode: r.errorCode, message: r.message, leaderId: res.leaderId, leaderEpoch: res.leaderEpoch };
   }
 
-  private async sharePartitionFor(groupId: string, p: SessionPartition, log: PartitionLog): Promise<SharePartition> {
+  /**
+   * The share-partition, loaded from the persister the first time (Kafka's SharePartition
+   * initialization by ReadShareGroupState), or started at `share.auto.offset.reset` and written.
+   */
+  private sharePartitionFor(groupId: string, p: SessionPartition, log: PartitionLog, leaderEpoch: number): Promise<SharePartition> {
     const existing = this.sharePartition(groupId, p.topicId, p.partition);
-    if (existing !== undefined) return existing;
-    const reset = this.logs.groupConfig(groupId, 'share.auto.offset.reset');
-    return this.initSharePartition(groupId, p.topicId, p.partition, reset === 'earliest' ? log.logStartOffset : log.highWatermark);
+    if (existing !== undefined) return Promise.resolve(existing);
+    const key = `${groupId}\0${partitionKey(p.topicId, p.partition)}`;
+    let pending = this.loading.get(key);
+    if (pending === undefined) {
+      pending = (async () => {
+        const saved = this.persister === null ? null : await this.persister.read(groupId, p.topicId, p.partition);
+        const already = this.sharePartition(groupId, p.topicId, p.partition);
+        if (already !== undefined) return already;
+        if (saved !== null) {
+          const sp = this.initSharePartition(groupId, p.topicId, p.partition, saved.startOffset, leaderEpoch);
+          sp.restore(saved.stateBatches);
+          return sp;
+        }
+        const reset = this.logs.groupConfig(groupId, 'share.auto.offset.reset');
+        const sp = this.initSharePartition(groupId, p.topicId, p.partition, reset === 'earliest' ? log.logStartOffset : log.highWatermark, leaderEpoch);
+        await this.persist(groupId, p.topicId, p.partition, leaderEpoch);
+        return sp;
+      })().finally(() => this.loading.delete(key));
+      this.loading.set(key, pending);
+    }
+    return pending;
   }
 
   /** A share-partition starting afresh at `startOffset` (first fetch, or AlterShareGroupOffsets). */
-  initSharePartition(groupId: string, topicId: string, partition: number, startOffset: number): SharePartition {
+  initSharePartition(groupId: string, topicId: string, partition: number, startOffset: number, leaderEpoch: number): SharePartition {
     this.dropSharePartition(groupId, topicId, partition);
     const sp = new SharePartition(startOffset, Number(this.logs.groupConfig(groupId, 'share.partition.max.record.locks')), {
       lockDurationMs: () => Number(this.logs.groupConfig(groupId, 'share.record.lock.duration.ms')),
       deliveryCountLimit: () => Number(this.logs.groupConfig(groupId, 'share.delivery.count.limit')),
+      onExpired: () => void this.persist(groupId, topicId, partition, leaderEpoch).catch(() => undefined),
     });
     this.partitions.set(`${groupId}\0${partitionKey(topicId, partition)}`, sp);
     return sp;
@@ -196,7 +286,7 @@ export class SharePartitionManager {
         r.errorCode = res.errorCode;
         continue;
       }
-      targets.push({ p, log: res.log, sp: await this.sharePartitionFor(req.groupId, p, res.log), r });
+      targets.push({ p, log: res.log, sp: await this.sharePartitionFor(req.groupId, p, res.log, res.leaderEpoch), r });
     }
     let budgetRecords = Math.max(1, req.maxRecords);
     let budgetBytes = Math.max(1, req.maxBytes);
@@ -254,6 +344,11 @@ export class SharePartitionManager {
   }
 
   private releaseSession(s: ShareSession): void {
-    for (const p of s.partitions.values()) this.sharePartition(s.groupId, p.topicId, p.partition)?.releaseMember(s.memberId);
+    for (const p of s.partitions.values()) {
+      const sp = this.sharePartition(s.groupId, p.topicId, p.partition);
+      if (sp === undefined) continue;
+      sp.releaseMember(s.memberId);
+      this.persist(s.groupId, p.topicId, p.partition, -1).catch(() => undefined);
+    }
   }
 }

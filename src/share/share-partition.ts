@@ -33,6 +33,16 @@ export interface SharePartitionLimits {
   lockDurationMs(): number;
   /** group.share.delivery.count.limit (or the group's share.delivery.count.limit). */
   deliveryCountLimit(): number;
+  /** Called after a lock expiry changed the state (acknowledgements are persisted by their caller). */
+  onExpired?(): void;
+}
+
+/** A run of in-flight offsets with one state and delivery count (ShareSnapshot's StateBatch). */
+export interface PersistedBatch {
+  readonly firstOffset: number;
+  readonly lastOffset: number;
+  readonly deliveryState: number;
+  readonly deliveryCount: number;
 }
 
 export interface AcquireResult {
@@ -109,6 +119,38 @@ export class SharePartition {
     if (offset < this.start || offset >= this.end) return null;
     const s = this.slot(offset);
     return { state: this.state[s]!, deliveryCount: this.deliveries[s]! };
+  }
+
+  /**
+   * The in-flight state as runs of equal (state, delivery count), for the share coordinator.
+   * An ACQUIRED record is stored as AVAILABLE: its lock does not outlive this node (Kafka's
+   * SharePartition persists acquisitions the same way).
+   */
+  persistedBatches(): PersistedBatch[] {
+    const out: { firstOffset: number; lastOffset: number; deliveryState: number; deliveryCount: number }[] = [];
+    for (let o = this.start; o < this.end; o++) {
+      const s = this.slot(o);
+      const st = this.state[s] === RecordState.ACQUIRED ? RecordState.AVAILABLE : this.state[s]!;
+      const dc = this.deliveries[s]!;
+      const last = out[out.length - 1];
+      if (last !== undefined && last.lastOffset === o - 1 && last.deliveryState === st && last.deliveryCount === dc) last.lastOffset = o;
+      else out.push({ firstOffset: o, lastOffset: o, deliveryState: st, deliveryCount: dc });
+    }
+    return out;
+  }
+
+  /** Loads persisted batches (from the share coordinator) into a partition created at their start offset. */
+  restore(batches: readonly PersistedBatch[]): void {
+    for (const b of batches) {
+      for (let o = Math.max(b.firstOffset, this.start); o <= b.lastOffset; o++) {
+        if (!this.extendTo(o)) return;
+        const s = this.slot(o);
+        this.state[s] = b.deliveryState === RecordState.ACQUIRED ? RecordState.AVAILABLE : b.deliveryState;
+        this.deliveries[s] = b.deliveryCount;
+        this.end = o + 1;
+      }
+    }
+    this.advanceStart();
   }
 
   /** Called when records become AVAILABLE again (released, lock expired): long polls look again. */
@@ -311,6 +353,7 @@ export class SharePartition {
       }
       this.advanceStart();
       if (released) this.notify();
+      this.limits.onExpired?.();
     }, this.limits.lockDurationMs());
     timer.unref();
     this.timers.set(acq, timer);

@@ -5,6 +5,7 @@
  * `share.delivery.count.limit` and then ARCHIVED (the start offset moves past), acknowledgements
  * by a member that does not hold the records, and Describe/Alter/DeleteShareGroupOffsets.
  */
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { encodeAlterShareGroupOffsetsRequest } from '../../src/protocol/generated/messages/alter-share-group-offsets-request.js';
@@ -77,10 +78,13 @@ beforeAll(async () => {
   await createTopic('share-hb', 2);
   await createTopic('share-fetch', 1);
   await createTopic('share-offsets', 1);
+  await createTopic('share-restart', 1);
 }, 180_000);
 afterAll(async () => {
   c?.close();
   await node?.destroy();
+  // A restarted node reuses its directory, which destroy() then leaves behind.
+  if (node !== undefined) rmSync(node.dataDir, { recursive: true, force: true });
 });
 
 describe('share group APIs', () => {
@@ -199,5 +203,29 @@ describe('share group APIs', () => {
     expect((await describeOffsets(g, 'share-offsets')).topics[0]!.partitions[0]).toMatchObject({ startOffset: -1n });
     const unknown = decodeDescribeShareGroupOffsetsResponse(await c.call(90, 1, (w) => encodeDescribeShareGroupOffsetsRequest(w, { groups: [{ groupId: 'never-seen', topics: null }] }, 1)), 1);
     expect(unknown.groups[0]!.errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
+  });
+
+  it('keeps the start offset, acknowledgements and delivery counts across a node restart (__share_group_state)', async () => {
+    const g = 'restart-group';
+    const topicId = topicIds.get('share-restart')!;
+    await groupConfig(g, { 'share.auto.offset.reset': 'earliest' });
+    await produce('share-restart', 3);
+    expect((await heartbeat({ groupId: g, memberId: 'r1', memberEpoch: 0, subscribedTopicNames: ['share-restart'] })).errorCode).toBe(0);
+    const f = await shareFetch({ groupId: g, memberId: 'r1', shareSessionEpoch: 0, topics: [{ topicId, partitions: [{ partitionIndex: 0 }] }] });
+    expect(f.responses[0]!.partitions[0]!.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 0n, lastOffset: 8n, deliveryCount: 1 })]);
+    // Accept 0-2, reject 3, release 4-5; 6-8 stay acquired when the node stops.
+    const ack = await shareAck({ groupId: g, memberId: 'r1', shareSessionEpoch: 1, topics: [{ topicId, partitions: [{ partitionIndex: 0, acknowledgementBatches: [{ firstOffset: 0n, lastOffset: 5n, acknowledgeTypes: [1, 1, 1, 3, 2, 2] }] }] }] });
+    expect(ack.responses[0]!.partitions[0]!.errorCode).toBe(0);
+
+    c.close();
+    node = await node.restart();
+    c = await WireClient.connect(node.port);
+
+    expect((await describeOffsets(g, 'share-restart')).errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
+    expect((await heartbeat({ groupId: g, memberId: 'r2', memberEpoch: 0, subscribedTopicNames: ['share-restart'] })).errorCode).toBe(0);
+    expect((await describeOffsets(g, 'share-restart')).topics[0]!.partitions[0]).toMatchObject({ startOffset: 4n });
+    const again = await shareFetch({ groupId: g, memberId: 'r2', shareSessionEpoch: 0, topics: [{ topicId, partitions: [{ partitionIndex: 0 }] }] });
+    // 4-8 come back as second deliveries (released, or acquired when the node stopped); 0-3 never again.
+    expect(again.responses[0]!.partitions[0]!.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 4n, lastOffset: 8n, deliveryCount: 2 })]);
   });
 });

@@ -21,10 +21,10 @@ export function describeShareGroupOffsetsHandler(ctx: BrokerContext, share: Shar
     maxVersion: 1,
     decode: decodeDescribeShareGroupOffsetsRequest,
     encode: encodeDescribeShareGroupOffsetsResponse,
-    handle(_rc, req) {
+    async handle(_rc, req) {
       return {
         throttleTimeMs: 0,
-        groups: req.groups.map((g) => {
+        groups: await Promise.all(req.groups.map(async (g) => {
           if (share.coordinator.describe(g.groupId) === undefined) {
             return { groupId: g.groupId, topics: [], errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${g.groupId} not found.` };
           }
@@ -35,31 +35,31 @@ export function describeShareGroupOffsetsHandler(ctx: BrokerContext, share: Shar
           return {
             groupId: g.groupId,
             errorCode: ErrorCode.NONE,
-            topics: wanted.map((t) => {
+            topics: await Promise.all(wanted.map(async (t) => {
               const image = ctx.image.topic(t.topicName);
               return {
                 topicName: t.topicName,
                 topicId: image?.topicId ?? ZERO_UUID,
-                partitions: t.partitions.map((partitionIndex) => {
+                partitions: await Promise.all(t.partitions.map(async (partitionIndex) => {
                   const p = image?.partitions[partitionIndex];
                   if (image === undefined || p === undefined) {
                     return { partitionIndex, startOffset: -1n, leaderEpoch: -1, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null };
                   }
-                  const sp = share.partitions.sharePartition(g.groupId, image.topicId, partitionIndex);
+                  const { startOffset, sp } = await share.partitions.startOffsetOf(g.groupId, image.topicId, partitionIndex);
                   const hw = ctx.replicas.getLog(image.name, partitionIndex)?.highWatermark;
                   return {
                     partitionIndex,
-                    startOffset: BigInt(sp?.startOffset ?? -1),
+                    startOffset: BigInt(startOffset),
                     leaderEpoch: p.leaderEpoch,
                     lag: BigInt(sp !== undefined && hw !== undefined ? sp.lag(hw) : -1),
                     errorCode: ErrorCode.NONE,
                     errorMessage: null,
                   };
-                }),
+                })),
               };
-            }),
+            })),
           };
-        }),
+        })),
       };
     },
   };

@@ -21,14 +21,15 @@ export function alterShareGroupOffsetsHandler(ctx: BrokerContext, share: ShareGr
     maxVersion: 0,
     decode: decodeAlterShareGroupOffsetsRequest,
     encode: encodeAlterShareGroupOffsetsResponse,
-    handle(_rc, req) {
+    async handle(_rc, req) {
       const existing = share.coordinator.describe(req.groupId);
       if (existing !== undefined && existing.members.size > 0) {
         return { errorCode: ErrorCode.NON_EMPTY_GROUP, errorMessage: `Share group ${req.groupId} is not empty.`, responses: [] };
       }
       share.coordinator.ensureGroup(req.groupId);
       const replication = ctx.replicas.replication;
-      return {
+      const writes: Promise<void>[] = [];
+      const response = {
         errorCode: ErrorCode.NONE,
         responses: req.topics.map((t) => {
           const image = ctx.image.topic(t.topicName);
@@ -39,12 +40,16 @@ export function alterShareGroupOffsetsHandler(ctx: BrokerContext, share: ShareGr
               const part = image?.partitions[p.partitionIndex];
               if (image === undefined || part === undefined) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
               if (replication !== null && part.leader !== ctx.nodeId) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
-              share.partitions.initSharePartition(req.groupId, image.topicId, p.partitionIndex, Number(p.startOffset));
+              share.partitions.initSharePartition(req.groupId, image.topicId, p.partitionIndex, Number(p.startOffset), part.leaderEpoch);
+              writes.push(share.partitions.persist(req.groupId, image.topicId, p.partitionIndex, part.leaderEpoch));
               return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE };
             }),
           };
         }),
       };
+      // Answered once the new start offsets are durable.
+      const failed = (await Promise.allSettled(writes)).some((w) => w.status === 'rejected');
+      return failed ? { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: 'The share-partition state could not be written.', responses: [] } : response;
     },
   };
 }

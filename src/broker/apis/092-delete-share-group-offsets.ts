@@ -20,21 +20,25 @@ export function deleteShareGroupOffsetsHandler(ctx: BrokerContext, share: ShareG
     maxVersion: 0,
     decode: decodeDeleteShareGroupOffsetsRequest,
     encode: encodeDeleteShareGroupOffsetsResponse,
-    handle(_rc, req) {
+    async handle(_rc, req) {
       const g = share.coordinator.describe(req.groupId);
       if (g === undefined) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${req.groupId} not found.`, responses: [] };
       if (g.members.size > 0) return { errorCode: ErrorCode.NON_EMPTY_GROUP, errorMessage: `Share group ${req.groupId} is not empty.`, responses: [] };
-      return {
-        errorCode: ErrorCode.NONE,
-        responses: req.topics.map((t) => {
-          const image = ctx.image.topic(t.topicName);
-          if (image === undefined) return { topicName: t.topicName, topicId: ZERO_UUID, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
-          for (const h of share.partitions.sharePartitionsOf(req.groupId)) {
-            if (h.topicId === image.topicId) share.partitions.dropSharePartition(req.groupId, h.topicId, h.partition);
-          }
-          return { topicName: t.topicName, topicId: image.topicId, errorCode: ErrorCode.NONE };
-        }),
-      };
+      const responses = [];
+      for (const t of req.topics) {
+        const image = ctx.image.topic(t.topicName);
+        if (image === undefined) {
+          responses.push({ topicName: t.topicName, topicId: ZERO_UUID, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
+          continue;
+        }
+        let errorCode: number = ErrorCode.NONE;
+        for (const h of share.partitions.sharePartitionsOf(req.groupId)) {
+          if (h.topicId !== image.topicId) continue;
+          await share.partitions.deleteSharePartition(req.groupId, h.topicId, h.partition).catch(() => (errorCode = ErrorCode.COORDINATOR_NOT_AVAILABLE));
+        }
+        responses.push({ topicName: t.topicName, topicId: image.topicId, errorCode });
+      }
+      return { errorCode: ErrorCode.NONE, responses };
     },
   };
 }
