@@ -126,6 +126,33 @@ export class ShareCoordinator {
     });
   }
 
+  /**
+   * WriteShareGroupState as the share coordinator serves it: a write with an older state epoch
+   * is FENCED_STATE_EPOCH and one from an older partition leader FENCED_LEADER_EPOCH
+   * (ShareCoordinatorShard's checks). Returns a Kafka error code.
+   */
+  async writeStateFenced(groupId: string, topicId: string, partition: number, state: ShareState): Promise<number> {
+    const key = shareStateKey(groupId, topicId, partition);
+    return this.runtime.write(key, (s) => {
+      const prev = s.states.get(key);
+      if (prev !== undefined && state.stateEpoch < prev.stateEpoch) return { records: [], response: 124 /* FENCED_STATE_EPOCH */ };
+      if (prev !== undefined && state.leaderEpoch < prev.leaderEpoch) return { records: [], response: 74 /* FENCED_LEADER_EPOCH */ };
+      const next: ShareState = { ...state, snapshotEpoch: (prev?.snapshotEpoch ?? -1) + 1 };
+      return { records: [shareSnapshotRecord(groupId, topicId, partition, next, s.ctx.now())], response: 0 };
+    });
+  }
+
+  /** InitializeShareGroupState: a new state epoch (it must be newer) at `startOffset`, with no batches. */
+  async initializeState(groupId: string, topicId: string, partition: number, stateEpoch: number, startOffset: number): Promise<number> {
+    const key = shareStateKey(groupId, topicId, partition);
+    return this.runtime.write(key, (s) => {
+      const prev = s.states.get(key);
+      if (prev !== undefined && stateEpoch <= prev.stateEpoch) return { records: [], response: 124 /* FENCED_STATE_EPOCH */ };
+      const next: ShareState = { stateEpoch, snapshotEpoch: (prev?.snapshotEpoch ?? -1) + 1, leaderEpoch: prev?.leaderEpoch ?? -1, startOffset, stateBatches: [] };
+      return { records: [shareSnapshotRecord(groupId, topicId, partition, next, s.ctx.now())], response: 0 };
+    });
+  }
+
   async deleteState(groupId: string, topicId: string, partition: number): Promise<void> {
     const key = shareStateKey(groupId, topicId, partition);
     await this.runtime.write(key, (s) => ({ records: s.states.has(key) ? [shareSnapshotRecord(groupId, topicId, partition, null, s.ctx.now())] : [], response: undefined }));

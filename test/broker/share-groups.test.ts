@@ -31,6 +31,14 @@ import { decodeShareGroupDescribeResponse } from '../../src/protocol/generated/m
 import { encodeShareGroupHeartbeatRequest, type ShareGroupHeartbeatRequestInput } from '../../src/protocol/generated/messages/share-group-heartbeat-request.js';
 import { decodeShareGroupHeartbeatResponse } from '../../src/protocol/generated/messages/share-group-heartbeat-response.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
+import { encodeInitializeShareGroupStateRequest } from '../../src/protocol/generated/messages/initialize-share-group-state-request.js';
+import { decodeInitializeShareGroupStateResponse } from '../../src/protocol/generated/messages/initialize-share-group-state-response.js';
+import { encodeReadShareGroupStateRequest } from '../../src/protocol/generated/messages/read-share-group-state-request.js';
+import { decodeReadShareGroupStateResponse } from '../../src/protocol/generated/messages/read-share-group-state-response.js';
+import { encodeWriteShareGroupStateRequest } from '../../src/protocol/generated/messages/write-share-group-state-request.js';
+import { decodeWriteShareGroupStateResponse } from '../../src/protocol/generated/messages/write-share-group-state-response.js';
+import { encodeDeleteShareGroupStateRequest } from '../../src/protocol/generated/messages/delete-share-group-state-request.js';
+import { decodeDeleteShareGroupStateResponse } from '../../src/protocol/generated/messages/delete-share-group-state-response.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { WireClient } from './wire.js';
 
@@ -227,5 +235,36 @@ describe('share group APIs', () => {
     const again = await shareFetch({ groupId: g, memberId: 'r2', shareSessionEpoch: 0, topics: [{ topicId, partitions: [{ partitionIndex: 0 }] }] });
     // 4-8 come back as second deliveries (released, or acquired when the node stopped); 0-3 never again.
     expect(again.responses[0]!.partitions[0]!.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 4n, lastOffset: 8n, deliveryCount: 2 })]);
+  });
+
+  it('serves Initialize/Read/Write/DeleteShareGroupState with state and leader epoch fencing', async () => {
+    const groupId = 'state-rpc-group';
+    const topicId = '11111111-2222-3333-4444-555555555555';
+    const init = async (stateEpoch: number, startOffset: bigint) =>
+      decodeInitializeShareGroupStateResponse(await c.call(83, 0, (w) => encodeInitializeShareGroupStateRequest(w, { groupId, topics: [{ topicId, partitions: [{ partition: 3, stateEpoch, startOffset }] }] }, 0)), 0).results[0]!.partitions[0]!.errorCode;
+    const read = async () =>
+      decodeReadShareGroupStateResponse(await c.call(84, 0, (w) => encodeReadShareGroupStateRequest(w, { groupId, topics: [{ topicId, partitions: [{ partition: 3, leaderEpoch: 0 }] }] }, 0)), 0).results[0]!.partitions[0]!;
+    const write = async (stateEpoch: number, leaderEpoch: number) =>
+      decodeWriteShareGroupStateResponse(
+        await c.call(85, 1, (w) =>
+          encodeWriteShareGroupStateRequest(w, { groupId, topics: [{ topicId, partitions: [{ partition: 3, stateEpoch, leaderEpoch, startOffset: 12n, stateBatches: [{ firstOffset: 12n, lastOffset: 14n, deliveryState: 2, deliveryCount: 1 }, { firstOffset: 15n, lastOffset: 15n, deliveryState: 0, deliveryCount: 3 }] }] }] }, 1),
+        ),
+        1,
+      ).results[0]!.partitions[0]!.errorCode;
+    expect(await read()).toMatchObject({ errorCode: 0, stateEpoch: 0, startOffset: -1n, stateBatches: [] });
+    expect(await init(1, 10n)).toBe(0);
+    expect(await init(1, 10n)).toBe(ErrorCode.FENCED_STATE_EPOCH);
+    expect(await read()).toMatchObject({ stateEpoch: 1, startOffset: 10n, stateBatches: [] });
+    expect(await write(1, 4)).toBe(0);
+    expect(await write(0, 4)).toBe(ErrorCode.FENCED_STATE_EPOCH);
+    expect(await write(1, 3)).toBe(ErrorCode.FENCED_LEADER_EPOCH);
+    expect(await read()).toMatchObject({
+      stateEpoch: 1,
+      startOffset: 12n,
+      stateBatches: [expect.objectContaining({ firstOffset: 12n, lastOffset: 14n, deliveryState: 2, deliveryCount: 1 }), expect.objectContaining({ firstOffset: 15n, lastOffset: 15n, deliveryState: 0, deliveryCount: 3 })],
+    });
+    const del = decodeDeleteShareGroupStateResponse(await c.call(86, 0, (w) => encodeDeleteShareGroupStateRequest(w, { groupId, topics: [{ topicId, partitions: [{ partition: 3 }] }] }, 0)), 0);
+    expect(del.results[0]!.partitions[0]!.errorCode).toBe(0);
+    expect(await read()).toMatchObject({ stateEpoch: 0, startOffset: -1n });
   });
 });

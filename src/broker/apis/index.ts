@@ -46,6 +46,7 @@ import { shareAcknowledgeHandler } from './079-share-acknowledge.js';
 import { describeShareGroupOffsetsHandler } from './090-describe-share-group-offsets.js';
 import { alterShareGroupOffsetsHandler } from './091-alter-share-group-offsets.js';
 import { deleteShareGroupOffsetsHandler } from './092-delete-share-group-offsets.js';
+import { shareStateHandlers } from '../../share/share-state-handlers.js';
 
 export interface MirrorConfigHooks extends MirrorConfigDescriber, MirrorConfigAlterer {}
 
@@ -102,5 +103,6 @@ export function shareHandlers(ctx: BrokerContext, share: ShareGroups, otherGroup
     describeShareGroupOffsetsHandler(ctx, share),
     alterShareGroupOffsetsHandler(ctx, share),
     deleteShareGroupOffsetsHandler(ctx, share),
+    ...shareStateHandlers(share.state),
   ];
 }
