@@ -7,7 +7,7 @@ import { ConfigResourceType } from '../controller/metadata-image.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { ShareGroupCoordinator } from '../share/share-group-coordinator.js';
 import { SharePartitionManager, type ShareLogs, type SharePersister } from '../share/share-partition-manager.js';
-import { ShareCoordinator } from '../share/share-coordinator.js';
+import { SHARE_GROUP_STATE, ShareCoordinator, shareStateKey } from '../share/share-coordinator.js';
 import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
 import type { BrokerContext } from './broker-context.js';
 import { groupConfigDefault } from './group-configs.js';
@@ -43,10 +43,17 @@ export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost): Sh
   };
   const state = new ShareCoordinator(host, ctx.config.int('share.coordinator.state.topic.num.partitions'));
   // This node's share-partitions keep their state with the share coordinator (__share_group_state).
+  // The state RPCs are not sent to other nodes yet: on a cluster, a share-partition whose state
+  // partition another node leads keeps its state in memory only (the topic is still created).
+  const local = (g: string, t: string, p: number): boolean => {
+    if (state.runtime.serves(state.runtime.partitionFor(shareStateKey(g, t, p)))) return true;
+    host.leadership?.ensureTopic(SHARE_GROUP_STATE, state.runtime.partitions);
+    return false;
+  };
   const persister: SharePersister = {
-    read: (g, t, p) => state.readState(g, t, p),
-    write: (g, t, p, s) => state.writeState(g, t, p, s),
-    delete: (g, t, p) => state.deleteState(g, t, p),
+    read: async (g, t, p) => (local(g, t, p) ? state.readState(g, t, p) : null),
+    write: async (g, t, p, s) => (local(g, t, p) ? state.writeState(g, t, p, s) : undefined),
+    delete: async (g, t, p) => (local(g, t, p) ? state.deleteState(g, t, p) : undefined),
   };
   const partitions = new SharePartitionManager(logs, ctx.config.int('group.share.max.share.sessions'), persister);
   const coordinator = new ShareGroupCoordinator(
