@@ -2,12 +2,12 @@
  * The walls between Fjord's rooms (docs/architecture.md): every room imports only rooms below it.
  *
  *   protocol <- common <- config <- storage <- {server, auth, controller, client, quota}
- *            <- {coordinator, fetcher} <- replication <- mirror <- metrics <- broker <- cli
+ *            <- {coordinator, fetcher, share} <- replication <- mirror <- metrics <- broker <- cli
  *
  * `admin` is a library over the client: it imports only client, config, common and protocol, and
  * only cli uses it. Rooms of one tier may import each other, but no cycle may leave a room.
  */
-const TIERS = [['protocol'], ['common'], ['config'], ['storage'], ['server', 'auth', 'controller', 'client', 'quota'], ['coordinator', 'fetcher'], ['replication'], ['mirror'], ['metrics'], ['broker'], ['cli']];
+const TIERS = [['protocol'], ['common'], ['config'], ['storage'], ['server', 'auth', 'controller', 'client', 'quota'], ['coordinator', 'fetcher', 'share'], ['replication'], ['mirror'], ['metrics'], ['broker'], ['cli']];
 
 const room = (names) => `^src/(${names.join('|')})/`;
 

@@ -33,7 +33,9 @@ import { LogManager } from '../storage/log-manager.js';
 import { BrokerListeners } from '../server/listener-set.js';
 import { planListeners } from '../server/listeners.js';
 import { saslApiHandlers } from '../server/sasl-apis.js';
-import { brokerHandlers } from './apis/index.js';
+import { brokerHandlers, shareHandlers } from './apis/index.js';
+import { createShareGroups } from './share-wiring.js';
+import { wrapGroupListing } from './share-group-listing.js';
 import { BrokerQuotas } from '../quota/broker-quotas.js';
 import { authorizerFromConfig, followAcls, guardHandlers } from './authz/install.js';
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../auth/acl-model.js';
@@ -42,6 +44,7 @@ const INTERNAL_TOPIC_RF_KEYS: ReadonlyMap<string, string> = new Map([
   ['__consumer_offsets', 'offsets.topic.replication.factor'],
   ['__transaction_state', 'transaction.state.log.replication.factor'],
   ['__mirror_state', 'mirror.state.topic.replication.factor'],
+  ['__share_group_state', 'share.coordinator.state.topic.replication.factor'],
 ]);
 
 /**
@@ -215,6 +218,11 @@ export class BrokerNode {
     const coordinatorHost = createCoordinatorHost(ctx);
     const groups = await createGroupApiHandlers(coordinatorHost);
     registry.registerAll(groups.handlers);
+    const share = createShareGroups(ctx, coordinatorHost);
+    const isOtherGroup = (id: string): Promise<boolean> =>
+      groups.coordinator.describeConsumerGroup(id).then((d) => d.description !== null || d.isClassic, () => false);
+    registry.registerAll(shareHandlers(ctx, share, isOtherGroup));
+    wrapGroupListing(registry.handlers, share);
     const txns = await createTxnApiHandlers(coordinatorHost, groups.coordinator);
     registry.registerAll(txns.handlers);
     // Transactions V2 is finalized only on a node alone (018-api-versions.ts), where the produce
@@ -236,6 +244,7 @@ export class BrokerNode {
       () => mirror!.close(),
       () => txns.close(),
       () => groups.close(),
+      () => share.close(),
       async () => coordinatorHost.close(),
     );
 

@@ -2,7 +2,7 @@
  * The GROUP config resource's keys (KIP-848 dynamic group configs, Kafka's `GroupConfig`): per-group
  * overrides of session and heartbeat settings. A consumer key defaults to its broker key and is
  * bounded by the broker's current min/max keys, as Kafka's `GroupConfig.validate` bounds it; the
- * share and streams keys have no broker key here and carry Kafka's defaults.
+ * share keys likewise default to their `group.share.*` broker keys; streams keys carry Kafka's defaults.
  */
 import { brokerDef } from './broker-config-defs.js';
 import { configDef, indexDefs, type ConfigDef, type ConfigType } from './config-def.js';
@@ -18,9 +18,11 @@ const own = (name: string, type: ConfigType, defaultValue: string, oneOf?: reado
 export const GROUP_CONFIG_DEFS: readonly ConfigDef[] = [
   bounded('consumer.session.timeout.ms', 'group.consumer.session.timeout.ms', 'group.consumer.min.session.timeout.ms', 'group.consumer.max.session.timeout.ms'),
   bounded('consumer.heartbeat.interval.ms', 'group.consumer.heartbeat.interval.ms', 'group.consumer.min.heartbeat.interval.ms', 'group.consumer.max.heartbeat.interval.ms'),
-  own('share.session.timeout.ms', 'int', '45000'),
-  own('share.heartbeat.interval.ms', 'int', '5000'),
-  own('share.record.lock.duration.ms', 'int', '30000'),
+  bounded('share.session.timeout.ms', 'group.share.session.timeout.ms', 'group.share.min.session.timeout.ms', 'group.share.max.session.timeout.ms'),
+  bounded('share.heartbeat.interval.ms', 'group.share.heartbeat.interval.ms', 'group.share.min.heartbeat.interval.ms', 'group.share.max.heartbeat.interval.ms'),
+  bounded('share.record.lock.duration.ms', 'group.share.record.lock.duration.ms', 'group.share.min.record.lock.duration.ms', 'group.share.max.record.lock.duration.ms'),
+  bounded('share.delivery.count.limit', 'group.share.delivery.count.limit', 'group.share.min.delivery.count.limit', 'group.share.max.delivery.count.limit'),
+  bounded('share.partition.max.record.locks', 'group.share.partition.max.record.locks', 'group.share.min.partition.max.record.locks', 'group.share.max.partition.max.record.locks'),
   own('share.auto.offset.reset', 'string', 'latest', ['latest', 'earliest', 'by_duration']),
   own('share.isolation.level', 'string', 'read_uncommitted', ['read_uncommitted', 'read_committed']),
   own('streams.session.timeout.ms', 'int', '45000'),

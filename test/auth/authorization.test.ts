@@ -5,6 +5,11 @@
  * kafka-acls tool (AclCommand) adds the ACLs it can. A super user needs no ACL, and
  * `allow.everyone.if.no.acl.found` opens only resources that have no ACL at all.
  */
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
+import { encodeShareGroupHeartbeatRequest } from '../../src/protocol/generated/messages/share-group-heartbeat-request.js';
+import { decodeShareGroupHeartbeatResponse } from '../../src/protocol/generated/messages/share-group-heartbeat-response.js';
+import { encodeShareFetchRequest } from '../../src/protocol/generated/messages/share-fetch-request.js';
+import { decodeShareFetchResponse } from '../../src/protocol/generated/messages/share-fetch-response.js';
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -111,6 +116,20 @@ async function writeMirrorStates(node: SecureNode, user: string): Promise<number
   }
 }
 
+/** ShareGroupHeartbeat and ShareFetch of `user`: their top-level error codes (KIP-932 needs READ on the group). */
+async function shareGroupCalls(node: SecureNode, user: string): Promise<[number, number]> {
+  const s = await SaslWire.connect(node.port('SASL_PLAINTEXT'));
+  try {
+    expect((await s.handshake('PLAIN')).errorCode).toBe(0);
+    expect((await s.authenticate(plainToken(user, `${user}-pw`))).errorCode).toBe(0);
+    const hb = decodeShareGroupHeartbeatResponse(await s.wire.call(76, 1, (w) => encodeShareGroupHeartbeatRequest(w, { groupId: 'sg', memberId: 'm', memberEpoch: 0, subscribedTopicNames: ['orders'] }, 1)), 1);
+    const sf = decodeShareFetchResponse(await s.wire.call(78, 1, (w) => encodeShareFetchRequest(w, { groupId: 'sg', memberId: 'm', shareSessionEpoch: 0, maxWaitMs: 0, minBytes: 1, maxRecords: 10, batchSize: 10, topics: [] }, 1)), 1);
+    return [hb.errorCode, sf.errorCode];
+  } finally {
+    s.wire.close();
+  }
+}
+
 describe('StandardAuthorizer with super.users', () => {
   let node: SecureNode;
   let commandConfig: string;
@@ -156,6 +175,7 @@ describe('StandardAuthorizer with super.users', () => {
       await admin.disconnect();
     }
     expect(await writeMirrorStates(node, 'alice')).toBe(CLUSTER_AUTHORIZATION_FAILED);
+    expect(await shareGroupCalls(node, 'alice')).toEqual([ErrorCode.GROUP_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED]);
   });
 
   it('refuses a fetch without READ on the topic, and a named topic without DESCRIBE', async () => {

@@ -12,7 +12,7 @@
  * - A too-new version never reaches this handler: the connection answers it with the KIP-511
  *   v0-format UNSUPPORTED_VERSION body (ApiRegistry.unsupportedApiVersionsBody).
  *
- * - v3+: features (KIP-584), see `transactionVersionFeature` below.
+ * - v3+: features (KIP-584), see `features` below: transaction.version and share.version.
  *
  * Version notes: the response header is always v0 (even for the flexible v3+ bodies).
  */
@@ -29,14 +29,20 @@ import type { BrokerContext } from '../broker-context.js';
  * transaction coordinator on another node (inter-broker AddPartitionsToTxn v4+ is not served), so
  * there the feature stays unfinalized and producers use transactions V1. The epoch is the
  * metadata offset, as Kafka's is the offset of the last FeatureLevelRecord.
+ *
+ * share.version (KIP-932), finalized at 1 as a Kafka 4.2+ cluster with share groups enabled is:
+ * level 1 serves ShareGroupHeartbeat, ShareFetch and ShareAcknowledge (keys 76-79).
  */
-function transactionVersionFeature(ctx: BrokerContext): Pick<ApiVersionsResponseInput, 'supportedFeatures' | 'finalizedFeaturesEpoch' | 'finalizedFeatures'> {
-  const supportedFeatures = [{ name: 'transaction.version', minVersion: 0, maxVersion: 2 }];
-  if (ctx.cluster.distributed) return { supportedFeatures };
+function features(ctx: BrokerContext): Pick<ApiVersionsResponseInput, 'supportedFeatures' | 'finalizedFeaturesEpoch' | 'finalizedFeatures'> {
+  const finalizedFeatures = [{ name: 'share.version', minVersionLevel: 1, maxVersionLevel: 1 }];
+  if (!ctx.cluster.distributed) finalizedFeatures.push({ name: 'transaction.version', minVersionLevel: 2, maxVersionLevel: 2 });
   return {
-    supportedFeatures,
+    supportedFeatures: [
+      { name: 'transaction.version', minVersion: 0, maxVersion: 2 },
+      { name: 'share.version', minVersion: 0, maxVersion: 1 },
+    ],
     finalizedFeaturesEpoch: BigInt(Math.max(0, ctx.image.offset)),
-    finalizedFeatures: [{ name: 'transaction.version', maxVersionLevel: 2, minVersionLevel: 2 }],
+    finalizedFeatures,
   };
 }
 
@@ -67,7 +73,7 @@ export function apiVersionsHandler(ctx: BrokerContext): ApiHandler<ApiVersionsRe
       if (v >= 5 && req.clusterId !== null && (req.clusterId !== ctx.clusterId || req.nodeId !== ctx.nodeId)) {
         return fail(ErrorCode.REBOOTSTRAP_REQUIRED);
       }
-      return { errorCode: ErrorCode.NONE, apiKeys, throttleTimeMs: 0, ...(v >= 3 ? transactionVersionFeature(ctx) : {}) };
+      return { errorCode: ErrorCode.NONE, apiKeys, throttleTimeMs: 0, ...(v >= 3 ? features(ctx) : {}) };
     },
   };
 }

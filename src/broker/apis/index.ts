@@ -38,6 +38,15 @@ import { describeClientQuotasHandler } from './048-describe-client-quotas.js';
 import { alterClientQuotasHandler } from './049-alter-client-quotas.js';
 import { describeUserScramCredentialsHandler } from './050-describe-user-scram-credentials.js';
 import { alterUserScramCredentialsHandler } from './051-alter-user-scram-credentials.js';
+import type { ShareGroups } from '../share-wiring.js';
+import { shareGroupHeartbeatHandler } from './076-share-group-heartbeat.js';
+import { shareGroupDescribeHandler } from './077-share-group-describe.js';
+import { shareFetchHandler } from './078-share-fetch.js';
+import { shareAcknowledgeHandler } from './079-share-acknowledge.js';
+import { describeShareGroupOffsetsHandler } from './090-describe-share-group-offsets.js';
+import { alterShareGroupOffsetsHandler } from './091-alter-share-group-offsets.js';
+import { deleteShareGroupOffsetsHandler } from './092-delete-share-group-offsets.js';
+import { shareStateHandlers } from '../../share/share-state-handlers.js';
 
 export interface MirrorConfigHooks extends MirrorConfigDescriber, MirrorConfigAlterer {}
 
@@ -78,5 +87,22 @@ export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHoo
     listPartitionReassignmentsHandler(ctx),
     describeQuorumHandler(ctx),
     alterPartitionHandler(ctx),
+  ];
+}
+
+/**
+ * The share group APIs (KIP-932). `otherGroupType` says whether a group id is held by a classic
+ * or consumer group, which a share heartbeat may not join.
+ */
+export function shareHandlers(ctx: BrokerContext, share: ShareGroups, otherGroupType: (groupId: string) => Promise<boolean>): ApiHandler[] {
+  return [
+    shareGroupHeartbeatHandler(share, otherGroupType),
+    shareGroupDescribeHandler(ctx, share),
+    shareFetchHandler(share),
+    shareAcknowledgeHandler(share),
+    describeShareGroupOffsetsHandler(ctx, share),
+    alterShareGroupOffsetsHandler(ctx, share),
+    deleteShareGroupOffsetsHandler(ctx, share),
+    ...shareStateHandlers(share.state),
   ];
 }

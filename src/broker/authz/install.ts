@@ -16,12 +16,13 @@ import { GROUP_GUARDS } from './group-guards.js';
 import { Authz, type Guard } from './guard.js';
 import { TOPIC_GUARDS } from './topic-guards.js';
 import { TXN_MIRROR_GUARDS } from './txn-mirror-guards.js';
+import { SHARE_GUARDS } from './share-guards.js';
 
 /** ApiVersions and the SASL exchange come before any principal exists: Kafka never authorizes them. */
 const UNAUTHORIZED_APIS: ReadonlySet<number> = new Set([17, 18, 36]);
 
 export const API_GUARDS: ReadonlyMap<number, Guard<unknown, unknown>> = new Map(
-  [...DATA_GUARDS, ...TOPIC_GUARDS, ...GROUP_GUARDS, ...CLUSTER_GUARDS, ...TXN_MIRROR_GUARDS].map((g) => [g.apiKey, g]),
+  [...DATA_GUARDS, ...TOPIC_GUARDS, ...GROUP_GUARDS, ...CLUSTER_GUARDS, ...TXN_MIRROR_GUARDS, ...SHARE_GUARDS].map((g) => [g.apiKey, g]),
 );
 
 /** The authorizer `authorizer.class.name` asks for, or null when the key is unset. */

@@ -1,0 +1,55 @@
+/**
+ * AlterShareGroupOffsets (key 91), v0 (KIP-932): sets the share-partition start offset of
+ * partitions of an empty share group (one with members is NON_EMPTY_GROUP; an unknown group is
+ * created empty, as Kafka does), dropping their delivery state: the next fetch delivers from the
+ * new offset. A partition that does not exist is UNKNOWN_TOPIC_OR_PARTITION, and one not led here
+ * NOT_LEADER_OR_FOLLOWER (share-partition state lives on the partition leader).
+ */
+import { ErrorCode } from '../../protocol/generated/errors.js';
+import { decodeAlterShareGroupOffsetsRequest, type AlterShareGroupOffsetsRequest } from '../../protocol/generated/messages/alter-share-group-offsets-request.js';
+import { encodeAlterShareGroupOffsetsResponse, type AlterShareGroupOffsetsResponseInput } from '../../protocol/generated/messages/alter-share-group-offsets-response.js';
+import type { ApiHandler } from '../../server/api-handler.js';
+import type { BrokerContext } from '../broker-context.js';
+import type { ShareGroups } from '../share-wiring.js';
+
+const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+
+export function alterShareGroupOffsetsHandler(ctx: BrokerContext, share: ShareGroups): ApiHandler<AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponseInput> {
+  return {
+    apiKey: 91,
+    minVersion: 0,
+    maxVersion: 0,
+    decode: decodeAlterShareGroupOffsetsRequest,
+    encode: encodeAlterShareGroupOffsetsResponse,
+    async handle(_rc, req) {
+      const existing = share.coordinator.describe(req.groupId);
+      if (existing !== undefined && existing.members.size > 0) {
+        return { errorCode: ErrorCode.NON_EMPTY_GROUP, errorMessage: `Share group ${req.groupId} is not empty.`, responses: [] };
+      }
+      share.coordinator.ensureGroup(req.groupId);
+      const replication = ctx.replicas.replication;
+      const writes: Promise<void>[] = [];
+      const response = {
+        errorCode: ErrorCode.NONE,
+        responses: req.topics.map((t) => {
+          const image = ctx.image.topic(t.topicName);
+          return {
+            topicName: t.topicName,
+            topicId: image?.topicId ?? ZERO_UUID,
+            partitions: t.partitions.map((p) => {
+              const part = image?.partitions[p.partitionIndex];
+              if (image === undefined || part === undefined) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+              if (replication !== null && part.leader !== ctx.nodeId) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
+              share.partitions.initSharePartition(req.groupId, image.topicId, p.partitionIndex, Number(p.startOffset), part.leaderEpoch);
+              writes.push(share.partitions.persist(req.groupId, image.topicId, p.partitionIndex, part.leaderEpoch));
+              return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE };
+            }),
+          };
+        }),
+      };
+      // Answered once the new start offsets are durable.
+      const failed = (await Promise.allSettled(writes)).some((w) => w.status === 'rejected');
+      return failed ? { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: 'The share-partition state could not be written.', responses: [] } : response;
+    },
+  };
+}

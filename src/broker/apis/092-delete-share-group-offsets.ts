@@ -1,0 +1,44 @@
+/**
+ * DeleteShareGroupOffsets (key 92), v0 (KIP-932): forgets an empty share group's state for whole
+ * topics, so the next fetch starts again at `share.auto.offset.reset`. An unknown group is
+ * GROUP_ID_NOT_FOUND, one with members NON_EMPTY_GROUP, an unknown topic
+ * UNKNOWN_TOPIC_OR_PARTITION.
+ */
+import { ErrorCode } from '../../protocol/generated/errors.js';
+import { decodeDeleteShareGroupOffsetsRequest, type DeleteShareGroupOffsetsRequest } from '../../protocol/generated/messages/delete-share-group-offsets-request.js';
+import { encodeDeleteShareGroupOffsetsResponse, type DeleteShareGroupOffsetsResponseInput } from '../../protocol/generated/messages/delete-share-group-offsets-response.js';
+import type { ApiHandler } from '../../server/api-handler.js';
+import type { BrokerContext } from '../broker-context.js';
+import type { ShareGroups } from '../share-wiring.js';
+
+const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+
+export function deleteShareGroupOffsetsHandler(ctx: BrokerContext, share: ShareGroups): ApiHandler<DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponseInput> {
+  return {
+    apiKey: 92,
+    minVersion: 0,
+    maxVersion: 0,
+    decode: decodeDeleteShareGroupOffsetsRequest,
+    encode: encodeDeleteShareGroupOffsetsResponse,
+    async handle(_rc, req) {
+      const g = share.coordinator.describe(req.groupId);
+      if (g === undefined) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${req.groupId} not found.`, responses: [] };
+      if (g.members.size > 0) return { errorCode: ErrorCode.NON_EMPTY_GROUP, errorMessage: `Share group ${req.groupId} is not empty.`, responses: [] };
+      const responses = [];
+      for (const t of req.topics) {
+        const image = ctx.image.topic(t.topicName);
+        if (image === undefined) {
+          responses.push({ topicName: t.topicName, topicId: ZERO_UUID, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
+          continue;
+        }
+        let errorCode: number = ErrorCode.NONE;
+        for (const h of share.partitions.sharePartitionsOf(req.groupId)) {
+          if (h.topicId !== image.topicId) continue;
+          await share.partitions.deleteSharePartition(req.groupId, h.topicId, h.partition).catch(() => (errorCode = ErrorCode.COORDINATOR_NOT_AVAILABLE));
+        }
+        responses.push({ topicName: t.topicName, topicId: image.topicId, errorCode });
+      }
+      return { errorCode: ErrorCode.NONE, responses };
+    },
+  };
+}

@@ -1,0 +1,83 @@
+/**
+ * Share groups on this node (KIP-932): the share group coordinator (membership and assignment)
+ * and the share-partition manager (share sessions and delivery state of the partitions led
+ * here), over the node's metadata image, logs and group configs.
+ */
+import { ConfigResourceType } from '../controller/metadata-image.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { ShareGroupCoordinator } from '../share/share-group-coordinator.js';
+import { SharePartitionManager, type ShareLogs, type SharePersister } from '../share/share-partition-manager.js';
+import { SHARE_GROUP_STATE, ShareCoordinator, shareStateKey } from '../share/share-coordinator.js';
+import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
+import type { BrokerContext } from './broker-context.js';
+import { groupConfigDefault } from './group-configs.js';
+
+export interface ShareGroups {
+  readonly coordinator: ShareGroupCoordinator;
+  readonly partitions: SharePartitionManager;
+  /** The group's effective value of a GROUP config key (its override, else the broker's key). */
+  groupConfig(groupId: string, key: string): string;
+  readonly state: ShareCoordinator;
+  close(): Promise<void>;
+}
+
+export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost): ShareGroups {
+  const groupConfig = (groupId: string, key: string): string =>
+    ctx.image.otherConfigs.get(ConfigResourceType.GROUP)?.get(groupId)?.get(key) ?? groupConfigDefault(ctx.configs, key) ?? '';
+  const logs: ShareLogs = {
+    async resolve(topicId, partition) {
+      const t = ctx.image.topicsById.get(topicId);
+      const p = t?.partitions[partition];
+      if (t === undefined) return { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, log: null, leaderId: -1, leaderEpoch: -1 };
+      if (p === undefined) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, log: null, leaderId: -1, leaderEpoch: -1 };
+      const replication = ctx.replicas.replication;
+      // Share-partitions live on the partition leader, as fetches are served there.
+      if (replication !== null && (p.leader !== ctx.nodeId || replication.fenced)) {
+        return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, log: null, leaderId: p.leader, leaderEpoch: p.leaderEpoch };
+      }
+      const log = ctx.replicas.getLog(t.name, partition) ?? (await ctx.replicas.ensureLog(t.name, partition));
+      if (!log) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, log: null, leaderId: p.leader, leaderEpoch: p.leaderEpoch };
+      return { errorCode: ErrorCode.NONE, log, leaderId: p.leader, leaderEpoch: p.leaderEpoch };
+    },
+    groupConfig,
+  };
+  const state = new ShareCoordinator(host, ctx.config.int('share.coordinator.state.topic.num.partitions'));
+  // This node's share-partitions keep their state with the share coordinator (__share_group_state).
+  // The state RPCs are not sent to other nodes yet: on a cluster, a share-partition whose state
+  // partition another node leads keeps its state in memory only (the topic is still created).
+  const local = (g: string, t: string, p: number): boolean => {
+    if (state.runtime.serves(state.runtime.partitionFor(shareStateKey(g, t, p)))) return true;
+    host.leadership?.ensureTopic(SHARE_GROUP_STATE, state.runtime.partitions);
+    return false;
+  };
+  const persister: SharePersister = {
+    read: async (g, t, p) => (local(g, t, p) ? state.readState(g, t, p) : null),
+    write: async (g, t, p, s) => (local(g, t, p) ? state.writeState(g, t, p, s) : undefined),
+    delete: async (g, t, p) => (local(g, t, p) ? state.deleteState(g, t, p) : undefined),
+  };
+  const partitions = new SharePartitionManager(logs, ctx.config.int('group.share.max.share.sessions'), persister);
+  const coordinator = new ShareGroupCoordinator(
+    {
+      topicId: (name) => ctx.image.topic(name)?.topicId,
+      topicName: (id) => ctx.image.topicsById.get(id)?.name,
+      partitionCount: (name) => ctx.image.topic(name)?.partitions.length,
+    },
+    {
+      sessionTimeoutMs: (g) => Number(groupConfig(g, 'share.session.timeout.ms')),
+      heartbeatIntervalMs: (g) => Number(groupConfig(g, 'share.heartbeat.interval.ms')),
+      maxSize: ctx.config.int('group.share.max.size'),
+    },
+    (groupId, memberId) => partitions.sessions.closeMember(groupId, memberId),
+  );
+  return {
+    coordinator,
+    partitions,
+    groupConfig,
+    state,
+    async close() {
+      coordinator.close();
+      partitions.close();
+      await state.close();
+    },
+  };
+}

@@ -1,0 +1,220 @@
+/**
+ * Share groups (KIP-932): membership by ShareGroupHeartbeat and the target assignment, as Kafka's
+ * GroupMetadataManager serves the share paths.
+ *
+ * - A member joins with epoch 0 (its id chosen by the client, required non-empty), heartbeats
+ *   with its current epoch, and leaves with -1. A member not heard from within
+ *   `group.share.session.timeout.ms` is removed. Every join, leave, subscription change or change
+ *   of the subscribed topics' partition counts bumps the group epoch and recomputes the
+ *   assignment.
+ * - Share partitions are never revoked (several members may hold one), so a member moves to the
+ *   new target at once: its epoch becomes the assignment epoch (Kafka's ShareGroupAssignmentBuilder).
+ * - The assignment is Kafka's SimpleAssignor for homogeneous subscriptions, per topic: with no more
+ *   members than partitions each partition goes to one member (round robin); with more members,
+ *   every member gets one partition and partitions are shared.
+ * - The assignment is sent on join, and afterwards only when it changed.
+ *
+ * Membership lives in memory on the group's coordinator.
+ */
+import { ErrorCode } from '../protocol/generated/errors.js';
+
+export interface ShareTopics {
+  topicId(name: string): string | undefined;
+  topicName(id: string): string | undefined;
+  partitionCount(name: string): number | undefined;
+}
+
+export interface ShareCoordinatorConfig {
+  sessionTimeoutMs(groupId: string): number;
+  heartbeatIntervalMs(groupId: string): number;
+  /** group.share.max.size */
+  readonly maxSize: number;
+}
+
+export interface ShareMember {
+  readonly memberId: string;
+  memberEpoch: number;
+  rackId: string | null;
+  clientId: string;
+  clientHost: string;
+  subscribedTopicNames: string[];
+  /** topic id → partitions */
+  assignment: Map<string, number[]>;
+  sentAssignment: string | null;
+  timer: ReturnType<typeof setTimeout> | null;
+}
+
+export interface ShareGroup {
+  readonly groupId: string;
+  groupEpoch: number;
+  assignmentEpoch: number;
+  readonly members: Map<string, ShareMember>;
+  /** The subscribed topics' partition counts the assignment was computed for. */
+  metadataKey: string;
+}
+
+export interface ShareHeartbeatRequest {
+  readonly groupId: string;
+  readonly memberId: string;
+  readonly memberEpoch: number;
+  readonly rackId: string | null;
+  readonly subscribedTopicNames: readonly string[] | null;
+  readonly clientId: string;
+  readonly clientHost: string;
+}
+
+export interface ShareHeartbeatResult {
+  errorCode: number;
+  errorMessage: string | null;
+  memberId: string | null;
+  memberEpoch: number;
+  heartbeatIntervalMs: number;
+  assignment: { topicId: string; partitions: number[] }[] | null;
+}
+
+export const SHARE_ASSIGNOR = 'simple';
+
+export class ShareGroupCoordinator {
+  readonly groups = new Map<string, ShareGroup>();
+
+  constructor(
+    private readonly topics: ShareTopics,
+    private readonly cfg: ShareCoordinatorConfig,
+    /** Told when a member leaves or is fenced, so its share sessions close and its records are released. */
+    private readonly onMemberRemoved: (groupId: string, memberId: string) => void = () => undefined,
+  ) {}
+
+  heartbeat(req: ShareHeartbeatRequest): ShareHeartbeatResult {
+    const fail = (errorCode: number, errorMessage: string): ShareHeartbeatResult => ({ errorCode, errorMessage, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null });
+    if (req.groupId === '') return fail(ErrorCode.INVALID_REQUEST, 'GroupId can not be empty.');
+    if (req.memberId === '') return fail(ErrorCode.INVALID_REQUEST, 'MemberId can not be empty.');
+    if (req.memberEpoch < -1) return fail(ErrorCode.INVALID_REQUEST, `MemberEpoch is invalid: ${req.memberEpoch}.`);
+    if (req.memberEpoch === 0 && (req.subscribedTopicNames === null || req.subscribedTopicNames.length === 0)) {
+      return fail(ErrorCode.INVALID_REQUEST, 'SubscribedTopicNames must be set in first request.');
+    }
+    const interval = this.cfg.heartbeatIntervalMs(req.groupId);
+    let group = this.groups.get(req.groupId);
+    if (req.memberEpoch === -1) {
+      const m = group?.members.get(req.memberId);
+      if (group === undefined || m === undefined) return fail(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${req.memberId} is not a member of group ${req.groupId}.`);
+      this.remove(group, m);
+      return { errorCode: 0, errorMessage: null, memberId: req.memberId, memberEpoch: -1, heartbeatIntervalMs: interval, assignment: null };
+    }
+    let member = group?.members.get(req.memberId);
+    if (req.memberEpoch > 0) {
+      if (group === undefined || member === undefined) return fail(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${req.memberId} is not a member of group ${req.groupId}.`);
+      if (req.memberEpoch !== member.memberEpoch) return fail(ErrorCode.FENCED_MEMBER_EPOCH, `The share group member has a smaller or larger member epoch (${req.memberEpoch}) than the one known by the group coordinator (${member.memberEpoch}).`);
+    }
+    if (group === undefined) {
+      group = { groupId: req.groupId, groupEpoch: 0, assignmentEpoch: 0, members: new Map(), metadataKey: '' };
+      this.groups.set(req.groupId, group);
+    }
+    let bump = false;
+    if (member === undefined) {
+      if (group.members.size >= this.cfg.maxSize) return fail(ErrorCode.GROUP_MAX_SIZE_REACHED, `The share group has reached its maximum capacity of ${this.cfg.maxSize} members.`);
+      member = { memberId: req.memberId, memberEpoch: 0, rackId: req.rackId, clientId: req.clientId, clientHost: req.clientHost, subscribedTopicNames: [], assignment: new Map(), sentAssignment: null, timer: null };
+      group.members.set(member.memberId, member);
+      bump = true;
+    }
+    if (req.memberEpoch === 0) member.sentAssignment = null;
+    if (req.rackId !== null) member.rackId = req.rackId;
+    if (req.subscribedTopicNames !== null) {
+      const names = [...new Set(req.subscribedTopicNames)].sort();
+      if (names.join('\0') !== member.subscribedTopicNames.join('\0')) {
+        member.subscribedTopicNames = names;
+        bump = true;
+      }
+    }
+    const metadataKey = this.metadataKeyOf(group);
+    if (bump || metadataKey !== group.metadataKey) {
+      group.groupEpoch++;
+      this.assign(group, metadataKey);
+    }
+    // The member learns the new epoch in this response; until then its previous one stays valid.
+    member.memberEpoch = group.assignmentEpoch;
+    this.touch(group, member);
+    const key = JSON.stringify([...member.assignment].sort());
+    const changed = key !== member.sentAssignment;
+    member.sentAssignment = key;
+    return {
+      errorCode: 0,
+      errorMessage: null,
+      memberId: member.memberId,
+      memberEpoch: member.memberEpoch,
+      heartbeatIntervalMs: interval,
+      assignment: changed ? [...member.assignment].map(([topicId, partitions]) => ({ topicId, partitions })) : null,
+    };
+  }
+
+  describe(groupId: string): ShareGroup | undefined {
+    return this.groups.get(groupId);
+  }
+
+  /** The group, created empty when unknown (AlterShareGroupOffsets may name a group before any member joins). */
+  ensureGroup(groupId: string): ShareGroup {
+    let g = this.groups.get(groupId);
+    if (g === undefined) {
+      g = { groupId, groupEpoch: 0, assignmentEpoch: 0, members: new Map(), metadataKey: '' };
+      this.groups.set(groupId, g);
+    }
+    return g;
+  }
+
+  /** Deletes an empty group (DeleteGroups): NON_EMPTY_GROUP while it has members. */
+  delete(groupId: string): number {
+    const g = this.groups.get(groupId);
+    if (g === undefined) return ErrorCode.GROUP_ID_NOT_FOUND;
+    if (g.members.size > 0) return ErrorCode.NON_EMPTY_GROUP;
+    this.groups.delete(groupId);
+    return ErrorCode.NONE;
+  }
+
+  close(): void {
+    for (const g of this.groups.values()) for (const m of g.members.values()) if (m.timer) clearTimeout(m.timer);
+  }
+
+  private touch(group: ShareGroup, m: ShareMember): void {
+    if (m.timer) clearTimeout(m.timer);
+    m.timer = setTimeout(() => {
+      if (group.members.get(m.memberId) === m) this.remove(group, m);
+    }, this.cfg.sessionTimeoutMs(group.groupId));
+    m.timer.unref();
+  }
+
+  private remove(group: ShareGroup, m: ShareMember): void {
+    if (m.timer) clearTimeout(m.timer);
+    group.members.delete(m.memberId);
+    group.groupEpoch++;
+    this.assign(group, this.metadataKeyOf(group));
+    this.onMemberRemoved(group.groupId, m.memberId);
+  }
+
+  private metadataKeyOf(group: ShareGroup): string {
+    const names = new Set<string>();
+    for (const m of group.members.values()) for (const n of m.subscribedTopicNames) names.add(n);
+    return [...names].sort().map((n) => `${n}:${this.topics.topicId(n) ?? ''}:${this.topics.partitionCount(n) ?? 0}`).join(',');
+  }
+
+  /** Kafka's SimpleAssignor (homogeneous case), topic by topic over the members subscribed to it. */
+  private assign(group: ShareGroup, metadataKey: string): void {
+    group.metadataKey = metadataKey;
+    group.assignmentEpoch = group.groupEpoch;
+    const members = [...group.members.values()].sort((a, b) => (a.memberId < b.memberId ? -1 : a.memberId > b.memberId ? 1 : 0));
+    for (const m of members) m.assignment = new Map();
+    const topicNames = new Set<string>();
+    for (const m of members) for (const n of m.subscribedTopicNames) topicNames.add(n);
+    for (const name of [...topicNames].sort()) {
+      const id = this.topics.topicId(name);
+      const count = this.topics.partitionCount(name) ?? 0;
+      if (id === undefined || count === 0) continue;
+      const subs = members.filter((m) => m.subscribedTopicNames.includes(name));
+      const give = (m: ShareMember, p: number): void => {
+        const list = m.assignment.get(id) ?? [];
+        list.push(p);
+        m.assignment.set(id, list);
+      };
+      if (subs.length <= count) for (let p = 0; p < count; p++) give(subs[p % subs.length]!, p);
+      else subs.forEach((m, i) => give(m, i % count));
+    }
+  }
+}

@@ -1,0 +1,270 @@
+/**
+ * KIP-932 share groups over raw sockets to a real node: what ApiVersions advertises, the
+ * ShareGroupHeartbeat member-epoch rules and the simple assignor, share sessions on ShareFetch and
+ * ShareAcknowledge, acquisition returning the stored batches unchanged, RELEASE redelivery up to
+ * `share.delivery.count.limit` and then ARCHIVED (the start offset moves past), acknowledgements
+ * by a member that does not hold the records, and Describe/Alter/DeleteShareGroupOffsets.
+ */
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
+import { encodeAlterShareGroupOffsetsRequest } from '../../src/protocol/generated/messages/alter-share-group-offsets-request.js';
+import { decodeAlterShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/alter-share-group-offsets-response.js';
+import { encodeApiVersionsRequest } from '../../src/protocol/generated/messages/api-versions-request.js';
+import { decodeApiVersionsResponse } from '../../src/protocol/generated/messages/api-versions-response.js';
+import { encodeCreateTopicsRequest } from '../../src/protocol/generated/messages/create-topics-request.js';
+import { decodeCreateTopicsResponse } from '../../src/protocol/generated/messages/create-topics-response.js';
+import { encodeDeleteShareGroupOffsetsRequest } from '../../src/protocol/generated/messages/delete-share-group-offsets-request.js';
+import { decodeDeleteShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/delete-share-group-offsets-response.js';
+import { encodeDescribeShareGroupOffsetsRequest } from '../../src/protocol/generated/messages/describe-share-group-offsets-request.js';
+import { decodeDescribeShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/describe-share-group-offsets-response.js';
+import { encodeIncrementalAlterConfigsRequest } from '../../src/protocol/generated/messages/incremental-alter-configs-request.js';
+import { decodeIncrementalAlterConfigsResponse } from '../../src/protocol/generated/messages/incremental-alter-configs-response.js';
+import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
+import { decodeProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
+import { encodeShareAcknowledgeRequest, type ShareAcknowledgeRequestInput } from '../../src/protocol/generated/messages/share-acknowledge-request.js';
+import { decodeShareAcknowledgeResponse } from '../../src/protocol/generated/messages/share-acknowledge-response.js';
+import { encodeShareFetchRequest, type ShareFetchRequestInput } from '../../src/protocol/generated/messages/share-fetch-request.js';
+import { decodeShareFetchResponse } from '../../src/protocol/generated/messages/share-fetch-response.js';
+import { encodeShareGroupDescribeRequest } from '../../src/protocol/generated/messages/share-group-describe-request.js';
+import { decodeShareGroupDescribeResponse } from '../../src/protocol/generated/messages/share-group-describe-response.js';
+import { encodeShareGroupHeartbeatRequest, type ShareGroupHeartbeatRequestInput } from '../../src/protocol/generated/messages/share-group-heartbeat-request.js';
+import { decodeShareGroupHeartbeatResponse } from '../../src/protocol/generated/messages/share-group-heartbeat-response.js';
+import { buildRecordBatch } from '../../src/protocol/records.js';
+import { encodeInitializeShareGroupStateRequest } from '../../src/protocol/generated/messages/initialize-share-group-state-request.js';
+import { decodeInitializeShareGroupStateResponse } from '../../src/protocol/generated/messages/initialize-share-group-state-response.js';
+import { encodeReadShareGroupStateRequest } from '../../src/protocol/generated/messages/read-share-group-state-request.js';
+import { decodeReadShareGroupStateResponse } from '../../src/protocol/generated/messages/read-share-group-state-response.js';
+import { encodeWriteShareGroupStateRequest } from '../../src/protocol/generated/messages/write-share-group-state-request.js';
+import { decodeWriteShareGroupStateResponse } from '../../src/protocol/generated/messages/write-share-group-state-response.js';
+import { encodeDeleteShareGroupStateRequest } from '../../src/protocol/generated/messages/delete-share-group-state-request.js';
+import { decodeDeleteShareGroupStateResponse } from '../../src/protocol/generated/messages/delete-share-group-state-response.js';
+import { startNode, type RunningNode } from '../helpers/node.js';
+import { WireClient } from './wire.js';
+
+let node: RunningNode;
+let c: WireClient;
+const topicIds = new Map<string, string>();
+
+async function createTopic(name: string, numPartitions: number): Promise<void> {
+  const r = decodeCreateTopicsResponse(await c.call(19, 7, (w) => encodeCreateTopicsRequest(w, { topics: [{ name, numPartitions, replicationFactor: 1 }], timeoutMs: 5000 }, 7)), 7);
+  expect(r.topics[0]!.errorCode).toBe(0);
+  topicIds.set(name, r.topics[0]!.topicId);
+}
+
+async function groupConfig(group: string, configs: Record<string, string>): Promise<void> {
+  const r = decodeIncrementalAlterConfigsResponse(
+    await c.call(44, 1, (w) =>
+      encodeIncrementalAlterConfigsRequest(w, { resources: [{ resourceType: 32, resourceName: group, configs: Object.entries(configs).map(([name, value]) => ({ name, configOperation: 0, value })) }], validateOnly: false }, 1),
+    ),
+    1,
+  );
+  expect(r.responses[0]!.errorCode).toBe(0);
+}
+
+/** Produces `batches` batches of 3 records each to partition 0 and returns the batches sent. */
+async function produce(topic: string, batches: number): Promise<Buffer[]> {
+  const sent: Buffer[] = [];
+  for (let b = 0; b < batches; b++) {
+    const batch = buildRecordBatch({ records: [0, 1, 2].map((i) => ({ value: Buffer.from(`b${b}-${i}`) })) });
+    const r = decodeProduceResponse(await c.call(0, 11, (w) => encodeProduceRequest(w, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: 0, records: batch }] }] }, 11)), 11);
+    expect(r.responses[0]!.partitionResponses[0]!.errorCode).toBe(0);
+    sent.push(batch);
+  }
+  return sent;
+}
+
+const heartbeat = async (req: ShareGroupHeartbeatRequestInput) => decodeShareGroupHeartbeatResponse(await c.call(76, 1, (w) => encodeShareGroupHeartbeatRequest(w, req, 1)), 1);
+const shareFetch = async (req: ShareFetchRequestInput, v = 1) => decodeShareFetchResponse(await c.call(78, v, (w) => encodeShareFetchRequest(w, { maxWaitMs: 0, minBytes: 1, maxRecords: 500, batchSize: 500, ...req }, v)), v);
+const shareAck = async (req: ShareAcknowledgeRequestInput) => decodeShareAcknowledgeResponse(await c.call(79, 1, (w) => encodeShareAcknowledgeRequest(w, req, 1)), 1);
+const describeOffsets = async (groupId: string, topic: string) =>
+  decodeDescribeShareGroupOffsetsResponse(await c.call(90, 1, (w) => encodeDescribeShareGroupOffsetsRequest(w, { groups: [{ groupId, topics: [{ topicName: topic, partitions: [0] }] }] }, 1)), 1).groups[0]!;
+
+beforeAll(async () => {
+  node = await startNode({ overrides: { 'num.partitions': 1 } });
+  c = await WireClient.connect(node.port);
+  await createTopic('share-hb', 2);
+  await createTopic('share-fetch', 1);
+  await createTopic('share-offsets', 1);
+  await createTopic('share-restart', 1);
+}, 180_000);
+afterAll(async () => {
+  c?.close();
+  await node?.destroy();
+  // A restarted node reuses its directory, which destroy() then leaves behind.
+  if (node !== undefined) rmSync(node.dataDir, { recursive: true, force: true });
+});
+
+describe('share group APIs', () => {
+  it('advertises ShareGroupHeartbeat/Describe v1, ShareFetch/ShareAcknowledge v1-2 and share.version 1', async () => {
+    const res = decodeApiVersionsResponse(await c.call(18, 4, (w) => encodeApiVersionsRequest(w, { clientSoftwareName: 'wire-test', clientSoftwareVersion: '1.0' }, 4)), 4);
+    const range = new Map(res.apiKeys.map((k) => [k.apiKey, `${k.minVersion}-${k.maxVersion}`]));
+    expect([76, 77, 78, 79, 90, 91, 92].map((k) => range.get(k))).toEqual(['1-1', '1-1', '1-2', '1-2', '0-1', '0-0', '0-0']);
+    expect(res.finalizedFeatures).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'share.version', minVersionLevel: 1, maxVersionLevel: 1 })]));
+  });
+
+  it('ShareGroupHeartbeat: member ids, epochs, the simple assignor, leave', async () => {
+    const g = 'hb-group';
+    expect((await heartbeat({ groupId: g, memberId: '', memberEpoch: 0, subscribedTopicNames: ['share-hb'] })).errorCode).toBe(ErrorCode.INVALID_REQUEST);
+    expect((await heartbeat({ groupId: g, memberId: 'm1', memberEpoch: 0, subscribedTopicNames: null })).errorCode).toBe(ErrorCode.INVALID_REQUEST);
+    expect((await heartbeat({ groupId: g, memberId: 'nobody', memberEpoch: 3, subscribedTopicNames: null })).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+    const id = topicIds.get('share-hb')!;
+    const a = await heartbeat({ groupId: g, memberId: 'm-a', memberEpoch: 0, subscribedTopicNames: ['share-hb'] });
+    expect(a).toMatchObject({ errorCode: 0, memberId: 'm-a', memberEpoch: 1, heartbeatIntervalMs: 5000, assignment: { topicPartitions: [{ topicId: id, partitions: [0, 1] }] } });
+    expect((await heartbeat({ groupId: g, memberId: 'm-a', memberEpoch: 7, subscribedTopicNames: null })).errorCode).toBe(ErrorCode.FENCED_MEMBER_EPOCH);
+    const b = await heartbeat({ groupId: g, memberId: 'm-b', memberEpoch: 0, subscribedTopicNames: ['share-hb'] });
+    expect(b).toMatchObject({ errorCode: 0, memberEpoch: 2, assignment: { topicPartitions: [{ topicId: id, partitions: [1] }] } });
+    // m-a still holds epoch 1; its next heartbeat moves it to 2 with its new share.
+    const a2 = await heartbeat({ groupId: g, memberId: 'm-a', memberEpoch: 1, subscribedTopicNames: null });
+    expect(a2).toMatchObject({ errorCode: 0, memberEpoch: 2, assignment: { topicPartitions: [{ topicId: id, partitions: [0] }] } });
+    // Unchanged since: no assignment is sent.
+    expect((await heartbeat({ groupId: g, memberId: 'm-a', memberEpoch: 2, subscribedTopicNames: null })).assignment).toBeNull();
+    // A third member on two partitions shares one of them.
+    const m3 = await heartbeat({ groupId: g, memberId: 'm-c', memberEpoch: 0, subscribedTopicNames: ['share-hb'] });
+    expect(m3.assignment?.topicPartitions[0]?.partitions).toEqual([0]);
+
+    const d = decodeShareGroupDescribeResponse(await c.call(77, 1, (w) => encodeShareGroupDescribeRequest(w, { groupIds: [g, 'no-such-share-group'], includeAuthorizedOperations: false }, 1)), 1);
+    expect(d.groups[0]).toMatchObject({ errorCode: 0, groupState: 'Stable', groupEpoch: 3, assignmentEpoch: 3, assignorName: 'simple' });
+    expect(d.groups[0]!.members.map((m) => m.memberId).sort()).toEqual(['m-a', 'm-b', 'm-c']);
+    expect(d.groups[1]).toMatchObject({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, groupState: 'Dead' });
+
+    for (const m of ['m-a', 'm-b', 'm-c']) {
+      expect(await heartbeat({ groupId: g, memberId: m, memberEpoch: -1, subscribedTopicNames: null })).toMatchObject({ errorCode: 0, memberEpoch: -1 });
+    }
+    const empty = decodeShareGroupDescribeResponse(await c.call(77, 1, (w) => encodeShareGroupDescribeRequest(w, { groupIds: [g], includeAuthorizedOperations: false }, 1)), 1);
+    expect(empty.groups[0]).toMatchObject({ groupState: 'Empty', members: [] });
+  });
+
+  it('ShareFetch acquires stored batches, RELEASE redelivers up to the delivery count limit, then the records are archived', async () => {
+    const g = 'fetch-group';
+    const topicId = topicIds.get('share-fetch')!;
+    await groupConfig(g, { 'share.auto.offset.reset': 'earliest', 'share.delivery.count.limit': '2' });
+    const sent = await produce('share-fetch', 2);
+    for (const m of ['f1', 'f2']) expect((await heartbeat({ groupId: g, memberId: m, memberEpoch: 0, subscribedTopicNames: ['share-fetch'] })).errorCode).toBe(0);
+    const part = (acks: { firstOffset: bigint; lastOffset: bigint; acknowledgeTypes: number[] }[] = []) => [{ topicId, partitions: [{ partitionIndex: 0, acknowledgementBatches: acks }] }];
+
+    // No session yet: an incremental request, and acknowledgements on epoch 0, are refused.
+    expect((await shareFetch({ groupId: g, memberId: 'f1', shareSessionEpoch: 4, topics: part() })).errorCode).toBe(ErrorCode.SHARE_SESSION_NOT_FOUND);
+    expect((await shareAck({ groupId: g, memberId: 'f1', shareSessionEpoch: 0, topics: [] })).errorCode).toBe(ErrorCode.INVALID_SHARE_SESSION_EPOCH);
+
+    const first = await shareFetch({ groupId: g, memberId: 'f1', shareSessionEpoch: 0, topics: part() });
+    expect(first.errorCode).toBe(0);
+    expect(first.acquisitionLockTimeoutMs).toBe(30000);
+    const p = first.responses[0]!.partitions[0]!;
+    expect(p.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 0n, lastOffset: 5n, deliveryCount: 1 })]);
+    // The stored batches as produced: only baseOffset and partitionLeaderEpoch (before the CRC) were set by the log.
+    const n0 = sent[0]!.length;
+    expect(p.records!.length).toBe(n0 + sent[1]!.length);
+    expect(p.records!.subarray(16, n0).equals(sent[0]!.subarray(16))).toBe(true);
+    expect(p.records!.subarray(n0 + 16).equals(sent[1]!.subarray(16))).toBe(true);
+    expect(p.records!.readBigInt64BE(n0)).toBe(3n);
+
+    // Another member holds nothing: its acknowledgement is INVALID_RECORD_STATE and changes nothing.
+    await shareFetch({ groupId: g, memberId: 'f2', shareSessionEpoch: 0, topics: part() });
+    const foreign = await shareAck({ groupId: g, memberId: 'f2', shareSessionEpoch: 1, topics: [{ topicId, partitions: [{ partitionIndex: 0, acknowledgementBatches: [{ firstOffset: 0n, lastOffset: 5n, acknowledgeTypes: [1] }] }] }] });
+    expect(foreign.responses[0]!.partitions[0]!.errorCode).toBe(ErrorCode.INVALID_RECORD_STATE);
+    expect(await shareAck({ groupId: g, memberId: 'f1', shareSessionEpoch: 3, topics: [] })).toMatchObject({ errorCode: ErrorCode.INVALID_SHARE_SESSION_EPOCH });
+
+    // ACCEPT 0-1, REJECT 2, RELEASE 3-5: 3-5 come back with delivery count 2.
+    const second = await shareFetch({ groupId: g, memberId: 'f1', shareSessionEpoch: 1, topics: part([{ firstOffset: 0n, lastOffset: 5n, acknowledgeTypes: [1, 1, 3, 2, 2, 2] }]) });
+    const p2 = second.responses[0]!.partitions[0]!;
+    expect(p2.acknowledgeErrorCode).toBe(0);
+    expect(p2.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 3n, lastOffset: 5n, deliveryCount: 2 })]);
+    expect((await describeOffsets(g, 'share-fetch')).topics[0]!.partitions[0]).toMatchObject({ startOffset: 3n, lag: 3n });
+
+    // Released at the limit (2 deliveries): archived, never delivered again; the start offset passes them.
+    const third = await shareFetch({ groupId: g, memberId: 'f1', shareSessionEpoch: 2, topics: part([{ firstOffset: 3n, lastOffset: 5n, acknowledgeTypes: [2] }]) });
+    expect(third.responses[0]!.partitions[0]!.acquiredRecords).toEqual([]);
+    expect((await describeOffsets(g, 'share-fetch')).topics[0]!.partitions[0]).toMatchObject({ startOffset: 6n, lag: 0n });
+
+    // Closing the session with a final ShareAcknowledge; the session is gone afterwards.
+    expect((await shareAck({ groupId: g, memberId: 'f1', shareSessionEpoch: -1, topics: [] })).errorCode).toBe(0);
+    expect((await shareFetch({ groupId: g, memberId: 'f1', shareSessionEpoch: 4, topics: part() })).errorCode).toBe(ErrorCode.SHARE_SESSION_NOT_FOUND);
+  });
+
+  it('ShareFetch v2 record_limit acquires exactly MaxRecords, inside a batch', async () => {
+    const g = 'limit-group';
+    const topicId = topicIds.get('share-fetch')!;
+    await groupConfig(g, { 'share.auto.offset.reset': 'earliest' });
+    const r = await shareFetch({ groupId: g, memberId: 'l1', shareSessionEpoch: 0, maxRecords: 2, shareAcquireMode: 1, topics: [{ topicId, partitions: [{ partitionIndex: 0 }] }] }, 2);
+    expect(r.responses[0]!.partitions[0]!.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 0n, lastOffset: 1n, deliveryCount: 1 })]);
+    const r2 = await shareFetch({ groupId: g, memberId: 'l1', shareSessionEpoch: 1, maxRecords: 2, shareAcquireMode: 1, topics: [] }, 2);
+    expect(r2.responses[0]!.partitions[0]!.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 2n, lastOffset: 3n })]);
+  });
+
+  it('Alter/Describe/DeleteShareGroupOffsets move and forget the start offset of an empty group', async () => {
+    const g = 'offsets-group';
+    const topicId = topicIds.get('share-offsets')!;
+    await produce('share-offsets', 2);
+    expect(await heartbeat({ groupId: g, memberId: 'o1', memberEpoch: 0, subscribedTopicNames: ['share-offsets'] })).toMatchObject({ errorCode: 0 });
+    const alter = (start: bigint) =>
+      c.call(91, 0, (w) => encodeAlterShareGroupOffsetsRequest(w, { groupId: g, topics: [{ topicName: 'share-offsets', partitions: [{ partitionIndex: 0, startOffset: start }] }] }, 0)).then((r) => decodeAlterShareGroupOffsetsResponse(r, 0));
+    expect((await alter(4n)).errorCode).toBe(ErrorCode.NON_EMPTY_GROUP);
+    await heartbeat({ groupId: g, memberId: 'o1', memberEpoch: -1, subscribedTopicNames: null });
+    expect((await alter(4n)).responses[0]!.partitions[0]!.errorCode).toBe(0);
+    expect((await describeOffsets(g, 'share-offsets')).topics[0]!.partitions[0]).toMatchObject({ startOffset: 4n, lag: 2n });
+    const f = await shareFetch({ groupId: g, memberId: 'o2', shareSessionEpoch: 0, topics: [{ topicId, partitions: [{ partitionIndex: 0 }] }] });
+    expect(f.responses[0]!.partitions[0]!.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 4n, lastOffset: 5n })]);
+    await shareAck({ groupId: g, memberId: 'o2', shareSessionEpoch: -1, topics: [] });
+    const del = decodeDeleteShareGroupOffsetsResponse(await c.call(92, 0, (w) => encodeDeleteShareGroupOffsetsRequest(w, { groupId: g, topics: [{ topicName: 'share-offsets' }, { topicName: 'no-such-topic' }] }, 0)), 0);
+    expect(del.responses.map((t) => t.errorCode)).toEqual([0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
+    expect((await describeOffsets(g, 'share-offsets')).topics[0]!.partitions[0]).toMatchObject({ startOffset: -1n });
+    const unknown = decodeDescribeShareGroupOffsetsResponse(await c.call(90, 1, (w) => encodeDescribeShareGroupOffsetsRequest(w, { groups: [{ groupId: 'never-seen', topics: null }] }, 1)), 1);
+    expect(unknown.groups[0]!.errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
+  });
+
+  it('keeps the start offset, acknowledgements and delivery counts across a node restart (__share_group_state)', async () => {
+    const g = 'restart-group';
+    const topicId = topicIds.get('share-restart')!;
+    await groupConfig(g, { 'share.auto.offset.reset': 'earliest' });
+    await produce('share-restart', 3);
+    expect((await heartbeat({ groupId: g, memberId: 'r1', memberEpoch: 0, subscribedTopicNames: ['share-restart'] })).errorCode).toBe(0);
+    const f = await shareFetch({ groupId: g, memberId: 'r1', shareSessionEpoch: 0, topics: [{ topicId, partitions: [{ partitionIndex: 0 }] }] });
+    expect(f.responses[0]!.partitions[0]!.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 0n, lastOffset: 8n, deliveryCount: 1 })]);
+    // Accept 0-2, reject 3, release 4-5; 6-8 stay acquired when the node stops.
+    const ack = await shareAck({ groupId: g, memberId: 'r1', shareSessionEpoch: 1, topics: [{ topicId, partitions: [{ partitionIndex: 0, acknowledgementBatches: [{ firstOffset: 0n, lastOffset: 5n, acknowledgeTypes: [1, 1, 1, 3, 2, 2] }] }] }] });
+    expect(ack.responses[0]!.partitions[0]!.errorCode).toBe(0);
+
+    c.close();
+    node = await node.restart();
+    c = await WireClient.connect(node.port);
+
+    expect((await describeOffsets(g, 'share-restart')).errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
+    expect((await heartbeat({ groupId: g, memberId: 'r2', memberEpoch: 0, subscribedTopicNames: ['share-restart'] })).errorCode).toBe(0);
+    expect((await describeOffsets(g, 'share-restart')).topics[0]!.partitions[0]).toMatchObject({ startOffset: 4n });
+    const again = await shareFetch({ groupId: g, memberId: 'r2', shareSessionEpoch: 0, topics: [{ topicId, partitions: [{ partitionIndex: 0 }] }] });
+    // 4-8 come back as second deliveries (released, or acquired when the node stopped); 0-3 never again.
+    expect(again.responses[0]!.partitions[0]!.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 4n, lastOffset: 8n, deliveryCount: 2 })]);
+  });
+
+  it('serves Initialize/Read/Write/DeleteShareGroupState with state and leader epoch fencing', async () => {
+    const groupId = 'state-rpc-group';
+    const topicId = '11111111-2222-3333-4444-555555555555';
+    const init = async (stateEpoch: number, startOffset: bigint) =>
+      decodeInitializeShareGroupStateResponse(await c.call(83, 0, (w) => encodeInitializeShareGroupStateRequest(w, { groupId, topics: [{ topicId, partitions: [{ partition: 3, stateEpoch, startOffset }] }] }, 0)), 0).results[0]!.partitions[0]!.errorCode;
+    const read = async () =>
+      decodeReadShareGroupStateResponse(await c.call(84, 0, (w) => encodeReadShareGroupStateRequest(w, { groupId, topics: [{ topicId, partitions: [{ partition: 3, leaderEpoch: 0 }] }] }, 0)), 0).results[0]!.partitions[0]!;
+    const write = async (stateEpoch: number, leaderEpoch: number) =>
+      decodeWriteShareGroupStateResponse(
+        await c.call(85, 1, (w) =>
+          encodeWriteShareGroupStateRequest(w, { groupId, topics: [{ topicId, partitions: [{ partition: 3, stateEpoch, leaderEpoch, startOffset: 12n, stateBatches: [{ firstOffset: 12n, lastOffset: 14n, deliveryState: 2, deliveryCount: 1 }, { firstOffset: 15n, lastOffset: 15n, deliveryState: 0, deliveryCount: 3 }] }] }] }, 1),
+        ),
+        1,
+      ).results[0]!.partitions[0]!.errorCode;
+    expect(await read()).toMatchObject({ errorCode: 0, stateEpoch: 0, startOffset: -1n, stateBatches: [] });
+    expect(await init(1, 10n)).toBe(0);
+    expect(await init(1, 10n)).toBe(ErrorCode.FENCED_STATE_EPOCH);
+    expect(await read()).toMatchObject({ stateEpoch: 1, startOffset: 10n, stateBatches: [] });
+    expect(await write(1, 4)).toBe(0);
+    expect(await write(0, 4)).toBe(ErrorCode.FENCED_STATE_EPOCH);
+    expect(await write(1, 3)).toBe(ErrorCode.FENCED_LEADER_EPOCH);
+    expect(await read()).toMatchObject({
+      stateEpoch: 1,
+      startOffset: 12n,
+      stateBatches: [expect.objectContaining({ firstOffset: 12n, lastOffset: 14n, deliveryState: 2, deliveryCount: 1 }), expect.objectContaining({ firstOffset: 15n, lastOffset: 15n, deliveryState: 0, deliveryCount: 3 })],
+    });
+    const del = decodeDeleteShareGroupStateResponse(await c.call(86, 0, (w) => encodeDeleteShareGroupStateRequest(w, { groupId, topics: [{ topicId, partitions: [{ partition: 3 }] }] }, 0)), 0);
+    expect(del.results[0]!.partitions[0]!.errorCode).toBe(0);
+    expect(await read()).toMatchObject({ stateEpoch: 0, startOffset: -1n });
+  });
+});
