@@ -3,7 +3,7 @@
  * read back by name (v9) and a commit by name by id, an unknown id answers UNKNOWN_TOPIC_ID, a
  * partition past the topic's count UNKNOWN_TOPIC_OR_PARTITION, and a fetch of every topic names
  * them by id. Used against a Fjord node (test/broker/offsets-v10.test.ts) and against Apache
- * Kafka 4.4 by the differential runner (test/interop/kafka-44-offsets-v10.test.ts).
+ * Kafka 4.4 by the differential runner (test/interop/kafka-44-protocol.test.ts).
  */
 import { expect } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';

@@ -1,7 +1,7 @@
 /**
  * OffsetCommit v10 and OffsetFetch v10 (topics by id) against a real node over raw requests:
  * commits by id and by name read back by the other version, UNKNOWN_TOPIC_ID for an unknown id.
- * The same exchange runs against Apache Kafka 4.4 in test/interop/kafka-44-offsets-v10.test.ts.
+ * The same exchange runs against Apache Kafka 4.4 in test/interop/kafka-44-protocol.test.ts.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { encodeOffsetFetchRequest } from '../../src/protocol/generated/messages/offset-fetch-request.js';

@@ -3,7 +3,7 @@
  * when `transaction.version` is finalized at 2: no AddPartitionsToTxn or AddOffsetsToTxn, Produce
  * v12 and TxnOffsetCommit v5 add the partitions themselves, EndTxn v5 bumps the epoch and returns
  * it. Used against a Fjord node (test/broker/txn-v2.test.ts) and against Apache Kafka 4.4 by the
- * differential runner (test/interop/kafka-44-txn-v2.test.ts), so both are asked the same.
+ * differential runner (test/interop/kafka-44-protocol.test.ts), so both are asked the same.
  */
 import { expect } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';

@@ -4,7 +4,7 @@
  * AddPartitionsToTxn/AddOffsetsToTxn, EndTxn v5 bumping and returning the epoch, the old epoch
  * fenced (INVALID_PRODUCER_EPOCH) once the markers carry the new one, and the V2 retry of an
  * EndTxn answered. The same exchange runs against Apache Kafka 4.4 in
- * test/interop/kafka-44-txn-v2.test.ts.
+ * test/interop/kafka-44-protocol.test.ts.
  */
 import { afterAll, beforeAll, it } from 'vitest';
 import { startNode, type RunningNode } from '../helpers/node.js';
