@@ -38,7 +38,8 @@ export async function startMirrorTestServer(brokerConfig: Record<string, string>
   const mirror = await createMirrorApiHandlers(host);
   const registry = new ApiRegistry();
   let port = 0;
-  registry.register(apiVersionsHandler({ registry } as unknown as BrokerContext) as ApiHandler);
+  // ApiVersions reads only the registry and, for its features, whether the node is distributed and the metadata offset.
+  registry.register(apiVersionsHandler({ registry, cluster: { distributed: false }, image: { offset: 0 } } as unknown as BrokerContext) as ApiHandler);
   const metadata: ApiHandler<MetadataRequest, MetadataResponseInput> = {
     apiKey: 3,
     minVersion: 12,
