@@ -13,6 +13,7 @@ import type { ProducerIdManager } from '../controller/producer-ids.js';
 import type { ReplicaManager } from './replica-manager.js';
 import type { BrokerQuotas } from '../quota/broker-quotas.js';
 import type { BrokerListeners } from '../server/listener-set.js';
+import type { InterBrokerSecurity } from '../client/inter-broker-security.js';
 
 export interface ProduceGuard {
   /** false → READ_ONLY_TOPIC (a mirror topic that is not STOPPED, KIP-1279). */
@@ -50,6 +51,8 @@ export interface BrokerContext {
   /** The advertised address of this node (first advertised listener). */
   readonly host: string;
   readonly port: number;
+  /** How this node connects to the others' inter-broker listener (TLS, SASL login), as a client. */
+  readonly interBrokerSecurity: InterBrokerSecurity;
   /** Client quotas: byte rates, request time and controller mutations (src/quota). */
   readonly quotas: BrokerQuotas;
   /** The listeners' TLS, for AlterConfigs of `listener.name.<l>.ssl.*` keys; null until they are open. */

@@ -43,6 +43,7 @@ export function createMirrorHost(ctx: BrokerContext, coordinatorHost: Coordinato
       return ctx.port;
     },
     clusterId: ctx.clusterId,
+    interBrokerSecurity: ctx.interBrokerSecurity,
     metadataOffset: () => ctx.image.offset,
     topicNames: () => [...ctx.image.topicsByName.keys()],
     leaderEpoch: (topic, partition) => ctx.image.topic(topic)?.partitions[partition]?.leaderEpoch,

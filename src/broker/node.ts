@@ -5,7 +5,6 @@
  * accepting → answer in-flight requests → coordinators → flush and close logs → clean-shutdown
  * marker → metadata log).
  */
-import { setInterBrokerSecurity } from '../client/broker-clients.js';
 import { PLAINTEXT_INTER_BROKER, interBrokerSecurity } from '../client/inter-broker-security.js';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -96,7 +95,6 @@ export class BrokerNode {
     // Node-to-node connections use the inter-broker listener's security; only a cluster makes
     // them, so a node alone is not asked for inter-broker credentials.
     const interBroker = config.get('metadata.etcd.endpoints') ? interBrokerSecurity(config, plan) : PLAINTEXT_INTER_BROKER;
-    setInterBrokerSecurity(interBroker);
     const authorizer = authorizerFromConfig(config);
     const metricsListener = config.get('metrics.listener') ?? null;
     if (metricsListener) parseMetricsListener(metricsListener); // refuse a bad value before opening anything
@@ -184,6 +182,7 @@ export class BrokerNode {
         return listeners;
       },
       host: advertised.advertisedHost,
+      interBrokerSecurity: interBroker,
       get port() {
         return listeners?.interBroker.port ?? advertised.advertisedPort;
       },

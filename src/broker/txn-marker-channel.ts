@@ -24,7 +24,7 @@ export class TxnMarkerChannel {
   private readonly clients: BrokerClients;
 
   constructor(private readonly ctx: BrokerContext) {
-    this.clients = new BrokerClients(`fjord-txn-markers-${ctx.nodeId}`);
+    this.clients = new BrokerClients(`fjord-txn-markers-${ctx.nodeId}`, ctx.interBrokerSecurity);
   }
 
   /** Writes `marker` on `topic`-`partition` through its leader `leaderId`; resolves to that partition's error code. */

@@ -4,24 +4,11 @@
  * destination broker. A node that moved to another address, or whose call failed for want of a
  * connection, gets a fresh client on its next call.
  *
- * Every client connects with the node's inter-broker security (./inter-broker-security.ts): the
- * one given, else the one the node set for this process with `setInterBrokerSecurity` at start
- * (a `fjord start` process is one node; nodes sharing a process share it).
+ * Every client connects with the node's inter-broker security (./inter-broker-security.ts), which
+ * the node passes in: several nodes in one process each keep their own.
  */
-import { PLAINTEXT_INTER_BROKER, type InterBrokerSecurity } from './inter-broker-security.js';
+import type { InterBrokerSecurity } from './inter-broker-security.js';
 import { KafkaClient } from './kafka-client.js';
-
-let processSecurity: InterBrokerSecurity = PLAINTEXT_INTER_BROKER;
-
-/** Sets the inter-broker security of this process's node (called once the listeners are planned). */
-export function setInterBrokerSecurity(security: InterBrokerSecurity): void {
-  processSecurity = security;
-}
-
-/** The inter-broker security of this process's node. */
-export function currentInterBrokerSecurity(): InterBrokerSecurity {
-  return processSecurity;
-}
 
 export class BrokerClients {
   private readonly clients = new Map<number, { endpoint: string; client: KafkaClient }>();
@@ -29,8 +16,8 @@ export class BrokerClients {
   /** `requestTimeoutMs`: Kafka's request.timeout.ms default unless the caller needs another. */
   constructor(
     private readonly clientId: string,
+    private readonly security: InterBrokerSecurity,
     private readonly requestTimeoutMs = 30_000,
-    private readonly security: () => InterBrokerSecurity = currentInterBrokerSecurity,
   ) {}
 
   /** The client for node `nodeId` at `host:port`. */
@@ -39,7 +26,7 @@ export class BrokerClients {
     let entry = this.clients.get(nodeId);
     if (entry === undefined || entry.endpoint !== endpoint) {
       entry?.client.close();
-      entry = { endpoint, client: new KafkaClient({ ...this.security(), bootstrapServers: [endpoint], clientId: this.clientId, requestTimeoutMs: this.requestTimeoutMs }) };
+      entry = { endpoint, client: new KafkaClient({ ...this.security, bootstrapServers: [endpoint], clientId: this.clientId, requestTimeoutMs: this.requestTimeoutMs }) };
       this.clients.set(nodeId, entry);
     }
     return entry.client;

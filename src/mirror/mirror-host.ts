@@ -13,6 +13,7 @@
 import type { ApiHandler } from '../server/api-handler.js';
 import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
 import type { MirrorAppendResult, MirrorLog } from '../fetcher/mirror-log.js';
+import type { InterBrokerSecurity } from '../client/inter-broker-security.js';
 import type { MirrorPartitionStateValue } from './mirror-partition-state.js';
 
 /** ConfigResource type id of a cluster mirror (KIP-1279 §3.1). */
@@ -103,6 +104,9 @@ export interface ReplicaProgress {
 export interface MirrorHost extends CoordinatorHost {
   /** This cluster's id (sent as ClusterId in DescribeClusterMirrors LME lookups, compared for loops). */
   readonly clusterId: string;
+
+  /** How this node connects to the inter-broker listeners, its own included (mirror state RPCs, syncs written through itself). */
+  readonly interBrokerSecurity: InterBrokerSecurity;
 
   /** Offset of the last metadata record applied to the image (StateValidationOffset). */
   metadataOffset(): number;

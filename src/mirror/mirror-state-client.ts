@@ -58,7 +58,7 @@ export class MirrorStateClient implements MirrorStateStore {
     private readonly host: MirrorHost,
     readonly coordinator: MirrorCoordinator,
   ) {
-    this.clients = new BrokerClients(`fjord-mirror-state-${host.nodeId}`, REQUEST_TIMEOUT_MS);
+    this.clients = new BrokerClients(`fjord-mirror-state-${host.nodeId}`, host.interBrokerSecurity, REQUEST_TIMEOUT_MS);
   }
 
   /** MirrorStateStore: persists one partition's state, fenced by this leader's epoch of it. */

@@ -139,7 +139,7 @@ export class MirrorSourceSync {
   /** A client to this node's own listener, for group offset commits (the reference's destination Admin). */
   private self(): KafkaClient {
     const { host } = this.deps;
-    this.selfClient ??= new KafkaClient({ bootstrapServers: [`${host.host}:${host.port}`], clientId: 'fjord-mirror-groups', requestTimeoutMs: 10_000 });
+    this.selfClient ??= new KafkaClient({ ...host.interBrokerSecurity, bootstrapServers: [`${host.host}:${host.port}`], clientId: 'fjord-mirror-groups', requestTimeoutMs: 10_000 });
     return this.selfClient;
   }
 

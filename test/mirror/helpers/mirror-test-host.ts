@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { PLAINTEXT_INTER_BROKER } from '../../../src/client/inter-broker-security.js';
 import { coordinatorLogOf } from '../../../src/coordinator/partition-log-adapter.js';
 import type { CoordinatorLog } from '../../../src/coordinator/coordinator-host.js';
 import { realTimers, systemClock } from '../../../src/coordinator/coordinator-host.js';
@@ -33,6 +34,8 @@ export class MirrorTestHost implements MirrorHost {
   readonly clock = systemClock;
   readonly timers = realTimers;
   readonly clusterId = randomUUID();
+  /** A test host's node talks plaintext to itself. */
+  readonly interBrokerSecurity = PLAINTEXT_INTER_BROKER;
   private offset = 0;
   private readonly topics = new Map<string, TopicInfo>();
   private readonly internal = new Map<string, PartitionLog>();
