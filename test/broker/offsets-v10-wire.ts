@@ -17,26 +17,17 @@ import { decodeOffsetCommitResponse } from '../../src/protocol/generated/message
 import { encodeOffsetFetchRequest, type OffsetFetchRequestInput } from '../../src/protocol/generated/messages/offset-fetch-request.js';
 import { decodeOffsetFetchResponse } from '../../src/protocol/generated/messages/offset-fetch-response.js';
 import type { WireClient } from './wire.js';
+import { lastAnswer } from '../helpers/wait.js';
 
 export type OffsetsV10Observation = Record<string, unknown>;
 
 const UNKNOWN_ID = '5f3c1b2a-9d4e-4c6b-8a7f-0e1d2c3b4a59';
 const COORDINATOR_NOT_READY: readonly number[] = [ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR];
 
-/** Calls `attempt` until `done` accepts its answer, for at most 30 s (a coordinator still loading). */
-async function until<T>(attempt: () => Promise<T>, done: (t: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const t = await attempt();
-    if (done(t) || Date.now() > deadline) return t;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 export async function runOffsetsV10(c: WireClient, topic: string): Promise<OffsetsV10Observation> {
   const ct = decodeCreateTopicsResponse(await c.call(19, 7, (w) => encodeCreateTopicsRequest(w, { topics: [{ name: topic, numPartitions: 2, replicationFactor: 1 }], timeoutMs: 10_000 }, 7)), 7);
   expect(ct.topics[0]!.errorCode).toBe(0);
-  const md = await until(
+  const md = await lastAnswer(
     async () => decodeMetadataResponse(await c.call(3, 12, (w) => encodeMetadataRequest(w, { topics: [{ topicId: '00000000-0000-0000-0000-000000000000', name: topic }], allowAutoTopicCreation: false }, 12)), 12),
     (r) => r.topics[0]?.errorCode === 0 && r.topics[0].partitions.length === 2,
   );
@@ -59,7 +50,7 @@ export async function runOffsetsV10(c: WireClient, topic: string): Promise<Offse
     };
   };
   // FindCoordinator first: Kafka creates __consumer_offsets on the first lookup.
-  const first = await until(
+  const first = await lastAnswer(
     async () => {
       await c.call(10, 4, (w) => encodeFindCoordinatorRequest(w, { keyType: 0, coordinatorKeys: [group] }, 4));
       return commit(10, [{ topicId, partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: 0, committedMetadata: 'by-id' }] }]);

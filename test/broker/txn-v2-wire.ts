@@ -26,19 +26,11 @@ import { encodeTxnOffsetCommitRequest } from '../../src/protocol/generated/messa
 import { decodeTxnOffsetCommitResponse } from '../../src/protocol/generated/messages/txn-offset-commit-response.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
 import type { WireClient } from './wire.js';
+import { lastAnswer } from '../helpers/wait.js';
 
 export type TxnV2Observation = Record<string, unknown>;
 
 const NOT_READY: readonly number[] = [ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR, ErrorCode.CONCURRENT_TRANSACTIONS];
-
-async function until<T>(attempt: () => Promise<T>, done: (t: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const t = await attempt();
-    if (done(t) || Date.now() > deadline) return t;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** Runs the whole exchange on `c` with a fresh `topic`; returns what a producer would see. */
 export async function runTxnV2(c: WireClient, topic: string): Promise<TxnV2Observation> {
@@ -52,7 +44,7 @@ export async function runTxnV2(c: WireClient, topic: string): Promise<TxnV2Obser
   const ct = decodeCreateTopicsResponse(await c.call(19, 7, (w) => encodeCreateTopicsRequest(w, { topics: [{ name: topic, numPartitions: 1, replicationFactor: 1 }], timeoutMs: 10_000 }, 7)), 7);
   expect(ct.topics[0]!.errorCode).toBe(0);
 
-  const init = await until(
+  const init = await lastAnswer(
     async () => {
       await c.call(10, 4, (w) => encodeFindCoordinatorRequest(w, { keyType: 1, coordinatorKeys: [txnId] }, 4));
       return decodeInitProducerIdResponse(await c.call(22, 5, (w) => encodeInitProducerIdRequest(w, { transactionalId: txnId, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 }, 5)), 5);
@@ -65,14 +57,14 @@ export async function runTxnV2(c: WireClient, topic: string): Promise<TxnV2Obser
 
   const produce = async (epoch: number, baseSequence: number, value: string): Promise<number> => {
     const records = buildRecordBatch({ producerId: Number(pid), producerEpoch: epoch, baseSequence, isTransactional: true, records: [{ value: Buffer.from(value) }] });
-    const r = await until(
+    const r = await lastAnswer(
       async () => decodeProduceResponse(await c.call(0, 12, (w) => encodeProduceRequest(w, { transactionalId: txnId, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] }, 12)), 12),
       (res) => res.responses[0]!.partitionResponses[0]!.errorCode !== ErrorCode.NOT_ENOUGH_REPLICAS,
     );
     return r.responses[0]!.partitionResponses[0]!.errorCode;
   };
   const endTxn = async (epoch: number, committed: boolean) => {
-    const r = await until(
+    const r = await lastAnswer(
       async () => decodeEndTxnResponse(await c.call(26, 5, (w) => encodeEndTxnRequest(w, { transactionalId: txnId, producerId: pid, producerEpoch: epoch, committed }, 5)), 5),
       (res) => res.errorCode !== ErrorCode.CONCURRENT_TRANSACTIONS,
     );
@@ -85,14 +77,14 @@ export async function runTxnV2(c: WireClient, topic: string): Promise<TxnV2Obser
   // Kafka answers EndTxn once Prepare is durable and writes the markers after; wait for them.
   const settled = async (end: number): Promise<number[]> => {
     let last: number[] = [];
-    await until(
+    await lastAnswer(
       async () => (last = [await offsets(1), await offsets(0)]),
       (o) => o[0] === end && o[1] === end,
     );
     return last;
   };
   const txnOffsetCommit = async (epoch: number, offset: bigint): Promise<number> => {
-    const r = await until(
+    const r = await lastAnswer(
       async () => {
         // Kafka creates __consumer_offsets on the first group lookup.
         await c.call(10, 4, (w) => encodeFindCoordinatorRequest(w, { keyType: 0, coordinatorKeys: [group] }, 4));
@@ -108,7 +100,7 @@ export async function runTxnV2(c: WireClient, topic: string): Promise<TxnV2Obser
     return r.topics[0]!.partitions[0]!.errorCode;
   };
   const committedOffset = async (): Promise<number | string> => {
-    const r = await until(
+    const r = await lastAnswer(
       async () => decodeOffsetFetchResponse(await c.call(9, 8, (w) => encodeOffsetFetchRequest(w, { groups: [{ groupId: group, topics: [{ name: topic, partitionIndexes: [0] }] }], requireStable: true }, 8)), 8),
       (res) => !NOT_READY.includes(res.groups[0]!.errorCode) && res.groups[0]!.topics[0]?.partitions[0]?.errorCode !== ErrorCode.UNSTABLE_OFFSET_COMMIT,
     );

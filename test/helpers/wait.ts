@@ -17,3 +17,17 @@ export async function waitFor(what: string, cond: () => boolean | Promise<boolea
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * Calls `attempt` until `done` accepts its answer, for at most `timeoutMs`, and returns the last
+ * answer either way: for differential scenarios, where the caller asserts on what came back (a
+ * broker still electing a new partition's leader or loading a coordinator answers "not yet").
+ */
+export async function lastAnswer<T>(attempt: () => Promise<T>, done: (t: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const t = await attempt();
+    if (done(t) || Date.now() > deadline) return t;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -32,6 +32,7 @@ import { startKafkaBroker, type KafkaBroker } from './kafka-broker.js';
 import { KAFKA_NEWEST_VERSION } from './lib/paths.js';
 import { differentialTests, useFjordNode, type Scenario } from './lib/scenario.js';
 import type { Target } from './lib/target.js';
+import { lastAnswer } from '../helpers/wait.js';
 
 type Obs = Record<string, unknown>;
 
@@ -63,16 +64,6 @@ function raw<O>(id: string, body: (c: WireClient, topic: string) => Promise<O>, 
     check,
     timeoutMs,
   };
-}
-
-/** Calls `attempt` until `done` accepts its answer, for at most 30 s (a broker still creating a partition or loading a coordinator). */
-async function until<T>(attempt: () => Promise<T>, done: (t: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const t = await attempt();
-    if (done(t) || Date.now() > deadline) return t;
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 async function createTopic(c: WireClient, name: string): Promise<void> {
@@ -125,7 +116,7 @@ const SCENARIOS: Scenario<Obs>[] = [
       const records = [0, 1, 2].map((i) => ({ value: Buffer.from(`v${i}`), timestamp: 1_700_000_000_000 + [5, 9, 7][i]! }));
       // Right after CreateTopics a broker can still answer NOT_LEADER_OR_FOLLOWER or
       // UNKNOWN_TOPIC_OR_PARTITION while the partition's leadership settles; nothing was written then.
-      const pr = await until(
+      const pr = await lastAnswer(
         async () =>
           decodeProduceResponse(
             await c.call(0, 11, (w) => encodeProduceRequest(w, { transactionalId: null, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: 0, records: buildRecordBatch({ records }) }] }] }, 11)),
@@ -160,7 +151,7 @@ const SCENARIOS: Scenario<Obs>[] = [
     'describe-log-dirs-v5',
     async (c, topic) => {
       await createTopic(c, topic);
-      const res = await until(
+      const res = await lastAnswer(
         async () => decodeDescribeLogDirsResponse(await c.call(35, 5, (w) => encodeDescribeLogDirsRequest(w, { topics: [{ topic, partitions: [0] }] }, 5)), 5),
         (r) => r.results.some((d) => d.topics.length > 0),
       );
@@ -186,7 +177,7 @@ const SCENARIOS: Scenario<Obs>[] = [
       const COORDINATOR_NOT_READY: readonly number[] = [ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR];
       // FindCoordinator first: Kafka creates __consumer_offsets on the first lookup, and answers
       // NOT_COORDINATOR to commits until then.
-      const oc = await until(
+      const oc = await lastAnswer(
         async () => {
           await c.call(10, 4, (w) => encodeFindCoordinatorRequest(w, { keyType: 0, coordinatorKeys: [group] }, 4));
           return decodeOffsetCommitResponse(
