@@ -198,7 +198,10 @@ export class SharePartition {
       count++;
     };
     let pos = 0;
-    walk: while (pos + BATCH.HEADER_SIZE <= records.length) {
+    // Set when the window or the record limit ends acquisition inside a batch: that batch still
+    // goes out with the records acquired from it, then the walk stops.
+    let full = false;
+    while (!full && pos + BATCH.HEADER_SIZE <= records.length) {
       const size = BATCH.LOG_OVERHEAD + records.readInt32BE(pos + BATCH.BATCH_LENGTH);
       if (pos + size > records.length) break;
       const base = Number(records.readBigInt64BE(pos + BATCH.BASE_OFFSET));
@@ -209,7 +212,10 @@ export class SharePartition {
       let took = false;
       for (let o = Math.max(base, fromOffset, this.start); o <= last; o++) {
         if (o >= this.end) {
-          if (!this.extendTo(o)) break walk;
+          if (!this.extendTo(o)) {
+            full = true;
+            break;
+          }
           const s = this.slot(o);
           this.end = o + 1;
           this.deliveries[s] = 0;
@@ -218,7 +224,10 @@ export class SharePartition {
         }
         const s = this.slot(o);
         if (control || this.state[s] !== RecordState.AVAILABLE) continue;
-        if (strict && count >= maxRecords) break walk;
+        if (strict && count >= maxRecords) {
+          full = true;
+          break;
+        }
         this.state[s] = RecordState.ACQUIRED;
         this.deliveries[s] = this.deliveries[s]! + 1;
         this.acquisition[s] = acq;

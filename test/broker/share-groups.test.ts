@@ -87,6 +87,7 @@ beforeAll(async () => {
   await createTopic('share-fetch', 1);
   await createTopic('share-offsets', 1);
   await createTopic('share-restart', 1);
+  await createTopic('share-limit', 1);
 }, 180_000);
 afterAll(async () => {
   c?.close();
@@ -182,14 +183,21 @@ describe('share group APIs', () => {
     expect((await shareFetch({ groupId: g, memberId: 'f1', shareSessionEpoch: 4, topics: part() })).errorCode).toBe(ErrorCode.SHARE_SESSION_NOT_FOUND);
   });
 
-  it('ShareFetch v2 record_limit acquires exactly MaxRecords, inside a batch', async () => {
+  it('ShareFetch v2 record_limit acquires exactly MaxRecords, inside a batch, and returns the batches holding them', async () => {
     const g = 'limit-group';
-    const topicId = topicIds.get('share-fetch')!;
+    const topicId = topicIds.get('share-limit')!;
     await groupConfig(g, { 'share.auto.offset.reset': 'earliest' });
+    const sent = await produce('share-limit', 2);
     const r = await shareFetch({ groupId: g, memberId: 'l1', shareSessionEpoch: 0, maxRecords: 2, shareAcquireMode: 1, topics: [{ topicId, partitions: [{ partitionIndex: 0 }] }] }, 2);
-    expect(r.responses[0]!.partitions[0]!.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 0n, lastOffset: 1n, deliveryCount: 1 })]);
+    const p = r.responses[0]!.partitions[0]!;
+    expect(p.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 0n, lastOffset: 1n, deliveryCount: 1 })]);
+    // The limit falls inside the first batch: that batch still comes with them, else the client has acquired records it cannot read.
+    expect(p.records!.length).toBe(sent[0]!.length);
+    expect(p.records!.subarray(16).equals(sent[0]!.subarray(16))).toBe(true);
     const r2 = await shareFetch({ groupId: g, memberId: 'l1', shareSessionEpoch: 1, maxRecords: 2, shareAcquireMode: 1, topics: [] }, 2);
-    expect(r2.responses[0]!.partitions[0]!.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 2n, lastOffset: 3n })]);
+    const p2 = r2.responses[0]!.partitions[0]!;
+    expect(p2.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 2n, lastOffset: 3n })]);
+    expect(p2.records!.length).toBe(sent[0]!.length + sent[1]!.length);
   });
 
   it('Alter/Describe/DeleteShareGroupOffsets move and forget the start offset of an empty group', async () => {

@@ -38,6 +38,8 @@ describe('SharePartition', () => {
     const first = small.acquire('m', wide, 0, 120, 500, false);
     expect(first.count).toBe(100);
     expect(first.ranges).toEqual([{ firstOffset: 0n, lastOffset: 99n, deliveryCount: 1 }]);
+    // The batch the window ends in is returned too: its first 40 records are acquired.
+    expect(first.records.equals(wide)).toBe(true);
     expect(small.canAcquire(120)).toBe(false);
   });
 
