@@ -17,7 +17,7 @@ export interface ShareLogs {
   /** The log of a partition this node leads, else the Kafka error code to answer with. */
   resolve(topicId: string, partition: number): Promise<{ errorCode: number; log: PartitionLog | null; leaderId: number; leaderEpoch: number }>;
   /** A share group's effective config (its GROUP override, else the broker's `group.share.*` key). */
-  groupConfig(groupId: string, key: 'share.record.lock.duration.ms' | 'share.delivery.count.limit' | 'share.auto.offset.reset' | 'share.session.timeout.ms' | 'share.partition.max.record.locks'): string;
+  groupConfig(groupId: string, key: 'share.record.lock.duration.ms' | 'share.delivery.count.limit' | 'share.auto.offset.reset' | 'share.isolation.level' | 'share.session.timeout.ms' | 'share.partition.max.record.locks'): string;
 }
 
 /** Where share-partition state is kept durably (the share coordinator, share-coordinator.ts). */
@@ -288,6 +288,9 @@ export class SharePartitionManager {
       }
       targets.push({ p, log: res.log, sp: await this.sharePartitionFor(req.groupId, p, res.log, res.leaderEpoch), r });
     }
+    // read_committed (the group's share.isolation.level): acquire only below the last stable offset,
+    // and never the records of aborted transactions.
+    const readCommitted = this.logs.groupConfig(req.groupId, 'share.isolation.level') === 'read_committed';
     let budgetRecords = Math.max(1, req.maxRecords);
     let budgetBytes = Math.max(1, req.maxBytes);
     let errors = false;
@@ -297,11 +300,11 @@ export class SharePartitionManager {
         if (budgetRecords <= 0 || budgetBytes <= 0) break;
         // One acquisition per partition and request: its records stay one slice of the log read.
         if (t.r.acquired.length > 0) continue;
-        const hw = t.log.highWatermark;
+        const bound = readCommitted ? t.log.lastStableOffset : t.log.highWatermark;
         if (t.sp.startOffset < t.log.logStartOffset) t.sp.resetStart(t.log.logStartOffset);
-        if (!t.sp.canAcquire(hw)) continue;
+        if (!t.sp.canAcquire(bound)) continue;
         const from = t.sp.nextFetchOffset();
-        const read = await t.log.readToBuffer({ fetchOffset: from, maxOffset: hw, maxBytes: budgetBytes, minOneMessage: true });
+        const read = await t.log.readToBuffer({ fetchOffset: from, maxOffset: bound, maxBytes: budgetBytes, minOneMessage: true, readCommitted });
         if (read.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) {
           t.sp.resetStart(t.log.logStartOffset);
           continue;
@@ -311,7 +314,7 @@ export class SharePartitionManager {
           errors = true;
           continue;
         }
-        const got = t.sp.acquire(req.memberId, read.records, from, hw, budgetRecords, req.strict);
+        const got = t.sp.acquire(req.memberId, read.records, from, bound, budgetRecords, req.strict, read.abortedTransactions);
         if (got.count === 0) continue;
         t.r.records = got.records;
         t.r.acquired = got.ranges;

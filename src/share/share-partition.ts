@@ -52,6 +52,12 @@ export interface AcquireResult {
   readonly count: number;
 }
 
+/** An aborted transaction overlapping a read (the log's aborted-transaction index): its producer and first offset. */
+export interface AbortedTxnRef {
+  readonly producerId: number;
+  readonly firstOffset: number;
+}
+
 export interface AckBatch {
   readonly firstOffset: bigint;
   readonly lastOffset: bigint;
@@ -176,11 +182,18 @@ export class SharePartition {
 
   /**
    * Acquires for `memberId` the acquirable records of `records` (whole batches read from the log
-   * at `fromOffset`, below `highWatermark`): AVAILABLE in-flight records, then new ones while the
-   * window has room. At most `maxRecords`: whole batches unless `strict` (ShareAcquireMode
-   * record_limit), as Kafka's SharePartition.acquire does in batch_optimized mode.
+   * at `fromOffset`, below `highWatermark`, or below the last stable offset for read_committed):
+   * AVAILABLE in-flight records, then new ones while the window has room. At most `maxRecords`:
+   * whole batches unless `strict` (ShareAcquireMode record_limit), as Kafka's
+   * SharePartition.acquire does in batch_optimized mode.
+   *
+   * `aborted` (read_committed) names the aborted transactions overlapping the read: the data
+   * batches of those transactions are archived, never acquired (Kafka's
+   * SharePartition.filterAbortedTransactionalAcquiredRecords). As a read_committed consumer does,
+   * a producer's batches count as aborted from the transaction's first offset to its next control
+   * batch, which is that transaction's abort marker: batch headers only, no record is decoded.
    */
-  acquire(memberId: string, records: Buffer, fromOffset: number, highWatermark: number, maxRecords: number, strict: boolean): AcquireResult {
+  acquire(memberId: string, records: Buffer, fromOffset: number, highWatermark: number, maxRecords: number, strict: boolean, aborted: readonly AbortedTxnRef[] = []): AcquireResult {
     const ranges: AcquiredRange[] = [];
     const member = this.member(memberId);
     const acq = this.nextAcquisition++;
@@ -197,6 +210,9 @@ export class SharePartition {
       }
       count++;
     };
+    const pendingAborts = aborted.length === 0 ? aborted : [...aborted].sort((a, b) => a.firstOffset - b.firstOffset);
+    let nextAbort = 0;
+    const abortedProducers = new Set<number>();
     let pos = 0;
     // Set when the window or the record limit ends acquisition inside a batch: that batch still
     // goes out with the records acquired from it, then the walk stops.
@@ -206,9 +222,18 @@ export class SharePartition {
       if (pos + size > records.length) break;
       const base = Number(records.readBigInt64BE(pos + BATCH.BASE_OFFSET));
       const last = base + records.readInt32BE(pos + BATCH.LAST_OFFSET_DELTA);
-      const control = (records.readInt16BE(pos + BATCH.ATTRIBUTES) & ATTR.CONTROL) !== 0;
+      const attributes = records.readInt16BE(pos + BATCH.ATTRIBUTES);
+      const control = (attributes & ATTR.CONTROL) !== 0;
       if (last >= highWatermark) break;
       if (count >= maxRecords) break;
+      // Control batches, and the data batches of aborted transactions, are never delivered.
+      let skip = control;
+      if (pendingAborts.length > 0) {
+        while (nextAbort < pendingAborts.length && pendingAborts[nextAbort]!.firstOffset <= last) abortedProducers.add(pendingAborts[nextAbort++]!.producerId);
+        const producerId = Number(records.readBigInt64BE(pos + BATCH.PRODUCER_ID));
+        if (control) abortedProducers.delete(producerId);
+        else if ((attributes & ATTR.TRANSACTIONAL) !== 0 && abortedProducers.has(producerId)) skip = true;
+      }
       let took = false;
       for (let o = Math.max(base, fromOffset, this.start); o <= last; o++) {
         if (o >= this.end) {
@@ -219,11 +244,16 @@ export class SharePartition {
           const s = this.slot(o);
           this.end = o + 1;
           this.deliveries[s] = 0;
-          // A control batch is no record to deliver: it leaves flight at once.
-          this.state[s] = control ? RecordState.ARCHIVED : RecordState.AVAILABLE;
+          // A control batch (or an aborted one) holds no record to deliver: it leaves flight at once.
+          this.state[s] = skip ? RecordState.ARCHIVED : RecordState.AVAILABLE;
         }
         const s = this.slot(o);
-        if (control || this.state[s] !== RecordState.AVAILABLE) continue;
+        if (skip) {
+          // Records of an aborted transaction already in flight (read before the group turned read_committed).
+          if (this.state[s] === RecordState.AVAILABLE) this.state[s] = RecordState.ARCHIVED;
+          continue;
+        }
+        if (this.state[s] !== RecordState.AVAILABLE) continue;
         if (strict && count >= maxRecords) {
           full = true;
           break;

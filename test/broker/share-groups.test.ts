@@ -16,6 +16,13 @@ import { encodeCreateTopicsRequest } from '../../src/protocol/generated/messages
 import { decodeCreateTopicsResponse } from '../../src/protocol/generated/messages/create-topics-response.js';
 import { encodeDeleteShareGroupOffsetsRequest } from '../../src/protocol/generated/messages/delete-share-group-offsets-request.js';
 import { decodeDeleteShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/delete-share-group-offsets-response.js';
+import { encodeEndTxnRequest } from '../../src/protocol/generated/messages/end-txn-request.js';
+import { decodeEndTxnResponse } from '../../src/protocol/generated/messages/end-txn-response.js';
+import { encodeFindCoordinatorRequest } from '../../src/protocol/generated/messages/find-coordinator-request.js';
+import { encodeInitProducerIdRequest } from '../../src/protocol/generated/messages/init-producer-id-request.js';
+import { decodeInitProducerIdResponse } from '../../src/protocol/generated/messages/init-producer-id-response.js';
+import { encodeListOffsetsRequest } from '../../src/protocol/generated/messages/list-offsets-request.js';
+import { decodeListOffsetsResponse } from '../../src/protocol/generated/messages/list-offsets-response.js';
 import { encodeDescribeShareGroupOffsetsRequest } from '../../src/protocol/generated/messages/describe-share-group-offsets-request.js';
 import { decodeDescribeShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/describe-share-group-offsets-response.js';
 import { encodeIncrementalAlterConfigsRequest } from '../../src/protocol/generated/messages/incremental-alter-configs-request.js';
@@ -40,6 +47,7 @@ import { decodeWriteShareGroupStateResponse } from '../../src/protocol/generated
 import { encodeDeleteShareGroupStateRequest } from '../../src/protocol/generated/messages/delete-share-group-state-request.js';
 import { decodeDeleteShareGroupStateResponse } from '../../src/protocol/generated/messages/delete-share-group-state-response.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
+import { lastAnswer } from '../helpers/wait.js';
 import { WireClient } from './wire.js';
 
 let node: RunningNode;
@@ -74,6 +82,56 @@ async function produce(topic: string, batches: number): Promise<Buffer[]> {
   return sent;
 }
 
+/** Base offsets of the batches in a ShareFetch partition's records. */
+function batchBases(records: Buffer | null): number[] {
+  const out: number[] = [];
+  for (let pos = 0; records !== null && pos + 12 <= records.length; pos += 12 + records.readInt32BE(pos + 8)) out.push(Number(records.readBigInt64BE(pos)));
+  return out;
+}
+
+/** A transactional producer on one partition (transactions V2: Produce v12 adds the partition, EndTxn v5 bumps the epoch). */
+async function txnProducer(topic: string) {
+  const txnId = `${topic}-producer`;
+  const busy: readonly number[] = [ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR, ErrorCode.CONCURRENT_TRANSACTIONS];
+  const init = await lastAnswer(
+    async () => {
+      await c.call(10, 4, (w) => encodeFindCoordinatorRequest(w, { keyType: 1, coordinatorKeys: [txnId] }, 4));
+      return decodeInitProducerIdResponse(await c.call(22, 5, (w) => encodeInitProducerIdRequest(w, { transactionalId: txnId, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 }, 5)), 5);
+    },
+    (r) => !busy.includes(r.errorCode),
+  );
+  expect(init.errorCode).toBe(0);
+  let epoch = init.producerEpoch;
+  return {
+    async produce(values: string[]): Promise<void> {
+      const records = buildRecordBatch({ producerId: Number(init.producerId), producerEpoch: epoch, baseSequence: 0, isTransactional: true, records: values.map((v) => ({ value: Buffer.from(v) })) });
+      const r = decodeProduceResponse(await c.call(0, 12, (w) => encodeProduceRequest(w, { transactionalId: txnId, acks: -1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] }, 12)), 12);
+      expect(r.responses[0]!.partitionResponses[0]!.errorCode).toBe(0);
+    },
+    async end(committed: boolean): Promise<void> {
+      const r = await lastAnswer(
+        async () => decodeEndTxnResponse(await c.call(26, 5, (w) => encodeEndTxnRequest(w, { transactionalId: txnId, producerId: init.producerId, producerEpoch: epoch, committed }, 5)), 5),
+        (res) => res.errorCode !== ErrorCode.CONCURRENT_TRANSACTIONS,
+      );
+      expect(r.errorCode).toBe(0);
+      epoch = r.producerEpoch;
+    },
+  };
+}
+
+async function plainRecord(topic: string, value: string): Promise<void> {
+  const r = decodeProduceResponse(await c.call(0, 11, (w) => encodeProduceRequest(w, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: 0, records: buildRecordBatch({ records: [{ value: Buffer.from(value) }] }) }] }] }, 11)), 11);
+  expect(r.responses[0]!.partitionResponses[0]!.errorCode).toBe(0);
+}
+
+/** Waits until the partition's last stable offset (read_committed ListOffsets) and log end offset are as given. */
+async function settledAt(topic: string, lso: number, end: number): Promise<void> {
+  const at = async (isolationLevel: number) =>
+    Number(decodeListOffsetsResponse(await c.call(2, 9, (w) => encodeListOffsetsRequest(w, { replicaId: -1, isolationLevel, topics: [{ name: topic, partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] }, 9)), 9).topics[0]!.partitions[0]!.offset);
+  const got = await lastAnswer(async () => [await at(1), await at(0)], (o) => o[0] === lso && o[1] === end);
+  expect(got).toEqual([lso, end]);
+}
+
 const heartbeat = async (req: ShareGroupHeartbeatRequestInput) => decodeShareGroupHeartbeatResponse(await c.call(76, 1, (w) => encodeShareGroupHeartbeatRequest(w, req, 1)), 1);
 const shareFetch = async (req: ShareFetchRequestInput, v = 1) => decodeShareFetchResponse(await c.call(78, v, (w) => encodeShareFetchRequest(w, { maxWaitMs: 0, minBytes: 1, maxRecords: 500, batchSize: 500, ...req }, v)), v);
 const shareAck = async (req: ShareAcknowledgeRequestInput) => decodeShareAcknowledgeResponse(await c.call(79, 1, (w) => encodeShareAcknowledgeRequest(w, req, 1)), 1);
@@ -88,6 +146,7 @@ beforeAll(async () => {
   await createTopic('share-offsets', 1);
   await createTopic('share-restart', 1);
   await createTopic('share-limit', 1);
+  await createTopic('share-txn', 1);
 }, 180_000);
 afterAll(async () => {
   c?.close();
@@ -198,6 +257,51 @@ describe('share group APIs', () => {
     const p2 = r2.responses[0]!.partitions[0]!;
     expect(p2.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 2n, lastOffset: 3n })]);
     expect(p2.records!.length).toBe(sent[0]!.length + sent[1]!.length);
+  });
+
+  it('share.isolation.level=read_committed acquires up to the last stable offset and archives aborted transactions', async () => {
+    const topic = 'share-txn';
+    const topicId = topicIds.get(topic)!;
+    const txn = await txnProducer(topic);
+    await plainRecord(topic, 'p0'); // 0
+    await txn.produce(['c1', 'c2']); // 1-2, its commit marker at 3
+    await txn.end(true);
+    await txn.produce(['a1', 'a2']); // 4-5, its abort marker at 6
+    await txn.end(false);
+    await txn.produce(['o1']); // 7, left open: the last stable offset stays at 7
+    await plainRecord(topic, 'p1'); // 8
+    await settledAt(topic, 7, 9);
+    const part = (acks: { firstOffset: bigint; lastOffset: bigint; acknowledgeTypes: number[] }[] = []) => [{ topicId, partitions: [{ partitionIndex: 0, acknowledgementBatches: acks }] }];
+    const ranges = (r: Awaited<ReturnType<typeof shareFetch>>) => r.responses[0]!.partitions[0]!.acquiredRecords.map((a) => [Number(a.firstOffset), Number(a.lastOffset), a.deliveryCount]);
+
+    await groupConfig('rc-group', { 'share.auto.offset.reset': 'earliest', 'share.isolation.level': 'read_committed' });
+    await groupConfig('ru-group', { 'share.auto.offset.reset': 'earliest' });
+    for (const [g, m] of [['rc-group', 'rc'], ['ru-group', 'ru']] as const) expect((await heartbeat({ groupId: g, memberId: m, memberEpoch: 0, subscribedTopicNames: [topic] })).errorCode).toBe(0);
+
+    // read_committed: the committed transaction and the plain record before it; the aborted one never, nothing at or past the LSO.
+    const rc = await shareFetch({ groupId: 'rc-group', memberId: 'rc', shareSessionEpoch: 0, topics: part() });
+    expect(ranges(rc)).toEqual([[0, 2, 1]]);
+    expect(batchBases(rc.responses[0]!.partitions[0]!.records)).toEqual([0, 1]);
+    const rc2 = await shareFetch({ groupId: 'rc-group', memberId: 'rc', shareSessionEpoch: 1, topics: part([{ firstOffset: 0n, lastOffset: 2n, acknowledgeTypes: [1] }]) });
+    expect(rc2.responses[0]!.partitions[0]!.acknowledgeErrorCode).toBe(0);
+    expect(ranges(rc2)).toEqual([]);
+    // The markers and the aborted records are archived: the start offset waits at the open transaction.
+    expect((await describeOffsets('rc-group', topic)).topics[0]!.partitions[0]).toMatchObject({ startOffset: 7n });
+
+    // read_uncommitted: every data record up to the high watermark, aborted and open ones too; control batches never.
+    const ru = await shareFetch({ groupId: 'ru-group', memberId: 'ru', shareSessionEpoch: 0, topics: part() });
+    expect(ranges(ru)).toEqual([
+      [0, 2, 1],
+      [4, 5, 1],
+      [7, 8, 1],
+    ]);
+
+    // Once the open transaction commits (its marker at 9), the rest is delivered.
+    await txn.end(true);
+    await settledAt(topic, 10, 10);
+    const rc3 = await shareFetch({ groupId: 'rc-group', memberId: 'rc', shareSessionEpoch: 2, topics: part() });
+    expect(ranges(rc3)).toEqual([[7, 8, 1]]);
+    expect(batchBases(rc3.responses[0]!.partitions[0]!.records)).toEqual([7, 8]);
   });
 
   it('Alter/Describe/DeleteShareGroupOffsets move and forget the start offset of an empty group', async () => {
