@@ -84,4 +84,27 @@ describe('SharePartition', () => {
       [13n, 14n, 2],
     ]);
   });
+  it('read_committed: archives the batches of an aborted transaction up to its producer\'s marker, and only that producer\'s', () => {
+    const txn = (baseOffset: number, producerId: number, value: string): Buffer =>
+      buildRecordBatch({ baseOffset, producerId, producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [{ value: Buffer.from(value) }] });
+    const marker = (baseOffset: number, producerId: number, commit: boolean): Buffer => buildEndTxnMarkerBatch({ baseOffset, commit, producerId, producerEpoch: 0, coordinatorEpoch: 0 });
+    // Producer 1 aborts (0, marker 2), producer 2 commits meanwhile (1, marker 3), then producer 1 commits (4, marker 5).
+    const log = Buffer.concat([txn(0, 1, 'a'), txn(1, 2, 'b'), marker(2, 1, false), marker(3, 2, true), txn(4, 1, 'c'), marker(5, 1, true)]);
+    const aborted = [{ producerId: 1, firstOffset: 0 }];
+
+    // Offset 0 was acquired and released before the group turned read_committed: it is archived now.
+    const sp = new SharePartition(0, 100, limits);
+    expect(sp.acquire('m', log, 0, 6, 1, true).ranges).toEqual([{ firstOffset: 0n, lastOffset: 0n, deliveryCount: 1 }]);
+    expect(sp.acknowledge('m', [{ firstOffset: 0n, lastOffset: 0n, acknowledgeTypes: [2] }]).errorCode).toBe(0);
+    const got = sp.acquire('m', log, 0, 6, 500, false, aborted);
+    expect(got.ranges.map((r) => [r.firstOffset, r.lastOffset])).toEqual([
+      [1n, 1n],
+      [4n, 4n],
+    ]);
+    // 0 archived moves the start offset; the markers and nothing else are archived around the acquired records.
+    expect(sp.startOffset).toBe(1);
+    for (const o of [2, 3, 5]) expect(sp.stateOf(o)?.state).toBe(RecordState.ARCHIVED);
+    // The bytes returned start at the first batch holding an acquired record.
+    expect(got.records.readBigInt64BE(0)).toBe(1n);
+  });
 });
