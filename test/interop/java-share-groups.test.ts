@@ -3,7 +3,8 @@
  * node: at-least-once consumption of everything produced, explicit acknowledgement (RELEASE
  * redelivers with delivery count 2, REJECT never again), redelivery to another member once a
  * consumer that never acknowledges has had its acquisition locks expire, three consumers sharing
- * one partition (each record to one of them at a time), and the stock `kafka-share-groups`
+ * one partition (each record to one of them at a time), a read_committed group reading a
+ * transactional producer's committed, aborted and open transactions, and the stock `kafka-share-groups`
  * tool (ShareGroupCommand): --list, --describe (start offsets), --describe --state,
  * --delete-offsets and --delete.
  *
@@ -71,6 +72,11 @@ describe('share groups with the Java 4.4 KafkaShareConsumer', () => {
     const obs = await shareScenario('lock-timeout', { topic: 'share-lock', group: 'sg-lock' });
     const all = Array.from({ length: 10 }, (_, i) => i);
     expect(obs).toEqual({ first: all, second: all, secondDeliveryCounts: all.map(() => 2) });
+  });
+
+  it('share.isolation.level=read_committed: committed transactions only, an open one once it commits, never an aborted one', async () => {
+    const obs = await shareScenario('read-committed', { topic: 'share-read-committed', group: 'sg-read-committed' });
+    expect(obs).toEqual({ beforeCommit: ['committed-0', 'committed-1', 'committed-2'], afterCommit: ['open-0', 'open-1'] });
   });
 
   it('shares one partition between three consumers, each record delivered to one of them', async () => {

@@ -46,6 +46,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *               2 s lock has expired a second consumer gets the same offsets, delivery count 2
  *   shared      three consumers of one partition while a producer writes: each offset reaches one
  *               consumer at a time
+ *   read-committed a group with share.isolation.level=read_committed and a transactional producer:
+ *               a committed transaction, an aborted one, then one left open; the values the
+ *               consumer gets before and after the open transaction commits
  */
 public final class ShareGroups {
   private final Map<String, String> opts;
@@ -75,6 +78,7 @@ public final class ShareGroups {
         case "explicit": out = s.explicit(); break;
         case "lock-timeout": out = s.lockTimeout(); break;
         case "shared": out = s.shared(); break;
+        case "read-committed": out = s.readCommitted(); break;
         default: throw new IllegalArgumentException("unknown scenario " + args[0]);
       }
     } catch (Exception e) {
@@ -102,11 +106,16 @@ public final class ShareGroups {
 
   /** One partition, the group reading from the earliest offset, and `lockMs` locks when given. */
   private void prepare(String lockMs) throws Exception {
+    prepare(lockMs, null);
+  }
+
+  private void prepare(String lockMs, String isolation) throws Exception {
     try (Admin admin = Admin.create(base())) {
       admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
       List<AlterConfigOp> ops = new ArrayList<>();
       ops.add(new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET));
       if (lockMs != null) ops.add(new AlterConfigOp(new ConfigEntry("share.record.lock.duration.ms", lockMs), AlterConfigOp.OpType.SET));
+      if (isolation != null) ops.add(new AlterConfigOp(new ConfigEntry("share.isolation.level", isolation), AlterConfigOp.OpType.SET));
       admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group), ops)).all().get();
     }
   }
@@ -232,6 +241,48 @@ public final class ShareGroups {
     out.put("first", first);
     out.put("second", second);
     out.put("secondDeliveryCounts", secondCounts);
+    return out;
+  }
+
+  /** Polls `c` until `want` values arrived or `ms` passed; returns the values, in arrival order. */
+  private static List<String> pollValues(KafkaShareConsumer<String, String> c, int want, long ms) {
+    List<String> got = new ArrayList<>();
+    long deadline = deadlineIn(ms);
+    while (got.size() < want && System.currentTimeMillis() < deadline) {
+      for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(300))) got.add(r.value());
+    }
+    return got;
+  }
+
+  private Map<String, Object> readCommitted() throws Exception {
+    prepare(null, "read_committed");
+    Properties p = base();
+    p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, topic + "-txn");
+    p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+    List<String> before;
+    List<String> after;
+    try (KafkaProducer<String, String> producer = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
+         KafkaShareConsumer<String, String> c = consumer("share-read-committed", false, 100)) {
+      producer.initTransactions();
+      producer.beginTransaction();
+      for (int i = 0; i < 3; i++) producer.send(new ProducerRecord<>(topic, "k", "committed-" + i));
+      producer.commitTransaction();
+      producer.beginTransaction();
+      for (int i = 0; i < 3; i++) producer.send(new ProducerRecord<>(topic, "k", "aborted-" + i));
+      producer.flush();
+      producer.abortTransaction();
+      producer.beginTransaction();
+      for (int i = 0; i < 2; i++) producer.send(new ProducerRecord<>(topic, "k", "open-" + i));
+      producer.flush();
+      // Up to the open transaction: the committed records, then nothing more for a while.
+      before = pollValues(c, 4, 4_000);
+      producer.commitTransaction();
+      after = pollValues(c, 2, 30_000);
+      c.commitSync();
+    }
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("beforeCommit", before);
+    out.put("afterCommit", after);
     return out;
   }
 
