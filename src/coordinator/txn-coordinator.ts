@@ -191,6 +191,26 @@ export class TxnCoordinator {
     });
   }
 
+  /**
+   * AddPartitionsToTxn v4+ with VerifyOnly (KIP-890 part 1): are these partitions in the producer's
+   * ongoing transaction? Kafka's TransactionCoordinator.handleVerifyPartitionsInTransaction: an
+   * unknown id or producer id is INVALID_PRODUCER_ID_MAPPING, another epoch PRODUCER_FENCED, a
+   * transaction being completed CONCURRENT_TRANSACTIONS (all for every partition); otherwise each
+   * partition is NONE when it was added and TRANSACTION_ABORTABLE when it was not. Nothing is written.
+   */
+  async verifyPartitions(transactionalId: string, producerId: number, producerEpoch: number, partitions: readonly { topic: string; partition: number }[]): Promise<Map<string, number>> {
+    const all = (code: number): Map<string, number> => new Map(partitions.map((p) => [tpKey(p.topic, p.partition), code]));
+    if (transactionalId === '') return all(ErrorCode.INVALID_REQUEST);
+    const m = await this.runtime.read(transactionalId, (s) => s.txns.get(transactionalId));
+    if (!m || m.producerId !== producerId) return all(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+    if (m.producerEpoch !== producerEpoch) return all(ErrorCode.PRODUCER_FENCED);
+    if (m.state === TxnState.PREPARE_COMMIT || m.state === TxnState.PREPARE_ABORT) return all(ErrorCode.CONCURRENT_TRANSACTIONS);
+    return new Map(partitions.map((p) => {
+      const key = tpKey(p.topic, p.partition);
+      return [key, m.partitions.has(key) ? ErrorCode.NONE : ErrorCode.TRANSACTION_ABORTABLE];
+    }));
+  }
+
   async addOffsets(transactionalId: string, producerId: number, producerEpoch: number, groupId: string, version: number, clientTransactionVersion = 0): Promise<number> {
     if (!this.groups) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
     const partition = this.groups.partitionFor(groupId);
