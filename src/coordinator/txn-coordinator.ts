@@ -6,7 +6,6 @@ import type { GroupCoordinator } from './group-coordinator.js';
 import { TXN_STATE_NAMES, TxnShard, TxnState, txnRecord } from './txn-shard.js';
 import type { TxnMetadata } from './txn-shard.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
-import { errorCodeOf } from '../protocol/kafka-error.js';
 
 export const TRANSACTION_STATE = '__transaction_state';
 
@@ -216,34 +215,6 @@ export class TxnCoordinator {
     const partition = this.groups.partitionFor(groupId);
     const r = await this.addPartitions(transactionalId, producerId, producerEpoch, [{ topic: CONSUMER_OFFSETS, partition }], version, clientTransactionVersion);
     return r.values().next().value ?? 0;
-  }
-
-  /**
-   * A transactions V2 producer's batch (Produce v12+) adds its partition to the transaction, as
-   * Kafka's AddPartitionsToTxnManager does for the produce path. The coordinator's errors are
-   * turned into the ones a producer understands there: a stale epoch is INVALID_PRODUCER_EPOCH,
-   * and a coordinator that is busy, moving or loading is NOT_ENOUGH_REPLICAS, which producers
-   * retry.
-   */
-  async addPartitionImplicitly(transactionalId: string, producerId: number, producerEpoch: number, topic: string, partition: number): Promise<number> {
-    let code: number;
-    try {
-      const r = await this.addPartitions(transactionalId, producerId, producerEpoch, [{ topic, partition }], 5, 2);
-      code = r.get(tpKey(topic, partition)) ?? ErrorCode.UNKNOWN_SERVER_ERROR;
-    } catch (e) {
-      code = errorCodeOf(e);
-    }
-    switch (code) {
-      case ErrorCode.PRODUCER_FENCED:
-        return ErrorCode.INVALID_PRODUCER_EPOCH;
-      case ErrorCode.CONCURRENT_TRANSACTIONS:
-      case ErrorCode.NOT_COORDINATOR:
-      case ErrorCode.COORDINATOR_NOT_AVAILABLE:
-      case ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
-        return ErrorCode.NOT_ENOUGH_REPLICAS;
-      default:
-        return code;
-    }
   }
 
   /**
