@@ -14,6 +14,7 @@ import type { ReplicaManager } from './replica-manager.js';
 import type { BrokerQuotas } from '../quota/broker-quotas.js';
 import type { BrokerListeners } from '../server/listener-set.js';
 import type { InterBrokerSecurity } from '../client/inter-broker-security.js';
+import type { TxnPartitionCheck } from './add-partitions-to-txn-manager.js';
 
 export interface ProduceGuard {
   /** false → READ_ONLY_TOPIC (a mirror topic that is not STOPPED, KIP-1279). */
@@ -21,12 +22,13 @@ export interface ProduceGuard {
 }
 
 /**
- * The transaction coordinator's side of a transactions V2 produce (KIP-890 part 2): adds the
- * partition to the producer's transaction before its batch is appended. Resolves to a Kafka error
- * code for the partition.
+ * The transaction coordinator's side of a transactional produce (KIP-890): the partition is
+ * verified to be in the producer's transaction (V1) or added to it (V2) before its batch is
+ * appended (src/broker/add-partitions-to-txn-manager.ts). Resolves to the partition's error code
+ * and message for the produce answer, 0 when the batch may be appended.
  */
 export interface TxnPartitionAdder {
-  addPartitionImplicitly(transactionalId: string, producerId: number, producerEpoch: number, topic: string, partition: number): Promise<number>;
+  forProduce(check: TxnPartitionCheck): Promise<{ errorCode: number; errorMessage: string | null }>;
 }
 
 export interface BrokerContext {
@@ -59,7 +61,7 @@ export interface BrokerContext {
   readonly listenerTls: Pick<BrokerListeners, 'checkTls' | 'reconfigureTls'> | null;
   /** Set once mirroring is wired; null means every topic is writable. */
   produceGuard: ProduceGuard | null;
-  /** Set once the transaction coordinator runs; without it Produce v12+ adds no partitions. */
+  /** Set once the transaction coordinator runs; without it transactional produces are not checked. */
   txnPartitions?: TxnPartitionAdder;
   /**
    * Creates a topic with the broker's defaults when `auto.create.topics.enable` allows it

@@ -5,6 +5,7 @@
  * accepting → answer in-flight requests → coordinators → flush and close logs → clean-shutdown
  * marker → metadata log).
  */
+import { AddPartitionsToTxnManager } from './add-partitions-to-txn-manager.js';
 import { PLAINTEXT_INTER_BROKER, interBrokerSecurity } from '../client/inter-broker-security.js';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -224,9 +225,11 @@ export class BrokerNode {
     wrapGroupListing(registry.handlers, share);
     const txns = await createTxnApiHandlers(coordinatorHost, groups.coordinator);
     registry.registerAll(txns.handlers);
-    // Transactions V2 is finalized only on a node alone (018-api-versions.ts), where the produce
-    // path reaches the transaction coordinator in process.
-    if (!ctx.cluster.distributed) ctx.txnPartitions = txns.coordinator;
+    // Transactional produces and TxnOffsetCommit check their partitions with the producer's
+    // transaction coordinator, here or on another node (KIP-890).
+    const txnPartitions = new AddPartitionsToTxnManager(ctx, txns.coordinator);
+    ctx.txnPartitions = txnPartitions;
+    txns.setChannel(txnPartitions);
     const mirrorLog = log.child({ component: 'mirror' });
     mirror = await createMirrorApiHandlers(createMirrorHost(ctx, coordinatorHost), { log: (msg) => mirrorLog.info(msg) });
     registry.registerAll(mirror.handlers);
@@ -241,6 +244,7 @@ export class BrokerNode {
     }
     closers.push(
       () => mirror!.close(),
+      async () => txnPartitions.close(),
       () => txns.close(),
       () => groups.close(),
       () => share.close(),

@@ -40,18 +40,46 @@ import { TxnCoordinator } from './txn-coordinator.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 
 /**
+ * How a partition leader checks a transactional write with the producer's transaction
+ * coordinator, wherever it runs (the node's AddPartitionsToTxnManager): `operation` 2 adds the
+ * partition (transactions V2), 0 and 1 verify it is in the transaction (1: the client understands
+ * TRANSACTION_ABORTABLE). Resolves to the partition's error code, mapped as Kafka's partition
+ * leader maps it (PRODUCER_FENCED → INVALID_PRODUCER_EPOCH, ...).
+ */
+export interface TxnPartitionChannel {
+  addOrVerify(check: { transactionalId: string; producerId: number; producerEpoch: number; topic: string; partition: number; operation: 0 | 1 | 2 }): Promise<number>;
+}
+
+/**
  * The transaction APIs served by this node's transaction coordinator. InitProducerId replaces
  * the node's idempotent-only handler (null transactional ids still get a fresh id from
  * `host.allocateProducerId`). TxnOffsetCommit goes to the group coordinator, which holds the
- * offsets until the transaction's marker reaches its __consumer_offsets partition.
+ * offsets until the transaction's marker reaches its __consumer_offsets partition; it first has
+ * the group's __consumer_offsets partition verified (v4 and older) or added (v5+, transactions V2)
+ * through `channel` (`setChannel`; by default this node's coordinator in process).
  *
  * Transactions V2 (KIP-890 part 2) is served to clients: EndTxn v5 bumps the epoch, TxnOffsetCommit
- * v5 and Produce v12+ (src/broker/apis/000-produce.ts, through `addPartitionImplicitly`) add
- * partitions without AddPartitionsToTxn. The inter-broker AddPartitionsToTxn v4+ (batched
- * verification) is not served.
+ * v5 and Produce v12+ (src/broker/apis/000-produce.ts) add partitions without AddPartitionsToTxn.
+ * AddPartitionsToTxn v4+ is the inter-broker request partition leaders send to verify or add
+ * partitions (KIP-890), batched by transaction.
  */
-export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupCoordinator | null = null): Promise<{ handlers: ApiHandler[]; close(): Promise<void>; coordinator: TxnCoordinator }> {
+export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupCoordinator | null = null): Promise<{ handlers: ApiHandler[]; close(): Promise<void>; coordinator: TxnCoordinator; setChannel(channel: TxnPartitionChannel): void }> {
   const tc = await TxnCoordinator.start(host, groups);
+  const key = (topic: string, partition: number): string => `${topic}\0${partition}`;
+  let channel: TxnPartitionChannel = {
+    async addOrVerify(c) {
+      const parts = [{ topic: c.topic, partition: c.partition }];
+      let code: number;
+      try {
+        const codes = c.operation === 2 ? await tc.addPartitions(c.transactionalId, c.producerId, c.producerEpoch, parts, 5, 2) : await tc.verifyPartitions(c.transactionalId, c.producerId, c.producerEpoch, parts);
+        code = codes.get(key(c.topic, c.partition)) ?? ErrorCode.UNKNOWN_SERVER_ERROR;
+      } catch (e) {
+        code = errorCodeOf(e);
+      }
+      if (code === ErrorCode.PRODUCER_FENCED) return ErrorCode.INVALID_PRODUCER_EPOCH;
+      return code === ErrorCode.TRANSACTION_ABORTABLE && c.operation === 0 ? ErrorCode.INVALID_TXN_STATE : code;
+    },
+  };
 
   /* InitProducerId v0-5: transactional ids get a persisted id and a bumped epoch (v3+: KIP-360 bumps by the producer). */
   const initProducerId: ApiHandler<InitProducerIdRequest, InitProducerIdResponseInput> = {
@@ -66,22 +94,48 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
     },
   };
 
-  /* AddPartitionsToTxn v0-3 (one transaction per request). */
+  /*
+   * AddPartitionsToTxn v0-5. v0-3: one transaction, from its producer. v4+ (KIP-890): from a
+   * partition leader, any number of transactions; VerifyOnly asks whether the partitions are in
+   * the transaction (TRANSACTION_ABORTABLE for those that are not, nothing written), otherwise they
+   * are added for a transactions V2 producer. Authorization (CLUSTER_ACTION for v4+) is the guard's.
+   */
   const addPartitions: ApiHandler<AddPartitionsToTxnRequest, AddPartitionsToTxnResponseInput> = {
-    apiKey: 24, minVersion: 0, maxVersion: 3, decode: decodeAddPartitionsToTxnRequest, encode: encodeAddPartitionsToTxnResponse,
+    apiKey: 24, minVersion: 0, maxVersion: 5, decode: decodeAddPartitionsToTxnRequest, encode: encodeAddPartitionsToTxnResponse,
     async handle(ctx, req) {
+      if (ctx.apiVersion >= 4) {
+        const resultsByTransaction = await Promise.all(
+          req.transactions.map(async (t) => {
+            const parts = t.topics.flatMap((tp) => tp.partitions.map((partition) => ({ topic: tp.name, partition })));
+            let codes: Map<string, number>;
+            try {
+              codes = t.verifyOnly
+                ? await tc.verifyPartitions(t.transactionalId, Number(t.producerId), t.producerEpoch, parts)
+                : await tc.addPartitions(t.transactionalId, Number(t.producerId), t.producerEpoch, parts, ctx.apiVersion, 2);
+            } catch (e) {
+              const code = errorCodeOf(e);
+              codes = new Map(parts.map((p) => [key(p.topic, p.partition), code]));
+            }
+            return {
+              transactionalId: t.transactionalId,
+              topicResults: t.topics.map((tp) => ({ name: tp.name, resultsByPartition: tp.partitions.map((p) => ({ partitionIndex: p, partitionErrorCode: codes.get(key(tp.name, p)) ?? 0 })) })),
+            };
+          }),
+        );
+        return { errorCode: 0, resultsByTransaction };
+      }
       const parts = req.v3AndBelowTopics.flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
       let codes: Map<string, number>;
       try {
         codes = await tc.addPartitions(req.v3AndBelowTransactionalId, Number(req.v3AndBelowProducerId), req.v3AndBelowProducerEpoch, parts, ctx.apiVersion);
       } catch (e) {
         const code = errorCodeOf(e);
-        codes = new Map(parts.map((p) => [`${p.topic}\0${p.partition}`, code]));
+        codes = new Map(parts.map((p) => [key(p.topic, p.partition), code]));
       }
       return {
         resultsByTopicV3AndBelow: req.v3AndBelowTopics.map((t) => ({
           name: t.name,
-          resultsByPartition: t.partitions.map((p) => ({ partitionIndex: p, partitionErrorCode: codes.get(`${t.name}\0${p}`) ?? 0 })),
+          resultsByPartition: t.partitions.map((p) => ({ partitionIndex: p, partitionErrorCode: codes.get(key(t.name, p)) ?? 0 })),
         })),
       };
     },
@@ -141,14 +195,11 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
       });
       const fail = (code: number): TxnOffsetCommitResponseInput => answer(() => code);
       if (!groups) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE);
-      const txn = await tc.describe(req.transactionalId).catch(() => undefined);
-      if (!txn || txn.producerId !== Number(req.producerId)) return fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
-      if (txn.producerEpoch !== req.producerEpoch) return fail(v >= 2 ? ErrorCode.PRODUCER_FENCED : ErrorCode.INVALID_PRODUCER_EPOCH);
       try {
-        if (v >= 5) {
-          const added = await tc.addOffsets(req.transactionalId, Number(req.producerId), req.producerEpoch, req.groupId, v, 2);
-          if (added !== ErrorCode.NONE) return fail(added);
-        }
+        // The group's partition must be in the transaction (v4 and older: AddOffsetsToTxn put it
+        // there) or is added to it (v5+), at the producer's transaction coordinator.
+        const checked = await channel.addOrVerify({ transactionalId: req.transactionalId, producerId: Number(req.producerId), producerEpoch: req.producerEpoch, topic: CONSUMER_OFFSETS, partition: groups.partitionFor(req.groupId), operation: v >= 5 ? 2 : 0 });
+        if (checked !== ErrorCode.NONE) return fail(txnOffsetCommitError(checked, v));
         const known = req.topics.flatMap((t, i) => {
           const name = names[i];
           if (name === null || name === undefined) return [];
@@ -271,5 +322,23 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
   };
 
   const handlers: ApiHandler[] = [initProducerId, addPartitions, addOffsets, endTxn, txnOffsetCommit, listTransactions, describeTransactions, writeTxnMarkers];
-  return { handlers, close: () => tc.close(), coordinator: tc };
+  return {
+    handlers,
+    close: () => tc.close(),
+    coordinator: tc,
+    setChannel(c) {
+      channel = c;
+    },
+  };
+}
+
+/**
+ * A failed transaction check as TxnOffsetCommit answers it: a stale epoch the way the handler
+ * always has (PRODUCER_FENCED from v2), and an unreachable or moving transaction coordinator as
+ * COORDINATOR_NOT_AVAILABLE, which producers retry after looking the coordinator up again.
+ */
+function txnOffsetCommitError(code: number, version: number): number {
+  if (code === ErrorCode.INVALID_PRODUCER_EPOCH) return version >= 2 ? ErrorCode.PRODUCER_FENCED : ErrorCode.INVALID_PRODUCER_EPOCH;
+  if (code === ErrorCode.NETWORK_EXCEPTION || code === ErrorCode.NOT_COORDINATOR || code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+  return code;
 }

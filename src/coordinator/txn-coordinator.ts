@@ -6,7 +6,6 @@ import type { GroupCoordinator } from './group-coordinator.js';
 import { TXN_STATE_NAMES, TxnShard, TxnState, txnRecord } from './txn-shard.js';
 import type { TxnMetadata } from './txn-shard.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
-import { errorCodeOf } from '../protocol/kafka-error.js';
 
 export const TRANSACTION_STATE = '__transaction_state';
 
@@ -191,39 +190,31 @@ export class TxnCoordinator {
     });
   }
 
+  /**
+   * AddPartitionsToTxn v4+ with VerifyOnly (KIP-890 part 1): are these partitions in the producer's
+   * ongoing transaction? Kafka's TransactionCoordinator.handleVerifyPartitionsInTransaction: an
+   * unknown id or producer id is INVALID_PRODUCER_ID_MAPPING, another epoch PRODUCER_FENCED, a
+   * transaction being completed CONCURRENT_TRANSACTIONS (all for every partition); otherwise each
+   * partition is NONE when it was added and TRANSACTION_ABORTABLE when it was not. Nothing is written.
+   */
+  async verifyPartitions(transactionalId: string, producerId: number, producerEpoch: number, partitions: readonly { topic: string; partition: number }[]): Promise<Map<string, number>> {
+    const all = (code: number): Map<string, number> => new Map(partitions.map((p) => [tpKey(p.topic, p.partition), code]));
+    if (transactionalId === '') return all(ErrorCode.INVALID_REQUEST);
+    const m = await this.runtime.read(transactionalId, (s) => s.txns.get(transactionalId));
+    if (!m || m.producerId !== producerId) return all(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+    if (m.producerEpoch !== producerEpoch) return all(ErrorCode.PRODUCER_FENCED);
+    if (m.state === TxnState.PREPARE_COMMIT || m.state === TxnState.PREPARE_ABORT) return all(ErrorCode.CONCURRENT_TRANSACTIONS);
+    return new Map(partitions.map((p) => {
+      const key = tpKey(p.topic, p.partition);
+      return [key, m.partitions.has(key) ? ErrorCode.NONE : ErrorCode.TRANSACTION_ABORTABLE];
+    }));
+  }
+
   async addOffsets(transactionalId: string, producerId: number, producerEpoch: number, groupId: string, version: number, clientTransactionVersion = 0): Promise<number> {
     if (!this.groups) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
     const partition = this.groups.partitionFor(groupId);
     const r = await this.addPartitions(transactionalId, producerId, producerEpoch, [{ topic: CONSUMER_OFFSETS, partition }], version, clientTransactionVersion);
     return r.values().next().value ?? 0;
-  }
-
-  /**
-   * A transactions V2 producer's batch (Produce v12+) adds its partition to the transaction, as
-   * Kafka's AddPartitionsToTxnManager does for the produce path. The coordinator's errors are
-   * turned into the ones a producer understands there: a stale epoch is INVALID_PRODUCER_EPOCH,
-   * and a coordinator that is busy, moving or loading is NOT_ENOUGH_REPLICAS, which producers
-   * retry.
-   */
-  async addPartitionImplicitly(transactionalId: string, producerId: number, producerEpoch: number, topic: string, partition: number): Promise<number> {
-    let code: number;
-    try {
-      const r = await this.addPartitions(transactionalId, producerId, producerEpoch, [{ topic, partition }], 5, 2);
-      code = r.get(tpKey(topic, partition)) ?? ErrorCode.UNKNOWN_SERVER_ERROR;
-    } catch (e) {
-      code = errorCodeOf(e);
-    }
-    switch (code) {
-      case ErrorCode.PRODUCER_FENCED:
-        return ErrorCode.INVALID_PRODUCER_EPOCH;
-      case ErrorCode.CONCURRENT_TRANSACTIONS:
-      case ErrorCode.NOT_COORDINATOR:
-      case ErrorCode.COORDINATOR_NOT_AVAILABLE:
-      case ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
-        return ErrorCode.NOT_ENOUGH_REPLICAS;
-      default:
-        return code;
-    }
   }
 
   /**

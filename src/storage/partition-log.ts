@@ -396,6 +396,16 @@ export class PartitionLog implements Syncable {
     return this.aborted.all;
   }
 
+  /**
+   * Whether the producer has a transaction open here at this epoch (Kafka's
+   * UnifiedLog.hasOngoingTransaction): its transaction coordinator already holds the partition, so
+   * the produce path need not verify or add it again.
+   */
+  hasOngoingTransaction(producerId: number, producerEpoch: number): boolean {
+    const e = this.producers.entry(producerId);
+    return e !== undefined && e.currentTxnFirstOffset >= 0 && e.producerEpoch === producerEpoch;
+  }
+
   /** Open transactions (producer id, first offset), e.g. to abort them before MIRROR_PID_RESET. */
   ongoingTransactions(): { producerId: number; firstOffset: number }[] {
     return this.producers.ongoingTransactions();

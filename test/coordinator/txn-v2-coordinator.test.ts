@@ -55,11 +55,11 @@ it('moves a V2 producer to a fresh id when the bumped epoch reaches 32767, and k
   // Stand in for 32765 earlier V2 transactions: the id's epoch as they would have left it.
   await first.tc.runtime.write('tx-v2', (s) => s.put({ ...s.txns.get('tx-v2')!, producerEpoch: 32765 }, 0));
 
-  expect(await first.tc.addPartitionImplicitly('tx-v2', 1000, 32765, 'orders', 0)).toBe(0);
+  expect((await first.tc.addPartitions('tx-v2', 1000, 32765, [{ topic: 'orders', partition: 0 }], 5, 2)).get('orders\u00000')).toBe(0);
   expect(await produce(t, 1000, 32765, 0)).toBe(0);
   expect(await first.tc.endTxn('tx-v2', 1000, 32765, true, 5)).toEqual({ errorCode: 0, producerId: 1000, producerEpoch: 32766 });
 
-  expect(await first.tc.addPartitionImplicitly('tx-v2', 1000, 32766, 'orders', 0)).toBe(0);
+  expect((await first.tc.addPartitions('tx-v2', 1000, 32766, [{ topic: 'orders', partition: 0 }], 5, 2)).get('orders\u00000')).toBe(0);
   expect(await produce(t, 1000, 32766, 0)).toBe(0);
   expect(await first.tc.endTxn('tx-v2', 1000, 32766, true, 5)).toEqual({ errorCode: 0, producerId: 1001, producerEpoch: 0 });
   expect(first.markers).toEqual([
@@ -68,7 +68,7 @@ it('moves a V2 producer to a fresh id when the bumped epoch reaches 32767, and k
   ]);
   // The old id's last epoch is fenced on the data partition and at the coordinator.
   expect(await produce(t, 1000, 32766, 1)).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
-  expect(await first.tc.addPartitionImplicitly('tx-v2', 1000, 32766, 'orders', 0)).toBe(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+  expect((await first.tc.addPartitions('tx-v2', 1000, 32766, [{ topic: 'orders', partition: 0 }], 5, 2)).get('orders\u00000')).toBe(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
   // A retry of the EndTxn that rotated the id is answered with the new one.
   expect(await first.tc.endTxn('tx-v2', 1000, 32766, true, 5)).toEqual({ errorCode: 0, producerId: 1001, producerEpoch: 0 });
   await first.tc.close();
@@ -80,7 +80,7 @@ it('moves a V2 producer to a fresh id when the bumped epoch reaches 32767, and k
   expect(await second.tc.endTxn('tx-v2', 1000, 32766, true, 5)).toEqual({ errorCode: 0, producerId: 1001, producerEpoch: 0 });
   expect(await second.tc.endTxn('tx-v2', 1000, 32766, false, 5)).toMatchObject({ errorCode: ErrorCode.INVALID_TXN_STATE });
   // The new id carries on: a transaction at epoch 0, ended at epoch 1.
-  expect(await second.tc.addPartitionImplicitly('tx-v2', 1001, 0, 'orders', 0)).toBe(0);
+  expect((await second.tc.addPartitions('tx-v2', 1001, 0, [{ topic: 'orders', partition: 0 }], 5, 2)).get('orders\u00000')).toBe(0);
   expect(await produce(t, 1001, 0, 0)).toBe(0);
   expect(await second.tc.endTxn('tx-v2', 1001, 0, false, 5)).toEqual({ errorCode: 0, producerId: 1001, producerEpoch: 1 });
   expect(second.markers).toEqual([{ producerId: 1001, epoch: 1, commit: false }]);

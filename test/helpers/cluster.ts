@@ -35,8 +35,8 @@ export interface RunningCluster {
 export interface ClusterOptions {
   readonly nodes: number;
   readonly overrides?: Record<string, string | number | boolean>;
-  /** Per-node extra overrides (e.g. broker.rack). */
-  readonly nodeOverrides?: (nodeId: number) => Record<string, string | number | boolean>;
+  /** Per-node extra overrides (e.g. broker.rack, or listeners on the node's port). */
+  readonly nodeOverrides?: (nodeId: number, port: number) => Record<string, string | number | boolean>;
 }
 
 /** Cluster timings for tests: a short session so losses are seen within seconds. */
@@ -47,7 +47,7 @@ export async function startCluster(opts: ClusterOptions): Promise<RunningCluster
   const nodes: ClusterNode[] = [];
   try {
     const ports = await Promise.all(Array.from({ length: opts.nodes }, () => freePort()));
-    const made = ports.map((port, i) => clusterNode(i + 1, port, etcd.endpoint, { ...FAST_SESSION, ...opts.overrides, ...opts.nodeOverrides?.(i + 1) }));
+    const made = ports.map((port, i) => clusterNode(i + 1, port, etcd.endpoint, { ...FAST_SESSION, ...opts.overrides, ...opts.nodeOverrides?.(i + 1, port) }));
     nodes.push(...made);
     // One at a time: node 1 founds the cluster (its cluster id is adopted by the others).
     for (const n of made) await n.start();

@@ -18,10 +18,14 @@
  *   (REQUEST_TIMED_OUT after the request's timeout, NOT_ENOUGH_REPLICAS_AFTER_APPEND when the
  *   ISR shrank below min.insync.replicas, NOT_LEADER_OR_FOLLOWER when leadership moved).
  *
- * - Transactions V2 (KIP-890 part 2): from v12 a transactional batch adds its partition to the
- *   producer's transaction first (the coordinator's `addPartitionImplicitly`); a stale epoch is
- *   INVALID_PRODUCER_EPOCH and nothing is appended. Before v12 (transactions V1) the producer has
- *   added the partition with AddPartitionsToTxn.
+ * - Transactions (KIP-890): the first transactional batch of a transaction on a partition is
+ *   checked with the producer's transaction coordinator (add-partitions-to-txn-manager.ts). Before
+ *   v12 (transactions V1, part 1) the coordinator verifies that the producer added the partition
+ *   (AddPartitionsToTxn): if not, INVALID_TXN_STATE "Partition was not added to the transaction"
+ *   (v10 and older) or TRANSACTION_ABORTABLE (v11). From v12 (transactions V2, part 2) the
+ *   coordinator adds the partition itself. A stale epoch is INVALID_PRODUCER_EPOCH; a coordinator
+ *   that is loading, moving or unreachable is NOT_ENOUGH_REPLICAS (which producers retry), as is
+ *   CONCURRENT_TRANSACTIONS before v12. Nothing is appended when the check fails.
  *
  * Version notes: LogAppendTimeMs v2+, LogStartOffset v5+, RecordErrors/ErrorMessage v8+; v13
  * addresses topics by id. A topic compression.type other than `producer` rebuilds batches of
@@ -39,6 +43,7 @@ import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
 import { recompressBatch, targetCodec } from '../recompress.js';
 import { isReplicated } from '../../replication/replication-manager.js';
 import type { PartitionLeader } from '../../replication/partition-leader.js';
+import { TxnOperation } from '../add-partitions-to-txn-manager.js';
 
 type TopicOut = NonNullable<ProduceResponseInput['responses']>[number];
 type PartOut = NonNullable<TopicOut['partitionResponses']>[number];
@@ -50,6 +55,12 @@ function recordsWithoutKey(batch: RecordBatchView): number[] {
     if (r.key === null) out.push(i);
   });
   return out;
+}
+
+/** What the request version lets the transaction check do (Kafka's KafkaApis.handleProduceRequest). */
+function produceOperation(v: number): TxnOperation {
+  if (v >= 12) return TxnOperation.ADD_PARTITION;
+  return v >= 11 ? TxnOperation.GENERIC_ERROR : TxnOperation.DEFAULT_ERROR;
 }
 
 export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, ProduceResponseInput> {
@@ -166,19 +177,20 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
           const slot = out(0, null);
           parts.push(slot);
           const epoch = leader?.leaderEpoch ?? part.leaderEpoch;
-          // Transactions V2 (KIP-890 part 2): a v12+ producer sends no AddPartitionsToTxn, so its
-          // transactional batch adds the partition to the transaction before it is appended
-          // (Kafka's ReplicaManager through AddPartitionsToTxnManager); a refused add appends nothing.
+          // KIP-890 (Kafka's ReplicaManager through AddPartitionsToTxnManager): the first
+          // transactional batch of a transaction on this partition is verified to be in the
+          // transaction (v11 and older, part 1) or adds the partition to it (v12+, transactions V2,
+          // whose producers send no AddPartitionsToTxn); a refused check appends nothing.
           const batch = check.batch!;
           const adder = ctx.txnPartitions;
-          const added =
-            v >= 12 && req.transactionalId !== null && batch.isTransactional && adder !== undefined
-              ? adder.addPartitionImplicitly(req.transactionalId, batch.producerId, batch.producerEpoch, topic.name, pd.index)
-              : Promise.resolve(0);
+          const checked =
+            req.transactionalId !== null && batch.isTransactional && adder !== undefined && !log.hasOngoingTransaction(batch.producerId, batch.producerEpoch)
+              ? adder.forProduce({ transactionalId: req.transactionalId, producerId: batch.producerId, producerEpoch: batch.producerEpoch, topic: topic.name, partition: pd.index, operation: produceOperation(v) })
+              : Promise.resolve({ errorCode: 0, errorMessage: null });
           pending.push(
-            added.then(async (code) => {
-              if (code === 0) return log.appendAsLeader(records, epoch, { requiredAcks: acks, prevalidated: true });
-              return { errorCode: code, errorMessage: null, baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: -1 };
+            checked.then(async (c) => {
+              if (c.errorCode === 0) return log.appendAsLeader(records, epoch, { requiredAcks: acks, prevalidated: true });
+              return { errorCode: c.errorCode, errorMessage: c.errorMessage, baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: -1 };
             }).then(async (r) => {
               const i = parts.indexOf(slot);
               if (r.errorCode !== 0) {

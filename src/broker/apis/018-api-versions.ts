@@ -25,17 +25,19 @@ import type { BrokerContext } from '../broker-context.js';
 /*
  * transaction.version (KIP-890 part 2), finalized at 2 as a Kafka 4.4 cluster is by default, so
  * Java 4.x producers run transactions V2 (EndTxn v5 epoch bumps, Produce v12+ and TxnOffsetCommit
- * v5 adding partitions themselves). On a distributed cluster the produce path cannot yet reach a
- * transaction coordinator on another node (inter-broker AddPartitionsToTxn v4+ is not served), so
- * there the feature stays unfinalized and producers use transactions V1. The epoch is the
- * metadata offset, as Kafka's is the offset of the last FeatureLevelRecord.
+ * v5 adding partitions themselves), on a node alone and on a cluster alike: a partition leader
+ * that is not the producer's transaction coordinator adds the partition over AddPartitionsToTxn
+ * v4+ (add-partitions-to-txn-manager.ts). The epoch is the metadata offset, as Kafka's is the
+ * offset of the last FeatureLevelRecord.
  *
  * share.version (KIP-932), finalized at 1 as a Kafka 4.2+ cluster with share groups enabled is:
  * level 1 serves ShareGroupHeartbeat, ShareFetch and ShareAcknowledge (keys 76-79).
  */
 function features(ctx: BrokerContext): Pick<ApiVersionsResponseInput, 'supportedFeatures' | 'finalizedFeaturesEpoch' | 'finalizedFeatures'> {
-  const finalizedFeatures = [{ name: 'share.version', minVersionLevel: 1, maxVersionLevel: 1 }];
-  if (!ctx.cluster.distributed) finalizedFeatures.push({ name: 'transaction.version', minVersionLevel: 2, maxVersionLevel: 2 });
+  const finalizedFeatures = [
+    { name: 'share.version', minVersionLevel: 1, maxVersionLevel: 1 },
+    { name: 'transaction.version', minVersionLevel: 2, maxVersionLevel: 2 },
+  ];
   return {
     supportedFeatures: [
       { name: 'transaction.version', minVersion: 0, maxVersion: 2 },
@@ -44,13 +46,6 @@ function features(ctx: BrokerContext): Pick<ApiVersionsResponseInput, 'supported
     finalizedFeaturesEpoch: BigInt(Math.max(0, ctx.image.offset)),
     finalizedFeatures,
   };
-}
-
-/** Without transactions V2 the V2-only versions are not offered, as Kafka caps them by transaction.version. */
-function transactionVersionCap(ctx: BrokerContext, apiKey: number): number {
-  if (!ctx.cluster.distributed) return Number.MAX_SAFE_INTEGER;
-  if (apiKey === 26 || apiKey === 28) return 4; // EndTxn, TxnOffsetCommit
-  return Number.MAX_SAFE_INTEGER;
 }
 
 const SOFTWARE_RE = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/;
@@ -63,7 +58,7 @@ export function apiVersionsHandler(ctx: BrokerContext): ApiHandler<ApiVersionsRe
     decode: decodeApiVersionsRequest,
     encode: encodeApiVersionsResponse,
     handle(rc, req) {
-      const apiKeys = ctx.registry.advertised().map((a) => ({ apiKey: a.apiKey, minVersion: a.minVersion, maxVersion: Math.min(a.maxVersion, transactionVersionCap(ctx, a.apiKey)) }));
+      const apiKeys = ctx.registry.advertised().map((a) => ({ apiKey: a.apiKey, minVersion: a.minVersion, maxVersion: a.maxVersion }));
       const v = rc.apiVersion;
       const fail = (errorCode: number): ApiVersionsResponseInput => ({ errorCode, apiKeys: [], throttleTimeMs: 0 });
       if (v >= 5 && (req.clusterId === null) !== (req.nodeId === -1)) return fail(ErrorCode.INVALID_REQUEST);

@@ -36,8 +36,15 @@ const initProducerId = wholeRequest<InitProducerIdRequest, unknown>(
   (req) => ({ errorCode: req.transactionalId !== null ? TXN_DENIED : ErrorCode.CLUSTER_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 }),
 );
 
-/** AddPartitionsToTxn v0-3: the id first, then WRITE on each topic; the rest OPERATION_NOT_ATTEMPTED. */
+/**
+ * AddPartitionsToTxn v0-3: the id first, then WRITE on each topic; the rest OPERATION_NOT_ATTEMPTED.
+ * v4+ comes from partition leaders only (KIP-890): CLUSTER_ACTION, else the whole request is
+ * answered CLUSTER_AUTHORIZATION_FAILED at the top level, as Kafka's KafkaApis does.
+ */
 const addPartitionsToTxn = guard<AddPartitionsToTxnRequest, AddPartitionsToTxnResponseInput>(24, (az, ctx, req, next) => {
+  if (ctx.apiVersion >= 4) {
+    return az.canCluster(ctx, AclOperation.CLUSTER_ACTION) ? next(ctx, req) : { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, resultsByTransaction: [] };
+  }
   const topics = req.v3AndBelowTopics;
   const answer = (code: (name: string) => number): AddPartitionsToTxnResponseInput => ({
     resultsByTopicV3AndBelow: topics.map((t) => ({ name: t.name, resultsByPartition: t.partitions.map((partitionIndex) => ({ partitionIndex, partitionErrorCode: code(t.name) })) })),

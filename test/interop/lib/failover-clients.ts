@@ -93,12 +93,15 @@ function jsonLinesClient(cmd: string, args: readonly string[]): FailoverClient {
   };
 }
 
-/** The Java client (kafka-clients 4.1.2): KafkaProducer with enable.idempotence, acks=all; KafkaConsumer in a group. */
-export function javaFailoverClient(t: FailoverTarget): FailoverClient {
+/**
+ * The Java client (kafka-clients 4.1.2, or `kafkaClientsVersion`): KafkaProducer with
+ * enable.idempotence, acks=all; KafkaConsumer in a group.
+ */
+export function javaFailoverClient(t: FailoverTarget, kafkaClientsVersion?: string): FailoverClient {
   return jsonLinesClient('java', [
     '-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1',
     `-Dlog4j2.configurationFile=${LOG4J2_CONFIG}`, `-Dfjord.loglevel=${process.env.FJORD_INTEROP_LOG_LEVEL ?? 'ERROR'}`,
-    '-cp', clientsClasspath(), 'fjord.interop.ClusterFailover',
+    '-cp', clientsClasspath(kafkaClientsVersion), 'fjord.interop.ClusterFailover',
     `bootstrap=${t.bootstrap}`, `topic=${t.topic}`, `group=${t.group}`, `pace.ms=${t.paceMs}`,
     ...(t.transactionalId === undefined ? [] : [`transactional.id=${t.transactionalId}`]),
   ]);
