@@ -29,6 +29,7 @@ import { checkOffsetsV10, runOffsetsV10 } from '../broker/offsets-v10-wire.js';
 import { checkTxnV2, runTxnV2 } from '../broker/txn-v2-wire.js';
 import { WireClient } from '../broker/wire.js';
 import { startKafkaBroker, type KafkaBroker } from './kafka-broker.js';
+import { checkTxnVerification, runTxnVerification } from './txn-verification-wire.js';
 import { KAFKA_NEWEST_VERSION } from './lib/paths.js';
 import { differentialTests, useFjordNode, type Scenario } from './lib/scenario.js';
 import type { Target } from './lib/target.js';
@@ -208,4 +209,5 @@ describe(`Kafka ${KAFKA_NEWEST_VERSION} protocol versions (raw protocol)`, () =>
   for (const s of SCENARIOS) differentialTests(s, kafka44, fjord);
   differentialTests(raw('offsets-v10', runOffsetsV10, checkOffsetsV10, 90_000), kafka44, fjord);
   differentialTests(raw('transactions-v2', runTxnV2, checkTxnV2, 120_000), kafka44, fjord);
+  differentialTests(raw('txn-verification', runTxnVerification, checkTxnVerification, 90_000), kafka44, fjord);
 });

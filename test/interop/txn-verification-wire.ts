@@ -1,13 +1,13 @@
 /**
- * KIP-890 part 1 (transaction verification) over raw requests, against Apache Kafka 4.4.0 and
- * against Fjord, by the differential runner: a transactional Produce v10 to a partition the
- * producer never added to its transaction (AddPartitionsToTxn) is refused with INVALID_TXN_STATE
- * and Kafka's message, v11 with TRANSACTION_ABORTABLE, another epoch with INVALID_PRODUCER_EPOCH,
+ * KIP-890 part 1 (transaction verification) over raw requests, which kafka-44-protocol.test.ts
+ * runs against Apache Kafka 4.4.0 and against Fjord by the differential runner: a transactional
+ * Produce v10 to a partition the producer never added to its transaction (AddPartitionsToTxn) is
+ * refused with INVALID_TXN_STATE and Kafka's message, v11 with TRANSACTION_ABORTABLE, another epoch with INVALID_PRODUCER_EPOCH,
  * and nothing is appended; once added, the batch is taken. AddPartitionsToTxn v4 with VerifyOnly
  * (the partition leaders' request) answers TRANSACTION_ABORTABLE for a partition no longer in the
  * transaction. Kafka's answers are the expected ones; Fjord's must equal them.
  */
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { expect } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { encodeAddPartitionsToTxnRequest } from '../../src/protocol/generated/messages/add-partitions-to-txn-request.js';
 import { decodeAddPartitionsToTxnResponse } from '../../src/protocol/generated/messages/add-partitions-to-txn-response.js';
@@ -25,29 +25,12 @@ import { decodeProduceResponse } from '../../src/protocol/generated/messages/pro
 import { buildRecordBatch } from '../../src/protocol/records.js';
 import { WireClient } from '../broker/wire.js';
 import { lastAnswer } from '../helpers/wait.js';
-import { startKafkaBroker, type KafkaBroker } from './kafka-broker.js';
-import { KAFKA_NEWEST_VERSION } from './lib/paths.js';
-import { differentialTests, useFjordNode, type Scenario } from './lib/scenario.js';
-import type { Target } from './lib/target.js';
 
 type Obs = Record<string, unknown>;
 
-let kafka: KafkaBroker | undefined;
-beforeAll(async () => {
-  kafka = await startKafkaBroker({ version: KAFKA_NEWEST_VERSION });
-}, 180_000);
-afterAll(async () => {
-  await kafka?.stop();
-});
-const kafka44 = (): Target => {
-  if (kafka === undefined) throw new Error(`Apache Kafka ${KAFKA_NEWEST_VERSION} did not start`);
-  return kafka;
-};
-const fjord = useFjordNode();
-
 const NOT_READY: readonly number[] = [ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR, ErrorCode.CONCURRENT_TRANSACTIONS];
 
-async function runVerification(c: WireClient, topic: string): Promise<Obs> {
+export async function runTxnVerification(c: WireClient, topic: string): Promise<Obs> {
   const txnId = `${topic}-txn`;
   const ct = decodeCreateTopicsResponse(await c.call(19, 7, (w) => encodeCreateTopicsRequest(w, { topics: [{ name: topic, numPartitions: 1, replicationFactor: 1 }], timeoutMs: 10_000 }, 7)), 7);
   expect(ct.topics[0]!.errorCode).toBe(0);
@@ -107,7 +90,7 @@ async function runVerification(c: WireClient, topic: string): Promise<Obs> {
   return obs;
 }
 
-function check(o: Obs): void {
+export function checkTxnVerification(o: Obs): void {
   expect(o.v10NotAdded).toEqual([ErrorCode.INVALID_TXN_STATE, 'Partition was not added to the transaction']);
   expect(o.v11NotAdded).toEqual([ErrorCode.TRANSACTION_ABORTABLE, null]);
   expect(o.v10OtherEpoch).toEqual([ErrorCode.INVALID_PRODUCER_EPOCH, null]);
@@ -119,21 +102,3 @@ function check(o: Obs): void {
   expect(o.endTxn).toBe(0);
   expect(o.verifyAfterCommit).toEqual({ errorCode: 0, partitions: [[[ErrorCode.TRANSACTION_ABORTABLE]]] });
 }
-
-const SCENARIO: Scenario<Obs> = {
-  id: 'raw/txn-verification',
-  async run(target, topic) {
-    const c = await WireClient.connect(target.port);
-    try {
-      return await runVerification(c, topic);
-    } finally {
-      c.close();
-    }
-  },
-  check,
-  timeoutMs: 90_000,
-};
-
-describe(`transaction verification (KIP-890 part 1) against Apache Kafka ${KAFKA_NEWEST_VERSION}`, () => {
-  differentialTests(SCENARIO, kafka44, fjord);
-});
