@@ -228,7 +228,7 @@ export class BrokerNode {
     // path reaches the transaction coordinator in process.
     if (!ctx.cluster.distributed) ctx.txnPartitions = txns.coordinator;
     const mirrorLog = log.child({ component: 'mirror' });
-    mirror = await createMirrorApiHandlers(createMirrorHost(ctx, coordinatorHost), { log: (msg) => mirrorLog.info(msg) });
+    mirror = await createMirrorApiHandlers(createMirrorHost(ctx, coordinatorHost), { log: (msg) => mirrorLog.info(msg), warn: (msg) => mirrorLog.warn(msg) });
     registry.registerAll(mirror.handlers);
     ctx.produceGuard = mirror;
     // The status pages read the node as the node does (Kafka's JMX sees every topic): their

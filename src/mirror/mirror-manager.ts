@@ -68,6 +68,7 @@ export class MirrorManager {
     private readonly coordinator: MirrorStateClient,
     private readonly config: MirrorBrokerConfig,
     private readonly log: (msg: string) => void = () => undefined,
+    warn: (msg: string) => void = log,
   ) {
     this.actions = new MirrorStateActions({
       host,
@@ -101,6 +102,7 @@ export class MirrorManager {
       host,
       machine: this.machine,
       log,
+      warn,
       runtimes: () => [...this.runtimes.values()],
       trackedKeys: () => this.tracked.values(),
       isClosed: () => this.closed,

@@ -13,6 +13,7 @@ import { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { syncAcls } from './acl-sync.js';
 import { syncGroupOffsets } from './group-offset-sync.js';
+import { syncShareGroupOffsets } from './share-group-offset-sync.js';
 import { followSourceTopics } from './partition-growth.js';
 import type { TopicsResult } from './control-results.js';
 import { matchesAny, mirrorConfigValue, splitList } from './mirror-config.js';
@@ -35,6 +36,8 @@ export interface SourceSyncDeps {
   readonly host: MirrorHost;
   readonly machine: MirrorStateMachine;
   readonly log: (msg: string) => void;
+  /** Logged at WARN: what an operator should look at. */
+  readonly warn: (msg: string) => void;
   runtimes(): readonly MirrorRuntime[];
   trackedKeys(): Iterable<MirrorPartitionKey>;
   isClosed(): boolean;
@@ -120,7 +123,10 @@ export class MirrorSourceSync {
     }
   }
 
-  /** Best effort group offset sync (spec §10.2); `topics` limits it to a topic being stopped. */
+  /**
+   * Best effort group offset sync (spec §10.2): consumer groups, then share groups, listed
+   * separately; `topics` limits it to a topic being stopped.
+   */
   async syncGroups(rt: MirrorRuntime, topics?: ReadonlySet<string>): Promise<void> {
     try {
       const r = await syncGroupOffsets(rt.name, this.deps.host, rt.client, this.self(), topics);
@@ -128,6 +134,14 @@ export class MirrorSourceSync {
     } catch (err) {
       if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'group_offsets' });
       this.deps.log(`mirror ${rt.name}: group offset sync failed: ${(err as Error).message}`);
+    }
+    try {
+      const r = await syncShareGroupOffsets(rt.name, this.deps.host, rt.client, this.self(), topics);
+      if (r.committed > 0) this.deps.log(`mirror ${rt.name}: synced ${r.committed} share group start offsets (${r.groups} share groups)`);
+      for (const g of r.skippedActive) this.deps.warn(`mirror ${rt.name}: share group ${g} has members here; its start offsets are not synced`);
+    } catch (err) {
+      if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'group_offsets' });
+      this.deps.log(`mirror ${rt.name}: share group offset sync failed: ${(err as Error).message}`);
     }
   }
 
