@@ -22,6 +22,7 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import { matchesAny, mirrorConfigValue, splitList } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
 import { stillBound } from './partition-growth.js';
+import { throwIfRefusedHere } from './sync-refusal.js';
 
 export interface ShareGroupSyncResult {
   readonly groups: number;
@@ -32,10 +33,11 @@ export interface ShareGroupSyncResult {
 
 const NONE: ShareGroupSyncResult = { groups: 0, committed: 0, skippedActive: [] };
 
-async function coordinatorOf(client: KafkaClient, groupId: string): Promise<number | null> {
+async function coordinatorOf(client: KafkaClient, groupId: string, here = false): Promise<number | null> {
   // Share groups are coordinated like every group (key type GROUP).
   const res = await client.sendIfSupported(Apis.FindCoordinator, { keyType: 0, coordinatorKeys: [groupId] });
   const c = res?.coordinators[0];
+  if (here && c !== undefined) throwIfRefusedHere(c.errorCode, `DESCRIBE on group ${groupId}`);
   if (c === undefined || c.errorCode !== 0) return null;
   return c.nodeId;
 }
@@ -106,7 +108,7 @@ export async function syncShareGroupOffsets(
     const bound = await stillBound(mirrorName, host, source, alters.map((a) => a.topicName));
     const ours = alters.filter((a) => bound.has(a.topicName));
     if (ours.length === 0) continue;
-    const destCoord = await coordinatorOf(self, groupId);
+    const destCoord = await coordinatorOf(self, groupId, true);
     if (destCoord === null) continue;
     const here = await self.sendIfSupported(Apis.ShareGroupDescribe, { groupIds: [groupId], includeAuthorizedOperations: false }, destCoord);
     const state = here?.groups[0];
@@ -124,12 +126,18 @@ export async function syncShareGroupOffsets(
     if (changed.length === 0) continue;
     const res = await self.sendIfSupported(Apis.AlterShareGroupOffsets, { groupId, topics: changed }, destCoord);
     if (res === null) continue;
+    throwIfRefusedHere(res.errorCode, `READ on share group ${groupId}`);
     // Members joined between the describe and the alter: the group refuses it whole.
     if (res.errorCode === ErrorCode.NON_EMPTY_GROUP) {
       skippedActive.push(groupId);
       continue;
     }
-    for (const t of res.responses) for (const p of t.partitions) if (p.errorCode === ErrorCode.NONE) committed++;
+    for (const t of res.responses) {
+      for (const p of t.partitions) {
+        throwIfRefusedHere(p.errorCode, `READ on share group ${groupId} and topic ${t.topicName}`);
+        if (p.errorCode === ErrorCode.NONE) committed++;
+      }
+    }
   }
   return { groups: groupIds.size, committed, skippedActive };
 }

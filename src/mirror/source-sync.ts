@@ -22,6 +22,8 @@ import { MirrorPartitionState as S } from './mirror-partition-state.js';
 import type { MirrorRuntime } from './mirror-runtime.js';
 import { NonRetryableMirrorError, type MirrorPartitionKey, type MirrorStateMachine } from './state-machine.js';
 import { syncTopicConfigs } from './topic-config-sync.js';
+import { isRefusal } from './sync-refusal.js';
+import { errorCodeOf } from '../protocol/kafka-error.js';
 
 /** Failed sync rounds per kind, counted by src/metrics (the channel names are in src/metrics/channels.ts). */
 const syncErrorChannel = channel('fjord:mirror-sync-error');
@@ -89,7 +91,7 @@ export class MirrorSourceSync {
       if (r.created + r.deleted > 0) this.deps.log(`mirror ${rt.name}: ACL sync created ${r.created}, deleted ${r.deleted}`);
     } catch (err) {
       if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'acls' });
-      this.deps.log(`mirror ${rt.name}: ACL sync failed: ${(err as Error).message}`);
+      this.failed(rt.name, 'ACL sync', err);
     }
   }
 
@@ -119,7 +121,7 @@ export class MirrorSourceSync {
       if (n > 0) this.deps.log(`mirror ${rt.name}: synced ${n} topic config values`);
     } catch (err) {
       if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'topic_configs' });
-      this.deps.log(`mirror ${rt.name}: topic config sync failed: ${(err as Error).message}`);
+      this.failed(rt.name, 'topic config sync', err);
     }
   }
 
@@ -133,7 +135,7 @@ export class MirrorSourceSync {
       if (r.committed > 0) this.deps.log(`mirror ${rt.name}: synced ${r.committed} group offsets (${r.groups} groups, ${r.skippedActive} active here skipped)`);
     } catch (err) {
       if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'group_offsets' });
-      this.deps.log(`mirror ${rt.name}: group offset sync failed: ${(err as Error).message}`);
+      this.failed(rt.name, 'group offset sync', err);
     }
     try {
       const r = await syncShareGroupOffsets(rt.name, this.deps.host, rt.client, this.self(), topics);
@@ -141,8 +143,15 @@ export class MirrorSourceSync {
       for (const g of r.skippedActive) this.deps.warn(`mirror ${rt.name}: share group ${g} has members here; its start offsets are not synced`);
     } catch (err) {
       if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'group_offsets' });
-      this.deps.log(`mirror ${rt.name}: share group offset sync failed: ${(err as Error).message}`);
+      this.failed(rt.name, 'share group offset sync', err);
     }
+  }
+
+  /** A refusal by this node's own authorizer needs the operator (a warning); anything else is retried at the next refresh. */
+  private failed(mirrorName: string, what: string, err: unknown): void {
+    const msg = `mirror ${mirrorName}: ${what} failed: ${(err as Error).message}`;
+    if (isRefusal(errorCodeOf(err))) this.deps.warn(msg);
+    else this.deps.log(msg);
   }
 
   close(): void {
