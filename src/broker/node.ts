@@ -231,7 +231,7 @@ export class BrokerNode {
     ctx.txnPartitions = txnPartitions;
     txns.setChannel(txnPartitions);
     const mirrorLog = log.child({ component: 'mirror' });
-    mirror = await createMirrorApiHandlers(createMirrorHost(ctx, coordinatorHost), { log: (msg) => mirrorLog.info(msg) });
+    mirror = await createMirrorApiHandlers(createMirrorHost(ctx, coordinatorHost), { log: (msg) => mirrorLog.info(msg), warn: (msg) => mirrorLog.warn(msg) });
     registry.registerAll(mirror.handlers);
     ctx.produceGuard = mirror;
     // The status pages read the node as the node does (Kafka's JMX sees every topic): their

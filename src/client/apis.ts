@@ -63,6 +63,12 @@ import { encodeDeleteTopicsRequest, type DeleteTopicsRequestInput } from '../pro
 import { decodeDeleteTopicsResponse, type DeleteTopicsResponse } from '../protocol/generated/messages/delete-topics-response.js';
 import { encodeCreatePartitionsRequest, type CreatePartitionsRequestInput } from '../protocol/generated/messages/create-partitions-request.js';
 import { decodeCreatePartitionsResponse, type CreatePartitionsResponse } from '../protocol/generated/messages/create-partitions-response.js';
+import { encodeShareGroupDescribeRequest, type ShareGroupDescribeRequestInput } from '../protocol/generated/messages/share-group-describe-request.js';
+import { decodeShareGroupDescribeResponse, type ShareGroupDescribeResponse } from '../protocol/generated/messages/share-group-describe-response.js';
+import { encodeDescribeShareGroupOffsetsRequest, type DescribeShareGroupOffsetsRequestInput } from '../protocol/generated/messages/describe-share-group-offsets-request.js';
+import { decodeDescribeShareGroupOffsetsResponse, type DescribeShareGroupOffsetsResponse } from '../protocol/generated/messages/describe-share-group-offsets-response.js';
+import { encodeAlterShareGroupOffsetsRequest, type AlterShareGroupOffsetsRequestInput } from '../protocol/generated/messages/alter-share-group-offsets-request.js';
+import { decodeAlterShareGroupOffsetsResponse, type AlterShareGroupOffsetsResponse } from '../protocol/generated/messages/alter-share-group-offsets-response.js';
 import type { Writer } from '../protocol/writer.js';
 
 export interface ApiSpec<Req, Res> {
@@ -108,6 +114,12 @@ export const Apis = {
   OffsetCommit: spec<OffsetCommitRequestInput, OffsetCommitResponse>(ApiKey.OffsetCommit, 8, 9, encodeOffsetCommitRequest, decodeOffsetCommitResponse),
   DescribeGroups: spec<DescribeGroupsRequestInput, DescribeGroupsResponse>(ApiKey.DescribeGroups, 5, 5, encodeDescribeGroupsRequest, decodeDescribeGroupsResponse),
   ConsumerGroupDescribe: spec<ConsumerGroupDescribeRequestInput, ConsumerGroupDescribeResponse>(ApiKey.ConsumerGroupDescribe, 0, 0, encodeConsumerGroupDescribeRequest, decodeConsumerGroupDescribeResponse),
+  /** ShareGroupDescribe v1 (KIP-932, Kafka 4.1+). */
+  ShareGroupDescribe: spec<ShareGroupDescribeRequestInput, ShareGroupDescribeResponse>(ApiKey.ShareGroupDescribe, 1, 1, encodeShareGroupDescribeRequest, decodeShareGroupDescribeResponse),
+  /** DescribeShareGroupOffsets v0-1 (KIP-932): share-partition start offsets; v1 adds the lag. */
+  DescribeShareGroupOffsets: spec<DescribeShareGroupOffsetsRequestInput, DescribeShareGroupOffsetsResponse>(ApiKey.DescribeShareGroupOffsets, 0, 1, encodeDescribeShareGroupOffsetsRequest, decodeDescribeShareGroupOffsetsResponse),
+  /** AlterShareGroupOffsets v0 (KIP-932): sets start offsets of an empty share group. */
+  AlterShareGroupOffsets: spec<AlterShareGroupOffsetsRequestInput, AlterShareGroupOffsetsResponse>(ApiKey.AlterShareGroupOffsets, 0, 0, encodeAlterShareGroupOffsetsRequest, decodeAlterShareGroupOffsetsResponse),
   /** CreateTopics v5-7: flexible, the created topic's configs in the answer (KIP-525), v7 its topic id. */
   CreateTopics: spec<CreateTopicsRequestInput, CreateTopicsResponse>(ApiKey.CreateTopics, 5, 7, encodeCreateTopicsRequest, decodeCreateTopicsResponse),
   /** DeleteTopics v4-5: topics by name (v6 adds deletion by topic id, not needed here). */

@@ -16,6 +16,7 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import { matchesAny, mirrorConfigValue, splitList } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
 import { stillBound } from './partition-growth.js';
+import { throwIfRefusedHere } from './sync-refusal.js';
 
 const ACTIVE_GROUP_STATES: ReadonlySet<string> = new Set(['Stable', 'PreparingRebalance', 'CompletingRebalance', 'Assigning', 'Reconciling']);
 
@@ -25,9 +26,10 @@ export interface GroupSyncResult {
   readonly skippedActive: number;
 }
 
-async function coordinatorOf(client: KafkaClient, groupId: string): Promise<number | null> {
+async function coordinatorOf(client: KafkaClient, groupId: string, here = false): Promise<number | null> {
   const res = await client.sendIfSupported(Apis.FindCoordinator, { keyType: 0, coordinatorKeys: [groupId] });
   const c = res?.coordinators[0];
+  if (here && c !== undefined) throwIfRefusedHere(c.errorCode, `DESCRIBE on group ${groupId}`);
   if (c === undefined || c.errorCode !== 0) return null;
   return c.nodeId;
 }
@@ -97,11 +99,12 @@ export async function syncGroupOffsets(
     const bound = await stillBound(mirrorName, host, source, commits.map((c) => c.name));
     const ours = commits.filter((c) => bound.has(c.name));
     if (ours.length === 0) continue;
-    const destCoord = await coordinatorOf(self, groupId);
+    const destCoord = await coordinatorOf(self, groupId, true);
     if (destCoord === null) continue;
     // A group with live members here is owned by its consumers: never overwrite it.
     const described = await self.sendIfSupported(Apis.DescribeGroups, { groups: [groupId], includeAuthorizedOperations: false }, destCoord);
     const state = described?.groups[0];
+    if (state !== undefined) throwIfRefusedHere(state.errorCode, `DESCRIBE on group ${groupId}`);
     if (state !== undefined && state.errorCode === ErrorCode.NONE && ACTIVE_GROUP_STATES.has(state.groupState)) {
       skippedActive++;
       continue;
@@ -111,7 +114,12 @@ export async function syncGroupOffsets(
       { groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, topics: ours },
       destCoord,
     );
-    for (const t of res?.topics ?? []) for (const p of t.partitions) if (p.errorCode === 0) committed++;
+    for (const t of res?.topics ?? []) {
+      for (const p of t.partitions) {
+        throwIfRefusedHere(p.errorCode, `READ on group ${groupId} and topic ${t.name}`);
+        if (p.errorCode === 0) committed++;
+      }
+    }
   }
   return { groups: groupIds.size, committed, skippedActive };
 }

@@ -76,6 +76,8 @@ function handler<Req, Res>(
 export interface MirrorApiOptions {
   /** Log sink for state transitions and failures (default: none). */
   readonly log?: (msg: string) => void;
+  /** Log sink for what an operator should look at (default: the `log` sink). */
+  readonly warn?: (msg: string) => void;
 }
 
 export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiOptions = {}): Promise<MirrorApiHandlers> {
@@ -86,7 +88,7 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
   });
   // Partition leaders reach each partition's coordinator through this, here or on another node.
   const stateClient = new MirrorStateClient(host, coordinator);
-  const manager = new MirrorManager(host, stateClient, config, opts.log);
+  const manager = new MirrorManager(host, stateClient, config, opts.log, opts.warn ?? opts.log);
   const queue = new ControlQueue(host, () => manager.sync());
   const control = new MirrorControlPlane(host, manager, queue);
   const interBroker = new MirrorInterBrokerRpcs(host, coordinator);

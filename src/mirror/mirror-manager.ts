@@ -56,6 +56,12 @@ export class MirrorManager {
   private readonly runtimes = new Map<string, MirrorRuntime>();
   /** Partitions the machine tracks, by key string. */
   private readonly tracked = new Map<string, MirrorPartitionKey>();
+  /**
+   * What each tracked partition was last reconciled with: its topic's desired state and its
+   * leader epoch here. A metadata change that leaves both as they were (another topic created, a
+   * config altered) is not applied again: re-entering MIRRORING persists it to `__mirror_state`.
+   */
+  private readonly applied = new Map<string, string>();
   private unsubscribe: (() => void) | null = null;
   private syncing: Promise<void> | null = null;
   private resync = false;
@@ -68,6 +74,7 @@ export class MirrorManager {
     private readonly coordinator: MirrorStateClient,
     private readonly config: MirrorBrokerConfig,
     private readonly log: (msg: string) => void = () => undefined,
+    warn: (msg: string) => void = log,
   ) {
     this.actions = new MirrorStateActions({
       host,
@@ -101,6 +108,7 @@ export class MirrorManager {
       host,
       machine: this.machine,
       log,
+      warn,
       runtimes: () => [...this.runtimes.values()],
       trackedKeys: () => this.tracked.values(),
       isClosed: () => this.closed,
@@ -231,6 +239,7 @@ export class MirrorManager {
       if (key.mirrorName !== mirrorName) continue;
       this.machine.forget(key);
       this.tracked.delete(k);
+      this.applied.delete(k);
     }
     await this.closeRuntime(mirrorName);
     await this.coordinator.tombstoneMirror(mirrorName);
@@ -280,6 +289,7 @@ export class MirrorManager {
         const key = this.keyFor(b.mirrorName, b.topicId, b.topicName, p);
         const ks = partitionKeyString(key);
         seen.add(ks);
+        const applied = `${b.desiredState}:${this.host.leaderEpoch(b.topicName, p) ?? -1}`;
         if (!this.tracked.has(ks)) {
           // The persisted state comes from the partition's coordinator, maybe another node: a
           // partition whose read fails is left untracked and looked at again shortly, the others go on.
@@ -292,8 +302,12 @@ export class MirrorManager {
             continue;
           }
           this.tracked.set(ks, key);
+          this.applied.set(ks, applied);
           await this.machine.resume(key, stored.state, b.desiredState);
-        } else {
+        } else if (this.applied.get(ks) !== applied) {
+          // The desired state changed, or the partition's leader epoch here did (a new leader
+          // term): apply it. Anything else about the partition is unchanged by this metadata.
+          this.applied.set(ks, applied);
           await this.machine.setDesired(key, b.desiredState);
         }
       }
@@ -302,6 +316,7 @@ export class MirrorManager {
       if (seen.has(ks)) continue;
       this.machine.forget(key);
       this.tracked.delete(ks);
+      this.applied.delete(ks);
       await this.runtimes.get(key.mirrorName)?.fetcher.removePartitions([topicPartitionOf(key)]);
     }
   }

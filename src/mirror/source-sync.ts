@@ -13,6 +13,7 @@ import { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { syncAcls } from './acl-sync.js';
 import { syncGroupOffsets } from './group-offset-sync.js';
+import { syncShareGroupOffsets } from './share-group-offset-sync.js';
 import { followSourceTopics } from './partition-growth.js';
 import type { TopicsResult } from './control-results.js';
 import { matchesAny, mirrorConfigValue, splitList } from './mirror-config.js';
@@ -21,6 +22,8 @@ import { MirrorPartitionState as S } from './mirror-partition-state.js';
 import type { MirrorRuntime } from './mirror-runtime.js';
 import { NonRetryableMirrorError, type MirrorPartitionKey, type MirrorStateMachine } from './state-machine.js';
 import { syncTopicConfigs } from './topic-config-sync.js';
+import { isRefusal } from './sync-refusal.js';
+import { errorCodeOf } from '../protocol/kafka-error.js';
 
 /** Failed sync rounds per kind, counted by src/metrics (the channel names are in src/metrics/channels.ts). */
 const syncErrorChannel = channel('fjord:mirror-sync-error');
@@ -35,6 +38,8 @@ export interface SourceSyncDeps {
   readonly host: MirrorHost;
   readonly machine: MirrorStateMachine;
   readonly log: (msg: string) => void;
+  /** Logged at WARN: what an operator should look at. */
+  readonly warn: (msg: string) => void;
   runtimes(): readonly MirrorRuntime[];
   trackedKeys(): Iterable<MirrorPartitionKey>;
   isClosed(): boolean;
@@ -86,7 +91,7 @@ export class MirrorSourceSync {
       if (r.created + r.deleted > 0) this.deps.log(`mirror ${rt.name}: ACL sync created ${r.created}, deleted ${r.deleted}`);
     } catch (err) {
       if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'acls' });
-      this.deps.log(`mirror ${rt.name}: ACL sync failed: ${(err as Error).message}`);
+      this.failed(rt.name, 'ACL sync', err);
     }
   }
 
@@ -116,19 +121,37 @@ export class MirrorSourceSync {
       if (n > 0) this.deps.log(`mirror ${rt.name}: synced ${n} topic config values`);
     } catch (err) {
       if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'topic_configs' });
-      this.deps.log(`mirror ${rt.name}: topic config sync failed: ${(err as Error).message}`);
+      this.failed(rt.name, 'topic config sync', err);
     }
   }
 
-  /** Best effort group offset sync (spec §10.2); `topics` limits it to a topic being stopped. */
+  /**
+   * Best effort group offset sync (spec §10.2): consumer groups, then share groups, listed
+   * separately; `topics` limits it to a topic being stopped.
+   */
   async syncGroups(rt: MirrorRuntime, topics?: ReadonlySet<string>): Promise<void> {
     try {
       const r = await syncGroupOffsets(rt.name, this.deps.host, rt.client, this.self(), topics);
       if (r.committed > 0) this.deps.log(`mirror ${rt.name}: synced ${r.committed} group offsets (${r.groups} groups, ${r.skippedActive} active here skipped)`);
     } catch (err) {
       if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'group_offsets' });
-      this.deps.log(`mirror ${rt.name}: group offset sync failed: ${(err as Error).message}`);
+      this.failed(rt.name, 'group offset sync', err);
     }
+    try {
+      const r = await syncShareGroupOffsets(rt.name, this.deps.host, rt.client, this.self(), topics);
+      if (r.committed > 0) this.deps.log(`mirror ${rt.name}: synced ${r.committed} share group start offsets (${r.groups} share groups)`);
+      for (const g of r.skippedActive) this.deps.warn(`mirror ${rt.name}: share group ${g} has members here; its start offsets are not synced`);
+    } catch (err) {
+      if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'group_offsets' });
+      this.failed(rt.name, 'share group offset sync', err);
+    }
+  }
+
+  /** A refusal by this node's own authorizer needs the operator (a warning); anything else is retried at the next refresh. */
+  private failed(mirrorName: string, what: string, err: unknown): void {
+    const msg = `mirror ${mirrorName}: ${what} failed: ${(err as Error).message}`;
+    if (isRefusal(errorCodeOf(err))) this.deps.warn(msg);
+    else this.deps.log(msg);
   }
 
   close(): void {

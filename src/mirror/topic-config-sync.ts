@@ -9,11 +9,12 @@ import type { KafkaClient } from '../client/kafka-client.js';
 import { mirrorConfigValue, splitList } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
 import { stillBound } from './partition-growth.js';
+import { throwIfRefusedHere } from './sync-refusal.js';
 
 const TOPIC_RESOURCE = 2;
 const DYNAMIC_TOPIC_CONFIG = 1;
 
-async function describeTopics(client: KafkaClient, topics: readonly string[]) {
+async function describeTopics(client: KafkaClient, topics: readonly string[], here = false) {
   const res = await client.sendIfSupported(Apis.DescribeConfigs, {
     resources: topics.map((t) => ({ resourceType: TOPIC_RESOURCE, resourceName: t, configurationKeys: null })),
     includeSynonyms: false,
@@ -21,6 +22,7 @@ async function describeTopics(client: KafkaClient, topics: readonly string[]) {
   });
   const out = new Map<string, Map<string, { value: string | null; source: number }>>();
   for (const r of res?.results ?? []) {
+    if (here) throwIfRefusedHere(r.errorCode, `DESCRIBE_CONFIGS on topic ${r.resourceName}`);
     if (r.errorCode !== 0) continue;
     out.set(r.resourceName, new Map(r.configs.map((c) => [c.name, { value: c.value, source: c.configSource }])));
   }
@@ -42,7 +44,7 @@ export async function syncTopicConfigs(mirrorName: string, host: MirrorHost, sou
   const src = await describeTopics(source, names);
   const bound = await stillBound(mirrorName, host, source, [...src.keys()]);
   for (const topic of [...src.keys()]) if (!bound.has(topic)) src.delete(topic);
-  const local = await describeTopics(self, names);
+  const local = await describeTopics(self, names, true);
   const resources: { resourceType: number; resourceName: string; configs: { name: string; configOperation: number; value: string }[] }[] = [];
   for (const [topic, entries] of src) {
     const mine = local.get(topic);
@@ -57,6 +59,9 @@ export async function syncTopicConfigs(mirrorName: string, host: MirrorHost, sou
   if (resources.length === 0) return 0;
   const res = await self.sendIfSupported(Apis.IncrementalAlterConfigs, { resources, validateOnly: false });
   let n = 0;
-  for (const r of res?.responses ?? []) if (r.errorCode === 0) n += resources.find((x) => x.resourceName === r.resourceName)?.configs.length ?? 0;
+  for (const r of res?.responses ?? []) {
+    throwIfRefusedHere(r.errorCode, `ALTER_CONFIGS on topic ${r.resourceName}`);
+    if (r.errorCode === 0) n += resources.find((x) => x.resourceName === r.resourceName)?.configs.length ?? 0;
+  }
   return n;
 }
