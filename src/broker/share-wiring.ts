@@ -6,8 +6,9 @@
 import { ConfigResourceType } from '../controller/metadata-image.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { ShareGroupCoordinator } from '../share/share-group-coordinator.js';
-import { SharePartitionManager, type ShareLogs, type SharePersister } from '../share/share-partition-manager.js';
-import { SHARE_GROUP_STATE, ShareCoordinator, shareStateKey } from '../share/share-coordinator.js';
+import { SharePartitionManager, type ShareLogs } from '../share/share-partition-manager.js';
+import { ShareCoordinator } from '../share/share-coordinator.js';
+import { ShareStateClient } from '../share/share-state-client.js';
 import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
 import type { BrokerContext } from './broker-context.js';
 import { groupConfigDefault } from './group-configs.js';
@@ -18,6 +19,8 @@ export interface ShareGroups {
   /** The group's effective value of a GROUP config key (its override, else the broker's key). */
   groupConfig(groupId: string, key: string): string;
   readonly state: ShareCoordinator;
+  /** The share coordinator as this node's share-partitions reach it (in-process or over the wire). */
+  readonly persister: ShareStateClient;
   close(): Promise<void>;
 }
 
@@ -42,19 +45,14 @@ export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost): Sh
     groupConfig,
   };
   const state = new ShareCoordinator(host, ctx.config.int('share.coordinator.state.topic.num.partitions'));
-  // This node's share-partitions keep their state with the share coordinator (__share_group_state).
-  // The state RPCs are not sent to other nodes yet: on a cluster, a share-partition whose state
-  // partition another node leads keeps its state in memory only (the topic is still created).
-  const local = (g: string, t: string, p: number): boolean => {
-    if (state.runtime.serves(state.runtime.partitionFor(shareStateKey(g, t, p)))) return true;
-    host.leadership?.ensureTopic(SHARE_GROUP_STATE, state.runtime.partitions);
-    return false;
-  };
-  const persister: SharePersister = {
-    read: async (g, t, p) => (local(g, t, p) ? state.readState(g, t, p) : null),
-    write: async (g, t, p, s) => (local(g, t, p) ? state.writeState(g, t, p, s) : undefined),
-    delete: async (g, t, p) => (local(g, t, p) ? state.deleteState(g, t, p) : undefined),
-  };
+  // This node's share-partitions keep their state with the share coordinator (__share_group_state):
+  // in-process when this node leads the key's partition, else over the inter-broker connection.
+  const persister = new ShareStateClient(state, {
+    nodeId: ctx.nodeId,
+    leadership: host.leadership,
+    interBrokerSecurity: ctx.interBrokerSecurity,
+    leaderEpochOf: (topicId, partition) => ctx.image.topicsById.get(topicId)?.partitions[partition]?.leaderEpoch ?? -1,
+  });
   const partitions = new SharePartitionManager(logs, ctx.config.int('group.share.max.share.sessions'), persister);
   const coordinator = new ShareGroupCoordinator(
     {
@@ -74,9 +72,11 @@ export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost): Sh
     partitions,
     groupConfig,
     state,
+    persister,
     async close() {
       coordinator.close();
       partitions.close();
+      persister.close();
       await state.close();
     },
   };

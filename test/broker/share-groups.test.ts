@@ -38,6 +38,8 @@ import { decodeReadShareGroupStateResponse } from '../../src/protocol/generated/
 import { encodeWriteShareGroupStateRequest } from '../../src/protocol/generated/messages/write-share-group-state-request.js';
 import { decodeWriteShareGroupStateResponse } from '../../src/protocol/generated/messages/write-share-group-state-response.js';
 import { encodeDeleteShareGroupStateRequest } from '../../src/protocol/generated/messages/delete-share-group-state-request.js';
+import { encodeReadShareGroupStateSummaryRequest } from '../../src/protocol/generated/messages/read-share-group-state-summary-request.js';
+import { decodeReadShareGroupStateSummaryResponse } from '../../src/protocol/generated/messages/read-share-group-state-summary-response.js';
 import { decodeDeleteShareGroupStateResponse } from '../../src/protocol/generated/messages/delete-share-group-state-response.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { WireClient } from './wire.js';
@@ -87,6 +89,7 @@ beforeAll(async () => {
   await createTopic('share-fetch', 1);
   await createTopic('share-offsets', 1);
   await createTopic('share-restart', 1);
+  await createTopic('share-state-rpc', 4);
 }, 180_000);
 afterAll(async () => {
   c?.close();
@@ -239,7 +242,7 @@ describe('share group APIs', () => {
 
   it('serves Initialize/Read/Write/DeleteShareGroupState with state and leader epoch fencing', async () => {
     const groupId = 'state-rpc-group';
-    const topicId = '11111111-2222-3333-4444-555555555555';
+    const topicId = topicIds.get('share-state-rpc')!;
     const init = async (stateEpoch: number, startOffset: bigint) =>
       decodeInitializeShareGroupStateResponse(await c.call(83, 0, (w) => encodeInitializeShareGroupStateRequest(w, { groupId, topics: [{ topicId, partitions: [{ partition: 3, stateEpoch, startOffset }] }] }, 0)), 0).results[0]!.partitions[0]!.errorCode;
     const read = async () =>
@@ -266,5 +269,34 @@ describe('share group APIs', () => {
     const del = decodeDeleteShareGroupStateResponse(await c.call(86, 0, (w) => encodeDeleteShareGroupStateRequest(w, { groupId, topics: [{ topicId, partitions: [{ partition: 3 }] }] }, 0)), 0);
     expect(del.results[0]!.partitions[0]!.errorCode).toBe(0);
     expect(await read()).toMatchObject({ stateEpoch: 0, startOffset: -1n });
+  });
+
+  it('serves ReadShareGroupStateSummary v0-1: start offset, state and leader epochs, delivery-complete count; unknown group or partition', async () => {
+    const topicId = topicIds.get('share-state-rpc')!;
+    const summary = async (groupId: string, tid: string, partition: number, v = 1) =>
+      decodeReadShareGroupStateSummaryResponse(await c.call(87, v, (w) => encodeReadShareGroupStateSummaryRequest(w, { groupId, topics: [{ topicId: tid, partitions: [{ partition, leaderEpoch: 0 }] }] }, v)), v).results[0]!.partitions[0]!;
+    // A group the share coordinator holds nothing for: no state (start offset -1), no error.
+    expect(await summary('summary-nobody', topicId, 1)).toEqual(expect.objectContaining({ partition: 1, errorCode: 0, stateEpoch: 0, leaderEpoch: -1, startOffset: -1n, deliveryCompleteCount: -1 }));
+    // A partition or topic id the metadata does not hold.
+    expect((await summary('summary-group', topicId, 9)).errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    expect((await summary('summary-group', '11111111-2222-3333-4444-555555555555', 0)).errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    const write = decodeWriteShareGroupStateResponse(
+      await c.call(85, 1, (w) =>
+        encodeWriteShareGroupStateRequest(
+          w,
+          {
+            groupId: 'summary-group',
+            topics: [{ topicId, partitions: [{ partition: 2, stateEpoch: 3, leaderEpoch: 5, startOffset: 20n, stateBatches: [{ firstOffset: 20n, lastOffset: 21n, deliveryState: 0, deliveryCount: 1 }, { firstOffset: 22n, lastOffset: 24n, deliveryState: 2, deliveryCount: 1 }, { firstOffset: 25n, lastOffset: 25n, deliveryState: 4, deliveryCount: 5 }] }] }],
+          },
+          1,
+        ),
+      ),
+      1,
+    );
+    expect(write.results[0]!.partitions[0]!.errorCode).toBe(0);
+    // Acknowledged 22-24 and archived 25: four records complete.
+    expect(await summary('summary-group', topicId, 2)).toEqual(expect.objectContaining({ errorCode: 0, stateEpoch: 3, leaderEpoch: 5, startOffset: 20n, deliveryCompleteCount: 4 }));
+    // v0 has no DeliveryCompleteCount.
+    expect(await summary('summary-group', topicId, 2, 0)).toEqual(expect.objectContaining({ errorCode: 0, stateEpoch: 3, leaderEpoch: 5, startOffset: 20n }));
   });
 });
