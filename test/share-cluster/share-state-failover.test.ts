@@ -1,0 +1,230 @@
+/**
+ * Share-partition state on a real three-node cluster (one etcd, three `fjord start` processes,
+ * __share_group_state replicated to all three): a share consumer acknowledges records of a
+ * partition whose share coordinator is another node, the partition leader is SIGKILLed, and the
+ * new leader hands out exactly the unacknowledged records again, their delivery counts kept;
+ * then the share coordinator itself is SIGKILLed, its successor takes the next acknowledgement
+ * and answers ReadShareGroupStateSummary with the start offset, and a last partition failover
+ * still redelivers only what was never acknowledged. FindCoordinator key type SHARE names the
+ * coordinator on every node; DescribeShareGroupOffsets on a node that does not hold the
+ * share-partition reads the coordinator's summary.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Kafka, logLevel, type Producer } from 'kafkajs';
+import type { ApiSpec } from '../../src/client/apis.js';
+import { Apis } from '../../src/client/apis.js';
+import { KafkaClient } from '../../src/client/kafka-client.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
+import { encodeDescribeShareGroupOffsetsRequest, type DescribeShareGroupOffsetsRequestInput } from '../../src/protocol/generated/messages/describe-share-group-offsets-request.js';
+import { decodeDescribeShareGroupOffsetsResponse, type DescribeShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/describe-share-group-offsets-response.js';
+import { encodeFindCoordinatorRequest, type FindCoordinatorRequestInput } from '../../src/protocol/generated/messages/find-coordinator-request.js';
+import { decodeFindCoordinatorResponse, type FindCoordinatorResponse } from '../../src/protocol/generated/messages/find-coordinator-response.js';
+import { encodeShareAcknowledgeRequest, type ShareAcknowledgeRequestInput } from '../../src/protocol/generated/messages/share-acknowledge-request.js';
+import { decodeShareAcknowledgeResponse, type ShareAcknowledgeResponse } from '../../src/protocol/generated/messages/share-acknowledge-response.js';
+import { encodeShareFetchRequest, type ShareFetchRequestInput } from '../../src/protocol/generated/messages/share-fetch-request.js';
+import { decodeShareFetchResponse, type ShareFetchResponse } from '../../src/protocol/generated/messages/share-fetch-response.js';
+import { encodeShareGroupHeartbeatRequest, type ShareGroupHeartbeatRequestInput } from '../../src/protocol/generated/messages/share-group-heartbeat-request.js';
+import { decodeShareGroupHeartbeatResponse, type ShareGroupHeartbeatResponse } from '../../src/protocol/generated/messages/share-group-heartbeat-response.js';
+import { ShareStateApis } from '../../src/share/share-state-apis.js';
+import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
+
+const FIND_COORDINATOR_V6: ApiSpec<FindCoordinatorRequestInput, FindCoordinatorResponse> = { apiKey: 10, versions: [6, 6], encode: encodeFindCoordinatorRequest, decode: decodeFindCoordinatorResponse };
+const SHARE_FETCH: ApiSpec<ShareFetchRequestInput, ShareFetchResponse> = { apiKey: 78, versions: [1, 1], encode: encodeShareFetchRequest, decode: decodeShareFetchResponse };
+const SHARE_ACK: ApiSpec<ShareAcknowledgeRequestInput, ShareAcknowledgeResponse> = { apiKey: 79, versions: [1, 1], encode: encodeShareAcknowledgeRequest, decode: decodeShareAcknowledgeResponse };
+const SHARE_HEARTBEAT: ApiSpec<ShareGroupHeartbeatRequestInput, ShareGroupHeartbeatResponse> = { apiKey: 76, versions: [1, 1], encode: encodeShareGroupHeartbeatRequest, decode: decodeShareGroupHeartbeatResponse };
+const DESCRIBE_OFFSETS: ApiSpec<DescribeShareGroupOffsetsRequestInput, DescribeShareGroupOffsetsResponse> = { apiKey: 90, versions: [1, 1], encode: encodeDescribeShareGroupOffsetsRequest, decode: decodeDescribeShareGroupOffsetsResponse };
+
+const ACCEPT = 1;
+const TOPIC = 'tasks';
+
+let cluster: RunningCluster;
+let producer: Producer;
+let topicId = '';
+let group = '';
+const clients = new Map<number, KafkaClient>();
+
+/** One raw client per node, dropped when the node is killed. */
+function client(nodeId: number): KafkaClient {
+  let c = clients.get(nodeId);
+  if (c === undefined) {
+    c = new KafkaClient({ bootstrapServers: [cluster.node(nodeId).bootstrap], clientId: 'share-state-failover', requestTimeoutMs: 20_000 });
+    clients.set(nodeId, c);
+  }
+  return c;
+}
+
+async function kill(nodeId: number): Promise<void> {
+  clients.get(nodeId)?.close();
+  clients.delete(nodeId);
+  await cluster.node(nodeId).kill();
+}
+
+const live = (): number[] => cluster.nodes.filter((n) => n.running !== null).map((n) => n.nodeId);
+
+/** The live leader of TOPIC-0 every live node agrees on. */
+async function partitionLeader(): Promise<number> {
+  return eventually('a live leader of tasks-0 named by every live node', async () => {
+    const ids = await Promise.all(
+      live().map(async (id) => {
+        const m = await client(id).send(Apis.Metadata, { topics: [{ name: TOPIC }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+        return m.topics[0]?.partitions.find((p) => p.partitionIndex === 0)?.leaderId ?? -1;
+      }),
+    );
+    const [only] = new Set(ids);
+    return new Set(ids).size === 1 && only !== undefined && live().includes(only) ? only : null;
+  }, 45_000);
+}
+
+/** The share coordinator of `g`'s share-partition TOPIC-0 every live node names (FindCoordinator key type SHARE). */
+async function shareCoordinator(g: string): Promise<number> {
+  return eventually(`a share coordinator for ${g}`, async () => {
+    const ids = await Promise.all(
+      live().map(async (id) => {
+        const c = (await client(id).send(FIND_COORDINATOR_V6, { keyType: 2, coordinatorKeys: [`${g}:${topicId}:0`] })).coordinators[0]!;
+        return c.errorCode === 0 ? c.nodeId : -1;
+      }),
+    );
+    const [only] = new Set(ids);
+    return new Set(ids).size === 1 && only !== undefined && live().includes(only) ? only : null;
+  }, 45_000);
+}
+
+/** One ShareFetch at `nodeId`; the acquired offsets with their delivery counts. */
+async function shareFetch(nodeId: number, memberId: string, shareSessionEpoch: number, maxWaitMs: number): Promise<{ errorCode: number; acquired: [number, number][] }> {
+  const r = await client(nodeId).send(SHARE_FETCH, {
+    groupId: group,
+    memberId,
+    shareSessionEpoch,
+    maxWaitMs,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    maxRecords: 100,
+    batchSize: 100,
+    topics: [{ topicId, partitions: [{ partitionIndex: 0, acknowledgementBatches: [] }] }],
+    forgottenTopicsData: [],
+  });
+  if (r.errorCode !== 0) return { errorCode: r.errorCode, acquired: [] };
+  const p = r.responses[0]?.partitions[0];
+  const acquired: [number, number][] = [];
+  for (const a of p?.acquiredRecords ?? []) for (let o = Number(a.firstOffset); o <= Number(a.lastOffset); o++) acquired.push([o, a.deliveryCount]);
+  return { errorCode: p?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, acquired };
+}
+
+/** The first records a fresh member is handed at the partition's current leader. */
+async function fetchAtLeader(memberId: string): Promise<{ leader: number; acquired: [number, number][] }> {
+  return eventually(`records for ${memberId} at the partition leader`, async () => {
+    const leader = await partitionLeader();
+    const f = await shareFetch(leader, memberId, 0, 3000);
+    return f.errorCode === 0 && f.acquired.length > 0 ? { leader, acquired: f.acquired } : null;
+  }, 45_000);
+}
+
+async function accept(nodeId: number, memberId: string, shareSessionEpoch: number, first: number, last: number): Promise<number> {
+  const r = await client(nodeId).send(SHARE_ACK, {
+    groupId: group,
+    memberId,
+    shareSessionEpoch,
+    topics: [{ topicId, partitions: [{ partitionIndex: 0, acknowledgementBatches: [{ firstOffset: BigInt(first), lastOffset: BigInt(last), acknowledgeTypes: [ACCEPT] }] }] }],
+  });
+  return r.errorCode !== 0 ? r.errorCode : (r.responses[0]?.partitions[0]?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR);
+}
+
+async function summaryAt(nodeId: number): Promise<{ errorCode: number; startOffset: number; deliveryCompleteCount: number }> {
+  const r = await client(nodeId).send(ShareStateApis.ReadShareGroupStateSummary, { groupId: group, topics: [{ topicId, partitions: [{ partition: 0, leaderEpoch: -1 }] }] });
+  const p = r.results[0]!.partitions[0]!;
+  return { errorCode: p.errorCode, startOffset: Number(p.startOffset), deliveryCompleteCount: p.deliveryCompleteCount };
+}
+
+const range = (from: number, to: number, deliveryCount: number): [number, number][] => Array.from({ length: to - from + 1 }, (_, i) => [from + i, deliveryCount]);
+
+beforeAll(async () => {
+  cluster = await startCluster({
+    nodes: 3,
+    overrides: {
+      'offsets.topic.num.partitions': 3,
+      'offsets.topic.replication.factor': 3,
+      'share.coordinator.state.topic.num.partitions': 3,
+      'share.coordinator.state.topic.replication.factor': 3,
+      'share.coordinator.state.topic.min.isr': 1,
+    },
+  });
+  const kafka = new Kafka({ clientId: 'share-state-failover', brokers: cluster.bootstrap, logLevel: logLevel.NOTHING, retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 } });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 1, replicationFactor: 3 }], waitForLeaders: true });
+  await admin.disconnect();
+  producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  const m = await client(1).send(Apis.Metadata, { topics: [{ name: TOPIC }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+  topicId = m.topics[0]!.topicId;
+}, 120_000);
+
+afterAll(async () => {
+  for (const c of clients.values()) c.close();
+  await producer?.disconnect().catch(() => undefined);
+  await cluster?.destroy();
+});
+
+describe('share-partition state on a three-node cluster', () => {
+  it('keeps acknowledgements and delivery counts across SIGKILLs of the partition leader and of the share coordinator', async () => {
+    // A group whose share coordinator for tasks-0 is not the partition's leader.
+    const leader = await partitionLeader();
+    for (let i = 0; group === ''; i++) {
+      if ((await shareCoordinator(`workers-${i}`)) !== leader) group = `workers-${i}`;
+    }
+    expect(await shareCoordinator(group)).not.toBe(leader);
+
+    // The first fetch starts the share-partition at the (empty) log's end, as share.auto.offset.reset=latest does.
+    expect((await shareFetch(leader, 'member-a', 0, 0)).errorCode).toBe(0);
+    await producer.send({ topic: TOPIC, acks: -1, messages: Array.from({ length: 10 }, (_, i) => ({ value: `task-${i}` })) });
+    const first = await eventually('the ten records acquired', async () => {
+      const f = await shareFetch(leader, 'member-a', 1, 3000);
+      return f.acquired.length > 0 ? f : null;
+    });
+    expect(first).toEqual({ errorCode: 0, acquired: range(0, 9, 1) });
+    // 0-4 acknowledged: durable at the share coordinator on the other node before the answer.
+    expect(await accept(leader, 'member-a', 2, 0, 4)).toBe(0);
+
+    await kill(leader);
+    const second = await fetchAtLeader('member-b');
+    expect(second.leader).not.toBe(leader);
+    // Only the unacknowledged records come back, each on its second delivery.
+    expect(second.acquired).toEqual(range(5, 9, 2));
+    expect(await accept(second.leader, 'member-b', 1, 5, 6)).toBe(0);
+    await cluster.node(leader).start();
+
+    // Now the share coordinator dies.
+    const coordinator = await shareCoordinator(group);
+    await kill(coordinator);
+    let next = 7;
+    if (coordinator !== second.leader) {
+      // The partition leader survived: its next acknowledgement reaches the new coordinator.
+      expect(await accept(second.leader, 'member-b', 2, 7, 7)).toBe(0);
+      next = 8;
+    }
+    const successor = await shareCoordinator(group);
+    expect(successor).not.toBe(coordinator);
+    const summary = await eventually('the new share coordinator to answer', async () => {
+      const s = await summaryAt(successor);
+      return s.errorCode === 0 ? s : null;
+    });
+    expect(summary).toEqual({ errorCode: 0, startOffset: next, deliveryCompleteCount: 0 });
+    // A node that is not the coordinator says so.
+    const other = live().find((id) => id !== successor)!;
+    expect((await summaryAt(other)).errorCode).toBe(ErrorCode.NOT_COORDINATOR);
+
+    // DescribeShareGroupOffsets on a node not holding the share-partition reads the coordinator's summary.
+    await cluster.node(coordinator).start();
+    const holder = await partitionLeader();
+    const describer = live().find((id) => id !== holder)!;
+    expect((await client(describer).send(SHARE_HEARTBEAT, { groupId: group, memberId: 'member-d', memberEpoch: 0, subscribedTopicNames: [TOPIC] })).errorCode).toBe(0);
+    const described = await client(describer).send(DESCRIBE_OFFSETS, { groups: [{ groupId: group, topics: [{ topicName: TOPIC, partitions: [0] }] }] });
+    expect(described.groups[0]!.topics[0]!.partitions[0]).toMatchObject({ partitionIndex: 0, startOffset: BigInt(next), errorCode: 0 });
+
+    // A last failover of the partition: what was never acknowledged comes back, delivery counts kept.
+    // (When the coordinator's death already moved the partition, its new leader has not loaded it yet.)
+    if (holder === second.leader) await kill(holder);
+    const third = await fetchAtLeader('member-c');
+    expect(third.acquired).toEqual(range(next, 9, 3));
+  }, 240_000);
+});
