@@ -10,6 +10,7 @@ import { SharePartitionManager, type ShareLogs } from '../share/share-partition-
 import { ShareCoordinator } from '../share/share-coordinator.js';
 import { ShareStateClient } from '../share/share-state-client.js';
 import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
+import type { GroupCoordinator } from '../coordinator/group-coordinator.js';
 import type { BrokerContext } from './broker-context.js';
 import { groupConfigDefault } from './group-configs.js';
 
@@ -24,7 +25,7 @@ export interface ShareGroups {
   close(): Promise<void>;
 }
 
-export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost): ShareGroups {
+export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost, groups: GroupCoordinator): ShareGroups {
   const groupConfig = (groupId: string, key: string): string =>
     ctx.image.otherConfigs.get(ConfigResourceType.GROUP)?.get(groupId)?.get(key) ?? groupConfigDefault(ctx.configs, key) ?? '';
   const logs: ShareLogs = {
@@ -66,6 +67,11 @@ export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost): Sh
       maxSize: ctx.config.int('group.share.max.size'),
     },
     (groupId, memberId) => partitions.sessions.closeMember(groupId, memberId),
+    // Membership is kept with the group's coordinator shard in __consumer_offsets, as Kafka keeps share groups.
+    {
+      load: (groupId) => groups.runtime.read(groupId, (shard) => shard.share.get(groupId)),
+      write: (groupId, records) => groups.runtime.write(groupId, () => ({ records, response: undefined })),
+    },
   );
   return {
     coordinator,

@@ -41,6 +41,7 @@ import { encodeDeleteShareGroupStateRequest } from '../../src/protocol/generated
 import { encodeReadShareGroupStateSummaryRequest } from '../../src/protocol/generated/messages/read-share-group-state-summary-request.js';
 import { decodeReadShareGroupStateSummaryResponse } from '../../src/protocol/generated/messages/read-share-group-state-summary-response.js';
 import { decodeDeleteShareGroupStateResponse } from '../../src/protocol/generated/messages/delete-share-group-state-response.js';
+import { eventually } from '../helpers/cluster.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { WireClient } from './wire.js';
 
@@ -83,7 +84,8 @@ const describeOffsets = async (groupId: string, topic: string) =>
   decodeDescribeShareGroupOffsetsResponse(await c.call(90, 1, (w) => encodeDescribeShareGroupOffsetsRequest(w, { groups: [{ groupId, topics: [{ topicName: topic, partitions: [0] }] }] }, 1)), 1).groups[0]!;
 
 beforeAll(async () => {
-  node = await startNode({ overrides: { 'num.partitions': 1 } });
+  // Sessions as short as 10 s, so a member that never comes back after a restart is seen to time out.
+  node = await startNode({ overrides: { 'num.partitions': 1, 'group.share.min.session.timeout.ms': 1000 } });
   c = await WireClient.connect(node.port);
   await createTopic('share-hb', 2);
   await createTopic('share-fetch', 1);
@@ -232,9 +234,9 @@ describe('share group APIs', () => {
     node = await node.restart();
     c = await WireClient.connect(node.port);
 
-    expect((await describeOffsets(g, 'share-restart')).errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
-    expect((await heartbeat({ groupId: g, memberId: 'r2', memberEpoch: 0, subscribedTopicNames: ['share-restart'] })).errorCode).toBe(0);
+    // The group came back with the node (its member r1 until its session times out).
     expect((await describeOffsets(g, 'share-restart')).topics[0]!.partitions[0]).toMatchObject({ startOffset: 4n });
+    expect((await heartbeat({ groupId: g, memberId: 'r2', memberEpoch: 0, subscribedTopicNames: ['share-restart'] })).errorCode).toBe(0);
     const again = await shareFetch({ groupId: g, memberId: 'r2', shareSessionEpoch: 0, topics: [{ topicId, partitions: [{ partitionIndex: 0 }] }] });
     // 4-8 come back as second deliveries (released, or acquired when the node stopped); 0-3 never again.
     expect(again.responses[0]!.partitions[0]!.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 4n, lastOffset: 8n, deliveryCount: 2 })]);
@@ -299,4 +301,46 @@ describe('share group APIs', () => {
     // v0 has no DeliveryCompleteCount.
     expect(await summary('summary-group', topicId, 2, 0)).toEqual(expect.objectContaining({ errorCode: 0, stateEpoch: 3, leaderEpoch: 5, startOffset: 20n }));
   });
+
+  it('keeps share group membership and epochs across a node restart until the sessions time out (__consumer_offsets)', async () => {
+    const g = 'members-group';
+    const id = topicIds.get('share-hb')!;
+    await groupConfig(g, { 'share.session.timeout.ms': '10000' });
+    expect(await heartbeat({ groupId: g, memberId: 'p-1', memberEpoch: 0, subscribedTopicNames: ['share-hb'] })).toMatchObject({ errorCode: 0, memberEpoch: 1 });
+    expect(await heartbeat({ groupId: g, memberId: 'p-2', memberEpoch: 0, subscribedTopicNames: ['share-hb'] })).toMatchObject({ errorCode: 0, memberEpoch: 2 });
+    expect(await heartbeat({ groupId: g, memberId: 'p-1', memberEpoch: 1, subscribedTopicNames: null })).toMatchObject({ errorCode: 0, memberEpoch: 2, assignment: { topicPartitions: [{ topicId: id, partitions: [0] }] } });
+    const describe = async () => decodeShareGroupDescribeResponse(await c.call(77, 1, (w) => encodeShareGroupDescribeRequest(w, { groupIds: [g], includeAuthorizedOperations: false }, 1)), 1).groups[0]!;
+    const view = (d: Awaited<ReturnType<typeof describe>>) => ({
+      errorCode: d.errorCode,
+      groupEpoch: d.groupEpoch,
+      assignmentEpoch: d.assignmentEpoch,
+      members: d.members.map((m) => ({ memberId: m.memberId, memberEpoch: m.memberEpoch, subscribedTopicNames: m.subscribedTopicNames, assignment: m.assignment.topicPartitions.map((t) => [t.topicId, t.partitions]) })).sort((a, b) => (a.memberId < b.memberId ? -1 : 1)),
+    });
+    const before = view(await describe());
+    expect(before).toEqual({
+      errorCode: 0,
+      groupEpoch: 2,
+      assignmentEpoch: 2,
+      members: [
+        { memberId: 'p-1', memberEpoch: 2, subscribedTopicNames: ['share-hb'], assignment: [[id, [0]]] },
+        { memberId: 'p-2', memberEpoch: 2, subscribedTopicNames: ['share-hb'], assignment: [[id, [1]]] },
+      ],
+    });
+
+    c.close();
+    node = await node.restart();
+    c = await WireClient.connect(node.port);
+
+    // The same group epoch, members and assignments; p-1's heartbeat with its old epoch is accepted.
+    expect(view(await describe())).toEqual(before);
+    expect(await heartbeat({ groupId: g, memberId: 'p-1', memberEpoch: 2, subscribedTopicNames: null })).toMatchObject({ errorCode: 0, memberEpoch: 2 });
+    expect((await heartbeat({ groupId: g, memberId: 'p-1', memberEpoch: 1, subscribedTopicNames: null })).errorCode).toBe(ErrorCode.FENCED_MEMBER_EPOCH);
+    // p-2 never comes back: its session times out and the group moves on without it.
+    const after = await eventually('p-2 to time out', async () => {
+      const d = view(await describe());
+      await heartbeat({ groupId: g, memberId: 'p-1', memberEpoch: d.members.find((m) => m.memberId === 'p-1')!.memberEpoch, subscribedTopicNames: null });
+      return d.members.length === 1 ? d : null;
+    });
+    expect(after).toMatchObject({ errorCode: 0, groupEpoch: 3, assignmentEpoch: 3, members: [{ memberId: 'p-1', assignment: [[id, [0, 1]]] }] });
+  }, 60_000);
 });

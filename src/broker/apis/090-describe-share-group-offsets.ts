@@ -28,7 +28,7 @@ export function describeShareGroupOffsetsHandler(ctx: BrokerContext, share: Shar
       return {
         throttleTimeMs: 0,
         groups: await Promise.all(req.groups.map(async (g) => {
-          if (share.coordinator.describe(g.groupId) === undefined) {
+          if ((await share.coordinator.find(g.groupId)) === undefined) {
             return { groupId: g.groupId, topics: [], errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${g.groupId} not found.` };
           }
           const held = share.partitions.sharePartitionsOf(g.groupId);
