@@ -7,7 +7,9 @@
  * and answers ReadShareGroupStateSummary with the start offset, and a last partition failover
  * still redelivers only what was never acknowledged. FindCoordinator key type SHARE names the
  * coordinator on every node; DescribeShareGroupOffsets on a node that does not hold the
- * share-partition reads the coordinator's summary.
+ * share-partition reads the coordinator's summary. A share group's membership survives a
+ * SIGKILL of its group coordinator: the new one describes the same epochs and members and takes
+ * a member's heartbeat at the epoch it had.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
@@ -23,6 +25,8 @@ import { encodeShareAcknowledgeRequest, type ShareAcknowledgeRequestInput } from
 import { decodeShareAcknowledgeResponse, type ShareAcknowledgeResponse } from '../../src/protocol/generated/messages/share-acknowledge-response.js';
 import { encodeShareFetchRequest, type ShareFetchRequestInput } from '../../src/protocol/generated/messages/share-fetch-request.js';
 import { decodeShareFetchResponse, type ShareFetchResponse } from '../../src/protocol/generated/messages/share-fetch-response.js';
+import { encodeShareGroupDescribeRequest, type ShareGroupDescribeRequestInput } from '../../src/protocol/generated/messages/share-group-describe-request.js';
+import { decodeShareGroupDescribeResponse, type ShareGroupDescribeResponse } from '../../src/protocol/generated/messages/share-group-describe-response.js';
 import { encodeShareGroupHeartbeatRequest, type ShareGroupHeartbeatRequestInput } from '../../src/protocol/generated/messages/share-group-heartbeat-request.js';
 import { decodeShareGroupHeartbeatResponse, type ShareGroupHeartbeatResponse } from '../../src/protocol/generated/messages/share-group-heartbeat-response.js';
 import { ShareStateApis } from '../../src/share/share-state-apis.js';
@@ -32,6 +36,7 @@ const FIND_COORDINATOR_V6: ApiSpec<FindCoordinatorRequestInput, FindCoordinatorR
 const SHARE_FETCH: ApiSpec<ShareFetchRequestInput, ShareFetchResponse> = { apiKey: 78, versions: [1, 1], encode: encodeShareFetchRequest, decode: decodeShareFetchResponse };
 const SHARE_ACK: ApiSpec<ShareAcknowledgeRequestInput, ShareAcknowledgeResponse> = { apiKey: 79, versions: [1, 1], encode: encodeShareAcknowledgeRequest, decode: decodeShareAcknowledgeResponse };
 const SHARE_HEARTBEAT: ApiSpec<ShareGroupHeartbeatRequestInput, ShareGroupHeartbeatResponse> = { apiKey: 76, versions: [1, 1], encode: encodeShareGroupHeartbeatRequest, decode: decodeShareGroupHeartbeatResponse };
+const SHARE_DESCRIBE: ApiSpec<ShareGroupDescribeRequestInput, ShareGroupDescribeResponse> = { apiKey: 77, versions: [1, 1], encode: encodeShareGroupDescribeRequest, decode: decodeShareGroupDescribeResponse };
 const DESCRIBE_OFFSETS: ApiSpec<DescribeShareGroupOffsetsRequestInput, DescribeShareGroupOffsetsResponse> = { apiKey: 90, versions: [1, 1], encode: encodeDescribeShareGroupOffsetsRequest, decode: decodeDescribeShareGroupOffsetsResponse };
 
 const ACCEPT = 1;
@@ -81,6 +86,20 @@ async function shareCoordinator(g: string): Promise<number> {
     const ids = await Promise.all(
       live().map(async (id) => {
         const c = (await client(id).send(FIND_COORDINATOR_V6, { keyType: 2, coordinatorKeys: [`${g}:${topicId}:0`] })).coordinators[0]!;
+        return c.errorCode === 0 ? c.nodeId : -1;
+      }),
+    );
+    const [only] = new Set(ids);
+    return new Set(ids).size === 1 && only !== undefined && live().includes(only) ? only : null;
+  }, 45_000);
+}
+
+/** The live coordinator of group `g` every live node names (FindCoordinator key type GROUP). */
+async function groupCoordinatorOf(g: string): Promise<number> {
+  return eventually(`the group coordinator of ${g}`, async () => {
+    const ids = await Promise.all(
+      live().map(async (id) => {
+        const c = (await client(id).send(Apis.FindCoordinator, { keyType: 0, coordinatorKeys: [g] })).coordinators[0]!;
         return c.errorCode === 0 ? c.nodeId : -1;
       }),
     );
@@ -217,10 +236,7 @@ describe('share-partition state on a three-node cluster', () => {
     // else from the share coordinator's summary; the start offset is the same either way.
     await cluster.node(coordinator).start();
     const holder = await partitionLeader();
-    const groupCoordinator = await eventually('the group coordinator', async () => {
-      const c = (await client(live()[0]!).send(Apis.FindCoordinator, { keyType: 0, coordinatorKeys: [group] })).coordinators[0]!;
-      return c.errorCode === 0 && live().includes(c.nodeId) ? c.nodeId : null;
-    });
+    const groupCoordinator = await groupCoordinatorOf(group);
     await eventually('a member to join the share group', async () => (await client(groupCoordinator).send(SHARE_HEARTBEAT, { groupId: group, memberId: 'member-d', memberEpoch: 0, subscribedTopicNames: [TOPIC] })).errorCode === 0);
     const described = await client(groupCoordinator).send(DESCRIBE_OFFSETS, { groups: [{ groupId: group, topics: [{ topicName: TOPIC, partitions: [0] }] }] });
     expect(described.groups[0]!.topics[0]!.partitions[0]).toMatchObject({ partitionIndex: 0, startOffset: BigInt(next), errorCode: 0 });
@@ -231,4 +247,39 @@ describe('share-partition state on a three-node cluster', () => {
     const third = await fetchAtLeader('member-c');
     expect(third.acquired).toEqual(range(next, 9, 3));
   }, 240_000);
+
+  it('keeps a share group\'s epochs and members across a SIGKILL of its group coordinator', async () => {
+    const g = 'pool';
+    const heartbeat = (nodeId: number, memberId: string, memberEpoch: number) =>
+      client(nodeId).send(SHARE_HEARTBEAT, { groupId: g, memberId, memberEpoch, subscribedTopicNames: memberEpoch === 0 ? [TOPIC] : null });
+    const describe = async (nodeId: number) => {
+      const d = (await client(nodeId).send(SHARE_DESCRIBE, { groupIds: [g], includeAuthorizedOperations: false })).groups[0]!;
+      return { errorCode: d.errorCode, groupEpoch: d.groupEpoch, assignmentEpoch: d.assignmentEpoch, members: d.members.map((m) => [m.memberId, m.memberEpoch]).sort() };
+    };
+    while (live().length < 3) await cluster.node(cluster.nodes.find((n) => n.running === null)!.nodeId).start();
+    const first = await groupCoordinatorOf(g);
+    expect(await eventually('w-1 to join', async () => {
+      const r = await heartbeat(first, 'w-1', 0);
+      return r.errorCode === 0 ? r : null;
+    })).toMatchObject({ memberEpoch: 1 });
+    expect(await heartbeat(first, 'w-2', 0)).toMatchObject({ errorCode: 0, memberEpoch: 2 });
+    expect(await heartbeat(first, 'w-1', 1)).toMatchObject({ errorCode: 0, memberEpoch: 2 });
+    // A node that does not coordinate the group says so.
+    const bystander = live().find((id) => id !== first)!;
+    expect((await heartbeat(bystander, 'w-1', 2)).errorCode).toBe(ErrorCode.NOT_COORDINATOR);
+    const before = await describe(first);
+    expect(before).toEqual({ errorCode: 0, groupEpoch: 2, assignmentEpoch: 2, members: [['w-1', 2], ['w-2', 2]] });
+
+    await kill(first);
+    const second = await groupCoordinatorOf(g);
+    expect(second).not.toBe(first);
+    // The new coordinator replayed the group's records: same epochs and members, old epochs accepted.
+    expect(await eventually('the new coordinator to describe the group', async () => {
+      const d = await describe(second);
+      return d.errorCode === 0 ? d : null;
+    })).toEqual(before);
+    expect(await heartbeat(second, 'w-1', 2)).toMatchObject({ errorCode: 0, memberEpoch: 2 });
+    expect(await heartbeat(second, 'w-2', 2)).toMatchObject({ errorCode: 0, memberEpoch: 2 });
+    await cluster.node(first).start();
+  }, 120_000);
 });
