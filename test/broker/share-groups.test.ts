@@ -18,6 +18,8 @@ import { encodeDeleteShareGroupOffsetsRequest } from '../../src/protocol/generat
 import { decodeDeleteShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/delete-share-group-offsets-response.js';
 import { encodeDescribeShareGroupOffsetsRequest } from '../../src/protocol/generated/messages/describe-share-group-offsets-request.js';
 import { decodeDescribeShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/describe-share-group-offsets-response.js';
+import { encodeFindCoordinatorRequest } from '../../src/protocol/generated/messages/find-coordinator-request.js';
+import { decodeFindCoordinatorResponse } from '../../src/protocol/generated/messages/find-coordinator-response.js';
 import { encodeIncrementalAlterConfigsRequest } from '../../src/protocol/generated/messages/incremental-alter-configs-request.js';
 import { decodeIncrementalAlterConfigsResponse } from '../../src/protocol/generated/messages/incremental-alter-configs-response.js';
 import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
@@ -343,4 +345,19 @@ describe('share group APIs', () => {
     });
     expect(after).toMatchObject({ errorCode: 0, groupEpoch: 3, assignmentEpoch: 3, members: [{ memberId: 'p-1', assignment: [[id, [0, 1]]] }] });
   }, 60_000);
+
+  it('FindCoordinator key type 2 names the share coordinator of group:topicId:partition (v6+), else INVALID_REQUEST', async () => {
+    const topicId = topicIds.get('share-state-rpc')!;
+    // Kafka prints topic ids in base64url: the same id, 22 characters.
+    const kafkaId = Buffer.from(topicId.replace(/-/g, ''), 'hex').toString('base64url');
+    const find = async (keys: string[], v = 6) => decodeFindCoordinatorResponse(await c.call(10, v, (w) => encodeFindCoordinatorRequest(w, { keyType: 2, coordinatorKeys: keys }, v)), v).coordinators;
+    const answers = await find([`g1:${topicId}:0`, `g1:${kafkaId}:0`, 'g1', `g1:${topicId}:x`]);
+    expect(answers.map((a) => [a.key, a.errorCode, a.nodeId === -1 ? -1 : a.port])).toEqual([
+      [`g1:${topicId}:0`, 0, node.port],
+      [`g1:${kafkaId}:0`, 0, node.port],
+      ['g1', ErrorCode.INVALID_REQUEST, -1],
+      [`g1:${topicId}:x`, ErrorCode.INVALID_REQUEST, -1],
+    ]);
+    expect((await find([`g1:${topicId}:0`], 5))[0]!.errorCode).toBe(ErrorCode.INVALID_REQUEST);
+  });
 });

@@ -164,7 +164,6 @@ beforeAll(async () => {
       'offsets.topic.replication.factor': 3,
       'share.coordinator.state.topic.num.partitions': 3,
       'share.coordinator.state.topic.replication.factor': 3,
-      'share.coordinator.state.topic.min.isr': 1,
     },
   });
   const kafka = new Kafka({ clientId: 'share-state-failover', brokers: cluster.bootstrap, logLevel: logLevel.NOTHING, retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 } });
