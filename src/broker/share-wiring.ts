@@ -26,6 +26,8 @@ export interface ShareGroups {
 }
 
 export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost, groups: GroupCoordinator): ShareGroups {
+  /** The leader epoch at which this node serves each partition's share-partitions ("topicId:partition"). */
+  const servedEpochs = new Map<string, number>();
   const groupConfig = (groupId: string, key: string): string =>
     ctx.image.otherConfigs.get(ConfigResourceType.GROUP)?.get(groupId)?.get(key) ?? groupConfigDefault(ctx.configs, key) ?? '';
   const logs: ShareLogs = {
@@ -41,6 +43,13 @@ export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost, gro
       }
       const log = ctx.replicas.getLog(t.name, partition) ?? (await ctx.replicas.ensureLog(t.name, partition));
       if (!log) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, log: null, leaderId: p.leader, leaderEpoch: p.leaderEpoch };
+      // Led here at a new epoch: what this node held from an earlier leadership is stale (other
+      // leaders may have acknowledged since), so it is loaded again from the share coordinator.
+      const served = servedEpochs.get(`${topicId}:${partition}`);
+      if (served !== p.leaderEpoch) {
+        if (served !== undefined) partitions.dropPartition(topicId, partition);
+        servedEpochs.set(`${topicId}:${partition}`, p.leaderEpoch);
+      }
       return { errorCode: ErrorCode.NONE, log, leaderId: p.leader, leaderEpoch: p.leaderEpoch };
     },
     groupConfig,

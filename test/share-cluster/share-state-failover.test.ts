@@ -9,7 +9,8 @@
  * coordinator on every node; DescribeShareGroupOffsets on a node that does not hold the
  * share-partition reads the coordinator's summary. A share group's membership survives a
  * SIGKILL of its group coordinator: the new one describes the same epochs and members and takes
- * a member's heartbeat at the epoch it had.
+ * a member's heartbeat at the epoch it had. A node whose leadership of a partition goes to
+ * another node and comes back serves what the leader in between persisted, not what it held.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
@@ -19,6 +20,8 @@ import { KafkaClient } from '../../src/client/kafka-client.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { encodeDescribeShareGroupOffsetsRequest, type DescribeShareGroupOffsetsRequestInput } from '../../src/protocol/generated/messages/describe-share-group-offsets-request.js';
 import { decodeDescribeShareGroupOffsetsResponse, type DescribeShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/describe-share-group-offsets-response.js';
+import { encodeElectLeadersRequest, type ElectLeadersRequestInput } from '../../src/protocol/generated/messages/elect-leaders-request.js';
+import { decodeElectLeadersResponse, type ElectLeadersResponse } from '../../src/protocol/generated/messages/elect-leaders-response.js';
 import { encodeFindCoordinatorRequest, type FindCoordinatorRequestInput } from '../../src/protocol/generated/messages/find-coordinator-request.js';
 import { decodeFindCoordinatorResponse, type FindCoordinatorResponse } from '../../src/protocol/generated/messages/find-coordinator-response.js';
 import { encodeShareAcknowledgeRequest, type ShareAcknowledgeRequestInput } from '../../src/protocol/generated/messages/share-acknowledge-request.js';
@@ -37,6 +40,7 @@ const SHARE_FETCH: ApiSpec<ShareFetchRequestInput, ShareFetchResponse> = { apiKe
 const SHARE_ACK: ApiSpec<ShareAcknowledgeRequestInput, ShareAcknowledgeResponse> = { apiKey: 79, versions: [1, 1], encode: encodeShareAcknowledgeRequest, decode: decodeShareAcknowledgeResponse };
 const SHARE_HEARTBEAT: ApiSpec<ShareGroupHeartbeatRequestInput, ShareGroupHeartbeatResponse> = { apiKey: 76, versions: [1, 1], encode: encodeShareGroupHeartbeatRequest, decode: decodeShareGroupHeartbeatResponse };
 const SHARE_DESCRIBE: ApiSpec<ShareGroupDescribeRequestInput, ShareGroupDescribeResponse> = { apiKey: 77, versions: [1, 1], encode: encodeShareGroupDescribeRequest, decode: decodeShareGroupDescribeResponse };
+const ELECT_LEADERS: ApiSpec<ElectLeadersRequestInput, ElectLeadersResponse> = { apiKey: 43, versions: [1, 2], encode: encodeElectLeadersRequest, decode: decodeElectLeadersResponse };
 const DESCRIBE_OFFSETS: ApiSpec<DescribeShareGroupOffsetsRequestInput, DescribeShareGroupOffsetsResponse> = { apiKey: 90, versions: [1, 1], encode: encodeDescribeShareGroupOffsetsRequest, decode: decodeDescribeShareGroupOffsetsResponse };
 
 const ACCEPT = 1;
@@ -44,6 +48,7 @@ const TOPIC = 'tasks';
 
 let cluster: RunningCluster;
 let producer: Producer;
+let kafka: Kafka;
 let topicId = '';
 let group = '';
 const clients = new Map<number, KafkaClient>();
@@ -166,7 +171,7 @@ beforeAll(async () => {
       'share.coordinator.state.topic.replication.factor': 3,
     },
   });
-  const kafka = new Kafka({ clientId: 'share-state-failover', brokers: cluster.bootstrap, logLevel: logLevel.NOTHING, retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 } });
+  kafka = new Kafka({ clientId: 'share-state-failover', brokers: cluster.bootstrap, logLevel: logLevel.NOTHING, retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 } });
   const admin = kafka.admin();
   await admin.connect();
   await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 1, replicationFactor: 3 }], waitForLeaders: true });
@@ -281,4 +286,53 @@ describe('share-partition state on a three-node cluster', () => {
     expect(await heartbeat(second, 'w-2', 2)).toMatchObject({ errorCode: 0, memberEpoch: 2 });
     await cluster.node(first).start();
   }, 120_000);
+
+  it('serves what other leaders persisted when a partition\'s leadership comes back to a node', async () => {
+    while (live().length < 3) await cluster.node(cluster.nodes.find((n) => n.running === null)!.nodeId).start();
+    const admin = kafka.admin();
+    await admin.connect();
+    /** Puts `first` at the head of tasks-0's replicas and elects it (preferred election). */
+    const lead = async (first: number): Promise<void> => {
+      const replicas = [first, ...[1, 2, 3].filter((id) => id !== first)];
+      await eventually(`replicas ${replicas.join(',')} in the ISR`, async () => {
+        const m = await client(first).send(Apis.Metadata, { topics: [{ name: TOPIC }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+        return (m.topics[0]?.partitions[0]?.isrNodes.length ?? 0) === 3;
+      }, 45_000);
+      await admin.alterPartitionReassignments({ topics: [{ topic: TOPIC, partitionAssignment: [{ partition: 0, replicas }] }] });
+      await eventually(`${first} to lead tasks-0`, async () => {
+        await client(first).send(ELECT_LEADERS, { electionType: 0, topicPartitions: [{ topic: TOPIC, partitions: [0] }], timeoutMs: 5000 });
+        return (await partitionLeader()) === first;
+      }, 45_000);
+    };
+    try {
+      const home = await partitionLeader();
+      group = 'returning';
+      expect((await shareFetch(home, 'r-a', 0, 0)).errorCode).toBe(0);
+      const hw = await eventually('the share-partition to start', async () => {
+        const s = await summaryAt(await shareCoordinator(group));
+        return s.startOffset >= 0 ? s.startOffset : null;
+      });
+      await producer.send({ topic: TOPIC, acks: -1, messages: Array.from({ length: 10 }, (_, i) => ({ value: `later-${i}` })) });
+      const first = await eventually('ten records acquired', async () => {
+        const f = await shareFetch(home, 'r-a', 1, 3000);
+        return f.acquired.length > 0 ? f : null;
+      });
+      expect(first.acquired).toEqual(range(hw, hw + 9, 1));
+      expect(await accept(home, 'r-a', 2, hw, hw + 1)).toBe(0);
+
+      // Leadership goes to another node while `home` keeps running; that leader acknowledges more.
+      const away = [1, 2, 3].find((id) => id !== home)!;
+      await lead(away);
+      const second = await fetchAtLeader('r-b');
+      expect(second).toEqual({ leader: away, acquired: range(hw + 2, hw + 9, 2) });
+      expect(await accept(away, 'r-b', 1, hw + 2, hw + 5)).toBe(0);
+
+      // Back at `home`: only what no leader saw acknowledged comes again, on its third delivery.
+      await lead(home);
+      const third = await fetchAtLeader('r-c');
+      expect(third).toEqual({ leader: home, acquired: range(hw + 6, hw + 9, 3) });
+    } finally {
+      await admin.disconnect();
+    }
+  }, 180_000);
 });
