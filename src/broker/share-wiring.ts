@@ -10,7 +10,7 @@ import { SharePartitionManager, type ShareLogs } from '../share/share-partition-
 import { ShareCoordinator } from '../share/share-coordinator.js';
 import { ShareStateClient } from '../share/share-state-client.js';
 import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
-import type { GroupCoordinator } from '../coordinator/group-coordinator.js';
+import { CONSUMER_OFFSETS, type GroupCoordinator } from '../coordinator/group-coordinator.js';
 import type { BrokerContext } from './broker-context.js';
 import { groupConfigDefault } from './group-configs.js';
 
@@ -80,6 +80,7 @@ export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost, gro
     {
       load: (groupId) => groups.runtime.read(groupId, (shard) => shard.share.get(groupId)),
       write: (groupId, records) => groups.runtime.write(groupId, () => ({ records, response: undefined })),
+      epoch: (groupId) => host.leadership?.leaderEpoch(CONSUMER_OFFSETS, groups.runtime.partitionFor(groupId)) ?? 0,
     },
   );
   return {

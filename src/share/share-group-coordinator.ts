@@ -47,6 +47,8 @@ export interface ShareGroupStore {
   load(groupId: string): Promise<PersistedShareGroup | undefined>;
   /** Appends the records; resolves once they are committed. */
   write(groupId: string, records: CoordinatorRecord[]): Promise<void>;
+  /** The leader epoch of the group's __consumer_offsets partition: a new one means the group may have changed elsewhere. */
+  epoch(groupId: string): number;
 }
 
 export interface ShareMember {
@@ -99,6 +101,8 @@ export class ShareGroupCoordinator {
   private readonly loading = new Map<string, Promise<void>>();
   /** Per group, what was last written: the group's and each member's record contents. */
   private readonly written = new Map<string, { group: string; members: Map<string, string> }>();
+  /** Per group, the coordinator epoch (ShareGroupStore.epoch) its in-memory state belongs to. */
+  private readonly epochs = new Map<string, number>();
   /** Per group, the last write queued (writes of one group commit in order). */
   private readonly writing = new Map<string, Promise<void>>();
 
@@ -110,15 +114,28 @@ export class ShareGroupCoordinator {
     private readonly store: ShareGroupStore | null = null,
   ) {}
 
-  /** Brings the group into memory from its records when it is not there yet (no-op without a store). */
+  /**
+   * Brings the group into memory from its records when it is not there yet (no-op without a
+   * store). A group held from an earlier coordinator epoch (the partition's leadership went to
+   * another node and came back) is dropped and loaded again: another coordinator may have
+   * changed it meanwhile.
+   */
   load(groupId: string): Promise<void> {
-    if (this.store === null || groupId === '' || this.groups.has(groupId)) return Promise.resolve();
+    if (this.store === null || groupId === '') return Promise.resolve();
+    const epoch = this.store.epoch(groupId);
+    if (this.groups.has(groupId)) {
+      const held = this.epochs.get(groupId);
+      if (held === undefined || held === epoch) return Promise.resolve();
+      this.forget(groupId);
+    }
     let p = this.loading.get(groupId);
     if (p === undefined) {
       const store = this.store;
       p = (async () => {
         const saved = await store.load(groupId);
-        if (saved === undefined || this.groups.has(groupId)) return;
+        if (this.groups.has(groupId)) return;
+        this.epochs.set(groupId, epoch);
+        if (saved === undefined) return;
         const group: ShareGroup = { groupId, groupEpoch: saved.groupEpoch, assignmentEpoch: saved.assignmentEpoch, members: new Map(), metadataKey: '' };
         for (const [memberId, m] of saved.members) {
           const member: ShareMember = {
@@ -309,6 +326,15 @@ export class ShareGroupCoordinator {
 
   private fingerprint(g: ShareGroup): { group: string; members: Map<string, string> } {
     return { group: `${g.groupEpoch}:${g.assignmentEpoch}`, members: new Map([...g.members].map(([id, m]) => [id, JSON.stringify(persisted(m), (_, v: unknown) => (v instanceof Map ? [...v].sort() : v))])) };
+  }
+
+  /** Drops the group from memory (not from its records). */
+  private forget(groupId: string): void {
+    const g = this.groups.get(groupId);
+    for (const m of g?.members.values() ?? []) if (m.timer) clearTimeout(m.timer);
+    this.groups.delete(groupId);
+    this.written.delete(groupId);
+    this.epochs.delete(groupId);
   }
 
   close(): void {

@@ -13,10 +13,11 @@
  * another node and comes back serves what the leader in between persisted, not what it held.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
 import type { ApiSpec } from '../../src/client/apis.js';
 import { Apis } from '../../src/client/apis.js';
 import { KafkaClient } from '../../src/client/kafka-client.js';
+import { partitionForKey } from '../../src/coordinator/coordinator-runtime.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { encodeDescribeShareGroupOffsetsRequest, type DescribeShareGroupOffsetsRequestInput } from '../../src/protocol/generated/messages/describe-share-group-offsets-request.js';
 import { decodeDescribeShareGroupOffsetsResponse, type DescribeShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/describe-share-group-offsets-response.js';
@@ -159,6 +160,24 @@ async function summaryAt(nodeId: number): Promise<{ errorCode: number; startOffs
   return { errorCode: p.errorCode, startOffset: Number(p.startOffset), deliveryCompleteCount: p.deliveryCompleteCount };
 }
 
+/** Puts `first` at the head of a partition's replicas and elects it (preferred election), every node staying up. */
+async function leadPartition(admin: Admin, topic: string, partition: number, first: number): Promise<void> {
+  const replicas = [first, ...[1, 2, 3].filter((id) => id !== first)];
+  const leaderOf = async (): Promise<number> => {
+    const m = await client(first).send(Apis.Metadata, { topics: [{ name: topic }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+    return m.topics[0]?.partitions.find((p) => p.partitionIndex === partition)?.leaderId ?? -1;
+  };
+  await eventually(`replicas ${replicas.join(',')} of ${topic}-${partition} in the ISR`, async () => {
+    const m = await client(first).send(Apis.Metadata, { topics: [{ name: topic }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+    return (m.topics[0]?.partitions.find((p) => p.partitionIndex === partition)?.isrNodes.length ?? 0) === 3;
+  }, 45_000);
+  await admin.alterPartitionReassignments({ topics: [{ topic, partitionAssignment: [{ partition, replicas }] }] });
+  await eventually(`${first} to lead ${topic}-${partition}`, async () => {
+    await client(first).send(ELECT_LEADERS, { electionType: 0, topicPartitions: [{ topic, partitions: [partition] }], timeoutMs: 5000 });
+    return (await leaderOf()) === first;
+  }, 45_000);
+}
+
 const range = (from: number, to: number, deliveryCount: number): [number, number][] => Array.from({ length: to - from + 1 }, (_, i) => [from + i, deliveryCount]);
 
 beforeAll(async () => {
@@ -285,25 +304,38 @@ describe('share-partition state on a three-node cluster', () => {
     expect(await heartbeat(second, 'w-1', 2)).toMatchObject({ errorCode: 0, memberEpoch: 2 });
     expect(await heartbeat(second, 'w-2', 2)).toMatchObject({ errorCode: 0, memberEpoch: 2 });
     await cluster.node(first).start();
-  }, 120_000);
+
+    // The group's __consumer_offsets partition goes to another node and comes back, every node
+    // staying up: the coordinator it comes back to serves what the other one wrote meanwhile.
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const offsetsPartition = partitionForKey(g, 3);
+      const home = await groupCoordinatorOf(g);
+      const away = [1, 2, 3].find((id) => id !== home)!;
+      await leadPartition(admin, '__consumer_offsets', offsetsPartition, away);
+      expect(await groupCoordinatorOf(g)).toBe(away);
+      const joined = await eventually('w-3 to join at the other coordinator', async () => {
+        const r = await heartbeat(away, 'w-3', 0);
+        return r.errorCode === 0 ? r : null;
+      });
+      expect(joined.memberEpoch).toBe(3);
+      await leadPartition(admin, '__consumer_offsets', offsetsPartition, home);
+      expect(await groupCoordinatorOf(g)).toBe(home);
+      expect(await eventually('the group back at its first coordinator', async () => {
+        const d = await describe(home);
+        return d.errorCode === 0 ? d : null;
+      })).toEqual({ errorCode: 0, groupEpoch: 3, assignmentEpoch: 3, members: [['w-1', 2], ['w-2', 2], ['w-3', 3]] });
+    } finally {
+      await admin.disconnect();
+    }
+  }, 180_000);
 
   it('serves what other leaders persisted when a partition\'s leadership comes back to a node', async () => {
     while (live().length < 3) await cluster.node(cluster.nodes.find((n) => n.running === null)!.nodeId).start();
     const admin = kafka.admin();
     await admin.connect();
-    /** Puts `first` at the head of tasks-0's replicas and elects it (preferred election). */
-    const lead = async (first: number): Promise<void> => {
-      const replicas = [first, ...[1, 2, 3].filter((id) => id !== first)];
-      await eventually(`replicas ${replicas.join(',')} in the ISR`, async () => {
-        const m = await client(first).send(Apis.Metadata, { topics: [{ name: TOPIC }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
-        return (m.topics[0]?.partitions[0]?.isrNodes.length ?? 0) === 3;
-      }, 45_000);
-      await admin.alterPartitionReassignments({ topics: [{ topic: TOPIC, partitionAssignment: [{ partition: 0, replicas }] }] });
-      await eventually(`${first} to lead tasks-0`, async () => {
-        await client(first).send(ELECT_LEADERS, { electionType: 0, topicPartitions: [{ topic: TOPIC, partitions: [0] }], timeoutMs: 5000 });
-        return (await partitionLeader()) === first;
-      }, 45_000);
-    };
+    const lead = (first: number): Promise<void> => leadPartition(admin, TOPIC, 0, first);
     try {
       const home = await partitionLeader();
       group = 'returning';
