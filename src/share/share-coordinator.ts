@@ -129,16 +129,6 @@ export class ShareCoordinator {
     return { stateEpoch: s.stateEpoch, leaderEpoch: s.leaderEpoch, startOffset: s.startOffset, deliveryCompleteCount: complete };
   }
 
-  /** Writes the share-partition's state; resolves once it is committed to the log. */
-  async writeState(groupId: string, topicId: string, partition: number, state: Omit<ShareState, 'stateEpoch' | 'snapshotEpoch'> & { stateEpoch?: number }): Promise<void> {
-    const key = shareStateKey(groupId, topicId, partition);
-    await this.runtime.write(key, (s) => {
-      const prev = s.states.get(key);
-      const next: ShareState = { ...state, stateEpoch: state.stateEpoch ?? prev?.stateEpoch ?? 0, snapshotEpoch: (prev?.snapshotEpoch ?? -1) + 1 };
-      return { records: [shareSnapshotRecord(groupId, topicId, partition, next, s.ctx.now())], response: undefined };
-    });
-  }
-
   /**
    * WriteShareGroupState as the share coordinator serves it: a write with an older state epoch
    * is FENCED_STATE_EPOCH and one from an older partition leader FENCED_LEADER_EPOCH
