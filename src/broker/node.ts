@@ -218,7 +218,7 @@ export class BrokerNode {
     const coordinatorHost = createCoordinatorHost(ctx);
     const groups = await createGroupApiHandlers(coordinatorHost);
     registry.registerAll(groups.handlers);
-    const share = createShareGroups(ctx, coordinatorHost);
+    const share = createShareGroups(ctx, coordinatorHost, groups.coordinator);
     const isOtherGroup = (id: string): Promise<boolean> =>
       groups.coordinator.describeConsumerGroup(id).then((d) => d.description !== null || d.isClassic, () => false);
     registry.registerAll(shareHandlers(ctx, share, isOtherGroup));

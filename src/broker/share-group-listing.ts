@@ -45,12 +45,13 @@ export function wrapGroupListing(handlers: Map<number, ApiHandler>, share: Share
     const wrapped: ApiHandler<DeleteGroupsRequest, DeleteGroupsResponseInput> = {
       ...del,
       async handle(ctx, req) {
-        const shareIds = req.groupsNames.filter((id) => share.coordinator.groups.has(id));
-        const others = req.groupsNames.filter((id) => !share.coordinator.groups.has(id));
+        const known = await Promise.all(req.groupsNames.map(async (id) => (await share.coordinator.find(id)) !== undefined));
+        const shareIds = req.groupsNames.filter((_, i) => known[i]);
+        const others = req.groupsNames.filter((_, i) => !known[i]);
         const inner = others.length > 0 ? await del.handle(ctx, { ...req, groupsNames: others }) : { results: [] };
         const byId = new Map((inner?.results ?? []).map((r) => [r.groupId, r] as const));
         for (const id of shareIds) {
-          const errorCode = share.coordinator.delete(id);
+          const errorCode = await share.coordinator.delete(id);
           if (errorCode === 0) for (const h of share.partitions.sharePartitionsOf(id)) await share.partitions.deleteSharePartition(id, h.topicId, h.partition).catch(() => undefined);
           byId.set(id, { groupId: id, errorCode, ...(ctx.apiVersion >= 3 ? { errorMessage: null } : {}) });
         }

@@ -6,9 +6,11 @@
 import { ConfigResourceType } from '../controller/metadata-image.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { ShareGroupCoordinator } from '../share/share-group-coordinator.js';
-import { SharePartitionManager, type ShareLogs, type SharePersister } from '../share/share-partition-manager.js';
-import { SHARE_GROUP_STATE, ShareCoordinator, shareStateKey } from '../share/share-coordinator.js';
+import { SharePartitionManager, type ShareLogs } from '../share/share-partition-manager.js';
+import { ShareCoordinator } from '../share/share-coordinator.js';
+import { ShareStateClient } from '../share/share-state-client.js';
 import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
+import { CONSUMER_OFFSETS, type GroupCoordinator } from '../coordinator/group-coordinator.js';
 import type { BrokerContext } from './broker-context.js';
 import { groupConfigDefault } from './group-configs.js';
 
@@ -18,10 +20,14 @@ export interface ShareGroups {
   /** The group's effective value of a GROUP config key (its override, else the broker's key). */
   groupConfig(groupId: string, key: string): string;
   readonly state: ShareCoordinator;
+  /** The share coordinator as this node's share-partitions reach it (in-process or over the wire). */
+  readonly persister: ShareStateClient;
   close(): Promise<void>;
 }
 
-export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost): ShareGroups {
+export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost, groups: GroupCoordinator): ShareGroups {
+  /** The leader epoch at which this node serves each partition's share-partitions ("topicId:partition"). */
+  const servedEpochs = new Map<string, number>();
   const groupConfig = (groupId: string, key: string): string =>
     ctx.image.otherConfigs.get(ConfigResourceType.GROUP)?.get(groupId)?.get(key) ?? groupConfigDefault(ctx.configs, key) ?? '';
   const logs: ShareLogs = {
@@ -37,24 +43,26 @@ export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost): Sh
       }
       const log = ctx.replicas.getLog(t.name, partition) ?? (await ctx.replicas.ensureLog(t.name, partition));
       if (!log) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, log: null, leaderId: p.leader, leaderEpoch: p.leaderEpoch };
+      // Led here at a new epoch: what this node held from an earlier leadership is stale (other
+      // leaders may have acknowledged since), so it is loaded again from the share coordinator.
+      const served = servedEpochs.get(`${topicId}:${partition}`);
+      if (served !== p.leaderEpoch) {
+        if (served !== undefined) partitions.dropPartition(topicId, partition);
+        servedEpochs.set(`${topicId}:${partition}`, p.leaderEpoch);
+      }
       return { errorCode: ErrorCode.NONE, log, leaderId: p.leader, leaderEpoch: p.leaderEpoch };
     },
     groupConfig,
   };
   const state = new ShareCoordinator(host, ctx.config.int('share.coordinator.state.topic.num.partitions'));
-  // This node's share-partitions keep their state with the share coordinator (__share_group_state).
-  // The state RPCs are not sent to other nodes yet: on a cluster, a share-partition whose state
-  // partition another node leads keeps its state in memory only (the topic is still created).
-  const local = (g: string, t: string, p: number): boolean => {
-    if (state.runtime.serves(state.runtime.partitionFor(shareStateKey(g, t, p)))) return true;
-    host.leadership?.ensureTopic(SHARE_GROUP_STATE, state.runtime.partitions);
-    return false;
-  };
-  const persister: SharePersister = {
-    read: async (g, t, p) => (local(g, t, p) ? state.readState(g, t, p) : null),
-    write: async (g, t, p, s) => (local(g, t, p) ? state.writeState(g, t, p, s) : undefined),
-    delete: async (g, t, p) => (local(g, t, p) ? state.deleteState(g, t, p) : undefined),
-  };
+  // This node's share-partitions keep their state with the share coordinator (__share_group_state):
+  // in-process when this node leads the key's partition, else over the inter-broker connection.
+  const persister = new ShareStateClient(state, {
+    nodeId: ctx.nodeId,
+    leadership: host.leadership,
+    interBrokerSecurity: ctx.interBrokerSecurity,
+    leaderEpochOf: (topicId, partition) => ctx.image.topicsById.get(topicId)?.partitions[partition]?.leaderEpoch ?? -1,
+  });
   const partitions = new SharePartitionManager(logs, ctx.config.int('group.share.max.share.sessions'), persister);
   const coordinator = new ShareGroupCoordinator(
     {
@@ -68,15 +76,23 @@ export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost): Sh
       maxSize: ctx.config.int('group.share.max.size'),
     },
     (groupId, memberId) => partitions.sessions.closeMember(groupId, memberId),
+    // Membership is kept with the group's coordinator shard in __consumer_offsets, as Kafka keeps share groups.
+    {
+      load: (groupId) => groups.runtime.read(groupId, (shard) => shard.share.get(groupId)),
+      write: (groupId, records) => groups.runtime.write(groupId, () => ({ records, response: undefined })),
+      epoch: (groupId) => host.leadership?.leaderEpoch(CONSUMER_OFFSETS, groups.runtime.partitionFor(groupId)) ?? 0,
+    },
   );
   return {
     coordinator,
     partitions,
     groupConfig,
     state,
+    persister,
     async close() {
       coordinator.close();
       partitions.close();
+      persister.close();
       await state.close();
     },
   };

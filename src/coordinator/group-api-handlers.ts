@@ -66,6 +66,19 @@ function handler<Req, Res>(
 
 const nz = (s: string | null): string => s ?? '';
 
+/** A share coordinator key: `group:topicId:partition` (Kafka's SharePartitionKey), the id as Kafka prints it (22 base64url characters) or as Fjord does (36, hex with dashes). */
+const SHARE_KEY = /^(.+):([A-Za-z0-9_-]{22}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}):(\d+)$/;
+
+/** The key as the share coordinator hashes it (share-coordinator.ts `shareStateKey`: the topic id in hex with dashes). */
+function shareCoordinatorKey(key: string): string {
+  const m = SHARE_KEY.exec(key);
+  if (m === null || m[2]!.length === 36) return key;
+  const hex = Buffer.from(m[2]!, 'base64url').toString('hex');
+  return `${m[1]!}:${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}:${m[3]!}`;
+}
+
+const SHARE_GROUP_STATE = '__share_group_state';
+
 export async function createGroupApiHandlers(
   host: CoordinatorHost,
   opts: GroupCoordinatorOptions = {},
@@ -76,24 +89,30 @@ export async function createGroupApiHandlers(
    * FindCoordinator v0-6. v0-3 carry one key, v4+ a batch (CoordinatorKeys). Key types 0 (group)
    * and 1 (transaction) are answered with the leader of the key's partition of __consumer_offsets
    * / __transaction_state (this node alone leads them all), or COORDINATOR_NOT_AVAILABLE while
-   * that partition has no leader, as Kafka's KafkaApis.getCoordinator does; share groups (2) are
-   * not served.
+   * that partition has no leader, as Kafka's KafkaApis.getCoordinator does. Key type 2 (share,
+   * v6+, sent by share-partition leaders) names the share coordinator of the key
+   * `group:topicId:partition`, the leader of its __share_group_state partition; a malformed key
+   * or an older version is INVALID_REQUEST.
    */
   const txnPartitions = Number(host.config('transaction.state.log.num.partitions') ?? 50);
+  const sharePartitions = Number(host.config('share.coordinator.state.topic.num.partitions') ?? 50);
   const findCoordinator = handler<FindCoordinatorRequest, FindCoordinatorResponseInput>(
     10, 0, 6, decodeFindCoordinatorRequest, encodeFindCoordinatorResponse,
     (ctx, req) => {
       const self = { nodeId: host.nodeId, host: ctx.listener?.host ?? host.host, port: ctx.listener?.port ?? host.port };
       const answer = (key: string): { errorCode: number; errorMessage: string | null; nodeId: number; host: string; port: number } => {
         const none = { nodeId: -1, host: '', port: -1 };
-        if (req.keyType !== 0 && req.keyType !== 1) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `key type ${req.keyType} is not served`, ...none };
+        if (req.keyType !== 0 && req.keyType !== 1 && req.keyType !== 2) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `key type ${req.keyType} is not served`, ...none };
+        if (req.keyType === 2 && (ctx.apiVersion < 6 || !SHARE_KEY.test(key))) {
+          return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: ctx.apiVersion < 6 ? 'Share coordinators need FindCoordinator v6.' : `Invalid share coordinator key ${key}.`, ...none };
+        }
         const leadership = host.leadership;
         if (leadership === undefined) {
           if (req.keyType === 0) gc.preload(key);
           return { errorCode: ErrorCode.NONE, errorMessage: null, ...self };
         }
-        const [topic, partitions] = req.keyType === 0 ? [CONSUMER_OFFSETS, gc.runtime.partitions] : [TRANSACTION_STATE, txnPartitions];
-        const partition = partitionForKey(key, partitions);
+        const [topic, partitions] = req.keyType === 0 ? [CONSUMER_OFFSETS, gc.runtime.partitions] : req.keyType === 1 ? [TRANSACTION_STATE, txnPartitions] : [SHARE_GROUP_STATE, sharePartitions];
+        const partition = partitionForKey(req.keyType === 2 ? shareCoordinatorKey(key) : key, partitions);
         const leader = leadership.leaderEndpoint(topic, partition, ctx.listener?.name);
         if (leader === null) {
           leadership.ensureTopic(topic, partitions);

@@ -8,6 +8,7 @@ import { ConsumerOps } from './consumer-ops.js';
 import { OffsetOps } from './offset-ops.js';
 import type { TopicView } from './consumer-ops.js';
 import { replayConsumerRecord } from './consumer-records.js';
+import { clonePersistedShareGroup, replayShareGroupRecord, type PersistedShareGroup } from './share-group-records.js';
 import type { GroupConfig } from './group-config.js';
 import type { GroupWriteContext } from './group-context.js';
 import { SnapshotMap, SnapshotRegistry } from './snapshot-registry.js';
@@ -101,6 +102,8 @@ export class GroupShard implements CoordinatorShard {
   readonly consumer = new SnapshotMap<string, ConsumerGroup>(this.snapshots, (g) => g.clone(), (_, g) => {
     if (g) this.consumerOps.resumeGroupTimers(g);
   });
+  /** KIP-932 share groups as their records hold them (share-group-records.ts); served by src/share. */
+  readonly share = new SnapshotMap<string, PersistedShareGroup>(this.snapshots, clonePersistedShareGroup);
   /** group → topic → partition → committed offset. */
   readonly offsets = new SnapshotMap<string, Map<string, Map<number, OffsetCommitValue>>>(this.snapshots, cloneNested);
   /**
@@ -184,6 +187,7 @@ export class GroupShard implements CoordinatorShard {
       else this.classic.set(key.group, ClassicGroup.fromRecord(key.group, value, this.ctx.now()));
       return;
     }
+    if (replayShareGroupRecord(this.share, key.recordType, record.key, record.value)) return;
     replayConsumerRecord(this.consumer, key.recordType, record.key, record.value);
   }
 

@@ -116,14 +116,17 @@ export class ShareCoordinator {
     return this.runtime.read(key, (s) => s.states.get(key) ?? null);
   }
 
-  /** Writes the share-partition's state; resolves once it is committed to the log. */
-  async writeState(groupId: string, topicId: string, partition: number, state: Omit<ShareState, 'stateEpoch' | 'snapshotEpoch'> & { stateEpoch?: number }): Promise<void> {
-    const key = shareStateKey(groupId, topicId, partition);
-    await this.runtime.write(key, (s) => {
-      const prev = s.states.get(key);
-      const next: ShareState = { ...state, stateEpoch: state.stateEpoch ?? prev?.stateEpoch ?? 0, snapshotEpoch: (prev?.snapshotEpoch ?? -1) + 1 };
-      return { records: [shareSnapshotRecord(groupId, topicId, partition, next, s.ctx.now())], response: undefined };
-    });
+  /**
+   * ReadShareGroupStateSummary: the start offset, state epoch and leader epoch of a
+   * share-partition, and how many of its in-flight records are complete (acknowledged or
+   * archived); null when it has no state.
+   */
+  async readSummary(groupId: string, topicId: string, partition: number): Promise<{ stateEpoch: number; leaderEpoch: number; startOffset: number; deliveryCompleteCount: number } | null> {
+    const s = await this.readState(groupId, topicId, partition);
+    if (s === null) return null;
+    let complete = 0;
+    for (const b of s.stateBatches) if (b.deliveryState === 2 /* ACKNOWLEDGED */ || b.deliveryState === 4 /* ARCHIVED */) complete += Math.max(0, b.lastOffset - Math.max(b.firstOffset, s.startOffset) + 1);
+    return { stateEpoch: s.stateEpoch, leaderEpoch: s.leaderEpoch, startOffset: s.startOffset, deliveryCompleteCount: complete };
   }
 
   /**

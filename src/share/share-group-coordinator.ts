@@ -14,9 +14,19 @@
  *   every member gets one partition and partitions are shared.
  * - The assignment is sent on join, and afterwards only when it changed.
  *
- * Membership lives in memory on the group's coordinator.
+ * Membership is served from memory on the group's coordinator and persisted, before a heartbeat
+ * is answered, as Kafka's share group records in __consumer_offsets (ShareGroupMetadata, member
+ * metadata, target and current assignment; src/coordinator/share-group-records.ts) through the
+ * group coordinator's runtime. Only what changed is written. A group not in memory (after a
+ * restart, or on a new coordinator) is rebuilt from those records the first time it is named,
+ * with its epochs and members; each member's session timer starts afresh, so a member that does
+ * not come back is removed after `group.share.session.timeout.ms`, and one that does heartbeats
+ * on with the epoch it had.
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
+import { errorCodeOf } from '../protocol/kafka-error.js';
+import type { CoordinatorRecord } from '../coordinator/coordinator-batch.js';
+import { shareGroupRecord, shareMemberRecords, shareTargetEpochRecord, type PersistedShareGroup, type PersistedShareMember } from '../coordinator/share-group-records.js';
 
 export interface ShareTopics {
   topicId(name: string): string | undefined;
@@ -31,9 +41,20 @@ export interface ShareCoordinatorConfig {
   readonly maxSize: number;
 }
 
+/** Where share groups are kept durably: the group coordinator's shard of the group id. */
+export interface ShareGroupStore {
+  /** The group as its records hold it; undefined when it has none. Rejects with NOT_COORDINATOR etc. */
+  load(groupId: string): Promise<PersistedShareGroup | undefined>;
+  /** Appends the records; resolves once they are committed. */
+  write(groupId: string, records: CoordinatorRecord[]): Promise<void>;
+  /** The leader epoch of the group's __consumer_offsets partition: a new one means the group may have changed elsewhere. */
+  epoch(groupId: string): number;
+}
+
 export interface ShareMember {
   readonly memberId: string;
   memberEpoch: number;
+  previousMemberEpoch: number;
   rackId: string | null;
   clientId: string;
   clientHost: string;
@@ -76,15 +97,90 @@ export const SHARE_ASSIGNOR = 'simple';
 
 export class ShareGroupCoordinator {
   readonly groups = new Map<string, ShareGroup>();
+  /** Groups being rebuilt from their records: concurrent requests share one load. */
+  private readonly loading = new Map<string, Promise<void>>();
+  /** Per group, what was last written: the group's and each member's record contents. */
+  private readonly written = new Map<string, { group: string; members: Map<string, string> }>();
+  /** Per group, the coordinator epoch (ShareGroupStore.epoch) its in-memory state belongs to. */
+  private readonly epochs = new Map<string, number>();
+  /** Per group, the last write queued (writes of one group commit in order). */
+  private readonly writing = new Map<string, Promise<void>>();
 
   constructor(
     private readonly topics: ShareTopics,
     private readonly cfg: ShareCoordinatorConfig,
     /** Told when a member leaves or is fenced, so its share sessions close and its records are released. */
     private readonly onMemberRemoved: (groupId: string, memberId: string) => void = () => undefined,
+    private readonly store: ShareGroupStore | null = null,
   ) {}
 
-  heartbeat(req: ShareHeartbeatRequest): ShareHeartbeatResult {
+  /**
+   * Brings the group into memory from its records when it is not there yet (no-op without a
+   * store). A group held from an earlier coordinator epoch (the partition's leadership went to
+   * another node and came back) is dropped and loaded again: another coordinator may have
+   * changed it meanwhile.
+   */
+  load(groupId: string): Promise<void> {
+    if (this.store === null || groupId === '') return Promise.resolve();
+    const epoch = this.store.epoch(groupId);
+    if (this.groups.has(groupId)) {
+      const held = this.epochs.get(groupId);
+      if (held === undefined || held === epoch) return Promise.resolve();
+      this.forget(groupId);
+    }
+    let p = this.loading.get(groupId);
+    if (p === undefined) {
+      const store = this.store;
+      p = (async () => {
+        const saved = await store.load(groupId);
+        if (this.groups.has(groupId)) return;
+        this.epochs.set(groupId, epoch);
+        if (saved === undefined) return;
+        const group: ShareGroup = { groupId, groupEpoch: saved.groupEpoch, assignmentEpoch: saved.assignmentEpoch, members: new Map(), metadataKey: '' };
+        for (const [memberId, m] of saved.members) {
+          const member: ShareMember = {
+            memberId,
+            memberEpoch: m.memberEpoch,
+            previousMemberEpoch: m.previousMemberEpoch,
+            rackId: m.rackId,
+            clientId: m.clientId,
+            clientHost: m.clientHost,
+            subscribedTopicNames: [...m.subscribedTopicNames].sort(),
+            assignment: new Map(m.assignment),
+            sentAssignment: null,
+            timer: null,
+          };
+          member.sentAssignment = assignmentKey(member);
+          group.members.set(memberId, member);
+        }
+        // The metadata the assignment was computed for is taken as today's: a change since shows at the next one.
+        group.metadataKey = this.metadataKeyOf(group);
+        this.groups.set(groupId, group);
+        this.written.set(groupId, this.fingerprint(group));
+        for (const m of group.members.values()) this.touch(group, m);
+      })().finally(() => this.loading.delete(groupId));
+      this.loading.set(groupId, p);
+    }
+    return p;
+  }
+
+  async heartbeat(req: ShareHeartbeatRequest): Promise<ShareHeartbeatResult> {
+    try {
+      await this.load(req.groupId);
+    } catch (e) {
+      return { errorCode: errorCodeOf(e), errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null };
+    }
+    const r = this.heartbeatInMemory(req);
+    if (r.errorCode !== 0) return r;
+    try {
+      await this.persist(req.groupId);
+    } catch (e) {
+      return { errorCode: errorCodeOf(e), errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null };
+    }
+    return r;
+  }
+
+  private heartbeatInMemory(req: ShareHeartbeatRequest): ShareHeartbeatResult {
     const fail = (errorCode: number, errorMessage: string): ShareHeartbeatResult => ({ errorCode, errorMessage, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null });
     if (req.groupId === '') return fail(ErrorCode.INVALID_REQUEST, 'GroupId can not be empty.');
     if (req.memberId === '') return fail(ErrorCode.INVALID_REQUEST, 'MemberId can not be empty.');
@@ -112,7 +208,7 @@ export class ShareGroupCoordinator {
     let bump = false;
     if (member === undefined) {
       if (group.members.size >= this.cfg.maxSize) return fail(ErrorCode.GROUP_MAX_SIZE_REACHED, `The share group has reached its maximum capacity of ${this.cfg.maxSize} members.`);
-      member = { memberId: req.memberId, memberEpoch: 0, rackId: req.rackId, clientId: req.clientId, clientHost: req.clientHost, subscribedTopicNames: [], assignment: new Map(), sentAssignment: null, timer: null };
+      member = { memberId: req.memberId, memberEpoch: 0, previousMemberEpoch: -1, rackId: req.rackId, clientId: req.clientId, clientHost: req.clientHost, subscribedTopicNames: [], assignment: new Map(), sentAssignment: null, timer: null };
       group.members.set(member.memberId, member);
       bump = true;
     }
@@ -131,9 +227,12 @@ export class ShareGroupCoordinator {
       this.assign(group, metadataKey);
     }
     // The member learns the new epoch in this response; until then its previous one stays valid.
-    member.memberEpoch = group.assignmentEpoch;
+    if (member.memberEpoch !== group.assignmentEpoch) {
+      member.previousMemberEpoch = member.memberEpoch;
+      member.memberEpoch = group.assignmentEpoch;
+    }
     this.touch(group, member);
-    const key = JSON.stringify([...member.assignment].sort());
+    const key = assignmentKey(member);
     const changed = key !== member.sentAssignment;
     member.sentAssignment = key;
     return {
@@ -150,23 +249,92 @@ export class ShareGroupCoordinator {
     return this.groups.get(groupId);
   }
 
-  /** The group, created empty when unknown (AlterShareGroupOffsets may name a group before any member joins). */
-  ensureGroup(groupId: string): ShareGroup {
+  /** The group, rebuilt from its records when not in memory; undefined when it has none (or they cannot be read here). */
+  async find(groupId: string): Promise<ShareGroup | undefined> {
+    await this.load(groupId).catch(() => undefined);
+    return this.groups.get(groupId);
+  }
+
+  /** The group, created empty (and written) when unknown: AlterShareGroupOffsets may name a group before any member joins. */
+  async ensureGroup(groupId: string): Promise<ShareGroup> {
+    await this.load(groupId);
     let g = this.groups.get(groupId);
     if (g === undefined) {
       g = { groupId, groupEpoch: 0, assignmentEpoch: 0, members: new Map(), metadataKey: '' };
       this.groups.set(groupId, g);
+      await this.persist(groupId);
     }
     return g;
   }
 
   /** Deletes an empty group (DeleteGroups): NON_EMPTY_GROUP while it has members. */
-  delete(groupId: string): number {
+  async delete(groupId: string): Promise<number> {
+    try {
+      await this.load(groupId);
+    } catch (e) {
+      return errorCodeOf(e);
+    }
     const g = this.groups.get(groupId);
     if (g === undefined) return ErrorCode.GROUP_ID_NOT_FOUND;
     if (g.members.size > 0) return ErrorCode.NON_EMPTY_GROUP;
     this.groups.delete(groupId);
+    try {
+      await this.persist(groupId);
+    } catch (e) {
+      return errorCodeOf(e);
+    }
     return ErrorCode.NONE;
+  }
+
+  /**
+   * Writes what changed in the group since the last write: its epochs, and the records of each
+   * member added, changed or removed (tombstones), or the group's tombstones once it is gone.
+   * The fingerprints are taken when the records are queued, so concurrent heartbeats write each
+   * change once; a failed write forgets them, and the next one writes the group whole.
+   */
+  private async persist(groupId: string): Promise<void> {
+    if (this.store === null) return;
+    const before = this.written.get(groupId) ?? { group: '', members: new Map<string, string>() };
+    const g = this.groups.get(groupId);
+    const records: CoordinatorRecord[] = [];
+    if (g === undefined) {
+      if (before.group === '') return;
+      for (const memberId of before.members.keys()) records.push(...shareMemberRecords(groupId, memberId, null));
+      records.push(shareTargetEpochRecord(groupId, null), shareGroupRecord(groupId, null));
+      this.written.delete(groupId);
+    } else {
+      const now = this.fingerprint(g);
+      if (now.group !== before.group) records.push(shareGroupRecord(groupId, g.groupEpoch));
+      for (const [memberId, fp] of now.members) if (before.members.get(memberId) !== fp) records.push(...shareMemberRecords(groupId, memberId, persisted(g.members.get(memberId)!)));
+      for (const memberId of before.members.keys()) if (!now.members.has(memberId)) records.push(...shareMemberRecords(groupId, memberId, null));
+      if (now.group !== before.group) records.push(shareTargetEpochRecord(groupId, g.assignmentEpoch, Date.now()));
+      this.written.set(groupId, now);
+    }
+    // Nothing new: the answer still waits for the write that carries this group's last change.
+    if (records.length === 0) return this.writing.get(groupId);
+    const w = this.store.write(groupId, records).catch((e: unknown) => {
+      this.written.delete(groupId);
+      throw e;
+    });
+    this.writing.set(groupId, w);
+    try {
+      await w;
+    } finally {
+      if (this.writing.get(groupId) === w) this.writing.delete(groupId);
+    }
+  }
+
+  private fingerprint(g: ShareGroup): { group: string; members: Map<string, string> } {
+    return { group: `${g.groupEpoch}:${g.assignmentEpoch}`, members: new Map([...g.members].map(([id, m]) => [id, JSON.stringify(persisted(m), (_, v: unknown) => (v instanceof Map ? [...v].sort() : v))])) };
+  }
+
+  /** Drops the group from memory (not from its records). */
+  private forget(groupId: string): void {
+    const g = this.groups.get(groupId);
+    for (const m of g?.members.values() ?? []) if (m.timer) clearTimeout(m.timer);
+    this.groups.delete(groupId);
+    this.written.delete(groupId);
+    this.epochs.delete(groupId);
   }
 
   close(): void {
@@ -187,6 +355,8 @@ export class ShareGroupCoordinator {
     group.groupEpoch++;
     this.assign(group, this.metadataKeyOf(group));
     this.onMemberRemoved(group.groupId, m.memberId);
+    // A session timeout has no one to answer: its write is best effort (a leave awaits it in heartbeat).
+    this.persist(group.groupId).catch(() => undefined);
   }
 
   private metadataKeyOf(group: ShareGroup): string {
@@ -217,4 +387,10 @@ export class ShareGroupCoordinator {
       else subs.forEach((m, i) => give(m, i % count));
     }
   }
+}
+
+const assignmentKey = (m: ShareMember): string => JSON.stringify([...m.assignment].sort());
+
+function persisted(m: ShareMember): PersistedShareMember {
+  return { rackId: m.rackId, clientId: m.clientId, clientHost: m.clientHost, subscribedTopicNames: m.subscribedTopicNames, memberEpoch: m.memberEpoch, previousMemberEpoch: m.previousMemberEpoch, assignment: m.assignment };
 }

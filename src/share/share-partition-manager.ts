@@ -120,6 +120,20 @@ export class SharePartitionManager {
     await this.persister?.delete(groupId, topicId, partition);
   }
 
+  /**
+   * Forgets every group's in-memory share-partition of a partition (its state stays with the
+   * share coordinator): called when this node leads the partition at a new leader epoch, so a
+   * leadership that comes back loads what the leaders in between persisted.
+   */
+  dropPartition(topicId: string, partition: number): void {
+    const suffix = `\0${partitionKey(topicId, partition)}`;
+    for (const [k, sp] of this.partitions) {
+      if (!k.endsWith(suffix)) continue;
+      sp.close();
+      this.partitions.delete(k);
+    }
+  }
+
   private dropSharePartition(groupId: string, topicId: string, partition: number): void {
     const key = `${groupId}\0${partitionKey(topicId, partition)}`;
     this.partitions.get(key)?.close();

@@ -9,6 +9,13 @@
  * - WriteShareGroupState (85) v0-1: the whole state; an older state epoch is FENCED_STATE_EPOCH,
  *   an older leader epoch FENCED_LEADER_EPOCH.
  * - DeleteShareGroupState (86) v0: removes the state (a tombstone).
+ * - ReadShareGroupStateSummary (87) v0-1: the start offset, state epoch and leader epoch, and v1
+ *   DeliveryCompleteCount (in-flight records acknowledged or archived); a share-partition with
+ *   no state (an unknown group among them) answers start offset -1, state epoch 0, leader epoch
+ *   -1 and count -1, as Kafka's ShareCoordinatorShard does.
+ *
+ * A read or summary naming a topic id or partition the metadata image does not hold is
+ * UNKNOWN_TOPIC_OR_PARTITION, as in ShareCoordinatorShard.maybeGetReadStateError.
  */
 import { errorCodeOf } from '../protocol/kafka-error.js';
 import { decodeDeleteShareGroupStateRequest, type DeleteShareGroupStateRequest } from '../protocol/generated/messages/delete-share-group-state-request.js';
@@ -19,6 +26,9 @@ import { decodeReadShareGroupStateRequest, type ReadShareGroupStateRequest } fro
 import { encodeReadShareGroupStateResponse, type ReadShareGroupStateResponseInput } from '../protocol/generated/messages/read-share-group-state-response.js';
 import { decodeWriteShareGroupStateRequest, type WriteShareGroupStateRequest } from '../protocol/generated/messages/write-share-group-state-request.js';
 import { encodeWriteShareGroupStateResponse, type WriteShareGroupStateResponseInput } from '../protocol/generated/messages/write-share-group-state-response.js';
+import { decodeReadShareGroupStateSummaryRequest, type ReadShareGroupStateSummaryRequest } from '../protocol/generated/messages/read-share-group-state-summary-request.js';
+import { encodeReadShareGroupStateSummaryResponse, type ReadShareGroupStateSummaryResponseInput } from '../protocol/generated/messages/read-share-group-state-summary-response.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import type { ApiHandler } from '../server/api-handler.js';
 import type { ShareCoordinator } from './share-coordinator.js';
 
@@ -33,7 +43,10 @@ async function perPartition<P extends { partition: number }>(topics: readonly { 
   );
 }
 
-export function shareStateHandlers(state: ShareCoordinator): ApiHandler[] {
+/** Whether the metadata image holds a topic id's partition. */
+export type PartitionExists = (topicId: string, partition: number) => boolean;
+
+export function shareStateHandlers(state: ShareCoordinator, exists: PartitionExists): ApiHandler[] {
   const initialize: ApiHandler<InitializeShareGroupStateRequest, InitializeShareGroupStateResponseInput> = {
     apiKey: 83,
     minVersion: 0,
@@ -56,6 +69,7 @@ export function shareStateHandlers(state: ShareCoordinator): ApiHandler[] {
           topicId: t.topicId,
           partitions: await Promise.all(
             t.partitions.map(async (p) => {
+              if (!exists(t.topicId, p.partition)) return { partition: p.partition, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, stateEpoch: 0, startOffset: -1n, stateBatches: [] };
               try {
                 const s = await state.readState(req.groupId, t.topicId, p.partition);
                 return {
@@ -105,5 +119,33 @@ export function shareStateHandlers(state: ShareCoordinator): ApiHandler[] {
       return { results: await perPartition(req.topics, (topicId, p) => state.deleteState(req.groupId, topicId, p.partition).then(() => 0)) };
     },
   };
-  return [initialize, read, write, del] as ApiHandler[];
+  const summary: ApiHandler<ReadShareGroupStateSummaryRequest, ReadShareGroupStateSummaryResponseInput> = {
+    apiKey: 87,
+    minVersion: 0,
+    maxVersion: 1,
+    decode: decodeReadShareGroupStateSummaryRequest,
+    encode: encodeReadShareGroupStateSummaryResponse,
+    async handle(_rc, req) {
+      const results = await Promise.all(
+        req.topics.map(async (t) => ({
+          topicId: t.topicId,
+          partitions: await Promise.all(
+            t.partitions.map(async (p) => {
+              const none = { partition: p.partition, errorMessage: null, stateEpoch: 0, leaderEpoch: -1, startOffset: -1n, deliveryCompleteCount: -1 };
+              if (!exists(t.topicId, p.partition)) return { ...none, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+              try {
+                const s = await state.readSummary(req.groupId, t.topicId, p.partition);
+                if (s === null) return { ...none, errorCode: ErrorCode.NONE };
+                return { partition: p.partition, errorCode: ErrorCode.NONE, errorMessage: null, stateEpoch: s.stateEpoch, leaderEpoch: s.leaderEpoch, startOffset: BigInt(s.startOffset), deliveryCompleteCount: s.deliveryCompleteCount };
+              } catch (e) {
+                return { ...none, errorCode: errorCodeOf(e) };
+              }
+            }),
+          ),
+        })),
+      );
+      return { results };
+    },
+  };
+  return [initialize, read, write, del, summary] as ApiHandler[];
 }

@@ -25,6 +25,8 @@ import { encodeListOffsetsRequest } from '../../src/protocol/generated/messages/
 import { decodeListOffsetsResponse } from '../../src/protocol/generated/messages/list-offsets-response.js';
 import { encodeDescribeShareGroupOffsetsRequest } from '../../src/protocol/generated/messages/describe-share-group-offsets-request.js';
 import { decodeDescribeShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/describe-share-group-offsets-response.js';
+import { encodeFindCoordinatorRequest } from '../../src/protocol/generated/messages/find-coordinator-request.js';
+import { decodeFindCoordinatorResponse } from '../../src/protocol/generated/messages/find-coordinator-response.js';
 import { encodeIncrementalAlterConfigsRequest } from '../../src/protocol/generated/messages/incremental-alter-configs-request.js';
 import { decodeIncrementalAlterConfigsResponse } from '../../src/protocol/generated/messages/incremental-alter-configs-response.js';
 import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
@@ -45,7 +47,10 @@ import { decodeReadShareGroupStateResponse } from '../../src/protocol/generated/
 import { encodeWriteShareGroupStateRequest } from '../../src/protocol/generated/messages/write-share-group-state-request.js';
 import { decodeWriteShareGroupStateResponse } from '../../src/protocol/generated/messages/write-share-group-state-response.js';
 import { encodeDeleteShareGroupStateRequest } from '../../src/protocol/generated/messages/delete-share-group-state-request.js';
+import { encodeReadShareGroupStateSummaryRequest } from '../../src/protocol/generated/messages/read-share-group-state-summary-request.js';
+import { decodeReadShareGroupStateSummaryResponse } from '../../src/protocol/generated/messages/read-share-group-state-summary-response.js';
 import { decodeDeleteShareGroupStateResponse } from '../../src/protocol/generated/messages/delete-share-group-state-response.js';
+import { eventually } from '../helpers/cluster.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { lastAnswer } from '../helpers/wait.js';
 import { WireClient } from './wire.js';
@@ -139,7 +144,8 @@ const describeOffsets = async (groupId: string, topic: string) =>
   decodeDescribeShareGroupOffsetsResponse(await c.call(90, 1, (w) => encodeDescribeShareGroupOffsetsRequest(w, { groups: [{ groupId, topics: [{ topicName: topic, partitions: [0] }] }] }, 1)), 1).groups[0]!;
 
 beforeAll(async () => {
-  node = await startNode({ overrides: { 'num.partitions': 1 } });
+  // Sessions as short as 10 s, so a member that never comes back after a restart is seen to time out.
+  node = await startNode({ overrides: { 'num.partitions': 1, 'group.share.min.session.timeout.ms': 1000 } });
   c = await WireClient.connect(node.port);
   await createTopic('share-hb', 2);
   await createTopic('share-fetch', 1);
@@ -147,6 +153,7 @@ beforeAll(async () => {
   await createTopic('share-restart', 1);
   await createTopic('share-limit', 1);
   await createTopic('share-txn', 1);
+  await createTopic('share-state-rpc', 4);
 }, 180_000);
 afterAll(async () => {
   c?.close();
@@ -341,9 +348,9 @@ describe('share group APIs', () => {
     node = await node.restart();
     c = await WireClient.connect(node.port);
 
-    expect((await describeOffsets(g, 'share-restart')).errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
-    expect((await heartbeat({ groupId: g, memberId: 'r2', memberEpoch: 0, subscribedTopicNames: ['share-restart'] })).errorCode).toBe(0);
+    // The group came back with the node (its member r1 until its session times out).
     expect((await describeOffsets(g, 'share-restart')).topics[0]!.partitions[0]).toMatchObject({ startOffset: 4n });
+    expect((await heartbeat({ groupId: g, memberId: 'r2', memberEpoch: 0, subscribedTopicNames: ['share-restart'] })).errorCode).toBe(0);
     const again = await shareFetch({ groupId: g, memberId: 'r2', shareSessionEpoch: 0, topics: [{ topicId, partitions: [{ partitionIndex: 0 }] }] });
     // 4-8 come back as second deliveries (released, or acquired when the node stopped); 0-3 never again.
     expect(again.responses[0]!.partitions[0]!.acquiredRecords).toEqual([expect.objectContaining({ firstOffset: 4n, lastOffset: 8n, deliveryCount: 2 })]);
@@ -351,7 +358,7 @@ describe('share group APIs', () => {
 
   it('serves Initialize/Read/Write/DeleteShareGroupState with state and leader epoch fencing', async () => {
     const groupId = 'state-rpc-group';
-    const topicId = '11111111-2222-3333-4444-555555555555';
+    const topicId = topicIds.get('share-state-rpc')!;
     const init = async (stateEpoch: number, startOffset: bigint) =>
       decodeInitializeShareGroupStateResponse(await c.call(83, 0, (w) => encodeInitializeShareGroupStateRequest(w, { groupId, topics: [{ topicId, partitions: [{ partition: 3, stateEpoch, startOffset }] }] }, 0)), 0).results[0]!.partitions[0]!.errorCode;
     const read = async () =>
@@ -378,5 +385,91 @@ describe('share group APIs', () => {
     const del = decodeDeleteShareGroupStateResponse(await c.call(86, 0, (w) => encodeDeleteShareGroupStateRequest(w, { groupId, topics: [{ topicId, partitions: [{ partition: 3 }] }] }, 0)), 0);
     expect(del.results[0]!.partitions[0]!.errorCode).toBe(0);
     expect(await read()).toMatchObject({ stateEpoch: 0, startOffset: -1n });
+  });
+
+  it('serves ReadShareGroupStateSummary v0-1: start offset, state and leader epochs, delivery-complete count; unknown group or partition', async () => {
+    const topicId = topicIds.get('share-state-rpc')!;
+    const summary = async (groupId: string, tid: string, partition: number, v = 1) =>
+      decodeReadShareGroupStateSummaryResponse(await c.call(87, v, (w) => encodeReadShareGroupStateSummaryRequest(w, { groupId, topics: [{ topicId: tid, partitions: [{ partition, leaderEpoch: 0 }] }] }, v)), v).results[0]!.partitions[0]!;
+    // A group the share coordinator holds nothing for: no state (start offset -1), no error.
+    expect(await summary('summary-nobody', topicId, 1)).toEqual(expect.objectContaining({ partition: 1, errorCode: 0, stateEpoch: 0, leaderEpoch: -1, startOffset: -1n, deliveryCompleteCount: -1 }));
+    // A partition or topic id the metadata does not hold.
+    expect((await summary('summary-group', topicId, 9)).errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    expect((await summary('summary-group', '11111111-2222-3333-4444-555555555555', 0)).errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    const write = decodeWriteShareGroupStateResponse(
+      await c.call(85, 1, (w) =>
+        encodeWriteShareGroupStateRequest(
+          w,
+          {
+            groupId: 'summary-group',
+            topics: [{ topicId, partitions: [{ partition: 2, stateEpoch: 3, leaderEpoch: 5, startOffset: 20n, stateBatches: [{ firstOffset: 20n, lastOffset: 21n, deliveryState: 0, deliveryCount: 1 }, { firstOffset: 22n, lastOffset: 24n, deliveryState: 2, deliveryCount: 1 }, { firstOffset: 25n, lastOffset: 25n, deliveryState: 4, deliveryCount: 5 }] }] }],
+          },
+          1,
+        ),
+      ),
+      1,
+    );
+    expect(write.results[0]!.partitions[0]!.errorCode).toBe(0);
+    // Acknowledged 22-24 and archived 25: four records complete.
+    expect(await summary('summary-group', topicId, 2)).toEqual(expect.objectContaining({ errorCode: 0, stateEpoch: 3, leaderEpoch: 5, startOffset: 20n, deliveryCompleteCount: 4 }));
+    // v0 has no DeliveryCompleteCount.
+    expect(await summary('summary-group', topicId, 2, 0)).toEqual(expect.objectContaining({ errorCode: 0, stateEpoch: 3, leaderEpoch: 5, startOffset: 20n }));
+  });
+
+  it('keeps share group membership and epochs across a node restart until the sessions time out (__consumer_offsets)', async () => {
+    const g = 'members-group';
+    const id = topicIds.get('share-hb')!;
+    await groupConfig(g, { 'share.session.timeout.ms': '10000' });
+    expect(await heartbeat({ groupId: g, memberId: 'p-1', memberEpoch: 0, subscribedTopicNames: ['share-hb'] })).toMatchObject({ errorCode: 0, memberEpoch: 1 });
+    expect(await heartbeat({ groupId: g, memberId: 'p-2', memberEpoch: 0, subscribedTopicNames: ['share-hb'] })).toMatchObject({ errorCode: 0, memberEpoch: 2 });
+    expect(await heartbeat({ groupId: g, memberId: 'p-1', memberEpoch: 1, subscribedTopicNames: null })).toMatchObject({ errorCode: 0, memberEpoch: 2, assignment: { topicPartitions: [{ topicId: id, partitions: [0] }] } });
+    const describe = async () => decodeShareGroupDescribeResponse(await c.call(77, 1, (w) => encodeShareGroupDescribeRequest(w, { groupIds: [g], includeAuthorizedOperations: false }, 1)), 1).groups[0]!;
+    const view = (d: Awaited<ReturnType<typeof describe>>) => ({
+      errorCode: d.errorCode,
+      groupEpoch: d.groupEpoch,
+      assignmentEpoch: d.assignmentEpoch,
+      members: d.members.map((m) => ({ memberId: m.memberId, memberEpoch: m.memberEpoch, subscribedTopicNames: m.subscribedTopicNames, assignment: m.assignment.topicPartitions.map((t) => [t.topicId, t.partitions]) })).sort((a, b) => (a.memberId < b.memberId ? -1 : 1)),
+    });
+    const before = view(await describe());
+    expect(before).toEqual({
+      errorCode: 0,
+      groupEpoch: 2,
+      assignmentEpoch: 2,
+      members: [
+        { memberId: 'p-1', memberEpoch: 2, subscribedTopicNames: ['share-hb'], assignment: [[id, [0]]] },
+        { memberId: 'p-2', memberEpoch: 2, subscribedTopicNames: ['share-hb'], assignment: [[id, [1]]] },
+      ],
+    });
+
+    c.close();
+    node = await node.restart();
+    c = await WireClient.connect(node.port);
+
+    // The same group epoch, members and assignments; p-1's heartbeat with its old epoch is accepted.
+    expect(view(await describe())).toEqual(before);
+    expect(await heartbeat({ groupId: g, memberId: 'p-1', memberEpoch: 2, subscribedTopicNames: null })).toMatchObject({ errorCode: 0, memberEpoch: 2 });
+    expect((await heartbeat({ groupId: g, memberId: 'p-1', memberEpoch: 1, subscribedTopicNames: null })).errorCode).toBe(ErrorCode.FENCED_MEMBER_EPOCH);
+    // p-2 never comes back: its session times out and the group moves on without it.
+    const after = await eventually('p-2 to time out', async () => {
+      const d = view(await describe());
+      await heartbeat({ groupId: g, memberId: 'p-1', memberEpoch: d.members.find((m) => m.memberId === 'p-1')!.memberEpoch, subscribedTopicNames: null });
+      return d.members.length === 1 ? d : null;
+    });
+    expect(after).toMatchObject({ errorCode: 0, groupEpoch: 3, assignmentEpoch: 3, members: [{ memberId: 'p-1', assignment: [[id, [0, 1]]] }] });
+  }, 60_000);
+
+  it('FindCoordinator key type 2 names the share coordinator of group:topicId:partition (v6+), else INVALID_REQUEST', async () => {
+    const topicId = topicIds.get('share-state-rpc')!;
+    // Kafka prints topic ids in base64url: the same id, 22 characters.
+    const kafkaId = Buffer.from(topicId.replace(/-/g, ''), 'hex').toString('base64url');
+    const find = async (keys: string[], v = 6) => decodeFindCoordinatorResponse(await c.call(10, v, (w) => encodeFindCoordinatorRequest(w, { keyType: 2, coordinatorKeys: keys }, v)), v).coordinators;
+    const answers = await find([`g1:${topicId}:0`, `g1:${kafkaId}:0`, 'g1', `g1:${topicId}:x`]);
+    expect(answers.map((a) => [a.key, a.errorCode, a.nodeId === -1 ? -1 : a.port])).toEqual([
+      [`g1:${topicId}:0`, 0, node.port],
+      [`g1:${kafkaId}:0`, 0, node.port],
+      ['g1', ErrorCode.INVALID_REQUEST, -1],
+      [`g1:${topicId}:x`, ErrorCode.INVALID_REQUEST, -1],
+    ]);
+    expect((await find([`g1:${topicId}:0`], 5))[0]!.errorCode).toBe(ErrorCode.INVALID_REQUEST);
   });
 });

@@ -25,7 +25,7 @@ export function shareGroupHeartbeatHandler(share: ShareGroups, otherGroupType: (
       if (req.groupId !== '' && !share.coordinator.groups.has(req.groupId) && (await otherGroupType(req.groupId))) {
         return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${req.groupId} is not a share group.`, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null };
       }
-      const r = share.coordinator.heartbeat({
+      const r = await share.coordinator.heartbeat({
         groupId: req.groupId,
         memberId: req.memberId,
         memberEpoch: req.memberEpoch,

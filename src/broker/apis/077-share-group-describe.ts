@@ -19,11 +19,12 @@ export function shareGroupDescribeHandler(ctx: BrokerContext, share: ShareGroups
     maxVersion: 1,
     decode: decodeShareGroupDescribeRequest,
     encode: encodeShareGroupDescribeResponse,
-    handle(_rc, req) {
+    async handle(_rc, req) {
+      const found = await Promise.all(req.groupIds.map((groupId) => share.coordinator.find(groupId)));
       return {
         throttleTimeMs: 0,
-        groups: req.groupIds.map((groupId) => {
-          const g = share.coordinator.describe(groupId);
+        groups: req.groupIds.map((groupId, i) => {
+          const g = found[i];
           if (g === undefined) return { groupId, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} not found.`, groupState: 'Dead' };
           return {
             groupId,

@@ -3,9 +3,12 @@
  * offset (SPSO) of each partition, and v1 its lag (records from the SPSO to the high watermark
  * not yet acknowledged or archived). Null Topics means every partition the group has state for.
  * An unknown group is GROUP_ID_NOT_FOUND; a partition the group never fetched has StartOffset -1,
- * as Kafka reports a share-partition with no state.
+ * as Kafka reports a share-partition with no state. A share-partition not held by this node is
+ * described by ReadShareGroupStateSummary at its share coordinator (in-process or on another
+ * node), its lag from the summary's DeliveryCompleteCount.
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
+import { errorCodeOf } from '../../protocol/kafka-error.js';
 import { decodeDescribeShareGroupOffsetsRequest, type DescribeShareGroupOffsetsRequest } from '../../protocol/generated/messages/describe-share-group-offsets-request.js';
 import { encodeDescribeShareGroupOffsetsResponse, type DescribeShareGroupOffsetsResponseInput } from '../../protocol/generated/messages/describe-share-group-offsets-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
@@ -25,7 +28,7 @@ export function describeShareGroupOffsetsHandler(ctx: BrokerContext, share: Shar
       return {
         throttleTimeMs: 0,
         groups: await Promise.all(req.groups.map(async (g) => {
-          if (share.coordinator.describe(g.groupId) === undefined) {
+          if ((await share.coordinator.find(g.groupId)) === undefined) {
             return { groupId: g.groupId, topics: [], errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${g.groupId} not found.` };
           }
           const held = share.partitions.sharePartitionsOf(g.groupId);
@@ -45,16 +48,19 @@ export function describeShareGroupOffsetsHandler(ctx: BrokerContext, share: Shar
                   if (image === undefined || p === undefined) {
                     return { partitionIndex, startOffset: -1n, leaderEpoch: -1, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null };
                   }
-                  const { startOffset, sp } = await share.partitions.startOffsetOf(g.groupId, image.topicId, partitionIndex);
                   const hw = ctx.replicas.getLog(image.name, partitionIndex)?.highWatermark;
-                  return {
-                    partitionIndex,
-                    startOffset: BigInt(startOffset),
-                    leaderEpoch: p.leaderEpoch,
-                    lag: BigInt(sp !== undefined && hw !== undefined ? sp.lag(hw) : -1),
-                    errorCode: ErrorCode.NONE,
-                    errorMessage: null,
-                  };
+                  const sp = share.partitions.sharePartition(g.groupId, image.topicId, partitionIndex);
+                  if (sp !== undefined) {
+                    return { partitionIndex, startOffset: BigInt(sp.startOffset), leaderEpoch: p.leaderEpoch, lag: BigInt(hw !== undefined ? sp.lag(hw) : -1), errorCode: ErrorCode.NONE, errorMessage: null };
+                  }
+                  // Held by another node (or by none yet): the share coordinator's summary, as Kafka's GroupCoordinatorService reads it.
+                  try {
+                    const s = await share.persister.readSummary(g.groupId, image.topicId, partitionIndex);
+                    const lag = s.startOffset >= 0 && hw !== undefined && s.deliveryCompleteCount >= 0 ? Math.max(0, hw - s.startOffset - s.deliveryCompleteCount) : -1;
+                    return { partitionIndex, startOffset: BigInt(s.startOffset), leaderEpoch: p.leaderEpoch, lag: BigInt(lag), errorCode: ErrorCode.NONE, errorMessage: null };
+                  } catch (e) {
+                    return { partitionIndex, startOffset: -1n, leaderEpoch: p.leaderEpoch, lag: -1n, errorCode: errorCodeOf(e), errorMessage: null };
+                  }
                 })),
               };
             })),

@@ -6,6 +6,7 @@
  * NOT_LEADER_OR_FOLLOWER (share-partition state lives on the partition leader).
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
+import { errorCodeOf } from '../../protocol/kafka-error.js';
 import { decodeAlterShareGroupOffsetsRequest, type AlterShareGroupOffsetsRequest } from '../../protocol/generated/messages/alter-share-group-offsets-request.js';
 import { encodeAlterShareGroupOffsetsResponse, type AlterShareGroupOffsetsResponseInput } from '../../protocol/generated/messages/alter-share-group-offsets-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
@@ -22,11 +23,15 @@ export function alterShareGroupOffsetsHandler(ctx: BrokerContext, share: ShareGr
     decode: decodeAlterShareGroupOffsetsRequest,
     encode: encodeAlterShareGroupOffsetsResponse,
     async handle(_rc, req) {
-      const existing = share.coordinator.describe(req.groupId);
+      const existing = await share.coordinator.find(req.groupId);
       if (existing !== undefined && existing.members.size > 0) {
         return { errorCode: ErrorCode.NON_EMPTY_GROUP, errorMessage: `Share group ${req.groupId} is not empty.`, responses: [] };
       }
-      share.coordinator.ensureGroup(req.groupId);
+      try {
+        await share.coordinator.ensureGroup(req.groupId);
+      } catch (e) {
+        return { errorCode: errorCodeOf(e), errorMessage: null, responses: [] };
+      }
       const replication = ctx.replicas.replication;
       const writes: Promise<void>[] = [];
       const response = {

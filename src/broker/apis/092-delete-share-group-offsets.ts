@@ -21,7 +21,7 @@ export function deleteShareGroupOffsetsHandler(ctx: BrokerContext, share: ShareG
     decode: decodeDeleteShareGroupOffsetsRequest,
     encode: encodeDeleteShareGroupOffsetsResponse,
     async handle(_rc, req) {
-      const g = share.coordinator.describe(req.groupId);
+      const g = await share.coordinator.find(req.groupId);
       if (g === undefined) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${req.groupId} not found.`, responses: [] };
       if (g.members.size > 0) return { errorCode: ErrorCode.NON_EMPTY_GROUP, errorMessage: `Share group ${req.groupId} is not empty.`, responses: [] };
       const responses = [];

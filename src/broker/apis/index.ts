@@ -103,6 +103,6 @@ export function shareHandlers(ctx: BrokerContext, share: ShareGroups, otherGroup
     describeShareGroupOffsetsHandler(ctx, share),
     alterShareGroupOffsetsHandler(ctx, share),
     deleteShareGroupOffsetsHandler(ctx, share),
-    ...shareStateHandlers(share.state),
+    ...shareStateHandlers(share.state, (topicId, partition) => ctx.image.topicsById.get(topicId)?.partitions[partition] !== undefined),
   ];
 }

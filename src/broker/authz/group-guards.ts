@@ -47,9 +47,10 @@ const consumerGroupHeartbeat = guard<ConsumerGroupHeartbeatRequest, ConsumerGrou
 });
 
 const findCoordinator = guard<FindCoordinatorRequest, FindCoordinatorResponseInput>(10, async (az, ctx, req, next) => {
+  // Share coordinators (key type 2) are looked up by brokers: CLUSTER_ACTION, as in KafkaApis.
   const may = (key: string): boolean =>
-    req.keyType === 1 ? az.can(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key) : req.keyType !== 0 || az.group(ctx, AclOperation.DESCRIBE, key);
-  const code = req.keyType === 1 ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED : GROUP_DENIED;
+    req.keyType === 1 ? az.can(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key) : req.keyType === 2 ? az.canCluster(ctx, AclOperation.CLUSTER_ACTION) : req.keyType !== 0 || az.group(ctx, AclOperation.DESCRIBE, key);
+  const code = req.keyType === 1 ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED : req.keyType === 2 ? ErrorCode.CLUSTER_AUTHORIZATION_FAILED : GROUP_DENIED;
   if (ctx.apiVersion < 4) {
     if (may(req.key)) return next(ctx, req);
     return { errorCode: code, ...(ctx.apiVersion >= 1 ? { errorMessage: null } : {}), nodeId: -1, host: '', port: -1 };

@@ -7,7 +7,7 @@
  *   naming a topic the principal may not read is refused whole (TOPIC_AUTHORIZATION_FAILED).
  * - AlterShareGroupOffsets: READ on the group and on every topic; DeleteShareGroupOffsets: DELETE
  *   on the group and READ on every topic.
- * - Initialize/Read/Write/DeleteShareGroupState: CLUSTER_ACTION (inter-broker).
+ * - Initialize/Read/Write/DeleteShareGroupState, ReadShareGroupStateSummary: CLUSTER_ACTION (inter-broker).
  */
 import { AclOperation } from '../../auth/acl-model.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
@@ -78,4 +78,5 @@ export const SHARE_GUARDS: readonly Guard<unknown, unknown>[] = [
   stateRpc(84),
   stateRpc(85),
   stateRpc(86),
+  stateRpc(87),
 ];
