@@ -18,7 +18,6 @@ import { encodeDeleteShareGroupOffsetsRequest } from '../../src/protocol/generat
 import { decodeDeleteShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/delete-share-group-offsets-response.js';
 import { encodeEndTxnRequest } from '../../src/protocol/generated/messages/end-txn-request.js';
 import { decodeEndTxnResponse } from '../../src/protocol/generated/messages/end-txn-response.js';
-import { encodeFindCoordinatorRequest } from '../../src/protocol/generated/messages/find-coordinator-request.js';
 import { encodeInitProducerIdRequest } from '../../src/protocol/generated/messages/init-producer-id-request.js';
 import { decodeInitProducerIdResponse } from '../../src/protocol/generated/messages/init-producer-id-response.js';
 import { encodeListOffsetsRequest } from '../../src/protocol/generated/messages/list-offsets-request.js';
