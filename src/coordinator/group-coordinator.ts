@@ -151,9 +151,12 @@ export class GroupCoordinator {
     return this.runtime.write(req.groupId, (s) => s.consumerOps.heartbeat(req));
   }
 
-  /** A KIP-848 group, or null when the id is unknown or names a classic group. */
+  /**
+   * A KIP-848 group, or null when the id is unknown or names a classic or streams group
+   * (`isClassic`: the id is held by a group of another type).
+   */
   async describeConsumerGroup(groupId: string): Promise<{ description: ConsumerGroupDescription | null; isClassic: boolean }> {
-    return this.runtime.read(groupId, (s) => ({ description: s.consumerOps.describe(groupId), isClassic: s.classic.has(groupId) }));
+    return this.runtime.read(groupId, (s) => ({ description: s.consumerOps.describe(groupId), isClassic: s.classic.has(groupId) || s.streams.has(groupId) }));
   }
 
   async commitOffsets(req: CommitRequest): Promise<TopicPartitionErrors[]> {

@@ -4,6 +4,7 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import type { WriteResult } from './coordinator-runtime.js';
 import type { TopicView } from './consumer-target.js';
 import type { GroupWriteContext } from './group-context.js';
+import { groupMetadataRecord } from './group-records.js';
 import { StreamsGroup, copyTasks, emptyTasks } from './streams-group.js';
 import type { StreamsMember, StreamsTasks, TaskMap } from './streams-group.js';
 import { assignStreamsTasks } from './streams-group-assignor.js';
@@ -30,8 +31,8 @@ import type { InternalTopicToCreate, StreamsStatusEntry } from './streams-group-
  * member still owns, the rest once they are released.
  *
  * As for consumer groups, an operation works on a copy of the group and emits the records whose
- * replay is the only writer of the group. Session and revocation timers and the
- * endpoint-information epoch live in memory.
+ * replay is the only writer of the group. Session and revocation timers, the
+ * endpoint-information epoch and a requested application shutdown live in memory.
  */
 
 export interface StreamsHeartbeatRequest extends StreamsGroupHeartbeatRequest {
@@ -101,7 +102,23 @@ const isEmpty = (t: StreamsTasks): boolean => KINDS.every((k) => t[k].size === 0
 const tasksView = (t: StreamsTasks): string => JSON.stringify(KINDS.map((k) => [...fromKeys(taskKeys(t[k]))]));
 const fromRequest = (l: readonly { subtopologyId: string; partitions: readonly number[] }[]): TaskMap => fromKeys(l.flatMap((t) => t.partitions.map((p) => `${t.subtopologyId}\0${p}`)));
 
+/** What no record carries (Kafka's StreamsGroup keeps it in memory too). */
+interface StreamsVolatile {
+  /** Bumped whenever the tasks of members with a user endpoint change. */
+  endpointEpoch: number;
+  /** A member asked for the whole application to shut down (ShutdownApplication). */
+  shutdownRequestedBy: string | null;
+}
+
 export class StreamsOps {
+  private readonly volatile = new Map<string, StreamsVolatile>();
+
+  private volatileOf(groupId: string): StreamsVolatile {
+    let v = this.volatile.get(groupId);
+    if (!v) this.volatile.set(groupId, (v = { endpointEpoch: 0, shutdownRequestedBy: null }));
+    return v;
+  }
+
   constructor(
     private readonly s: GroupWriteContext,
     private readonly topics: TopicView,
@@ -171,6 +188,9 @@ export class StreamsOps {
     if (req.memberEpoch !== 0 && !existing) return this.fail(ErrorCode.GROUP_ID_NOT_FOUND, `Streams group ${req.groupId} not found.`, req);
     const g = existing ?? new StreamsGroup(req.groupId);
     const out = this.heartbeatOn(g, req);
+    // An empty classic group (offsets only) becomes a streams group; its offsets stay. The
+    // tombstone's replay removes the classic group.
+    if (out.errorCode === ErrorCode.NONE && !existing && classic) s.emit(groupMetadataRecord(req.groupId, null));
     return { ...s.result(out), onAppendFailed: (code) => this.failure(code, null, req.memberId) };
   }
 
@@ -267,11 +287,17 @@ export class StreamsOps {
 
     const status: StreamsStatusEntry[] = [...configured.status];
     if (m.topologyEpoch < topology.epoch) status.unshift({ statusCode: StreamsStatus.STALE_TOPOLOGY, statusDetail: `The member's topology epoch ${m.topologyEpoch} is behind the group's topology epoch ${topology.epoch}.` });
+    // ShutdownApplication: every member hears SHUTDOWN_APPLICATION until the group is empty.
+    const vol = this.volatileOf(g.groupId);
+    if (req.shutdownApplication && vol.shutdownRequestedBy === null) vol.shutdownRequestedBy = m.memberId;
+    if (vol.shutdownRequestedBy !== null) {
+      status.push({ statusCode: StreamsStatus.SHUTDOWN_APPLICATION, statusDetail: `Streams group member ${vol.shutdownRequestedBy} encountered a fatal error and requested a shutdown for the entire application.` });
+    }
     const changed = tasksView(m.assigned) !== before;
     const ownedDiffers = owned !== null && tasksView(owned) !== tasksView(m.assigned);
     const sendTasks = req.memberEpoch === 0 || changed || ownedDiffers;
-    if (changed && [...g.members.values()].some((x) => x.userEndpoint !== null)) g.endpointEpoch++;
-    const endpoints = req.endpointInformationEpoch !== g.endpointEpoch ? this.endpoints(g) : null;
+    if (changed && [...g.members.values()].some((x) => x.userEndpoint !== null)) vol.endpointEpoch++;
+    const endpoints = req.endpointInformationEpoch !== vol.endpointEpoch ? this.endpoints(g) : null;
     return {
       errorCode: ErrorCode.NONE,
       errorMessage: null,
@@ -280,7 +306,7 @@ export class StreamsOps {
       heartbeatIntervalMs: this.config(g.groupId, 'streams.heartbeat.interval.ms'),
       status,
       tasks: sendTasks ? m.assigned : null,
-      endpointInformationEpoch: g.endpointEpoch,
+      endpointInformationEpoch: vol.endpointEpoch,
       partitionsByUserEndpoint: endpoints,
       toCreate: configured.toCreate,
     };
@@ -375,6 +401,12 @@ export class StreamsOps {
     g.target.delete(m.memberId);
     g.groupEpoch++;
     s.emit(streamsGroupRecord(g));
+    if (g.members.size === 0) {
+      // In memory only (no record carries it), so it is set on the group itself.
+      const live = s.streams.get(g.groupId);
+      if (live) live.emptySince = s.timers.now();
+      this.volatile.delete(g.groupId);
+    }
   }
 
   /** The group as StreamsGroupDescribe shows it; null when no streams group has the id. */

@@ -78,8 +78,6 @@ export class StreamsGroup {
   readonly members = new Map<string, StreamsMember>();
   /** When the last member left (offset expiry counts from here); in memory only. */
   emptySince = 0;
-  /** Bumped whenever the tasks of members with a user endpoint change; in memory only. */
-  endpointEpoch = 0;
 
   constructor(readonly groupId: string) {}
 
@@ -92,7 +90,6 @@ export class StreamsGroup {
     n.topology = this.topology;
     n.lastAssignmentConfigs = [...this.lastAssignmentConfigs];
     n.emptySince = this.emptySince;
-    n.endpointEpoch = this.endpointEpoch;
     for (const [k, v] of this.target) n.target.set(k, copyTasks(v));
     for (const [k, m] of this.members) n.members.set(k, { ...m, clientTags: [...m.clientTags], assigned: copyTasks(m.assigned), revoking: copyTasks(m.revoking) });
     return n;

@@ -32,6 +32,8 @@ import { encodeOffsetCommitRequest } from '../../src/protocol/generated/messages
 import { decodeOffsetCommitResponse } from '../../src/protocol/generated/messages/offset-commit-response.js';
 import { encodeConsumerGroupHeartbeatRequest } from '../../src/protocol/generated/messages/consumer-group-heartbeat-request.js';
 import { decodeConsumerGroupHeartbeatResponse } from '../../src/protocol/generated/messages/consumer-group-heartbeat-response.js';
+import { encodeJoinGroupRequest } from '../../src/protocol/generated/messages/join-group-request.js';
+import { decodeJoinGroupResponse } from '../../src/protocol/generated/messages/join-group-response.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { waitFor } from '../helpers/wait.js';
 import { WireClient } from './wire.js';
@@ -135,6 +137,17 @@ describe('streams group APIs', () => {
     expect(await hb(join('sg-consumer', 'm1', 'p1', topology('words-in', 'x')))).toMatchObject({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group sg-consumer is not a streams group.' });
     const joined = await hb(ok);
     expect(joined).toMatchObject({ errorCode: 0, memberId: 'm1', memberEpoch: 1 });
+    // The streams group's id is refused to the consumer protocol and to a classic join.
+    const asConsumer = decodeConsumerGroupHeartbeatResponse(
+      await c.call(68, 1, (w) => encodeConsumerGroupHeartbeatRequest(w, { groupId: g, memberId: 'c1', memberEpoch: 0, rebalanceTimeoutMs: 30000, subscribedTopicNames: ['words-in'], topicPartitions: [] }, 1)),
+      1,
+    );
+    expect(asConsumer).toMatchObject({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${g} is not a consumer group.` });
+    const classicJoin = decodeJoinGroupResponse(
+      await c.call(11, 9, (w) => encodeJoinGroupRequest(w, { groupId: g, sessionTimeoutMs: 10000, rebalanceTimeoutMs: 10000, memberId: '', groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.alloc(0) }], reason: null }, 9)),
+      9,
+    );
+    expect(classicJoin.errorCode).toBe(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
     expect((await hb({ groupId: g, memberId: 'stranger', memberEpoch: 1 })).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
     expect((await hb({ groupId: g, memberId: 'm1', memberEpoch: 9 })).errorCode).toBe(ErrorCode.FENCED_MEMBER_EPOCH);
     // A newer topology while another member's is the group's: STREAMS_INVALID_TOPOLOGY_EPOCH.
@@ -230,6 +243,40 @@ describe('streams group APIs', () => {
     expect(await del()).toBe(0);
     expect((await describeStreams([g]))[0]).toMatchObject({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${g} not found.` });
   }, 60_000);
+
+  it('takes over the id of an empty classic group that only holds offsets, keeping them', async () => {
+    const g = 'sg-offsets-first';
+    const simple = decodeOffsetCommitResponse(
+      await c.call(8, 9, (w) =>
+        encodeOffsetCommitRequest(w, { groupId: g, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'words-in', partitions: [{ partitionIndex: 1, committedOffset: 3n, committedLeaderEpoch: -1, committedMetadata: '' }] }] }, 9),
+      ),
+      9,
+    );
+    expect(simple.topics[0]!.partitions[0]!.errorCode).toBe(0);
+    expect((await hb(join(g, 'm1', 'p1', topology('words-in', 'of')))).errorCode).toBe(0);
+    const listed = decodeListGroupsResponse(await c.call(16, 5, (w) => encodeListGroupsRequest(w, { statesFilter: [], typesFilter: [] }, 5)), 5).groups.filter((x) => x.groupId === g);
+    expect(listed.map((x) => x.groupType)).toEqual(['streams']);
+    expect((await hb({ groupId: g, memberId: 'm1', memberEpoch: -1 })).errorCode).toBe(0);
+  });
+
+  it('tells members the partitions behind each user endpoint, and every member a requested application shutdown', async () => {
+    const g = 'sg-endpoints';
+    const topo = { epoch: 1, subtopologies: [{ subtopologyId: '0', sourceTopics: ['words-in'], sourceTopicRegex: [], stateChangelogTopics: [], repartitionSinkTopics: [], repartitionSourceTopics: [], copartitionGroups: [] }] };
+    const e = await hb({ ...join(g, 'e1', 'pe', topo), userEndpoint: { host: 'app-1.local', port: 8080 } });
+    expect(e.errorCode).toBe(0);
+    expect(e.endpointInformationEpoch).toBeGreaterThan(0);
+    expect(e.partitionsByUserEndpoint).toEqual([{ userEndpoint: { host: 'app-1.local', port: 8080 }, activePartitions: [{ topic: 'words-in', partitions: [0, 1] }], standbyPartitions: [] }]);
+    // Up to date: not resent.
+    const again = await hb({ groupId: g, memberId: 'e1', memberEpoch: e.memberEpoch, endpointInformationEpoch: e.endpointInformationEpoch });
+    expect(again.partitionsByUserEndpoint).toBeNull();
+    const f = await hb(join(g, 'f1', 'pf', topo));
+    expect(f.status).toEqual([]);
+    const asked = await hb({ groupId: g, memberId: 'e1', memberEpoch: e.memberEpoch, shutdownApplication: true });
+    expect(asked.status?.map((x) => x.statusCode)).toEqual([4]);
+    const told = await hb({ groupId: g, memberId: 'f1', memberEpoch: f.memberEpoch });
+    expect(told.status?.map((x) => x.statusCode)).toEqual([4]);
+    for (const m of ['e1', 'f1']) await hb({ groupId: g, memberId: m, memberEpoch: -1 });
+  });
 
   it('assigns streams.num.standby.replicas standbys on other processes', async () => {
     const g = 'sg-standby';
