@@ -17,6 +17,8 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import type { BrokerContext } from './broker-context.js';
 import { TxnMarkerChannel } from './txn-marker-channel.js';
+import { ConfigResourceType } from '../controller/metadata-image.js';
+import { groupConfigDefault } from './group-configs.js';
 
 /**
  * The leader state of a replicated internal partition when this node may append to it; null when
@@ -104,6 +106,16 @@ export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost & { c
       const log = await ctx.replicas.ensureLog(topic, partition);
       if (!log) throw new Error(`internal partition ${topic}-${partition} is not available`);
       return coordinatorLogOf(ctx, topic, partition, log);
+    },
+    groupConfig: (groupId, key) => ctx.image.otherConfigs.get(ConfigResourceType.GROUP)?.get(groupId)?.get(key) ?? groupConfigDefault(ctx.configs, key) ?? undefined,
+    async createStreamsTopic(name, partitions, replicationFactor, configs) {
+      if (ctx.image.topic(name)) return { errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorMessage: `Topic '${name}' already exists.` };
+      const rf = replicationFactor > 0 ? replicationFactor : Number(ctx.configs.brokerValue('default.replication.factor') ?? 1);
+      const placed = ctx.controller.placement(name, 0, partitions, { replicationFactor: rf });
+      if (!Array.isArray(placed)) return { errorCode: placed.errorCode, errorMessage: placed.errorMessage ?? null };
+      const res = await ctx.controller.createTopic(name, partitions, new Map(configs), undefined, { replicationFactor: rf });
+      if (res.errorCode === 0) ctx.log.info('created streams internal topic', { topic: name, partitions });
+      return { errorCode: res.errorCode, errorMessage: res.errorMessage ?? null };
     },
     topicIdByName: (name) => ctx.image.topic(name)?.topicId,
     topicNameById: (id) => ctx.image.topicsById.get(id)?.name,

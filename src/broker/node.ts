@@ -33,7 +33,7 @@ import { LogManager } from '../storage/log-manager.js';
 import { BrokerListeners } from '../server/listener-set.js';
 import { planListeners } from '../server/listeners.js';
 import { saslApiHandlers } from '../server/sasl-apis.js';
-import { brokerHandlers, shareHandlers } from './apis/index.js';
+import { brokerHandlers, shareHandlers, streamsHandlers } from './apis/index.js';
 import { createShareGroups } from './share-wiring.js';
 import { wrapGroupListing } from './share-group-listing.js';
 import { BrokerQuotas } from '../quota/broker-quotas.js';
@@ -218,6 +218,7 @@ export class BrokerNode {
     const coordinatorHost = createCoordinatorHost(ctx);
     const groups = await createGroupApiHandlers(coordinatorHost);
     registry.registerAll(groups.handlers);
+    registry.registerAll(streamsHandlers(ctx, groups.coordinator));
     const share = createShareGroups(ctx, coordinatorHost, groups.coordinator);
     const isOtherGroup = (id: string): Promise<boolean> =>
       groups.coordinator.describeConsumerGroup(id).then((d) => d.description !== null || d.isClassic, () => false);

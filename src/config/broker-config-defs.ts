@@ -108,6 +108,16 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('group.consumer.max.heartbeat.interval.ms', 'int', '15000', { min: 1 }),
   D('group.consumer.max.size', 'int', '2147483647', { min: 1 }),
   D('group.consumer.assignors', 'list', 'uniform,range'),
+  // Streams groups (KIP-1071): Kafka's GroupCoordinatorConfig streams keys.
+  D('group.streams.session.timeout.ms', 'int', '45000', { min: 1 }),
+  D('group.streams.min.session.timeout.ms', 'int', '45000', { min: 1 }),
+  D('group.streams.max.session.timeout.ms', 'int', '60000', { min: 1 }),
+  D('group.streams.heartbeat.interval.ms', 'int', '5000', { min: 1 }),
+  D('group.streams.min.heartbeat.interval.ms', 'int', '5000', { min: 1 }),
+  D('group.streams.max.heartbeat.interval.ms', 'int', '15000', { min: 1 }),
+  D('group.streams.num.standby.replicas', 'int', '0', { min: 0 }),
+  D('group.streams.max.standby.replicas', 'int', '2', { min: 0 }),
+  D('group.streams.max.size', 'int', '2147483647', { min: 1 }),
   // Share groups (KIP-932): Kafka's GroupCoordinatorConfig and ShareGroupConfig share keys.
   D('group.share.session.timeout.ms', 'int', '45000', { min: 1 }),
   D('group.share.min.session.timeout.ms', 'int', '45000', { min: 1 }),

@@ -2,7 +2,7 @@
  * The GROUP config resource's keys (KIP-848 dynamic group configs, Kafka's `GroupConfig`): per-group
  * overrides of session and heartbeat settings. A consumer key defaults to its broker key and is
  * bounded by the broker's current min/max keys, as Kafka's `GroupConfig.validate` bounds it; the
- * share keys likewise default to their `group.share.*` broker keys; streams keys carry Kafka's defaults.
+ * share and streams keys likewise default to their `group.share.*` and `group.streams.*` broker keys.
  */
 import { brokerDef } from './broker-config-defs.js';
 import { configDef, indexDefs, type ConfigDef, type ConfigType } from './config-def.js';
@@ -15,6 +15,12 @@ function bounded(name: string, brokerKey: string, minBrokerKey: string, maxBroke
 const own = (name: string, type: ConfigType, defaultValue: string, oneOf?: readonly string[]): ConfigDef =>
   configDef('GROUP', name, type, defaultValue, oneOf !== undefined ? { oneOf } : {});
 
+/** streams.num.standby.replicas: defaults to the broker's, bounded by 0 and group.streams.max.standby.replicas. */
+function streamsStandby(): ConfigDef {
+  const b = brokerDef('group.streams.num.standby.replicas');
+  return configDef('GROUP', 'streams.num.standby.replicas', b.type, b.defaultValue, { brokerKey: 'group.streams.num.standby.replicas', maxBrokerKey: 'group.streams.max.standby.replicas' });
+}
+
 export const GROUP_CONFIG_DEFS: readonly ConfigDef[] = [
   bounded('consumer.session.timeout.ms', 'group.consumer.session.timeout.ms', 'group.consumer.min.session.timeout.ms', 'group.consumer.max.session.timeout.ms'),
   bounded('consumer.heartbeat.interval.ms', 'group.consumer.heartbeat.interval.ms', 'group.consumer.min.heartbeat.interval.ms', 'group.consumer.max.heartbeat.interval.ms'),
@@ -25,9 +31,9 @@ export const GROUP_CONFIG_DEFS: readonly ConfigDef[] = [
   bounded('share.partition.max.record.locks', 'group.share.partition.max.record.locks', 'group.share.min.partition.max.record.locks', 'group.share.max.partition.max.record.locks'),
   own('share.auto.offset.reset', 'string', 'latest', ['latest', 'earliest', 'by_duration']),
   own('share.isolation.level', 'string', 'read_uncommitted', ['read_uncommitted', 'read_committed']),
-  own('streams.session.timeout.ms', 'int', '45000'),
-  own('streams.heartbeat.interval.ms', 'int', '5000'),
-  own('streams.num.standby.replicas', 'int', '0'),
+  bounded('streams.session.timeout.ms', 'group.streams.session.timeout.ms', 'group.streams.min.session.timeout.ms', 'group.streams.max.session.timeout.ms'),
+  bounded('streams.heartbeat.interval.ms', 'group.streams.heartbeat.interval.ms', 'group.streams.min.heartbeat.interval.ms', 'group.streams.max.heartbeat.interval.ms'),
+  streamsStandby(),
 ];
 
 export const GROUP_DEFS: ReadonlyMap<string, ConfigDef> = indexDefs(GROUP_CONFIG_DEFS);

@@ -41,7 +41,7 @@ export class ClassicOps {
     const s = this.s;
     const done = (r: SyncResult): WriteResult<Promise<SyncResult>> => s.result(Promise.resolve(r));
     const g = s.classic.get(req.groupId);
-    if (!g) return done(syncError(s.consumer.has(req.groupId) ? ErrorCode.INCONSISTENT_GROUP_PROTOCOL : ErrorCode.UNKNOWN_MEMBER_ID));
+    if (!g) return done(syncError(s.consumer.has(req.groupId) || s.streams.has(req.groupId) ? ErrorCode.INCONSISTENT_GROUP_PROTOCOL : ErrorCode.UNKNOWN_MEMBER_ID));
     const fence = this.validateMember(g, req.memberId, req.groupInstanceId);
     if (fence !== ErrorCode.NONE) return done(syncError(fence));
     if (req.generationId !== g.generationId) return done(syncError(ErrorCode.ILLEGAL_GENERATION));
@@ -115,7 +115,7 @@ export class ClassicOps {
   heartbeat(req: HeartbeatRequest): WriteResult<number> {
     const s = this.s;
     const g = s.classic.get(req.groupId);
-    if (!g) return s.result(s.consumer.has(req.groupId) ? ErrorCode.INCONSISTENT_GROUP_PROTOCOL : ErrorCode.UNKNOWN_MEMBER_ID);
+    if (!g) return s.result(s.consumer.has(req.groupId) || s.streams.has(req.groupId) ? ErrorCode.INCONSISTENT_GROUP_PROTOCOL : ErrorCode.UNKNOWN_MEMBER_ID);
     const fence = this.validateMember(g, req.memberId, req.groupInstanceId);
     if (fence !== ErrorCode.NONE) return s.result(fence);
     if (req.generationId !== g.generationId) return s.result(ErrorCode.ILLEGAL_GENERATION);

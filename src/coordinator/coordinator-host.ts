@@ -115,6 +115,18 @@ export interface CoordinatorHost {
    * `forward: false` (a WriteTxnMarkers being served here), which answers NOT_LEADER_OR_FOLLOWER.
    */
   writeTxnMarker?(topic: string, partition: number, marker: TxnMarker, opts?: { readonly forward?: boolean }): Promise<number>;
+  /**
+   * A GROUP config (KIP-848 dynamic group configs) of `groupId`: its override, else the default
+   * (for the streams.* keys, the group.streams.* broker keys). Without it the coordinator reads the
+   * broker keys.
+   */
+  groupConfig?(groupId: string, key: string): string | undefined;
+  /**
+   * Creates a topic as a CreateTopics request would (the streams group coordinator creates a
+   * topology's repartition and changelog topics, KIP-1071). A replication factor of 0 or less
+   * takes the broker default. Resolves to a Kafka error code (TOPIC_ALREADY_EXISTS when it does).
+   */
+  createStreamsTopic?(name: string, partitions: number, replicationFactor: number, configs: ReadonlyMap<string, string>): Promise<{ errorCode: number; errorMessage: string | null }>;
   /** Called after every metadata change (topics created, deleted, partitions added). Returns an unsubscribe. */
   onMetadataChange(cb: () => void): () => void;
 }

@@ -262,7 +262,7 @@ export async function createGroupApiHandlers(
             const notFound = d.errorCode === ErrorCode.GROUP_ID_NOT_FOUND;
             return {
               errorCode: notFound && v < 6 ? ErrorCode.NONE : d.errorCode,
-              ...(v >= 6 && notFound ? { errorMessage: `Group ${groupId} not found.` } : {}),
+              ...(v >= 6 && notFound ? { errorMessage: d.errorMessage ?? `Group ${groupId} not found.` } : {}),
               groupId,
               groupState: notFound ? ClassicState.DEAD : d.groupState,
               protocolType: d.protocolType,

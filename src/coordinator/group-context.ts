@@ -2,6 +2,7 @@ import type { CoordinatorRecord } from './coordinator-batch.js';
 import type { WriteResult } from './coordinator-runtime.js';
 import type { ClassicGroup } from './classic-group.js';
 import type { ConsumerGroup } from './consumer-group.js';
+import type { StreamsGroup } from './streams-group.js';
 import type { GroupConfig } from './group-config.js';
 import type { OffsetCommitValue } from './group-records.js';
 
@@ -29,6 +30,7 @@ export interface GroupTimers {
 export interface GroupWriteContext {
   readonly classic: Map<string, ClassicGroup>;
   readonly consumer: Map<string, ConsumerGroup>;
+  readonly streams: Map<string, StreamsGroup>;
   readonly offsets: CommittedOffsets;
   readonly pendingTxnOffsets: PendingTxnOffsets;
   readonly cfg: GroupConfig;

@@ -10,6 +10,9 @@ import type { HeartbeatRequest, JoinRequest, LeaveMember, LeaveResult, SyncReque
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { ConsumerHeartbeatRequest, ConsumerHeartbeatResult, TopicView } from './consumer-ops.js';
 import type { ConsumerGroupDescription } from './consumer-group.js';
+import type { StreamsGroupDescription, StreamsHeartbeatRequest, StreamsHeartbeatResult } from './streams-group-ops.js';
+import type { InternalTopicToCreate } from './streams-group-topology.js';
+import { brokerDefaultNumber } from '../config/broker-config-defs.js';
 
 export const CONSUMER_OFFSETS = '__consumer_offsets';
 
@@ -41,7 +44,7 @@ export class GroupCoordinator {
       host,
       topic: CONSUMER_OFFSETS,
       partitions: cfg.offsetsTopicPartitions,
-      newShard: (ctx) => new GroupShard(ctx, cfg, topics),
+      newShard: (ctx) => new GroupShard(ctx, cfg, topics, (groupId, key) => this.streamsConfig(groupId, key)),
       ...(opts.maxBatchBytes !== undefined ? { maxBatchBytes: opts.maxBatchBytes } : {}),
     });
   }
@@ -105,13 +108,55 @@ export class GroupCoordinator {
     return this.runtime.write(groupId, (s) => s.classicOps.leave(groupId, members));
   }
 
+  /** A streams group config: the group's override, else the group.streams.* broker key. */
+  private streamsConfig(groupId: string, key: string): number {
+    const brokerKey = `group.${key}`;
+    const raw = this.host.groupConfig?.(groupId, key) ?? this.host.config(brokerKey);
+    const v = raw === undefined || raw.trim() === '' ? NaN : Number(raw);
+    return Number.isFinite(v) ? v : brokerDefaultNumber(brokerKey);
+  }
+
+  private readonly creating = new Set<string>();
+
+  /**
+   * StreamsGroupHeartbeat. The internal topics the topology needs and that do not exist yet are
+   * created after the write, as Kafka's coordinator does through its auto-topic-creation path;
+   * the member hears MISSING_INTERNAL_TOPICS until they exist.
+   */
+  async streamsHeartbeat(req: StreamsHeartbeatRequest): Promise<StreamsHeartbeatResult> {
+    const r = await this.runtime.write(req.groupId, (s) => s.streamsOps.heartbeat(req));
+    if (r.toCreate.length > 0) this.createInternalTopics(r.toCreate);
+    return r;
+  }
+
+  private createInternalTopics(topics: readonly InternalTopicToCreate[]): void {
+    const create = this.host.createStreamsTopic;
+    if (!create) return;
+    for (const t of topics) {
+      if (this.creating.has(t.name)) continue;
+      this.creating.add(t.name);
+      create
+        .call(this.host, t.name, t.partitions, t.replicationFactor, t.configs)
+        .catch(() => undefined)
+        .finally(() => this.creating.delete(t.name));
+    }
+  }
+
+  /** A streams group, or null when no streams group has the id. */
+  async describeStreamsGroup(groupId: string): Promise<StreamsGroupDescription | null> {
+    return this.runtime.read(groupId, (s) => s.streamsOps.describe(groupId));
+  }
+
   async consumerHeartbeat(req: ConsumerHeartbeatRequest): Promise<ConsumerHeartbeatResult> {
     return this.runtime.write(req.groupId, (s) => s.consumerOps.heartbeat(req));
   }
 
-  /** A KIP-848 group, or null when the id is unknown or names a classic group. */
+  /**
+   * A KIP-848 group, or null when the id is unknown or names a classic or streams group
+   * (`isClassic`: the id is held by a group of another type).
+   */
   async describeConsumerGroup(groupId: string): Promise<{ description: ConsumerGroupDescription | null; isClassic: boolean }> {
-    return this.runtime.read(groupId, (s) => ({ description: s.consumerOps.describe(groupId), isClassic: s.classic.has(groupId) }));
+    return this.runtime.read(groupId, (s) => ({ description: s.consumerOps.describe(groupId), isClassic: s.classic.has(groupId) || s.streams.has(groupId) }));
   }
 
   async commitOffsets(req: CommitRequest): Promise<TopicPartitionErrors[]> {

@@ -9,6 +9,10 @@ import { OffsetOps } from './offset-ops.js';
 import type { TopicView } from './consumer-ops.js';
 import { replayConsumerRecord } from './consumer-records.js';
 import { clonePersistedShareGroup, replayShareGroupRecord, type PersistedShareGroup } from './share-group-records.js';
+import { StreamsGroup } from './streams-group.js';
+import { StreamsOps } from './streams-group-ops.js';
+import type { StreamsGroupConfig } from './streams-group-ops.js';
+import { isStreamsRecordType, replayStreamsRecord } from './streams-group-records.js';
 import type { GroupConfig } from './group-config.js';
 import type { GroupWriteContext } from './group-context.js';
 import { SnapshotMap, SnapshotRegistry } from './snapshot-registry.js';
@@ -65,7 +69,7 @@ export interface ListedGroup {
   readonly groupId: string;
   readonly protocolType: string;
   readonly groupState: string;
-  readonly groupType: 'classic' | 'consumer';
+  readonly groupType: 'classic' | 'consumer' | 'streams';
 }
 
 export interface DescribedMember {
@@ -79,6 +83,8 @@ export interface DescribedMember {
 
 export interface DescribedGroup {
   readonly errorCode: number;
+  /** Why the group is not described, when it exists but is not classic-compatible. */
+  readonly errorMessage?: string;
   readonly groupId: string;
   readonly groupState: string;
   readonly protocolType: string;
@@ -104,6 +110,9 @@ export class GroupShard implements CoordinatorShard {
   });
   /** KIP-932 share groups as their records hold them (share-group-records.ts); served by src/share. */
   readonly share = new SnapshotMap<string, PersistedShareGroup>(this.snapshots, clonePersistedShareGroup);
+  readonly streams = new SnapshotMap<string, StreamsGroup>(this.snapshots, (g) => g.clone(), (_, g) => {
+    if (g) this.streamsOps.resumeGroupTimers(g);
+  });
   /** group → topic → partition → committed offset. */
   readonly offsets = new SnapshotMap<string, Map<string, Map<number, OffsetCommitValue>>>(this.snapshots, cloneNested);
   /**
@@ -114,6 +123,7 @@ export class GroupShard implements CoordinatorShard {
   readonly pendingTxnOffsets = new SnapshotMap<number, Map<string, Map<string, OffsetCommitValue>>>(this.snapshots, cloneNested);
   readonly classicOps: ClassicOps;
   readonly consumerOps: ConsumerOps;
+  readonly streamsOps: StreamsOps;
   readonly offsetOps: OffsetOps;
   private pending: CoordinatorRecord[] = [];
 
@@ -121,10 +131,12 @@ export class GroupShard implements CoordinatorShard {
     readonly ctx: ShardContext<GroupShard>,
     readonly cfg: GroupConfig,
     topics: TopicView,
+    streamsConfig: StreamsGroupConfig,
   ) {
     const write: GroupWriteContext = {
       classic: this.classic,
       consumer: this.consumer,
+      streams: this.streams,
       offsets: this.offsets,
       pendingTxnOffsets: this.pendingTxnOffsets,
       cfg,
@@ -144,6 +156,7 @@ export class GroupShard implements CoordinatorShard {
     };
     this.classicOps = new ClassicOps(write);
     this.consumerOps = new ConsumerOps(write, topics);
+    this.streamsOps = new StreamsOps(write, topics, streamsConfig);
     this.offsetOps = new OffsetOps(write, this.classicOps);
   }
 
@@ -188,7 +201,8 @@ export class GroupShard implements CoordinatorShard {
       return;
     }
     if (replayShareGroupRecord(this.share, key.recordType, record.key, record.value)) return;
-    replayConsumerRecord(this.consumer, key.recordType, record.key, record.value);
+    if (isStreamsRecordType(key.recordType)) replayStreamsRecord(this.streams, key.recordType, record.key, record.value);
+    else replayConsumerRecord(this.consumer, key.recordType, record.key, record.value);
   }
 
   private applyOffset(group: string, topic: string, partition: number, value: OffsetCommitValue): void {
@@ -206,7 +220,7 @@ export class GroupShard implements CoordinatorShard {
    * does (getOrMaybeCreateClassicGroup); the operations never create it themselves.
    */
   private ensureOffsetGroup(group: string): void {
-    if (!this.classic.has(group) && !this.consumer.has(group)) {
+    if (!this.classic.has(group) && !this.consumer.has(group) && !this.streams.has(group)) {
       const g = new ClassicGroup(group, this.ctx.now());
       g.protocolType = '';
       this.classic.set(group, g);
@@ -229,6 +243,11 @@ export class GroupShard implements CoordinatorShard {
   onLoaded(): void {
     this.classicOps.resumeTimers();
     this.consumerOps.resumeTimers();
+    this.streamsOps.resumeTimers();
+    for (const g of this.streams.values()) {
+      this.classic.delete(g.groupId);
+      if (g.members.size === 0) g.emptySince = this.ctx.now();
+    }
     for (const g of this.consumer.values()) {
       this.classic.delete(g.groupId);
       if (g.members.size === 0) g.emptySince = this.ctx.now();
@@ -270,10 +289,15 @@ export class GroupShard implements CoordinatorShard {
     };
     for (const g of this.classic.values()) push({ groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state, groupType: 'classic' });
     for (const g of this.consumer.values()) push({ groupId: g.groupId, protocolType: 'consumer', groupState: g.state, groupType: 'consumer' });
+    for (const g of this.streams.values()) push({ groupId: g.groupId, protocolType: 'streams', groupState: g.state, groupType: 'streams' });
     return out;
   }
 
   describeClassic(groupId: string): DescribedGroup {
+    // A streams group has no classic form: Kafka answers GROUP_ID_NOT_FOUND (DescribeGroups v6) or Dead.
+    if (this.streams.has(groupId)) {
+      return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} is not a classic group.`, groupId, groupState: ClassicState.DEAD, protocolType: '', protocolData: '', members: [] };
+    }
     const cg = this.consumer.get(groupId);
     if (cg) {
       return {

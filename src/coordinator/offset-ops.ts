@@ -6,6 +6,7 @@ import { groupMetadataRecord, offsetCommitRecord, subscribedTopics } from './gro
 import type { ClassicOps } from './classic-ops.js';
 import type { GroupWriteContext } from './group-context.js';
 import type { CommitRequest, FetchedOffset, FetchGroupResult, TopicPartitionErrors } from './group-shard.js';
+import { streamsGroupDeletion } from './streams-group-records.js';
 
 /**
  * Offsets of a group shard (OffsetCommit, TxnOffsetCommit, OffsetFetch, OffsetDelete), group
@@ -20,7 +21,8 @@ export class OffsetOps {
 
   /** Validates a commit's member fields against the group (Kafka's validateOffsetCommit). */
   private validateCommit(req: CommitRequest): number {
-    const cg = this.s.consumer.get(req.groupId);
+    // A streams group validates as a consumer group does (Kafka's StreamsGroup.validateOffsetCommit).
+    const cg = this.s.consumer.get(req.groupId) ?? this.s.streams.get(req.groupId);
     if (cg) {
       if (req.generationIdOrMemberEpoch < 0 && req.memberId === '') return cg.members.size === 0 ? ErrorCode.NONE : ErrorCode.UNKNOWN_MEMBER_ID;
       const m = cg.members.get(req.memberId);
@@ -114,7 +116,7 @@ export class OffsetOps {
 
   /** Committed offsets; topics null = every topic with an offset. Unknown partitions get offset -1. */
   fetchOffsets(groupId: string, topics: readonly { name: string; partitionIndexes: readonly number[] }[] | null, memberId: string | null, memberEpoch: number, requireStable = false): FetchGroupResult {
-    const cg = this.s.consumer.get(groupId);
+    const cg = this.s.consumer.get(groupId) ?? this.s.streams.get(groupId);
     if (cg && memberId !== null && memberEpoch >= 0) {
       const m = cg.members.get(memberId);
       if (!m) return { errorCode: ErrorCode.UNKNOWN_MEMBER_ID, topics: [] };
@@ -166,7 +168,9 @@ export class OffsetOps {
     for (const [topic, parts] of this.s.offsets.get(groupId) ?? []) {
       for (const p of parts.keys()) this.s.emit(offsetCommitRecord({ group: groupId, topic, partition: p }, null));
     }
-    if (this.s.consumer.has(groupId)) {
+    const sg = this.s.streams.get(groupId);
+    if (sg) for (const r of streamsGroupDeletion(sg)) this.s.emit(r);
+    else if (this.s.consumer.has(groupId)) {
       this.s.emit(targetEpochRecord(groupId, null));
       this.s.emit(groupEpochRecord(groupId, null));
     } else this.s.emit(groupMetadataRecord(groupId, null));
@@ -176,7 +180,7 @@ export class OffsetOps {
     const out: { groupId: string; errorCode: number }[] = [];
     for (const id of groupIds) {
       const g = this.s.classic.get(id);
-      const cg = this.s.consumer.get(id);
+      const cg = this.s.consumer.get(id) ?? this.s.streams.get(id);
       let errorCode: number = ErrorCode.NONE;
       if (!g && !cg) errorCode = ErrorCode.GROUP_ID_NOT_FOUND;
       else if ((g && g.state !== ClassicState.EMPTY) || (cg && cg.members.size > 0)) errorCode = ErrorCode.NON_EMPTY_GROUP;
@@ -231,11 +235,14 @@ export class OffsetOps {
     for (const [groupId, byTopic] of this.s.offsets) {
       const g = this.s.classic.get(groupId);
       const cg = this.s.consumer.get(groupId);
+      const sg = this.s.streams.get(groupId);
+      // A streams group with members keeps its offsets (its topology's topics are all in use).
+      if (sg && sg.members.size > 0) continue;
       if ((g && g.state !== ClassicState.EMPTY) || (cg && cg.members.size > 0)) {
         this.expireUnsubscribed(groupId, byTopic, now);
         continue;
       }
-      const emptySince = g ? g.currentStateTimestamp : (cg?.emptySince ?? 0);
+      const emptySince = g ? g.currentStateTimestamp : (cg?.emptySince ?? sg?.emptySince ?? 0);
       let remaining = 0;
       for (const [topic, parts] of byTopic) {
         for (const [p, v] of parts) {
@@ -252,7 +259,12 @@ export class OffsetOps {
     for (const [groupId, cg] of this.s.consumer) {
       if (cg.members.size === 0 && !this.s.offsets.has(groupId) && now - cg.emptySince >= this.s.cfg.offsetsRetentionMs) emptyGroups.push(groupId);
     }
+    for (const [groupId, sg] of this.s.streams) {
+      if (sg.members.size === 0 && !this.s.offsets.has(groupId) && now - sg.emptySince >= this.s.cfg.offsetsRetentionMs) emptyGroups.push(groupId);
+    }
     for (const id of emptyGroups) {
+      const sg = this.s.streams.get(id);
+      if (sg) for (const r of streamsGroupDeletion(sg)) this.s.emit(r);
       if (this.s.classic.has(id)) this.s.emit(groupMetadataRecord(id, null));
       if (this.s.consumer.has(id)) {
         this.s.emit(targetEpochRecord(id, null));

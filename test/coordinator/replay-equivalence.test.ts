@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { GroupCoordinator } from '../../src/coordinator/group-coordinator.js';
 import type { ConsumerHeartbeatRequest } from '../../src/coordinator/consumer-ops.js';
 import type { CommitRequest, GroupShard } from '../../src/coordinator/group-shard.js';
+import type { StreamsHeartbeatRequest, StreamsHeartbeatResult } from '../../src/coordinator/streams-group-ops.js';
+import type { StreamsTasks } from '../../src/coordinator/streams-group.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { testHost } from './harness.js';
 import { TempLogs } from './logs.js';
@@ -54,11 +56,23 @@ function persisted(s: GroupShard) {
       staticMembers: sortedEntries(g.staticMembers, (id) => id),
       members: sortedEntries(g.members, (m) => ({ ...m, assigned: assignment(m.assigned), revoking: assignment(m.revoking) })),
     })),
+    streams: sortedEntries(s.streams, (g) => ({
+      groupEpoch: g.groupEpoch,
+      assignmentEpoch: g.assignmentEpoch,
+      metadataHash: g.metadataHash.toString(),
+      validatedTopologyEpoch: g.validatedTopologyEpoch,
+      topology: JSON.stringify(g.topology),
+      lastAssignmentConfigs: g.lastAssignmentConfigs,
+      target: sortedEntries(g.target, tasksDump),
+      members: sortedEntries(g.members, (m) => ({ ...m, assigned: tasksDump(m.assigned), revoking: tasksDump(m.revoking) })),
+    })),
   };
 }
 
+const tasksDump = (t: StreamsTasks) => ({ active: assignment(t.active), standby: assignment(t.standby), warmup: assignment(t.warmup) });
+
 function dumpAll(gc: GroupCoordinator) {
-  return sortedEntries(gc.runtime.loadedShards(), persisted).filter(([, d]) => d.offsets.length + d.pendingTxnOffsets.length + d.classic.length + d.consumer.length > 0);
+  return sortedEntries(gc.runtime.loadedShards(), persisted).filter(([, d]) => d.offsets.length + d.pendingTxnOffsets.length + d.classic.length + d.consumer.length + d.streams.length > 0);
 }
 
 function commit(groupId: string, topic: string, partition: number, offset: number, over: Partial<CommitRequest> = {}): CommitRequest {
@@ -166,6 +180,72 @@ describe('group shard state is the replay of its records', () => {
     expect([classic.groupState, classic.protocolData, classic.members.map((m) => m.memberAssignment.toString()).sort()]).toEqual(['Stable', 'roundrobin', ['a1', 'a2']]);
     const described = await fresh.describeConsumerGroup('static848');
     expect(described.description?.members.map((m) => [m.memberId, m.instanceId]).sort()).toEqual([['s1-again', 'i1'], ['s2', 'i2']]);
+    await fresh.close();
+  });
+
+  it('a live shard after streams group joins, revocations, commits and leaves equals a fresh replay of its log', async () => {
+    const t = new TempLogs();
+    temps.push(t);
+    const gc = await start(t);
+    const topology = {
+      epoch: 1,
+      subtopologies: ['orders', 'audit'].map((topic, i) => ({ subtopologyId: String(i), sourceTopics: [topic], sourceTopicRegex: [], stateChangelogTopics: [], repartitionSinkTopics: [], repartitionSourceTopics: [], copartitionGroups: [] })),
+    };
+    const wire = (r: StreamsHeartbeatResult, k: keyof StreamsTasks) => [...(r.tasks?.[k] ?? new Map<string, number[]>())].map(([subtopologyId, partitions]) => ({ subtopologyId, partitions }));
+    const shb = (memberId: string, memberEpoch: number, over: Partial<StreamsHeartbeatRequest> = {}): StreamsHeartbeatRequest => ({
+      groupId: 'app',
+      memberId,
+      memberEpoch,
+      endpointInformationEpoch: 0,
+      instanceId: null,
+      rackId: null,
+      rebalanceTimeoutMs: memberEpoch === 0 ? 30000 : -1,
+      topology: memberEpoch === 0 ? topology : null,
+      activeTasks: memberEpoch === 0 ? [] : null,
+      standbyTasks: memberEpoch === 0 ? [] : null,
+      warmupTasks: memberEpoch === 0 ? [] : null,
+      processId: `process-${memberId}`,
+      userEndpoint: memberId === 'a' ? { host: 'a.local', port: 7070 } : null,
+      clientTags: [{ key: 'zone', value: memberId }],
+      taskOffsets: null,
+      taskEndOffsets: null,
+      shutdownApplication: false,
+      clientId: `client-${memberId}`,
+      clientHost: '/127.0.0.1',
+      version: 1,
+      ...over,
+    });
+    const a0 = await gc.streamsHeartbeat(shb('a', 0));
+    expect([a0.errorCode, wire(a0, 'active').flatMap((x) => x.partitions).length]).toEqual([ErrorCode.NONE, 8]);
+    const a1 = await gc.streamsHeartbeat(shb('a', a0.memberEpoch, { activeTasks: wire(a0, 'active'), standbyTasks: [], warmupTasks: [] }));
+    const b0 = await gc.streamsHeartbeat(shb('b', 0));
+    expect(b0.errorCode).toBe(ErrorCode.NONE);
+    // a is asked to revoke half of its tasks and is left mid-revocation.
+    const a2 = await gc.streamsHeartbeat(shb('a', a1.memberEpoch, { activeTasks: wire(a0, 'active'), standbyTasks: [], warmupTasks: [] }));
+    expect(a2.memberEpoch).toBe(a1.memberEpoch);
+    const revokingLive = dumpAll(gc);
+    const a3 = await gc.streamsHeartbeat(shb('a', a2.memberEpoch, { activeTasks: wire(a2, 'active'), standbyTasks: [], warmupTasks: [] }));
+    expect(a3.memberEpoch).toBe(b0.memberEpoch);
+    const b1 = await gc.streamsHeartbeat(shb('b', b0.memberEpoch, { activeTasks: [], standbyTasks: [], warmupTasks: [] }));
+    expect(wire(b1, 'active').flatMap((x) => x.partitions)).toHaveLength(4);
+    expect((await gc.commitOffsets(commit('app', 'orders', 1, 7, { generationIdOrMemberEpoch: b1.memberEpoch, memberId: 'b' })))[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
+    expect(revokingLive).not.toEqual(dumpAll(gc));
+    // A third member joins and leaves; an emptied second group is deleted.
+    expect((await gc.streamsHeartbeat(shb('c', 0))).errorCode).toBe(ErrorCode.NONE);
+    expect((await gc.streamsHeartbeat(shb('c', -1))).errorCode).toBe(ErrorCode.NONE);
+    expect((await gc.streamsHeartbeat(shb('d', 0, { groupId: 'gone' }))).errorCode).toBe(ErrorCode.NONE);
+    expect((await gc.streamsHeartbeat(shb('d', -1, { groupId: 'gone' }))).errorCode).toBe(ErrorCode.NONE);
+    expect((await gc.deleteGroups(['gone']))[0]!.errorCode).toBe(ErrorCode.NONE);
+
+    const live = dumpAll(gc);
+    await gc.close();
+    await t.closeAll();
+    const fresh = await start(t, { __consumer_offsets: 3 });
+    expect(dumpAll(fresh)).toEqual(live);
+    // c's leave bumped the group epoch; the target follows on the next member's heartbeat.
+    expect((await fresh.listGroups([], ['streams'])).map((g) => [g.groupId, g.groupState])).toEqual([['app', 'Assigning']]);
+    const d = await fresh.describeStreamsGroup('app');
+    expect(d?.members.map((m) => [m.memberId, m.processId, m.userEndpoint?.port ?? null]).sort()).toEqual([['a', 'process-a', 7070], ['b', 'process-b', null]]);
     await fresh.close();
   });
 

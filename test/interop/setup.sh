@@ -19,6 +19,8 @@ mkdir -p "$OUT"
 # Versions: the 4.1 line the harness was proven on, and the newest 4.x Maven Central served then.
 KAFKA_VERSIONS="${FJORD_INTEROP_KAFKA_VERSIONS:-4.1.2 4.4.0}"
 CLIENTS_KAFKA_VERSION="4.1.2"
+# Kafka Streams with the streams rebalance protocol (KIP-1071) and its kafka-streams-groups tool.
+STREAMS_KAFKA_VERSION="4.4.0"
 CONFLUENT_KAFKA_PY="2.16.1"
 KAFKA_PYTHON="3.0.12"
 KAFKA_JAVASCRIPT="1.10.1"
@@ -84,6 +86,18 @@ if [ ! -s "$JAR" ] || [ "$(cat "$OUT/java-scenarios.stamp" 2>/dev/null)" != "$SR
   echo "$SRC_STAMP" > "$OUT/java-scenarios.stamp"
 fi
 step "Java scenarios: $JAR"
+
+# The Kafka Streams scenario (kafka-streams + kafka-tools $STREAMS_KAFKA_VERSION: group.protocol=streams).
+STREAMS_JAR="$OUT/streams-scenarios-target/streams-scenarios-1.jar"
+STREAMS_STAMP="$(cat test/interop/java/streams/pom.xml test/interop/java/streams/src/main/java/fjord/interop/streams/*.java | sha256sum | cut -c1-16)"
+if [ ! -s "$STREAMS_JAR" ] || [ "$(cat "$OUT/streams-scenarios.stamp" 2>/dev/null)" != "$STREAMS_STAMP" ]; then
+  step "building the Kafka Streams scenario (kafka-streams/kafka-tools $STREAMS_KAFKA_VERSION)"
+  logged "$OUT/mvn-streams-scenarios.log" "${MVN[@]}" -f test/interop/java/streams/pom.xml \
+    "-Dkafka.version=$STREAMS_KAFKA_VERSION" package dependency:build-classpath \
+    "-Dmdep.outputFile=$OUT/streams-scenarios.classpath"
+  echo "$STREAMS_STAMP" > "$OUT/streams-scenarios.stamp"
+fi
+step "Kafka Streams scenario: $STREAMS_JAR"
 
 # --- Python clients -------------------------------------------------------------------------------
 VENV="$CACHE/venv"

@@ -47,6 +47,9 @@ import { describeShareGroupOffsetsHandler } from './090-describe-share-group-off
 import { alterShareGroupOffsetsHandler } from './091-alter-share-group-offsets.js';
 import { deleteShareGroupOffsetsHandler } from './092-delete-share-group-offsets.js';
 import { shareStateHandlers } from '../../share/share-state-handlers.js';
+import type { GroupCoordinator } from '../../coordinator/group-coordinator.js';
+import { streamsGroupHeartbeatHandler } from './088-streams-group-heartbeat.js';
+import { streamsGroupDescribeHandler } from './089-streams-group-describe.js';
 
 export interface MirrorConfigHooks extends MirrorConfigDescriber, MirrorConfigAlterer {}
 
@@ -105,4 +108,14 @@ export function shareHandlers(ctx: BrokerContext, share: ShareGroups, otherGroup
     deleteShareGroupOffsetsHandler(ctx, share),
     ...shareStateHandlers(share.state, (topicId, partition) => ctx.image.topicsById.get(topicId)?.partitions[partition] !== undefined),
   ];
+}
+
+/**
+ * The streams group APIs (KIP-1071), offered while group.coordinator.rebalance.protocols names
+ * "streams" (Kafka's default list does).
+ */
+export function streamsHandlers(ctx: BrokerContext, gc: GroupCoordinator): ApiHandler[] {
+  const protocols = (ctx.configs.brokerValue('group.coordinator.rebalance.protocols') ?? 'classic,consumer,streams').split(',').map((p) => p.trim().toLowerCase());
+  if (!protocols.includes('streams')) return [];
+  return [streamsGroupHeartbeatHandler(gc), streamsGroupDescribeHandler(gc)];
 }

@@ -11,6 +11,7 @@ export const LOG4J2_CONFIG = join(ROOT, 'test/interop/java/log4j2.properties');
 export const VENV_PYTHON = join(CACHE, 'venv/bin/python');
 export const LIBRDKAFKA_TREE = join(CACHE, 'librdkafka/package/deps/librdkafka');
 export const JAVA_SCENARIOS_JAR = join(OUT, 'java-scenarios-target/java-scenarios-1.jar');
+export const STREAMS_SCENARIOS_JAR = join(OUT, 'streams-scenarios-target/streams-scenarios-1.jar');
 
 /** The Kafka versions setup.sh resolves: the 4.1 line, and the newest 4.x Maven Central served. */
 export const KAFKA_VERSION = '4.1.2';
@@ -33,6 +34,11 @@ export function kafkaClasspath(version: string): string {
 export function clientsClasspath(kafkaClientsVersion?: string): string {
   if (kafkaClientsVersion !== undefined) return `${JAVA_SCENARIOS_JAR}:${kafkaClasspath(kafkaClientsVersion)}`;
   return `${JAVA_SCENARIOS_JAR}:${readClasspath(join(OUT, 'java-scenarios.classpath'))}`;
+}
+
+/** kafka-streams + kafka-tools 4.4 + the Kafka Streams scenario (WordCount), as setup.sh builds them. */
+export function streamsClasspath(): string {
+  return `${STREAMS_SCENARIOS_JAR}:${readClasspath(join(OUT, 'streams-scenarios.classpath'))}`;
 }
 
 /** franz-go's version whose kgo tests setup.sh compiles, its test binary, and the package it runs in. */

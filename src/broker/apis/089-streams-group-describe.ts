@@ -1,0 +1,94 @@
+/**
+ * StreamsGroupDescribe (key 89), v0-1 (KIP-1071).
+ *
+ * Behavior: per group id its state (Empty, NotReady, Assigning, Reconciling, Stable), epochs,
+ * topology (subtopologies with their source, repartition sink, repartition source and changelog
+ * topics) and members with their process, endpoint, tags, current and target tasks. An unknown
+ * id is GROUP_ID_NOT_FOUND ("Group X not found."), one held by another group type
+ * GROUP_ID_NOT_FOUND ("Group X is not a streams group."), as Kafka's GroupMetadataManager.
+ *
+ * Version notes: v1 adds the assignor name ("sticky") and the topology description, which is not
+ * kept here (StreamsGroupTopologyDescriptionUpdate is not served): it is null.
+ */
+import { ErrorCode } from '../../protocol/generated/errors.js';
+import { decodeStreamsGroupDescribeRequest, type StreamsGroupDescribeRequest } from '../../protocol/generated/messages/streams-group-describe-request.js';
+import { encodeStreamsGroupDescribeResponse, type StreamsGroupDescribeResponseInput } from '../../protocol/generated/messages/streams-group-describe-response.js';
+import { errorCodeOf } from '../../protocol/kafka-error.js';
+import type { ApiHandler } from '../../server/api-handler.js';
+import type { GroupCoordinator } from '../../coordinator/group-coordinator.js';
+import { GROUP_OPERATIONS } from '../../coordinator/group-operations.js';
+import type { StreamsTasks, TaskMap } from '../../coordinator/streams-group.js';
+
+const wire = (t: TaskMap): { subtopologyId: string; partitions: number[] }[] => [...t].map(([subtopologyId, partitions]) => ({ subtopologyId, partitions }));
+const assignment = (t: StreamsTasks) => ({ activeTasks: wire(t.active), standbyTasks: wire(t.standby), warmupTasks: wire(t.warmup) });
+
+export function streamsGroupDescribeHandler(gc: GroupCoordinator): ApiHandler<StreamsGroupDescribeRequest, StreamsGroupDescribeResponseInput> {
+  return {
+    apiKey: 89,
+    minVersion: 0,
+    maxVersion: 1,
+    decode: decodeStreamsGroupDescribeRequest,
+    encode: encodeStreamsGroupDescribeResponse,
+    async handle(rc, req) {
+      const v = rc.apiVersion;
+      const groups = await Promise.all(
+        req.groupIds.map(async (groupId) => {
+          try {
+            const d = await gc.describeStreamsGroup(groupId);
+            if (!d) {
+              const other = await gc.describeConsumerGroup(groupId);
+              const held = other.description !== null || other.isClassic;
+              return {
+                errorCode: ErrorCode.GROUP_ID_NOT_FOUND,
+                errorMessage: held ? `Group ${groupId} is not a streams group.` : `Group ${groupId} not found.`,
+                groupId,
+                groupState: 'Dead',
+              };
+            }
+            return {
+              groupId,
+              groupState: d.groupState,
+              groupEpoch: d.groupEpoch,
+              assignmentEpoch: d.assignmentEpoch,
+              topology:
+                d.topology === null
+                  ? null
+                  : {
+                      epoch: d.topology.epoch,
+                      subtopologies: d.topology.subtopologies.map((s) => ({
+                        subtopologyId: s.subtopologyId,
+                        sourceTopics: s.sourceTopics,
+                        repartitionSinkTopics: s.repartitionSinkTopics,
+                        stateChangelogTopics: s.stateChangelogTopics,
+                        repartitionSourceTopics: s.repartitionSourceTopics,
+                      })),
+                    },
+              members: d.members.map((m) => ({
+                memberId: m.memberId,
+                memberEpoch: m.memberEpoch,
+                instanceId: m.instanceId,
+                rackId: m.rackId,
+                clientId: m.clientId,
+                clientHost: m.clientHost,
+                topologyEpoch: m.topologyEpoch,
+                processId: m.processId,
+                userEndpoint: m.userEndpoint,
+                clientTags: m.clientTags,
+                taskOffsets: [],
+                taskEndOffsets: [],
+                assignment: assignment(m.assigned),
+                targetAssignment: assignment(m.target),
+                isClassic: false,
+              })),
+              authorizedOperations: req.includeAuthorizedOperations ? GROUP_OPERATIONS : -2147483648,
+              ...(v >= 1 ? { assignorName: 'sticky', topologyDescription: null } : {}),
+            };
+          } catch (e) {
+            return { errorCode: errorCodeOf(e), errorMessage: null, groupId };
+          }
+        }),
+      );
+      return { groups };
+    },
+  };
+}
