@@ -9,16 +9,17 @@
  * Cases, per one-way delay (0, 5, 25 ms by default), each into a fresh destination, for every
  * `mirror.num.replica.fetchers` in `--fetchers` (default 1,4: four fetch loops, each its own
  * session and connection, partitions spread as Kafka's AbstractFetcherManager.getFetcherId does)
- * and every `mirror.fetch.pipeline.max.bytes` in `--pipeline` (default 0 and 10485760: each answer
- * appended before the next Fetch, or the next Fetch sent while up to 10 MiB wait for their
- * appends).
+ * and every `mirror.fetch.pipeline.max.bytes` in `--pipeline` (default 0, -1 and 10485760: each
+ * answer appended before the next Fetch; the default, where the fetcher turns the overlap on by
+ * itself from the round trip it measures; or the next Fetch sent while up to 10 MiB wait for
+ * their appends).
  * Each prints MB/s from the first mirrored byte to the last and from the `--start` command to
  * the last byte (the start's own round trips cross the link too), each divided by the same
  * settings' figure at 0 ms in the same round; the connections the destination opened to
  * the source; and the proxy's measured one-way hold time (timers fire late on a loaded
  * machine, so the delay actually added is shown beside the one asked for).
  *
- *   node bench/run.mjs bench/mirror-latency.ts [--mb 64] [--delays 0,5,25] [--fetchers 1,4] [--pipeline 0,10485760] [--rounds 1]
+ *   node bench/run.mjs bench/mirror-latency.ts [--mb 64] [--delays 0,5,25] [--fetchers 1,4] [--pipeline=0,-1,10485760] [--rounds 1]
  *     [--mirror-config key=value]...   (a mirror setting for every case, e.g. mirror.fetch.wait.max.ms=50)
  */
 import { cpus, loadavg } from 'node:os';
@@ -34,7 +35,7 @@ const { values: flags } = parseArgs({
     mb: { type: 'string', default: '64' },
     delays: { type: 'string', default: '0,5,25' },
     fetchers: { type: 'string', default: '1,4' },
-    pipeline: { type: 'string', default: '0,10485760' },
+    pipeline: { type: 'string', default: '0,-1,10485760' },
     rounds: { type: 'string', default: '1' },
     'mirror-config': { type: 'string', multiple: true, default: [] },
   },

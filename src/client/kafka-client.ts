@@ -123,18 +123,32 @@ export class KafkaClient {
     this.bootstrapConn = null;
   }
 
+  /**
+   * A live connection to any broker. Callers that find the bootstrap connection gone at the same
+   * time share the one new connection the first of them opens, and nothing is opened once the
+   * client is closed: a connection `close` does not know of would stay open and keep the
+   * process alive.
+   */
   private async anyConnection(): Promise<KafkaConnection> {
-    if (this.closed) throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'client closed');
-    for (const p of this.connections.values()) {
-      const c = await p.catch(() => null);
-      if (c !== null && !c.isClosed) return c;
+    for (;;) {
+      if (this.closed) throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'client closed');
+      for (const p of [...this.connections.values()]) {
+        const c = await p.catch(() => null);
+        if (this.closed) throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'client closed');
+        if (c !== null && !c.isClosed) return c;
+      }
+      const boot = this.bootstrapConn;
+      if (boot !== null) {
+        const c = await boot.catch(() => null);
+        if (this.closed) throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'client closed');
+        if (c !== null && !c.isClosed) return c;
+        // Another caller replaced the dead connection while this one waited: use that one.
+        if (this.bootstrapConn !== boot) continue;
+      }
+      const next = this.connectBootstrap();
+      this.bootstrapConn = next;
+      return next;
     }
-    if (this.bootstrapConn !== null) {
-      const c = await this.bootstrapConn.catch(() => null);
-      if (c !== null && !c.isClosed) return c;
-    }
-    this.bootstrapConn = this.connectBootstrap();
-    return this.bootstrapConn;
   }
 
   private async connectBootstrap(): Promise<KafkaConnection> {

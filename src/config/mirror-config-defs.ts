@@ -73,9 +73,10 @@ export const MIRROR_CONFIG_DEFS: readonly ConfigDef[] = [
   perMirror('mirror.fetch.response.max.bytes'),
   perMirror('mirror.fetch.max.bytes'),
   // Fetched bytes per fetch loop that may wait for their append while the next Fetch is out
-  // (src/fetcher/source-broker-loop.ts); 0 (the default) appends each answer before the next
-  // Fetch, as Kafka's fetcher does. docs/mirroring.md says why the overlap is not on by default.
-  M('mirror.fetch.pipeline.max.bytes', 'int', '0', { min: 0 }),
+  // (src/fetcher/source-broker-loop.ts); 0 appends each answer before the next Fetch, as Kafka's
+  // fetcher does; -1 (the default) lets each loop turn the overlap on from the round trip it
+  // measures to its source broker (docs/mirroring.md).
+  M('mirror.fetch.pipeline.max.bytes', 'int', '-1', { min: -1 }),
   perMirror('mirror.socket.timeout.ms'),
   perMirror('mirror.socket.receive.buffer.bytes'),
   M('security.protocol', 'string', 'PLAINTEXT', { validate: securityProtocol }),

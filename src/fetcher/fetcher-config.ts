@@ -49,11 +49,24 @@ export interface MirrorFetcherConfig {
   /**
    * mirror.fetch.pipeline.max.bytes: how many fetched bytes a loop may hold that wait for their
    * append while its next Fetch is out (./append-pipeline.ts); over it, the loop sends no Fetch
-   * until appends catch up. 0 (the default) appends each answer before the next Fetch, as
-   * AbstractFetcherThread does.
+   * until appends catch up. 0 appends each answer before the next Fetch, as AbstractFetcherThread
+   * does. -1 (the default, `PIPELINE_AUTO`): each loop decides from the round trip it measures
+   * to its source broker (./round-trip.ts), overlapping with `PIPELINE_AUTO_MAX_BYTES` once the
+   * round trip reaches `PIPELINE_AUTO_MIN_RTT_MS`.
    */
   readonly pipelineMaxBytes: number;
 }
+
+/** `pipelineMaxBytes` that lets each loop decide from its measured round trip. */
+export const PIPELINE_AUTO = -1;
+/** The budget of a loop that turned the overlap on by itself. */
+export const PIPELINE_AUTO_MAX_BYTES = 10 * 1024 * 1024;
+/**
+ * The round trip (ms) at or above which a loop on `PIPELINE_AUTO` overlaps fetching and
+ * appending; it stops below half of it. On loopback the overlap costs CPU for little gain, over a
+ * 10 ms round trip it is faster (bench/mirror-latency.ts, docs/mirroring.md).
+ */
+export const PIPELINE_AUTO_MIN_RTT_MS = 4;
 
 export const DEFAULT_FETCHER_CONFIG: MirrorFetcherConfig = {
   maxWaitMs: 1000,
@@ -63,7 +76,7 @@ export const DEFAULT_FETCHER_CONFIG: MirrorFetcherConfig = {
   backoffMs: 1000,
   unreachableFailMs: 30_000,
   numFetchers: 1,
-  pipelineMaxBytes: 0,
+  pipelineMaxBytes: PIPELINE_AUTO,
 };
 
 export interface MirrorFetcherStats {

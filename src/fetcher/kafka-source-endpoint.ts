@@ -66,6 +66,7 @@ export class KafkaSourceEndpoint implements SourceEndpoint {
     if (res.nodeEndpoints.length > 0) this.client.learnBrokers(res.nodeEndpoints);
     return {
       errorCode: res.errorCode,
+      throttleTimeMs: res.throttleTimeMs,
       sessionId: res.sessionId,
       topics: res.responses.map((t) => ({
         topicId: t.topicId,

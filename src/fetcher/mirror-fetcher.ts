@@ -123,6 +123,14 @@ export class MirrorFetcher implements FetcherContext {
     };
   }
 
+  /**
+   * Each fetch loop: its source broker, the round trip it measured there (-1 before enough
+   * answers) and the pipeline budget it uses now (0: each answer appended before the next Fetch).
+   */
+  fetchLoops(): { brokerId: number; fetcherId: number; roundTripMs: number; pipelineBudget: number }[] {
+    return [...this.loops.values()].flat().map((l) => ({ brokerId: l.brokerId, fetcherId: l.fetcherId, roundTripMs: l.roundTripMs, pipelineBudget: l.pipelineBudget }));
+  }
+
   async close(): Promise<void> {
     this.isClosed = true;
     this.leaders.close();

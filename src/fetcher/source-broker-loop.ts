@@ -6,11 +6,14 @@
  * state (OffsetsForLeaderEpoch) or sends one Fetch for the fetching ones, through the loop's own
  * fetch session, then hands each partition of the answer to ./append-pipeline.ts.
  *
- * With `mirror.fetch.pipeline.max.bytes` above 0 the appends of an answer are not awaited before
- * the next Fetch goes out, so the network and the local log work at the same time, within that
- * many bytes of fetched data waiting for its append: over it the loop sends no Fetch until
- * appends catch up, which also bounds how many response frames stay alive. At 0 (the default)
- * each round awaits its appends, as AbstractFetcherThread does.
+ * With a pipeline budget above 0 the appends of an answer are not awaited before the next Fetch
+ * goes out, so the network and the local log work at the same time, within that many bytes of
+ * fetched data waiting for its append: over it the loop sends no Fetch until appends catch up,
+ * which also bounds how many response frames stay alive. At 0 each round awaits its appends, as
+ * AbstractFetcherThread does. The budget is `mirror.fetch.pipeline.max.bytes` when set; by
+ * default (`PIPELINE_AUTO`) the loop picks it from the round trip it measures (./round-trip.ts):
+ * `PIPELINE_AUTO_MAX_BYTES` from a round trip of `PIPELINE_AUTO_MIN_RTT_MS` on, 0 again once
+ * it falls below half of that.
  *
  * An answer is applied to a partition only if the partition is still led by this loop's broker
  * and still at the fetch offset the request asked for, as AbstractFetcherThread.processFetchRequest
@@ -29,11 +32,13 @@
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { truncatePartitions } from './epoch-truncation.js';
+import { PIPELINE_AUTO_MAX_BYTES, PIPELINE_AUTO_MIN_RTT_MS } from './fetcher-config.js';
 import { FetchSessionHandler } from './fetch-session-handler.js';
 import type { FetcherContext } from './fetcher-context.js';
 import type { CancelTimer } from './fetcher-timers.js';
 import { applyPartitionResponse } from './append-pipeline.js';
 import { processPartitionResponse } from './partition-data.js';
+import { RoundTripEstimate } from './round-trip.js';
 import { resumeFetching, tpKey, type MirrorTopicPartition, type PartitionState } from './partition-state.js';
 import type { FetchResponse } from './source-endpoint.js';
 
@@ -62,6 +67,11 @@ export class SourceBrokerLoop {
   /** Appends of earlier responses not finished yet, and the bytes they hold. */
   private readonly pending = new Set<Promise<void>>();
   private pendingBytes = 0;
+  private readonly rtt = new RoundTripEstimate();
+  /** Whether a loop on the automatic budget overlaps now. */
+  private autoOverlap = false;
+  /** The previous answer reported a throttle: the broker may have held this loop's next request. */
+  private throttledBefore = false;
 
   constructor(
     readonly brokerId: number,
@@ -92,6 +102,18 @@ export class SourceBrokerLoop {
     this.wake = null;
     if (w === null) this.notified = true;
     else w();
+  }
+
+  /** The round trip this loop measured to its source broker (ms), -1 before enough answers. */
+  get roundTripMs(): number {
+    return this.rtt.ms;
+  }
+
+  /** The bytes of fetched data that may wait for their append while the next Fetch is out now. */
+  get pipelineBudget(): number {
+    const set = this.ctx.config.pipelineMaxBytes;
+    if (set >= 0) return set;
+    return this.autoOverlap ? PIPELINE_AUTO_MAX_BYTES : 0;
   }
 
   /** One round; returns how long to sleep before the next. */
@@ -126,10 +148,13 @@ export class SourceBrokerLoop {
     if (throttled > 0) return throttled;
     const req = this.session.build(fetching, ctx.config);
     let res: FetchResponse;
+    const sentAt = ctx.clock.now();
     try {
       ctx.stats.fetches++;
       res = await ctx.endpoint.fetch(this.brokerId, req, this.fetcherId);
     } catch (err) {
+      // A new connection may take another path: measure it afresh.
+      this.rtt.reset();
       this.session.reset();
       ctx.delay(fetching.filter((p) => this.leads(p)), err as Error);
       return ctx.config.backoffMs;
@@ -141,6 +166,8 @@ export class SourceBrokerLoop {
       ctx.delay(fetching.filter((p) => this.leads(p)), new KafkaError(res.errorCode, `source fetch error ${res.errorCode}`));
       return ctx.config.backoffMs;
     }
+    this.observe(res, ctx.clock.now() - sentAt);
+    const pipelined = this.pipelineBudget > 0;
     const work: Promise<void>[] = [];
     let bytes = 0;
     for (const t of res.topics) {
@@ -148,7 +175,7 @@ export class SourceBrokerLoop {
         bytes += pr.records?.length ?? 0;
         const ps = ctx.partition(tpKey({ topicId: t.topicId, partition: pr.partition }));
         if (ps === undefined || ps.state !== 'fetching' || !this.askedFor(ps)) continue;
-        if (ctx.config.pipelineMaxBytes > 0) this.track(applyPartitionResponse(ctx, ps, pr));
+        if (pipelined) this.track(applyPartitionResponse(ctx, ps, pr));
         else work.push(ctx.serialize(ps, () => processPartitionResponse(ctx, ps, pr)));
       }
     }
@@ -156,6 +183,22 @@ export class SourceBrokerLoop {
     ctx.config.quota?.record(bytes);
     await Promise.all(work);
     return 0;
+  }
+
+  /**
+   * Takes one answer's time as a round-trip sample when the source answered without a long poll
+   * (it carried records) and without a throttle on it or the answer before, then turns the
+   * automatic overlap on or off.
+   */
+  private observe(res: FetchResponse, ms: number): void {
+    const throttled = (res.throttleTimeMs ?? 0) > 0;
+    const withRecords = res.topics.some((t) => t.partitions.some((p) => (p.records?.length ?? 0) > 0));
+    if (withRecords && !throttled && !this.throttledBefore) this.rtt.add(ms);
+    this.throttledBefore = throttled;
+    const rtt = this.rtt.ms;
+    if (rtt < 0) return;
+    if (!this.autoOverlap && rtt >= PIPELINE_AUTO_MIN_RTT_MS) this.autoOverlap = true;
+    else if (this.autoOverlap && rtt < PIPELINE_AUTO_MIN_RTT_MS / 2) this.autoOverlap = false;
   }
 
   /** Still this loop's partition: led by its broker and hashed to it. */
@@ -178,9 +221,9 @@ export class SourceBrokerLoop {
     this.pending.add(p);
   }
 
-  /** Waits while the data fetched but not yet appended is at or over `mirror.fetch.pipeline.max.bytes`. */
+  /** Waits while the data fetched but not yet appended is at or over the pipeline budget. */
   private async withinBudget(): Promise<void> {
-    while (this.pendingBytes >= this.ctx.config.pipelineMaxBytes && this.pending.size > 0) await Promise.race(this.pending);
+    while (this.pendingBytes >= this.pipelineBudget && this.pending.size > 0) await Promise.race(this.pending);
   }
 
   private sleep(ms: number): Promise<void> {

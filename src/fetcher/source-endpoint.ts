@@ -80,6 +80,8 @@ export interface FetchTopicResponse {
 
 export interface FetchResponse {
   readonly errorCode: number;
+  /** How long the broker delayed the answer for a quota (ms); 0 when it did not. */
+  readonly throttleTimeMs?: number;
   readonly sessionId: number;
   readonly topics: readonly FetchTopicResponse[];
 }

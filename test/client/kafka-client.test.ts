@@ -15,6 +15,7 @@ import { encodeMetadataRequest, type MetadataRequestInput } from '../../src/prot
 import { decodeMetadataResponse, type MetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
 import { KafkaError } from '../../src/protocol/kafka-error.js';
 import { startMirrorTestServer, type MirrorTestServer } from '../admin/helpers/mirror-test-server.js';
+import { waitFor } from '../helpers/wait.js';
 
 let broker: MirrorTestServer;
 
@@ -120,4 +121,84 @@ describe('KafkaClient', () => {
       silent.close();
     }
   });
+
+  it('opens no connection once closed: a call still waiting for a failed connect rejects with "client closed"', async () => {
+    // A broker whose first connection takes the ApiVersions request and never answers; the test
+    // then drops it. Every later connection is counted and dropped at once.
+    const sockets: net.Socket[] = [];
+    let asked = false;
+    const server = net.createServer((s) => {
+      sockets.push(s);
+      if (sockets.length === 1) s.once('data', () => (asked = true));
+      else s.destroy();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const at = (server.address() as net.AddressInfo).port;
+    const client = new KafkaClient({ bootstrapServers: [`127.0.0.1:${at}`], clientId: 'closing' });
+    try {
+      const first = client.metadata([]).catch((e: unknown) => e);
+      await waitFor('the first connection asked ApiVersions', () => asked);
+      // A second call waits on the same connect; the client is closed meanwhile (a mirror being
+      // torn down while its source restarts), then the connect fails.
+      const second = client.metadata([]).catch((e: unknown) => e);
+      client.close();
+      sockets[0]!.destroy();
+      expect(await first).toMatchObject({ code: ErrorCode.NETWORK_EXCEPTION });
+      const err = await second;
+      expect(err).toMatchObject({ code: ErrorCode.NETWORK_EXCEPTION });
+      expect((err as KafkaError).message).toMatch(/client closed/);
+      // No socket was opened after close: one left open keeps the process from exiting.
+      expect(sockets).toHaveLength(1);
+    } finally {
+      client.close();
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  it('callers that find the bootstrap connection dead at once share one new connection, and close leaves none open', async () => {
+    // The first connection takes the ApiVersions request and is then dropped; later ones are
+    // passed to the real listener. The server side counts the sockets still open.
+    const open = new Set<net.Socket>();
+    let accepted = 0;
+    let asked = false;
+    let firstSocket: net.Socket | null = null;
+    const server = net.createServer((s) => {
+      accepted++;
+      open.add(s);
+      s.on('close', () => open.delete(s));
+      s.on('error', () => undefined);
+      if (accepted === 1) {
+        firstSocket = s;
+        s.once('data', () => (asked = true));
+        return;
+      }
+      const up = net.connect(port(broker.bootstrap), '127.0.0.1');
+      up.on('error', () => s.destroy());
+      s.on('close', () => up.destroy());
+      up.on('close', () => s.destroy());
+      s.pipe(up).pipe(s);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const at = (server.address() as net.AddressInfo).port;
+    const client = new KafkaClient({ bootstrapServers: [`127.0.0.1:${at}`], clientId: 'sharing' });
+    try {
+      const first = client.metadata([]).catch((e: unknown) => e);
+      await waitFor('the first connection asked ApiVersions', () => asked);
+      // Two more calls wait on that connect (a fetcher's metadata refresh and a config sync, say).
+      const calls = [client.metadata([]), client.metadata([])];
+      firstSocket!.destroy();
+      expect(await first).toMatchObject({ code: ErrorCode.NETWORK_EXCEPTION });
+      for (const md of await Promise.all(calls)) expect(md.clusterId).toBe(broker.host.clusterId);
+      // Both went over one new connection.
+      expect(accepted).toBe(2);
+      client.close();
+      await waitFor('every socket closed after close', () => open.size === 0, 5_000);
+    } finally {
+      client.close();
+      for (const s of open) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
 });
+

@@ -14,8 +14,14 @@
  *   and the time lag and link health fields are kept.
  *
  * Each runs with the overlap on and, where the hazard is not the overlap's own, off as well.
+ *
+ * With `mirror.fetch.pipeline.max.bytes` unset the fetcher decides by itself from the round trip
+ * it measures: over a link with a round trip it overlaps and copies faster than with the overlap
+ * off on the same link; on a link without one (loopback), and through long polls that only wait
+ * for data, it does not; an explicit value wins either way.
  */
 import { afterAll, afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import { PIPELINE_AUTO_MAX_BYTES, type MirrorFetcherConfig } from '../../src/fetcher/fetcher-config.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { batch, closeHarnesses, harness, removeHarnessFiles } from './helpers/scripted-source.js';
 
@@ -157,3 +163,85 @@ describe('MirrorFetcher with appends overlapping the next Fetch', () => {
     expect(h.failed).toEqual([]);
   });
 });
+
+/** Virtual time one append takes to reach the disk in the tests below. */
+const APPEND_MS = 20;
+const BATCHES = 12;
+
+/**
+ * Copies BATCHES one-batch answers (the partition max bytes holds one) over a link with
+ * `roundTripMs` into a log whose appends take APPEND_MS, in virtual time. Returns the virtual
+ * time the copy took, how many Fetches went out while an append was being written, and the
+ * fetch loop as the fetcher reports it. `idlePolls` long polls find nothing before the data comes.
+ */
+async function copyOverLink(roundTripMs: number, config: Partial<MirrorFetcherConfig>, idlePolls = 0): Promise<{ ms: number; overlapped: number; loop: { roundTripMs: number; pipelineBudget: number } }> {
+  // Offsets 10.. keep every batch the same size, so the max bytes let exactly one through.
+  const batches = Array.from({ length: BATCHES }, (_, i) => batch(10 + 2 * i, 0, 2));
+  const h = await harness({ 0: { logStartOffset: 10, batches: idlePolls > 0 ? [] : batches } }, 1000, { partitionMaxBytes: batches[0]!.length, ...config });
+  h.source.roundTripMs = roundTripMs;
+  const log = h.logs.get(0)!;
+  await log.truncateFullyAndStartAt(10);
+  let appending = 0;
+  let writing = 0;
+  let overlapped = 0;
+  const append = log.appendAsMirror.bind(log);
+  log.appendAsMirror = async (records: Buffer) => {
+    appending++;
+    try {
+      await new Promise<void>((r) => h.timers.schedule(APPEND_MS, r));
+      writing++;
+      return await append(records);
+    } finally {
+      if (writing > 0) writing--;
+      appending--;
+    }
+  };
+  // Virtual time stands still while the real write is on disk: the append costs APPEND_MS only.
+  const busy = (): boolean => writing > 0;
+  const fetch = h.source.fetch.bind(h.source);
+  h.source.fetch = (...args) => {
+    if (appending > 0) overlapped++;
+    return fetch(...args);
+  };
+  h.fetcher.addPartitions([h.tp(0)]);
+  if (idlePolls > 0) {
+    const before = h.source.fetches.length;
+    await h.until(`${idlePolls} idle long polls`, () => h.source.fetches.length >= before + idlePolls, busy);
+    h.source.parts.get(0)!.batches = batches;
+  }
+  const start = h.clock.now();
+  await h.until('copied', () => log.logEndOffset === 10 + 2 * BATCHES, busy);
+  const ms = h.clock.now() - start;
+  expect((await h.bytes(0)).equals(Buffer.concat(batches))).toBe(true);
+  expect(h.failed).toEqual([]);
+  const loop = h.fetcher.fetchLoops()[0]!;
+  return { ms, overlapped, loop: { roundTripMs: loop.roundTripMs, pipelineBudget: loop.pipelineBudget } };
+}
+
+describe('MirrorFetcher deciding the overlap by itself (mirror.fetch.pipeline.max.bytes unset)', () => {
+  it('overlaps over a link with a 20 ms round trip, and copies faster than with the overlap off on the same link', async () => {
+    const auto = await copyOverLink(20, {});
+    const off = await copyOverLink(20, { pipelineMaxBytes: 0 });
+    expect(auto.loop).toEqual({ roundTripMs: 20, pipelineBudget: PIPELINE_AUTO_MAX_BYTES });
+    expect(auto.overlapped).toBeGreaterThan(0);
+    expect(off.overlapped).toBe(0);
+    // Off, each answer costs a round trip plus an append; overlapped, about the larger of the two.
+    expect(auto.ms / off.ms).toBeLessThan(0.75);
+  });
+
+  it('does not overlap on a link without a round trip, even after long polls that waited for data', async () => {
+    const auto = await copyOverLink(0, {}, 3);
+    expect(auto.loop).toEqual({ roundTripMs: 0, pipelineBudget: 0 });
+    expect(auto.overlapped).toBe(0);
+  });
+
+  it('an explicit mirror.fetch.pipeline.max.bytes wins: on without a round trip, off with one', async () => {
+    const on = await copyOverLink(0, { pipelineMaxBytes: 10 << 20 });
+    expect(on.loop.pipelineBudget).toBe(10 << 20);
+    expect(on.overlapped).toBeGreaterThan(0);
+    const off = await copyOverLink(20, { pipelineMaxBytes: 0 });
+    expect(off.loop).toEqual({ roundTripMs: 20, pipelineBudget: 0 });
+    expect(off.overlapped).toBe(0);
+  });
+});
+

@@ -96,7 +96,9 @@ function segments(node: RunningNode, topic: string): Buffer {
 
 function mirrorConfig(name: string, source: RunningNode): string {
   const file = join(work, `${name}.properties`);
-  writeFileSync(file, `bootstrap.servers=${source.bootstrap}\nmirror.fetch.wait.max.ms=100\nmirror.socket.timeout.ms=2000\n`);
+  // The overlap of fetching and appending is on (loopback alone would leave it off): these
+  // scenarios, restarts of either side included, must hold with it.
+  writeFileSync(file, `bootstrap.servers=${source.bootstrap}\nmirror.fetch.wait.max.ms=100\nmirror.socket.timeout.ms=2000\nmirror.fetch.pipeline.max.bytes=10485760\n`);
   return file;
 }
 

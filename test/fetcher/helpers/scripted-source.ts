@@ -83,6 +83,8 @@ export class ScriptedSource implements SourceEndpoint {
   namesLeader = true;
   /** True: every broker is down, each call fails as a refused connection does. */
   unreachable = false;
+  /** The link's round trip: every Fetch answer arrives this long (virtual ms) after the request. */
+  roundTripMs = 0;
   readonly fetches: { brokerId: number; req: FetchRequest; at: number }[] = [];
   readonly calls: string[] = [];
   /** Virtual time of each call, per broker. */
@@ -90,7 +92,7 @@ export class ScriptedSource implements SourceEndpoint {
   private readonly partitionErrors = new Map<number, PartitionError[]>();
   private readonly topLevelErrors: number[] = [];
   /** Fetch sessions, one per broker and connection (fetch loop), as each loop has its own. */
-  private readonly sessions = new Map<string, Map<number, { fetchOffset: number; epoch: number; lastFetchedEpoch: number }>>();
+  private readonly sessions = new Map<string, Map<number, { fetchOffset: number; epoch: number; lastFetchedEpoch: number; maxBytes: number }>>();
   private readonly held = new Map<number, Promise<void>>();
 
   /**
@@ -144,14 +146,14 @@ export class ScriptedSource implements SourceEndpoint {
     if (top !== undefined) return { errorCode: top, sessionId: 0, topics: [] };
     const lane = `${brokerId}:${fetcherId}`;
     if (req.sessionId === 0) this.sessions.set(lane, new Map());
-    const session = this.sessions.get(lane) ?? new Map<number, { fetchOffset: number; epoch: number; lastFetchedEpoch: number }>();
+    const session = this.sessions.get(lane) ?? new Map<number, { fetchOffset: number; epoch: number; lastFetchedEpoch: number; maxBytes: number }>();
     this.sessions.set(lane, session);
     for (const f of req.forgotten) for (const p of f.partitions) session.delete(p);
-    for (const t of req.topics) for (const p of t.partitions) session.set(p.partition, { fetchOffset: p.fetchOffset, epoch: p.currentLeaderEpoch, lastFetchedEpoch: p.lastFetchedEpoch });
+    for (const t of req.topics) for (const p of t.partitions) session.set(p.partition, { fetchOffset: p.fetchOffset, epoch: p.currentLeaderEpoch, lastFetchedEpoch: p.lastFetchedEpoch, maxBytes: p.partitionMaxBytes });
     const answers: FetchPartitionResponse[] = [];
     let withData = false;
     for (const [partition, s] of session) {
-      const a = this.answer(brokerId, partition, s.fetchOffset, s.epoch, s.lastFetchedEpoch);
+      const a = this.answer(brokerId, partition, s.fetchOffset, s.epoch, s.lastFetchedEpoch, s.maxBytes);
       // An incremental session answers a partition with news: an error, records or a
       // DivergingEpoch (Kafka's CachedPartition.maybeUpdateResponseData).
       const news = a.errorCode !== 0 || a.records !== null || a.divergingEpoch !== null;
@@ -163,10 +165,11 @@ export class ScriptedSource implements SourceEndpoint {
     // A long poll: nothing to return waits maxWaitMs (on the injected timers).
     if (hold !== undefined) await hold;
     else if (!withData) await new Promise<void>((resolve) => this.timers.schedule(req.maxWaitMs, resolve));
+    if (this.roundTripMs > 0) await new Promise<void>((resolve) => this.timers.schedule(this.roundTripMs, resolve));
     return { errorCode: 0, sessionId: SESSION_ID, topics: answers.length > 0 ? [{ topicId: TOPIC_ID, partitions: answers }] : [] };
   }
 
-  private answer(brokerId: number, partition: number, fetchOffset: number, epoch: number, lastFetchedEpoch: number): FetchPartitionResponse {
+  private answer(brokerId: number, partition: number, fetchOffset: number, epoch: number, lastFetchedEpoch: number, maxBytes: number): FetchPartitionResponse {
     const p = this.parts.get(partition);
     const none = { partition, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, currentLeaderId: -1, currentLeaderEpoch: -1, divergingEpoch: null, records: null };
     const scripted = this.partitionErrors.get(partition)?.shift();
@@ -188,7 +191,15 @@ export class ScriptedSource implements SourceEndpoint {
       }
     }
     if (fetchOffset < p.logStartOffset || fetchOffset > leo) return { ...none, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE };
-    const from = p.batches.filter((b) => new RecordBatchView(b).lastOffset >= fetchOffset);
+    // Batches up to the partition max bytes, at least one (KIP-74).
+    const from: Buffer[] = [];
+    let size = 0;
+    for (const b of p.batches) {
+      if (new RecordBatchView(b).lastOffset < fetchOffset) continue;
+      if (from.length > 0 && size + b.length > maxBytes) break;
+      from.push(b);
+      size += b.length;
+    }
     return { ...none, errorCode: 0, highWatermark: leo, lastStableOffset: leo, logStartOffset: p.logStartOffset, records: from.length > 0 ? Buffer.concat(from) : null };
   }
 
@@ -231,6 +242,7 @@ export class ScriptedSource implements SourceEndpoint {
 
 export interface Harness {
   source: ScriptedSource;
+  timers: ManualTimers;
   fetcher: MirrorFetcher;
   clock: ManualClock;
   logs: Map<number, PartitionLog>;
@@ -238,8 +250,11 @@ export interface Harness {
   fenced: { partition: number; epoch: number }[];
   bumps: number[];
   tp(partition: number): MirrorTopicPartition;
-  /** Runs the fetcher until `cond` holds: real I/O settles, then virtual time moves timer by timer. */
-  until(what: string, cond: () => boolean): Promise<void>;
+  /**
+   * Runs the fetcher until `cond` holds: real I/O settles, then virtual time moves timer by timer.
+   * With `busy`, virtual time stands still while it holds (real work a test times in virtual time).
+   */
+  until(what: string, cond: () => boolean, busy?: () => boolean): Promise<void>;
   /** The local log's bytes from its start. */
   bytes(partition: number): Promise<Buffer>;
 }
@@ -293,6 +308,7 @@ export async function harness(partitions: Record<number, Partial<SourcePartition
   };
   return {
     source,
+    timers,
     fetcher,
     clock,
     logs,
@@ -300,14 +316,14 @@ export async function harness(partitions: Record<number, Partial<SourcePartition
     fenced,
     bumps,
     tp: (partition) => ({ topic: TOPIC, topicId: TOPIC_ID, partition }),
-    async until(what, cond) {
+    async until(what, cond, busy) {
       // Bounded by real time, not rounds: the logs' disk I/O is real, and on a loaded machine a
       // truncation may outlast many rounds of virtual time.
       const deadline = Date.now() + 20_000;
       for (let round = 1; Date.now() < deadline; round++) {
         await settle();
         if (cond()) return;
-        if (!timers.runNext() || round % 20 === 0) await new Promise((r) => setTimeout(r, 1));
+        if (busy?.() === true || !timers.runNext() || round % 20 === 0) await new Promise((r) => setTimeout(r, 1));
       }
       throw new Error(`the fetcher never got to: ${what} (last source calls: ${source.calls.slice(-8).join(' ')})`);
     },
