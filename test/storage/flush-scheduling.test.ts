@@ -163,3 +163,21 @@ describe('fsync scheduling', () => {
     await log.close();
   });
 });
+
+describe('file descriptors', () => {
+  it('holds one descriptor per segment: index files are opened only to be read or written', async () => {
+    const { readdir } = await import('node:fs/promises');
+    const fds = async (): Promise<number> => (await readdir('/proc/self/fd')).length;
+    const before = await fds();
+    const logs: PartitionLog[] = [];
+    for (let i = 0; i < 100; i++) logs.push(await PartitionLog.open({ dir: join(dir, `idle-${i}`), topicId: TOPIC_ID, config: logConfig() }));
+    for (const log of logs.slice(0, 10)) expect((await log.appendAsLeader(batch(5), 0, { requiredAcks: -1 })).errorCode).toBe(0);
+    // One .log per partition; three per segment (with .index and .timeindex) would be 300.
+    expect((await fds()) - before).toBeLessThan(120);
+    for (const log of logs) await log.close();
+    // Closing and reopening reads the indexes back from their files.
+    const again = await PartitionLog.open({ dir: join(dir, 'idle-0'), topicId: TOPIC_ID, config: logConfig() });
+    expect(again.logEndOffset).toBe(5);
+    await again.close();
+  });
+});
