@@ -62,6 +62,8 @@ export class GroupCommit {
       } catch (e) {
         for (const w of batch) w.reject(e);
       }
+      // One more turn before the next sync, so the writes finishing now join it.
+      if (queue.waiting.length > 0) await new Promise<void>((r) => setImmediate(r));
     }
     this.queues.delete(target);
   }
