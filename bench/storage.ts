@@ -195,7 +195,7 @@ async function main(): Promise<void> {
     await fh.close();
     console.log(
       `acks=all group commit ${mbps(acksBytes, acksMs)} MiB/s, ${((parts.length * perPart) / (acksMs / 1000)).toFixed(0)} appends/s, ` +
-        `${gc.rounds} fsync rounds for ${parts.length * perPart} appends`,
+        `${gc.syncs} fsyncs for ${parts.length * perPart} appends`,
     );
     console.log(`write+fdatasync each  ${mbps(n * batch.length, syncMs)} MiB/s, ${(n / (syncMs / 1000)).toFixed(0)} appends/s`);
 

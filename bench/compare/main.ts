@@ -7,6 +7,7 @@
  *   npm run bench:compare                       the full table BENCHMARKS.md reports
  *   flags: --rounds N  --sections produce,consume,latency,mirror,rss  --durability default,matched
  *          --produce-mb N  --consume-mb N  --mirror-mb N  --mirror-config key=value (repeatable)  --out file.json
+ *          --latency-rates 5000,20000  --latency-seconds N  --bulk-writer on|off|only
  *   --sections cluster (not in the default list): RF 3 on three Fjord nodes vs three Kafka nodes,
  *          and failover time (cluster.ts); --cluster-mb N per produce row (default 50)
  */
@@ -33,6 +34,9 @@ const { values: flags } = parseArgs({
     'mirror-config': { type: 'string', multiple: true },
     'mirror-peers': { type: 'string' },
     'cluster-mb': { type: 'string' },
+    'latency-rates': { type: 'string' },
+    'latency-seconds': { type: 'string' },
+    'bulk-writer': { type: 'string' },
     out: { type: 'string' },
   },
 });
@@ -41,9 +45,21 @@ const quick = flags.quick === true;
 const rounds = Number(flags.rounds ?? 3);
 const sections = new Set((flags.sections ?? 'produce,latency,mirror,rss').split(','));
 const durabilities = (flags.durability ?? (quick ? 'default' : 'default,matched')).split(',') as Durability[];
-const sizes: Sizes = quick
+const baseSizes: Sizes = quick
   ? { produceMb: Number(flags['produce-mb'] ?? 50), partitions: [8], recordSizes: [100, 1024], acks: ['1', 'all'], compressions: ['none'], latencyRates: [20_000], latencySeconds: 5, bulkWriter: false, idlePartitions: [1000] }
   : { produceMb: Number(flags['produce-mb'] ?? 200), partitions: [1, 8, 200], recordSizes: [100, 1024], acks: ['1', 'all'], compressions: ['none', 'lz4'], latencyRates: [5_000, 20_000, 50_000], latencySeconds: 15, bulkWriter: true, idlePartitions: [1000, 10_000] };
+// --latency-rates 5000,20000 replaces the fixed-rate list; --bulk-writer on|off|only adds (or
+// drops, or runs alone) the 20k rec/s row beside the bulk writer; --latency-seconds the length.
+const latencyRates = flags['latency-rates'];
+const bulkWriter = flags['bulk-writer'];
+if (bulkWriter !== undefined && !['on', 'off', 'only'].includes(bulkWriter)) throw new Error('--bulk-writer takes on, off or only');
+const sizes: Sizes = {
+  ...baseSizes,
+  ...(latencyRates === undefined ? {} : { latencyRates: latencyRates.split(',').map(Number) }),
+  ...(bulkWriter === undefined ? {} : { bulkWriter: bulkWriter !== 'off' }),
+  ...(bulkWriter === 'only' ? { latencyRates: [] } : {}),
+  ...(flags['latency-seconds'] === undefined ? {} : { latencySeconds: Number(flags['latency-seconds']) }),
+};
 const consumeMb = Number(flags['consume-mb'] ?? (quick ? 200 : 1000));
 const mirrorBytes = Number(flags['mirror-mb'] ?? (quick ? 256 : 1024)) * 1024 * 1024;
 const mirrorConfig: Record<string, string> = {};

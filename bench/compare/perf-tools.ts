@@ -121,6 +121,28 @@ export async function producerPerformance(bootstrap: string, o: ProduceOptions, 
   return parseProducerSummary(r.stdout);
 }
 
+/**
+ * A background writer: ProducerPerformance at a fixed rate (records for an hour of it, more
+ * than any run needs; its latency sampling is sized by the count), stopped by `stop()` (SIGTERM).
+ */
+export function backgroundProducer(bootstrap: string, o: Omit<ProduceOptions, 'records'>): { stop(): Promise<void> } {
+  const args = [
+    ...toolJvm(), PRODUCER_PERF, '--topic', o.topic, '--num-records', String(o.throughput * 3600), '--record-size', String(o.recordSize),
+    '--throughput', String(o.throughput), '--producer-props', `bootstrap.servers=${bootstrap}`, `acks=${o.acks}`, `compression.type=${o.compression}`,
+  ];
+  const child = spawn('java', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return {
+    async stop(): Promise<void> {
+      if (child.exitCode !== null) throw new Error(`the background ProducerPerformance exited early (${child.exitCode}):\n${tail(stderr, 10)}`);
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
 export interface ConsumeResult {
   readonly mb: number;
   readonly records: number;

@@ -37,6 +37,8 @@ export class LocalLog {
   logEndOffset = 0;
   /** Offset below which everything is fsynced (Kafka's recovery point). */
   recoveryPoint = 0;
+  /** Bytes whose write completed since the log was opened (only grows; truncation does not lower it). */
+  bytesAppended = 0;
   /** Why the files can no longer be trusted (a failed write or fsync), or null. */
   offlineReason: string | null = null;
   private readonly pendingCloses = new Set<{ seg: LogSegment; timer: NodeJS.Timeout }>();
@@ -127,6 +129,7 @@ export class LocalLog {
       throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `write failed: ${String(e)}`);
     }
     this.logEndOffset = (batches.at(-1) as AppendedBatch).lastOffset + 1;
+    this.bytesAppended += seg.size - before;
   }
 
   /** fsyncs every segment with unflushed data; the recovery point moves to the log end seen before. */

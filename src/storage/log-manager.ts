@@ -59,6 +59,8 @@ export interface LogManagerOptions {
   flushCheckIntervalMs?: number;
   /** producer.id.expiration.ms (Kafka default one day). */
   producerIdExpirationMs?: number;
+  /** Unflushed bytes per log at which it is fsynced in the background (PartitionLogOptions.flushAheadBytes). */
+  flushAheadBytes?: number;
   /** Directory names under the log dirs that belong to someone else (the controller's metadata log). */
   isForeignDir?: (name: string) => boolean;
   log?: Logger;
@@ -244,6 +246,7 @@ export class LogManager {
         groupCommit: this.groupCommit,
         cleanShutdown: found === undefined || logDir.cleanShutdown,
         ...(this.opts.producerIdExpirationMs !== undefined ? { producerIdExpirationMs: this.opts.producerIdExpirationMs } : {}),
+        ...(this.opts.flushAheadBytes !== undefined ? { flushAheadBytes: this.opts.flushAheadBytes } : {}),
         ...(recoveryPoint !== undefined ? { recoveryPoint } : {}),
         ...(logStartOffset !== undefined ? { logStartOffset } : {}),
       }).finally(() => this.placing.delete(name));

@@ -106,6 +106,9 @@ export class LogSegment {
     const start = this.size;
     this.unflushed = true;
     await this.log.writeAll(buffers, start);
+    // Again once the write is done: an fsync that cleared the flag while this write was in
+    // flight need not cover it, so the next sync must not be skipped.
+    this.unflushed = true;
     let pos = start;
     for (const b of batches) {
       this.track(b, pos);

@@ -89,4 +89,9 @@ export interface PartitionLogOptions {
   logStartOffset?: number;
   /** Kafka's producer.id.expiration.ms (default one day). */
   producerIdExpirationMs?: number;
+  /**
+   * Unflushed bytes at which a background fsync of the log starts; an append waits for one at
+   * four times this (DEFAULT_FLUSH_AHEAD_BYTES, 4 MiB, when absent; 0 turns both off).
+   */
+  flushAheadBytes?: number;
 }

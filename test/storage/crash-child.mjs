@@ -1,5 +1,6 @@
 // Child process of crash.test.ts: opens (recovering) the log, then appends batches with acks=all
-// semantics, printing one line per acknowledged batch, until the parent kills it with SIGKILL.
+// semantics, printing one line per acknowledged batch, and acks=1 batches beside them, until the
+// parent kills it with SIGKILL.
 // Usage: node crash-child.mjs <compiled src dir> <log dir> <run>
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
@@ -15,6 +16,8 @@ const log = await PartitionLog.open({
   dir: logDir,
   topicId: 'CRASHCRASHCRASHCRASHCR',
   config: logConfig({ segmentBytes: 16 * 1024, indexIntervalBytes: 512 }),
+  // Small, so background fsyncs (and appends waiting for them) interleave with the acks=all ones.
+  flushAheadBytes: 8 * 1024,
 });
 process.stdout.write(`START ${log.logEndOffset} ${log.latestEpoch}\n`);
 
@@ -32,6 +35,17 @@ const one = async () => {
   if (r.errorCode !== 0) throw new Error(`append failed ${r.errorCode}`);
   process.stdout.write(`ACK ${r.baseOffset} ${r.lastOffset} ${batch.toString('hex')}\n`);
 };
+// Beside them, an acks=1 writer of larger batches (a bounded amount per run, so the log the
+// next run recovers stays small), not acknowledged to the parent.
+const bulk = async () => {
+  for (let j = 0; j < 64; j++) {
+    const value = Buffer.alloc(900, `${run}:bulk:${j}:`);
+    const batch = buildRecordBatch({ now: Date.now(), records: Array.from({ length: 4 }, () => ({ key: null, value })) });
+    const r = await log.appendAsLeader(batch, run, { requiredAcks: 1 });
+    if (r.errorCode !== 0) throw new Error(`acks=1 append failed ${r.errorCode}`);
+  }
+};
+void bulk();
 for (;;) {
   while (inflight.size < 4) {
     const p = one().finally(() => inflight.delete(p));
