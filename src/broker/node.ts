@@ -115,6 +115,7 @@ export class BrokerNode {
       producerIdExpirationMs: config.int('producer.id.expiration.ms'),
       cleanerEnabled: config.bool('log.cleaner.enable'),
       cleanerBackoffMs: config.int('log.cleaner.backoff.ms'),
+      flushAheadBytes: config.int('log.flush.ahead.bytes'),
     });
     const quorum = await openQuorum(config, plan, dataDir, logs.cleanShutdown(dataDir), log);
     const { meta, cluster, store } = quorum;

@@ -76,6 +76,8 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('log.flush.interval.messages', 'long', LONG_MAX, { min: 1 }),
   D('log.flush.interval.ms', 'long', null),
   D('log.flush.scheduler.interval.ms', 'long', LONG_MAX),
+  // Fjord's own: unflushed bytes per log at which it fsyncs itself in the background (0: never).
+  D('log.flush.ahead.bytes', 'long', '0', { min: 0 }),
   D('log.segment.delete.delay.ms', 'long', '60000'),
   D('log.message.timestamp.type', 'string', 'CreateTime', {
     oneOf: ['CreateTime', 'LogAppendTime'],

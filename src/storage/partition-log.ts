@@ -20,8 +20,8 @@ import { readWholeBatches, type TimestampAndOffset } from './segment-read.js';
 
 export type * from './partition-log-options.js';
 
-/** PartitionLogOptions.flushAheadBytes when not given. */
-export const DEFAULT_FLUSH_AHEAD_BYTES = 4 * 1024 * 1024;
+/** PartitionLogOptions.flushAheadBytes when not given: off, as the broker key `log.flush.ahead.bytes` defaults. */
+export const DEFAULT_FLUSH_AHEAD_BYTES = 0;
 
 /**
  * One partition's log (Kafka's UnifiedLog): the high watermark and log start offset, the
