@@ -132,7 +132,7 @@ describe(`Java ${KAFKA_NEWEST_VERSION} transactions V2 on a three-node cluster`,
       expect((out.aborted ?? []).filter((v) => log.has(v))).toEqual([]);
       const seen = new Set(out.consumed);
       expect(out.acked.filter((v) => !seen.has(v))).toEqual([]);
-    } finally {
+    } catch (e) { console.error('DEBUG main failure', e, JSON.stringify(client.progress())); await Promise.race([client.stop().then((o) => console.error('DEBUG stop', JSON.stringify(o).slice(0, 2000)), (x) => console.error('DEBUG stopfail', x)), new Promise((r) => setTimeout(r, 20000))]); throw e; } finally {
       client.abort();
       await cluster.node(1).start();
     }
