@@ -138,8 +138,9 @@ export class AddPartitionsToTxnManager {
       case ErrorCode.NOT_COORDINATOR:
         return unverified(code);
       case ErrorCode.CONCURRENT_TRANSACTIONS:
-        // Transactions V2 producers are answered the error itself: it is common while a commit completes.
-        return supportsEpochBump ? { errorCode: code, errorMessage: null } : unverified(code);
+        // Still completing after the retries: NOT_ENOUGH_REPLICAS, which every producer retries in
+        // order (the Java 4.4 producer aborted its transaction on the error itself on a cluster).
+        return unverified(code);
       default:
         return { errorCode: code, errorMessage: null };
     }

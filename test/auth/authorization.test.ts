@@ -8,6 +8,10 @@
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { encodeShareGroupHeartbeatRequest } from '../../src/protocol/generated/messages/share-group-heartbeat-request.js';
 import { decodeShareGroupHeartbeatResponse } from '../../src/protocol/generated/messages/share-group-heartbeat-response.js';
+import { encodeStreamsGroupDescribeRequest } from '../../src/protocol/generated/messages/streams-group-describe-request.js';
+import { decodeStreamsGroupDescribeResponse } from '../../src/protocol/generated/messages/streams-group-describe-response.js';
+import { encodeStreamsGroupHeartbeatRequest } from '../../src/protocol/generated/messages/streams-group-heartbeat-request.js';
+import { decodeStreamsGroupHeartbeatResponse } from '../../src/protocol/generated/messages/streams-group-heartbeat-response.js';
 import { encodeShareFetchRequest } from '../../src/protocol/generated/messages/share-fetch-request.js';
 import { decodeShareFetchResponse } from '../../src/protocol/generated/messages/share-fetch-response.js';
 import { writeFileSync } from 'node:fs';
@@ -130,6 +134,24 @@ async function shareGroupCalls(node: SecureNode, user: string): Promise<[number,
   }
 }
 
+/** A streams group join naming `source` in its topology, and a describe of the group: their codes. */
+async function streamsGroupCalls(node: SecureNode, user: string, group: string, source: string): Promise<[number, number]> {
+  const s = await SaslWire.connect(node.port('SASL_PLAINTEXT'));
+  try {
+    expect((await s.handshake('PLAIN')).errorCode).toBe(0);
+    expect((await s.authenticate(plainToken(user, `${user}-pw`))).errorCode).toBe(0);
+    const topology = { epoch: 0, subtopologies: [{ subtopologyId: '0', sourceTopics: [source], sourceTopicRegex: [], stateChangelogTopics: [], repartitionSinkTopics: [], repartitionSourceTopics: [], copartitionGroups: [] }] };
+    const hb = decodeStreamsGroupHeartbeatResponse(
+      await s.wire.call(88, 0, (w) => encodeStreamsGroupHeartbeatRequest(w, { groupId: group, memberId: 'm', memberEpoch: 0, rebalanceTimeoutMs: 30_000, topology, activeTasks: [], standbyTasks: [], warmupTasks: [], processId: 'p' }, 0)),
+      0,
+    );
+    const d = decodeStreamsGroupDescribeResponse(await s.wire.call(89, 0, (w) => encodeStreamsGroupDescribeRequest(w, { groupIds: [group], includeAuthorizedOperations: false }, 0)), 0);
+    return [hb.errorCode, d.groups[0]!.errorCode];
+  } finally {
+    s.wire.close();
+  }
+}
+
 describe('StandardAuthorizer with super.users', () => {
   let node: SecureNode;
   let commandConfig: string;
@@ -176,6 +198,7 @@ describe('StandardAuthorizer with super.users', () => {
     }
     expect(await writeMirrorStates(node, 'alice')).toBe(CLUSTER_AUTHORIZATION_FAILED);
     expect(await shareGroupCalls(node, 'alice')).toEqual([ErrorCode.GROUP_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED]);
+    expect(await streamsGroupCalls(node, 'alice', 'st', 'orders')).toEqual([ErrorCode.GROUP_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED]);
   });
 
   it('refuses a fetch without READ on the topic, and a named topic without DESCRIBE', async () => {
@@ -183,6 +206,9 @@ describe('StandardAuthorizer with super.users', () => {
     await kafkaAcls('--add', '--allow-principal', 'User:bob', '--operation', 'Describe', '--topic', 'payments');
     await kafkaAcls('--add', '--allow-principal', 'User:bob', '--operation', 'Read', '--group', 'g2');
     expect(await consumeOne(node, 'bob', 'g2', 'payments')).toBe('TOPIC_AUTHORIZATION_FAILED');
+    // READ on g2 but no DESCRIBE on orders: a streams topology naming orders is refused, so no
+    // streams group g2 exists to describe (READ implies DESCRIBE on the group).
+    expect(await streamsGroupCalls(node, 'bob', 'g2', 'orders')).toEqual([ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_ID_NOT_FOUND]);
     const admin = kafka(node, 'bob').admin();
     await admin.connect();
     try {

@@ -25,7 +25,7 @@
  *   (v10 and older) or TRANSACTION_ABORTABLE (v11). From v12 (transactions V2, part 2) the
  *   coordinator adds the partition itself. A stale epoch is INVALID_PRODUCER_EPOCH; a coordinator
  *   that is loading, moving or unreachable is NOT_ENOUGH_REPLICAS (which producers retry), as is
- *   CONCURRENT_TRANSACTIONS before v12. Nothing is appended when the check fails.
+ *   CONCURRENT_TRANSACTIONS (a V2 add retries it for 100 ms first). Nothing is appended when the check fails.
  *
  * Version notes: LogAppendTimeMs v2+, LogStartOffset v5+, RecordErrors/ErrorMessage v8+; v13
  * addresses topics by id. A topic compression.type other than `producer` rebuilds batches of

@@ -12,6 +12,10 @@ import type { ConsumerGroupDescribeRequest } from '../../protocol/generated/mess
 import type { ConsumerGroupDescribeResponseInput } from '../../protocol/generated/messages/consumer-group-describe-response.js';
 import type { ConsumerGroupHeartbeatRequest } from '../../protocol/generated/messages/consumer-group-heartbeat-request.js';
 import type { ConsumerGroupHeartbeatResponseInput } from '../../protocol/generated/messages/consumer-group-heartbeat-response.js';
+import type { StreamsGroupDescribeRequest } from '../../protocol/generated/messages/streams-group-describe-request.js';
+import type { StreamsGroupDescribeResponseInput } from '../../protocol/generated/messages/streams-group-describe-response.js';
+import type { StreamsGroupHeartbeatRequest } from '../../protocol/generated/messages/streams-group-heartbeat-request.js';
+import type { StreamsGroupHeartbeatResponseInput } from '../../protocol/generated/messages/streams-group-heartbeat-response.js';
 import type { DeleteGroupsRequest } from '../../protocol/generated/messages/delete-groups-request.js';
 import type { DeleteGroupsResponseInput } from '../../protocol/generated/messages/delete-groups-response.js';
 import type { DescribeGroupsRequest } from '../../protocol/generated/messages/describe-groups-request.js';
@@ -42,6 +46,24 @@ const readGroup = (apiKey: number): Guard<unknown, unknown> =>
 const consumerGroupHeartbeat = guard<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponseInput>(68, (az, ctx, req, next) => {
   if (!az.group(ctx, AclOperation.READ, req.groupId)) return { errorCode: GROUP_DENIED, errorMessage: null, memberEpoch: -1 };
   const refused = (req.subscribedTopicNames ?? []).filter((t) => !az.topic(ctx, AclOperation.DESCRIBE, t));
+  if (refused.length > 0) return { errorCode: TOPIC_DENIED, errorMessage: `The following topics are not authorized: ${refused.join(', ')}`, memberEpoch: -1 };
+  return next(ctx, req);
+});
+
+/**
+ * StreamsGroupHeartbeat: READ on the group, and DESCRIBE on every topic its topology names
+ * (source, repartition and changelog topics), as Kafka's KafkaApis.handleStreamsGroupHeartbeat.
+ */
+const streamsGroupHeartbeat = guard<StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponseInput>(88, (az, ctx, req, next) => {
+  if (!az.group(ctx, AclOperation.READ, req.groupId)) return { errorCode: GROUP_DENIED, errorMessage: null, memberEpoch: -1 };
+  const named = new Set<string>();
+  for (const st of req.topology?.subtopologies ?? []) {
+    for (const t of st.sourceTopics) named.add(t);
+    for (const t of st.repartitionSinkTopics) named.add(t);
+    for (const t of st.repartitionSourceTopics) named.add(t.name);
+    for (const t of st.stateChangelogTopics) named.add(t.name);
+  }
+  const refused = [...named].filter((t) => !az.topic(ctx, AclOperation.DESCRIBE, t));
   if (refused.length > 0) return { errorCode: TOPIC_DENIED, errorMessage: `The following topics are not authorized: ${refused.join(', ')}`, memberEpoch: -1 };
   return next(ctx, req);
 });
@@ -137,6 +159,15 @@ const consumerGroupDescribe = guard<ConsumerGroupDescribeRequest, ConsumerGroupD
   return { ...res, groups: [...described, ...denied.map((groupId) => ({ groupId, errorCode: GROUP_DENIED, errorMessage: null }))] };
 });
 
+/** StreamsGroupDescribe: DESCRIBE on each group; the others are answered GROUP_AUTHORIZATION_FAILED. */
+const streamsGroupDescribe = guard<StreamsGroupDescribeRequest, StreamsGroupDescribeResponseInput>(89, async (az, ctx, req, next) => {
+  const denied = req.groupIds.filter((g) => !az.group(ctx, AclOperation.DESCRIBE, g));
+  const res = await next(ctx, { ...req, groupIds: req.groupIds.filter((g) => !denied.includes(g)) });
+  if (res === null) return null;
+  const described = (res.groups ?? []).map((g) => (req.includeAuthorizedOperations ? { ...g, authorizedOperations: groupOps(az, ctx, g.groupId ?? '') } : g));
+  return { ...res, groups: [...described, ...denied.map((groupId) => ({ groupId, errorCode: GROUP_DENIED, errorMessage: null }))] };
+});
+
 const listGroups = guard<unknown, ListGroupsResponseInput>(16, async (az, ctx, req, next) => {
   // DESCRIBE on the cluster lists every group; otherwise only the groups the caller may describe.
   if (az.canCluster(ctx, AclOperation.DESCRIBE)) return next(ctx, req);
@@ -171,6 +202,8 @@ export const GROUP_GUARDS: readonly Guard<unknown, unknown>[] = [
   offsetFetch,
   describeGroups,
   consumerGroupDescribe,
+  streamsGroupHeartbeat,
+  streamsGroupDescribe,
   listGroups,
   deleteGroups,
   offsetDelete,
