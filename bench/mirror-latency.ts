@@ -19,9 +19,18 @@
  * the source; and the proxy's measured one-way hold time (timers fire late on a loaded
  * machine, so the delay actually added is shown beside the one asked for).
  *
+ * `--link netns` replaces the proxy with a real delayed IP link (./netns/link.ts): the source runs
+ * in network namespace fjsrc at 10.77.0.1, each destination in fjdst at 10.77.0.2, and the only
+ * path between them is a TUN pair joined by ./netns/main.go, which holds every packet for the
+ * one-way delay. The kernels' own TCP runs over it, so the sender's window and ACK clock see the
+ * round trip, as over a WAN. Each case first measures the link's round trip with ping, and the
+ * hold column is per packet, source → destination. Needs root, iproute2, /dev/net/tun and Go.
+ *
  *   node bench/run.mjs bench/mirror-latency.ts [--mb 64] [--delays 0,5,25] [--fetchers 1,4] [--pipeline=0,-1,10485760] [--rounds 1]
  *     [--mirror-config key=value]...   (a mirror setting for every case, e.g. mirror.fetch.wait.max.ms=50)
+ *     [--link proxy|netns] [--mtu 9000] [--rate bits/s]   (netns: the TUN devices' MTU; a rate cap per direction)
  */
+import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
@@ -29,6 +38,7 @@ import { type Broker, startFjord } from './compare/brokers.js';
 import { DelayProxy, type HoldStats } from './compare/delay-proxy.js';
 import { bytesOf, fjordCatchUp, MIRROR_PARTITIONS, segmentFiles, type CatchUp } from './compare/mirror.js';
 import { createTopic, endOffsets } from './compare/perf-tools.js';
+import { DST_ADDR, DST_NS, DelayLink, SRC_ADDR, SRC_NS, buildDelayLink, setupNamespaces, startFjordIn, teardownNamespaces } from './netns/link.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -38,6 +48,9 @@ const { values: flags } = parseArgs({
     pipeline: { type: 'string', default: '0,-1,10485760' },
     rounds: { type: 'string', default: '1' },
     'mirror-config': { type: 'string', multiple: true, default: [] },
+    link: { type: 'string', default: 'proxy' },
+    mtu: { type: 'string', default: '9000' },
+    rate: { type: 'string', default: '0' },
   },
 });
 const MB = Number(flags.mb);
@@ -45,6 +58,10 @@ const DELAYS = flags.delays.split(',').map(Number);
 const FETCHERS = flags.fetchers.split(',').map(Number);
 const PIPELINE = flags.pipeline.split(',').map(Number);
 const ROUNDS = Number(flags.rounds);
+const LINK = flags.link;
+if (LINK !== 'proxy' && LINK !== 'netns') throw new Error(`--link ${LINK}: proxy or netns`);
+const MTU = Number(flags.mtu);
+const RATE = Number(flags.rate);
 /** Mirror settings for every case (`--mirror-config key=value`, repeatable), e.g. mirror.fetch.wait.max.ms. */
 const MIRROR_CONFIG: Record<string, string> = Object.fromEntries(flags['mirror-config'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 const TOPIC = 'mirror-latency-src';
@@ -86,9 +103,17 @@ interface Case {
   readonly round: number;
   readonly result: CatchUp;
   readonly hold: HoldStats;
+  /** netns link: ping's average round trip across the link just before the case, ms. */
+  readonly rttMs?: number;
 }
 
-async function runCase(source: Broker, proxy: DelayProxy, delayMs: number, fetchers: number, pipeline: number, records: number, bytes: number): Promise<{ result: CatchUp; hold: Case['hold'] }> {
+/** How a case reaches the source: through the delaying proxy, or over the namespaces' delayed link. */
+interface Link {
+  readonly description: string;
+  runCase(delayMs: number, fetchers: number, pipeline: number, records: number, bytes: number): Promise<{ result: CatchUp; hold: HoldStats; rttMs?: number }>;
+}
+
+async function runProxyCase(source: Broker, proxy: DelayProxy, delayMs: number, fetchers: number, pipeline: number, records: number, bytes: number): Promise<{ result: CatchUp; hold: Case['hold'] }> {
   const dest = await startFjord({ durability: 'default', overrides: { 'mirror.num.replica.fetchers': String(fetchers) } });
   try {
     proxy.setDelayMs(delayMs);
@@ -103,6 +128,37 @@ async function runCase(source: Broker, proxy: DelayProxy, delayMs: number, fetch
   }
 }
 
+/** Average round trip of 5 pings from the destination's namespace to the source, ms. */
+function pingRttMs(): number {
+  const out = execFileSync('ip', ['netns', 'exec', DST_NS, 'ping', '-q', '-c', '5', '-i', '0.2', SRC_ADDR], { encoding: 'utf8' });
+  const m = /= [\d.]+\/([\d.]+)\//.exec(out);
+  if (m?.[1] === undefined) throw new Error(`cannot read ping's round trip from: ${out}`);
+  return Number(m[1]);
+}
+
+async function runNetnsCase(source: Broker, delayMs: number, fetchers: number, pipeline: number, records: number, bytes: number): Promise<{ result: CatchUp; hold: HoldStats; rttMs: number }> {
+  const link = await DelayLink.start(delayMs, RATE > 0 ? { rateBitsPerSec: RATE } : {});
+  let stats;
+  let result: CatchUp;
+  let rttMs: number;
+  try {
+    rttMs = pingRttMs();
+    const dest = await startFjordIn(DST_NS, DST_ADDR, 'default', { 'mirror.num.replica.fetchers': String(fetchers) });
+    try {
+      result = await fjordCatchUp(source, dest, TOPIC, records, bytes, { ...MIRROR_CONFIG, 'mirror.fetch.pipeline.max.bytes': String(pipeline) }, DEADLINE_MS);
+    } finally {
+      await dest.stop();
+    }
+  } finally {
+    stats = await link.stop();
+  }
+  const toDest = stats.find((s) => s.direction === 'a→b');
+  const toSource = stats.find((s) => s.direction === 'b→a');
+  if (toDest === undefined || toSource === undefined) throw new Error(`delaylink reported ${JSON.stringify(stats)}`);
+  if (toDest.dropped + toSource.dropped > 0) log(`  the link dropped ${toDest.dropped} packet(s) to the destination, ${toSource.dropped} to the source`);
+  return { result, rttMs, hold: { connections: toSource.connections, chunks: toDest.packets, p50: toDest.heldP50Ms, p99: toDest.heldP99Ms } };
+}
+
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
@@ -114,7 +170,7 @@ function wholeMbPerSec(c: CatchUp, bytes: number): number {
   return bytes / 1e6 / ((c.firstByteMs + c.seconds * 1000) / 1000);
 }
 
-function report(cases: readonly Case[], bytes: number, load: readonly number[]): void {
+function report(cases: readonly Case[], bytes: number, load: readonly number[], link: string): void {
   const fmt = (x: number, d = 1): string => x.toFixed(d);
   const per = (xs: readonly number[], d = 1): string => `${xs.map((x) => fmt(x, d)).join(', ')} (**${fmt(median(xs), d)}**)`;
   /** Each case's figure divided by that of the case `base` picks in the same round. */
@@ -125,10 +181,11 @@ function report(cases: readonly Case[], bytes: number, load: readonly number[]):
     });
   console.log(`mirror-latency: Fjord → Fjord catch-up, ${fmt(bytes / 2 ** 20, 0)} MiB of segment files, ${MIRROR_PARTITIONS} partitions, 1 KiB records, ${ROUNDS} round(s), ${cpus().length} CPUs`);
   console.log(`load average (1 min) before / after: ${load.map((x) => x.toFixed(2)).join(' / ')}; mirror config: ${JSON.stringify(MIRROR_CONFIG)}`);
-  console.log('link: delaying TCP proxy on loopback (fixed one-way delay per chunk, both directions, bandwidth not limited)');
+  console.log(`link: ${link}`);
   console.log('per round, then the median in bold; ratios are against the same settings at 0 ms in the same round\n');
-  console.log('| one-way delay | held p50 / p99 ms | mirror.num.replica.fetchers | mirror.fetch.pipeline.max.bytes | connections to the source | catch-up MB/s (first → last byte) | ÷ 0 ms | MB/s from --start | ÷ 0 ms | time to first byte ms | CPU-s/GB |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  const rtt = LINK === 'netns' ? ' ping RTT ms |' : '';
+  console.log(`| one-way delay |${rtt} held p50 / p99 ms | mirror.num.replica.fetchers | mirror.fetch.pipeline.max.bytes | connections to the source | catch-up MB/s (first → last byte) | ÷ 0 ms | MB/s from --start | ÷ 0 ms | time to first byte ms | CPU-s/GB |`);
+  console.log(`|---|${rtt === '' ? '' : '---|'}---|---|---|---|---|---|---|---|---|---|`);
   const catchUp = (c: Case): number => c.result.mbPerSec;
   const whole = (c: Case): number => wholeMbPerSec(c.result, bytes);
   for (const d of DELAYS) {
@@ -140,6 +197,7 @@ function report(cases: readonly Case[], bytes: number, load: readonly number[]):
       const held = mine.map((c) => `${fmt(c.hold.p50)} / ${fmt(c.hold.p99)}`).join(', ');
       const row = [
         `${d} ms`,
+        ...(LINK === 'netns' ? [mine.map((c) => fmt(c.rttMs ?? NaN)).join(', ')] : []),
         held,
         String(f),
         String(pb),
@@ -170,18 +228,56 @@ function report(cases: readonly Case[], bytes: number, load: readonly number[]):
   }
 }
 
-async function main(): Promise<void> {
-  const load0 = loadavg()[0] ?? 0;
+async function proxyLink(): Promise<{ link: Link; source: Broker; preloadVia: string; close(): Promise<void> }> {
   const proxy = await DelayProxy.listen();
   const source = await startFjord({ durability: 'default', overrides: { 'advertised.listeners': `PLAINTEXT://${proxy.address}` } });
+  const [host, port] = source.bootstrap.split(':');
+  proxy.setTarget(host ?? '127.0.0.1', Number(port));
+  return {
+    source,
+    preloadVia: proxy.address,
+    link: {
+      description: 'delaying TCP proxy on loopback (fixed one-way delay per chunk, both directions, bandwidth not limited)',
+      runCase: (d, f, p, r, b) => runProxyCase(source, proxy, d, f, p, r, b),
+    },
+    close: async () => {
+      await source.stop();
+      await proxy.close();
+    },
+  };
+}
+
+async function netnsLink(): Promise<{ link: Link; source: Broker; preloadVia: string; close(): Promise<void> }> {
+  buildDelayLink();
+  // The namespaces go on any exit, a failed set-up included; a signal ends the run the same way.
+  process.once('exit', teardownNamespaces);
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => process.exit(130));
+  setupNamespaces(MTU);
+  const source = await startFjordIn(SRC_NS, SRC_ADDR, 'default');
+  const rate = RATE > 0 ? `capped at ${RATE / 1e6} Mbit/s per direction` : 'bandwidth not limited';
+  return {
+    source,
+    preloadVia: source.bootstrap,
+    link: {
+      description: `TUN pair between network namespaces ${SRC_NS} (${SRC_ADDR}) and ${DST_NS} (${DST_ADDR}), every IP packet held for the one-way delay in both directions, MTU ${MTU}, ${rate}; kernel TCP end to end`,
+      runCase: (d, f, p, r, b) => runNetnsCase(source, d, f, p, r, b),
+    },
+    close: async () => {
+      await source.stop();
+      teardownNamespaces();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const load0 = loadavg()[0] ?? 0;
+  const { link, source, preloadVia, close } = LINK === 'netns' ? await netnsLink() : await proxyLink();
   const cases: Case[] = [];
   try {
-    const [host, port] = source.bootstrap.split(':');
-    proxy.setTarget(host ?? '127.0.0.1', Number(port));
     const records = Math.round((MB * 2 ** 20) / RECORD_BYTES);
     log(`preloading ${MB} MiB (${records} records) into the source`);
     await createTopic(source.bootstrap, TOPIC, MIRROR_PARTITIONS);
-    await preload(proxy.address, records);
+    await preload(preloadVia, records);
     const total = (await endOffsets(source.bootstrap, TOPIC)).reduce((s, x) => s + x, 0);
     if (total !== records) throw new Error(`preload wrote ${total} of ${records} records`);
     const bytes = bytesOf(segmentFiles(source, TOPIC));
@@ -193,17 +289,16 @@ async function main(): Promise<void> {
         for (const fetchers of FETCHERS) {
           for (const pipeline of PIPELINE) {
             log(`round ${round + 1}: ${delayMs} ms one-way, ${fetchers} fetcher(s), pipeline ${pipeline}`);
-            const { result, hold } = await runCase(source, proxy, delayMs, fetchers, pipeline, records, bytes);
-            log(`  ${result.mbPerSec.toFixed(1)} MB/s first → last byte, ${wholeMbPerSec(result, bytes).toFixed(1)} MB/s from --start, ${hold.connections} connection(s)`);
-            cases.push({ delayMs, fetchers, pipeline, round, result, hold });
+            const { result, hold, rttMs } = await link.runCase(delayMs, fetchers, pipeline, records, bytes);
+            log(`  ${result.mbPerSec.toFixed(1)} MB/s first → last byte, ${wholeMbPerSec(result, bytes).toFixed(1)} MB/s from --start, ${hold.connections} connection(s)${rttMs === undefined ? '' : `, ping ${rttMs.toFixed(1)} ms`}`);
+            cases.push({ delayMs, fetchers, pipeline, round, result, hold, ...(rttMs === undefined ? {} : { rttMs }) });
           }
         }
       }
     }
-    report(cases, bytes, [load0, loadavg()[0] ?? 0]);
+    report(cases, bytes, [load0, loadavg()[0] ?? 0], link.description);
   } finally {
-    await source.stop();
-    await proxy.close();
+    await close();
   }
 }
 

@@ -1,0 +1,3 @@
+module fjord/bench/netns
+
+go 1.26
