@@ -66,7 +66,7 @@ async function main(): Promise<void> {
       const stats = await link.stop();
       const data = stats.find((x) => x.direction === 'a→b');
       const dropped = stats.reduce((n, x) => n + x.dropped, 0);
-      console.log(`| ${d} ms | ${rtt} | ${s.toFixed(2)} s | ${((mb * 2 ** 20) / 1e6 / s).toFixed(1)} | ${data?.heldP50Ms ?? NaN} / ${data?.heldP99Ms ?? NaN} | ${dropped} |`);
+      console.log(`| ${d} ms | ${rtt} | ${s.toFixed(2)} s | ${((mb * 2 ** 20) / 1e6 / s).toFixed(1)} | ${(data?.heldP50Ms ?? NaN).toFixed(2)} / ${(data?.heldP99Ms ?? NaN).toFixed(2)} | ${dropped} |`);
     }
   }
 }
