@@ -106,6 +106,12 @@ export interface LinkStats {
   readonly heldP99Ms: number;
 }
 
+/** Running links, killed if the benchmark exits without stopping them (their TUN fds would keep the namespaces alive). */
+const liveLinks = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of liveLinks) c.kill('SIGKILL');
+});
+
 /** One running delaylink between the two namespaces' TUN devices. */
 export class DelayLink {
   private constructor(
@@ -118,6 +124,8 @@ export class DelayLink {
     if (opts.rateBitsPerSec !== undefined) args.push('-rate', String(opts.rateBitsPerSec));
     if (opts.limitPackets !== undefined) args.push('-limit', String(opts.limitPackets));
     const child = spawn(BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    liveLinks.add(child);
+    child.once('exit', () => liveLinks.delete(child));
     const out: string[] = [];
     let err = '';
     let partial = '';
