@@ -50,7 +50,8 @@ export async function runTxnVerification(c: WireClient, topic: string): Promise<
     const records = buildRecordBatch({ producerId: Number(pid), producerEpoch, baseSequence, isTransactional: true, records: [{ value: Buffer.from(`v${v}`) }] });
     const r = await lastAnswer(
       async () => decodeProduceResponse(await c.call(0, v, (w) => encodeProduceRequest(w, { transactionalId: txnId, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] }, v)), v),
-      (res) => res.responses[0]!.partitionResponses[0]!.errorCode !== ErrorCode.NOT_ENOUGH_REPLICAS,
+      // A new partition may still be without a leader (NOT_LEADER_OR_FOLLOWER, nothing appended).
+      (res) => !([ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.NOT_LEADER_OR_FOLLOWER] as readonly number[]).includes(res.responses[0]!.partitionResponses[0]!.errorCode),
     );
     const p = r.responses[0]!.partitionResponses[0]!;
     return [p.errorCode, p.errorMessage ?? null];

@@ -83,10 +83,20 @@ export function differentialTests<T>(scenario: Scenario<T>, kafka: () => Target,
 
   test(`${scenario.id} on Apache Kafka`, async () => {
     const target = kafka();
-    const obs = await scenario.run(target, topicFor(scenario.id, target));
-    scenario.check(obs);
-    kafkaObservation = obs;
-  }, timeout);
+    // Apache Kafka is the reference, not what is under test: a failure there (a client racing a
+    // broker still settling) is retried once on a fresh topic, and shown, before it counts.
+    const attempt = async (topic: string): Promise<T> => {
+      const obs = await scenario.run(target, topic);
+      scenario.check(obs);
+      return obs;
+    };
+    try {
+      kafkaObservation = await attempt(topicFor(scenario.id, target));
+    } catch (e) {
+      console.warn(`[interop] ${scenario.id} failed once on Apache Kafka, retrying on a fresh topic: ${message(e)}`);
+      kafkaObservation = await attempt(topicFor(`${scenario.id}-again`, target));
+    }
+  }, timeout * 2);
 
   test(`${scenario.id} on Fjord`, async () => {
     const expected = EXPECTED_FAILURES[scenario.id];
