@@ -34,13 +34,13 @@ import type { ShareCoordinator } from './share-coordinator.js';
 
 type Outcome = { partition: number; errorCode: number; errorMessage: string | null };
 
+/** Runs `op` on every partition of every topic of a state request, answering in the same shape. */
+async function eachPartition<P, R>(topics: readonly { topicId: string; partitions: readonly P[] }[], op: (topicId: string, p: P) => Promise<R>): Promise<{ topicId: string; partitions: R[] }[]> {
+  return Promise.all(topics.map(async (t) => ({ topicId: t.topicId, partitions: await Promise.all(t.partitions.map((p) => op(t.topicId, p))) })));
+}
+
 async function perPartition<P extends { partition: number }>(topics: readonly { topicId: string; partitions: readonly P[] }[], op: (topicId: string, p: P) => Promise<number>): Promise<{ topicId: string; partitions: Outcome[] }[]> {
-  return Promise.all(
-    topics.map(async (t) => ({
-      topicId: t.topicId,
-      partitions: await Promise.all(t.partitions.map(async (p) => ({ partition: p.partition, errorCode: await op(t.topicId, p).catch(errorCodeOf), errorMessage: null }))),
-    })),
-  );
+  return eachPartition(topics, async (topicId, p) => ({ partition: p.partition, errorCode: await op(topicId, p).catch(errorCodeOf), errorMessage: null }));
 }
 
 /** Whether the metadata image holds a topic id's partition. */
@@ -64,28 +64,21 @@ export function shareStateHandlers(state: ShareCoordinator, exists: PartitionExi
     decode: decodeReadShareGroupStateRequest,
     encode: encodeReadShareGroupStateResponse,
     async handle(_rc, req) {
-      const results = await Promise.all(
-        req.topics.map(async (t) => ({
-          topicId: t.topicId,
-          partitions: await Promise.all(
-            t.partitions.map(async (p) => {
-              if (!exists(t.topicId, p.partition)) return { partition: p.partition, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, stateEpoch: 0, startOffset: -1n, stateBatches: [] };
-              try {
-                const s = await state.readState(req.groupId, t.topicId, p.partition);
-                return {
-                  partition: p.partition,
-                  errorCode: 0,
-                  stateEpoch: s?.stateEpoch ?? 0,
-                  startOffset: BigInt(s?.startOffset ?? -1),
-                  stateBatches: (s?.stateBatches ?? []).map((b) => ({ firstOffset: BigInt(b.firstOffset), lastOffset: BigInt(b.lastOffset), deliveryState: b.deliveryState, deliveryCount: b.deliveryCount })),
-                };
-              } catch (e) {
-                return { partition: p.partition, errorCode: errorCodeOf(e), stateEpoch: 0, startOffset: -1n, stateBatches: [] };
-              }
-            }),
-          ),
-        })),
-      );
+      const results = await eachPartition(req.topics, async (topicId, p) => {
+        if (!exists(topicId, p.partition)) return { partition: p.partition, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, stateEpoch: 0, startOffset: -1n, stateBatches: [] };
+        try {
+          const s = await state.readState(req.groupId, topicId, p.partition);
+          return {
+            partition: p.partition,
+            errorCode: 0,
+            stateEpoch: s?.stateEpoch ?? 0,
+            startOffset: BigInt(s?.startOffset ?? -1),
+            stateBatches: (s?.stateBatches ?? []).map((b) => ({ firstOffset: BigInt(b.firstOffset), lastOffset: BigInt(b.lastOffset), deliveryState: b.deliveryState, deliveryCount: b.deliveryCount })),
+          };
+        } catch (e) {
+          return { partition: p.partition, errorCode: errorCodeOf(e), stateEpoch: 0, startOffset: -1n, stateBatches: [] };
+        }
+      });
       return { results };
     },
   };
@@ -126,24 +119,17 @@ export function shareStateHandlers(state: ShareCoordinator, exists: PartitionExi
     decode: decodeReadShareGroupStateSummaryRequest,
     encode: encodeReadShareGroupStateSummaryResponse,
     async handle(_rc, req) {
-      const results = await Promise.all(
-        req.topics.map(async (t) => ({
-          topicId: t.topicId,
-          partitions: await Promise.all(
-            t.partitions.map(async (p) => {
-              const none = { partition: p.partition, errorMessage: null, stateEpoch: 0, leaderEpoch: -1, startOffset: -1n, deliveryCompleteCount: -1 };
-              if (!exists(t.topicId, p.partition)) return { ...none, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
-              try {
-                const s = await state.readSummary(req.groupId, t.topicId, p.partition);
-                if (s === null) return { ...none, errorCode: ErrorCode.NONE };
-                return { partition: p.partition, errorCode: ErrorCode.NONE, errorMessage: null, stateEpoch: s.stateEpoch, leaderEpoch: s.leaderEpoch, startOffset: BigInt(s.startOffset), deliveryCompleteCount: s.deliveryCompleteCount };
-              } catch (e) {
-                return { ...none, errorCode: errorCodeOf(e) };
-              }
-            }),
-          ),
-        })),
-      );
+      const results = await eachPartition(req.topics, async (topicId, p) => {
+        const none = { partition: p.partition, errorMessage: null, stateEpoch: 0, leaderEpoch: -1, startOffset: -1n, deliveryCompleteCount: -1 };
+        if (!exists(topicId, p.partition)) return { ...none, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+        try {
+          const s = await state.readSummary(req.groupId, topicId, p.partition);
+          if (s === null) return { ...none, errorCode: ErrorCode.NONE };
+          return { partition: p.partition, errorCode: ErrorCode.NONE, errorMessage: null, stateEpoch: s.stateEpoch, leaderEpoch: s.leaderEpoch, startOffset: BigInt(s.startOffset), deliveryCompleteCount: s.deliveryCompleteCount };
+        } catch (e) {
+          return { ...none, errorCode: errorCodeOf(e) };
+        }
+      });
       return { results };
     },
   };
