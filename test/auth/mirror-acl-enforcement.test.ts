@@ -20,7 +20,14 @@ let dest: SecureNode;
 const work = mkdtempSync(join(tmpdir(), 'fjord-mirror-acls-'));
 
 beforeAll(async () => {
-  source = await startSecureNode({ listeners: 'PLAINTEXT://127.0.0.1:0', 'mirror.metadata.refresh.interval.ms': '500' });
+  // The source holds ACLs, so it has an authorizer too (without one it answers SECURITY_DISABLED);
+  // its anonymous PLAINTEXT principal is a super user.
+  source = await startSecureNode({
+    listeners: 'PLAINTEXT://127.0.0.1:0',
+    'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+    'super.users': 'User:ANONYMOUS',
+    'mirror.metadata.refresh.interval.ms': '500',
+  });
   dest = await startSecureNode({
     listeners: 'PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0',
     'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT',

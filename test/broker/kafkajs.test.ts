@@ -47,7 +47,9 @@ async function consumeAll(topic: string, count: number, groupId = `g-${topic}-${
 }
 
 beforeAll(async () => {
-  node = await startNode({ overrides: { 'num.partitions': 2 } });
+  // The ACL APIs need an authorizer (without one they answer SECURITY_DISABLED, as Kafka's do);
+  // the anonymous PLAINTEXT principal is a super user, so nothing else is restricted.
+  node = await startNode({ overrides: { 'num.partitions': 2, 'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer', 'super.users': 'User:ANONYMOUS' } });
   kafka = client();
   admin = kafka.admin();
   await admin.connect();

@@ -34,6 +34,11 @@ const DEFAULT_OVERRIDES: Readonly<Record<string, string>> = {
   'transaction.state.log.replication.factor': '1',
   'transaction.state.log.min.isr': '1',
   'group.initial.rebalance.delay.ms': '0',
+  // As on the Kafka side: an authorizer, so the ACL APIs store ACLs (librdkafka's 0081 creates,
+  // describes and deletes them; without one they answer SECURITY_DISABLED), and the anonymous
+  // PLAINTEXT principal a super user, so nothing else is restricted.
+  'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+  'super.users': 'User:ANONYMOUS',
 };
 
 export async function startFjordNode(opts: FjordNodeOptions = {}): Promise<FjordNode> {

@@ -39,9 +39,11 @@ let d: RunningNode;
 let kafka: KafkaBroker;
 const work = mkdtempSync(join(tmpdir(), 'fjord-acl-sync-'));
 const FAST = { 'mirror.failed.retry.initial.backoff.ms': 200, 'mirror.failed.retry.max.backoff.ms': 1000, 'mirror.metadata.refresh.interval.ms': 500 };
+/** Nodes that hold ACLs need an authorizer; the anonymous PLAINTEXT principal (and the node's own syncs) are super users. */
+const AUTHORIZER = { 'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer', 'super.users': 'User:ANONYMOUS' };
 
 beforeAll(async () => {
-  [a, d, kafka] = await Promise.all([startNode({ overrides: FAST }), startNode({ overrides: FAST }), startKafkaSource({ overrides: { 'authorizer.class.name': '' } })]);
+  [a, d, kafka] = await Promise.all([startNode({ overrides: { ...FAST, ...AUTHORIZER } }), startNode({ overrides: { ...FAST, ...AUTHORIZER } }), startKafkaSource({ overrides: { 'authorizer.class.name': '' } })]);
 }, 120_000);
 
 afterAll(async () => {

@@ -1,27 +1,44 @@
 /**
  * CreateAcls (key 30), v1-3.
  *
- * Behavior: each binding is validated like Kafka's AclControlManager (INVALID_REQUEST with the
- * reason); valid ones are stored as AccessControlEntryRecords in one metadata write; a binding
- * that already exists is not stored twice. Not enforced (see acls.ts).
+ * Behavior: a request with a binding with an UNKNOWN element does not parse (Kafka's
+ * CreateAclsRequest refuses it as it is read): the connection is closed. Without an authorizer
+ * (`authorizer.class.name` unset) every creation is answered SECURITY_DISABLED and nothing is
+ * stored, as Kafka's AclApis.handleCreateAcls does. With one, each binding is validated like
+ * Kafka's AclControlManager (INVALID_REQUEST with the reason); valid ones are stored as
+ * AccessControlEntryRecords in one metadata write; a binding that already exists is not stored
+ * twice.
  */
 import { randomUUID } from 'node:crypto';
+import { DecodeError } from '../../protocol/decode-error.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeCreateAclsRequest, type CreateAclsRequest } from '../../protocol/generated/messages/create-acls-request.js';
 import { encodeCreateAclsResponse, type CreateAclsResponseInput } from '../../protocol/generated/messages/create-acls-response.js';
-import { invalidBinding, sameBinding, type AclBinding } from '../acls.js';
+import { invalidBinding, invalidFilter, sameBinding, type AclBinding } from '../acls.js';
+import { hasAuthorizer } from '../authz/install.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { MetadataRecord } from '../../controller/metadata-records.js';
 
 export function createAclsHandler(ctx: BrokerContext): ApiHandler<CreateAclsRequest, CreateAclsResponseInput> {
+  // `authorizer.class.name` is read-only: whether there is an authorizer is fixed for the node's life.
+  const enabled = hasAuthorizer(ctx.config);
   return {
     apiKey: 30,
     minVersion: 1,
     maxVersion: 3,
-    decode: decodeCreateAclsRequest,
+    decode(r, version) {
+      const req = decodeCreateAclsRequest(r, version);
+      for (const c of req.creations) {
+        // Kafka's AclBinding.isUnknown: the same four codes a filter may not leave UNKNOWN.
+        const unknown = invalidFilter({ ...c, patternType: c.resourcePatternType });
+        if (unknown) throw new DecodeError(`CreateAcls: ${unknown}`);
+      }
+      return req;
+    },
     encode: encodeCreateAclsResponse,
     async handle(_rc, req) {
+      if (!enabled) return { throttleTimeMs: 0, results: req.creations.map(() => ({ errorCode: ErrorCode.SECURITY_DISABLED, errorMessage: 'No Authorizer is configured.' })) };
       const results: { errorCode: number; errorMessage: string | null }[] = [];
       let failure: { errorCode: number; errorMessage: string | null } | null = null;
       const res = await ctx.controller.write((img) => {

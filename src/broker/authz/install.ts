@@ -25,9 +25,21 @@ export const API_GUARDS: ReadonlyMap<number, Guard<unknown, unknown>> = new Map(
   [...DATA_GUARDS, ...TOPIC_GUARDS, ...GROUP_GUARDS, ...CLUSTER_GUARDS, ...TXN_MIRROR_GUARDS, ...SHARE_GUARDS].map((g) => [g.apiKey, g]),
 );
 
+function authorizerClassName(config: BrokerConfig): string {
+  return (config.get('authorizer.class.name') ?? '').trim();
+}
+
+/**
+ * Whether `authorizer.class.name` is set (an unsupported class stops the start, see below). Like
+ * Kafka's broker, a node without one stores no ACLs: its ACL APIs answer SECURITY_DISABLED.
+ */
+export function hasAuthorizer(config: BrokerConfig): boolean {
+  return authorizerClassName(config) !== '';
+}
+
 /** The authorizer `authorizer.class.name` asks for, or null when the key is unset. */
 export function authorizerFromConfig(config: BrokerConfig): StandardAuthorizer | null {
-  const className = (config.get('authorizer.class.name') ?? '').trim();
+  const className = authorizerClassName(config);
   if (className === '') return null;
   if (className !== STANDARD_AUTHORIZER_CLASS) {
     throw new Error(`authorizer.class.name=${className} is not supported: Fjord serves ${STANDARD_AUTHORIZER_CLASS}`);
