@@ -3,8 +3,11 @@
  * (DescribeAcls with an all-matching filter) that a `mirror.acls.include` rule matches is created
  * on this node when missing, and every ACL of this node that is not in that filtered source set
  * is deleted, except ACLs on CLUSTER_MIRROR resources: those govern the mirror link itself and
- * belong to each cluster. A source without an authorizer (SECURITY_DISABLED, or no DescribeAcls
- * at all) is skipped silently, and so is a mirror whose include list is empty.
+ * belong to each cluster. A mirror whose include list is empty is skipped. A source without an
+ * authorizer (SECURITY_DISABLED, or no DescribeAcls at all) has no ACLs to sync, and this node
+ * without one cannot hold them: either way the round is skipped, this node's ACLs are left as
+ * they are, and the result says why (the reference skips a source without an authorizer silently;
+ * src/mirror/source-sync.ts logs the reason once instead).
  *
  * Rule syntax of `mirror.acls.include` (a comma-separated list, so a rule cannot contain a comma):
  *   resourceType;resourceName;operation;permissionType;principal
@@ -104,7 +107,7 @@ function key(b: MirrorAclBinding): string {
   return JSON.stringify([b.resourceType, b.resourceName, b.patternType, b.principal, b.host, b.operation, b.permissionType]);
 }
 
-/** Every ACL of a cluster, or null when it has no authorizer (SECURITY_DISABLED) or no DescribeAcls. */
+/** Every ACL of a cluster, or null when it has no authorizer (SECURITY_DISABLED, as Kafka's AclApis answers) or no DescribeAcls. */
 export async function describeAllAcls(client: KafkaClient): Promise<MirrorAclBinding[] | null> {
   const res = await client.sendIfSupported(Apis.DescribeAcls, {
     resourceTypeFilter: ANY,
@@ -126,24 +129,33 @@ export async function describeAllAcls(client: KafkaClient): Promise<MirrorAclBin
   return out;
 }
 
+/** Why a round did nothing: the include list is empty, or one side has no authorizer. */
+export const AclSyncSkip = {
+  OFF: 'off',
+  SOURCE_SECURITY_DISABLED: 'source-security-disabled',
+  DESTINATION_SECURITY_DISABLED: 'destination-security-disabled',
+} as const;
+export type AclSyncSkip = (typeof AclSyncSkip)[keyof typeof AclSyncSkip];
+
 export interface AclSyncResult {
   readonly created: number;
   readonly deleted: number;
-  /** True when the round was skipped (source without authorizer, or an empty include list). */
-  readonly skipped: boolean;
+  /** Why the round was skipped, null when it ran. */
+  readonly skipped: AclSyncSkip | null;
 }
 
 /** One ACL sync round for one mirror: `source` is the mirror's source client, `self` a client to this node. */
 export async function syncAcls(mirrorName: string, host: Pick<MirrorHost, 'mirrorConfigs'>, source: KafkaClient, self: KafkaClient): Promise<AclSyncResult> {
-  const skipped: AclSyncResult = { created: 0, deleted: 0, skipped: true };
+  const skip = (why: AclSyncSkip): AclSyncResult => ({ created: 0, deleted: 0, skipped: why });
   const cfg = host.mirrorConfigs().get(mirrorName);
-  if (cfg === undefined) return skipped;
+  if (cfg === undefined) return skip(AclSyncSkip.OFF);
   const rules = splitList(mirrorConfigValue(cfg, 'mirror.acls.include')).map(parseAclRule);
-  if (rules.length === 0) return skipped;
+  if (rules.length === 0) return skip(AclSyncSkip.OFF);
+  // The source first: one without an authorizer has nothing to sync, whatever this node has.
   const src = await describeAllAcls(source);
-  if (src === null) return skipped;
+  if (src === null) return skip(AclSyncSkip.SOURCE_SECURITY_DISABLED);
   const local = await describeAllAcls(self);
-  if (local === null) return skipped;
+  if (local === null) return skip(AclSyncSkip.DESTINATION_SECURITY_DISABLED);
   const wanted = new Map<string, MirrorAclBinding>();
   for (const b of src) if (b.resourceType !== CLUSTER_MIRROR_ACL_RESOURCE && rules.some((r) => r(b))) wanted.set(key(b), b);
   const have = new Map(local.map((b) => [key(b), b]));
@@ -172,5 +184,5 @@ export async function syncAcls(mirrorName: string, host: Pick<MirrorHost, 'mirro
     });
     deleted = res?.filterResults.reduce((n, r) => n + (r.errorCode === 0 ? r.matchingAcls.length : 0), 0) ?? 0;
   }
-  return { created, deleted, skipped: false };
+  return { created, deleted, skipped: null };
 }

@@ -11,7 +11,7 @@
 import { channel } from 'node:diagnostics_channel';
 import { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
-import { syncAcls } from './acl-sync.js';
+import { AclSyncSkip, syncAcls } from './acl-sync.js';
 import { syncGroupOffsets } from './group-offset-sync.js';
 import { syncShareGroupOffsets } from './share-group-offset-sync.js';
 import { followSourceTopics } from './partition-growth.js';
@@ -27,6 +27,12 @@ import { errorCodeOf } from '../protocol/kafka-error.js';
 
 /** Failed sync rounds per kind, counted by src/metrics (the channel names are in src/metrics/channels.ts). */
 const syncErrorChannel = channel('fjord:mirror-sync-error');
+
+/** What the log says when an ACL sync round is skipped for want of an authorizer. */
+const ACL_SKIP_REASONS: Readonly<Partial<Record<AclSyncSkip, string>>> = {
+  [AclSyncSkip.SOURCE_SECURITY_DISABLED]: "the source has no authorizer (DescribeAcls answers SECURITY_DISABLED), so there are no ACLs to sync; this node's ACLs are left as they are",
+  [AclSyncSkip.DESTINATION_SECURITY_DISABLED]: 'this node has no authorizer (authorizer.class.name is unset), so it cannot hold the source\'s ACLs',
+};
 
 /** Starts / stops topics on behalf of pattern discovery (the control plane's Start/Stop). */
 export interface TopicDiscovery {
@@ -49,12 +55,16 @@ export class MirrorSourceSync {
   /** Set by the control plane once it exists. */
   topicDiscovery: TopicDiscovery | null = null;
   private selfClient: KafkaClient | null = null;
+  /** Per mirror, why its last ACL sync round was skipped (null: it ran), so a reason is logged once. */
+  private readonly aclSkips = new Map<string, AclSyncSkip | null>();
 
   constructor(private readonly deps: SourceSyncDeps) {}
 
   /** One refresh round over every mirror. */
   async refreshSources(): Promise<void> {
     const { machine } = this.deps;
+    const names = new Set(this.deps.runtimes().map((rt) => rt.name));
+    for (const name of this.aclSkips.keys()) if (!names.has(name)) this.aclSkips.delete(name);
     for (const rt of this.deps.runtimes()) {
       if (this.deps.isClosed()) return;
       let id: string;
@@ -84,11 +94,20 @@ export class MirrorSourceSync {
     }
   }
 
-  /** Best effort ACL sync (spec §10.3). */
+  /**
+   * Best effort ACL sync (spec §10.3). A side without an authorizer is a configuration, not a
+   * failure: the round is skipped, its reason logged when it first appears, and nothing counted.
+   */
   private async syncAclsOf(rt: MirrorRuntime): Promise<void> {
     try {
       const r = await syncAcls(rt.name, this.deps.host, rt.client, this.self());
       if (r.created + r.deleted > 0) this.deps.log(`mirror ${rt.name}: ACL sync created ${r.created}, deleted ${r.deleted}`);
+      const before = this.aclSkips.get(rt.name);
+      this.aclSkips.set(rt.name, r.skipped);
+      if (r.skipped !== before) {
+        const why = r.skipped === null ? undefined : ACL_SKIP_REASONS[r.skipped];
+        if (why !== undefined) this.deps.log(`mirror ${rt.name}: ACL sync skipped: ${why}`);
+      }
     } catch (err) {
       if (syncErrorChannel.hasSubscribers) syncErrorChannel.publish({ mirror: rt.name, kind: 'acls' });
       this.failed(rt.name, 'ACL sync', err);

@@ -239,8 +239,9 @@ const allow = (resourceType: number, resourceName: string, operation: number) =>
 describe('mirroring into a cluster whose only listener is SASL_SSL, SCRAM-SHA-512 between the nodes', () => {
   it('mirrors records with CLUSTER_ACTION alone; the syncs through the node are refused, with a warning', async () => {
     await produce(0, 300);
-    // No ACL sync: the source has no ACLs, and the sync would delete every destination ACL that
-    // is not on the source, the nodes' own CLUSTER_ACTION grant with them (docs/cluster.md).
+    // No ACL sync. This plain source has no authorizer, so the sync would only be skipped; from a
+    // source with one and no ACLs it would delete every destination ACL not on the source, the
+    // nodes' own CLUSTER_ACTION grant with them (docs/cluster.md).
     await mirrorAdmin().createClusterMirror(MIRROR, { 'bootstrap.servers': source.bootstrap, 'mirror.fetch.wait.max.ms': '100', 'mirror.socket.timeout.ms': '3000', 'mirror.acls.include': '' });
     expect((await mirrorAdmin().startMirrorTopics(MIRROR, [TOPIC])).map((t) => t.errorCode)).toEqual([0]);
     await eventually('every partition MIRRORING with 100 records', () => caughtUp(100), 60_000).catch((e: unknown) => {
