@@ -190,6 +190,8 @@ export class ShareGroupCoordinator {
     }
     const interval = this.cfg.heartbeatIntervalMs(req.groupId);
     let group = this.groups.get(req.groupId);
+    // A heartbeat or leave needs the group (Kafka's getOrMaybeCreateShareGroup, shareGroup): GROUP_ID_NOT_FOUND.
+    if (req.memberEpoch !== 0 && group === undefined) return fail(ErrorCode.GROUP_ID_NOT_FOUND, req.memberEpoch === -1 ? `Group ${req.groupId} not found.` : `Share group ${req.groupId} not found.`);
     if (req.memberEpoch === -1) {
       const m = group?.members.get(req.memberId);
       if (group === undefined || m === undefined) return fail(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${req.memberId} is not a member of group ${req.groupId}.`);

@@ -173,7 +173,7 @@ describe('share group APIs', () => {
     const g = 'hb-group';
     expect((await heartbeat({ groupId: g, memberId: '', memberEpoch: 0, subscribedTopicNames: ['share-hb'] })).errorCode).toBe(ErrorCode.INVALID_REQUEST);
     expect((await heartbeat({ groupId: g, memberId: 'm1', memberEpoch: 0, subscribedTopicNames: null })).errorCode).toBe(ErrorCode.INVALID_REQUEST);
-    expect((await heartbeat({ groupId: g, memberId: 'nobody', memberEpoch: 3, subscribedTopicNames: null })).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+    expect((await heartbeat({ groupId: g, memberId: 'nobody', memberEpoch: 3, subscribedTopicNames: null })).errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
     const id = topicIds.get('share-hb')!;
     const a = await heartbeat({ groupId: g, memberId: 'm-a', memberEpoch: 0, subscribedTopicNames: ['share-hb'] });
     expect(a).toMatchObject({ errorCode: 0, memberId: 'm-a', memberEpoch: 1, heartbeatIntervalMs: 5000, assignment: { topicPartitions: [{ topicId: id, partitions: [0, 1] }] } });
