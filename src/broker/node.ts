@@ -35,7 +35,7 @@ import { planListeners } from '../server/listeners.js';
 import { saslApiHandlers } from '../server/sasl-apis.js';
 import { brokerHandlers, shareHandlers, streamsHandlers } from './apis/index.js';
 import { createShareGroups } from './share-wiring.js';
-import { wrapGroupListing } from './share-group-listing.js';
+import { wrapGroupDeletion } from './share-group-listing.js';
 import { BrokerQuotas } from '../quota/broker-quotas.js';
 import { authorizerFromConfig, followAcls, guardHandlers } from './authz/install.js';
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../auth/acl-model.js';
@@ -221,10 +221,9 @@ export class BrokerNode {
     registry.registerAll(groups.handlers);
     registry.registerAll(streamsHandlers(ctx, groups.coordinator));
     const share = createShareGroups(ctx, coordinatorHost, groups.coordinator);
-    const isOtherGroup = (id: string): Promise<boolean> =>
-      groups.coordinator.describeConsumerGroup(id).then((d) => d.description !== null || d.isClassic, () => false);
+    const isOtherGroup = (id: string): Promise<boolean> => groups.coordinator.groupType(id).then((t) => t !== null && t !== 'share', () => false);
     registry.registerAll(shareHandlers(ctx, share, isOtherGroup));
-    wrapGroupListing(registry.handlers, share);
+    wrapGroupDeletion(registry.handlers, share);
     const txns = await createTxnApiHandlers(coordinatorHost, groups.coordinator);
     registry.registerAll(txns.handlers);
     // Transactional produces and TxnOffsetCommit check their partitions with the producer's

@@ -5,7 +5,7 @@
  */
 import { ConfigResourceType } from '../controller/metadata-image.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
-import { ShareGroupCoordinator } from '../share/share-group-coordinator.js';
+import { ShareGroupCoordinator, type ShareStateInitializer } from '../share/share-group-coordinator.js';
 import { SharePartitionManager, type ShareLogs } from '../share/share-partition-manager.js';
 import { ShareCoordinator } from '../share/share-coordinator.js';
 import { ShareStateClient } from '../share/share-state-client.js';
@@ -64,6 +64,29 @@ export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost, gro
     leaderEpochOf: (topicId, partition) => ctx.image.topicsById.get(topicId)?.partitions[partition]?.leaderEpoch ?? -1,
   });
   const partitions = new SharePartitionManager(logs, ctx.config.int('group.share.max.share.sessions'), persister);
+  /**
+   * The group coordinator's InitializeShareGroupState (Kafka's persisterInitialize). A
+   * share-partition whose coordinator already holds a start offset keeps its state and counts as
+   * initialized: AlterShareGroupOffsets or an earlier node (which initialized share-partitions on
+   * first fetch only) set it, and starting it again at -1 would move it to share.auto.offset.reset.
+   */
+  const initializer: ShareStateInitializer = {
+    async initialize(groupId, stateEpoch, parts) {
+      const done = await Promise.all(
+        parts.map(async (tp) => {
+          try {
+            if ((await persister.readSummary(groupId, tp.topicId, tp.partition)).startOffset >= 0) return tp;
+            const code = await persister.initialize(groupId, tp.topicId, tp.partition, stateEpoch, -1);
+            return code === ErrorCode.NONE || code === ErrorCode.FENCED_STATE_EPOCH ? tp : null;
+          } catch (e) {
+            ctx.log.warn('share-partition state not initialized', { groupId, topicId: tp.topicId, partition: tp.partition, error: (e as Error).message });
+            return null;
+          }
+        }),
+      );
+      return done.filter((tp): tp is { topicId: string; partition: number } => tp !== null);
+    },
+  };
   const coordinator = new ShareGroupCoordinator(
     {
       topicId: (name) => ctx.image.topic(name)?.topicId,
@@ -82,6 +105,7 @@ export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost, gro
       write: (groupId, records) => groups.runtime.write(groupId, () => ({ records, response: undefined })),
       epoch: (groupId) => host.leadership?.leaderEpoch(CONSUMER_OFFSETS, groups.runtime.partitionFor(groupId)) ?? 0,
     },
+    initializer,
   );
   return {
     coordinator,

@@ -33,7 +33,7 @@ export class ClassicJoin {
     if (req.sessionTimeoutMs < cfg.minSessionTimeoutMs || req.sessionTimeoutMs > cfg.maxSessionTimeoutMs) {
       return done(joinError(ErrorCode.INVALID_SESSION_TIMEOUT, req.memberId));
     }
-    if (s.consumer.has(req.groupId) || s.streams.has(req.groupId)) return done(joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.memberId));
+    if (s.consumer.has(req.groupId) || s.streams.has(req.groupId) || s.share.has(req.groupId)) return done(joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.memberId));
     let g = s.classic.get(req.groupId);
     if (!g) {
       if (req.memberId !== '') return done(joinError(ErrorCode.UNKNOWN_MEMBER_ID, req.memberId));

@@ -128,7 +128,7 @@ export class ConsumerOps {
       }
     }
     const classic = s.classic.get(req.groupId);
-    if ((classic && !classic.isEmpty()) || s.streams.has(req.groupId)) return this.error(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${req.groupId} is not a consumer group.`);
+    if ((classic && !classic.isEmpty()) || s.streams.has(req.groupId) || s.share.has(req.groupId)) return this.error(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${req.groupId} is not a consumer group.`);
     const existing = this.working(req.groupId);
     if (req.memberEpoch !== 0 && !existing) return this.error(req.memberEpoch < 0 ? ErrorCode.NONE : ErrorCode.UNKNOWN_MEMBER_ID);
     // A new group exists once the replay of its first records creates it.

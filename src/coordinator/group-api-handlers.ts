@@ -234,7 +234,7 @@ export async function createGroupApiHandlers(
     },
   );
 
-  /* ListGroups v0-5: v4 states filter, v5 types filter ("classic", "consumer"). */
+  /* ListGroups v0-5: v4 states filter, v5 types filter ("classic", "consumer", "streams", "share"). */
   const listGroups = handler<ListGroupsRequest, ListGroupsResponseInput>(
     16, 0, 5, decodeListGroupsRequest, encodeListGroupsResponse,
     async (ctx, req) => {

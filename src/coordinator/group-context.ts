@@ -3,6 +3,7 @@ import type { WriteResult } from './coordinator-runtime.js';
 import type { ClassicGroup } from './classic-group.js';
 import type { ConsumerGroup } from './consumer-group.js';
 import type { StreamsGroup } from './streams-group.js';
+import type { PersistedShareGroup } from './share-group-records.js';
 import type { GroupConfig } from './group-config.js';
 import type { OffsetCommitValue } from './group-records.js';
 
@@ -31,6 +32,8 @@ export interface GroupWriteContext {
   readonly classic: Map<string, ClassicGroup>;
   readonly consumer: Map<string, ConsumerGroup>;
   readonly streams: Map<string, StreamsGroup>;
+  /** Share groups (KIP-932) as their records hold them: read here only to keep one namespace of group ids. */
+  readonly share: ReadonlyMap<string, PersistedShareGroup>;
   readonly offsets: CommittedOffsets;
   readonly pendingTxnOffsets: PendingTxnOffsets;
   readonly cfg: GroupConfig;

@@ -156,7 +156,18 @@ export class GroupCoordinator {
    * (`isClassic`: the id is held by a group of another type).
    */
   async describeConsumerGroup(groupId: string): Promise<{ description: ConsumerGroupDescription | null; isClassic: boolean }> {
-    return this.runtime.read(groupId, (s) => ({ description: s.consumerOps.describe(groupId), isClassic: s.classic.has(groupId) || s.streams.has(groupId) }));
+    return this.runtime.read(groupId, (s) => ({ description: s.consumerOps.describe(groupId), isClassic: s.classic.has(groupId) || s.streams.has(groupId) || s.share.has(groupId) }));
+  }
+
+  /**
+   * The type of the group holding `groupId` in its __consumer_offsets shard (null: none). Group
+   * ids are one namespace across types, as in Kafka's GroupMetadataManager; a share group counts
+   * once its records are written.
+   */
+  async groupType(groupId: string): Promise<'classic' | 'consumer' | 'streams' | 'share' | null> {
+    return this.runtime.read(groupId, (s) =>
+      s.consumer.has(groupId) ? 'consumer' : s.streams.has(groupId) ? 'streams' : s.share.has(groupId) ? 'share' : s.classic.has(groupId) ? 'classic' : null,
+    );
   }
 
   async commitOffsets(req: CommitRequest): Promise<TopicPartitionErrors[]> {

@@ -69,7 +69,7 @@ export interface ListedGroup {
   readonly groupId: string;
   readonly protocolType: string;
   readonly groupState: string;
-  readonly groupType: 'classic' | 'consumer' | 'streams';
+  readonly groupType: 'classic' | 'consumer' | 'streams' | 'share';
 }
 
 export interface DescribedMember {
@@ -137,6 +137,7 @@ export class GroupShard implements CoordinatorShard {
       classic: this.classic,
       consumer: this.consumer,
       streams: this.streams,
+      share: this.share,
       offsets: this.offsets,
       pendingTxnOffsets: this.pendingTxnOffsets,
       cfg,
@@ -290,12 +291,15 @@ export class GroupShard implements CoordinatorShard {
     for (const g of this.classic.values()) push({ groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state, groupType: 'classic' });
     for (const g of this.consumer.values()) push({ groupId: g.groupId, protocolType: 'consumer', groupState: g.state, groupType: 'consumer' });
     for (const g of this.streams.values()) push({ groupId: g.groupId, protocolType: 'streams', groupState: g.state, groupType: 'streams' });
+    // Share groups as their records hold them, so a group no request has touched since the shard
+    // loaded is listed too (Kafka lists every group replayed from __consumer_offsets).
+    for (const [groupId, g] of this.share) push({ groupId, protocolType: 'share', groupState: g.members.size > 0 ? 'Stable' : 'Empty', groupType: 'share' });
     return out;
   }
 
   describeClassic(groupId: string): DescribedGroup {
-    // A streams group has no classic form: Kafka answers GROUP_ID_NOT_FOUND (DescribeGroups v6) or Dead.
-    if (this.streams.has(groupId)) {
+    // A streams or share group has no classic form: Kafka answers GROUP_ID_NOT_FOUND (DescribeGroups v6) or Dead.
+    if (this.streams.has(groupId) || this.share.has(groupId)) {
       return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} is not a classic group.`, groupId, groupState: ClassicState.DEAD, protocolType: '', protocolData: '', members: [] };
     }
     const cg = this.consumer.get(groupId);

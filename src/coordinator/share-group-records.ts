@@ -4,8 +4,10 @@
  * and each member's share) and each member's current assignment with its epoch. Replaying them
  * rebuilds what the share group coordinator (src/share/share-group-coordinator.ts) serves, so a
  * restarted node or a new coordinator keeps the group's epochs and members until their sessions
- * time out. ShareGroupStatePartitionMetadata (15) is not written: share-partitions are
- * initialized by their leader on first fetch, not by the group coordinator.
+ * time out. ShareGroupStatePartitionMetadata (15) holds the partitions whose share-partition state
+ * the group coordinator has initialized (InitializeShareGroupState), the only ones it assigns;
+ * its initializing and deleting lists are written empty (an initialization is awaited before the
+ * heartbeat is answered, a deletion before DeleteShareGroupOffsets is).
  */
 import { Reader } from '../protocol/reader.js';
 import { Writer } from '../protocol/writer.js';
@@ -19,9 +21,11 @@ import { encodeShareGroupTargetAssignmentMemberKey, decodeShareGroupTargetAssign
 import { encodeShareGroupTargetAssignmentMemberValue, decodeShareGroupTargetAssignmentMemberValue } from '../protocol/generated/messages/share-group-target-assignment-member-value.js';
 import { encodeShareGroupCurrentMemberAssignmentKey, decodeShareGroupCurrentMemberAssignmentKey } from '../protocol/generated/messages/share-group-current-member-assignment-key.js';
 import { encodeShareGroupCurrentMemberAssignmentValue, decodeShareGroupCurrentMemberAssignmentValue } from '../protocol/generated/messages/share-group-current-member-assignment-value.js';
+import { encodeShareGroupStatePartitionMetadataKey, decodeShareGroupStatePartitionMetadataKey } from '../protocol/generated/messages/share-group-state-partition-metadata-key.js';
+import { encodeShareGroupStatePartitionMetadataValue, decodeShareGroupStatePartitionMetadataValue } from '../protocol/generated/messages/share-group-state-partition-metadata-value.js';
 import type { CoordinatorRecord } from './coordinator-batch.js';
 
-export const ShareRecordType = { MEMBER: 10, GROUP: 11, TARGET_METADATA: 12, TARGET_MEMBER: 13, CURRENT: 14 } as const;
+export const ShareRecordType = { MEMBER: 10, GROUP: 11, TARGET_METADATA: 12, TARGET_MEMBER: 13, CURRENT: 14, STATE_PARTITION_METADATA: 15 } as const;
 
 /** topic id → partitions */
 export type ShareAssignment = Map<string, number[]>;
@@ -42,10 +46,12 @@ export interface PersistedShareGroup {
   metadataHash: bigint;
   assignmentEpoch: number;
   readonly members: Map<string, PersistedShareMember>;
+  /** topic id → the partitions whose share-partition state is initialized (ShareGroupStatePartitionMetadata). */
+  initialized: ShareAssignment;
 }
 
 export function clonePersistedShareGroup(g: PersistedShareGroup): PersistedShareGroup {
-  return { ...g, members: new Map([...g.members].map(([id, m]) => [id, { ...m, assignment: new Map(m.assignment) }])) };
+  return { ...g, members: new Map([...g.members].map(([id, m]) => [id, { ...m, assignment: new Map(m.assignment) }])), initialized: new Map(g.initialized) };
 }
 
 function rec(type: number, key: (w: Writer) => void, value: ((w: Writer) => void) | null): CoordinatorRecord {
@@ -92,15 +98,31 @@ export function shareMemberRecords(groupId: string, memberId: string, m: Persist
   ];
 }
 
+/** ShareGroupStatePartitionMetadata: the initialized partitions by topic id (null: tombstone); `topicName` names them. */
+export function shareStatePartitionRecord(groupId: string, initialized: ShareAssignment | null, topicName: (topicId: string) => string): CoordinatorRecord {
+  return rec(
+    ShareRecordType.STATE_PARTITION_METADATA,
+    (w) => encodeShareGroupStatePartitionMetadataKey(w, { groupId }, 0),
+    initialized === null
+      ? null
+      : (w) =>
+          encodeShareGroupStatePartitionMetadataValue(
+            w,
+            { initializingTopics: [], initializedTopics: [...initialized].map(([topicId, partitions]) => ({ topicId, topicName: topicName(topicId), partitions })), deletingTopics: [] },
+            0,
+          ),
+  );
+}
+
 /** Applies one share group record to `groups`; false when the record type is not a share group's. */
 export function replayShareGroupRecord(groups: Map<string, PersistedShareGroup>, type: number, key: Buffer, value: Buffer | null): boolean {
-  if (type < ShareRecordType.MEMBER || type > ShareRecordType.CURRENT) return false;
+  if (type < ShareRecordType.MEMBER || type > ShareRecordType.STATE_PARTITION_METADATA) return false;
   const r = new Reader(key, 2);
   const vr = value === null ? null : new Reader(value);
   const version = vr === null ? 0 : vr.int16();
   const group = (id: string): PersistedShareGroup => {
     let g = groups.get(id);
-    if (g === undefined) groups.set(id, (g = { groupEpoch: 0, metadataHash: 0n, assignmentEpoch: 0, members: new Map() }));
+    if (g === undefined) groups.set(id, (g = { groupEpoch: 0, metadataHash: 0n, assignmentEpoch: 0, members: new Map(), initialized: new Map() }));
     return g;
   };
   const member = (g: PersistedShareGroup, id: string): PersistedShareMember => {
@@ -147,6 +169,19 @@ export function replayShareGroupRecord(groups: Map<string, PersistedShareGroup>,
       const k = decodeShareGroupTargetAssignmentMemberKey(r, 0);
       const m = groups.get(k.groupId)?.members.get(k.memberId);
       if (vr !== null && m !== undefined) m.assignment = fromWire(decodeShareGroupTargetAssignmentMemberValue(vr, version).topicPartitions);
+      return true;
+    }
+    case ShareRecordType.STATE_PARTITION_METADATA: {
+      const k = decodeShareGroupStatePartitionMetadataKey(r, 0);
+      if (vr === null) {
+        const g = groups.get(k.groupId);
+        if (g !== undefined) g.initialized = new Map();
+        return true;
+      }
+      // Initializing partitions (Kafka writes them before its asynchronous initialization) are not
+      // initialized yet: the next heartbeat initializes them again.
+      const v = decodeShareGroupStatePartitionMetadataValue(vr, version);
+      group(k.groupId).initialized = new Map(v.initializedTopics.map((t) => [t.topicId, [...t.partitions].sort((a, b) => a - b)]));
       return true;
     }
     default: {

@@ -183,7 +183,7 @@ export class StreamsOps {
       if (t !== null) return this.fail(ErrorCode.STREAMS_INVALID_TOPOLOGY, t, req);
     }
     const classic = s.classic.get(req.groupId);
-    if (s.consumer.has(req.groupId) || (classic && !classic.isEmpty())) return this.fail(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${req.groupId} is not a streams group.`, req);
+    if (s.consumer.has(req.groupId) || s.share.has(req.groupId) || (classic && !classic.isEmpty())) return this.fail(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${req.groupId} is not a streams group.`, req);
     const existing = this.working(req.groupId);
     if (req.memberEpoch !== 0 && !existing) return this.fail(ErrorCode.GROUP_ID_NOT_FOUND, `Streams group ${req.groupId} not found.`, req);
     const g = existing ?? new StreamsGroup(req.groupId);

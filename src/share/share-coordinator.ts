@@ -145,12 +145,17 @@ export class ShareCoordinator {
     });
   }
 
-  /** InitializeShareGroupState: a new state epoch (it must be newer) at `startOffset`, with no batches. */
+  /**
+   * InitializeShareGroupState: the state epoch at `startOffset` (-1: uninitialized), with no
+   * batches. As Kafka's ShareCoordinatorShard: a stored state epoch above the request's is
+   * FENCED_STATE_EPOCH; the same epoch and start offset again changes nothing.
+   */
   async initializeState(groupId: string, topicId: string, partition: number, stateEpoch: number, startOffset: number): Promise<number> {
     const key = shareStateKey(groupId, topicId, partition);
     return this.runtime.write(key, (s) => {
       const prev = s.states.get(key);
-      if (prev !== undefined && stateEpoch <= prev.stateEpoch) return { records: [], response: 124 /* FENCED_STATE_EPOCH */ };
+      if (prev !== undefined && prev.stateEpoch > stateEpoch) return { records: [], response: 124 /* FENCED_STATE_EPOCH */ };
+      if (prev !== undefined && prev.stateEpoch === stateEpoch && prev.startOffset === startOffset && prev.stateBatches.length === 0) return { records: [], response: 0 };
       const next: ShareState = { stateEpoch, snapshotEpoch: (prev?.snapshotEpoch ?? -1) + 1, leaderEpoch: prev?.leaderEpoch ?? -1, startOffset, stateBatches: [] };
       return { records: [shareSnapshotRecord(groupId, topicId, partition, next, s.ctx.now())], response: 0 };
     });

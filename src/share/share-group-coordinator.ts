@@ -13,6 +13,18 @@
  *   members than partitions each partition goes to one member (round robin); with more members,
  *   every member gets one partition and partitions are shared.
  * - The assignment is sent on join, and afterwards only when it changed.
+ * - Only partitions whose share-partition state is initialized are assigned (Kafka's
+ *   GroupMetadataManager, `withTopicAssignablePartitionsMap`). A heartbeat whose group subscribes
+ *   to partitions not initialized yet first initializes them at the share coordinator
+ *   (InitializeShareGroupState, state epoch the group epoch this heartbeat moves to, start offset
+ *   -1: the share-partition resolves `share.auto.offset.reset` when it first loads), as Kafka's
+ *   maybeCreateInitializeShareGroupStateRequest and persisterInitialize do, and records them
+ *   (ShareGroupStatePartitionMetadata); the initialized partitions change the group's metadata, so
+ *   the group epoch moves on and the new partitions are assigned. Kafka runs the initialization
+ *   after answering (a timer task) and assigns on the next heartbeat; here it is awaited before the
+ *   heartbeat is answered, so a joining member gets its partitions in the join's answer at the
+ *   epoch Kafka would reach one heartbeat later. A partition that fails to initialize stays
+ *   unassigned and is tried again by the next heartbeat.
  *
  * Membership is served from memory on the group's coordinator and persisted, before a heartbeat
  * is answered, as Kafka's share group records in __consumer_offsets (ShareGroupMetadata, member
@@ -26,7 +38,7 @@
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { errorCodeOf } from '../protocol/kafka-error.js';
 import type { CoordinatorRecord } from '../coordinator/coordinator-batch.js';
-import { shareGroupRecord, shareMemberRecords, shareTargetEpochRecord, type PersistedShareGroup, type PersistedShareMember } from '../coordinator/share-group-records.js';
+import { shareGroupRecord, shareMemberRecords, shareStatePartitionRecord, shareTargetEpochRecord, type PersistedShareGroup, type PersistedShareMember } from '../coordinator/share-group-records.js';
 
 export interface ShareTopics {
   topicId(name: string): string | undefined;
@@ -39,6 +51,12 @@ export interface ShareCoordinatorConfig {
   heartbeatIntervalMs(groupId: string): number;
   /** group.share.max.size */
   readonly maxSize: number;
+}
+
+/** InitializeShareGroupState at the share coordinator (Kafka's Persister.initializeState). */
+export interface ShareStateInitializer {
+  /** Initializes the share-partitions at `stateEpoch`; resolves with those now initialized (never rejects). */
+  initialize(groupId: string, stateEpoch: number, partitions: readonly { topicId: string; partition: number }[]): Promise<{ topicId: string; partition: number }[]>;
 }
 
 /** Where share groups are kept durably: the group coordinator's shard of the group id. */
@@ -70,8 +88,10 @@ export interface ShareGroup {
   groupEpoch: number;
   assignmentEpoch: number;
   readonly members: Map<string, ShareMember>;
-  /** The subscribed topics' partition counts the assignment was computed for. */
+  /** The subscribed topics' partition counts (and initialized partitions) the assignment was computed for. */
   metadataKey: string;
+  /** topic id → the partitions whose share-partition state is initialized. */
+  readonly initialized: Map<string, Set<number>>;
 }
 
 export interface ShareHeartbeatRequest {
@@ -100,11 +120,13 @@ export class ShareGroupCoordinator {
   /** Groups being rebuilt from their records: concurrent requests share one load. */
   private readonly loading = new Map<string, Promise<void>>();
   /** Per group, what was last written: the group's and each member's record contents. */
-  private readonly written = new Map<string, { group: string; members: Map<string, string> }>();
+  private readonly written = new Map<string, { group: string; initialized: string; members: Map<string, string> }>();
   /** Per group, the coordinator epoch (ShareGroupStore.epoch) its in-memory state belongs to. */
   private readonly epochs = new Map<string, number>();
   /** Per group, the last write queued (writes of one group commit in order). */
   private readonly writing = new Map<string, Promise<void>>();
+  /** Per group, the initialization running (heartbeats of one group initialize one after another). */
+  private readonly initializing = new Map<string, Promise<void>>();
 
   constructor(
     private readonly topics: ShareTopics,
@@ -112,6 +134,8 @@ export class ShareGroupCoordinator {
     /** Told when a member leaves or is fenced, so its share sessions close and its records are released. */
     private readonly onMemberRemoved: (groupId: string, memberId: string) => void = () => undefined,
     private readonly store: ShareGroupStore | null = null,
+    /** Null: every partition counts as initialized (no share coordinator to initialize them at). */
+    private readonly initializer: ShareStateInitializer | null = null,
   ) {}
 
   /**
@@ -136,7 +160,8 @@ export class ShareGroupCoordinator {
         if (this.groups.has(groupId)) return;
         this.epochs.set(groupId, epoch);
         if (saved === undefined) return;
-        const group: ShareGroup = { groupId, groupEpoch: saved.groupEpoch, assignmentEpoch: saved.assignmentEpoch, members: new Map(), metadataKey: '' };
+        const initialized = new Map([...saved.initialized].map(([topicId, partitions]) => [topicId, new Set(partitions)]));
+        const group: ShareGroup = { groupId, groupEpoch: saved.groupEpoch, assignmentEpoch: saved.assignmentEpoch, members: new Map(), metadataKey: '', initialized };
         for (const [memberId, m] of saved.members) {
           const member: ShareMember = {
             memberId,
@@ -170,6 +195,9 @@ export class ShareGroupCoordinator {
     } catch (e) {
       return { errorCode: errorCodeOf(e), errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null };
     }
+    const bad = this.precheck(req);
+    if (bad !== null) return bad;
+    await this.initializeSubscribed(req);
     const r = this.heartbeatInMemory(req);
     if (r.errorCode !== 0) return r;
     try {
@@ -180,7 +208,8 @@ export class ShareGroupCoordinator {
     return r;
   }
 
-  private heartbeatInMemory(req: ShareHeartbeatRequest): ShareHeartbeatResult {
+  /** The request's errors, as Kafka's checks find them, before anything changes; null when it may proceed. */
+  private precheck(req: ShareHeartbeatRequest): ShareHeartbeatResult | null {
     const fail = (errorCode: number, errorMessage: string): ShareHeartbeatResult => ({ errorCode, errorMessage, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null });
     if (req.groupId === '') return fail(ErrorCode.INVALID_REQUEST, 'GroupId can not be empty.');
     if (req.memberId === '') return fail(ErrorCode.INVALID_REQUEST, 'MemberId can not be empty.');
@@ -188,26 +217,81 @@ export class ShareGroupCoordinator {
     if (req.memberEpoch === 0 && (req.subscribedTopicNames === null || req.subscribedTopicNames.length === 0)) {
       return fail(ErrorCode.INVALID_REQUEST, 'SubscribedTopicNames must be set in first request.');
     }
-    const interval = this.cfg.heartbeatIntervalMs(req.groupId);
-    let group = this.groups.get(req.groupId);
-    if (req.memberEpoch === -1) {
-      const m = group?.members.get(req.memberId);
-      if (group === undefined || m === undefined) return fail(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${req.memberId} is not a member of group ${req.groupId}.`);
-      this.remove(group, m);
-      return { errorCode: 0, errorMessage: null, memberId: req.memberId, memberEpoch: -1, heartbeatIntervalMs: interval, assignment: null };
-    }
-    let member = group?.members.get(req.memberId);
+    const group = this.groups.get(req.groupId);
+    // A heartbeat or leave needs the group (Kafka's getOrMaybeCreateShareGroup, shareGroup): GROUP_ID_NOT_FOUND.
+    if (req.memberEpoch !== 0 && group === undefined) return fail(ErrorCode.GROUP_ID_NOT_FOUND, req.memberEpoch === -1 ? `Group ${req.groupId} not found.` : `Share group ${req.groupId} not found.`);
+    const member = group?.members.get(req.memberId);
+    if (req.memberEpoch === -1 && member === undefined) return fail(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${req.memberId} is not a member of group ${req.groupId}.`);
     if (req.memberEpoch > 0) {
       if (group === undefined || member === undefined) return fail(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${req.memberId} is not a member of group ${req.groupId}.`);
       if (req.memberEpoch !== member.memberEpoch) return fail(ErrorCode.FENCED_MEMBER_EPOCH, `The share group member has a smaller or larger member epoch (${req.memberEpoch}) than the one known by the group coordinator (${member.memberEpoch}).`);
     }
+    if (req.memberEpoch !== -1 && member === undefined && (group?.members.size ?? 0) >= this.cfg.maxSize) {
+      return fail(ErrorCode.GROUP_MAX_SIZE_REACHED, `The share group has reached its maximum capacity of ${this.cfg.maxSize} members.`);
+    }
+    return null;
+  }
+
+  /**
+   * Initializes the partitions of the group's subscribed topics (this request's subscription in
+   * place of the member's) not initialized yet, as Kafka's subscribedTopicsChangeMap finds them.
+   */
+  private async initializeSubscribed(req: ShareHeartbeatRequest): Promise<void> {
+    const initializer = this.initializer;
+    if (initializer === null || req.memberEpoch === -1) return;
+    const run = (this.initializing.get(req.groupId) ?? Promise.resolve()).then(async () => {
+      const group = this.groups.get(req.groupId);
+      const names = new Set(req.subscribedTopicNames ?? []);
+      for (const m of group?.members.values() ?? []) if (m.memberId !== req.memberId || req.subscribedTopicNames === null) for (const n of m.subscribedTopicNames) names.add(n);
+      const pending: { topicId: string; partition: number }[] = [];
+      for (const name of [...names].sort()) {
+        const topicId = this.topics.topicId(name);
+        if (topicId === undefined) continue;
+        const done = group?.initialized.get(topicId);
+        for (let partition = 0; partition < (this.topics.partitionCount(name) ?? 0); partition++) if (done?.has(partition) !== true) pending.push({ topicId, partition });
+      }
+      if (pending.length === 0) return;
+      // The epoch this heartbeat moves the group to: newly initialized partitions always bump it.
+      const initialized = await initializer.initialize(req.groupId, (group?.groupEpoch ?? 0) + 1, pending);
+      if (initialized.length === 0) return;
+      let g = this.groups.get(req.groupId);
+      if (g === undefined) {
+        g = { groupId: req.groupId, groupEpoch: 0, assignmentEpoch: 0, members: new Map(), metadataKey: '', initialized: new Map() };
+        this.groups.set(req.groupId, g);
+      }
+      for (const { topicId, partition } of initialized) {
+        let set = g.initialized.get(topicId);
+        if (set === undefined) g.initialized.set(topicId, (set = new Set()));
+        set.add(partition);
+      }
+    });
+    const tail = run.catch(() => undefined);
+    this.initializing.set(req.groupId, tail);
+    try {
+      await run;
+    } catch {
+      // The initializer never rejects; a partition it could not initialize stays unassigned.
+    } finally {
+      if (this.initializing.get(req.groupId) === tail) this.initializing.delete(req.groupId);
+    }
+  }
+
+  private heartbeatInMemory(req: ShareHeartbeatRequest): ShareHeartbeatResult {
+    const bad = this.precheck(req);
+    if (bad !== null) return bad;
+    const interval = this.cfg.heartbeatIntervalMs(req.groupId);
+    let group = this.groups.get(req.groupId);
+    let member = group?.members.get(req.memberId);
+    if (req.memberEpoch === -1 && group !== undefined && member !== undefined) {
+      this.remove(group, member);
+      return { errorCode: 0, errorMessage: null, memberId: req.memberId, memberEpoch: -1, heartbeatIntervalMs: interval, assignment: null };
+    }
     if (group === undefined) {
-      group = { groupId: req.groupId, groupEpoch: 0, assignmentEpoch: 0, members: new Map(), metadataKey: '' };
+      group = { groupId: req.groupId, groupEpoch: 0, assignmentEpoch: 0, members: new Map(), metadataKey: '', initialized: new Map() };
       this.groups.set(req.groupId, group);
     }
     let bump = false;
     if (member === undefined) {
-      if (group.members.size >= this.cfg.maxSize) return fail(ErrorCode.GROUP_MAX_SIZE_REACHED, `The share group has reached its maximum capacity of ${this.cfg.maxSize} members.`);
       member = { memberId: req.memberId, memberEpoch: 0, previousMemberEpoch: -1, rackId: req.rackId, clientId: req.clientId, clientHost: req.clientHost, subscribedTopicNames: [], assignment: new Map(), sentAssignment: null, timer: null };
       group.members.set(member.memberId, member);
       bump = true;
@@ -260,11 +344,34 @@ export class ShareGroupCoordinator {
     await this.load(groupId);
     let g = this.groups.get(groupId);
     if (g === undefined) {
-      g = { groupId, groupEpoch: 0, assignmentEpoch: 0, members: new Map(), metadataKey: '' };
+      g = { groupId, groupEpoch: 0, assignmentEpoch: 0, members: new Map(), metadataKey: '', initialized: new Map() };
       this.groups.set(groupId, g);
       await this.persist(groupId);
     }
     return g;
+  }
+
+  /** topic id → the initialized partitions of the group (DescribeShareGroupOffsets of every partition, DeleteShareGroupOffsets). */
+  initializedPartitions(groupId: string): Map<string, number[]> {
+    const g = this.groups.get(groupId);
+    return g === undefined ? new Map() : initializedLists(g);
+  }
+
+  /** Records partitions as initialized (AlterShareGroupOffsets gave them a start offset) and writes it. */
+  async markInitialized(groupId: string, topicId: string, partitions: readonly number[]): Promise<void> {
+    const g = this.groups.get(groupId);
+    if (g === undefined || partitions.length === 0) return;
+    let set = g.initialized.get(topicId);
+    if (set === undefined) g.initialized.set(topicId, (set = new Set()));
+    for (const p of partitions) set.add(p);
+    await this.persist(groupId);
+  }
+
+  /** Forgets a topic's initialized partitions (its state was deleted) and writes it. */
+  async markUninitialized(groupId: string, topicId: string): Promise<void> {
+    const g = this.groups.get(groupId);
+    if (g === undefined || !g.initialized.delete(topicId)) return;
+    await this.persist(groupId);
   }
 
   /** Deletes an empty group (DeleteGroups): NON_EMPTY_GROUP while it has members. */
@@ -294,13 +401,15 @@ export class ShareGroupCoordinator {
    */
   private async persist(groupId: string): Promise<void> {
     if (this.store === null) return;
-    const before = this.written.get(groupId) ?? { group: '', members: new Map<string, string>() };
+    const before = this.written.get(groupId) ?? { group: '', initialized: '', members: new Map<string, string>() };
     const g = this.groups.get(groupId);
     const records: CoordinatorRecord[] = [];
     if (g === undefined) {
       if (before.group === '') return;
       for (const memberId of before.members.keys()) records.push(...shareMemberRecords(groupId, memberId, null));
-      records.push(shareTargetEpochRecord(groupId, null), shareGroupRecord(groupId, null));
+      records.push(shareTargetEpochRecord(groupId, null));
+      if (before.initialized !== '') records.push(shareStatePartitionRecord(groupId, null, this.topicNameOf));
+      records.push(shareGroupRecord(groupId, null));
       this.written.delete(groupId);
     } else {
       const now = this.fingerprint(g);
@@ -308,6 +417,7 @@ export class ShareGroupCoordinator {
       for (const [memberId, fp] of now.members) if (before.members.get(memberId) !== fp) records.push(...shareMemberRecords(groupId, memberId, persisted(g.members.get(memberId)!)));
       for (const memberId of before.members.keys()) if (!now.members.has(memberId)) records.push(...shareMemberRecords(groupId, memberId, null));
       if (now.group !== before.group) records.push(shareTargetEpochRecord(groupId, g.assignmentEpoch, Date.now()));
+      if (now.initialized !== before.initialized) records.push(shareStatePartitionRecord(groupId, initializedLists(g), this.topicNameOf));
       this.written.set(groupId, now);
     }
     // Nothing new: the answer still waits for the write that carries this group's last change.
@@ -324,8 +434,11 @@ export class ShareGroupCoordinator {
     }
   }
 
-  private fingerprint(g: ShareGroup): { group: string; members: Map<string, string> } {
-    return { group: `${g.groupEpoch}:${g.assignmentEpoch}`, members: new Map([...g.members].map(([id, m]) => [id, JSON.stringify(persisted(m), (_, v: unknown) => (v instanceof Map ? [...v].sort() : v))])) };
+  private readonly topicNameOf = (topicId: string): string => this.topics.topicName(topicId) ?? '';
+
+  private fingerprint(g: ShareGroup): { group: string; initialized: string; members: Map<string, string> } {
+    const initialized = g.initialized.size === 0 ? '' : JSON.stringify([...initializedLists(g)].sort());
+    return { group: `${g.groupEpoch}:${g.assignmentEpoch}`, initialized, members: new Map([...g.members].map(([id, m]) => [id, JSON.stringify(persisted(m), (_, v: unknown) => (v instanceof Map ? [...v].sort() : v))])) };
   }
 
   /** Drops the group from memory (not from its records). */
@@ -362,7 +475,13 @@ export class ShareGroupCoordinator {
   private metadataKeyOf(group: ShareGroup): string {
     const names = new Set<string>();
     for (const m of group.members.values()) for (const n of m.subscribedTopicNames) names.add(n);
-    return [...names].sort().map((n) => `${n}:${this.topics.topicId(n) ?? ''}:${this.topics.partitionCount(n) ?? 0}`).join(',');
+    return [...names]
+      .sort()
+      .map((n) => {
+        const id = this.topics.topicId(n) ?? '';
+        return `${n}:${id}:${this.topics.partitionCount(n) ?? 0}:${this.initializer === null ? '' : [...(group.initialized.get(id) ?? [])].sort((a, b) => a - b).join('.')}`;
+      })
+      .join(',');
   }
 
   /** Kafka's SimpleAssignor (homogeneous case), topic by topic over the members subscribed to it. */
@@ -377,16 +496,24 @@ export class ShareGroupCoordinator {
       const id = this.topics.topicId(name);
       const count = this.topics.partitionCount(name) ?? 0;
       if (id === undefined || count === 0) continue;
+      // Only initialized share-partitions are assignable (every one without an initializer).
+      const all = Array.from({ length: count }, (_, p) => p);
+      const parts = this.initializer === null ? all : all.filter((p) => group.initialized.get(id)?.has(p) === true);
+      if (parts.length === 0) continue;
       const subs = members.filter((m) => m.subscribedTopicNames.includes(name));
       const give = (m: ShareMember, p: number): void => {
         const list = m.assignment.get(id) ?? [];
         list.push(p);
         m.assignment.set(id, list);
       };
-      if (subs.length <= count) for (let p = 0; p < count; p++) give(subs[p % subs.length]!, p);
-      else subs.forEach((m, i) => give(m, i % count));
+      if (subs.length <= parts.length) parts.forEach((p, i) => give(subs[i % subs.length]!, p));
+      else subs.forEach((m, i) => give(m, parts[i % parts.length]!));
     }
   }
+}
+
+function initializedLists(g: ShareGroup): Map<string, number[]> {
+  return new Map([...g.initialized].filter(([, ps]) => ps.size > 0).map(([topicId, ps]) => [topicId, [...ps].sort((a, b) => a - b)]));
 }
 
 const assignmentKey = (m: ShareMember): string => JSON.stringify([...m.assignment].sort());

@@ -90,7 +90,9 @@ export class ShareStateClient implements SharePersister {
 
   async write(groupId: string, topicId: string, partition: number, state: { startOffset: number; leaderEpoch: number; stateBatches: readonly PersistedBatch[] }): Promise<void> {
     const key = shareStateKey(groupId, topicId, partition);
-    const stateEpoch = this.stateEpochs.get(key) ?? 0;
+    // State this node never read (AlterShareGroupOffsets replaces it whole) is written at the state
+    // epoch the coordinator holds, which the group coordinator's InitializeShareGroupState set.
+    const stateEpoch = this.stateEpochs.get(key) ?? (await this.readSummary(groupId, topicId, partition)).stateEpoch;
     // A write with no leader epoch of its own (a session released) is this node's, at the image's epoch.
     const leaderEpoch = state.leaderEpoch >= 0 ? state.leaderEpoch : this.opts.leaderEpochOf(topicId, partition);
     const code = await this.withCoordinator(key, async (ep) => {
@@ -117,6 +119,21 @@ export class ShareStateClient implements SharePersister {
       return this.partitionCode(res.results, topicId, partition, 'WriteShareGroupState');
     });
     if (code !== ErrorCode.NONE) throw new KafkaError(code);
+  }
+
+  /**
+   * InitializeShareGroupState at the share-partition's coordinator, as the group coordinator sends
+   * it (Kafka's GroupCoordinatorService.persisterInitialize): a new state epoch at `startOffset`
+   * (-1: the share-partition resolves share.auto.offset.reset when it loads). Returns the Kafka
+   * error code (FENCED_STATE_EPOCH: the coordinator holds a newer state epoch).
+   */
+  async initialize(groupId: string, topicId: string, partition: number, stateEpoch: number, startOffset: number): Promise<number> {
+    const key = shareStateKey(groupId, topicId, partition);
+    return this.withCoordinator(key, async (ep) => {
+      if (ep === null) return this.coordinator.initializeState(groupId, topicId, partition, stateEpoch, startOffset);
+      const res = await this.send(ep, ShareStateApis.InitializeShareGroupState, { groupId, topics: [{ topicId, partitions: [{ partition, stateEpoch, startOffset: BigInt(startOffset) }] }] });
+      return this.partitionCode(res.results, topicId, partition, 'InitializeShareGroupState');
+    });
   }
 
   async delete(groupId: string, topicId: string, partition: number): Promise<void> {

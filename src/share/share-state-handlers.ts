@@ -2,7 +2,7 @@
  * The share coordinator's RPCs (KIP-932; Kafka's ShareCoordinatorService), served by the node
  * that leads the key's `__share_group_state` partition (else NOT_COORDINATOR per partition):
  *
- * - InitializeShareGroupState (83) v0: a new state epoch (older or equal is FENCED_STATE_EPOCH)
+ * - InitializeShareGroupState (83) v0: a state epoch (an older one than stored is FENCED_STATE_EPOCH)
  *   at a start offset, with no in-flight batches.
  * - ReadShareGroupState (84) v0: the state epoch, start offset and state batches; a
  *   share-partition with no state answers start offset -1 and state epoch 0, as Kafka does.

@@ -5,8 +5,9 @@
  * (empty is INVALID_REQUEST, as are missing SubscribedTopicNames on a join), heartbeat with the
  * current epoch (else FENCED_MEMBER_EPOCH; an unknown member is UNKNOWN_MEMBER_ID), leave with
  * -1. The response carries the member's epoch, `share.heartbeat.interval.ms`, and the assignment
- * when it is new to the member. A group id held by a classic or consumer group is
- * GROUP_ID_NOT_FOUND ("is not a share group"), as in Kafka's GroupMetadataManager.
+ * when it is new to the member. A group id held by a classic, consumer or streams group is
+ * GROUP_ID_NOT_FOUND ("is not a share group"), and so is a heartbeat or leave (epoch other than 0)
+ * naming no group ("Share group X not found."), as in Kafka's GroupMetadataManager.
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeShareGroupHeartbeatRequest, type ShareGroupHeartbeatRequest } from '../../protocol/generated/messages/share-group-heartbeat-request.js';

@@ -1,7 +1,9 @@
 /**
  * ShareGroupDescribe (key 77), v1 (KIP-932): per group its state (Empty or Stable), epochs, the
  * assignor ("simple") and every member with its subscription and assignment (topic names
- * included). An unknown id is GROUP_ID_NOT_FOUND with state Dead, as Kafka answers.
+ * included). An unknown id is GROUP_ID_NOT_FOUND with state Dead ("Group X not found."), and so
+ * is an id held by a classic, consumer or streams group ("Group X is not a share group."), as
+ * Kafka's GroupMetadataManager.shareGroup answers.
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeShareGroupDescribeRequest, type ShareGroupDescribeRequest } from '../../protocol/generated/messages/share-group-describe-request.js';
@@ -12,7 +14,7 @@ import { SHARE_ASSIGNOR } from '../../share/share-group-coordinator.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { ShareGroups } from '../share-wiring.js';
 
-export function shareGroupDescribeHandler(ctx: BrokerContext, share: ShareGroups): ApiHandler<ShareGroupDescribeRequest, ShareGroupDescribeResponseInput> {
+export function shareGroupDescribeHandler(ctx: BrokerContext, share: ShareGroups, otherGroupType: (groupId: string) => Promise<boolean>): ApiHandler<ShareGroupDescribeRequest, ShareGroupDescribeResponseInput> {
   return {
     apiKey: 77,
     minVersion: 1,
@@ -21,11 +23,15 @@ export function shareGroupDescribeHandler(ctx: BrokerContext, share: ShareGroups
     encode: encodeShareGroupDescribeResponse,
     async handle(_rc, req) {
       const found = await Promise.all(req.groupIds.map((groupId) => share.coordinator.find(groupId)));
+      const other = await Promise.all(req.groupIds.map((groupId, i) => (found[i] === undefined ? otherGroupType(groupId) : false)));
       return {
         throttleTimeMs: 0,
         groups: req.groupIds.map((groupId, i) => {
           const g = found[i];
-          if (g === undefined) return { groupId, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} not found.`, groupState: 'Dead' };
+          if (g === undefined) {
+            const errorMessage = other[i] === true ? `Group ${groupId} is not a share group.` : `Group ${groupId} not found.`;
+            return { groupId, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage, groupState: 'Dead' };
+          }
           return {
             groupId,
             errorCode: ErrorCode.NONE,

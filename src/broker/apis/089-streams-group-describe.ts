@@ -36,8 +36,7 @@ export function streamsGroupDescribeHandler(gc: GroupCoordinator): ApiHandler<St
           try {
             const d = await gc.describeStreamsGroup(groupId);
             if (!d) {
-              const other = await gc.describeConsumerGroup(groupId);
-              const held = other.description !== null || other.isClassic;
+              const held = (await gc.groupType(groupId)) !== null;
               return {
                 errorCode: ErrorCode.GROUP_ID_NOT_FOUND,
                 errorMessage: held ? `Group ${groupId} is not a streams group.` : `Group ${groupId} not found.`,

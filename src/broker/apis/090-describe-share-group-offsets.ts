@@ -1,7 +1,9 @@
 /**
  * DescribeShareGroupOffsets (key 90), v0-1 (KIP-932): per share group, the share-partition start
  * offset (SPSO) of each partition, and v1 its lag (records from the SPSO to the high watermark
- * not yet acknowledged or archived). Null Topics means every partition the group has state for.
+ * not yet acknowledged or archived). Null Topics means every partition the group coordinator has
+ * initialized for the group (a member's subscription, AlterShareGroupOffsets), with start offset
+ * -1 until its share-partition is first fetched, as Kafka answers.
  * An unknown group is GROUP_ID_NOT_FOUND; a partition the group never fetched has StartOffset -1,
  * as Kafka reports a share-partition with no state. A share-partition not held by this node is
  * described by ReadShareGroupStateSummary at its share coordinator (in-process or on another
@@ -31,10 +33,13 @@ export function describeShareGroupOffsetsHandler(ctx: BrokerContext, share: Shar
           if ((await share.coordinator.find(g.groupId)) === undefined) {
             return { groupId: g.groupId, topics: [], errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${g.groupId} not found.` };
           }
-          const held = share.partitions.sharePartitionsOf(g.groupId);
-          const wanted =
-            g.topics ??
-            [...new Set(held.map((h) => h.topicId))].map((id) => ({ topicName: ctx.image.topicsById.get(id)?.name ?? '', partitions: held.filter((h) => h.topicId === id).map((h) => h.partition).sort((a, b) => a - b) }));
+          // Every partition: those the group coordinator initialized (Kafka's describeShareGroupAllOffsets), and any held here.
+          const all = share.coordinator.initializedPartitions(g.groupId);
+          for (const h of share.partitions.sharePartitionsOf(g.groupId)) {
+            const ps = all.get(h.topicId) ?? [];
+            if (!ps.includes(h.partition)) all.set(h.topicId, [...ps, h.partition].sort((a, b) => a - b));
+          }
+          const wanted = g.topics ?? [...all].filter(([id]) => ctx.image.topicsById.has(id)).map(([id, partitions]) => ({ topicName: ctx.image.topicsById.get(id)!.name, partitions }));
           return {
             groupId: g.groupId,
             errorCode: ErrorCode.NONE,

@@ -3,7 +3,8 @@
  * partitions of an empty share group (one with members is NON_EMPTY_GROUP; an unknown group is
  * created empty, as Kafka does), dropping their delivery state: the next fetch delivers from the
  * new offset. A partition that does not exist is UNKNOWN_TOPIC_OR_PARTITION, and one not led here
- * NOT_LEADER_OR_FOLLOWER (share-partition state lives on the partition leader).
+ * NOT_LEADER_OR_FOLLOWER (share-partition state lives on the partition leader). The altered
+ * partitions count as initialized for the group (ShareGroupStatePartitionMetadata).
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { errorCodeOf } from '../../protocol/kafka-error.js';
@@ -34,6 +35,7 @@ export function alterShareGroupOffsetsHandler(ctx: BrokerContext, share: ShareGr
       }
       const replication = ctx.replicas.replication;
       const writes: Promise<void>[] = [];
+      const altered = new Map<string, number[]>();
       const response = {
         errorCode: ErrorCode.NONE,
         responses: req.topics.map((t) => {
@@ -47,13 +49,16 @@ export function alterShareGroupOffsetsHandler(ctx: BrokerContext, share: ShareGr
               if (replication !== null && part.leader !== ctx.nodeId) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
               share.partitions.initSharePartition(req.groupId, image.topicId, p.partitionIndex, Number(p.startOffset), part.leaderEpoch);
               writes.push(share.partitions.persist(req.groupId, image.topicId, p.partitionIndex, part.leaderEpoch));
+              altered.set(image.topicId, [...(altered.get(image.topicId) ?? []), p.partitionIndex]);
               return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE };
             }),
           };
         }),
       };
       // Answered once the new start offsets are durable.
-      const failed = (await Promise.allSettled(writes)).some((w) => w.status === 'rejected');
+      let failed = (await Promise.allSettled(writes)).some((w) => w.status === 'rejected');
+      // The partitions now have state: the group coordinator counts them initialized (Kafka's alterShareGroupOffsets).
+      if (!failed) for (const [topicId, ps] of altered) await share.coordinator.markInitialized(req.groupId, topicId, ps).catch(() => (failed = true));
       return failed ? { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: 'The share-partition state could not be written.', responses: [] } : response;
     },
   };

@@ -94,13 +94,13 @@ export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHoo
 }
 
 /**
- * The share group APIs (KIP-932). `otherGroupType` says whether a group id is held by a classic
- * or consumer group, which a share heartbeat may not join.
+ * The share group APIs (KIP-932). `otherGroupType` says whether a group id is held by a classic,
+ * consumer or streams group, which a share heartbeat may not join nor ShareGroupDescribe describe.
  */
 export function shareHandlers(ctx: BrokerContext, share: ShareGroups, otherGroupType: (groupId: string) => Promise<boolean>): ApiHandler[] {
   return [
     shareGroupHeartbeatHandler(share, otherGroupType),
-    shareGroupDescribeHandler(ctx, share),
+    shareGroupDescribeHandler(ctx, share, otherGroupType),
     shareFetchHandler(share),
     shareAcknowledgeHandler(share),
     describeShareGroupOffsetsHandler(ctx, share),
