@@ -15,6 +15,11 @@ export type CancelTimer = () => void;
 /** Schedules callbacks on the injected clock (setTimeout in production, a manual queue in tests). */
 export interface CoordinatorTimers {
   schedule(delayMs: number, fn: () => void): CancelTimer;
+  /**
+   * Now, in ms, on the timeline `schedule` counts on (monotonic, unlike the clock). Without it
+   * the host's clock is taken, as a manual test clock drives both.
+   */
+  monotonicNow?(): number;
 }
 
 export interface CoordinatorAppendResult {
@@ -138,6 +143,7 @@ export const realTimers: CoordinatorTimers = {
     t.unref();
     return () => clearTimeout(t);
   },
+  monotonicNow: () => performance.now(),
 };
 
 export const systemClock: CoordinatorClock = { now: () => Date.now() };

@@ -2,7 +2,7 @@ import type { CancelTimer } from './coordinator-host.js';
 import { buildCoordinatorBatch, readCoordinatorBatches } from './coordinator-batch.js';
 import type { CoordinatorRecord, ReplayedBatch } from './coordinator-batch.js';
 import type { CoordinatorShard, RuntimeOptions, ShardContext, WriteOp, WriteResult } from './coordinator-shard.js';
-import { ShardHolder, type AppliedWrite } from './shard-holder.js';
+import { ShardHolder, type AppliedWrite, type ShardTimer } from './shard-holder.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { buildEndTxnMarkerBatch, controlRecordKey, ControlRecordType, endTxnMarkerValue } from '../protocol/control-records.js';
@@ -165,7 +165,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
   private unload(holder: ShardHolder<S>): void {
     if (this.shards.get(holder.partition) === holder) this.shards.delete(holder.partition);
     holder.closed = true;
-    for (const cancel of holder.timers.values()) cancel();
+    for (const t of holder.timers.values()) t.cancel();
     holder.timers.clear();
     for (const w of holder.queue.splice(0)) w.fail(new KafkaError(ErrorCode.NOT_COORDINATOR, `${this.opts.topic}-${holder.partition} moved to another node`));
     if (holder.loaded) holder.shard.onUnloaded?.();
@@ -210,17 +210,23 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
       partition: holder.partition,
       now: () => host.clock.now(),
       scheduleTimer: (key, delayMs, op) => {
-        holder.timers.get(key)?.();
-        const cancel = host.timers.schedule(delayMs, () => {
-          if (holder.timers.get(key) !== cancel) return;
-          holder.timers.delete(key);
-          if (holder.closed) return;
-          this.enqueue(holder, op).catch(() => undefined);
-        });
-        holder.timers.set(key, cancel);
+        holder.timers.get(key)?.cancel();
+        const dueAt = this.timerNow() + Math.max(0, delayMs);
+        const timer = {
+          op,
+          dueAt,
+          cancel: host.timers.schedule(delayMs, () => {
+            if (holder.timers.get(key) !== timer || holder.closed) return;
+            this.queueDueTimers(holder, key);
+          }),
+        };
+        // Map order is the tie-break among timers due at the same time: a rescheduled key goes last.
+        holder.timers.delete(key);
+        holder.timers.set(key, timer);
+        if (dueAt < holder.timersDueFrom) holder.timersDueFrom = dueAt;
       },
       cancelTimer: (key) => {
-        holder.timers.get(key)?.();
+        holder.timers.get(key)?.cancel();
         holder.timers.delete(key);
       },
       scheduleWrite: (op) => this.enqueue(holder, op),
@@ -257,8 +263,49 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
     return Promise.all(holders.map((h) => this.readCommitted(h, (shard) => op(shard, h.partition))));
   }
 
+  /** Now on the timeline the timers count on. */
+  private timerNow(): number {
+    const { timers, clock } = this.opts.host;
+    return timers.monotonicNow ? timers.monotonicNow() : clock.now();
+  }
+
+  /**
+   * Queues the write ops of the shard's timers that are due, earliest first, together with
+   * `firing` (the timer whose callback runs now, which may be a little early on this timeline).
+   * Every write and read of the shard calls this before it takes its place, so an operation that
+   * arrives after a deadline comes after what the deadline does, as with Kafka's coordinator
+   * timer, which expires a session on its own thread at the deadline. A timer callback here runs
+   * late when the event loop was busy or the process was not scheduled, and libuv polls sockets
+   * before it runs due timers: without this, a DeleteGroups read after a member's session ended
+   * found the member still there (NON_EMPTY_GROUP), as librdkafka's 0081 did on a loaded machine.
+   */
+  private queueDueTimers(holder: ShardHolder<S>, firing?: string): void {
+    const now = this.timerNow();
+    if (now < holder.timersDueFrom) {
+      const t = firing === undefined ? undefined : holder.timers.get(firing);
+      if (t === undefined) return;
+      holder.timers.delete(firing!);
+      this.push(holder, t.op).catch(() => undefined);
+      return;
+    }
+    const due: [string, ShardTimer<S>][] = [];
+    let next = Infinity;
+    for (const e of holder.timers) {
+      if (e[1].dueAt <= now || e[0] === firing) due.push(e);
+      else if (e[1].dueAt < next) next = e[1].dueAt;
+    }
+    holder.timersDueFrom = next;
+    due.sort((a, b) => a[1].dueAt - b[1].dueAt);
+    for (const [key, t] of due) {
+      holder.timers.delete(key);
+      t.cancel();
+      this.push(holder, t.op).catch(() => undefined);
+    }
+  }
+
   /** A read sees no write that is applied but not yet committed: while a batch is out, it waits for it. */
   private readCommitted<T>(holder: ShardHolder<S>, op: (shard: S) => T): Promise<T> {
+    this.queueDueTimers(holder);
     if (!holder.busy) {
       try {
         return Promise.resolve(op(holder.shard));
@@ -278,6 +325,11 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
   }
 
   private enqueue<T>(holder: ShardHolder<S>, op: WriteOp<S, T>): Promise<T> {
+    this.queueDueTimers(holder);
+    return this.push(holder, op);
+  }
+
+  private push<T>(holder: ShardHolder<S>, op: WriteOp<S, T>): Promise<T> {
     return new Promise<T>((deliver, fail) => {
       holder.queue.push({ op, deliver: deliver as (v: unknown) => void, fail });
       if (!holder.busy) holder.drained = this.drain(holder);
@@ -428,7 +480,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
     this.electionRetry?.();
     for (const holder of this.shards.values()) {
       holder.closed = true;
-      for (const cancel of holder.timers.values()) cancel();
+      for (const t of holder.timers.values()) t.cancel();
       holder.timers.clear();
       await holder.drained;
       if (holder.loaded) holder.shard.onUnloaded?.();

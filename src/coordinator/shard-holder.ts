@@ -5,6 +5,13 @@
 import type { CancelTimer, CoordinatorLog } from './coordinator-host.js';
 import type { CoordinatorShard, WriteOp, WriteResult } from './coordinator-shard.js';
 
+/** A shard timer: the write op it runs, when it is due (on the timers' timeline) and its cancel. */
+export interface ShardTimer<S> {
+  readonly op: WriteOp<S, unknown>;
+  readonly dueAt: number;
+  readonly cancel: CancelTimer;
+}
+
 /** A write waiting for its turn, and how to answer it. */
 export interface QueuedWrite<S> {
   readonly op: WriteOp<S, unknown>;
@@ -31,7 +38,9 @@ export class ShardHolder<S extends CoordinatorShard> {
   readonly reads: (() => void)[] = [];
   /** Resolved when the queue runs dry. */
   drained: Promise<void> = Promise.resolve();
-  readonly timers = new Map<string, CancelTimer>();
+  readonly timers = new Map<string, ShardTimer<S>>();
+  /** No timer is due before this (a lower bound: a timer moved later leaves it early). */
+  timersDueFrom = Infinity;
   loading: Promise<void> | null = null;
   constructor(readonly partition: number) {}
 }

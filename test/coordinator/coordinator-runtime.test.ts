@@ -165,6 +165,27 @@ describe('coordinator runtime', () => {
     await expect(again.rt.writeTo(0, (s) => s.put('x', 'y'))).rejects.toBeInstanceOf(KafkaError);
   });
 
+  it('runs timers that are due before a write or read that arrives after their deadline, earliest first', async () => {
+    const t = new TempLogs();
+    temps.push(t);
+    const { host, rt } = runtime(t);
+    const shard = await rt.load(0);
+    shard.ctx.scheduleTimer('second', 200, (s) => s.put('order', `${s.kv.get('order') ?? ''}second,`));
+    shard.ctx.scheduleTimer('first', 100, (s) => s.put('order', `${s.kv.get('order') ?? ''}first,`));
+    shard.ctx.scheduleTimer('not-yet', 1000, (s) => s.put('order', `${s.kv.get('order') ?? ''}not-yet,`));
+    // The clock passes both deadlines but their callbacks have not run (a late event loop).
+    host.manual.now += 300;
+    expect(await rt.writeTo(0, (s) => s.put('order', `${s.kv.get('order') ?? ''}write,`))).toBe('first,second,');
+    shard.ctx.scheduleTimer('third', 50, (s) => s.put('order', `${s.kv.get('order') ?? ''}third,`));
+    host.manual.now += 50;
+    expect(await rt.readFrom(0, (s) => s.kv.get('order'))).toBe('first,second,write,third,');
+    // Their callbacks, when they come, find nothing left to do; the timer not due yet still runs once.
+    await host.manual.advance(1000);
+    await rt.idle();
+    expect(shard.kv.get('order')).toBe('first,second,write,third,not-yet,');
+    await rt.close();
+  });
+
   it('on a cluster serves only partitions led here: unloads on resignation, reloads from the log on election', async () => {
     const t = new TempLogs();
     temps.push(t);
