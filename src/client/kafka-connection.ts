@@ -9,13 +9,16 @@
  * stream fails them with NETWORK_EXCEPTION. Every failure is a `KafkaError`.
  *
  * Responses are decoded from the received frame in place: byte fields (a Fetch response's
- * `records`) are subarrays of the frame, never copies.
+ * `records`) are subarrays of the frame, never copies. Over TCP the socket reads straight into
+ * the frame (./frame-reader.ts), so a large Fetch response is not copied in user space at all;
+ * a transport that cannot (TLS) delivers chunks, which `FrameDecoder` assembles.
  *
  * Concurrency contract: single event loop; `request` may be called at any time, including before
  * the previous response arrived.
  */
 import type net from 'node:net';
 import { FrameDecoder } from '../protocol/frame-decoder.js';
+import { FrameReader } from './frame-reader.js';
 import { API_TABLE, ApiKey } from '../protocol/generated/api-table.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { encodeApiVersionsRequest } from '../protocol/generated/messages/api-versions-request.js';
@@ -66,6 +69,8 @@ interface Pending {
 export class KafkaConnection {
   private readonly pending = new Map<number, Pending>();
   private readonly frames = new FrameDecoder();
+  /** Frames read in place (plain TCP); the socket's reads are handed to `onRead` once constructed. */
+  private readonly reader: FrameReader;
   private nextCorrelationId = 1;
   private closedError: KafkaError | null = null;
   /** Set while a re-authentication runs: other requests wait for it. */
@@ -77,9 +82,13 @@ export class KafkaConnection {
   private constructor(
     private readonly socket: net.Socket,
     readonly opts: KafkaConnectionOptions,
+    reader: FrameReader,
+    early: readonly Buffer[],
   ) {
     socket.setNoDelay(true);
+    this.reader = reader;
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    if (early.length > 0) this.onFrames(early);
     socket.on('error', (err) => this.fail(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${this.address}: ${err.message}`)));
     socket.on('close', () => this.fail(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${this.address}: connection closed`)));
   }
@@ -95,8 +104,29 @@ export class KafkaConnection {
   /** Opens the stream and negotiates versions; the connection is usable once this resolves. */
   static async connect(opts: KafkaConnectionOptions): Promise<KafkaConnection> {
     const sockets = opts.socketFactory ?? plaintextSockets;
-    const socket = await sockets({ host: opts.host, port: opts.port }, opts.connectTimeoutMs ?? 10_000);
-    const conn = new KafkaConnection(socket, opts);
+    const reader = new FrameReader();
+    // Reads the socket makes before the connection exists (none are expected: the broker speaks
+    // only when asked) are kept and handled once it does.
+    let target: KafkaConnection | null = null;
+    const early: Buffer[] = [];
+    let earlyError: Error | null = null;
+    const direct = {
+      buffer: (): Uint8Array => reader.buffer(),
+      received: (n: number): void => {
+        if (target !== null) target.onRead(n);
+        else if (earlyError === null) {
+          try {
+            early.push(...reader.received(n));
+          } catch (err) {
+            earlyError = err as Error;
+          }
+        }
+      },
+    };
+    const socket = await sockets({ host: opts.host, port: opts.port }, opts.connectTimeoutMs ?? 10_000, direct);
+    const conn = new KafkaConnection(socket, opts, reader, early);
+    target = conn;
+    if (earlyError !== null) conn.fail(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${conn.address}: ${(earlyError as Error).message}`));
     try {
       const res = await conn.request(
         ApiKey.ApiVersions,
@@ -183,6 +213,7 @@ export class KafkaConnection {
     this.fail(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${this.address}: closed by the client`));
   }
 
+  /** A transport that delivers chunks (TLS). */
   private onData(chunk: Buffer): void {
     let frames: Buffer[];
     try {
@@ -191,6 +222,23 @@ export class KafkaConnection {
       this.fail(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${this.address}: ${(err as Error).message}`));
       return;
     }
+    this.onFrames(frames);
+  }
+
+  /** A read of `n` bytes into the reader's buffer (plain TCP). */
+  private onRead(n: number): void {
+    if (this.closedError !== null) return;
+    let frames: Buffer[];
+    try {
+      frames = this.reader.received(n);
+    } catch (err) {
+      this.fail(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${this.address}: ${(err as Error).message}`));
+      return;
+    }
+    this.onFrames(frames);
+  }
+
+  private onFrames(frames: readonly Buffer[]): void {
     for (const frame of frames) {
       // Both response header versions start with the correlation id; it names the request, and
       // so the header version to read.
