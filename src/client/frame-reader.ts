@@ -5,6 +5,12 @@ import { DecodeError } from '../protocol/decode-error.js';
 const SCRATCH_BYTES = 64 * 1024;
 /** Below this much room left in the scratch buffer, a new one is started rather than reading a few bytes. */
 const MIN_READ_BYTES = 4 * 1024;
+/** Large frames are given buffers in multiples of this, so a released one fits the next answer of about its size. */
+const FRAME_UNIT = 1024 * 1024;
+/** Released frame buffers kept for reuse: a mirror fetch loop with answers overlapping their appends holds a few. */
+const MAX_SPARES = 4;
+/** Frames above this are never kept for reuse. */
+const MAX_SPARE_BYTES = 32 * 1024 * 1024;
 
 /**
  * Splits a byte stream into Kafka frames (int32 size, then `size` bytes) while choosing where the
@@ -18,9 +24,17 @@ const MIN_READ_BYTES = 4 * 1024;
  * copied in user space, nor assembled from socket chunks as `FrameDecoder` must when the bytes
  * come as 'data' events, and the reads into it are as large as the socket has bytes ready.
  *
+ * A large frame the caller is done with may be handed back with `release`: its buffer is then
+ * read into again for a later frame of at most its size, so a mirror catching up does not take a
+ * fresh multi-megabyte buffer per Fetch answer (new memory, whose pages the kernel zero-fills as
+ * the read touches them, and which the collector must free again). Releasing is optional: a frame
+ * never released is collected, which costs an allocation, never correctness.
+ *
  * A size that is negative or above `maxFrameSize` throws DecodeError before anything is
  * allocated; the connection must then be closed, since the stream cannot be resynchronised.
  *
+ * Ownership contract: a frame returned by `received` belongs to the caller; after `release(frame)`
+ * the caller and everyone it gave subarrays of the frame to must not touch it again.
  * Concurrency contract: one socket, one event loop; `buffer()` and `received()` alternate.
  */
 export class FrameReader {
@@ -33,6 +47,10 @@ export class FrameReader {
   /** The large frame being read in place, and how much of it is filled. */
   private frame: Buffer | null = null;
   private filled = 0;
+  /** Released large-frame buffers, whole (a frame is a subarray of one). */
+  private readonly spares: Buffer[] = [];
+  /** The whole buffer under each large frame handed out and not yet released, by its memory. */
+  private readonly outstanding = new WeakMap<ArrayBufferLike, Buffer>();
 
   constructor(readonly maxFrameSize = DEFAULT_MAX_FRAME_SIZE) {}
 
@@ -68,7 +86,7 @@ export class FrameReader {
       }
       if (at + size > s.length) {
         // It will not fit in what is left of the scratch buffer: read the rest in place.
-        const frame = Buffer.allocUnsafe(size);
+        const frame = this.frameBuffer(size);
         s.copy(frame, 0, at, this.end);
         this.frame = frame;
         this.filled = have;
@@ -81,6 +99,25 @@ export class FrameReader {
       this.end = 0;
     }
     return out;
+  }
+
+  /** Gives a large frame's buffer back for reuse (see the class comment); anything else is ignored. */
+  release(frame: Buffer): void {
+    const whole = this.outstanding.get(frame.buffer);
+    if (whole === undefined) return;
+    this.outstanding.delete(frame.buffer);
+    if (this.spares.length < MAX_SPARES && whole.length <= MAX_SPARE_BYTES) this.spares.push(whole);
+  }
+
+  /** `size` bytes for a frame read in place: above SCRATCH_BYTES a spare that fits, or a new buffer rounded up to FRAME_UNIT. */
+  private frameBuffer(size: number): Buffer {
+    if (size <= SCRATCH_BYTES) return Buffer.allocUnsafe(size);
+    let whole: Buffer | undefined;
+    const i = this.spares.findIndex((b) => b.length >= size);
+    if (i >= 0) whole = this.spares.splice(i, 1)[0];
+    whole ??= Buffer.allocUnsafeSlow(Math.ceil(size / FRAME_UNIT) * FRAME_UNIT);
+    this.outstanding.set(whole.buffer, whole);
+    return whole.subarray(0, size);
   }
 
   /**

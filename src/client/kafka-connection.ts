@@ -58,8 +58,17 @@ export interface ApiVersionRange {
   readonly maxVersion: number;
 }
 
+/** A response whose frame the caller holds until it calls `release` (see `requestHoldingFrame`). */
+export interface HeldResponse<T> {
+  readonly value: T;
+  /** The caller, and all it gave parts of the response to, are done with its bytes. */
+  release(): void;
+}
+
 interface Pending {
   readonly decode: (r: Reader) => unknown;
+  /** Resolve with a HeldResponse rather than the decoded value. */
+  readonly holdFrame: boolean;
   readonly responseHeaderVersion: number;
   readonly resolve: (v: unknown) => void;
   readonly reject: (e: Error) => void;
@@ -157,8 +166,21 @@ export class KafkaConnection {
    * written and read here, at the versions the API table gives for `version`).
    */
   request<T>(apiKey: number, version: number, encode: (w: Writer) => void, decode: (r: Reader) => T, duringHold = false): Promise<T> {
+    return this.send(apiKey, version, encode, decode, duringHold, false) as Promise<T>;
+  }
+
+  /**
+   * Like `request`, for a response whose byte fields the caller keeps using after it resolves (a
+   * Fetch answer's records, until they are appended): once done with them it calls `release`, and
+   * the frame's buffer may be read into again for a later response (./frame-reader.ts).
+   */
+  requestHoldingFrame<T>(apiKey: number, version: number, encode: (w: Writer) => void, decode: (r: Reader) => T): Promise<HeldResponse<T>> {
+    return this.send(apiKey, version, encode, decode, false, true) as Promise<HeldResponse<T>>;
+  }
+
+  private send(apiKey: number, version: number, encode: (w: Writer) => void, decode: (r: Reader) => unknown, duringHold: boolean, holdFrame: boolean): Promise<unknown> {
     if (this.closedError !== null) return Promise.reject(this.closedError);
-    if (this.hold !== null && !duringHold) return this.hold.then(() => this.request(apiKey, version, encode, decode));
+    if (this.hold !== null && !duringHold) return this.hold.then(() => this.send(apiKey, version, encode, decode, false, holdFrame));
     const info = API_TABLE[apiKey];
     if (info === undefined) return Promise.reject(new KafkaError(ErrorCode.UNSUPPORTED_VERSION, `API key ${apiKey} has no schema`));
     const correlationId = this.nextCorrelationId;
@@ -168,15 +190,16 @@ export class KafkaConnection {
     encodeRequestHeader(w, { requestApiKey: apiKey, requestApiVersion: version, correlationId, clientId: this.opts.clientId }, info.requestHeaderVersion(version));
     encode(w);
     size.buf.writeInt32BE(w.length - 4, size.offset);
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<unknown>((resolve, reject) => {
       const timeoutMs = this.opts.requestTimeoutMs ?? 30_000;
       const timer = setTimeout(() => {
         this.fail(new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `${this.address}: ${info.name} v${version} timed out after ${timeoutMs} ms`));
       }, timeoutMs);
       this.pending.set(correlationId, {
         decode,
+        holdFrame,
         responseHeaderVersion: info.responseHeaderVersion(version),
-        resolve: resolve as (v: unknown) => void,
+        resolve,
         reject,
         timer,
       });
@@ -253,7 +276,8 @@ export class KafkaConnection {
       try {
         const r = new Reader(frame);
         decodeResponseHeader(r, p.responseHeaderVersion);
-        p.resolve(p.decode(r));
+        const value = p.decode(r);
+        p.resolve(p.holdFrame ? { value, release: () => this.reader.release(frame) } : value);
       } catch (err) {
         p.reject(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${this.address}: bad response: ${(err as Error).message}`));
         this.fail(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${this.address}: undecodable response`));

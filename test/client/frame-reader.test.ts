@@ -67,6 +67,30 @@ describe('FrameReader', () => {
     expect(got!.equals(payload)).toBe(true);
   });
 
+  it('reads a later large frame into the buffer of one released, and never into one still held', () => {
+    const r = new FrameReader();
+    const one = Buffer.alloc(500_000, 1);
+    const two = Buffer.alloc(400_000, 2);
+    const three = Buffer.alloc(450_000, 3);
+    const [a] = readAll(r, frame(one), 1 << 20);
+    // Held: the next frame gets other memory, and the held one keeps its bytes.
+    const [b] = readAll(r, frame(two), 1 << 20);
+    expect(b!.buffer).not.toBe(a!.buffer);
+    expect(a!.equals(one)).toBe(true);
+    r.release(a!);
+    r.release(a!); // a second release changes nothing
+    const [c] = readAll(r, frame(three), 1 << 20);
+    expect(c!.buffer).toBe(a!.buffer);
+    expect(c!.equals(three)).toBe(true);
+    expect(b!.equals(two)).toBe(true);
+    // A small frame is not a pooled buffer: releasing it is ignored.
+    const [d] = readAll(r, frame(Buffer.from('small')), 1 << 20);
+    r.release(d!);
+    const [e] = readAll(r, frame(Buffer.from('other')), 1 << 20);
+    expect(d!.toString()).toBe('small');
+    expect(e!.toString()).toBe('other');
+  });
+
   it('rejects a negative or oversized frame size before allocating', () => {
     for (const size of [-1, 1025]) {
       const r = new FrameReader(1024);
