@@ -29,14 +29,17 @@
  *   node bench/run.mjs bench/mirror-latency.ts [--mb 64] [--delays 0,5,25] [--fetchers 1,4] [--pipeline=0,-1,10485760] [--rounds 1]
  *     [--mirror-config key=value]...   (a mirror setting for every case, e.g. mirror.fetch.wait.max.ms=50)
  *     [--link proxy|netns] [--mtu 9000] [--rate bits/s]   (netns: the TUN devices' MTU; a rate cap per direction)
+ *     [--cpu-prof DIR]   (each destination node writes DIR/fjord-<pid>.cpuprofile when it stops)
  */
 import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { type Broker, startFjord } from './compare/brokers.js';
 import { DelayProxy, type HoldStats } from './compare/delay-proxy.js';
-import { bytesOf, fjordCatchUp, MIRROR_PARTITIONS, segmentFiles, type CatchUp } from './compare/mirror.js';
+import { bytesOf, cpuProfileNodeOption, fjordCatchUp, MIRROR_PARTITIONS, segmentFiles, type CatchUp } from './compare/mirror.js';
 import { createTopic, endOffsets } from './compare/perf-tools.js';
 import { DST_ADDR, DST_NS, DelayLink, SRC_ADDR, SRC_NS, buildDelayLink, setupNamespaces, startFjordIn, teardownNamespaces } from './netns/link.js';
 
@@ -51,6 +54,7 @@ const { values: flags } = parseArgs({
     link: { type: 'string', default: 'proxy' },
     mtu: { type: 'string', default: '9000' },
     rate: { type: 'string', default: '0' },
+    'cpu-prof': { type: 'string', default: '' },
   },
 });
 const MB = Number(flags.mb);
@@ -62,6 +66,8 @@ const LINK = flags.link;
 if (LINK !== 'proxy' && LINK !== 'netns') throw new Error(`--link ${LINK}: proxy or netns`);
 const MTU = Number(flags.mtu);
 const RATE = Number(flags.rate);
+/** `--cpu-prof DIR`: each destination node writes a CPU profile into DIR when it stops. */
+const CPU_PROF_DIR = flags['cpu-prof'];
 /** Mirror settings for every case (`--mirror-config key=value`, repeatable), e.g. mirror.fetch.wait.max.ms. */
 const MIRROR_CONFIG: Record<string, string> = Object.fromEntries(flags['mirror-config'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 const TOPIC = 'mirror-latency-src';
@@ -113,8 +119,26 @@ interface Link {
   runCase(delayMs: number, fetchers: number, pipeline: number, records: number, bytes: number): Promise<{ result: CatchUp; hold: HoldStats; rttMs?: number }>;
 }
 
+/**
+ * Runs `start` with the profiling preload of `--cpu-prof` added to NODE_OPTIONS: the destination
+ * node is spawned inside it and takes the environment then, so the source and the CLI commands
+ * run without it.
+ */
+async function withDestNodeOptions<T>(start: () => Promise<T>): Promise<T> {
+  if (CPU_PROF_DIR === '') return start();
+  mkdirSync(CPU_PROF_DIR, { recursive: true });
+  const saved = process.env.NODE_OPTIONS;
+  process.env.NODE_OPTIONS = `${saved ?? ''} ${cpuProfileNodeOption(resolve(CPU_PROF_DIR))}`.trim();
+  try {
+    return await start();
+  } finally {
+    if (saved === undefined) delete process.env.NODE_OPTIONS;
+    else process.env.NODE_OPTIONS = saved;
+  }
+}
+
 async function runProxyCase(source: Broker, proxy: DelayProxy, delayMs: number, fetchers: number, pipeline: number, records: number, bytes: number): Promise<{ result: CatchUp; hold: Case['hold'] }> {
-  const dest = await startFjord({ durability: 'default', overrides: { 'mirror.num.replica.fetchers': String(fetchers) } });
+  const dest = await withDestNodeOptions(() => startFjord({ durability: 'default', overrides: { 'mirror.num.replica.fetchers': String(fetchers) } }));
   try {
     proxy.setDelayMs(delayMs);
     proxy.takeHoldStats();
@@ -143,7 +167,7 @@ async function runNetnsCase(source: Broker, delayMs: number, fetchers: number, p
   let rttMs: number;
   try {
     rttMs = pingRttMs();
-    const dest = await startFjordIn(DST_NS, DST_ADDR, 'default', { 'mirror.num.replica.fetchers': String(fetchers) });
+    const dest = await withDestNodeOptions(() => startFjordIn(DST_NS, DST_ADDR, 'default', { 'mirror.num.replica.fetchers': String(fetchers) }));
     try {
       result = await fjordCatchUp(source, dest, TOPIC, records, bytes, { ...MIRROR_CONFIG, 'mirror.fetch.pipeline.max.bytes': String(pipeline) }, DEADLINE_MS);
     } finally {

@@ -21,6 +21,23 @@ import { type Broker, KAFKA_JVM_PERFORMANCE_OPTS } from './brokers.js';
 import { cpuSeconds, rssPeakSampler } from './proc.js';
 
 export const MIRROR_PARTITIONS = 8;
+
+/**
+ * A NODE_OPTIONS entry that CPU-profiles a Node process (a destination node) into
+ * `<dir>/fjord-<pid>.cpuprofile` when it exits, the file `node --cpu-prof` writes (Chrome
+ * DevTools' format). Node refuses `--cpu-prof` itself in NODE_OPTIONS, so this preloads a module,
+ * given inline as a data: URL, that runs the same V8 profiler through node:inspector; the
+ * in-process session answers synchronously, so the profile is written inside the 'exit' event.
+ */
+export function cpuProfileNodeOption(dir: string): string {
+  const file = JSON.stringify(join(dir, 'fjord-'));
+  const code =
+    "import{Session}from'node:inspector';import{writeFileSync}from'node:fs';" +
+    "const s=new Session();s.connect();s.post('Profiler.enable');s.post('Profiler.start');" +
+    `process.on('exit',()=>s.post('Profiler.stop',(e,r)=>{if(!e)writeFileSync(${file}+process.pid+'.cpuprofile',JSON.stringify(r.profile));}));`;
+  // Percent-encoded whole, quotes included: NODE_OPTIONS splits on spaces and reads quotes.
+  return `--import=data:text/javascript,${encodeURIComponent(code).replace(/'/g, '%27')}`;
+}
 /**
  * Between ListOffsets polls of the destination. Each poll costs the destination broker a Metadata
  * and a ListOffsets request, counted in its CPU-seconds, so the interval trades end-time precision

@@ -14,7 +14,7 @@ import type { MetadataResponse } from '../protocol/generated/messages/metadata-r
 import { KafkaError } from '../protocol/kafka-error.js';
 import { Apis, type ApiSpec } from './apis.js';
 import { parseHostPort, type KafkaClientOptions } from './client-options.js';
-import { KafkaConnection, type KafkaConnectionOptions } from './kafka-connection.js';
+import { KafkaConnection, type HeldResponse, type KafkaConnectionOptions } from './kafka-connection.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 
@@ -65,6 +65,18 @@ export class KafkaClient {
     const v = conn.pickVersion(api.apiKey, api.versions);
     if (v < 0) return null;
     return conn.request(api.apiKey, v, (w) => api.encode(w, req, v), (r) => api.decode(r, v));
+  }
+
+  /**
+   * Like `send`, with the response's frame held until the caller releases it, so its buffer can
+   * be read into again (KafkaConnection.requestHoldingFrame): for Fetch answers whose records are
+   * appended after the call returns.
+   */
+  async sendHoldingFrame<Req, Res>(api: ApiSpec<Req, Res>, req: Req, broker: number | null = null, lane = 0): Promise<HeldResponse<Res>> {
+    const conn = broker === null ? await this.anyConnection() : await this.connectionTo(broker, lane);
+    const v = conn.pickVersion(api.apiKey, api.versions);
+    if (v < 0) throw new KafkaError(ErrorCode.UNSUPPORTED_VERSION, `the broker does not support API ${api.apiKey} v${api.versions[0]}-${api.versions[1]}`);
+    return conn.requestHoldingFrame(api.apiKey, v, (w) => api.encode(w, req, v), (r) => api.decode(r, v));
   }
 
   /** Metadata for the named topics (null = all topics), from any reachable broker; refreshes the broker list. */

@@ -9,13 +9,16 @@
  * stream fails them with NETWORK_EXCEPTION. Every failure is a `KafkaError`.
  *
  * Responses are decoded from the received frame in place: byte fields (a Fetch response's
- * `records`) are subarrays of the frame, never copies.
+ * `records`) are subarrays of the frame, never copies. Over TCP the socket reads straight into
+ * the frame (./frame-reader.ts), so a large Fetch response is not copied in user space at all;
+ * a transport that cannot (TLS) delivers chunks, which `FrameDecoder` assembles.
  *
  * Concurrency contract: single event loop; `request` may be called at any time, including before
  * the previous response arrived.
  */
 import type net from 'node:net';
 import { FrameDecoder } from '../protocol/frame-decoder.js';
+import { FrameReader } from './frame-reader.js';
 import { API_TABLE, ApiKey } from '../protocol/generated/api-table.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { encodeApiVersionsRequest } from '../protocol/generated/messages/api-versions-request.js';
@@ -55,8 +58,17 @@ export interface ApiVersionRange {
   readonly maxVersion: number;
 }
 
+/** A response whose frame the caller holds until it calls `release` (see `requestHoldingFrame`). */
+export interface HeldResponse<T> {
+  readonly value: T;
+  /** The caller, and all it gave parts of the response to, are done with its bytes. */
+  release(): void;
+}
+
 interface Pending {
   readonly decode: (r: Reader) => unknown;
+  /** Resolve with a HeldResponse rather than the decoded value. */
+  readonly holdFrame: boolean;
   readonly responseHeaderVersion: number;
   readonly resolve: (v: unknown) => void;
   readonly reject: (e: Error) => void;
@@ -66,6 +78,8 @@ interface Pending {
 export class KafkaConnection {
   private readonly pending = new Map<number, Pending>();
   private readonly frames = new FrameDecoder();
+  /** Frames read in place (plain TCP); the socket's reads are handed to `onRead` once constructed. */
+  private readonly reader: FrameReader;
   private nextCorrelationId = 1;
   private closedError: KafkaError | null = null;
   /** Set while a re-authentication runs: other requests wait for it. */
@@ -77,9 +91,13 @@ export class KafkaConnection {
   private constructor(
     private readonly socket: net.Socket,
     readonly opts: KafkaConnectionOptions,
+    reader: FrameReader,
+    early: readonly Buffer[],
   ) {
     socket.setNoDelay(true);
+    this.reader = reader;
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    if (early.length > 0) this.onFrames(early);
     socket.on('error', (err) => this.fail(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${this.address}: ${err.message}`)));
     socket.on('close', () => this.fail(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${this.address}: connection closed`)));
   }
@@ -95,8 +113,29 @@ export class KafkaConnection {
   /** Opens the stream and negotiates versions; the connection is usable once this resolves. */
   static async connect(opts: KafkaConnectionOptions): Promise<KafkaConnection> {
     const sockets = opts.socketFactory ?? plaintextSockets;
-    const socket = await sockets({ host: opts.host, port: opts.port }, opts.connectTimeoutMs ?? 10_000);
-    const conn = new KafkaConnection(socket, opts);
+    const reader = new FrameReader();
+    // Reads the socket makes before the connection exists (none are expected: the broker speaks
+    // only when asked) are kept and handled once it does.
+    let target: KafkaConnection | null = null;
+    const early: Buffer[] = [];
+    let earlyError: Error | null = null;
+    const direct = {
+      buffer: (): Uint8Array => reader.buffer(),
+      received: (n: number): void => {
+        if (target !== null) target.onRead(n);
+        else if (earlyError === null) {
+          try {
+            early.push(...reader.received(n));
+          } catch (err) {
+            earlyError = err as Error;
+          }
+        }
+      },
+    };
+    const socket = await sockets({ host: opts.host, port: opts.port }, opts.connectTimeoutMs ?? 10_000, direct);
+    const conn = new KafkaConnection(socket, opts, reader, early);
+    target = conn;
+    if (earlyError !== null) conn.fail(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${conn.address}: ${(earlyError as Error).message}`));
     try {
       const res = await conn.request(
         ApiKey.ApiVersions,
@@ -127,8 +166,21 @@ export class KafkaConnection {
    * written and read here, at the versions the API table gives for `version`).
    */
   request<T>(apiKey: number, version: number, encode: (w: Writer) => void, decode: (r: Reader) => T, duringHold = false): Promise<T> {
+    return this.send(apiKey, version, encode, decode, duringHold, false) as Promise<T>;
+  }
+
+  /**
+   * Like `request`, for a response whose byte fields the caller keeps using after it resolves (a
+   * Fetch answer's records, until they are appended): once done with them it calls `release`, and
+   * the frame's buffer may be read into again for a later response (./frame-reader.ts).
+   */
+  requestHoldingFrame<T>(apiKey: number, version: number, encode: (w: Writer) => void, decode: (r: Reader) => T): Promise<HeldResponse<T>> {
+    return this.send(apiKey, version, encode, decode, false, true) as Promise<HeldResponse<T>>;
+  }
+
+  private send(apiKey: number, version: number, encode: (w: Writer) => void, decode: (r: Reader) => unknown, duringHold: boolean, holdFrame: boolean): Promise<unknown> {
     if (this.closedError !== null) return Promise.reject(this.closedError);
-    if (this.hold !== null && !duringHold) return this.hold.then(() => this.request(apiKey, version, encode, decode));
+    if (this.hold !== null && !duringHold) return this.hold.then(() => this.send(apiKey, version, encode, decode, false, holdFrame));
     const info = API_TABLE[apiKey];
     if (info === undefined) return Promise.reject(new KafkaError(ErrorCode.UNSUPPORTED_VERSION, `API key ${apiKey} has no schema`));
     const correlationId = this.nextCorrelationId;
@@ -138,15 +190,16 @@ export class KafkaConnection {
     encodeRequestHeader(w, { requestApiKey: apiKey, requestApiVersion: version, correlationId, clientId: this.opts.clientId }, info.requestHeaderVersion(version));
     encode(w);
     size.buf.writeInt32BE(w.length - 4, size.offset);
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<unknown>((resolve, reject) => {
       const timeoutMs = this.opts.requestTimeoutMs ?? 30_000;
       const timer = setTimeout(() => {
         this.fail(new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `${this.address}: ${info.name} v${version} timed out after ${timeoutMs} ms`));
       }, timeoutMs);
       this.pending.set(correlationId, {
         decode,
+        holdFrame,
         responseHeaderVersion: info.responseHeaderVersion(version),
-        resolve: resolve as (v: unknown) => void,
+        resolve,
         reject,
         timer,
       });
@@ -183,6 +236,7 @@ export class KafkaConnection {
     this.fail(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${this.address}: closed by the client`));
   }
 
+  /** A transport that delivers chunks (TLS). */
   private onData(chunk: Buffer): void {
     let frames: Buffer[];
     try {
@@ -191,6 +245,23 @@ export class KafkaConnection {
       this.fail(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${this.address}: ${(err as Error).message}`));
       return;
     }
+    this.onFrames(frames);
+  }
+
+  /** A read of `n` bytes into the reader's buffer (plain TCP). */
+  private onRead(n: number): void {
+    if (this.closedError !== null) return;
+    let frames: Buffer[];
+    try {
+      frames = this.reader.received(n);
+    } catch (err) {
+      this.fail(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${this.address}: ${(err as Error).message}`));
+      return;
+    }
+    this.onFrames(frames);
+  }
+
+  private onFrames(frames: readonly Buffer[]): void {
     for (const frame of frames) {
       // Both response header versions start with the correlation id; it names the request, and
       // so the header version to read.
@@ -205,7 +276,8 @@ export class KafkaConnection {
       try {
         const r = new Reader(frame);
         decodeResponseHeader(r, p.responseHeaderVersion);
-        p.resolve(p.decode(r));
+        const value = p.decode(r);
+        p.resolve(p.holdFrame ? { value, release: () => this.reader.release(frame) } : value);
       } catch (err) {
         p.reject(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${this.address}: bad response: ${(err as Error).message}`));
         this.fail(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${this.address}: undecodable response`));

@@ -18,7 +18,20 @@ export interface BrokerAddress {
   readonly port: number;
 }
 
-export type SocketFactory = (address: BrokerAddress, setupTimeoutMs: number) => Promise<net.Socket>;
+/**
+ * Reads the caller wants written straight into its own buffers (`net.Socket`'s `onread`): the
+ * kernel writes into `buffer()`, then `received(n)` is called. A socket given one emits no 'data'.
+ */
+export interface DirectReads {
+  buffer(): Uint8Array;
+  received(bytes: number): void;
+}
+
+/**
+ * `direct` is a wish: a transport that can read into the caller's buffers (TCP) does, one that
+ * cannot (TLS, which decrypts into its own) emits 'data' as usual.
+ */
+export type SocketFactory = (address: BrokerAddress, setupTimeoutMs: number, direct?: DirectReads) => Promise<net.Socket>;
 
 function open(address: BrokerAddress, setupTimeoutMs: number, create: () => net.Socket, readyEvent: 'connect' | 'secureConnect'): Promise<net.Socket> {
   const where = `${address.host}:${address.port}`;
@@ -41,8 +54,21 @@ function open(address: BrokerAddress, setupTimeoutMs: number, create: () => net.
 }
 
 /** security.protocol=PLAINTEXT: a bare TCP connection. */
-export const plaintextSockets: SocketFactory = (address, setupTimeoutMs) =>
-  open(address, setupTimeoutMs, () => net.connect({ host: address.host, port: address.port }), 'connect');
+export const plaintextSockets: SocketFactory = (address, setupTimeoutMs, direct) => {
+  const onread =
+    direct === undefined
+      ? {}
+      : {
+          onread: {
+            buffer: () => direct.buffer(),
+            callback: (n: number): boolean => {
+              direct.received(n);
+              return true;
+            },
+          },
+        };
+  return open(address, setupTimeoutMs, () => net.connect({ host: address.host, port: address.port, ...onread }), 'connect');
+};
 
 /** security.protocol=SSL: TLS over TCP; the server name defaults to the broker's host. */
 export function tlsSockets(options: tls.ConnectionOptions): SocketFactory {

@@ -2,7 +2,7 @@
  * `SourceEndpoint` over the project's Kafka client: the mirror fetcher's calls as generated
  * requests (consumer form: replica id -1, READ_UNCOMMITTED), answers converted to the fetcher's
  * shapes once per partition. A fetched partition's `records` is passed on as the decoder returned
- * it, a slice of the response frame.
+ * it, a slice of the response frame, which the fetcher gives back (`release`) once appended.
  */
 import { Apis } from '../client/apis.js';
 import type { KafkaClient } from '../client/kafka-client.js';
@@ -37,7 +37,8 @@ export class KafkaSourceEndpoint implements SourceEndpoint {
   }
 
   async fetch(brokerId: number, req: FetchRequest, fetcherId = 0): Promise<FetchResponse> {
-    const res = await this.client.send(
+    // The answer's frame is held until the fetcher releases it, so its buffer is read into again.
+    const { value: res, release } = await this.client.sendHoldingFrame(
       Apis.Fetch,
       {
         replicaId: CONSUMER_REPLICA_ID,
@@ -68,6 +69,7 @@ export class KafkaSourceEndpoint implements SourceEndpoint {
       errorCode: res.errorCode,
       throttleTimeMs: res.throttleTimeMs,
       sessionId: res.sessionId,
+      release,
       topics: res.responses.map((t) => ({
         topicId: t.topicId,
         partitions: t.partitions.map((p) => ({

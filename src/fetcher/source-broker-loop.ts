@@ -161,13 +161,19 @@ export class SourceBrokerLoop {
     }
     // A lost session (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH): the next round
     // starts a new one with a full request.
-    if (!this.session.handle(res.errorCode, res.sessionId)) return 0;
+    if (!this.session.handle(res.errorCode, res.sessionId)) {
+      res.release?.();
+      return 0;
+    }
     if (res.errorCode !== ErrorCode.NONE) {
+      res.release?.();
       ctx.delay(fetching.filter((p) => this.leads(p)), new KafkaError(res.errorCode, `source fetch error ${res.errorCode}`));
       return ctx.config.backoffMs;
     }
     this.observe(res, ctx.clock.now() - sentAt);
     const pipelined = this.pipelineBudget > 0;
+    // Every partition's handling of this answer, appends included: the answer's records are in
+    // use until all of them settled (none rejects), and only then is it released.
     const work: Promise<void>[] = [];
     let bytes = 0;
     for (const t of res.topics) {
@@ -175,13 +181,18 @@ export class SourceBrokerLoop {
         bytes += pr.records?.length ?? 0;
         const ps = ctx.partition(tpKey({ topicId: t.topicId, partition: pr.partition }));
         if (ps === undefined || ps.state !== 'fetching' || !this.askedFor(ps)) continue;
-        if (pipelined) this.track(applyPartitionResponse(ctx, ps, pr));
-        else work.push(ctx.serialize(ps, () => processPartitionResponse(ctx, ps, pr)));
+        if (pipelined) {
+          const applied = applyPartitionResponse(ctx, ps, pr);
+          this.track(applied);
+          work.push(applied.done);
+        } else work.push(ctx.serialize(ps, () => processPartitionResponse(ctx, ps, pr)));
       }
     }
     for (const p of fetching) p.unreachableSince = 0;
     ctx.config.quota?.record(bytes);
-    await Promise.all(work);
+    const settled = Promise.all(work);
+    if (res.release !== undefined) void settled.then(res.release);
+    if (!pipelined) await settled;
     return 0;
   }
 

@@ -84,6 +84,11 @@ export interface FetchResponse {
   readonly throttleTimeMs?: number;
   readonly sessionId: number;
   readonly topics: readonly FetchTopicResponse[];
+  /**
+   * Called once nothing uses the answer's `records` any more (every append of them finished): the
+   * endpoint may then read a later answer into the same memory. Absent when it would not reuse it.
+   */
+  readonly release?: () => void;
 }
 
 export interface ListOffsetsPartitionRequest {

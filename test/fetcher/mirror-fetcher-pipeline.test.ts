@@ -54,6 +54,35 @@ function gateAppends(log: { appendAsMirror(records: Buffer): Promise<unknown> })
   };
 }
 
+describe('MirrorFetcher giving a Fetch answer back to its endpoint', () => {
+  for (const pipelineMaxBytes of [0, 10 << 20]) {
+    it(`releases an answer only once every append of its records finished (pipeline ${pipelineMaxBytes})`, async () => {
+      const h = await harness({ 0: { batches: [batch(0, 0, 3)] } }, 1000, { pipelineMaxBytes });
+      const log = h.logs.get(0)!;
+      const gate = gateAppends(log);
+      onTestFinished(() => gate.open());
+      // Each answer carries a release that notes whether its records' append had landed by then.
+      const releasedAt: number[] = [];
+      const fetch = h.source.fetch.bind(h.source);
+      h.source.fetch = async (...args) => {
+        const res = await fetch(...args);
+        const withRecords = res.topics.some((t) => t.partitions.some((p) => (p.records?.length ?? 0) > 0));
+        return withRecords ? { ...res, release: () => releasedAt.push(log.logEndOffset) } : res;
+      };
+      gate.close();
+      h.fetcher.addPartitions([h.tp(0)]);
+      await h.until('the answer is being appended', () => gate.waiting() === 1);
+      // With the overlap the loop goes on fetching meanwhile; without it, it waits for the append.
+      if (pipelineMaxBytes > 0) await h.until('the next Fetches went out', () => h.source.callTimes.length > 3);
+      expect(releasedAt).toEqual([]);
+      gate.open();
+      await h.until('released', () => releasedAt.length === 1);
+      expect(releasedAt).toEqual([3]);
+      expect((await h.bytes(0)).equals(batch(0, 0, 3))).toBe(true);
+    });
+  }
+});
+
 describe('MirrorFetcher with appends overlapping the next Fetch', () => {
   it('a partition failing while its append is being written is reported, and its removal resolves, only after that append', async () => {
     const h = await harness({ 0: { batches: [batch(0, 0, 3)] } }, 1000, { pipelineMaxBytes: 10 << 20 });
