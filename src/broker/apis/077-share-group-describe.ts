@@ -7,7 +7,7 @@ import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeShareGroupDescribeRequest, type ShareGroupDescribeRequest } from '../../protocol/generated/messages/share-group-describe-request.js';
 import { encodeShareGroupDescribeResponse, type ShareGroupDescribeResponseInput } from '../../protocol/generated/messages/share-group-describe-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
-import { GROUP_OPERATIONS } from '../../coordinator/group-operations.js';
+import { groupAuthorizedOperations, groupNotFound } from '../../coordinator/group-describe.js';
 import { SHARE_ASSIGNOR } from '../../share/share-group-coordinator.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { ShareGroups } from '../share-wiring.js';
@@ -25,7 +25,7 @@ export function shareGroupDescribeHandler(ctx: BrokerContext, share: ShareGroups
         throttleTimeMs: 0,
         groups: req.groupIds.map((groupId, i) => {
           const g = found[i];
-          if (g === undefined) return { groupId, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} not found.`, groupState: 'Dead' };
+          if (g === undefined) return groupNotFound(groupId, null);
           return {
             groupId,
             errorCode: ErrorCode.NONE,
@@ -44,7 +44,7 @@ export function shareGroupDescribeHandler(ctx: BrokerContext, share: ShareGroups
                 topicPartitions: [...m.assignment].map(([topicId, partitions]) => ({ topicId, topicName: ctx.image.topicsById.get(topicId)?.name ?? '', partitions })),
               },
             })),
-            authorizedOperations: req.includeAuthorizedOperations ? GROUP_OPERATIONS : -2147483648,
+            authorizedOperations: groupAuthorizedOperations(req.includeAuthorizedOperations),
           };
         }),
       };
