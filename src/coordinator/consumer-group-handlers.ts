@@ -9,8 +9,7 @@ import { encodeConsumerGroupDescribeResponse } from '../protocol/generated/messa
 import type { ConsumerGroupDescribeResponseInput } from '../protocol/generated/messages/consumer-group-describe-response.js';
 import type { GroupCoordinator } from './group-coordinator.js';
 import { errorCodeOf } from '../protocol/kafka-error.js';
-import { GROUP_OPERATIONS } from './group-operations.js';
-import { ErrorCode } from '../protocol/generated/errors.js';
+import { describeEachGroup, groupAuthorizedOperations, groupNotFound } from './group-describe.js';
 
 /** ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848). */
 export function consumerGroupHandlers(gc: GroupCoordinator): ApiHandler[] {
@@ -64,37 +63,24 @@ export function consumerGroupHandlers(gc: GroupCoordinator): ApiHandler[] {
     decode: decodeConsumerGroupDescribeRequest,
     encode: encodeConsumerGroupDescribeResponse,
     async handle(ctx, req) {
-      const groups = await Promise.all(
-        req.groupIds.map(async (groupId) => {
-          try {
-            const { description: d, isClassic } = await gc.describeConsumerGroup(groupId);
-            if (!d) {
-              return {
-                errorCode: ErrorCode.GROUP_ID_NOT_FOUND,
-                errorMessage: isClassic ? `Group ${groupId} is not a consumer group.` : `Group ${groupId} not found.`,
-                groupId,
-                groupState: 'Dead',
-              };
-            }
-            return {
-              groupId,
-              groupState: d.groupState,
-              groupEpoch: d.groupEpoch,
-              assignmentEpoch: d.assignmentEpoch,
-              assignorName: d.assignorName,
-              members: d.members.map((m) => ({
-                ...m,
-                assignment: { topicPartitions: m.assignment },
-                targetAssignment: { topicPartitions: m.targetAssignment },
-                ...(ctx.apiVersion >= 1 ? { memberType: 1 } : {}),
-              })),
-              authorizedOperations: req.includeAuthorizedOperations ? GROUP_OPERATIONS : -2147483648,
-            };
-          } catch (e) {
-            return { errorCode: errorCodeOf(e), errorMessage: null, groupId };
-          }
-        }),
-      );
+      const groups = await describeEachGroup(req.groupIds, async (groupId) => {
+        const { description: d, isClassic } = await gc.describeConsumerGroup(groupId);
+        if (!d) return groupNotFound(groupId, isClassic ? 'consumer' : null);
+        return {
+          groupId,
+          groupState: d.groupState,
+          groupEpoch: d.groupEpoch,
+          assignmentEpoch: d.assignmentEpoch,
+          assignorName: d.assignorName,
+          members: d.members.map((m) => ({
+            ...m,
+            assignment: { topicPartitions: m.assignment },
+            targetAssignment: { topicPartitions: m.targetAssignment },
+            ...(ctx.apiVersion >= 1 ? { memberType: 1 } : {}),
+          })),
+          authorizedOperations: groupAuthorizedOperations(req.includeAuthorizedOperations),
+        };
+      });
       return { groups };
     },
   };

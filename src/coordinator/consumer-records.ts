@@ -1,5 +1,3 @@
-import { Reader } from '../protocol/reader.js';
-import { Writer } from '../protocol/writer.js';
 import { encodeConsumerGroupMetadataKey, decodeConsumerGroupMetadataKey } from '../protocol/generated/messages/consumer-group-metadata-key.js';
 import { encodeConsumerGroupMetadataValue, decodeConsumerGroupMetadataValue } from '../protocol/generated/messages/consumer-group-metadata-value.js';
 import { encodeConsumerGroupMemberMetadataKey, decodeConsumerGroupMemberMetadataKey } from '../protocol/generated/messages/consumer-group-member-metadata-key.js';
@@ -11,6 +9,7 @@ import { encodeConsumerGroupTargetAssignmentMemberValue, decodeConsumerGroupTarg
 import { encodeConsumerGroupCurrentMemberAssignmentKey, decodeConsumerGroupCurrentMemberAssignmentKey } from '../protocol/generated/messages/consumer-group-current-member-assignment-key.js';
 import { encodeConsumerGroupCurrentMemberAssignmentValue, decodeConsumerGroupCurrentMemberAssignmentValue } from '../protocol/generated/messages/consumer-group-current-member-assignment-value.js';
 import type { CoordinatorRecord } from './coordinator-batch.js';
+import { entryOf, groupRecord, openRecord, topicAssignmentFromWire as fromWire, topicAssignmentToWire as toWire } from './group-records.js';
 import { ConsumerGroup } from './consumer-group.js';
 import type { Assignment, ConsumerMember } from './consumer-group.js';
 
@@ -21,21 +20,9 @@ import type { Assignment, ConsumerMember } from './consumer-group.js';
  */
 export const ConsumerRecordType = { GROUP: 3, MEMBER: 5, TARGET_METADATA: 6, TARGET_MEMBER: 7, CURRENT: 8 } as const;
 
-function rec(type: number, key: (w: Writer) => void, value: ((w: Writer) => void) | null): CoordinatorRecord {
-  const k = new Writer(64).int16(type);
-  key(k);
-  if (value === null) return { key: k.toBuffer(), value: null };
-  const v = new Writer(256).int16(0);
-  value(v);
-  return { key: k.toBuffer(), value: v.toBuffer() };
-}
-
-const toWire = (a: Assignment): { topicId: string; partitions: number[] }[] => [...a].map(([topicId, partitions]) => ({ topicId, partitions }));
-const fromWire = (l: readonly { topicId: string; partitions: readonly number[] }[]): Assignment => new Map(l.map((t) => [t.topicId, [...t.partitions]]));
-
 /** The group epoch and the hash of the topic metadata the target was computed from. */
 export function groupEpochRecord(groupId: string, epoch: number | null, metadataHash = 0n): CoordinatorRecord {
-  return rec(ConsumerRecordType.GROUP, (w) => encodeConsumerGroupMetadataKey(w, { groupId }, 0), epoch === null ? null : (w) => encodeConsumerGroupMetadataValue(w, { epoch, metadataHash }, 0));
+  return groupRecord(ConsumerRecordType.GROUP, (w) => encodeConsumerGroupMetadataKey(w, { groupId }, 0), epoch === null ? null : (w) => encodeConsumerGroupMetadataValue(w, { epoch, metadataHash }, 0));
 }
 
 /** FNV-1a (64-bit) of the subscribed topics' ids and partition counts. */
@@ -47,7 +34,7 @@ export function hashMetadata(s: string): bigint {
 
 export function memberRecord(groupId: string, m: ConsumerMember | string): CoordinatorRecord {
   const memberId = typeof m === 'string' ? m : m.memberId;
-  return rec(
+  return groupRecord(
     ConsumerRecordType.MEMBER,
     (w) => encodeConsumerGroupMemberMetadataKey(w, { groupId, memberId }, 0),
     typeof m === 'string'
@@ -71,7 +58,7 @@ export function memberRecord(groupId: string, m: ConsumerMember | string): Coord
 }
 
 export function targetEpochRecord(groupId: string, assignmentEpoch: number | null): CoordinatorRecord {
-  return rec(
+  return groupRecord(
     ConsumerRecordType.TARGET_METADATA,
     (w) => encodeConsumerGroupTargetAssignmentMetadataKey(w, { groupId }, 0),
     assignmentEpoch === null ? null : (w) => encodeConsumerGroupTargetAssignmentMetadataValue(w, { assignmentEpoch }, 0),
@@ -79,7 +66,7 @@ export function targetEpochRecord(groupId: string, assignmentEpoch: number | nul
 }
 
 export function targetMemberRecord(groupId: string, memberId: string, a: Assignment | null): CoordinatorRecord {
-  return rec(
+  return groupRecord(
     ConsumerRecordType.TARGET_MEMBER,
     (w) => encodeConsumerGroupTargetAssignmentMemberKey(w, { groupId, memberId }, 0),
     a === null ? null : (w) => encodeConsumerGroupTargetAssignmentMemberValue(w, { topicPartitions: toWire(a) }, 0),
@@ -90,7 +77,7 @@ export const MemberState = { UNREVOKED_PARTITIONS: 0, UNRELEASED_PARTITIONS: 1, 
 
 export function currentRecord(groupId: string, m: ConsumerMember | string, state = 0): CoordinatorRecord {
   const memberId = typeof m === 'string' ? m : m.memberId;
-  return rec(
+  return groupRecord(
     ConsumerRecordType.CURRENT,
     (w) => encodeConsumerGroupCurrentMemberAssignmentKey(w, { groupId, memberId }, 0),
     typeof m === 'string'
@@ -124,19 +111,9 @@ function emptyMember(memberId: string): ConsumerMember {
 
 /** Applies one KIP-848 record to `groups` during load. Returns false for record types it does not know. */
 export function replayConsumerRecord(groups: Map<string, ConsumerGroup>, type: number, key: Buffer, value: Buffer | null): boolean {
-  const r = new Reader(key, 2);
-  const vr = value === null ? null : new Reader(value);
-  const version = vr === null ? 0 : vr.int16();
-  const group = (id: string): ConsumerGroup => {
-    let g = groups.get(id);
-    if (!g) groups.set(id, (g = new ConsumerGroup(id)));
-    return g;
-  };
-  const member = (g: ConsumerGroup, id: string): ConsumerMember => {
-    let m = g.members.get(id);
-    if (!m) g.members.set(id, (m = emptyMember(id)));
-    return m;
-  };
+  const { key: r, value: vr, version } = openRecord(key, value);
+  const group = (id: string): ConsumerGroup => entryOf(groups, id, (gid) => new ConsumerGroup(gid));
+  const member = (g: ConsumerGroup, id: string): ConsumerMember => entryOf(g.members, id, emptyMember);
   switch (type) {
     case ConsumerRecordType.GROUP: {
       const k = decodeConsumerGroupMetadataKey(r, 0);

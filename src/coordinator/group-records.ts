@@ -75,6 +75,41 @@ function valueOf(version: number, encode: (w: Writer) => void): Buffer {
   return w.toBuffer();
 }
 
+/**
+ * A consumer, share or streams group record (KIP-848, KIP-932, KIP-1071): the key of `type`, the
+ * value in version 0, or a tombstone when `value` is null.
+ */
+export function groupRecord(type: number, key: (w: Writer) => void, value: ((w: Writer) => void) | null): CoordinatorRecord {
+  const k = keyOf(type, key);
+  if (value === null) return { key: k, value: null };
+  return { key: k, value: valueOf(0, value) };
+}
+
+/** What replaying one record reads: its key struct (past the record type), its value struct (null: tombstone) and the value's version. */
+export interface OpenedRecord {
+  readonly key: Reader;
+  readonly value: Reader | null;
+  readonly version: number;
+}
+
+export function openRecord(key: Buffer, value: Buffer | null): OpenedRecord {
+  const vr = value === null ? null : new Reader(value);
+  return { key: new Reader(key, 2), value: vr, version: vr === null ? 0 : vr.int16() };
+}
+
+/** topic id → partitions, as consumer and share group assignments hold them. */
+export type TopicAssignment = Map<string, number[]>;
+
+export const topicAssignmentToWire = (a: TopicAssignment): { topicId: string; partitions: number[] }[] => [...a].map(([topicId, partitions]) => ({ topicId, partitions }));
+export const topicAssignmentFromWire = (l: readonly { topicId: string; partitions: readonly number[] }[]): TopicAssignment => new Map(l.map((t) => [t.topicId, [...t.partitions]]));
+
+/** The entry of `id` in `map`, added by `make` when there is none (replay creates groups and members on first sight). */
+export function entryOf<V>(map: Map<string, V>, id: string, make: (id: string) => V): V {
+  let v = map.get(id);
+  if (v === undefined) map.set(id, (v = make(id)));
+  return v;
+}
+
 export function offsetCommitRecord(key: OffsetCommitKey, value: OffsetCommitValue | null): CoordinatorRecord {
   const k = keyOf(RecordType.OFFSET_COMMIT, (w) => encodeOffsetCommitKey(w, key, 0));
   if (value === null) return { key: k, value: null };

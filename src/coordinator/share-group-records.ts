@@ -9,8 +9,6 @@
  * its initializing and deleting lists are written empty (an initialization is awaited before the
  * heartbeat is answered, a deletion before DeleteShareGroupOffsets is).
  */
-import { Reader } from '../protocol/reader.js';
-import { Writer } from '../protocol/writer.js';
 import { encodeShareGroupMemberMetadataKey, decodeShareGroupMemberMetadataKey } from '../protocol/generated/messages/share-group-member-metadata-key.js';
 import { encodeShareGroupMemberMetadataValue, decodeShareGroupMemberMetadataValue } from '../protocol/generated/messages/share-group-member-metadata-value.js';
 import { encodeShareGroupMetadataKey, decodeShareGroupMetadataKey } from '../protocol/generated/messages/share-group-metadata-key.js';
@@ -24,11 +22,12 @@ import { encodeShareGroupCurrentMemberAssignmentValue, decodeShareGroupCurrentMe
 import { encodeShareGroupStatePartitionMetadataKey, decodeShareGroupStatePartitionMetadataKey } from '../protocol/generated/messages/share-group-state-partition-metadata-key.js';
 import { encodeShareGroupStatePartitionMetadataValue, decodeShareGroupStatePartitionMetadataValue } from '../protocol/generated/messages/share-group-state-partition-metadata-value.js';
 import type { CoordinatorRecord } from './coordinator-batch.js';
+import { entryOf, groupRecord, openRecord, topicAssignmentFromWire as fromWire, topicAssignmentToWire as toWire, type TopicAssignment } from './group-records.js';
 
 export const ShareRecordType = { MEMBER: 10, GROUP: 11, TARGET_METADATA: 12, TARGET_MEMBER: 13, CURRENT: 14, STATE_PARTITION_METADATA: 15 } as const;
 
 /** topic id → partitions */
-export type ShareAssignment = Map<string, number[]>;
+export type ShareAssignment = TopicAssignment;
 
 export interface PersistedShareMember {
   rackId: string | null;
@@ -54,26 +53,14 @@ export function clonePersistedShareGroup(g: PersistedShareGroup): PersistedShare
   return { ...g, members: new Map([...g.members].map(([id, m]) => [id, { ...m, assignment: new Map(m.assignment) }])), initialized: new Map(g.initialized) };
 }
 
-function rec(type: number, key: (w: Writer) => void, value: ((w: Writer) => void) | null): CoordinatorRecord {
-  const k = new Writer(64).int16(type);
-  key(k);
-  if (value === null) return { key: k.toBuffer(), value: null };
-  const v = new Writer(256).int16(0);
-  value(v);
-  return { key: k.toBuffer(), value: v.toBuffer() };
-}
-
-const toWire = (a: ShareAssignment): { topicId: string; partitions: number[] }[] => [...a].map(([topicId, partitions]) => ({ topicId, partitions }));
-const fromWire = (l: readonly { topicId: string; partitions: readonly number[] }[]): ShareAssignment => new Map(l.map((t) => [t.topicId, [...t.partitions]]));
-
 /** ShareGroupMetadata: the group epoch (null: the group's tombstone). */
 export function shareGroupRecord(groupId: string, epoch: number | null, metadataHash = 0n): CoordinatorRecord {
-  return rec(ShareRecordType.GROUP, (w) => encodeShareGroupMetadataKey(w, { groupId }, 0), epoch === null ? null : (w) => encodeShareGroupMetadataValue(w, { epoch, metadataHash }, 0));
+  return groupRecord(ShareRecordType.GROUP, (w) => encodeShareGroupMetadataKey(w, { groupId }, 0), epoch === null ? null : (w) => encodeShareGroupMetadataValue(w, { epoch, metadataHash }, 0));
 }
 
 /** ShareGroupTargetAssignmentMetadata: the epoch of the target assignment (null: tombstone). */
 export function shareTargetEpochRecord(groupId: string, assignmentEpoch: number | null, now = 0): CoordinatorRecord {
-  return rec(
+  return groupRecord(
     ShareRecordType.TARGET_METADATA,
     (w) => encodeShareGroupTargetAssignmentMetadataKey(w, { groupId }, 0),
     assignmentEpoch === null ? null : (w) => encodeShareGroupTargetAssignmentMetadataValue(w, { assignmentEpoch, assignmentTimestamp: BigInt(now) }, 0),
@@ -83,13 +70,13 @@ export function shareTargetEpochRecord(groupId: string, assignmentEpoch: number 
 /** The three records of one member (metadata, target, current assignment), or their tombstones when `m` is null. */
 export function shareMemberRecords(groupId: string, memberId: string, m: PersistedShareMember | null): CoordinatorRecord[] {
   return [
-    rec(
+    groupRecord(
       ShareRecordType.MEMBER,
       (w) => encodeShareGroupMemberMetadataKey(w, { groupId, memberId }, 0),
       m === null ? null : (w) => encodeShareGroupMemberMetadataValue(w, { rackId: m.rackId, clientId: m.clientId, clientHost: m.clientHost, subscribedTopicNames: m.subscribedTopicNames }, 0),
     ),
-    rec(ShareRecordType.TARGET_MEMBER, (w) => encodeShareGroupTargetAssignmentMemberKey(w, { groupId, memberId }, 0), m === null ? null : (w) => encodeShareGroupTargetAssignmentMemberValue(w, { topicPartitions: toWire(m.assignment) }, 0)),
-    rec(
+    groupRecord(ShareRecordType.TARGET_MEMBER, (w) => encodeShareGroupTargetAssignmentMemberKey(w, { groupId, memberId }, 0), m === null ? null : (w) => encodeShareGroupTargetAssignmentMemberValue(w, { topicPartitions: toWire(m.assignment) }, 0)),
+    groupRecord(
       ShareRecordType.CURRENT,
       (w) => encodeShareGroupCurrentMemberAssignmentKey(w, { groupId, memberId }, 0),
       // State 0: STABLE (a share member never waits for revocations).
@@ -100,7 +87,7 @@ export function shareMemberRecords(groupId: string, memberId: string, m: Persist
 
 /** ShareGroupStatePartitionMetadata: the initialized partitions by topic id (null: tombstone); `topicName` names them. */
 export function shareStatePartitionRecord(groupId: string, initialized: ShareAssignment | null, topicName: (topicId: string) => string): CoordinatorRecord {
-  return rec(
+  return groupRecord(
     ShareRecordType.STATE_PARTITION_METADATA,
     (w) => encodeShareGroupStatePartitionMetadataKey(w, { groupId }, 0),
     initialized === null
@@ -117,19 +104,10 @@ export function shareStatePartitionRecord(groupId: string, initialized: ShareAss
 /** Applies one share group record to `groups`; false when the record type is not a share group's. */
 export function replayShareGroupRecord(groups: Map<string, PersistedShareGroup>, type: number, key: Buffer, value: Buffer | null): boolean {
   if (type < ShareRecordType.MEMBER || type > ShareRecordType.STATE_PARTITION_METADATA) return false;
-  const r = new Reader(key, 2);
-  const vr = value === null ? null : new Reader(value);
-  const version = vr === null ? 0 : vr.int16();
-  const group = (id: string): PersistedShareGroup => {
-    let g = groups.get(id);
-    if (g === undefined) groups.set(id, (g = { groupEpoch: 0, metadataHash: 0n, assignmentEpoch: 0, members: new Map(), initialized: new Map() }));
-    return g;
-  };
-  const member = (g: PersistedShareGroup, id: string): PersistedShareMember => {
-    let m = g.members.get(id);
-    if (m === undefined) g.members.set(id, (m = { rackId: null, clientId: '', clientHost: '', subscribedTopicNames: [], memberEpoch: 0, previousMemberEpoch: 0, assignment: new Map() }));
-    return m;
-  };
+  const { key: r, value: vr, version } = openRecord(key, value);
+  const group = (id: string): PersistedShareGroup => entryOf(groups, id, () => ({ groupEpoch: 0, metadataHash: 0n, assignmentEpoch: 0, members: new Map(), initialized: new Map() }));
+  const member = (g: PersistedShareGroup, id: string): PersistedShareMember =>
+    entryOf(g.members, id, () => ({ rackId: null, clientId: '', clientHost: '', subscribedTopicNames: [], memberEpoch: 0, previousMemberEpoch: 0, assignment: new Map() }));
   switch (type) {
     case ShareRecordType.GROUP: {
       const k = decodeShareGroupMetadataKey(r, 0);

@@ -1,5 +1,3 @@
-import { Reader } from '../protocol/reader.js';
-import { Writer } from '../protocol/writer.js';
 import { encodeStreamsGroupMetadataKey, decodeStreamsGroupMetadataKey } from '../protocol/generated/messages/streams-group-metadata-key.js';
 import { encodeStreamsGroupMetadataValue, decodeStreamsGroupMetadataValue } from '../protocol/generated/messages/streams-group-metadata-value.js';
 import { encodeStreamsGroupTopologyKey, decodeStreamsGroupTopologyKey } from '../protocol/generated/messages/streams-group-topology-key.js';
@@ -13,6 +11,7 @@ import { encodeStreamsGroupTargetAssignmentMemberValue, decodeStreamsGroupTarget
 import { encodeStreamsGroupCurrentMemberAssignmentKey, decodeStreamsGroupCurrentMemberAssignmentKey } from '../protocol/generated/messages/streams-group-current-member-assignment-key.js';
 import { encodeStreamsGroupCurrentMemberAssignmentValue, decodeStreamsGroupCurrentMemberAssignmentValue } from '../protocol/generated/messages/streams-group-current-member-assignment-value.js';
 import type { CoordinatorRecord } from './coordinator-batch.js';
+import { entryOf, groupRecord, openRecord } from './group-records.js';
 import { StreamsGroup, emptyTasks } from './streams-group.js';
 import type { StreamsMember, StreamsTasks, StreamsTopology, TaskMap } from './streams-group.js';
 
@@ -29,22 +28,13 @@ export function isStreamsRecordType(type: number): boolean {
   return type === 17 || (type >= 19 && type <= 23);
 }
 
-function rec(type: number, key: (w: Writer) => void, value: ((w: Writer) => void) | null): CoordinatorRecord {
-  const k = new Writer(64).int16(type);
-  key(k);
-  if (value === null) return { key: k.toBuffer(), value: null };
-  const v = new Writer(256).int16(0);
-  value(v);
-  return { key: k.toBuffer(), value: v.toBuffer() };
-}
-
 const toWire = (a: TaskMap): { subtopologyId: string; partitions: number[]; assignmentEpochs: null }[] =>
   [...a].map(([subtopologyId, partitions]) => ({ subtopologyId, partitions, assignmentEpochs: null }));
 const fromWire = (l: readonly { subtopologyId: string; partitions: readonly number[] }[]): TaskMap => new Map(l.map((t) => [t.subtopologyId, [...t.partitions]]));
 
 export function streamsGroupRecord(g: StreamsGroup | string): CoordinatorRecord {
   const groupId = typeof g === 'string' ? g : g.groupId;
-  return rec(
+  return groupRecord(
     StreamsRecordType.GROUP,
     (w) => encodeStreamsGroupMetadataKey(w, { groupId }, 0),
     typeof g === 'string'
@@ -59,12 +49,12 @@ export function streamsGroupRecord(g: StreamsGroup | string): CoordinatorRecord 
 }
 
 export function topologyRecord(groupId: string, t: StreamsTopology | null): CoordinatorRecord {
-  return rec(StreamsRecordType.TOPOLOGY, (w) => encodeStreamsGroupTopologyKey(w, { groupId }, 0), t === null ? null : (w) => encodeStreamsGroupTopologyValue(w, t, 0));
+  return groupRecord(StreamsRecordType.TOPOLOGY, (w) => encodeStreamsGroupTopologyKey(w, { groupId }, 0), t === null ? null : (w) => encodeStreamsGroupTopologyValue(w, t, 0));
 }
 
 export function streamsMemberRecord(groupId: string, m: StreamsMember | string): CoordinatorRecord {
   const memberId = typeof m === 'string' ? m : m.memberId;
-  return rec(
+  return groupRecord(
     StreamsRecordType.MEMBER,
     (w) => encodeStreamsGroupMemberMetadataKey(w, { groupId, memberId }, 0),
     typeof m === 'string'
@@ -89,7 +79,7 @@ export function streamsMemberRecord(groupId: string, m: StreamsMember | string):
 }
 
 export function streamsTargetEpochRecord(groupId: string, assignmentEpoch: number | null, timestamp = 0): CoordinatorRecord {
-  return rec(
+  return groupRecord(
     StreamsRecordType.TARGET_METADATA,
     (w) => encodeStreamsGroupTargetAssignmentMetadataKey(w, { groupId }, 0),
     assignmentEpoch === null ? null : (w) => encodeStreamsGroupTargetAssignmentMetadataValue(w, { assignmentEpoch, assignmentTimestamp: BigInt(timestamp) }, 0),
@@ -97,7 +87,7 @@ export function streamsTargetEpochRecord(groupId: string, assignmentEpoch: numbe
 }
 
 export function streamsTargetMemberRecord(groupId: string, memberId: string, t: StreamsTasks | null): CoordinatorRecord {
-  return rec(
+  return groupRecord(
     StreamsRecordType.TARGET_MEMBER,
     (w) => encodeStreamsGroupTargetAssignmentMemberKey(w, { groupId, memberId }, 0),
     t === null ? null : (w) => encodeStreamsGroupTargetAssignmentMemberValue(w, { activeTasks: toWire(t.active), standbyTasks: toWire(t.standby), warmupTasks: toWire(t.warmup) }, 0),
@@ -106,7 +96,7 @@ export function streamsTargetMemberRecord(groupId: string, memberId: string, t: 
 
 export function streamsCurrentRecord(groupId: string, m: StreamsMember | string): CoordinatorRecord {
   const memberId = typeof m === 'string' ? m : m.memberId;
-  return rec(
+  return groupRecord(
     StreamsRecordType.CURRENT,
     (w) => encodeStreamsGroupCurrentMemberAssignmentKey(w, { groupId, memberId }, 0),
     typeof m === 'string'
@@ -164,19 +154,9 @@ export function emptyStreamsMember(memberId: string): StreamsMember {
 
 /** Applies one streams group record (type 17, 19-23) to `groups` during replay. */
 export function replayStreamsRecord(groups: Map<string, StreamsGroup>, type: number, key: Buffer, value: Buffer | null): void {
-  const r = new Reader(key, 2);
-  const vr = value === null ? null : new Reader(value);
-  const version = vr === null ? 0 : vr.int16();
-  const group = (id: string): StreamsGroup => {
-    let g = groups.get(id);
-    if (!g) groups.set(id, (g = new StreamsGroup(id)));
-    return g;
-  };
-  const member = (g: StreamsGroup, id: string): StreamsMember => {
-    let m = g.members.get(id);
-    if (!m) g.members.set(id, (m = emptyStreamsMember(id)));
-    return m;
-  };
+  const { key: r, value: vr, version } = openRecord(key, value);
+  const group = (id: string): StreamsGroup => entryOf(groups, id, (gid) => new StreamsGroup(gid));
+  const member = (g: StreamsGroup, id: string): StreamsMember => entryOf(g.members, id, emptyStreamsMember);
   switch (type) {
     case StreamsRecordType.GROUP: {
       const k = decodeStreamsGroupMetadataKey(r, 0);

@@ -13,25 +13,17 @@
 import { Apis } from '../client/apis.js';
 import type { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
-import { matchesAny, mirrorConfigValue, splitList } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
-import { stillBound } from './partition-growth.js';
+import { clampedOffset, coordinatorOf, offsetSyncScope, sourceGroups, stillOurs } from './offset-sync-steps.js';
 import { throwIfRefusedHere } from './sync-refusal.js';
 
+const CONSUMER_PROTOCOL_TYPES: ReadonlySet<string> = new Set(['consumer', '']);
 const ACTIVE_GROUP_STATES: ReadonlySet<string> = new Set(['Stable', 'PreparingRebalance', 'CompletingRebalance', 'Assigning', 'Reconciling']);
 
 export interface GroupSyncResult {
   readonly groups: number;
   readonly committed: number;
   readonly skippedActive: number;
-}
-
-async function coordinatorOf(client: KafkaClient, groupId: string, here = false): Promise<number | null> {
-  const res = await client.sendIfSupported(Apis.FindCoordinator, { keyType: 0, coordinatorKeys: [groupId] });
-  const c = res?.coordinators[0];
-  if (here && c !== undefined) throwIfRefusedHere(c.errorCode, `DESCRIBE on group ${groupId}`);
-  if (c === undefined || c.errorCode !== 0) return null;
-  return c.nodeId;
 }
 
 /**
@@ -45,30 +37,11 @@ export async function syncGroupOffsets(
   self: KafkaClient,
   topics?: ReadonlySet<string>,
 ): Promise<GroupSyncResult> {
-  const cfg = host.mirrorConfigs().get(mirrorName);
-  if (cfg === undefined) return { groups: 0, committed: 0, skippedActive: 0 };
-  // `mirror.groups.sync.enabled=false` pauses this sync on its own, the final one of a stop
-  // included: during a switchover the consumers already moved here own their offsets.
-  if (mirrorConfigValue(cfg, 'mirror.groups.sync.enabled') === 'false') return { groups: 0, committed: 0, skippedActive: 0 };
-  const active = new Set(
-    host
-      .mirrorTopicBindings()
-      .filter((b) => b.mirrorName === mirrorName && (topics !== undefined ? topics.has(b.topicName) : b.desiredState === 2))
-      .map((b) => b.topicName),
-  );
-  if (active.size === 0) return { groups: 0, committed: 0, skippedActive: 0 };
-  const include = splitList(mirrorConfigValue(cfg, 'mirror.groups.include'));
-  const exclude = splitList(mirrorConfigValue(cfg, 'mirror.groups.exclude'));
-
-  // Source groups, from every broker (each lists the groups it coordinates).
-  const md = await source.metadata([]);
-  const groupIds = new Set<string>();
-  for (const b of md.brokers) {
-    const res = await source.sendIfSupported(Apis.ListGroups, { statesFilter: [] }, b.nodeId);
-    for (const g of res?.groups ?? []) {
-      if ((g.protocolType === 'consumer' || g.protocolType === '') && matchesAny(g.groupId, include) && !matchesAny(g.groupId, exclude)) groupIds.add(g.groupId);
-    }
-  }
+  const scope = offsetSyncScope(mirrorName, host, topics);
+  if (scope === null) return { groups: 0, committed: 0, skippedActive: 0 };
+  const { active } = scope;
+  // Consumer groups (and classic groups of the empty protocol type); no type filter is sent.
+  const groupIds = await sourceGroups(source, scope, [], CONSUMER_PROTOCOL_TYPES);
   let committed = 0;
   let skippedActive = 0;
   if (groupIds.size > 0) await self.metadata([]); // learn our own broker list (coordinator addresses)
@@ -84,20 +57,15 @@ export async function syncGroupOffsets(
       const parts = [];
       for (const p of t.partitions) {
         if (p.errorCode !== 0 || p.committedOffset < 0n) continue;
-        const log = host.partitionLog(t.name, p.partitionIndex);
-        if (log === undefined) continue;
         const src = Number(p.committedOffset);
-        // Clamped to the high watermark, not the log end: a consumer here can read no further,
-        // and an offset above it would skip records once they are mirrored (spec §10.2, VK12).
-        const synced = Math.max(log.logStartOffset, Math.min(src, log.highWatermark));
+        const synced = clampedOffset(host, t.name, p.partitionIndex, src);
+        if (synced === undefined) continue;
         parts.push({ partitionIndex: p.partitionIndex, committedOffset: BigInt(synced), committedLeaderEpoch: synced === src ? p.committedLeaderEpoch : -1, committedMetadata: p.metadata });
       }
       if (parts.length > 0) commits.push({ name: t.name, partitions: parts });
     }
     if (commits.length === 0) continue;
-    // Read by topic name: a topic recreated on the source since the round began is not ours.
-    const bound = await stillBound(mirrorName, host, source, commits.map((c) => c.name));
-    const ours = commits.filter((c) => bound.has(c.name));
+    const ours = await stillOurs(mirrorName, host, source, commits, (c) => c.name);
     if (ours.length === 0) continue;
     const destCoord = await coordinatorOf(self, groupId, true);
     if (destCoord === null) continue;

@@ -19,9 +19,8 @@
 import { Apis } from '../client/apis.js';
 import type { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
-import { matchesAny, mirrorConfigValue, splitList } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
-import { stillBound } from './partition-growth.js';
+import { clampedOffset, coordinatorOf, offsetSyncScope, sourceGroups, stillOurs } from './offset-sync-steps.js';
 import { throwIfRefusedHere } from './sync-refusal.js';
 
 export interface ShareGroupSyncResult {
@@ -33,28 +32,7 @@ export interface ShareGroupSyncResult {
 
 const NONE: ShareGroupSyncResult = { groups: 0, committed: 0, skippedActive: [] };
 
-async function coordinatorOf(client: KafkaClient, groupId: string, here = false): Promise<number | null> {
-  // Share groups are coordinated like every group (key type GROUP).
-  const res = await client.sendIfSupported(Apis.FindCoordinator, { keyType: 0, coordinatorKeys: [groupId] });
-  const c = res?.coordinators[0];
-  if (here && c !== undefined) throwIfRefusedHere(c.errorCode, `DESCRIBE on group ${groupId}`);
-  if (c === undefined || c.errorCode !== 0) return null;
-  return c.nodeId;
-}
-
-/** The source's share groups matching the mirror's group filters. */
-async function sourceShareGroups(source: KafkaClient, include: readonly string[], exclude: readonly string[]): Promise<Set<string>> {
-  const md = await source.metadata([]);
-  const ids = new Set<string>();
-  for (const b of md.brokers) {
-    const res = await source.sendIfSupported(Apis.ListGroups, { statesFilter: [], typesFilter: ['share'] }, b.nodeId);
-    // The protocol type is checked too: a broker answering below v5 ignores the type filter.
-    for (const g of res?.groups ?? []) {
-      if (g.protocolType === 'share' && matchesAny(g.groupId, include) && !matchesAny(g.groupId, exclude)) ids.add(g.groupId);
-    }
-  }
-  return ids;
-}
+const SHARE_PROTOCOL_TYPES: ReadonlySet<string> = new Set(['share']);
 
 /**
  * One share group sync round for one mirror. `topics` restricts it to those topic names (the
@@ -67,16 +45,10 @@ export async function syncShareGroupOffsets(
   self: KafkaClient,
   topics?: ReadonlySet<string>,
 ): Promise<ShareGroupSyncResult> {
-  const cfg = host.mirrorConfigs().get(mirrorName);
-  if (cfg === undefined || mirrorConfigValue(cfg, 'mirror.groups.sync.enabled') === 'false') return NONE;
-  const active = new Set(
-    host
-      .mirrorTopicBindings()
-      .filter((b) => b.mirrorName === mirrorName && (topics !== undefined ? topics.has(b.topicName) : b.desiredState === 2))
-      .map((b) => b.topicName),
-  );
-  if (active.size === 0) return NONE;
-  const groupIds = await sourceShareGroups(source, splitList(mirrorConfigValue(cfg, 'mirror.groups.include')), splitList(mirrorConfigValue(cfg, 'mirror.groups.exclude')));
+  const scope = offsetSyncScope(mirrorName, host, topics);
+  if (scope === null) return NONE;
+  const { active } = scope;
+  const groupIds = await sourceGroups(source, scope, ['share'], SHARE_PROTOCOL_TYPES);
   let committed = 0;
   const skippedActive: string[] = [];
   if (groupIds.size > 0) await self.metadata([]); // learn our own broker list (coordinator addresses)
@@ -94,19 +66,16 @@ export async function syncShareGroupOffsets(
       for (const p of t.partitions) {
         // -1: the group has no state for the partition yet (it never fetched it).
         if (p.errorCode !== ErrorCode.NONE || p.startOffset < 0n) continue;
-        const log = host.partitionLog(t.topicName, p.partitionIndex);
-        if (log === undefined) continue;
         // The same clamp as consumer offsets: a share group here can be given no record that is
         // not mirrored yet, and none below the log start.
-        const synced = Math.max(log.logStartOffset, Math.min(Number(p.startOffset), log.highWatermark));
+        const synced = clampedOffset(host, t.topicName, p.partitionIndex, Number(p.startOffset));
+        if (synced === undefined) continue;
         parts.push({ partitionIndex: p.partitionIndex, startOffset: BigInt(synced) });
       }
       if (parts.length > 0) alters.push({ topicName: t.topicName, partitions: parts });
     }
     if (alters.length === 0) continue;
-    // Read by topic name: a topic recreated on the source since the round began is not ours.
-    const bound = await stillBound(mirrorName, host, source, alters.map((a) => a.topicName));
-    const ours = alters.filter((a) => bound.has(a.topicName));
+    const ours = await stillOurs(mirrorName, host, source, alters, (a) => a.topicName);
     if (ours.length === 0) continue;
     const destCoord = await coordinatorOf(self, groupId, true);
     if (destCoord === null) continue;

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { roundTrip } from '../helpers/round-trip.js';
 import { makeTestPki, type TestPki } from '../server/tls-fixtures.js';
 import { startSecureNode, type SecureNode } from '../server/secure-node.js';
 import { SaslWire, addScramUser, bareTokenLogin, makeOAuthIssuer, plainToken, type OAuthIssuer } from './sasl-helpers.js';
@@ -59,24 +60,8 @@ function client(port: number, sasl: SASLOptions, ssl?: ConnectionOptions): Kafka
   return new Kafka({ clientId: 'sasl-test', brokers: [`127.0.0.1:${port}`], sasl, ...(ssl ? { ssl } : {}), logLevel: logLevel.NOTHING, retry: { retries: 1 } });
 }
 
-async function roundTrip(kafka: Kafka, topic: string): Promise<string[]> {
-  const producer = kafka.producer({ allowAutoTopicCreation: true });
-  await producer.connect();
-  await producer.send({ topic, messages: [{ value: `${topic}-1` }, { value: `${topic}-2` }] });
-  await producer.disconnect();
-  const consumer = kafka.consumer({ groupId: `g-${topic}` });
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  const seen: string[] = [];
-  await new Promise<void>((resolve, reject) => {
-    consumer.run({ eachMessage: async ({ message }) => {
-      seen.push(message.value!.toString());
-      if (seen.length === 2) resolve();
-    } }).catch(reject);
-  });
-  await consumer.disconnect();
-  return seen;
-}
+/** Two records, `<topic>-1` and `<topic>-2`, written and read back. */
+const roundTripOfTwo = (kafka: Kafka, topic: string): Promise<string[]> => roundTrip(kafka, topic, [`${topic}-1`, `${topic}-2`]);
 
 /** Client side of SCRAM (RFC 5802) for the raw tests. */
 function scramClientFinal(serverFirst: string, clientFirstBare: string, password: string, hash: 'sha256' | 'sha512', nonceOverride?: string): string {
@@ -92,21 +77,21 @@ function scramClientFinal(serverFirst: string, clientFirstBare: string, password
 
 describe('SASL with real clients', () => {
   it('PLAIN over SASL_PLAINTEXT', async () => {
-    expect(await roundTrip(client(node.port('SASL_PLAINTEXT'), { mechanism: 'plain', username: 'alice', password: 'alice-secret' }), 'sasl-plain')).toEqual(['sasl-plain-1', 'sasl-plain-2']);
+    expect(await roundTripOfTwo(client(node.port('SASL_PLAINTEXT'), { mechanism: 'plain', username: 'alice', password: 'alice-secret' }), 'sasl-plain')).toEqual(['sasl-plain-1', 'sasl-plain-2']);
   });
 
   it('SCRAM-SHA-256 and SCRAM-SHA-512 with credentials from AlterUserScramCredentials', async () => {
     const port = node.port('SASL_PLAINTEXT');
-    expect(await roundTrip(client(port, { mechanism: 'scram-sha-256', username: 'scram256', password: 'pw-256' }), 'scram-256')).toHaveLength(2);
-    expect(await roundTrip(client(port, { mechanism: 'scram-sha-512', username: 'scram512', password: 'pw-512' }), 'scram-512')).toHaveLength(2);
+    expect(await roundTripOfTwo(client(port, { mechanism: 'scram-sha-256', username: 'scram256', password: 'pw-256' }), 'scram-256')).toHaveLength(2);
+    expect(await roundTripOfTwo(client(port, { mechanism: 'scram-sha-512', username: 'scram512', password: 'pw-512' }), 'scram-512')).toHaveLength(2);
   });
 
   it('PLAIN and OAUTHBEARER over SASL_SSL', async () => {
     const port = node.port('SASL_SSL');
-    expect(await roundTrip(client(port, { mechanism: 'plain', username: 'admin', password: 'admin-secret' }, tls()), 'sasl-ssl-plain')).toHaveLength(2);
+    expect(await roundTripOfTwo(client(port, { mechanism: 'plain', username: 'admin', password: 'admin-secret' }, tls()), 'sasl-ssl-plain')).toHaveLength(2);
     const token = await oauth.token({ sub: 'svc-orders', aud: 'fjord', iss: 'https://issuer.test' });
     const kafka = client(port, { mechanism: 'oauthbearer', oauthBearerProvider: async () => ({ value: token }) }, tls());
-    expect(await roundTrip(kafka, 'sasl-ssl-oauth')).toHaveLength(2);
+    expect(await roundTripOfTwo(kafka, 'sasl-ssl-oauth')).toHaveLength(2);
   });
 
   it('a wrong password is refused by the client library with an authentication error', async () => {

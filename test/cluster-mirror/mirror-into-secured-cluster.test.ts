@@ -14,21 +14,19 @@
  * catch up with the source: every surviving replica ends equal to the source, byte for byte.
  */
 import { pbkdf2Sync, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MirrorAdmin, type PartitionMirrorDescription } from '../../src/admin/mirror-admin.js';
 import type { ApiSpec } from '../../src/client/apis.js';
-import { clientOptionsFromConfig, type KafkaClientOptions } from '../../src/client/client-options.js';
 import { KafkaClient } from '../../src/client/kafka-client.js';
 import { ApiKey } from '../../src/protocol/generated/api-table.js';
 import { encodeAlterUserScramCredentialsRequest, type AlterUserScramCredentialsRequestInput } from '../../src/protocol/generated/messages/alter-user-scram-credentials-request.js';
 import { decodeAlterUserScramCredentialsResponse, type AlterUserScramCredentialsResponse } from '../../src/protocol/generated/messages/alter-user-scram-credentials-response.js';
-import { eventually, FAST_SESSION } from '../helpers/cluster.js';
-import { startEtcd, type RunningEtcd } from '../helpers/etcd.js';
-import { freePort, startNode, type RunningNode } from '../helpers/node.js';
-import { STORE_PASSWORD, makeTestPki, type TestPki } from '../server/tls-fixtures.js';
+import { eventually } from '../helpers/cluster.js';
+import { startNode, type RunningNode } from '../helpers/node.js';
+import { startSecuredCluster, type SecuredCluster } from '../helpers/secured-cluster.js';
 
 const { Kafka, logLevel, AclResourceTypes, AclOperationTypes, AclPermissionTypes, ResourcePatternTypes } = kafkajs;
 const ADMIN_JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret";';
@@ -44,90 +42,20 @@ const ALTER_USER_SCRAM_CREDENTIALS: ApiSpec<AlterUserScramCredentialsRequestInpu
   decode: decodeAlterUserScramCredentialsResponse,
 };
 
-let pki: TestPki;
-let etcd: RunningEtcd;
+let secured: SecuredCluster;
 let source: RunningNode;
-const ports: number[] = [];
-const nodes = new Map<number, RunningNode>();
-const dataDirs = new Map<number, string>();
 const closers: (() => void)[] = [];
 
-function nodeConfig(nodeId: number): Record<string, string | number | boolean> {
-  return {
-    ...FAST_SESSION,
-    'node.id': nodeId,
-    'metadata.etcd.endpoints': etcd.endpoint,
-    listeners: `SECURE://127.0.0.1:${ports[nodeId - 1]}`,
-    'listener.security.protocol.map': 'SECURE:SASL_SSL',
-    'inter.broker.listener.name': 'SECURE',
-    'sasl.mechanism.inter.broker.protocol': 'SCRAM-SHA-512',
-    'listener.name.secure.sasl.enabled.mechanisms': 'PLAIN,SCRAM-SHA-512',
-    'listener.name.secure.plain.sasl.jaas.config': ADMIN_JAAS,
-    'listener.name.secure.scram-sha-512.sasl.jaas.config': BROKER_JAAS,
-    'listener.name.secure.ssl.keystore.location': pki.server.p12,
-    'listener.name.secure.ssl.keystore.type': 'PKCS12',
-    'listener.name.secure.ssl.keystore.password': STORE_PASSWORD,
-    'listener.name.secure.ssl.truststore.location': pki.truststoreP12,
-    'listener.name.secure.ssl.truststore.type': 'PKCS12',
-    'listener.name.secure.ssl.truststore.password': STORE_PASSWORD,
-    'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
-    'super.users': 'User:admin',
-    'replica.lag.time.max.ms': 3000,
-    'auto.leader.rebalance.enable': false,
-    'default.replication.factor': 3,
-    'offsets.topic.replication.factor': 3,
-    'mirror.state.topic.replication.factor': 3,
-    'mirror.state.topic.num.partitions': 5,
-    'mirror.metadata.refresh.interval.ms': 1000,
-    'mirror.failed.retry.initial.backoff.ms': 200,
-    'mirror.failed.retry.max.backoff.ms': 1000,
-  };
-}
-
-async function start(nodeId: number): Promise<void> {
-  const dir = dataDirs.get(nodeId);
-  const n = await startNode({ port: ports[nodeId - 1]!, ...(dir ? { dataDir: dir } : {}), overrides: nodeConfig(nodeId) });
-  dataDirs.set(nodeId, n.dataDir);
-  nodes.set(nodeId, n);
-}
-
-const live = (): string[] => [...nodes.keys()].map((id) => `127.0.0.1:${ports[id - 1]}`);
-
-/** The admin's client options: SASL_SSL with PLAIN, the test CA as trust store. */
-function adminOptions(): KafkaClientOptions {
-  return clientOptionsFromConfig(
-    new Map([
-      ['bootstrap.servers', live().join(',')],
-      ['security.protocol', 'SASL_SSL'],
-      ['sasl.mechanism', 'PLAIN'],
-      ['sasl.jaas.config', 'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret";'],
-      ['ssl.truststore.location', pki.truststoreP12],
-      ['ssl.truststore.type', 'PKCS12'],
-      ['ssl.truststore.password', STORE_PASSWORD],
-      ['request.timeout.ms', '10000'],
-    ]),
-    'secured-mirror-test',
-  );
-}
+/** The destination nodes running now. */
+const liveNodes = () => secured.cluster.nodes.filter((n) => n.running !== null);
 
 function mirrorAdmin(): MirrorAdmin {
-  const a = new MirrorAdmin(adminOptions());
+  const a = new MirrorAdmin(secured.adminOptions());
   closers.push(() => a.close());
   return a;
 }
 
-const destination = (): InstanceType<typeof Kafka> =>
-  new Kafka({ clientId: 'secured-mirror-test', brokers: live(), ssl: { ca: [pki.caPem] }, sasl: { mechanism: 'plain', username: 'admin', password: 'admin-secret' }, logLevel: logLevel.NOTHING, retry: { retries: 8 } });
-
-async function withDestinationAdmin<T>(fn: (a: ReturnType<InstanceType<typeof Kafka>['admin']>) => Promise<T>): Promise<T> {
-  const admin = destination().admin();
-  await admin.connect();
-  try {
-    return await fn(admin);
-  } finally {
-    await admin.disconnect();
-  }
-}
+const withDestinationAdmin: SecuredCluster['withAdmin'] = (fn) => secured.withAdmin(fn);
 
 const sourceKafka = (): InstanceType<typeof Kafka> => new Kafka({ clientId: 'secured-mirror-source', brokers: [source.bootstrap], logLevel: logLevel.NOTHING });
 
@@ -163,28 +91,36 @@ async function leaders(): Promise<number[]> {
 }
 
 function mirrorLogs(): string {
-  return [...nodes.values()].map((n) => n.logs().split('\n').filter((l) => l.includes('mirror') || l.includes('SASL') || l.includes('auth')).slice(-20).join('\n')).join('\n---\n');
+  return liveNodes().map((n) => n.logs().split('\n').filter((l) => l.includes('mirror') || l.includes('SASL') || l.includes('auth')).slice(-20).join('\n')).join('\n---\n');
 }
 
 beforeAll(async () => {
-  pki = makeTestPki();
-  etcd = await startEtcd();
-  for (let i = 0; i < 3; i++) ports.push(await freePort());
   source = await startNode({});
-  // One at a time: node 1 founds the cluster.
-  for (const id of [1, 2, 3]) await start(id);
+  secured = await startSecuredCluster({
+    nodes: 3,
+    interBrokerMechanism: 'SCRAM-SHA-512',
+    jaas: { PLAIN: ADMIN_JAAS, 'SCRAM-SHA-512': BROKER_JAAS },
+    clientId: 'secured-mirror-test',
+    overrides: {
+      'replica.lag.time.max.ms': 3000,
+      'auto.leader.rebalance.enable': false,
+      'default.replication.factor': 3,
+      'offsets.topic.replication.factor': 3,
+      'mirror.state.topic.replication.factor': 3,
+      'mirror.state.topic.num.partitions': 5,
+      'mirror.metadata.refresh.interval.ms': 1000,
+      'mirror.failed.retry.initial.backoff.ms': 200,
+      'mirror.failed.retry.max.backoff.ms': 1000,
+    },
+  });
 
   // The nodes' own login: a SCRAM-SHA-512 credential for User:broker, and CLUSTER_ACTION for it.
   const salt = randomBytes(24);
-  const admin = new KafkaClient(adminOptions());
+  const admin = new KafkaClient(secured.adminOptions());
   closers.push(() => admin.close());
   const added = await admin.send(ALTER_USER_SCRAM_CREDENTIALS, { deletions: [], upsertions: [{ name: 'broker', mechanism: 2, iterations: 4096, salt, saltedPassword: pbkdf2Sync('broker-secret', salt, 4096, 64, 'sha512') }] });
   expect(added.results.map((r) => r.errorCode)).toEqual([0]);
-  await withDestinationAdmin((a) =>
-    a.createAcls({
-      acl: [{ resourceType: AclResourceTypes.CLUSTER, resourceName: 'kafka-cluster', resourcePatternType: ResourcePatternTypes.LITERAL, principal: 'User:broker', host: '*', operation: AclOperationTypes.CLUSTER_ACTION, permissionType: AclPermissionTypes.ALLOW }],
-    }),
-  );
+  await secured.grantClusterAction('User:broker');
 
   const src = sourceKafka().admin();
   await src.connect();
@@ -197,11 +133,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of closers) c();
-  for (const n of nodes.values()) await n.kill().catch(() => undefined);
-  for (const d of dataDirs.values()) rmSync(d, { recursive: true, force: true });
+  await secured?.destroy();
   await source?.destroy();
-  await etcd?.destroy();
-  pki?.cleanup();
 }, 60_000);
 
 function segments(dataDir: string, partition: number): Buffer {
@@ -214,7 +147,7 @@ function segments(dataDir: string, partition: number): Buffer {
 function replicasEqualSource(): boolean {
   for (let p = 0; p < PARTITIONS; p++) {
     const want = segments(source.dataDir, p);
-    for (const id of nodes.keys()) if (!segments(dataDirs.get(id)!, p).equals(want)) return false;
+    for (const n of liveNodes()) if (!segments(n.dataDir!, p).equals(want)) return false;
   }
   return true;
 }
@@ -250,7 +183,7 @@ describe('mirroring into a cluster whose only listener is SASL_SSL, SCRAM-SHA-51
     });
     await eventually('every replica equal to the source', async () => (replicasEqualSource() ? true : null), 30_000);
     const refused = /"level":"warn","msg":"mirror dr-secure: topic config sync failed: this node refused its own principal DESCRIBE_CONFIGS on topic payments \(TOPIC_AUTHORIZATION_FAILED\)/;
-    await eventually('a warning for the refused topic config sync', async () => ([...nodes.values()].some((n) => refused.test(n.logs())) ? true : null), 30_000);
+    await eventually('a warning for the refused topic config sync', async () => (liveNodes().some((n) => refused.test(n.logs())) ? true : null), 30_000);
     expect(await destinationRetention()).not.toBe('7200000');
   }, 120_000);
 
@@ -293,8 +226,7 @@ describe('mirroring into a cluster whose only listener is SASL_SSL, SCRAM-SHA-51
     const victim = (await leaders())[0]!;
     const writing = produce(300, 1500);
     await eventually('the mirror copying the new records', async () => ((await described()).some((p) => p.destinationOffset > 100) ? true : null), 30_000);
-    await nodes.get(victim)!.kill();
-    nodes.delete(victim);
+    await secured.cluster.node(victim).kill();
     await writing;
     await eventually('every partition caught up on a live leader', async () => {
       const parts = await caughtUp(500);

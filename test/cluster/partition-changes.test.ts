@@ -6,41 +6,27 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Etcd3 } from 'etcd3';
-import { KafkaClient } from '../../src/client/kafka-client.js';
 import { Apis, type ApiSpec } from '../../src/client/apis.js';
+import type { KafkaClient } from '../../src/client/kafka-client.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { encodeAlterPartitionRequest, type AlterPartitionRequestInput } from '../../src/protocol/generated/messages/alter-partition-request.js';
 import { decodeAlterPartitionResponse, type AlterPartitionResponse } from '../../src/protocol/generated/messages/alter-partition-response.js';
 import { encodeElectLeadersRequest, type ElectLeadersRequestInput } from '../../src/protocol/generated/messages/elect-leaders-request.js';
 import { decodeElectLeadersResponse, type ElectLeadersResponse } from '../../src/protocol/generated/messages/elect-leaders-response.js';
 import type { MetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
-import { encodeAlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsRequestInput } from '../../src/protocol/generated/messages/alter-partition-reassignments-request.js';
-import { decodeAlterPartitionReassignmentsResponse, type AlterPartitionReassignmentsResponse } from '../../src/protocol/generated/messages/alter-partition-reassignments-response.js';
-import { encodeListPartitionReassignmentsRequest, type ListPartitionReassignmentsRequestInput } from '../../src/protocol/generated/messages/list-partition-reassignments-request.js';
-import { decodeListPartitionReassignmentsResponse, type ListPartitionReassignmentsResponse } from '../../src/protocol/generated/messages/list-partition-reassignments-response.js';
+import type { ListPartitionReassignmentsResponse } from '../../src/protocol/generated/messages/list-partition-reassignments-response.js';
 import { EtcdMetadataLog } from '../../src/controller/etcd/etcd-metadata-log.js';
 import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
+import { AlterReassignments, ListReassignments, onNode, topicMetadataOn } from '../helpers/node-client.js';
 
 const AlterPartition: ApiSpec<AlterPartitionRequestInput, AlterPartitionResponse> = { apiKey: 56, versions: [2, 3], encode: encodeAlterPartitionRequest, decode: decodeAlterPartitionResponse };
 const ElectLeaders: ApiSpec<ElectLeadersRequestInput, ElectLeadersResponse> = { apiKey: 43, versions: [2, 2], encode: encodeElectLeadersRequest, decode: decodeElectLeadersResponse };
-const AlterReassignments: ApiSpec<AlterPartitionReassignmentsRequestInput, AlterPartitionReassignmentsResponse> = { apiKey: 45, versions: [1, 1], encode: encodeAlterPartitionReassignmentsRequest, decode: decodeAlterPartitionReassignmentsResponse };
-const ListReassignments: ApiSpec<ListPartitionReassignmentsRequestInput, ListPartitionReassignmentsResponse> = { apiKey: 46, versions: [0, 0], encode: encodeListPartitionReassignmentsRequest, decode: decodeListPartitionReassignmentsResponse };
-const ZERO = '00000000-0000-0000-0000-000000000000';
 const SESSION_MS = 3000;
 
 let cluster: RunningCluster;
 
-async function on<T>(nodeId: number, fn: (c: KafkaClient) => Promise<T>): Promise<T> {
-  const c = new KafkaClient({ bootstrapServers: [cluster.node(nodeId).bootstrap], clientId: `pc-${nodeId}` });
-  try {
-    return await fn(c);
-  } finally {
-    c.close();
-  }
-}
-
-const metadata = (nodeId: number, topic: string): Promise<MetadataResponse> =>
-  on(nodeId, (c) => c.send(Apis.Metadata, { topics: [{ name: topic, topicId: ZERO }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }));
+const on = <T>(nodeId: number, fn: (c: KafkaClient) => Promise<T>): Promise<T> => onNode(cluster, nodeId, 'pc', fn);
+const metadata = (nodeId: number, topic: string): Promise<MetadataResponse> => topicMetadataOn(cluster, nodeId, 'pc', topic);
 
 async function createAssigned(name: string, assignment: number[][], configs: { name: string; value: string }[] = []): Promise<string> {
   const r = await on(1, (c) =>

@@ -9,34 +9,19 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
-import { KafkaClient } from '../../src/client/kafka-client.js';
-import { Apis, type ApiSpec } from '../../src/client/apis.js';
+import { Apis } from '../../src/client/apis.js';
+import type { KafkaClient } from '../../src/client/kafka-client.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import type { MetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
-import { encodeAlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsRequestInput } from '../../src/protocol/generated/messages/alter-partition-reassignments-request.js';
-import { decodeAlterPartitionReassignmentsResponse, type AlterPartitionReassignmentsResponse } from '../../src/protocol/generated/messages/alter-partition-reassignments-response.js';
-import { encodeListPartitionReassignmentsRequest, type ListPartitionReassignmentsRequestInput } from '../../src/protocol/generated/messages/list-partition-reassignments-request.js';
-import { decodeListPartitionReassignmentsResponse, type ListPartitionReassignmentsResponse } from '../../src/protocol/generated/messages/list-partition-reassignments-response.js';
 import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
+import { AlterReassignments, ListReassignments, onNode, topicMetadataOn } from '../helpers/node-client.js';
 
-const AlterReassignments: ApiSpec<AlterPartitionReassignmentsRequestInput, AlterPartitionReassignmentsResponse> = { apiKey: 45, versions: [1, 1], encode: encodeAlterPartitionReassignmentsRequest, decode: decodeAlterPartitionReassignmentsResponse };
-const ListReassignments: ApiSpec<ListPartitionReassignmentsRequestInput, ListPartitionReassignmentsResponse> = { apiKey: 46, versions: [0, 0], encode: encodeListPartitionReassignmentsRequest, decode: decodeListPartitionReassignmentsResponse };
-const ZERO = '00000000-0000-0000-0000-000000000000';
 const SLOW_MS = 20_000;
 
 let cluster: RunningCluster;
 
-async function on<T>(nodeId: number, fn: (c: KafkaClient) => Promise<T>): Promise<T> {
-  const c = new KafkaClient({ bootstrapServers: [cluster.node(nodeId).bootstrap], clientId: `rl-${nodeId}` });
-  try {
-    return await fn(c);
-  } finally {
-    c.close();
-  }
-}
-
-const metadata = (nodeId: number, topic: string): Promise<MetadataResponse> =>
-  on(nodeId, (c) => c.send(Apis.Metadata, { topics: [{ name: topic, topicId: ZERO }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }));
+const on = <T>(nodeId: number, fn: (c: KafkaClient) => Promise<T>): Promise<T> => onNode(cluster, nodeId, 'rl', fn);
+const metadata = (nodeId: number, topic: string): Promise<MetadataResponse> => topicMetadataOn(cluster, nodeId, 'rl', topic);
 
 const partitionOn = (nodeId: number, topic: string, ok: (p: MetadataResponse['topics'][number]['partitions'][number]) => boolean) =>
   eventually(`${topic}-0 on node ${nodeId}`, async () => {

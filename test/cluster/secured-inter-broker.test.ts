@@ -7,73 +7,21 @@
  * an RF 3 topic replicates, takes acks=all writes, and survives a SIGKILL of its leader with
  * every acknowledged record read back over SASL_SSL from the new leader.
  */
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import kafkajs from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEtcd, type RunningEtcd } from '../helpers/etcd.js';
-import { eventually, FAST_SESSION } from '../helpers/cluster.js';
-import { freePort, startNode, type RunningNode } from '../helpers/node.js';
-import { STORE_PASSWORD, makeTestPki, type TestPki } from '../server/tls-fixtures.js';
+import { eventually } from '../helpers/cluster.js';
+import { startSecuredCluster, type SecuredCluster } from '../helpers/secured-cluster.js';
 
-const { Kafka, logLevel, AclResourceTypes, AclOperationTypes, AclPermissionTypes, ResourcePatternTypes } = kafkajs;
 const JAAS =
   'org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="broker-secret" ' +
   'user_broker="broker-secret" user_admin="admin-secret";';
 const TOPIC = 'secured-rf3';
 
-let pki: TestPki;
-let etcd: RunningEtcd;
-const ports: number[] = [];
-const nodes = new Map<number, RunningNode>();
-const dataDirs = new Map<number, string>();
-
-function nodeConfig(nodeId: number): Record<string, string | number | boolean> {
-  return {
-    ...FAST_SESSION,
-    'node.id': nodeId,
-    'metadata.etcd.endpoints': etcd.endpoint,
-    listeners: `SECURE://127.0.0.1:${ports[nodeId - 1]}`,
-    'listener.security.protocol.map': 'SECURE:SASL_SSL',
-    'inter.broker.listener.name': 'SECURE',
-    'sasl.mechanism.inter.broker.protocol': 'PLAIN',
-    'listener.name.secure.sasl.enabled.mechanisms': 'PLAIN',
-    'listener.name.secure.plain.sasl.jaas.config': JAAS,
-    'listener.name.secure.ssl.keystore.location': pki.server.p12,
-    'listener.name.secure.ssl.keystore.type': 'PKCS12',
-    'listener.name.secure.ssl.keystore.password': STORE_PASSWORD,
-    'listener.name.secure.ssl.truststore.location': pki.truststoreP12,
-    'listener.name.secure.ssl.truststore.type': 'PKCS12',
-    'listener.name.secure.ssl.truststore.password': STORE_PASSWORD,
-    'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
-    'super.users': 'User:admin',
-    'replica.lag.time.max.ms': 3000,
-    'auto.leader.rebalance.enable': false,
-    // The read-back group is made after a node is killed: two live nodes must be enough for it.
-    'offsets.topic.replication.factor': 2,
-  };
-}
-
-async function start(nodeId: number): Promise<void> {
-  const dir = dataDirs.get(nodeId);
-  const n = await startNode({ port: ports[nodeId - 1]!, ...(dir ? { dataDir: dir } : {}), overrides: nodeConfig(nodeId) });
-  dataDirs.set(nodeId, n.dataDir);
-  nodes.set(nodeId, n);
-}
-
-const live = (): string[] => [...nodes.keys()].map((id) => `127.0.0.1:${ports[id - 1]}`);
-const kafka = (brokers = live()): InstanceType<typeof Kafka> =>
-  new Kafka({ clientId: 'secured-test', brokers, ssl: { ca: [pki.caPem] }, sasl: { mechanism: 'plain', username: 'admin', password: 'admin-secret' }, logLevel: logLevel.NOTHING, retry: { retries: 8 } });
-
-async function withAdmin<T>(fn: (a: ReturnType<InstanceType<typeof Kafka>['admin']>) => Promise<T>): Promise<T> {
-  const admin = kafka().admin();
-  await admin.connect();
-  try {
-    return await fn(admin);
-  } finally {
-    await admin.disconnect();
-  }
-}
+let secured: SecuredCluster;
+const kafka = (): ReturnType<SecuredCluster['kafka']> => secured.kafka();
+const withAdmin: SecuredCluster['withAdmin'] = (fn) => secured.withAdmin(fn);
+const node = (id: number) => secured.cluster.node(id);
 
 const partition0 = (): Promise<{ leader: number; replicas: number[]; isr: number[] }> =>
   withAdmin(async (a) => {
@@ -82,7 +30,7 @@ const partition0 = (): Promise<{ leader: number; replicas: number[]; isr: number
   });
 
 function logBytes(nodeId: number): number {
-  const dir = join(dataDirs.get(nodeId)!, `${TOPIC}-0`);
+  const dir = join(node(nodeId).dataDir!, `${TOPIC}-0`);
   try {
     return readdirSync(dir).filter((f) => f.endsWith('.log')).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
   } catch {
@@ -91,18 +39,22 @@ function logBytes(nodeId: number): number {
 }
 
 beforeAll(async () => {
-  pki = makeTestPki();
-  etcd = await startEtcd();
-  for (let i = 0; i < 3; i++) ports.push(await freePort());
-  // One at a time: node 1 founds the cluster.
-  for (const id of [1, 2, 3]) await start(id);
+  secured = await startSecuredCluster({
+    nodes: 3,
+    interBrokerMechanism: 'PLAIN',
+    jaas: { PLAIN: JAAS },
+    clientId: 'secured-test',
+    overrides: {
+      'replica.lag.time.max.ms': 3000,
+      'auto.leader.rebalance.enable': false,
+      // The read-back group is made after a node is killed: two live nodes must be enough for it.
+      'offsets.topic.replication.factor': 2,
+    },
+  });
 }, 240_000);
 
 afterAll(async () => {
-  for (const n of nodes.values()) await n.kill().catch(() => undefined);
-  for (const d of dataDirs.values()) rmSync(d, { recursive: true, force: true });
-  await etcd?.destroy();
-  pki?.cleanup();
+  await secured?.destroy();
 }, 60_000);
 
 describe('a cluster whose only listener is SASL_SSL', () => {
@@ -125,16 +77,12 @@ describe('a cluster whose only listener is SASL_SSL', () => {
     for (const id of [1, 2, 3].filter((x) => x !== p.leader)) {
       expect(logBytes(id)).toBe(0);
       // The follower got through TLS and SASL: the leader refused its fetch with TOPIC_AUTHORIZATION_FAILED.
-      expect(nodes.get(id)!.logs()).toMatch(/"msg":"follower partition backing off"[^\n]*"partition":"secured-rf3-0"[^\n]*"why":29/);
+      expect(node(id).logs()).toMatch(/"msg":"follower partition backing off"[^\n]*"partition":"secured-rf3-0"[^\n]*"why":29/);
     }
   });
 
   it('with CLUSTER_ACTION granted, RF 3 replicates over SASL_SSL and survives a SIGKILL of the leader', async () => {
-    await withAdmin((a) =>
-      a.createAcls({
-        acl: [{ resourceType: AclResourceTypes.CLUSTER, resourceName: 'kafka-cluster', resourcePatternType: ResourcePatternTypes.LITERAL, principal: 'User:broker', host: '*', operation: AclOperationTypes.CLUSTER_ACTION, permissionType: AclPermissionTypes.ALLOW }],
-      }),
-    );
+    await secured.grantClusterAction('User:broker');
     await eventually('all three replicas in the ISR', async () => ((await partition0()).isr.length === 3 ? true : null), 30_000);
 
     const values = Array.from({ length: 200 }, (_, i) => `acked-${i}`);
@@ -149,8 +97,7 @@ describe('a cluster whose only listener is SASL_SSL', () => {
     const leaderBytes = logBytes(before.leader);
     await eventually('followers byte-identical in size to the leader', async () => ([1, 2, 3].every((id) => logBytes(id) === leaderBytes) ? true : null));
 
-    await nodes.get(before.leader)!.kill();
-    nodes.delete(before.leader);
+    await node(before.leader).kill();
     const after = await eventually('a new leader', async () => {
       const q = await partition0();
       return q.leader >= 0 && q.leader !== before.leader ? q : null;
@@ -168,7 +115,7 @@ describe('a cluster whose only listener is SASL_SSL', () => {
       await consumer.disconnect();
     }
     expect(seen).toEqual(['before-acl', ...values]);
-    await start(before.leader);
+    await node(before.leader).start();
   }, 180_000);
 
   it('transaction markers reach partition leaders on the other nodes over SASL_SSL', async () => {

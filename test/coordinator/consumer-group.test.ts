@@ -3,7 +3,7 @@ import { GroupCoordinator } from '../../src/coordinator/group-coordinator.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { rangeAssignor, uniformAssignor } from '../../src/coordinator/assignors.js';
 import type { ConsumerHeartbeatRequest, ConsumerHeartbeatResult } from '../../src/coordinator/consumer-ops.js';
-import { testHost } from './harness.js';
+import { consumerHeartbeat, testHost } from './harness.js';
 import { TempLogs } from './logs.js';
 
 const temps: TempLogs[] = [];
@@ -23,24 +23,7 @@ async function setup(open?: TempLogs) {
   return { t, host, gc };
 }
 
-function hb(memberId: string, memberEpoch: number, over: Partial<ConsumerHeartbeatRequest> = {}): ConsumerHeartbeatRequest {
-  return {
-    groupId: 'cg',
-    memberId,
-    memberEpoch,
-    instanceId: null,
-    rackId: null,
-    rebalanceTimeoutMs: memberEpoch === 0 ? 30000 : -1,
-    subscribedTopicNames: memberEpoch === 0 ? ['orders'] : null,
-    subscribedTopicRegex: null,
-    serverAssignor: null,
-    topicPartitions: memberEpoch === 0 ? [] : null,
-    clientId: 'c',
-    clientHost: '/127.0.0.1',
-    version: 1,
-    ...over,
-  };
-}
+const hb = (memberId: string, memberEpoch: number, over: Partial<ConsumerHeartbeatRequest> = {}): ConsumerHeartbeatRequest => consumerHeartbeat('cg', memberId, memberEpoch, over);
 
 const parts = (r: ConsumerHeartbeatResult, topic = T1): number[] => r.assignment?.get(topic) ?? [];
 const owned = (r: ConsumerHeartbeatResult) => [...(r.assignment ?? new Map())].map(([topicId, partitions]) => ({ topicId, partitions }));

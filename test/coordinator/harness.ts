@@ -1,4 +1,5 @@
 import type { CancelTimer, CoordinatorHost, CoordinatorLog, CoordinatorTimers } from '../../src/coordinator/coordinator-host.js';
+import type { ConsumerHeartbeatRequest } from '../../src/coordinator/consumer-ops.js';
 
 /** Timers on a hand-driven clock: `advance` fires what falls due, in deadline order. */
 export class ManualTimers implements CoordinatorTimers {
@@ -96,5 +97,28 @@ export function testHost(
       topics.delete(name);
       for (const cb of listeners) cb();
     },
+  };
+}
+
+/**
+ * A ConsumerGroupHeartbeat v1 of a member subscribed to `orders`: a join (epoch 0) sends every
+ * field, a later heartbeat only what changed; `over` sets the rest.
+ */
+export function consumerHeartbeat(groupId: string, memberId: string, memberEpoch: number, over: Partial<ConsumerHeartbeatRequest> = {}): ConsumerHeartbeatRequest {
+  return {
+    groupId,
+    memberId,
+    memberEpoch,
+    instanceId: null,
+    rackId: null,
+    rebalanceTimeoutMs: memberEpoch === 0 ? 30000 : -1,
+    subscribedTopicNames: memberEpoch === 0 ? ['orders'] : null,
+    subscribedTopicRegex: null,
+    serverAssignor: null,
+    topicPartitions: memberEpoch === 0 ? [] : null,
+    clientId: 'c',
+    clientHost: '/127.0.0.1',
+    version: 1,
+    ...over,
   };
 }

@@ -1,11 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { GroupCoordinator } from '../../src/coordinator/group-coordinator.js';
-import type { ConsumerHeartbeatRequest } from '../../src/coordinator/consumer-ops.js';
 import type { CommitRequest, GroupShard } from '../../src/coordinator/group-shard.js';
 import type { StreamsHeartbeatRequest, StreamsHeartbeatResult } from '../../src/coordinator/streams-group-ops.js';
 import type { StreamsTasks } from '../../src/coordinator/streams-group.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
-import { testHost } from './harness.js';
+import { consumerHeartbeat, testHost } from './harness.js';
 import { TempLogs } from './logs.js';
 
 /**
@@ -79,24 +78,7 @@ function commit(groupId: string, topic: string, partition: number, offset: numbe
   return { groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: topic, partitions: [{ partitionIndex: partition, committedOffset: offset, committedLeaderEpoch: 2, committedMetadata: 'm' }] }], ...over };
 }
 
-function hb(groupId: string, memberId: string, memberEpoch: number, over: Partial<ConsumerHeartbeatRequest> = {}): ConsumerHeartbeatRequest {
-  return {
-    groupId,
-    memberId,
-    memberEpoch,
-    instanceId: null,
-    rackId: null,
-    rebalanceTimeoutMs: memberEpoch === 0 ? 30000 : -1,
-    subscribedTopicNames: memberEpoch === 0 ? ['orders'] : null,
-    subscribedTopicRegex: null,
-    serverAssignor: null,
-    topicPartitions: memberEpoch === 0 ? [] : null,
-    clientId: 'c',
-    clientHost: '/127.0.0.1',
-    version: 1,
-    ...over,
-  };
-}
+const hb = consumerHeartbeat;
 
 const join = (groupId: string, memberId: string, protocols: string[]) => ({
   groupId,

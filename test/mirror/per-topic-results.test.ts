@@ -5,39 +5,30 @@
  * discovered. Apache Kafka is the source; a destination topic with the source's name but another
  * topic id is the bad topic (INCONSISTENT_TOPIC_ID).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMirrorApiHandlers } from '../../src/mirror/mirror-api-handlers.js';
-import type { MirrorApiHandlers } from '../../src/mirror/mirror-host.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
-import { startKafkaSource, type KafkaBroker } from './helpers/kafka-source.js';
-import { describedPartition, mirrorRpc, waitFor } from './helpers/mirror-rpc.js';
-import { MirrorTestHost } from './helpers/mirror-test-host.js';
+import type { KafkaBroker } from './helpers/kafka-source.js';
+import { startKafkaSourcedMirror, type KafkaSourcedMirror } from './helpers/kafka-sourced-mirror.js';
+import { describedPartition, waitFor } from './helpers/mirror-rpc.js';
+import type { MirrorTestHost } from './helpers/mirror-test-host.js';
 
+let setup: KafkaSourcedMirror | undefined;
 let kafka: KafkaBroker;
 let client: Kafka;
 let host: MirrorTestHost;
-let mirror: MirrorApiHandlers;
-let rpc: ReturnType<typeof mirrorRpc>;
-const work = mkdtempSync(join(tmpdir(), 'fjord-mirror-per-topic-'));
+let mirror: KafkaSourcedMirror['mirror'];
+let rpc: KafkaSourcedMirror['rpc'];
 
 beforeAll(async () => {
-  kafka = await startKafkaSource();
+  setup = await startKafkaSourcedMirror('fjord-mirror-per-topic-', { 'mirror.state.topic.num.partitions': '1', 'mirror.metadata.refresh.interval.ms': '300' });
+  ({ kafka, host, mirror, rpc } = setup);
   client = new Kafka({ clientId: 'per-topic', brokers: [kafka.bootstrap], logLevel: logLevel.NOTHING });
-  host = new MirrorTestHost(work, { 'mirror.state.topic.num.partitions': '1', 'mirror.metadata.refresh.interval.ms': '300' });
-  mirror = await createMirrorApiHandlers(host);
-  rpc = mirrorRpc(mirror);
   expect((await rpc.create('m1', { 'bootstrap.servers': kafka.bootstrap, 'mirror.fetch.wait.max.ms': '100' })).errorCode).toBe(0);
 }, 120_000);
 
 afterAll(async () => {
-  await mirror?.close();
-  await host?.close();
-  await kafka?.stop();
-  rmSync(work, { recursive: true, force: true });
+  await setup?.close();
 });
 
 async function sourceTopics(...topics: string[]): Promise<void> {

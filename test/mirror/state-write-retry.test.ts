@@ -5,34 +5,25 @@
  * DescribeClusterMirrors. Apache Kafka is the source; the destination's `__mirror_state` appends
  * fail with KAFKA_STORAGE_ERROR while the test says so.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMirrorApiHandlers } from '../../src/mirror/mirror-api-handlers.js';
-import type { MirrorApiHandlers } from '../../src/mirror/mirror-host.js';
-import { createSourceTopic, startKafkaSource, type KafkaBroker } from './helpers/kafka-source.js';
-import { describedPartition, mirrorRpc, waitFor } from './helpers/mirror-rpc.js';
-import { MirrorTestHost } from './helpers/mirror-test-host.js';
+import { createSourceTopic, type KafkaBroker } from './helpers/kafka-source.js';
+import { startKafkaSourcedMirror, type KafkaSourcedMirror } from './helpers/kafka-sourced-mirror.js';
+import { describedPartition, waitFor } from './helpers/mirror-rpc.js';
+import type { MirrorTestHost } from './helpers/mirror-test-host.js';
 
+let setup: KafkaSourcedMirror | undefined;
 let kafka: KafkaBroker;
 let host: MirrorTestHost;
-let mirror: MirrorApiHandlers;
-let rpc: ReturnType<typeof mirrorRpc>;
-const work = mkdtempSync(join(tmpdir(), 'fjord-mirror-write-retry-'));
+let mirror: KafkaSourcedMirror['mirror'];
+let rpc: KafkaSourcedMirror['rpc'];
 
 beforeAll(async () => {
-  kafka = await startKafkaSource();
-  host = new MirrorTestHost(work, { 'mirror.state.topic.num.partitions': '1' });
-  mirror = await createMirrorApiHandlers(host);
-  rpc = mirrorRpc(mirror);
+  setup = await startKafkaSourcedMirror('fjord-mirror-write-retry-', { 'mirror.state.topic.num.partitions': '1' });
+  ({ kafka, host, mirror, rpc } = setup);
 }, 120_000);
 
 afterAll(async () => {
-  await mirror?.close();
-  await host?.close();
-  await kafka?.stop();
-  rmSync(work, { recursive: true, force: true });
+  await setup?.close();
 });
 
 describe('a failed __mirror_state write', () => {

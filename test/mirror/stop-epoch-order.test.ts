@@ -10,38 +10,28 @@
  * Apache Kafka is the source; the destination's mirror append of one batch is held in flight
  * while the stop arrives and a BumpLeaderEpochs is sent.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMirrorApiHandlers } from '../../src/mirror/mirror-api-handlers.js';
-import type { MirrorApiHandlers } from '../../src/mirror/mirror-host.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
-import { startKafkaSource, type KafkaBroker } from './helpers/kafka-source.js';
-import { describedPartition, mirrorRpc, waitFor } from './helpers/mirror-rpc.js';
-import { MirrorTestHost } from './helpers/mirror-test-host.js';
+import type { KafkaBroker } from './helpers/kafka-source.js';
+import { startKafkaSourcedMirror, type KafkaSourcedMirror } from './helpers/kafka-sourced-mirror.js';
+import { describedPartition, waitFor } from './helpers/mirror-rpc.js';
+import type { MirrorTestHost } from './helpers/mirror-test-host.js';
 
+let setup: KafkaSourcedMirror | undefined;
 let kafka: KafkaBroker;
 let host: MirrorTestHost;
-let mirror: MirrorApiHandlers;
-let rpc: ReturnType<typeof mirrorRpc>;
+let rpc: KafkaSourcedMirror['rpc'];
 let producer: Producer;
-const work = mkdtempSync(join(tmpdir(), 'fjord-mirror-epoch-order-'));
 
 beforeAll(async () => {
-  kafka = await startKafkaSource();
-  host = new MirrorTestHost(work, { 'mirror.state.topic.num.partitions': '1' });
-  mirror = await createMirrorApiHandlers(host);
-  rpc = mirrorRpc(mirror);
+  setup = await startKafkaSourcedMirror('fjord-mirror-epoch-order-', { 'mirror.state.topic.num.partitions': '1' });
+  ({ kafka, host, rpc } = setup);
 }, 120_000);
 
 afterAll(async () => {
   await producer?.disconnect();
-  await mirror?.close();
-  await host?.close();
-  await kafka?.stop();
-  rmSync(work, { recursive: true, force: true });
+  await setup?.close();
 });
 
 describe('STOPPING against destination epoch bumps', () => {

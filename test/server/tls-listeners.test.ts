@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { Reader } from '../../src/protocol/reader.js';
 import { decodeMetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
 import { freePort } from '../helpers/node.js';
+import { roundTrip } from '../helpers/round-trip.js';
 import { scrape, total } from '../metrics/scrape.js';
 
 /** An ApiVersions v0 request frame (correlation id 7, null client id). */
@@ -73,22 +74,7 @@ function tlsOptions(extra: ConnectionOptions = {}): ConnectionOptions {
 
 async function produceAndConsume(port: number, ssl: ConnectionOptions, topic: string): Promise<string[]> {
   const kafka = new Kafka({ clientId: 'tls-test', brokers: [`127.0.0.1:${port}`], ssl, logLevel: logLevel.NOTHING, retry: { retries: 2 } });
-  const producer = kafka.producer({ allowAutoTopicCreation: true });
-  await producer.connect();
-  await producer.send({ topic, messages: [{ value: 'one' }, { value: 'two' }] });
-  await producer.disconnect();
-  const consumer = kafka.consumer({ groupId: `g-${topic}` });
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  const seen: string[] = [];
-  await new Promise<void>((resolve, reject) => {
-    consumer.run({ eachMessage: async ({ message }) => {
-      seen.push(message.value!.toString());
-      if (seen.length === 2) resolve();
-    } }).catch(reject);
-  });
-  await consumer.disconnect();
-  return seen;
+  return roundTrip(kafka, topic, ['one', 'two']);
 }
 
 /** Outcome of a raw TLS handshake: the server certificate's subject, or the error. */

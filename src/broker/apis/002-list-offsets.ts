@@ -24,6 +24,7 @@ import { decodeRecords } from '../../protocol/records.js';
 import type { PartitionLog } from '../../storage/partition-log.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
+import { leaderLog } from '../leader-log.js';
 
 type TopicOut = NonNullable<ListOffsetsResponseInput['topics']>[number];
 
@@ -84,26 +85,12 @@ export function listOffsetsHandler(ctx: BrokerContext): ApiHandler<ListOffsetsRe
             parts.push(out(ErrorCode.UNSUPPORTED_VERSION));
             continue;
           }
-          const part = topic?.partitions[p.partitionIndex];
-          // Only the unfenced leader answers for a partition (Kafka's ReplicaManager.getPartitionOrException).
-          const replication = ctx.replicas.replication;
-          if (part && replication !== null && (part.leader !== ctx.nodeId || replication.fenced)) {
-            parts.push(out(ErrorCode.NOT_LEADER_OR_FOLLOWER));
+          const found = await leaderLog(ctx, topic, t.name, p.partitionIndex, p.currentLeaderEpoch);
+          if (typeof found === 'number') {
+            parts.push(out(found));
             continue;
           }
-          const log = part ? (ctx.replicas.getLog(t.name, p.partitionIndex) ?? (await ctx.replicas.ensureLog(t.name, p.partitionIndex))) : undefined;
-          if (!part || !log) {
-            parts.push(out(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
-            continue;
-          }
-          if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < part.leaderEpoch) {
-            parts.push(out(ErrorCode.FENCED_LEADER_EPOCH));
-            continue;
-          }
-          if (p.currentLeaderEpoch > part.leaderEpoch) {
-            parts.push(out(ErrorCode.UNKNOWN_LEADER_EPOCH));
-            continue;
-          }
+          const { part, log } = found;
           const fetchableEnd = req.isolationLevel === 1 ? log.lastStableOffset : log.highWatermark;
           if (ts === -2 || ts === -4) {
             const r = await log.offsetForTimestamp(-2);

@@ -13,6 +13,7 @@ import { decodeOffsetForLeaderEpochRequest, type OffsetForLeaderEpochRequest } f
 import { encodeOffsetForLeaderEpochResponse, type OffsetForLeaderEpochResponseInput } from '../../protocol/generated/messages/offset-for-leader-epoch-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
+import { leaderLog } from '../leader-log.js';
 
 type TopicOut = NonNullable<OffsetForLeaderEpochResponseInput['topics']>[number];
 type PartOut = NonNullable<TopicOut['partitions']>[number];
@@ -32,26 +33,12 @@ export function offsetForLeaderEpochHandler(ctx: BrokerContext): ApiHandler<Offs
         const topic = ctx.image.topic(t.topic);
         for (const p of t.partitions) {
           const out = (errorCode: number, leaderEpoch = -1, endOffset = -1): PartOut => ({ errorCode, partition: p.partition, leaderEpoch, endOffset: BigInt(endOffset) });
-          const part = topic?.partitions[p.partition];
-          // Only the unfenced leader answers for a partition (Kafka's ReplicaManager.getPartitionOrException).
-          const replication = ctx.replicas.replication;
-          if (part && replication !== null && (part.leader !== ctx.nodeId || replication.fenced)) {
-            parts.push(out(ErrorCode.NOT_LEADER_OR_FOLLOWER));
+          const found = await leaderLog(ctx, topic, t.topic, p.partition, p.currentLeaderEpoch);
+          if (typeof found === 'number') {
+            parts.push(out(found));
             continue;
           }
-          const log = part ? (ctx.replicas.getLog(t.topic, p.partition) ?? (await ctx.replicas.ensureLog(t.topic, p.partition))) : undefined;
-          if (!part || !log) {
-            parts.push(out(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
-            continue;
-          }
-          if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < part.leaderEpoch) {
-            parts.push(out(ErrorCode.FENCED_LEADER_EPOCH));
-            continue;
-          }
-          if (p.currentLeaderEpoch > part.leaderEpoch) {
-            parts.push(out(ErrorCode.UNKNOWN_LEADER_EPOCH));
-            continue;
-          }
+          const { log } = found;
           const eo = log.endOffsetForEpoch(p.leaderEpoch);
           parts.push(out(ErrorCode.NONE, eo.epoch, eo.endOffset));
         }

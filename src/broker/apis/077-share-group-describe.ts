@@ -9,7 +9,7 @@ import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeShareGroupDescribeRequest, type ShareGroupDescribeRequest } from '../../protocol/generated/messages/share-group-describe-request.js';
 import { encodeShareGroupDescribeResponse, type ShareGroupDescribeResponseInput } from '../../protocol/generated/messages/share-group-describe-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
-import { GROUP_OPERATIONS } from '../../coordinator/group-operations.js';
+import { groupAuthorizedOperations, groupNotFound } from '../../coordinator/group-describe.js';
 import { SHARE_ASSIGNOR } from '../../share/share-group-coordinator.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { ShareGroups } from '../share-wiring.js';
@@ -28,10 +28,7 @@ export function shareGroupDescribeHandler(ctx: BrokerContext, share: ShareGroups
         throttleTimeMs: 0,
         groups: req.groupIds.map((groupId, i) => {
           const g = found[i];
-          if (g === undefined) {
-            const errorMessage = other[i] === true ? `Group ${groupId} is not a share group.` : `Group ${groupId} not found.`;
-            return { groupId, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage, groupState: 'Dead' };
-          }
+          if (g === undefined) return groupNotFound(groupId, other[i] === true ? 'share' : null);
           return {
             groupId,
             errorCode: ErrorCode.NONE,
@@ -50,7 +47,7 @@ export function shareGroupDescribeHandler(ctx: BrokerContext, share: ShareGroups
                 topicPartitions: [...m.assignment].map(([topicId, partitions]) => ({ topicId, topicName: ctx.image.topicsById.get(topicId)?.name ?? '', partitions })),
               },
             })),
-            authorizedOperations: req.includeAuthorizedOperations ? GROUP_OPERATIONS : -2147483648,
+            authorizedOperations: groupAuthorizedOperations(req.includeAuthorizedOperations),
           };
         }),
       };

@@ -10,13 +10,11 @@
  * Version notes: v1 adds the assignor name ("sticky") and the topology description, which is not
  * kept here (StreamsGroupTopologyDescriptionUpdate is not served): it is null.
  */
-import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeStreamsGroupDescribeRequest, type StreamsGroupDescribeRequest } from '../../protocol/generated/messages/streams-group-describe-request.js';
 import { encodeStreamsGroupDescribeResponse, type StreamsGroupDescribeResponseInput } from '../../protocol/generated/messages/streams-group-describe-response.js';
-import { errorCodeOf } from '../../protocol/kafka-error.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { GroupCoordinator } from '../../coordinator/group-coordinator.js';
-import { GROUP_OPERATIONS } from '../../coordinator/group-operations.js';
+import { describeEachGroup, groupAuthorizedOperations, groupNotFound } from '../../coordinator/group-describe.js';
 import type { StreamsTasks, TaskMap } from '../../coordinator/streams-group.js';
 
 const wire = (t: TaskMap): { subtopologyId: string; partitions: number[] }[] => [...t].map(([subtopologyId, partitions]) => ({ subtopologyId, partitions }));
@@ -31,62 +29,48 @@ export function streamsGroupDescribeHandler(gc: GroupCoordinator): ApiHandler<St
     encode: encodeStreamsGroupDescribeResponse,
     async handle(rc, req) {
       const v = rc.apiVersion;
-      const groups = await Promise.all(
-        req.groupIds.map(async (groupId) => {
-          try {
-            const d = await gc.describeStreamsGroup(groupId);
-            if (!d) {
-              const held = (await gc.groupType(groupId)) !== null;
-              return {
-                errorCode: ErrorCode.GROUP_ID_NOT_FOUND,
-                errorMessage: held ? `Group ${groupId} is not a streams group.` : `Group ${groupId} not found.`,
-                groupId,
-                groupState: 'Dead',
-              };
-            }
-            return {
-              groupId,
-              groupState: d.groupState,
-              groupEpoch: d.groupEpoch,
-              assignmentEpoch: d.assignmentEpoch,
-              topology:
-                d.topology === null
-                  ? null
-                  : {
-                      epoch: d.topology.epoch,
-                      subtopologies: d.topology.subtopologies.map((s) => ({
-                        subtopologyId: s.subtopologyId,
-                        sourceTopics: s.sourceTopics,
-                        repartitionSinkTopics: s.repartitionSinkTopics,
-                        stateChangelogTopics: s.stateChangelogTopics,
-                        repartitionSourceTopics: s.repartitionSourceTopics,
-                      })),
-                    },
-              members: d.members.map((m) => ({
-                memberId: m.memberId,
-                memberEpoch: m.memberEpoch,
-                instanceId: m.instanceId,
-                rackId: m.rackId,
-                clientId: m.clientId,
-                clientHost: m.clientHost,
-                topologyEpoch: m.topologyEpoch,
-                processId: m.processId,
-                userEndpoint: m.userEndpoint,
-                clientTags: m.clientTags,
-                taskOffsets: [],
-                taskEndOffsets: [],
-                assignment: assignment(m.assigned),
-                targetAssignment: assignment(m.target),
-                isClassic: false,
-              })),
-              authorizedOperations: req.includeAuthorizedOperations ? GROUP_OPERATIONS : -2147483648,
-              ...(v >= 1 ? { assignorName: 'sticky', topologyDescription: null } : {}),
-            };
-          } catch (e) {
-            return { errorCode: errorCodeOf(e), errorMessage: null, groupId };
-          }
-        }),
-      );
+      const groups = await describeEachGroup(req.groupIds, async (groupId) => {
+        const d = await gc.describeStreamsGroup(groupId);
+        if (!d) return groupNotFound(groupId, (await gc.groupType(groupId)) !== null ? 'streams' : null);
+        return {
+          groupId,
+          groupState: d.groupState,
+          groupEpoch: d.groupEpoch,
+          assignmentEpoch: d.assignmentEpoch,
+          topology:
+            d.topology === null
+              ? null
+              : {
+                  epoch: d.topology.epoch,
+                  subtopologies: d.topology.subtopologies.map((s) => ({
+                    subtopologyId: s.subtopologyId,
+                    sourceTopics: s.sourceTopics,
+                    repartitionSinkTopics: s.repartitionSinkTopics,
+                    stateChangelogTopics: s.stateChangelogTopics,
+                    repartitionSourceTopics: s.repartitionSourceTopics,
+                  })),
+                },
+          members: d.members.map((m) => ({
+            memberId: m.memberId,
+            memberEpoch: m.memberEpoch,
+            instanceId: m.instanceId,
+            rackId: m.rackId,
+            clientId: m.clientId,
+            clientHost: m.clientHost,
+            topologyEpoch: m.topologyEpoch,
+            processId: m.processId,
+            userEndpoint: m.userEndpoint,
+            clientTags: m.clientTags,
+            taskOffsets: [],
+            taskEndOffsets: [],
+            assignment: assignment(m.assigned),
+            targetAssignment: assignment(m.target),
+            isClassic: false,
+          })),
+          authorizedOperations: groupAuthorizedOperations(req.includeAuthorizedOperations),
+          ...(v >= 1 ? { assignorName: 'sticky', topologyDescription: null } : {}),
+        };
+      });
       return { groups };
     },
   };
