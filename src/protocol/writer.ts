@@ -1,4 +1,11 @@
+/** Largest scratch buffer a Writer allocates (unless one value needs more). */
 const CHUNK = 16 * 1024;
+/**
+ * First scratch buffer of a Writer made without a size: most responses (a Fetch response's
+ * framing around referenced record data included) fit, and Buffer.allocUnsafe serves a request
+ * this small from Node's shared slab instead of allocating a new ArrayBuffer per response.
+ */
+const FIRST_CHUNK = 512;
 /** Byte slices at least this long are referenced, not copied (record data in Fetch responses). */
 const ZERO_COPY_MIN = 512;
 
@@ -12,9 +19,10 @@ export interface Reservation {
 
 /**
  * Builds Kafka wire data (big-endian) as a list of Buffers. Small values are written into
- * CHUNK-sized scratch buffers; large byte fields (record batches) are kept as references to the
- * caller's Buffer, so a Fetch response is written without copying record data. A scratch buffer
- * is never reallocated, which keeps reservations valid.
+ * scratch buffers, each twice the size of the one before up to CHUNK; large byte fields (record
+ * batches) are kept as references to the caller's Buffer, so a Fetch response is written without
+ * copying record data. A scratch buffer is never reallocated or reused, which keeps reservations
+ * valid and leaves the bytes of a response still queued on a socket untouched.
  */
 export class Writer {
   private readonly chunks: Buffer[] = [];
@@ -24,14 +32,14 @@ export class Writer {
   /** Total bytes written so far. */
   length = 0;
 
-  constructor(initial = CHUNK) {
+  constructor(initial = FIRST_CHUNK) {
     this.cur = Buffer.allocUnsafe(initial);
   }
 
   private ensure(n: number): void {
     if (this.pos + n <= this.cur.length) return;
     this.flushScratch();
-    this.cur = Buffer.allocUnsafe(Math.max(CHUNK, n));
+    this.cur = Buffer.allocUnsafe(Math.max(Math.min(CHUNK, this.cur.length * 2), n));
     this.start = 0;
     this.pos = 0;
   }

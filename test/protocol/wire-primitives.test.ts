@@ -60,6 +60,24 @@ describe('wire primitives', () => {
     expect(all.readInt16BE(all.length - 2)).toBe(2);
   });
 
+  it('grows past its first scratch buffer with every reservation still patchable and earlier output untouched', () => {
+    const w = new Writer();
+    const reservations = [];
+    for (let i = 0; i < 5000; i++) {
+      reservations.push(w.reserve(4));
+      w.int16(i).compactString(`s${i}`);
+    }
+    const before = w.toBuffer();
+    // A second response built afterwards (as on a connection with two in flight) owns its own bytes.
+    const next = new Writer();
+    for (let i = 0; i < 5000; i++) next.int32(-1).int16(-1);
+    next.toBuffer();
+    expect(w.toBuffer()).toEqual(before);
+    reservations.forEach((r, i) => r.buf.writeInt32BE(i, r.offset));
+    const rd = new Reader(w.toBuffer());
+    for (let i = 0; i < 5000; i++) expect([rd.int32(), rd.int16(), rd.compactString()]).toEqual([i, i, `s${i}`]);
+  });
+
   it('rejects truncated and oversized input with DecodeError only', () => {
     expect(() => new Reader(Buffer.from([0, 5, 65])).string()).toThrow(DecodeError);
     expect(() => new Reader(Buffer.from([0x7f, 0xff, 0xff, 0xff])).arrayLength(4)).toThrow(DecodeError);
