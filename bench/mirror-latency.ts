@@ -304,7 +304,7 @@ async function main(): Promise<void> {
     await preload(preloadVia, records);
     const total = (await endOffsets(source.bootstrap, TOPIC)).reduce((s, x) => s + x, 0);
     if (total !== records) throw new Error(`preload wrote ${total} of ${records} records`);
-    const bytes = bytesOf(segmentFiles(source, TOPIC));
+    const bytes = bytesOf(segmentFiles(source, TOPIC, MIRROR_PARTITIONS));
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate the order of the delays between rounds, so drift in the machine's load does not
       // always favour the same case.

@@ -7,6 +7,7 @@
  *   npm run bench:compare                       the full table BENCHMARKS.md reports
  *   flags: --rounds N  --sections produce,consume,latency,mirror,rss  --durability default,matched
  *          --produce-mb N  --consume-mb N  --mirror-mb N  --mirror-config key=value (repeatable)  --out file.json
+ *          --mirror-small-mb N (the 200-partition catch-up)  --mirror-lag-seconds N (the steady-state lag rows)
  *          --latency-rates 5000,20000  --latency-seconds N  --bulk-writer on|off|only
  *   --sections cluster (not in the default list): RF 3 on three Fjord nodes vs three Kafka nodes,
  *          and failover time (cluster.ts); --cluster-mb N per produce row (default 50)
@@ -18,8 +19,9 @@ import { parseArgs } from 'node:util';
 import { type Broker, type BrokerKind, type Durability, startBroker } from './brokers.js';
 import { clusterRows, startFjordCluster, startKafkaCluster } from './cluster.js';
 import { bytesOf, fjordCatchUp, MIRROR_PARTITIONS, mirrorMakerCatchUp, rawPipeCatchUp, segmentFiles, type CatchUp } from './mirror.js';
+import { LAG_PARTITIONS, LAG_RATE, LAG_RECORD_SIZE, mirrorLag, type LagMirror } from './mirror-lag.js';
 import { createTopic, endOffsets, producerPerformance } from './perf-tools.js';
-import { Results, type RowSpec } from './report.js';
+import { percentile, Results, type RowSpec } from './report.js';
 import { consumeOnly, idleRss, latency, produceAndConsume, type Sizes } from './scenarios.js';
 
 const { values: flags } = parseArgs({
@@ -30,6 +32,8 @@ const { values: flags } = parseArgs({
     durability: { type: 'string' },
     'produce-mb': { type: 'string' },
     'mirror-mb': { type: 'string' },
+    'mirror-small-mb': { type: 'string' },
+    'mirror-lag-seconds': { type: 'string' },
     'consume-mb': { type: 'string' },
     'mirror-config': { type: 'string', multiple: true },
     'mirror-peers': { type: 'string' },
@@ -62,6 +66,10 @@ const sizes: Sizes = {
 };
 const consumeMb = Number(flags['consume-mb'] ?? (quick ? 200 : 1000));
 const mirrorBytes = Number(flags['mirror-mb'] ?? (quick ? 256 : 1024)) * 1024 * 1024;
+/** The small-volume catch-up: this much over SMALL_MIRROR_PARTITIONS partitions. */
+const mirrorSmallBytes = Number(flags['mirror-small-mb'] ?? (quick ? 32 : 64)) * 1024 * 1024;
+const SMALL_MIRROR_PARTITIONS = 200;
+const mirrorLagSeconds = Number(flags['mirror-lag-seconds'] ?? (quick ? 15 : 30));
 const mirrorConfig: Record<string, string> = {};
 for (const kv of flags['mirror-config'] ?? []) {
   const i = kv.indexOf('=');
@@ -115,15 +123,15 @@ async function brokerRounds(round: number, payloadDir: string): Promise<void> {
 
 const MIRROR_TOPIC = 'mirror-src';
 
-/** 1 KiB records, acks=1, to `MIRROR_PARTITIONS` partitions, until `mirrorBytes` of record data. */
-async function preload(b: Broker): Promise<{ records: number; bytes: number; files: string[] }> {
-  await createTopic(b.bootstrap, MIRROR_TOPIC, MIRROR_PARTITIONS);
-  const records = Math.round(mirrorBytes / 1024);
+/** 1 KiB records, acks=1, to `partitions` partitions, until `bytes` of record data. */
+async function preload(b: Broker, partitions: number, bytes: number): Promise<{ records: number; bytes: number; files: string[] }> {
+  await createTopic(b.bootstrap, MIRROR_TOPIC, partitions);
+  const records = Math.round(bytes / 1024);
   await producerPerformance(b.bootstrap, { topic: MIRROR_TOPIC, records, recordSize: 1024, acks: '1', compression: 'none', throughput: -1 });
   const total = (await endOffsets(b.bootstrap, MIRROR_TOPIC)).reduce((s, x) => s + x, 0);
   if (total !== records) throw new Error(`preload wrote ${total} of ${records} records`);
   // Let the broker finish writing what it acknowledged before the segment files are read.
-  const files = segmentFiles(b, MIRROR_TOPIC);
+  const files = segmentFiles(b, MIRROR_TOPIC, partitions);
   return { records, bytes: bytesOf(files), files };
 }
 
@@ -139,16 +147,27 @@ function addMirror(name: string, peer: string, fjord: CatchUp, other: CatchUp): 
   }
 }
 
-async function mirrorRound(round: number): Promise<void> {
-  const deadline = 30 * 60_000;
-  const gib = (mirrorBytes / 2 ** 30).toFixed(mirrorBytes >= 2 ** 30 ? 0 : 2);
+const MIRROR_DEADLINE_MS = 30 * 60_000;
+
+/** "1 GiB", "0.25 GiB" for the catch-up rows (the names BENCHMARKS.md has), "64 MiB" below 1/8 GiB. */
+function sizeLabel(bytes: number): string {
+  if (bytes < 2 ** 27) return `${Math.round(bytes / 2 ** 20)} MiB`;
+  return `${(bytes / 2 ** 30).toFixed(bytes >= 2 ** 30 ? 0 : 2)} GiB`;
+}
+
+/**
+ * Kafka → Fjord catch-up of `bytes` in `partitions` partitions against the raw pipe of the same
+ * segment files, and against MM2 Kafka → Kafka, Fjord first in even rounds.
+ */
+async function kafkaSourceCatchUp(round: number, partitions: number, bytes: number): Promise<void> {
+  const size = sizeLabel(bytes);
   await withBroker('kafka', 'default', async (kafkaSrc) => {
-    log(`round ${round + 1}: mirror: preloading ${gib} GiB into Kafka`);
-    const src = await preload(kafkaSrc);
+    log(`round ${round + 1}: mirror: preloading ${size} in ${partitions} partitions into Kafka`);
+    const src = await preload(kafkaSrc, partitions, bytes);
     log(`round ${round + 1}: mirror: raw pipe of Kafka's segment files`);
-    const raw = await rawPipeCatchUp(src.files, deadline);
-    const runFjord = (): Promise<CatchUp> => withBroker('fjord', 'default', (dest) => fjordCatchUp(kafkaSrc, dest, MIRROR_TOPIC, src.records, src.bytes, mirrorConfig, deadline));
-    const runMm2 = (): Promise<CatchUp> => withBroker('kafka', 'default', (dest) => mirrorMakerCatchUp(kafkaSrc, dest, MIRROR_TOPIC, src.records, src.bytes, deadline));
+    const raw = await rawPipeCatchUp(src.files, MIRROR_DEADLINE_MS);
+    const runFjord = (): Promise<CatchUp> => withBroker('fjord', 'default', (dest) => fjordCatchUp(kafkaSrc, dest, MIRROR_TOPIC, src.records, src.bytes, mirrorConfig, MIRROR_DEADLINE_MS));
+    const runMm2 = (): Promise<CatchUp> => withBroker('kafka', 'default', (dest) => mirrorMakerCatchUp(kafkaSrc, dest, MIRROR_TOPIC, src.records, src.bytes, MIRROR_DEADLINE_MS));
     let kf: CatchUp;
     let mm2: CatchUp | null = null;
     if (!mirrorPeers.has('mm2')) {
@@ -162,17 +181,51 @@ async function mirrorRound(round: number): Promise<void> {
       mm2 = await runMm2();
       kf = await runFjord();
     }
-    addMirror(`mirror ${gib} GiB ${MIRROR_PARTITIONS}p Kafka → Fjord`, 'raw pipe', kf, raw);
-    if (mm2 !== null) addMirror(`mirror ${gib} GiB ${MIRROR_PARTITIONS}p Kafka → Fjord vs MM2 Kafka → Kafka`, 'mm2', kf, mm2);
+    addMirror(`mirror ${size} ${partitions}p Kafka → Fjord`, 'raw pipe', kf, raw);
+    if (mm2 !== null) addMirror(`mirror ${size} ${partitions}p Kafka → Fjord vs MM2 Kafka → Kafka`, 'mm2', kf, mm2);
   });
+}
+
+async function fjordSourceCatchUp(round: number): Promise<void> {
+  const size = sizeLabel(mirrorBytes);
   await withBroker('fjord', 'default', async (fjordSrc) => {
-    log(`round ${round + 1}: mirror: preloading ${gib} GiB into Fjord`);
-    const src = await preload(fjordSrc);
-    const raw = await rawPipeCatchUp(src.files, deadline);
+    log(`round ${round + 1}: mirror: preloading ${size} into Fjord`);
+    const src = await preload(fjordSrc, MIRROR_PARTITIONS, mirrorBytes);
+    const raw = await rawPipeCatchUp(src.files, MIRROR_DEADLINE_MS);
     log(`round ${round + 1}: mirror: Fjord → Fjord`);
-    const ff = await withBroker('fjord', 'default', (dest) => fjordCatchUp(fjordSrc, dest, MIRROR_TOPIC, src.records, src.bytes, mirrorConfig, deadline));
-    addMirror(`mirror ${gib} GiB ${MIRROR_PARTITIONS}p Fjord → Fjord`, 'raw pipe', ff, raw);
+    const ff = await withBroker('fjord', 'default', (dest) => fjordCatchUp(fjordSrc, dest, MIRROR_TOPIC, src.records, src.bytes, mirrorConfig, MIRROR_DEADLINE_MS));
+    addMirror(`mirror ${size} ${MIRROR_PARTITIONS}p Fjord → Fjord`, 'raw pipe', ff, raw);
   });
+}
+
+/**
+ * Steady-state lag at LAG_RATE records/s on a Kafka source: a Fjord destination mirroring it and
+ * MM2 into a second Kafka, each on a fresh topic of the same source, Fjord first in even rounds.
+ */
+async function mirrorLagRows(round: number): Promise<void> {
+  const mirrors: LagMirror[] = !mirrorPeers.has('mm2') ? ['fjord'] : round % 2 === 0 ? ['fjord', 'mm2'] : ['mm2', 'fjord'];
+  const lags = new Map<LagMirror, number[]>();
+  await withBroker('kafka', 'default', async (kafkaSrc) => {
+    for (const m of mirrors) {
+      log(`round ${round + 1}: mirror: lag at ${LAG_RATE} rec/s, Kafka → ${m === 'fjord' ? 'Fjord' : 'MM2 → Kafka'}, ${mirrorLagSeconds} s`);
+      lags.set(m, await withBroker(m === 'fjord' ? 'fjord' : 'kafka', 'default', (dest) => mirrorLag(kafkaSrc, dest, m, mirrorConfig, mirrorLagSeconds, 10 * 60_000)));
+    }
+  });
+  const label = `mirror lag at ${LAG_RATE / 1000}k rec/s ${LAG_RECORD_SIZE === 1024 ? '1 KiB' : `${LAG_RECORD_SIZE} B`} ${LAG_PARTITIONS}p Kafka → Fjord vs MM2 Kafka → Kafka`;
+  for (const p of [50, 99]) {
+    const spec: RowSpec = { name: `${label}: p${p}`, unit: 'ms', peer: 'mm2', higherIsBetter: false, durability: 'default' };
+    for (const [m, xs] of lags) results.add(spec, m === 'fjord' ? 'fjord' : 'peer', percentile(xs, p));
+  }
+}
+
+/** The mirror section's sub-steps; a failure of one is recorded and the next still runs. */
+async function mirrorRound(round: number): Promise<void> {
+  const r = `round ${round + 1} mirror`;
+  const big = sizeLabel(mirrorBytes);
+  await attempt(`${r} ${big} ${MIRROR_PARTITIONS}p Kafka source`, () => kafkaSourceCatchUp(round, MIRROR_PARTITIONS, mirrorBytes));
+  await attempt(`${r} ${big} ${MIRROR_PARTITIONS}p Fjord source`, () => fjordSourceCatchUp(round));
+  await attempt(`${r} ${sizeLabel(mirrorSmallBytes)} ${SMALL_MIRROR_PARTITIONS}p Kafka source`, () => kafkaSourceCatchUp(round, SMALL_MIRROR_PARTITIONS, mirrorSmallBytes));
+  await attempt(`${r} lag`, () => mirrorLagRows(round));
 }
 
 /** The cluster rows: each side's three nodes started fresh, Kafka first in odd rounds. */
@@ -205,7 +258,7 @@ async function attempt(what: string, fn: () => Promise<void>): Promise<void> {
 
 function writeJson(started: number): { minutes: number; machine: Record<string, unknown> } {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', memGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
-  const meta = { date: new Date().toISOString(), minutes: (Date.now() - started) / 60_000, quick, rounds, durabilities, sizes, mirrorBytes, mirrorConfig, machine, failures };
+  const meta = { date: new Date().toISOString(), minutes: (Date.now() - started) / 60_000, quick, rounds, durabilities, sizes, mirrorBytes, mirrorSmallBytes, mirrorLagSeconds, mirrorConfig, machine, failures };
   writeFileSync(outFile, JSON.stringify({ meta, rows: results.toJson() }, null, 2) + '\n');
   return meta;
 }
@@ -216,7 +269,7 @@ async function main(): Promise<void> {
   try {
     for (let round = 0; round < rounds; round++) {
       await attempt(`round ${round + 1} brokers`, () => brokerRounds(round, payloadDir));
-      if (sections.has('mirror')) await attempt(`round ${round + 1} mirror`, () => mirrorRound(round));
+      if (sections.has('mirror')) await mirrorRound(round);
       if (sections.has('cluster')) await attempt(`round ${round + 1} cluster`, () => clusterRound(round));
       // Written after every round, so an interrupted run keeps what it measured.
       writeJson(started);

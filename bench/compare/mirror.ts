@@ -1,5 +1,6 @@
 /**
- * Mirror catch-up: a source preloaded with `bytes` of 1 KiB records in 8 partitions, copied by
+ * Mirror catch-up: a source preloaded with `bytes` of 1 KiB records in some partitions (8 for the
+ * 1 GiB rows, 200 for the small-volume ones), copied by
  *   - a Fjord node mirroring it (KIP-1279, `fjord cluster-mirrors --create/--start`),
  *   - MirrorMaker 2 in dedicated mode (org.apache.kafka.connect.mirror.MirrorMaker, what
  *     connect-mirror-maker.sh runs, stock settings) from Kafka to a second Kafka,
@@ -53,8 +54,8 @@ export interface CatchUp {
   readonly peakRssMiB: number;
 }
 
-/** Polls a destination's end offsets with one admin connection. */
-class OffsetPoller {
+/** Polls a broker's end offsets with one admin connection. */
+export class OffsetPoller {
   private constructor(private readonly admin: Admin) {}
   static async open(bootstrap: string): Promise<OffsetPoller> {
     const admin = new Kafka({ clientId: 'bench-compare-poll', brokers: [bootstrap], logLevel: logLevel.NOTHING }).admin();
@@ -66,6 +67,14 @@ class OffsetPoller {
     try {
       const offs = await this.admin.fetchTopicOffsets(topic);
       return offs.reduce((s, o) => s + Number(o.high), 0);
+    } catch {
+      return 0;
+    }
+  }
+  /** The topic's partition count, or 0 while it does not exist yet. */
+  async partitions(topic: string): Promise<number> {
+    try {
+      return (await this.admin.fetchTopicOffsets(topic)).length;
     } catch {
       return 0;
     }
@@ -114,10 +123,10 @@ async function measureCatchUp(dest: string, topic: string, target: number, bytes
   return { mbPerSec: bytes / 1e6 / Math.max(seconds, 0.001), firstByteMs: first - startedAt, seconds, cpuSecondsPerGb: cpu / (bytes / 1e9), peakRssMiB: rss.stop() };
 }
 
-/** Size of the topic's segment files on a broker (what every copy moves). */
-export function segmentFiles(broker: Broker, topic: string): string[] {
+/** The segment files of the topic's `partitions` partitions on a broker (what every copy moves). */
+export function segmentFiles(broker: Broker, topic: string, partitions: number): string[] {
   const files: string[] = [];
-  for (let p = 0; p < MIRROR_PARTITIONS; p++) {
+  for (let p = 0; p < partitions; p++) {
     const dir = join(broker.logDir, `${topic}-${p}`);
     for (const f of readdirSync(dir).filter((x) => x.endsWith('.log')).sort()) files.push(join(dir, f));
   }
@@ -133,8 +142,11 @@ async function fjordCli(dest: string, args: readonly string[]): Promise<void> {
   if (r.code !== 0) throw new Error(`fjord cluster-mirrors ${args.join(' ')} failed: ${tail(r.stderr + r.stdout, 10)}`);
 }
 
-/** A Fjord destination mirroring `topic` from `source`. */
-export async function fjordCatchUp(source: Broker, dest: Broker, topic: string, records: number, bytes: number, mirrorConfig: Readonly<Record<string, string>>, deadlineMs: number): Promise<CatchUp> {
+/**
+ * Runs `fn` while a Fjord destination mirrors `topic` from `source`; `startedAt` is the moment
+ * before `cluster-mirrors --start`. The mirror runs until the destination is stopped.
+ */
+export async function withFjordMirror<T>(source: Broker, dest: Broker, topic: string, mirrorConfig: Readonly<Record<string, string>>, fn: (startedAt: number) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'fjord-bench-mirror-cfg-'));
   try {
     const cfg = join(dir, 'mirror.properties');
@@ -142,10 +154,15 @@ export async function fjordCatchUp(source: Broker, dest: Broker, topic: string, 
     await fjordCli(dest.bootstrap, ['--create', '--mirror', 'bench', '--mirror-config', cfg]);
     const startedAt = Date.now();
     await fjordCli(dest.bootstrap, ['--start', '--mirror', 'bench', '--topics', topic]);
-    return await measureCatchUp(dest.bootstrap, topic, records, bytes, startedAt, [dest.pid], dest.pid, deadlineMs);
+    return await fn(startedAt);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A Fjord destination mirroring `topic` from `source`. */
+export function fjordCatchUp(source: Broker, dest: Broker, topic: string, records: number, bytes: number, mirrorConfig: Readonly<Record<string, string>>, deadlineMs: number): Promise<CatchUp> {
+  return withFjordMirror(source, dest, topic, mirrorConfig, (startedAt) => measureCatchUp(dest.bootstrap, topic, records, bytes, startedAt, [dest.pid], dest.pid, deadlineMs));
 }
 
 function mirrorMakerClasspath(): string {
@@ -154,8 +171,15 @@ function mirrorMakerClasspath(): string {
   return readFileSync(file, 'utf8').trim();
 }
 
-/** MirrorMaker 2, dedicated mode, A → B with stock settings (replication policy prefixes `A.`). */
-export async function mirrorMakerCatchUp(source: Broker, dest: Broker, topic: string, records: number, bytes: number, deadlineMs: number): Promise<CatchUp> {
+/** The name MirrorMaker 2's default replication policy gives `topic` on the destination. */
+export const mirrorMakerTopic = (topic: string): string => `A.${topic}`;
+
+/**
+ * Runs `fn` while MirrorMaker 2, dedicated mode, copies `topic` A → B with stock settings (the
+ * replication policy prefixes `A.`); `startedAt` is the moment before its JVM is spawned, `pid`
+ * its process. MM2 is stopped when `fn` settles.
+ */
+export async function withMirrorMaker<T>(source: Broker, dest: Broker, topic: string, fn: (pid: number, startedAt: number) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'fjord-bench-mm2-'));
   const props = {
     clusters: 'A, B',
@@ -182,13 +206,18 @@ export async function mirrorMakerCatchUp(source: Broker, dest: Broker, topic: st
   try {
     const pid = mm2.pid;
     if (pid === undefined) throw new Error(`MirrorMaker did not start: ${mm2.deadReason() ?? ''}`);
-    return await measureCatchUp(dest.bootstrap, `A.${topic}`, records, bytes, startedAt, [pid, dest.pid], pid, deadlineMs);
+    return await fn(pid, startedAt);
   } catch (e) {
     throw new Error(`${(e as Error).message}\n${mm2.logTail(20)}`);
   } finally {
     await mm2.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** MirrorMaker 2 copying `topic` from a Kafka source to a Kafka destination. */
+export function mirrorMakerCatchUp(source: Broker, dest: Broker, topic: string, records: number, bytes: number, deadlineMs: number): Promise<CatchUp> {
+  return withMirrorMaker(source, dest, topic, (pid, startedAt) => measureCatchUp(dest.bootstrap, mirrorMakerTopic(topic), records, bytes, startedAt, [pid, dest.pid], pid, deadlineMs));
 }
 
 /** The raw pipe: `cat <segments> | socat` → TCP loopback → `socat` → one file. */
