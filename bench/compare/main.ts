@@ -41,6 +41,10 @@ const { values: flags } = parseArgs({
     'latency-rates': { type: 'string' },
     'latency-seconds': { type: 'string' },
     'bulk-writer': { type: 'string' },
+    partitions: { type: 'string' },
+    'record-sizes': { type: 'string' },
+    acks: { type: 'string' },
+    compressions: { type: 'string' },
     out: { type: 'string' },
   },
 });
@@ -63,6 +67,11 @@ const sizes: Sizes = {
   ...(bulkWriter === undefined ? {} : { bulkWriter: bulkWriter !== 'off' }),
   ...(bulkWriter === 'only' ? { latencyRates: [] } : {}),
   ...(flags['latency-seconds'] === undefined ? {} : { latencySeconds: Number(flags['latency-seconds']) }),
+  // --partitions 1,8 --record-sizes 1024 --acks all --compressions lz4: one corner of the produce matrix.
+  ...(flags.partitions === undefined ? {} : { partitions: flags.partitions.split(',').map(Number) }),
+  ...(flags['record-sizes'] === undefined ? {} : { recordSizes: flags['record-sizes'].split(',').map(Number) }),
+  ...(flags.acks === undefined ? {} : { acks: flags.acks.split(',') as Sizes['acks'] }),
+  ...(flags.compressions === undefined ? {} : { compressions: flags.compressions.split(',') as Sizes['compressions'] }),
 };
 const consumeMb = Number(flags['consume-mb'] ?? (quick ? 200 : 1000));
 const mirrorBytes = Number(flags['mirror-mb'] ?? (quick ? 256 : 1024)) * 1024 * 1024;
