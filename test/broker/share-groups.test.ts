@@ -5,15 +5,12 @@
  * `share.delivery.count.limit` and then ARCHIVED (the start offset moves past), acknowledgements
  * by a member that does not hold the records, and Describe/Alter/DeleteShareGroupOffsets.
  */
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { encodeAlterShareGroupOffsetsRequest } from '../../src/protocol/generated/messages/alter-share-group-offsets-request.js';
 import { decodeAlterShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/alter-share-group-offsets-response.js';
 import { encodeApiVersionsRequest } from '../../src/protocol/generated/messages/api-versions-request.js';
 import { decodeApiVersionsResponse } from '../../src/protocol/generated/messages/api-versions-response.js';
-import { encodeCreateTopicsRequest } from '../../src/protocol/generated/messages/create-topics-request.js';
-import { decodeCreateTopicsResponse } from '../../src/protocol/generated/messages/create-topics-response.js';
 import { encodeDeleteShareGroupOffsetsRequest } from '../../src/protocol/generated/messages/delete-share-group-offsets-request.js';
 import { decodeDeleteShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/delete-share-group-offsets-response.js';
 import { encodeEndTxnRequest } from '../../src/protocol/generated/messages/end-txn-request.js';
@@ -26,8 +23,6 @@ import { encodeDescribeShareGroupOffsetsRequest } from '../../src/protocol/gener
 import { decodeDescribeShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/describe-share-group-offsets-response.js';
 import { encodeFindCoordinatorRequest } from '../../src/protocol/generated/messages/find-coordinator-request.js';
 import { decodeFindCoordinatorResponse } from '../../src/protocol/generated/messages/find-coordinator-response.js';
-import { encodeIncrementalAlterConfigsRequest } from '../../src/protocol/generated/messages/incremental-alter-configs-request.js';
-import { decodeIncrementalAlterConfigsResponse } from '../../src/protocol/generated/messages/incremental-alter-configs-response.js';
 import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
 import { decodeProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
 import { encodeShareAcknowledgeRequest, type ShareAcknowledgeRequestInput } from '../../src/protocol/generated/messages/share-acknowledge-request.js';
@@ -36,8 +31,7 @@ import { encodeShareFetchRequest, type ShareFetchRequestInput } from '../../src/
 import { decodeShareFetchResponse } from '../../src/protocol/generated/messages/share-fetch-response.js';
 import { encodeShareGroupDescribeRequest } from '../../src/protocol/generated/messages/share-group-describe-request.js';
 import { decodeShareGroupDescribeResponse } from '../../src/protocol/generated/messages/share-group-describe-response.js';
-import { encodeShareGroupHeartbeatRequest, type ShareGroupHeartbeatRequestInput } from '../../src/protocol/generated/messages/share-group-heartbeat-request.js';
-import { decodeShareGroupHeartbeatResponse } from '../../src/protocol/generated/messages/share-group-heartbeat-response.js';
+import { type ShareGroupHeartbeatRequestInput } from '../../src/protocol/generated/messages/share-group-heartbeat-request.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
 import { encodeInitializeShareGroupStateRequest } from '../../src/protocol/generated/messages/initialize-share-group-state-request.js';
 import { decodeInitializeShareGroupStateResponse } from '../../src/protocol/generated/messages/initialize-share-group-state-response.js';
@@ -50,7 +44,8 @@ import { encodeReadShareGroupStateSummaryRequest } from '../../src/protocol/gene
 import { decodeReadShareGroupStateSummaryResponse } from '../../src/protocol/generated/messages/read-share-group-state-summary-response.js';
 import { decodeDeleteShareGroupStateResponse } from '../../src/protocol/generated/messages/delete-share-group-state-response.js';
 import { eventually } from '../helpers/cluster.js';
-import { startNode, type RunningNode } from '../helpers/node.js';
+import { type RunningNode } from '../helpers/node.js';
+import { createTopicWithId, nodeWithClient, removeNode, setGroupConfigs, shareHeartbeat } from '../helpers/share-wire.js';
 import { lastAnswer } from '../helpers/wait.js';
 import { WireClient } from './wire.js';
 
@@ -59,20 +54,10 @@ let c: WireClient;
 const topicIds = new Map<string, string>();
 
 async function createTopic(name: string, numPartitions: number): Promise<void> {
-  const r = decodeCreateTopicsResponse(await c.call(19, 7, (w) => encodeCreateTopicsRequest(w, { topics: [{ name, numPartitions, replicationFactor: 1 }], timeoutMs: 5000 }, 7)), 7);
-  expect(r.topics[0]!.errorCode).toBe(0);
-  topicIds.set(name, r.topics[0]!.topicId);
+  topicIds.set(name, await createTopicWithId(c, name, numPartitions));
 }
 
-async function groupConfig(group: string, configs: Record<string, string>): Promise<void> {
-  const r = decodeIncrementalAlterConfigsResponse(
-    await c.call(44, 1, (w) =>
-      encodeIncrementalAlterConfigsRequest(w, { resources: [{ resourceType: 32, resourceName: group, configs: Object.entries(configs).map(([name, value]) => ({ name, configOperation: 0, value })) }], validateOnly: false }, 1),
-    ),
-    1,
-  );
-  expect(r.responses[0]!.errorCode).toBe(0);
-}
+const groupConfig = (group: string, configs: Record<string, string>) => setGroupConfigs(c, group, configs);
 
 /** Produces `batches` batches of 3 records each to partition 0 and returns the batches sent. */
 async function produce(topic: string, batches: number): Promise<Buffer[]> {
@@ -136,7 +121,7 @@ async function settledAt(topic: string, lso: number, end: number): Promise<void>
   expect(got).toEqual([lso, end]);
 }
 
-const heartbeat = async (req: ShareGroupHeartbeatRequestInput) => decodeShareGroupHeartbeatResponse(await c.call(76, 1, (w) => encodeShareGroupHeartbeatRequest(w, req, 1)), 1);
+const heartbeat = async (req: ShareGroupHeartbeatRequestInput) => shareHeartbeat(c, req);
 const shareFetch = async (req: ShareFetchRequestInput, v = 1) => decodeShareFetchResponse(await c.call(78, v, (w) => encodeShareFetchRequest(w, { maxWaitMs: 0, minBytes: 1, maxRecords: 500, batchSize: 500, ...req }, v)), v);
 const shareAck = async (req: ShareAcknowledgeRequestInput) => decodeShareAcknowledgeResponse(await c.call(79, 1, (w) => encodeShareAcknowledgeRequest(w, req, 1)), 1);
 const describeOffsets = async (groupId: string, topic: string) =>
@@ -144,8 +129,7 @@ const describeOffsets = async (groupId: string, topic: string) =>
 
 beforeAll(async () => {
   // Sessions as short as 10 s, so a member that never comes back after a restart is seen to time out.
-  node = await startNode({ overrides: { 'num.partitions': 1, 'group.share.min.session.timeout.ms': 1000 } });
-  c = await WireClient.connect(node.port);
+  ({ node, c } = await nodeWithClient({ 'num.partitions': 1, 'group.share.min.session.timeout.ms': 1000 }));
   await createTopic('share-hb', 2);
   await createTopic('share-fetch', 1);
   await createTopic('share-offsets', 1);
@@ -154,12 +138,7 @@ beforeAll(async () => {
   await createTopic('share-txn', 1);
   await createTopic('share-state-rpc', 4);
 }, 180_000);
-afterAll(async () => {
-  c?.close();
-  await node?.destroy();
-  // A restarted node reuses its directory, which destroy() then leaves behind.
-  if (node !== undefined) rmSync(node.dataDir, { recursive: true, force: true });
-});
+afterAll(() => removeNode(node, c));
 
 describe('share group APIs', () => {
   it('advertises ShareGroupHeartbeat/Describe v1, ShareFetch/ShareAcknowledge v1-2 and share.version 1', async () => {

@@ -6,11 +6,8 @@
  * describe APIs of the wrong type; and ListGroups naming every type, share groups included after a
  * restart before any request has touched them.
  */
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
-import { encodeCreateTopicsRequest } from '../../src/protocol/generated/messages/create-topics-request.js';
-import { decodeCreateTopicsResponse } from '../../src/protocol/generated/messages/create-topics-response.js';
 import { encodeConsumerGroupHeartbeatRequest } from '../../src/protocol/generated/messages/consumer-group-heartbeat-request.js';
 import { decodeConsumerGroupHeartbeatResponse } from '../../src/protocol/generated/messages/consumer-group-heartbeat-response.js';
 import { encodeConsumerGroupDescribeRequest } from '../../src/protocol/generated/messages/consumer-group-describe-request.js';
@@ -23,13 +20,13 @@ import { encodeListGroupsRequest } from '../../src/protocol/generated/messages/l
 import { decodeListGroupsResponse } from '../../src/protocol/generated/messages/list-groups-response.js';
 import { encodeShareGroupDescribeRequest } from '../../src/protocol/generated/messages/share-group-describe-request.js';
 import { decodeShareGroupDescribeResponse } from '../../src/protocol/generated/messages/share-group-describe-response.js';
-import { encodeShareGroupHeartbeatRequest, type ShareGroupHeartbeatRequestInput } from '../../src/protocol/generated/messages/share-group-heartbeat-request.js';
-import { decodeShareGroupHeartbeatResponse } from '../../src/protocol/generated/messages/share-group-heartbeat-response.js';
+import { type ShareGroupHeartbeatRequestInput } from '../../src/protocol/generated/messages/share-group-heartbeat-request.js';
 import { encodeStreamsGroupDescribeRequest } from '../../src/protocol/generated/messages/streams-group-describe-request.js';
 import { decodeStreamsGroupDescribeResponse } from '../../src/protocol/generated/messages/streams-group-describe-response.js';
 import { encodeStreamsGroupHeartbeatRequest } from '../../src/protocol/generated/messages/streams-group-heartbeat-request.js';
 import { decodeStreamsGroupHeartbeatResponse } from '../../src/protocol/generated/messages/streams-group-heartbeat-response.js';
-import { startNode, type RunningNode } from '../helpers/node.js';
+import { type RunningNode } from '../helpers/node.js';
+import { createTopicWithId, nodeWithClient, removeNode, shareHeartbeat } from '../helpers/share-wire.js';
 import { WireClient } from '../broker/wire.js';
 
 let node: RunningNode;
@@ -37,7 +34,7 @@ let c: WireClient;
 
 const TOPIC = 'ns-topic';
 
-const shareHb = async (req: ShareGroupHeartbeatRequestInput) => decodeShareGroupHeartbeatResponse(await c.call(76, 1, (w) => encodeShareGroupHeartbeatRequest(w, req, 1)), 1);
+const shareHb = async (req: ShareGroupHeartbeatRequestInput) => shareHeartbeat(c, req);
 const consumerJoin = async (groupId: string) =>
   decodeConsumerGroupHeartbeatResponse(await c.call(68, 1, (w) => encodeConsumerGroupHeartbeatRequest(w, { groupId, memberId: `${groupId}-c`, memberEpoch: 0, rebalanceTimeoutMs: 30000, subscribedTopicNames: [TOPIC], topicPartitions: [] }, 1)), 1);
 const streamsJoin = async (groupId: string) =>
@@ -71,20 +68,14 @@ const classicJoin = async (groupId: string) =>
 const listGroups = async (typesFilter: string[] = []) => decodeListGroupsResponse(await c.call(16, 5, (w) => encodeListGroupsRequest(w, { statesFilter: [], typesFilter }, 5)), 5);
 
 beforeAll(async () => {
-  node = await startNode({ overrides: { 'num.partitions': 1 } });
-  c = await WireClient.connect(node.port);
-  const r = decodeCreateTopicsResponse(await c.call(19, 7, (w) => encodeCreateTopicsRequest(w, { topics: [{ name: TOPIC, numPartitions: 2, replicationFactor: 1 }], timeoutMs: 5000 }, 7)), 7);
-  expect(r.topics[0]!.errorCode).toBe(0);
+  ({ node, c } = await nodeWithClient({ 'num.partitions': 1 }));
+  await createTopicWithId(c, TOPIC, 2);
   // One group of each modern type, made by its own protocol.
   expect((await shareHb({ groupId: 'ns-share', memberId: 'sm', memberEpoch: 0, subscribedTopicNames: [TOPIC] })).errorCode).toBe(0);
   expect((await consumerJoin('ns-consumer')).errorCode).toBe(0);
   expect((await streamsJoin('ns-streams')).errorCode).toBe(0);
 }, 180_000);
-afterAll(async () => {
-  c?.close();
-  await node?.destroy();
-  if (node !== undefined) rmSync(node.dataDir, { recursive: true, force: true });
-});
+afterAll(() => removeNode(node, c));
 
 describe('group ids are one namespace across group types', () => {
   it("refuses a share group's id to the consumer and streams heartbeats and to JoinGroup", async () => {

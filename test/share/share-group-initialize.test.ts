@@ -8,34 +8,29 @@
  * state kept from before is not reset, and DeleteShareGroupOffsets tells initialized topics from
  * topics the group has no state for.
  */
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { encodeAlterShareGroupOffsetsRequest } from '../../src/protocol/generated/messages/alter-share-group-offsets-request.js';
 import { decodeAlterShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/alter-share-group-offsets-response.js';
 import { encodeCreatePartitionsRequest } from '../../src/protocol/generated/messages/create-partitions-request.js';
 import { decodeCreatePartitionsResponse } from '../../src/protocol/generated/messages/create-partitions-response.js';
-import { encodeCreateTopicsRequest } from '../../src/protocol/generated/messages/create-topics-request.js';
-import { decodeCreateTopicsResponse } from '../../src/protocol/generated/messages/create-topics-response.js';
 import { encodeDeleteShareGroupOffsetsRequest } from '../../src/protocol/generated/messages/delete-share-group-offsets-request.js';
 import { decodeDeleteShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/delete-share-group-offsets-response.js';
 import { encodeDescribeShareGroupOffsetsRequest } from '../../src/protocol/generated/messages/describe-share-group-offsets-request.js';
 import { decodeDescribeShareGroupOffsetsResponse } from '../../src/protocol/generated/messages/describe-share-group-offsets-response.js';
-import { encodeIncrementalAlterConfigsRequest } from '../../src/protocol/generated/messages/incremental-alter-configs-request.js';
-import { decodeIncrementalAlterConfigsResponse } from '../../src/protocol/generated/messages/incremental-alter-configs-response.js';
 import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
 import { decodeProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
 import { encodeReadShareGroupStateRequest } from '../../src/protocol/generated/messages/read-share-group-state-request.js';
 import { decodeReadShareGroupStateResponse } from '../../src/protocol/generated/messages/read-share-group-state-response.js';
 import { encodeShareFetchRequest } from '../../src/protocol/generated/messages/share-fetch-request.js';
 import { decodeShareFetchResponse } from '../../src/protocol/generated/messages/share-fetch-response.js';
-import { encodeShareGroupHeartbeatRequest, type ShareGroupHeartbeatRequestInput } from '../../src/protocol/generated/messages/share-group-heartbeat-request.js';
-import { decodeShareGroupHeartbeatResponse } from '../../src/protocol/generated/messages/share-group-heartbeat-response.js';
+import { type ShareGroupHeartbeatRequestInput } from '../../src/protocol/generated/messages/share-group-heartbeat-request.js';
 import { encodeWriteShareGroupStateRequest } from '../../src/protocol/generated/messages/write-share-group-state-request.js';
 import { decodeWriteShareGroupStateResponse } from '../../src/protocol/generated/messages/write-share-group-state-response.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
 import { eventually } from '../helpers/cluster.js';
-import { startNode, type RunningNode } from '../helpers/node.js';
+import { type RunningNode } from '../helpers/node.js';
+import { createTopicWithId, nodeWithClient, removeNode, setGroupConfigs, shareHeartbeat } from '../helpers/share-wire.js';
 import { WireClient } from '../broker/wire.js';
 
 let node: RunningNode;
@@ -43,9 +38,7 @@ let c: WireClient;
 const topicIds = new Map<string, string>();
 
 async function createTopic(name: string, numPartitions: number): Promise<void> {
-  const r = decodeCreateTopicsResponse(await c.call(19, 7, (w) => encodeCreateTopicsRequest(w, { topics: [{ name, numPartitions, replicationFactor: 1 }], timeoutMs: 5000 }, 7)), 7);
-  expect(r.topics[0]!.errorCode).toBe(0);
-  topicIds.set(name, r.topics[0]!.topicId);
+  topicIds.set(name, await createTopicWithId(c, name, numPartitions));
 }
 
 async function produce(topic: string, partition: number, count: number): Promise<void> {
@@ -54,7 +47,7 @@ async function produce(topic: string, partition: number, count: number): Promise
   expect(r.responses[0]!.partitionResponses[0]!.errorCode).toBe(0);
 }
 
-const heartbeat = async (req: ShareGroupHeartbeatRequestInput) => decodeShareGroupHeartbeatResponse(await c.call(76, 1, (w) => encodeShareGroupHeartbeatRequest(w, req, 1)), 1);
+const heartbeat = async (req: ShareGroupHeartbeatRequestInput) => shareHeartbeat(c, req);
 /** ReadShareGroupState (84) at the share coordinator: what the group coordinator initialized. */
 const state = async (groupId: string, topic: string, partition: number) => {
   const p = decodeReadShareGroupStateResponse(await c.call(84, 0, (w) => encodeReadShareGroupStateRequest(w, { groupId, topics: [{ topicId: topicIds.get(topic)!, partitions: [{ partition, leaderEpoch: 0 }] }] }, 0)), 0).results[0]!.partitions[0]!;
@@ -70,23 +63,14 @@ const deleteOffsets = async (groupId: string, topics: string[]) =>
   decodeDeleteShareGroupOffsetsResponse(await c.call(92, 0, (w) => encodeDeleteShareGroupOffsetsRequest(w, { groupId, topics: topics.map((topicName) => ({ topicName })) }, 0)), 0);
 
 beforeAll(async () => {
-  node = await startNode({ overrides: { 'num.partitions': 1 } });
-  c = await WireClient.connect(node.port);
+  ({ node, c } = await nodeWithClient({ 'num.partitions': 1 }));
   await createTopic('init-topic', 3);
   await createTopic('init-other', 1);
   await createTopic('init-kept', 2);
-  const r = decodeIncrementalAlterConfigsResponse(
-    await c.call(44, 1, (w) => encodeIncrementalAlterConfigsRequest(w, { resources: [{ resourceType: 32, resourceName: 'init-group', configs: [{ name: 'share.auto.offset.reset', configOperation: 0, value: 'earliest' }] }], validateOnly: false }, 1)),
-    1,
-  );
-  expect(r.responses[0]!.errorCode).toBe(0);
+  await setGroupConfigs(c, 'init-group', { 'share.auto.offset.reset': 'earliest' });
   await produce('init-topic', 0, 4);
 }, 180_000);
-afterAll(async () => {
-  c?.close();
-  await node?.destroy();
-  if (node !== undefined) rmSync(node.dataDir, { recursive: true, force: true });
-});
+afterAll(() => removeNode(node, c));
 
 describe('share-partition state initialized by the group coordinator', () => {
   it('initializes the subscribed partitions at the group epoch before assigning them; the first fetch resolves share.auto.offset.reset', async () => {
