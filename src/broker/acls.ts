@@ -21,23 +21,61 @@ export interface AclFilter {
   readonly permissionType: number;
 }
 
+/** An enum code's name, or UNKNOWN for a code the enum has no name for (Kafka's fromCode). */
+function nameOf(values: Record<string, number>, code: number): string {
+  for (const [name, c] of Object.entries(values)) if (c === code) return name;
+  return 'UNKNOWN';
+}
+
+function known(values: Record<string, number>, code: number): boolean {
+  return nameOf(values, code) !== 'UNKNOWN';
+}
+
+/**
+ * True when a binding names ANY (or a MATCH pattern): Kafka cannot even build such a binding
+ * (its ResourcePattern and AccessControlEntry constructors refuse them), so CreateAcls answers
+ * that creation with UNKNOWN_SERVER_ERROR and no message.
+ */
+export function unbuildableBinding(b: AclBinding): boolean {
+  return (
+    b.resourceType === ResourceType.ANY ||
+    b.patternType === PatternType.ANY ||
+    b.patternType === PatternType.MATCH ||
+    b.operation === AclOperation.ANY ||
+    b.permissionType === AclPermission.ANY
+  );
+}
+
 /** Why a new binding is refused (Kafka's AclControlManager.validateNewAcl), or null. */
 export function invalidBinding(b: AclBinding): string | null {
-  if (b.resourceType <= ResourceType.ANY || b.resourceType > ResourceType.CLUSTER_MIRROR) return `Invalid resourceType ${b.resourceType}`;
-  if (b.patternType !== PatternType.LITERAL && b.patternType !== PatternType.PREFIXED) return `Invalid patternType ${b.patternType}`;
-  if (b.operation <= AclOperation.ANY || b.operation > AclOperation.DESCRIBE_TOKENS) return `Invalid operation ${b.operation}`;
-  if (b.permissionType !== AclPermission.ALLOW && b.permissionType !== AclPermission.DENY) return `Invalid permissionType ${b.permissionType}`;
+  if (b.resourceType <= ResourceType.ANY || !known(ResourceType, b.resourceType)) return `Invalid resourceType ${nameOf(ResourceType, b.resourceType)}`;
+  if (b.patternType !== PatternType.LITERAL && b.patternType !== PatternType.PREFIXED) return `Invalid patternType ${nameOf(PatternType, b.patternType)}`;
+  if (b.operation <= AclOperation.ANY || !known(AclOperation, b.operation)) return `Invalid operation ${nameOf(AclOperation, b.operation)}`;
+  if (b.permissionType !== AclPermission.ALLOW && b.permissionType !== AclPermission.DENY) return `Invalid permissionType ${nameOf(AclPermission, b.permissionType)}`;
   if (b.resourceName.length === 0) return 'Resource name should not be empty';
   if (b.resourceType === ResourceType.CLUSTER && b.resourceName !== 'kafka-cluster') return 'The only valid name for the CLUSTER resource is kafka-cluster';
   if (!/^[^:]+:.*$/.test(b.principal)) return `Could not parse principal from \`${b.principal}\` (no colon is present separating the principal type from the principal name)`;
   return null;
 }
 
-/** Why a filter cannot be used (Kafka rejects UNKNOWN values in filters), or null. */
+/**
+ * Why a request's filter does not parse (Kafka's request classes refuse the UNKNOWN code 0 as
+ * they are read), or null. Codes no enum has pass here; see `unknownDeleteFilter`.
+ */
 export function invalidFilter(f: AclFilter): string | null {
   if (f.resourceType === ResourceType.UNKNOWN || f.patternType === PatternType.UNKNOWN || f.operation === AclOperation.UNKNOWN || f.permissionType === AclPermission.UNKNOWN) {
     return 'The filter contains an UNKNOWN element';
   }
+  return null;
+}
+
+/**
+ * Why DeleteAcls refuses one filter (Kafka's AclControlManager.validateFilter: a code no enum has
+ * reads as UNKNOWN there), or null.
+ */
+export function unknownDeleteFilter(f: AclFilter): string | null {
+  if (!known(ResourceType, f.resourceType) || !known(PatternType, f.patternType)) return 'Unknown patternFilter.';
+  if (!known(AclOperation, f.operation) || !known(AclPermission, f.permissionType)) return 'Unknown entryFilter.';
   return null;
 }
 

@@ -55,7 +55,7 @@ export function describeAclsHandler(ctx: BrokerContext): ApiHandler<DescribeAcls
         if (!r) byResource.set(k, (r = { resourceType: b.resourceType, resourceName: b.resourceName, patternType: b.patternType, acls: [] }));
         r.acls.push({ principal: b.principal, host: b.host, operation: b.operation, permissionType: b.permissionType });
       }
-      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: null, resources: [...byResource.values()] };
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: '', resources: [...byResource.values()] };
     },
   };
 }

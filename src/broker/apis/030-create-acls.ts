@@ -4,8 +4,10 @@
  * Behavior: a request with a binding with an UNKNOWN element does not parse (Kafka's
  * CreateAclsRequest refuses it as it is read): the connection is closed. Without an authorizer
  * (`authorizer.class.name` unset) every creation is answered SECURITY_DISABLED and nothing is
- * stored, as Kafka's AclApis.handleCreateAcls does. With one, each binding is validated like
- * Kafka's AclControlManager (INVALID_REQUEST with the reason); valid ones are stored as
+ * stored, as Kafka's AclApis.handleCreateAcls does. With one, a binding naming ANY (or a MATCH
+ * pattern), which Kafka cannot build, gets UNKNOWN_SERVER_ERROR with no message, as Kafka answers;
+ * the others are validated like Kafka's AclControlManager (INVALID_REQUEST with the reason, a code
+ * no enum has named UNKNOWN); valid ones are stored as
  * AccessControlEntryRecords in one metadata write; a binding that already exists is not stored
  * twice.
  */
@@ -14,7 +16,7 @@ import { DecodeError } from '../../protocol/decode-error.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeCreateAclsRequest, type CreateAclsRequest } from '../../protocol/generated/messages/create-acls-request.js';
 import { encodeCreateAclsResponse, type CreateAclsResponseInput } from '../../protocol/generated/messages/create-acls-response.js';
-import { invalidBinding, invalidFilter, sameBinding, type AclBinding } from '../acls.js';
+import { invalidBinding, invalidFilter, sameBinding, unbuildableBinding, type AclBinding } from '../acls.js';
 import { hasAuthorizer } from '../authz/install.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
@@ -54,12 +56,16 @@ export function createAclsHandler(ctx: BrokerContext): ApiHandler<CreateAclsRequ
             operation: c.operation,
             permissionType: c.permissionType,
           };
+          if (unbuildableBinding(b)) {
+            results.push({ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: null });
+            continue;
+          }
           const bad = invalidBinding(b);
           if (bad) {
             results.push({ errorCode: ErrorCode.INVALID_REQUEST, errorMessage: bad });
             continue;
           }
-          results.push({ errorCode: ErrorCode.NONE, errorMessage: null });
+          results.push({ errorCode: ErrorCode.NONE, errorMessage: '' });
           if ([...img.acls.values()].some((x) => sameBinding(x, b)) || pending.some((x) => sameBinding(x, b))) continue;
           pending.push(b);
           recs.push({ type: 'acl', id: randomUUID(), ...b });

@@ -4,15 +4,16 @@
  * Behavior: a request with a filter with an UNKNOWN element does not parse (Kafka's
  * DeleteAclsRequest refuses it as it is read): the connection is closed. Without an authorizer
  * (`authorizer.class.name` unset) every filter is answered SECURITY_DISABLED with no matching
- * ACLs and nothing is removed, as Kafka's AclApis.handleDeleteAcls does. With one, per filter,
- * the matching bindings are returned and removed with RemoveAccessControlEntryRecords (one
+ * ACLs and nothing is removed, as Kafka's AclApis.handleDeleteAcls does. With one, a filter with
+ * a code no enum has gets INVALID_REQUEST ("Unknown patternFilter." / "Unknown entryFilter.", as
+ * Kafka's AclControlManager answers); per other filter, the matching bindings are returned and removed with RemoveAccessControlEntryRecords (one
  * metadata write for the whole request).
  */
 import { DecodeError } from '../../protocol/decode-error.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDeleteAclsRequest, type DeleteAclsRequest } from '../../protocol/generated/messages/delete-acls-request.js';
 import { encodeDeleteAclsResponse, type DeleteAclsResponseInput } from '../../protocol/generated/messages/delete-acls-response.js';
-import { filterMatches, invalidFilter, type AclFilter } from '../acls.js';
+import { filterMatches, invalidFilter, unknownDeleteFilter, type AclFilter } from '../acls.js';
 import { hasAuthorizer } from '../authz/install.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
@@ -55,6 +56,11 @@ export function deleteAclsHandler(ctx: BrokerContext): ApiHandler<DeleteAclsRequ
         const removed = new Set<string>();
         for (const f of req.filters) {
           const filter = filterOf(f);
+          const unknown = unknownDeleteFilter(filter);
+          if (unknown) {
+            filterResults.push({ errorCode: ErrorCode.INVALID_REQUEST, errorMessage: unknown, matchingAcls: [] });
+            continue;
+          }
           const matching: NonNullable<FilterResult['matchingAcls']>[number][] = [];
           for (const b of img.acls.values()) {
             if (!filterMatches(filter, b)) continue;
