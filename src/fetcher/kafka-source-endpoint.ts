@@ -61,7 +61,10 @@ export class KafkaSourceEndpoint implements SourceEndpoint {
         forgottenTopicsData: req.forgotten.map((f) => ({ topicId: f.topicId, partitions: f.partitions })),
       },
       brokerId,
-      fetcherId,
+      // Lane 0 is the shared connection the mirror's control requests (Metadata, the lookups of
+      // LOG_TRUNCATION, ListOffsets) use: a long poll there would hold each of them up to
+      // maxWaitMs. Each fetch loop has a lane of its own, as each Kafka fetcher thread does.
+      fetcherId + 1,
     );
     // Present only when leaders moved (NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH), KIP-951.
     if (res.nodeEndpoints.length > 0) this.client.learnBrokers(res.nodeEndpoints);
