@@ -279,8 +279,11 @@ export class MirrorManager {
     }
     for (const name of [...this.runtimes.keys()]) if (!configs.has(name)) await this.closeRuntime(name);
 
-    // Partitions: every locally led partition of every bound topic.
+    // Partitions: every locally led partition of every bound topic. Each one's read of its
+    // persisted state and its first state write run side by side (a start of 200 partitions is
+    // one round of coordinator calls, not 200 in a row); a partition's own steps stay in order.
     const seen = new Set<string>();
+    const steps: Promise<void>[] = [];
     for (const b of this.host.mirrorTopicBindings()) {
       if (!configs.has(b.mirrorName)) continue;
       const n = this.host.partitionCount(b.topicName) ?? 0;
@@ -291,27 +294,17 @@ export class MirrorManager {
         seen.add(ks);
         const applied = `${b.desiredState}:${this.host.leaderEpoch(b.topicName, p) ?? -1}`;
         if (!this.tracked.has(ks)) {
-          // The persisted state comes from the partition's coordinator, maybe another node: a
-          // partition whose read fails is left untracked and looked at again shortly, the others go on.
-          let stored;
-          try {
-            stored = await this.coordinator.read(b.mirrorName, b.topicId, p, 0);
-          } catch (err) {
-            this.log(`mirror ${b.mirrorName} ${b.topicName}-${p}: reading its state failed, retrying: ${(err as Error).message}`);
-            this.resyncSoon();
-            continue;
-          }
-          this.tracked.set(ks, key);
-          this.applied.set(ks, applied);
-          await this.machine.resume(key, stored.state, b.desiredState);
+          steps.push(this.track(key, ks, applied, b.desiredState));
         } else if (this.applied.get(ks) !== applied) {
           // The desired state changed, or the partition's leader epoch here did (a new leader
           // term): apply it. Anything else about the partition is unchanged by this metadata.
           this.applied.set(ks, applied);
-          await this.machine.setDesired(key, b.desiredState);
+          steps.push(this.machine.setDesired(key, b.desiredState));
         }
       }
     }
+    const failed = (await Promise.allSettled(steps)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
     for (const [ks, key] of [...this.tracked]) {
       if (seen.has(ks)) continue;
       this.machine.forget(key);
@@ -319,6 +312,25 @@ export class MirrorManager {
       this.applied.delete(ks);
       await this.runtimes.get(key.mirrorName)?.fetcher.removePartitions([topicPartitionOf(key)]);
     }
+  }
+
+  /**
+   * Starts tracking a partition from the state its coordinator (maybe another node) keeps; one
+   * whose read fails is left untracked and looked at again shortly, the others go on.
+   */
+  private async track(key: MirrorPartitionKey, ks: string, applied: string, desired: State): Promise<void> {
+    let stored;
+    try {
+      stored = await this.coordinator.read(key.mirrorName, key.topicId, key.partition, 0);
+    } catch (err) {
+      this.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: reading its state failed, retrying: ${(err as Error).message}`);
+      this.resyncSoon();
+      return;
+    }
+    if (this.closed) return;
+    this.tracked.set(ks, key);
+    this.applied.set(ks, applied);
+    await this.machine.resume(key, stored.state, desired);
   }
 
   private resyncSoon(): void {

@@ -351,7 +351,9 @@ describe('mirroring into a three-node Fjord cluster', () => {
       }, 30_000);
       expect((await admin([frozen]).startMirrorTopics(MIRROR, [TOPIC])).map((t) => t.errorCode)).toEqual([0]);
       const leader = cluster.node(p0.leader);
-      await eventually('LOG_TRUNCATION saying it waits for the replica', async () => leader.logs().includes(`replicas ${frozen} are not in the ISR (mirror.support.unclean.leader.election=true)`), 30_000);
+      // Partition 0's own line: the leader's other partitions wait for the same replica, and
+      // their state writes may land before partition 0's (its shard may still wait on the ISR).
+      await eventually('LOG_TRUNCATION saying it waits for the replica', async () => leader.logs().includes(`${TOPIC}-0: LOG_TRUNCATION is waiting: replicas ${frozen} are not in the ISR (mirror.support.unclean.leader.election=true)`), 30_000);
       // Partition 0's leader describes it: the merged describe would also ask the frozen node
       // while its session (broker.session.timeout.ms) has not yet expired.
       const own = await client(p0.leader).send(Apis.DescribeClusterMirrors, { mirrorNames: [MIRROR], includeAuthorizedOperations: false, clusterId: null, lastMirrorEpochLookups: [] });
