@@ -144,7 +144,8 @@ async function fjordCli(dest: string, args: readonly string[]): Promise<void> {
 
 /**
  * Runs `fn` while a Fjord destination mirrors `topic` from `source`; `startedAt` is the moment
- * before `cluster-mirrors --start`. The mirror runs until the destination is stopped.
+ * before `cluster-mirrors --start`, and `fn` runs from then on, beside the command. The mirror
+ * runs until the destination is stopped.
  */
 export async function withFjordMirror<T>(source: Broker, dest: Broker, topic: string, mirrorConfig: Readonly<Record<string, string>>, fn: (startedAt: number) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'fjord-bench-mirror-cfg-'));
@@ -153,8 +154,10 @@ export async function withFjordMirror<T>(source: Broker, dest: Broker, topic: st
     writeFileSync(cfg, Object.entries({ 'bootstrap.servers': source.bootstrap, ...mirrorConfig }).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
     await fjordCli(dest.bootstrap, ['--create', '--mirror', 'bench', '--mirror-config', cfg]);
     const startedAt = Date.now();
-    await fjordCli(dest.bootstrap, ['--start', '--mirror', 'bench', '--topics', topic]);
-    return await fn(startedAt);
+    // Measured from the command on, not from its answer: the broker answers after its controller
+    // write and the partitions' first state writes, and the copy may already be under way then.
+    const [, out] = await Promise.all([fjordCli(dest.bootstrap, ['--start', '--mirror', 'bench', '--topics', topic]), fn(startedAt)]);
+    return out;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
