@@ -15,6 +15,7 @@ import { waitFor } from '../helpers/wait.js';
 
 const LONG_POLL_MS = 10_000;
 const LATE_PARTITIONS = 4;
+const RECORDS_PER_PARTITION = 4;
 
 let source: RunningNode;
 let dest: RunningNode;
@@ -46,7 +47,7 @@ describe('a mirror whose fetcher is long-polling an idle source', () => {
     const producer = kafka.producer({ allowAutoTopicCreation: false });
     await producer.connect();
     await producer.send({ topic: 'idle', acks: -1, messages: [{ partition: 0, value: 'one' }] });
-    await producer.send({ topic: 'late', acks: -1, messages: Array.from({ length: 4 * LATE_PARTITIONS }, (_, i) => ({ partition: i % LATE_PARTITIONS, value: `late-${i}` })) });
+    await producer.send({ topic: 'late', acks: -1, messages: Array.from({ length: RECORDS_PER_PARTITION * LATE_PARTITIONS }, (_, i) => ({ partition: i % LATE_PARTITIONS, value: `late-${i}` })) });
     await producer.disconnect();
 
     await admin.createClusterMirror('dr', { 'bootstrap.servers': source.bootstrap, 'mirror.fetch.wait.max.ms': String(LONG_POLL_MS) });
@@ -61,6 +62,6 @@ describe('a mirror whose fetcher is long-polling an idle source', () => {
     // Each lookup behind the poll took up to LONG_POLL_MS; on a connection of their own, far less.
     expect(tookMs, `LOG_TRUNCATION → MIRRORING of ${LATE_PARTITIONS} partitions took ${tookMs} ms`).toBeLessThan(LONG_POLL_MS / 4);
     // The records follow once the fetch loop takes the new partitions in (at most one poll later).
-    await waitFor('late copied', async () => (await described()).filter((p) => p.topic === 'late' && p.lag === 0 && p.destinationOffset === 4).length === LATE_PARTITIONS, 4 * LONG_POLL_MS);
+    await waitFor('late copied', async () => (await described()).filter((p) => p.topic === 'late' && p.lag === 0 && p.destinationOffset === RECORDS_PER_PARTITION).length === LATE_PARTITIONS, 4 * LONG_POLL_MS);
   }, 120_000);
 });
