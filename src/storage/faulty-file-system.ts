@@ -25,6 +25,8 @@ export class FaultyFileSystem implements FileSystem {
   private readonly failAtomic = new Map<string, number>();
   writes = 0;
   syncs = 0;
+  /** writeFileAtomic calls that went through, by file name. */
+  readonly atomicWrites = new Map<string, number>();
 
   constructor(private readonly inner: FileSystem = realFileSystem) {}
 
@@ -123,6 +125,7 @@ export class FaultyFileSystem implements FileSystem {
       this.failAtomic.set(name, left - 1);
       return Promise.reject(new InjectedFault(`injected failure writing ${name}`));
     }
+    this.atomicWrites.set(name, (this.atomicWrites.get(name) ?? 0) + 1);
     return this.inner.writeFileAtomic(path, data);
   }
   readdir(path: string): Promise<string[]> {

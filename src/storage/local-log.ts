@@ -132,9 +132,8 @@ export class LocalLog {
     this.bytesAppended += seg.size - before;
   }
 
-  /** fsyncs every segment with unflushed data; the recovery point moves to the log end seen before. */
-  async sync(): Promise<void> {
-    const end = this.logEndOffset;
+  /** fsyncs every segment with unflushed data; the recovery point moves to `end` (the log end seen before by default). */
+  async sync(end = this.logEndOffset): Promise<void> {
     const dirty = this.segments.filter((s) => s.unflushed);
     const started = performance.now();
     try {

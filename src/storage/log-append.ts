@@ -77,7 +77,8 @@ export async function leaderAppend(log: PartitionContext, records: Buffer, leade
     next = v.lastOffset + 1;
   }
   await writeBatches(log, [records], batches);
-  if (log.epochs.assign(leaderEpoch, firstOffset)) await log.epochs.flush();
+  // A new epoch reaches the checkpoint file at the log's next fsync (./leader-epoch-cache.ts).
+  log.epochs.assign(leaderEpoch, firstOffset);
   const completed = staged.commit();
   if (completed.length > 0) await commitProducerState(log, completed);
   const result: AppendResult = { errorCode: 0, baseOffset: firstOffset, lastOffset: next - 1, logAppendTime: logAppend ? now : -1, logStartOffset: log.logStartOffset };
@@ -119,7 +120,6 @@ export async function mirrorAppend(log: PartitionContext, records: Buffer, opts:
   }
   await writeBatches(log, [records], batches);
   for (const [epoch, offset] of epochChanges) log.epochs.assign(epoch, offset);
-  if (log.epochs.isDirty) await log.epochs.flush();
   const completed = staged.commit();
   if (completed.length > 0) await commitProducerState(log, completed);
   const result: AppendResult = { errorCode: 0, baseOffset: first.baseOffset, lastOffset: expected - 1, logAppendTime: -1, logStartOffset: log.logStartOffset };

@@ -340,11 +340,17 @@ export class PartitionLog implements Syncable {
     if (await this.local.roll(baseOffset)) await takeSnapshot(this.local, this.producers, baseOffset);
   }
 
-  /** fsyncs every segment with unflushed data; the recovery point moves to the log end seen before. */
+  /**
+   * fsyncs every segment with unflushed data; the recovery point moves to the log end seen before.
+   * Epochs started since the last fsync are written to their checkpoint first, so the recovery
+   * point never passes an epoch the file lacks (./leader-epoch-cache.ts).
+   */
   async syncNow(): Promise<void> {
     const messages = this.messagesWritten;
     const bytes = this.local.bytesAppended;
-    await this.local.sync();
+    const end = this.local.logEndOffset;
+    if (this.epochs.isDirty) await this.epochs.flush();
+    await this.local.sync(end);
     // What was written while the fsync ran stays counted as unflushed.
     this.messagesSynced = Math.max(this.messagesSynced, messages);
     this.bytesSynced = Math.max(this.bytesSynced, bytes);

@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
@@ -168,5 +168,56 @@ describe('write and fsync failures', () => {
     expect((await again.appendAsLeader(batch(1), 0)).baseOffset).toBe(again.logEndOffset - 1);
     await again.close();
     expect((await readFile(join(dir, 'partition.metadata'), 'utf8')).includes(TOPIC_ID)).toBe(true);
+  });
+});
+
+describe('the leader-epoch checkpoint', () => {
+  const CHECKPOINT = 'leader-epoch-checkpoint';
+
+  it('is not replaced by an append that starts an epoch, only by the next fsync, before the recovery point passes it', async () => {
+    const fs = new FaultyFileSystem();
+    const { log } = await openLog(dir, {}, { fs });
+    const before = fs.atomicWrites.get(CHECKPOINT) ?? 0;
+    // A mirror's first append of a partition, then the source's next epoch; and a leader append.
+    expect((await log.appendAsMirror(batch(3, { baseOffset: 0, partitionLeaderEpoch: 4 }))).errorCode).toBe(0);
+    expect((await log.appendAsMirror(batch(2, { baseOffset: 3, partitionLeaderEpoch: 6 }))).errorCode).toBe(0);
+    expect((await log.appendAsLeader(batch(1), 9, { requiredAcks: 1 })).errorCode).toBe(0);
+    expect(fs.atomicWrites.get(CHECKPOINT) ?? 0).toBe(before);
+    expect(log.epochEntries).toEqual([
+      { epoch: 4, startOffset: 0 },
+      { epoch: 6, startOffset: 3 },
+      { epoch: 9, startOffset: 5 },
+    ]);
+    expect(log.endOffsetForEpoch(6)).toEqual({ epoch: 6, endOffset: 5 });
+    expect(log.recoveryPoint).toBe(0);
+    await log.flush();
+    expect(fs.atomicWrites.get(CHECKPOINT)).toBe(before + 1);
+    expect(await readFile(join(dir, CHECKPOINT), 'utf8')).toBe('0\n3\n4 0\n6 3\n9 5\n');
+    expect(log.recoveryPoint).toBe(6);
+    // Nothing new: the next fsync leaves the file alone.
+    expect((await log.appendAsLeader(batch(1), 9, { requiredAcks: -1 })).errorCode).toBe(0);
+    expect(fs.atomicWrites.get(CHECKPOINT)).toBe(before + 1);
+    await log.close();
+  });
+
+  it('loses no epoch in a crash before that fsync, nor in one after it', async () => {
+    const { log } = await openLog(dir, { segmentBytes: 200 });
+    expect((await log.appendAsMirror(batch(3, { baseOffset: 0, partitionLeaderEpoch: 4 }))).errorCode).toBe(0);
+    await log.flush();
+    // Past the recovery point, in later segments, and never in the file: a crash now.
+    expect((await log.appendAsMirror(batch(2, { baseOffset: 3, partitionLeaderEpoch: 6 }))).errorCode).toBe(0);
+    expect((await log.appendAsMirror(batch(2, { baseOffset: 5, partitionLeaderEpoch: 8 }))).errorCode).toBe(0);
+    expect((await readdir(dir)).filter((f) => f.endsWith('.log')).length).toBeGreaterThan(1);
+    expect(await readFile(join(dir, CHECKPOINT), 'utf8')).toBe('0\n1\n4 0\n');
+    await log.closeHandlers();
+    const { log: again } = await openLog(dir, { segmentBytes: 200 });
+    expect(again.logEndOffset).toBe(7);
+    expect(again.epochEntries).toEqual([
+      { epoch: 4, startOffset: 0 },
+      { epoch: 6, startOffset: 3 },
+      { epoch: 8, startOffset: 5 },
+    ]);
+    expect(again.endOffsetForEpoch(6)).toEqual({ epoch: 6, endOffset: 5 });
+    await again.close();
   });
 });
