@@ -29,3 +29,104 @@ export async function bumpLeaderEpoch(
   if (res.errorCode !== 0) throw new KafkaError(res.errorCode, `BumpLeaderEpochs failed with error ${res.errorCode}: ${res.errorMessage ?? ''}`);
   return leaderEpoch;
 }
+
+interface BumpRequest {
+  readonly topic: string;
+  readonly topicId: string;
+  readonly partition: number;
+  minLeaderEpoch: number;
+  readonly waiters: { resolve(epoch: number): void; reject(err: unknown): void }[];
+}
+
+/**
+ * The fetcher's proactive bumps (`whileMirrored`), gathered: a mirror starting hundreds of
+ * partitions asks for one bump per partition as each first batch is appended, and each alone
+ * would be a metadata batch of its own, applied and reconciled by every node one after another
+ * while the data waits. Requests made while a write is running go into the next write together,
+ * as group commit gathers fsyncs; a partition asked for twice is bumped once, to the larger
+ * minimum. When the controller refuses a gathered write (one partition is gone, or its topic is
+ * being stopped) each partition of it is tried alone, so one refusal costs no other partition its
+ * bump; each request then settles with its own partition's answer.
+ *
+ * Concurrency: one gathered write at a time; requests may arrive at any moment.
+ */
+export class EpochBumpBatcher {
+  private pending = new Map<string, BumpRequest>();
+  private running = false;
+
+  constructor(private readonly host: MirrorHost) {}
+
+  /** Like `bumpLeaderEpoch(…, { whileMirrored: true })`, sent with the other requests pending now. */
+  bump(topic: string, topicId: string, partition: number, minLeaderEpoch: number): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      const k = `${topicId}:${partition}`;
+      let req = this.pending.get(k);
+      if (req === undefined) this.pending.set(k, (req = { topic, topicId, partition, minLeaderEpoch, waiters: [] }));
+      req.minLeaderEpoch = Math.max(req.minLeaderEpoch, minLeaderEpoch);
+      req.waiters.push({ resolve, reject });
+      if (!this.running) {
+        this.running = true;
+        // One turn first, so the requests of one fetch answer's appends share the write.
+        setImmediate(() => void this.drain());
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.pending.size > 0) {
+      const batch = [...this.pending.values()];
+      this.pending = new Map();
+      await this.write(batch);
+    }
+    this.running = false;
+  }
+
+  private async write(batch: readonly BumpRequest[]): Promise<void> {
+    const ops = [];
+    const targets: [BumpRequest, number][] = [];
+    for (const r of batch) {
+      const current = this.host.leaderEpoch(r.topic, r.partition);
+      if (current === undefined) {
+        settle(r, new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown partition ${r.topic}-${r.partition}`));
+        continue;
+      }
+      if (current > r.minLeaderEpoch) {
+        settle(r, current);
+        continue;
+      }
+      const leaderEpoch = Math.max(r.minLeaderEpoch + 1, current);
+      ops.push({ type: 'bumpLeaderEpoch' as const, topicId: r.topicId, partition: r.partition, leaderEpoch, whileMirrored: true });
+      targets.push([r, leaderEpoch]);
+    }
+    if (ops.length === 0) return;
+    let res;
+    try {
+      res = await this.host.controllerWrite(ops);
+    } catch (err) {
+      for (const [r] of targets) settle(r, err);
+      return;
+    }
+    if (res.errorCode === 0) {
+      for (const [r, epoch] of targets) settle(r, epoch);
+      return;
+    }
+    if (targets.length === 1) {
+      const [r] = targets[0] as [BumpRequest, number];
+      settle(r, new KafkaError(res.errorCode, `BumpLeaderEpochs failed with error ${res.errorCode}: ${res.errorMessage ?? ''}`));
+      return;
+    }
+    for (const [r] of targets) {
+      await bumpLeaderEpoch(this.host, r.topic, r.topicId, r.partition, r.minLeaderEpoch, { whileMirrored: true }).then(
+        (epoch) => settle(r, epoch),
+        (err: unknown) => settle(r, err),
+      );
+    }
+  }
+}
+
+function settle(r: BumpRequest, outcome: number | unknown): void {
+  for (const w of r.waiters) {
+    if (typeof outcome === 'number') w.resolve(outcome);
+    else w.reject(outcome);
+  }
+}

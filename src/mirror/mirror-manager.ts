@@ -15,7 +15,7 @@ import type { MirrorStateClient } from './mirror-state-client.js';
 import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
 import { closeMirrorRuntime, createMirrorRuntime, topicPartitionOf, type MirrorRuntime } from './mirror-runtime.js';
-import { bumpLeaderEpoch } from './leader-epoch-bump.js';
+import { EpochBumpBatcher } from './leader-epoch-bump.js';
 import { MirrorProduceGuard } from './produce-guard.js';
 import { MirrorSourceSync } from './source-sync.js';
 import { MirrorStateActions } from './state-actions.js';
@@ -62,6 +62,8 @@ export class MirrorManager {
    * config altered) is not applied again: re-entering MIRRORING persists it to `__mirror_state`.
    */
   private readonly applied = new Map<string, string>();
+  /** The fetchers' proactive bumps, gathered into few controller writes. */
+  private readonly bumps: EpochBumpBatcher;
   private unsubscribe: (() => void) | null = null;
   private syncing: Promise<void> | null = null;
   private resync = false;
@@ -76,6 +78,7 @@ export class MirrorManager {
     private readonly log: (msg: string) => void = () => undefined,
     warn: (msg: string) => void = log,
   ) {
+    this.bumps = new EpochBumpBatcher(host);
     this.actions = new MirrorStateActions({
       host,
       coordinator,
@@ -349,7 +352,7 @@ export class MirrorManager {
         void this.machine.transition(key, S.EPOCH_FENCING, { expectedFrom: S.MIRRORING });
       },
       requestEpochBump: (key: MirrorPartitionKey, min: number) => {
-        void bumpLeaderEpoch(this.host, key.topicName, key.topicId, key.partition, min, { whileMirrored: true }).catch((err: unknown) =>
+        void this.bumps.bump(key.topicName, key.topicId, key.partition, min).catch((err: unknown) =>
           this.log(`mirror ${name}: proactive epoch bump of ${key.topicName}-${key.partition} failed: ${(err as Error).message}`),
         );
       },
