@@ -53,8 +53,21 @@ interface BumpRequest {
 export class EpochBumpBatcher {
   private pending = new Map<string, BumpRequest>();
   private running = false;
+  /** The epoch each partition was last sent to by a gathered write, until `settledAt` claims it. */
+  private readonly sent = new Map<string, number>();
 
   constructor(private readonly host: MirrorHost) {}
+
+  /**
+   * Whether `epoch` is the one a gathered write of this batcher set on the partition (asked once:
+   * the answer is forgotten). The manager uses it to tell its own bump from a new leader term.
+   */
+  settledAt(topicId: string, partition: number, epoch: number): boolean {
+    const k = `${topicId}:${partition}`;
+    if (this.sent.get(k) !== epoch) return false;
+    this.sent.delete(k);
+    return true;
+  }
 
   /** Like `bumpLeaderEpoch(…, { whileMirrored: true })`, sent with the other requests pending now. */
   bump(topic: string, topicId: string, partition: number, minLeaderEpoch: number): Promise<number> {
@@ -97,6 +110,8 @@ export class EpochBumpBatcher {
       const leaderEpoch = Math.max(r.minLeaderEpoch + 1, current);
       ops.push({ type: 'bumpLeaderEpoch' as const, topicId: r.topicId, partition: r.partition, leaderEpoch, whileMirrored: true });
       targets.push([r, leaderEpoch]);
+      // Before the write: the image may show the new epoch (and the manager look) before it answers.
+      this.sent.set(`${r.topicId}:${r.partition}`, leaderEpoch);
     }
     if (ops.length === 0) return;
     let res;

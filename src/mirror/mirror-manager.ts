@@ -301,8 +301,16 @@ export class MirrorManager {
         } else if (this.applied.get(ks) !== applied) {
           // The desired state changed, or the partition's leader epoch here did (a new leader
           // term): apply it. Anything else about the partition is unchanged by this metadata.
+          const previous = this.applied.get(ks);
           this.applied.set(ks, applied);
-          steps.push(this.machine.setDesired(key, b.desiredState));
+          // Except the epoch this node's own proactive bump set on a partition it keeps mirroring:
+          // the same leader goes on, and re-entering MIRRORING would only write the state again.
+          const ownBump =
+            previous?.startsWith(`${b.desiredState}:`) === true &&
+            b.desiredState === S.MIRRORING &&
+            this.machine.state(key) === S.MIRRORING &&
+            this.bumps.settledAt(b.topicId, p, this.host.leaderEpoch(b.topicName, p) ?? -1);
+          if (!ownBump) steps.push(this.machine.setDesired(key, b.desiredState));
         }
       }
     }

@@ -6,6 +6,10 @@
  * 40 PartitionChangeRecords in a few batches: one batch per partition (what a bump per request
  * wrote) meant 40 writes applied and reconciled one after another while the partitions' data
  * waited behind them.
+ *
+ * A bump of this node's own leaves the partition with the same leader, still mirroring: it is not
+ * a new leader term, so `__mirror_state` takes no MIRRORING record again for it. A pause after
+ * the bumps is the barrier (its PAUSING and PAUSED writes queue behind anything they caused).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,6 +40,18 @@ function metadataBatches(node: RunningNode): number {
     for (let at = 0; at + 12 <= buf.length; at += 12 + buf.readInt32BE(at + 8)) n++;
   }
   return n;
+}
+
+/** Records written to `__mirror_state` on the destination (the sum of its partitions' end offsets). */
+async function stateRecords(): Promise<number> {
+  const offsets = await dstAdmin.fetchTopicOffsets('__mirror_state');
+  return offsets.reduce((sum, p) => sum + Number(p.high), 0);
+}
+
+async function states(): Promise<string[]> {
+  const r = await cli('--describe', '--mirror', 'from-a', '--json');
+  if (r.code !== 0) throw new Error(r.err);
+  return (JSON.parse(r.out) as { topic: string; state: string }[]).filter((p) => p.topic === TOPIC).map((p) => p.state);
 }
 
 async function destinationEpochs(): Promise<number[]> {
@@ -85,5 +101,11 @@ describe('proactive leader-epoch bumps', () => {
     const written = metadataBatches(b) - before;
     expect(written).toBeGreaterThan(0);
     expect(written).toBeLessThan(PARTITIONS / 4);
+
+    const paused = await cli('--pause', '--mirror', 'from-a', '--topics', TOPIC);
+    expect(paused.code, paused.err).toBe(0);
+    await waitFor('PAUSED', async () => (await states()).every((x) => x === 'PAUSED'));
+    // Per partition: its start (LOG_TRUNCATION, then MIRRORING), then PAUSING and PAUSED.
+    expect(await stateRecords()).toBe(4 * PARTITIONS);
   });
 });

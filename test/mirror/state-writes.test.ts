@@ -7,8 +7,9 @@
  * by exactly those 8 records.
  *
  * The count starts once the partitions are settled: the fetcher's first fetch asks for a
- * proactive leader epoch bump (§9.4), a real change of each partition's epoch that is written
- * once; a pause and resume after the bumps are seen puts those writes behind the start.
+ * proactive leader epoch bump (§9.4), a real change of each partition's epoch (the same leader
+ * goes on mirroring, so it writes no state of its own: epoch-bump-batching counts that); a pause
+ * and resume after the bumps are seen puts anything the start wrote behind the count.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,7 +37,6 @@ async function states(): Promise<string[]> {
   return (JSON.parse(r.out) as { topic: string; state: string }[]).filter((p) => p.topic === TOPIC).map((p) => p.state);
 }
 
-/** Records written to `__mirror_state` on the destination so far (the sum of its partitions' end offsets). */
 /** The destination's leader epoch of every partition of the mirrored topic. */
 async function destinationEpochs(): Promise<number[]> {
   const client = new KafkaClient({ bootstrapServers: [b.bootstrap], clientId: 'state-writes' });
@@ -56,6 +56,7 @@ async function pauseResume(): Promise<void> {
   await waitFor('MIRRORING again', async () => (await states()).every((x) => x === 'MIRRORING'));
 }
 
+/** Records written to `__mirror_state` on the destination so far (the sum of its partitions' end offsets). */
 async function stateRecords(): Promise<number> {
   const offsets = await dstAdmin.fetchTopicOffsets('__mirror_state');
   return offsets.reduce((sum, p) => sum + Number(p.high), 0);
