@@ -16,8 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KafkaClient } from '../../src/client/kafka-client.js';
-import { clusterMirrors, type CliRun } from '../helpers/mirror-cli.js';
+import { clusterMirrors, leaderEpochs, mirrorStateRecords, mirrorStates, type CliRun } from '../helpers/mirror-cli.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -31,21 +30,10 @@ const PARTITIONS = 4;
 
 const cli = (...argv: string[]): Promise<CliRun> => clusterMirrors(b.bootstrap, ...argv);
 
-async function states(): Promise<string[]> {
-  const r = await cli('--describe', '--mirror', 'from-a', '--json');
-  if (r.code !== 0) throw new Error(r.err);
-  return (JSON.parse(r.out) as { topic: string; state: string }[]).filter((p) => p.topic === TOPIC).map((p) => p.state);
-}
+const states = (): Promise<string[]> => mirrorStates(b.bootstrap, 'from-a', TOPIC);
 
 /** The destination's leader epoch of every partition of the mirrored topic. */
-async function destinationEpochs(): Promise<number[]> {
-  const client = new KafkaClient({ bootstrapServers: [b.bootstrap], clientId: 'state-writes' });
-  try {
-    return (await client.metadata([TOPIC])).topics[0]!.partitions.map((p) => p.leaderEpoch);
-  } finally {
-    client.close();
-  }
-}
+const destinationEpochs = (): Promise<number[]> => leaderEpochs(b.bootstrap, TOPIC);
 
 async function pauseResume(): Promise<void> {
   const paused = await cli('--pause', '--mirror', 'from-a', '--topics', TOPIC);
@@ -56,11 +44,7 @@ async function pauseResume(): Promise<void> {
   await waitFor('MIRRORING again', async () => (await states()).every((x) => x === 'MIRRORING'));
 }
 
-/** Records written to `__mirror_state` on the destination so far (the sum of its partitions' end offsets). */
-async function stateRecords(): Promise<number> {
-  const offsets = await dstAdmin.fetchTopicOffsets('__mirror_state');
-  return offsets.reduce((sum, p) => sum + Number(p.high), 0);
-}
+const stateRecords = (): Promise<number> => mirrorStateRecords(dstAdmin);
 
 beforeAll(async () => {
   [a, b] = await Promise.all([startNode(), startNode()]);
