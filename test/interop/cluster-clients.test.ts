@@ -15,6 +15,7 @@ import { Apis } from '../../src/client/apis.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
 import {
+  explained,
   javaFailoverClient,
   kafkajsFailoverClient,
   librdkafkaFailoverClient,
@@ -103,19 +104,19 @@ async function failover(name: string, victim: number, make: (t: FailoverTarget) 
   const transactionalId = transactional ? await coordinatedBy(victim, `cc-${name}-txn`, 1) : undefined;
   const client = make({ bootstrap: bootstrap(), topic, group, paceMs: PACE_MS, ...(transactionalId === undefined ? {} : { transactionalId }) });
   try {
-    const before = await eventually(`${name} producing and consuming`, async () => {
+    const before = await explained(client, eventually(`${name} producing and consuming`, async () => {
       const p = client.progress();
       return p.acked >= 200 && p.consumed >= 100 ? p : null;
-    }, 60_000);
+    }, 60_000));
     await cluster.node(victim).kill();
     const atKill = client.progress();
     expect(atKill.acked).toBeGreaterThanOrEqual(before.acked);
     // Producing goes on through the new leader, and the group consumer (its coordinator moved
     // too) reads what was written after the kill.
-    await eventually(`${name} to go on producing and consuming after the kill`, async () => {
+    await explained(client, eventually(`${name} to go on producing and consuming after the kill`, async () => {
       const p = client.progress();
       return p.acked >= atKill.acked + 300 && p.maxConsumed >= atKill.acked + 200 ? p : null;
-    }, 60_000);
+    }, 60_000));
     const out = await client.stop();
     expect(out.errors).toEqual([]);
     const survivor = await partition0(topic);

@@ -24,7 +24,7 @@ import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { encodeDescribeTransactionsRequest, type DescribeTransactionsRequestInput } from '../../src/protocol/generated/messages/describe-transactions-request.js';
 import { decodeDescribeTransactionsResponse, type DescribeTransactionsResponse } from '../../src/protocol/generated/messages/describe-transactions-response.js';
 import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
-import { javaFailoverClient, readAllValues } from './lib/failover-clients.js';
+import { explained, javaFailoverClient, readAllValues } from './lib/failover-clients.js';
 import { javaScenario } from './lib/java.js';
 import { KAFKA_NEWEST_VERSION } from './lib/paths.js';
 
@@ -109,10 +109,10 @@ describe(`Java ${KAFKA_NEWEST_VERSION} transactions V2 on a three-node cluster`,
     const client = javaFailoverClient({ bootstrap: bootstrap(), topic: TOPIC, group, paceMs: 5, transactionalId: txnId }, KAFKA_NEWEST_VERSION);
     let killed = false;
     try {
-      const before = await eventually('committed transactions read back', async () => {
+      const before = await explained(client, eventually('committed transactions read back', async () => {
         const p = client.progress();
         return p.acked >= 200 && p.consumed >= 100 ? p : null;
-      }, 90_000);
+      }, 90_000));
       // Transactions V2: every EndTxn bumped the epoch (V1 keeps the one InitProducerId gave).
       const epoch = await producerEpoch(txnId);
       expect(epoch).toBeGreaterThanOrEqual(Math.floor(before.acked / 10));
@@ -120,10 +120,10 @@ describe(`Java ${KAFKA_NEWEST_VERSION} transactions V2 on a three-node cluster`,
       await cluster.node(1).kill();
       killed = true;
       const atKill = client.progress();
-      await eventually('producing and consuming to go on after the kill', async () => {
+      await explained(client, eventually('producing and consuming to go on after the kill', async () => {
         const p = client.progress();
         return p.acked >= atKill.acked + 300 && p.maxConsumed >= atKill.acked + 200 ? p : null;
-      }, 90_000);
+      }, 90_000));
       const out = await client.stop();
       expect(out.errors).toEqual([]);
 

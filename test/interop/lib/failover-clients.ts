@@ -38,6 +38,17 @@ export interface FailoverClient {
   stop(): Promise<FailoverOutcome>;
   /** Ends the client without waiting for anything (a failed test's cleanup). */
   abort(): void;
+  /** Its latest progress and what it last printed or failed with, for a timed-out wait's message. */
+  explain(): string;
+}
+
+/** `wait`, failing with `client.explain()` appended to its error (what the client was doing then). */
+export async function explained<T>(client: FailoverClient, wait: Promise<T>): Promise<T> {
+  try {
+    return await wait;
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${client.explain()}`, { cause: err });
+  }
 }
 
 export interface FailoverTarget {
@@ -90,6 +101,7 @@ function jsonLinesClient(cmd: string, args: readonly string[]): FailoverClient {
     abort() {
       if (child.exitCode === null) child.kill('SIGKILL');
     },
+    explain: () => `${cmd} client progress ${JSON.stringify(progress)}, exit ${String(child.exitCode)}; its stderr ends:\n${tail(stderr, 20)}`,
   };
 }
 
@@ -173,6 +185,7 @@ export function kafkajsFailoverClient(t: FailoverTarget): FailoverClient {
       void consumer.disconnect().catch(() => undefined);
       void producer.disconnect().catch(() => undefined);
     },
+    explain: () => `kafkajs client acked ${acked.length}, consumed ${consumed.length}, max ${maxConsumed}; last errors: ${errors.slice(-10).join(', ')}`,
   };
 }
 
