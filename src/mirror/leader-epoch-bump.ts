@@ -63,16 +63,23 @@ export class EpochBumpBatcher {
    * the answer is forgotten). The manager uses it to tell its own bump from a new leader term.
    */
   settledAt(topicId: string, partition: number, epoch: number): boolean {
-    const k = `${topicId}:${partition}`;
+    const k = keyOf(topicId, partition);
     if (this.sent.get(k) !== epoch) return false;
     this.sent.delete(k);
     return true;
   }
 
+  private forget(targets: readonly [BumpRequest, number][]): void {
+    for (const [r, epoch] of targets) {
+      const k = keyOf(r.topicId, r.partition);
+      if (this.sent.get(k) === epoch) this.sent.delete(k);
+    }
+  }
+
   /** Like `bumpLeaderEpoch(…, { whileMirrored: true })`, sent with the other requests pending now. */
   bump(topic: string, topicId: string, partition: number, minLeaderEpoch: number): Promise<number> {
     return new Promise<number>((resolve, reject) => {
-      const k = `${topicId}:${partition}`;
+      const k = keyOf(topicId, partition);
       let req = this.pending.get(k);
       if (req === undefined) this.pending.set(k, (req = { topic, topicId, partition, minLeaderEpoch, waiters: [] }));
       req.minLeaderEpoch = Math.max(req.minLeaderEpoch, minLeaderEpoch);
@@ -111,13 +118,14 @@ export class EpochBumpBatcher {
       ops.push({ type: 'bumpLeaderEpoch' as const, topicId: r.topicId, partition: r.partition, leaderEpoch, whileMirrored: true });
       targets.push([r, leaderEpoch]);
       // Before the write: the image may show the new epoch (and the manager look) before it answers.
-      this.sent.set(`${r.topicId}:${r.partition}`, leaderEpoch);
+      this.sent.set(keyOf(r.topicId, r.partition), leaderEpoch);
     }
     if (ops.length === 0) return;
     let res;
     try {
       res = await this.host.controllerWrite(ops);
     } catch (err) {
+      this.forget(targets);
       for (const [r] of targets) settle(r, err);
       return;
     }
@@ -125,6 +133,9 @@ export class EpochBumpBatcher {
       for (const [r, epoch] of targets) settle(r, epoch);
       return;
     }
+    // Refused: none of these epochs was set. What the retries below set is not recorded, so the
+    // manager treats it as any epoch change (one more MIRRORING state write, nothing lost).
+    this.forget(targets);
     if (targets.length === 1) {
       const [r] = targets[0] as [BumpRequest, number];
       settle(r, new KafkaError(res.errorCode, `BumpLeaderEpochs failed with error ${res.errorCode}: ${res.errorMessage ?? ''}`));
@@ -137,6 +148,10 @@ export class EpochBumpBatcher {
       );
     }
   }
+}
+
+function keyOf(topicId: string, partition: number): string {
+  return `${topicId}:${partition}`;
 }
 
 function settle(r: BumpRequest, outcome: number | unknown): void {
