@@ -1,6 +1,6 @@
 /**
  * Mirror catch-up over a high-latency link: a Fjord source preloaded with 1 KiB records in 8
- * partitions, mirrored into a fresh Fjord destination (`fjord cluster-mirrors --create/--start`)
+ * partitions (`--partitions`), mirrored into a fresh Fjord destination (`fjord cluster-mirrors --create/--start`)
  * through ./compare/delay-proxy.ts, which adds a fixed one-way delay to every chunk in both
  * directions. The source advertises the proxy's address, so every connection the destination's
  * mirror opens to it (bootstrap and the partition leader) crosses the delayed link; the
@@ -26,7 +26,7 @@
  * round trip, as over a WAN. Each case first measures the link's round trip with ping, and the
  * hold column is per packet, source → destination. Needs root, iproute2, /dev/net/tun and Go.
  *
- *   node bench/run.mjs bench/mirror-latency.ts [--mb 64] [--delays 0,5,25] [--fetchers 1,4] [--pipeline=0,-1,10485760] [--rounds 1]
+ *   node bench/run.mjs bench/mirror-latency.ts [--mb 64] [--partitions 8] [--delays 0,5,25] [--fetchers 1,4] [--pipeline=0,-1,10485760] [--rounds 1]
  *     [--mirror-config key=value]...   (a mirror setting for every case, e.g. mirror.fetch.wait.max.ms=50)
  *     [--link proxy|netns] [--mtu 9000] [--rate bits/s]   (netns: the TUN devices' MTU; a rate cap per direction)
  *     [--cpu-prof DIR]   (each destination node writes DIR/fjord-<pid>.cpuprofile when it stops)
@@ -46,6 +46,7 @@ import { DST_ADDR, DST_NS, DelayLink, SRC_ADDR, SRC_NS, buildDelayLink, setupNam
 const { values: flags } = parseArgs({
   options: {
     mb: { type: 'string', default: '64' },
+    partitions: { type: 'string', default: String(MIRROR_PARTITIONS) },
     delays: { type: 'string', default: '0,5,25' },
     fetchers: { type: 'string', default: '1,4' },
     pipeline: { type: 'string', default: '0,-1,10485760' },
@@ -58,6 +59,7 @@ const { values: flags } = parseArgs({
   },
 });
 const MB = Number(flags.mb);
+const PARTITIONS = Number(flags.partitions);
 const DELAYS = flags.delays.split(',').map(Number);
 const FETCHERS = flags.fetchers.split(',').map(Number);
 const PIPELINE = flags.pipeline.split(',').map(Number);
@@ -91,7 +93,7 @@ async function preload(bootstrap: string, records: number): Promise<void> {
       while (sent < records) {
         const n = Math.min(perRequest, records - sent);
         sent += n;
-        const partition = p++ % MIRROR_PARTITIONS;
+        const partition = p++ % PARTITIONS;
         await producer.send({ topic: TOPIC, acks: 1, messages: Array.from({ length: n }, () => ({ value, partition })) });
       }
     };
@@ -203,7 +205,7 @@ function report(cases: readonly Case[], bytes: number, load: readonly number[], 
       const b = base(c);
       return b === undefined ? NaN : f(c) / f(b);
     });
-  console.log(`mirror-latency: Fjord → Fjord catch-up, ${fmt(bytes / 2 ** 20, 0)} MiB of segment files, ${MIRROR_PARTITIONS} partitions, 1 KiB records, ${ROUNDS} round(s), ${cpus().length} CPUs`);
+  console.log(`mirror-latency: Fjord → Fjord catch-up, ${fmt(bytes / 2 ** 20, 0)} MiB of segment files, ${PARTITIONS} partitions, 1 KiB records, ${ROUNDS} round(s), ${cpus().length} CPUs`);
   console.log(`load average (1 min) before / after: ${load.map((x) => x.toFixed(2)).join(' / ')}; mirror config: ${JSON.stringify(MIRROR_CONFIG)}`);
   console.log(`link: ${link}`);
   console.log('per round, then the median in bold; ratios are against the same settings at 0 ms in the same round\n');
@@ -300,11 +302,11 @@ async function main(): Promise<void> {
   try {
     const records = Math.round((MB * 2 ** 20) / RECORD_BYTES);
     log(`preloading ${MB} MiB (${records} records) into the source`);
-    await createTopic(source.bootstrap, TOPIC, MIRROR_PARTITIONS);
+    await createTopic(source.bootstrap, TOPIC, PARTITIONS);
     await preload(preloadVia, records);
     const total = (await endOffsets(source.bootstrap, TOPIC)).reduce((s, x) => s + x, 0);
     if (total !== records) throw new Error(`preload wrote ${total} of ${records} records`);
-    const bytes = bytesOf(segmentFiles(source, TOPIC, MIRROR_PARTITIONS));
+    const bytes = bytesOf(segmentFiles(source, TOPIC, PARTITIONS));
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate the order of the delays between rounds, so drift in the machine's load does not
       // always favour the same case.
