@@ -100,6 +100,14 @@ async function produce(leader: number, version: number, txnId: string, producerI
   return { errorCode: p.errorCode, errorMessage: p.errorMessage ?? null };
 }
 
+/** One transactional produce of one record, acks=1, through `c`: its partition answer and base offset. */
+async function produceAcks1(c: KafkaClient, txnId: string, producerId: bigint, producerEpoch: number, partition: number, baseSequence: number) {
+  const records = buildRecordBatch({ producerId: Number(producerId), producerEpoch, baseSequence, isTransactional: true, records: [{ value: Buffer.from(`ordered-${producerEpoch}-${baseSequence}`) }] });
+  const r = await c.send(produceV(12), { transactionalId: txnId, acks: 1, timeoutMs: 10_000, topicData: [{ name: TOPIC, partitionData: [{ index: partition, records }] }] });
+  const p = r.responses[0]!.partitionResponses[0]!;
+  return { errorCode: p.errorCode, errorMessage: p.errorMessage ?? null, baseOffset: Number(p.baseOffset) };
+}
+
 /** TOPIC-`partition`'s log end offset as its leader answers ListOffsets (read_uncommitted). */
 async function logEnd(leader: number, partition: number): Promise<number> {
   const r = await client(leader).send(Apis.ListOffsets, { replicaId: -1, isolationLevel: 0, topics: [{ name: TOPIC, partitions: [{ partitionIndex: partition, currentLeaderEpoch: -1, timestamp: -1n }] }] });
@@ -183,6 +191,28 @@ describe('transactional produce to a partition led by another node than the coor
     const abort = await client(coordinator).send(END(5), { transactionalId: txnId, producerId, producerEpoch: producerEpoch + 1, committed: false });
     expect(abort.errorCode).toBe(0);
   }, 60_000);
+  it('V2: a batch sent while an earlier one of the transaction is still being checked is appended after it, not refused OUT_OF_ORDER_SEQUENCE_NUMBER', async () => {
+    const txnId = 'v2-pipelined';
+    const { coordinator, partition, leader } = await coordinatorAndForeignPartition(txnId);
+    let { producerId, producerEpoch } = await initProducer(coordinator, txnId);
+    // One connection to the leader, as a producer has: requests on it arrive in the order sent.
+    const conn = client(leader);
+    // A Java producer's pattern (max.in.flight 5): sequence 0 and 1 of a new transaction leave
+    // together and both wait for the check with the coordinator on another node; sequence 2 leaves
+    // once 0 is answered, while 1 may still be waiting. Each round is a new transaction.
+    for (let round = 0; round < 40; round++) {
+      const s0 = produceAcks1(conn, txnId, producerId, producerEpoch, partition, 0);
+      const s1 = produceAcks1(conn, txnId, producerId, producerEpoch, partition, 1);
+      const first = await s0;
+      const s2 = produceAcks1(conn, txnId, producerId, producerEpoch, partition, 2);
+      const answers = [first, await s1, await s2];
+      expect(answers.map((a) => [a.errorCode, a.errorMessage]), `round ${round}`).toEqual([[0, null], [0, null], [0, null]]);
+      expect(answers.map((a) => a.baseOffset - first.baseOffset), `round ${round}`).toEqual([0, 1, 2]);
+      const end = await client(coordinator).send(END(5), { transactionalId: txnId, producerId, producerEpoch, committed: true });
+      expect(end.errorCode).toBe(0);
+      ({ producerId, producerEpoch } = end);
+    }
+  }, 120_000);
 });
 
 describe('AddPartitionsToTxn v4 (inter-broker)', () => {

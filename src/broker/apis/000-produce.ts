@@ -26,6 +26,8 @@
  *   coordinator adds the partition itself. A stale epoch is INVALID_PRODUCER_EPOCH; a coordinator
  *   that is loading, moving or unreachable is NOT_ENOUGH_REPLICAS (which producers retry), as is
  *   CONCURRENT_TRANSACTIONS (a V2 add retries it for 100 ms first). Nothing is appended when the check fails.
+ *   A producer's later batches to the partition wait behind a batch still being checked, so they
+ *   reach the log in the order sent (`inProducerOrder`).
  *
  * Version notes: LogAppendTimeMs v2+, LogStartOffset v5+, RecordErrors/ErrorMessage v8+; v13
  * addresses topics by id. A topic compression.type other than `producer` rebuilds batches of
@@ -39,6 +41,7 @@ import { KafkaError } from '../../protocol/kafka-error.js';
 import { validateProduceRecords, type RecordBatchView } from '../../protocol/record-batch.js';
 import { decodeRecords } from '../../protocol/records.js';
 import type { ApiHandler } from '../../server/api-handler.js';
+import type { AppendResult } from '../../storage/partition-log-options.js';
 import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
 import { recompressBatch, targetCodec } from '../recompress.js';
 import { isReplicated } from '../../replication/replication-manager.js';
@@ -63,7 +66,34 @@ function produceOperation(v: number): TxnOperation {
   return v >= 11 ? TxnOperation.GENERIC_ERROR : TxnOperation.DEFAULT_ERROR;
 }
 
+/**
+ * Runs `run` (a transaction check, then the append) for one producer's batch to one partition
+ * after that producer's earlier batches to it, while any of them is still being checked. Kafka
+ * reads a connection's next request only once the previous one is answered, so a producer's
+ * pipelined batches reach the log in the order sent. Here requests run side by side, and a batch
+ * that needs no check (its transaction is ongoing) would otherwise overtake an earlier one still
+ * waiting for its check: OUT_OF_ORDER_SEQUENCE_NUMBER, which a transactional producer treats as
+ * fatal. A batch that needs no check, with no check of the same producer in flight before it,
+ * is appended at once, as before.
+ */
+function inProducerOrder(order: Map<string, Promise<void>>, key: string, checks: boolean, run: () => Promise<AppendResult>): Promise<AppendResult> {
+  const before = order.get(key);
+  if (before === undefined && !checks) return run();
+  const done = (before ?? Promise.resolve()).then(run);
+  const tail = done.then(
+    () => undefined,
+    () => undefined,
+  );
+  order.set(key, tail);
+  void tail.then(() => {
+    if (order.get(key) === tail) order.delete(key);
+  });
+  return done;
+}
+
 export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, ProduceResponseInput> {
+  /** Per partition and producer: the last of its batches still being checked or appended behind a check. */
+  const order = new Map<string, Promise<void>>();
   return {
     apiKey: 0,
     minVersion: 3,
@@ -183,15 +213,17 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
           // whose producers send no AddPartitionsToTxn); a refused check appends nothing.
           const batch = check.batch!;
           const adder = ctx.txnPartitions;
-          const checked =
-            req.transactionalId !== null && batch.isTransactional && adder !== undefined && !log.hasOngoingTransaction(batch.producerId, batch.producerEpoch)
-              ? adder.forProduce({ transactionalId: req.transactionalId, producerId: batch.producerId, producerEpoch: batch.producerEpoch, topic: topic.name, partition: pd.index, operation: produceOperation(v) })
-              : Promise.resolve({ errorCode: 0, errorMessage: null });
+          const transactionalId = req.transactionalId;
+          const needsCheck = (): boolean => transactionalId !== null && batch.isTransactional && adder !== undefined && !log.hasOngoingTransaction(batch.producerId, batch.producerEpoch);
+          const checkThenAppend = async (): Promise<AppendResult> => {
+            const c = needsCheck()
+              ? await adder!.forProduce({ transactionalId: transactionalId!, producerId: batch.producerId, producerEpoch: batch.producerEpoch, topic: topic.name, partition: pd.index, operation: produceOperation(v) })
+              : { errorCode: 0, errorMessage: null };
+            if (c.errorCode === 0) return log.appendAsLeader(records, epoch, { requiredAcks: acks, prevalidated: true });
+            return { errorCode: c.errorCode, ...(c.errorMessage !== null ? { errorMessage: c.errorMessage } : {}), baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: -1 };
+          };
           pending.push(
-            checked.then(async (c) => {
-              if (c.errorCode === 0) return log.appendAsLeader(records, epoch, { requiredAcks: acks, prevalidated: true });
-              return { errorCode: c.errorCode, errorMessage: c.errorMessage, baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: -1 };
-            }).then(async (r) => {
+            inProducerOrder(order, `${topic.topicId}:${pd.index}:${batch.producerId}`, batch.producerId >= 0 && needsCheck(), checkThenAppend).then(async (r) => {
               const i = parts.indexOf(slot);
               if (r.errorCode !== 0) {
                 failedCode ??= r.errorCode;
