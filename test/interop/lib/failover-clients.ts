@@ -101,7 +101,12 @@ function jsonLinesClient(cmd: string, args: readonly string[]): FailoverClient {
     abort() {
       if (child.exitCode === null) child.kill('SIGKILL');
     },
-    explain: () => `${cmd} client progress ${JSON.stringify(progress)}, exit ${String(child.exitCode)}; its stderr ends:\n${tail(stderr, 20)}`,
+    explain: () => {
+      // A client that ended by itself printed its outcome: the errors it stopped on say why.
+      const f = final as Record<string, unknown> | null;
+      const outcome = f === null ? '' : `; its outcome: ${JSON.stringify({ error: f.error, message: f.message, errors: f.errors, aborted: f.aborted })}`;
+      return `${cmd} client progress ${JSON.stringify(progress)}, exit ${String(child.exitCode)}${outcome}; its stderr ends:\n${tail(stderr, 20)}`;
+    },
   };
 }
 

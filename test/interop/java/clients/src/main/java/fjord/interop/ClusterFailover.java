@@ -207,14 +207,14 @@ public final class ClusterFailover {
         }
         acked.addAll(batch);
       } catch (ProducerFencedException | OutOfOrderSequenceException | AuthorizationException e) {
-        errors.add(batch + ":" + e.getClass().getSimpleName());
+        errors.add(batch + ":" + e.getClass().getSimpleName() + ": " + e.getMessage());
         return;
       } catch (KafkaException e) {
         try {
           producer.abortTransaction();
           aborted.addAll(batch);
         } catch (KafkaException fatal) {
-          errors.add(batch + ":" + fatal.getClass().getSimpleName());
+          errors.add(batch + ":" + fatal.getClass().getSimpleName() + ": " + fatal.getMessage() + " (aborting after " + e.getClass().getSimpleName() + ": " + e.getMessage() + ")");
           return;
         }
       }
