@@ -76,7 +76,10 @@ function produceOperation(v: number): TxnOperation {
  * fatal. A batch that needs no check, with no check of the same producer in flight before it,
  * is appended at once, as before.
  */
-function inProducerOrder(order: Map<string, Promise<void>>, key: string, checks: boolean, run: () => Promise<AppendResult>): Promise<AppendResult> {
+function inProducerOrder(order: Map<string, Promise<void>>, keyOf: () => string, checks: boolean, run: () => Promise<AppendResult>): Promise<AppendResult> {
+  // The common case (no check anywhere in flight) builds no key and looks nothing up.
+  if (order.size === 0 && !checks) return run();
+  const key = keyOf();
   const before = order.get(key);
   if (before === undefined && !checks) return run();
   const done = (before ?? Promise.resolve()).then(run);
@@ -223,7 +226,7 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
             return { errorCode: c.errorCode, ...(c.errorMessage !== null ? { errorMessage: c.errorMessage } : {}), baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: -1 };
           };
           pending.push(
-            inProducerOrder(order, `${topic.topicId}:${pd.index}:${batch.producerId}`, batch.producerId >= 0 && needsCheck(), checkThenAppend).then(async (r) => {
+            inProducerOrder(order, () => `${topic.topicId}:${pd.index}:${batch.producerId}`, needsCheck(), checkThenAppend).then(async (r) => {
               const i = parts.indexOf(slot);
               if (r.errorCode !== 0) {
                 failedCode ??= r.errorCode;
