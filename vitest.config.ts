@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import FailureDigestReporter from './test/helpers/failure-digest.js';
 
 export default defineConfig({
   test: {
@@ -7,5 +8,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    reporters: ['default', new FailureDigestReporter()],
   },
 });

@@ -101,6 +101,7 @@ function clusterNode(nodeId: number, port: number, endpoint: string, overrides: 
       running = null;
     },
     async start() {
+      if (running) throw new Error(`node ${nodeId} is already running: kill or stop it before starting it again`);
       running = await startNode({ port, ...(dataDir ? { dataDir } : {}), overrides: { 'node.id': nodeId, 'metadata.etcd.endpoints': endpoint, ...overrides } });
       dataDir = running.dataDir;
     },

@@ -1,8 +1,9 @@
 /**
- * Writes the differential report, then closes the interop run with one plain `interop: N passed, N failed` line (vitest's own summary is
+ * Writes the differential report, then what failed (test/helpers/failure-digest.ts), then closes the interop run with one plain `interop: N passed, N failed` line (vitest's own summary is
  * not in that form), counting every test of every file, failed hooks included as failures.
  */
 import type { Reporter, TestModule } from 'vitest/node';
+import { failureDigest } from '../helpers/failure-digest.js';
 import { writeDifferentialReport } from './lib/report.js';
 
 export default class SummaryReporter implements Reporter {
@@ -19,6 +20,7 @@ export default class SummaryReporter implements Reporter {
     }
     const file = writeDifferentialReport();
     console.log(`[interop] differential report: ${file}`);
+    for (const line of failureDigest(testModules)) console.log(line);
     console.log(`interop: ${passed} passed, ${failed} failed`);
   }
 }
