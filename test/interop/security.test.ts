@@ -109,8 +109,9 @@ async function javaRoundTrip(name: string, bootstrap: string, props: Record<stri
   return r.stdout.trim().split('\n');
 }
 
-function kcat(args: readonly string[], input?: string): Promise<RunResult> {
-  return run('kcat', ['-m', '15', '-X', 'socket.connection.setup.timeout.ms=5000', ...args], { timeoutMs: 60_000, ...(input === undefined ? {} : { input }) });
+/** kcat with a metadata wait of `metadataS` seconds (a refused client waits all of it). */
+function kcat(args: readonly string[], input?: string, metadataS = 15): Promise<RunResult> {
+  return run('kcat', ['-m', String(metadataS), '-X', 'socket.connection.setup.timeout.ms=5000', ...args], { timeoutMs: 60_000, ...(input === undefined ? {} : { input }) });
 }
 
 function kcatOk(what: string, r: RunResult): RunResult {
@@ -260,15 +261,17 @@ describe('kcat (librdkafka)', () => {
     expect(await kcatRoundTrip(`127.0.0.1:${port.saslPlaintext}`, conf, 'kcat-scram')).toEqual(['a', 'b', 'c']);
   });
 
+  // Each refusal shows in the first second; the wait only bounds how long kcat keeps retrying.
+  const REFUSED_WAIT_S = 5;
   it('refuses a wrong password, an untrusted client certificate and plaintext on a TLS port', async () => {
     const wrong = await kcat(['-L', '-b', `127.0.0.1:${port.saslSsl}`, '-X', 'security.protocol=SASL_SSL', '-X', 'sasl.mechanisms=SCRAM-SHA-512',
-      '-X', 'sasl.username=alice', '-X', 'sasl.password=wrong', '-X', `ssl.ca.location=${pki.caFile}`]);
+      '-X', 'sasl.username=alice', '-X', 'sasl.password=wrong', '-X', `ssl.ca.location=${pki.caFile}`], undefined, REFUSED_WAIT_S);
     expect(wrong.code).not.toBe(0);
     expect(wrong.stderr).toMatch(/SASL authentication error|Authentication failed/);
     const untrusted = await kcat(['-L', '-b', `127.0.0.1:${port.ssl}`, '-X', 'security.protocol=SSL', '-X', `ssl.ca.location=${pki.caFile}`,
-      '-X', `ssl.certificate.location=${pki.untrustedClient.certFile}`, '-X', `ssl.key.location=${pki.untrustedClient.keyFile}`]);
+      '-X', `ssl.certificate.location=${pki.untrustedClient.certFile}`, '-X', `ssl.key.location=${pki.untrustedClient.keyFile}`], undefined, REFUSED_WAIT_S);
     expect(untrusted.code).not.toBe(0);
-    const plaintext = await kcat(['-L', '-b', `127.0.0.1:${port.saslSsl}`]);
+    const plaintext = await kcat(['-L', '-b', `127.0.0.1:${port.saslSsl}`], undefined, REFUSED_WAIT_S);
     expect(plaintext.code).not.toBe(0);
   });
 });
