@@ -32,6 +32,10 @@ export function failureDigest(testModules: ReadonlyArray<TestModule>, root = pro
   for (const m of testModules) {
     const file = relative(root, m.moduleId);
     for (const e of m.errors()) out.push(`FAILED ${file} (outside any test)`, excerpt(e));
+    // A failed beforeAll/afterAll of a describe block: its tests are skipped, the block failed.
+    for (const suite of m.children.allSuites()) {
+      for (const e of suite.errors()) out.push(`FAILED ${file} > ${suite.fullName} (a hook of the block)`, excerpt(e));
+    }
     for (const t of m.children.allTests()) {
       const r = t.result();
       if (r.state !== 'failed') continue;

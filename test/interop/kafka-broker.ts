@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KAFKA_VERSION, LOG4J2_CONFIG, kafkaClasspath } from './lib/paths.js';
 import { ManagedProcess } from './lib/process.js';
-import { freePort, waitServing } from './lib/net.js';
+import { freePorts, waitServing } from './lib/net.js';
 import { run, tail } from './lib/run.js';
 import type { Target } from './lib/target.js';
 
@@ -101,16 +101,32 @@ export function jvmArgs(classpath: string): string[] {
   ];
 }
 
+/**
+ * A port chosen free can be taken by another process before the JVM binds it (seconds later):
+ * Kafka then exits with "Address already in use", and the broker is started again on new ports.
+ */
+const BIND_ATTEMPTS = 3;
+
 export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<KafkaBroker> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (e) {
+      if (attempt >= BIND_ATTEMPTS || !(e as Error).message.includes('Address already in use')) throw e;
+      console.log(`[interop] Apache Kafka found a chosen port taken (attempt ${attempt} of ${BIND_ATTEMPTS}); starting it on new ports`);
+    }
+  }
+}
+
+async function startOnce(opts: KafkaBrokerOptions): Promise<KafkaBroker> {
   const version = opts.version ?? KAFKA_VERSION;
   const classpath = kafkaClasspath(version);
   const dataDir = mkdtempSync(join(tmpdir(), `fjord-interop-kafka-${version}-`));
-  const port = await freePort();
-  const controllerPort = await freePort();
+  const [port, controllerPort, ...extraPorts] = (await freePorts(2 + (opts.extraListeners?.length ?? 0))) as [number, number, ...number[]];
   const props = defaultProperties(port, controllerPort, dataDir);
   const listenerPorts: Record<string, number> = {};
-  for (const l of opts.extraListeners ?? []) {
-    const p = await freePort();
+  for (const [i, l] of (opts.extraListeners ?? []).entries()) {
+    const p = extraPorts[i]!;
     listenerPorts[l.name] = p;
     props.listeners += `,${l.name}://127.0.0.1:${p}`;
     props['advertised.listeners'] += `,${l.name}://127.0.0.1:${p}`;

@@ -17,6 +17,8 @@ export default class SummaryReporter implements Reporter {
         else if (state === 'failed') failed++;
       }
       if (m.state() === 'failed' && m.errors().length > 0) failed++;
+      // A describe block whose hook failed: its tests were skipped, so they count as one failure.
+      for (const suite of m.children.allSuites()) if (suite.errors().length > 0) failed++;
     }
     const file = writeDifferentialReport();
     console.log(`[interop] differential report: ${file}`);

@@ -13,6 +13,27 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** `n` distinct free ports: all are held open together, so no two of them are the same port. */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = Array.from({ length: n }, () => createServer());
+  try {
+    return await Promise.all(
+      servers.map(
+        (srv) =>
+          new Promise<number>((resolvePromise, reject) => {
+            srv.once('error', reject);
+            srv.listen(0, '127.0.0.1', () => {
+              const addr = srv.address();
+              resolvePromise(typeof addr === 'object' && addr !== null ? addr.port : 0);
+            });
+          }),
+      ),
+    );
+  } finally {
+    await Promise.all(servers.map((srv) => new Promise<void>((r) => (srv.listening ? srv.close(() => r()) : r()))));
+  }
+}
+
 /**
  * Sends ApiVersions v0 (the one version every broker must answer, KIP-35) and resolves with the
  * response's error code, or rejects on a refused/closed connection or after `timeoutMs`.
