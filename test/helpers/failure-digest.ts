@@ -23,7 +23,10 @@ function excerpt(e: ErrorLike): string {
   const message = all.filter((l) => !isFrame(l));
   const kept = message.length > HEAD + TAIL ? [...message.slice(0, HEAD), `… ${message.length - HEAD - TAIL} lines …`, ...message.slice(-TAIL)] : message;
   const frames = all.filter((l) => isFrame(l) && !l.includes('node_modules') && !l.includes('(node:') && !l.includes('<anonymous>')).slice(0, 3);
-  return [...kept, ...frames].map((l) => `    ${l.length > 400 ? `${l.slice(0, 400)}…` : l.trim() === l ? l : l.trimStart()}`).join('\n');
+  return [...kept, ...frames]
+    .map((l) => l.trimStart())
+    .map((l) => `    ${l.length > 400 ? `${l.slice(0, 400)}…` : l}`)
+    .join('\n');
 }
 
 /** The digest's lines; empty when nothing failed. */

@@ -1,16 +1,9 @@
 /** Loopback port helpers and a minimal ApiVersions probe used to tell that a node is serving. */
 import { createServer, Socket } from 'node:net';
 
-export function freePort(): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      srv.close(() => resolvePromise(port));
-    });
-  });
+export async function freePort(): Promise<number> {
+  const [port] = await freePorts(1);
+  return port!;
 }
 
 /** `n` distinct free ports: all are held open together, so no two of them are the same port. */
