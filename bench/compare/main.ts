@@ -8,6 +8,7 @@
  *   flags: --rounds N  --sections produce,consume,latency,mirror,rss  --durability default,matched
  *          --produce-mb N  --consume-mb N  --mirror-mb N  --mirror-config key=value (repeatable)  --out file.json
  *          --mirror-small-mb N (the 200-partition catch-up)  --mirror-lag-seconds N (the steady-state lag rows)
+ *          --warm-memory-gib N|auto (free memory touched before each mirror round, ./warm-memory.ts; 0 = off)
  *          --latency-rates 5000,20000  --latency-seconds N  --bulk-writer on|off|only
  *   --sections cluster (not in the default list): RF 3 on three Fjord nodes vs three Kafka nodes,
  *          and failover time (cluster.ts); --cluster-mb N per produce row (default 50)
@@ -23,6 +24,7 @@ import { LAG_PARTITIONS, LAG_RATE, LAG_RECORD_SIZE, mirrorLag, type LagMirror } 
 import { createTopic, endOffsets, producerPerformance } from './perf-tools.js';
 import { percentile, Results, type RowSpec } from './report.js';
 import { consumeOnly, idleRss, latency, produceAndConsume, type Sizes } from './scenarios.js';
+import { warmMemory, warmTarget, type WarmUp } from './warm-memory.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -37,6 +39,7 @@ const { values: flags } = parseArgs({
     'consume-mb': { type: 'string' },
     'mirror-config': { type: 'string', multiple: true },
     'mirror-peers': { type: 'string' },
+    'warm-memory-gib': { type: 'string' },
     'cluster-mb': { type: 'string' },
     'latency-rates': { type: 'string' },
     'latency-seconds': { type: 'string' },
@@ -85,6 +88,9 @@ for (const kv of flags['mirror-config'] ?? []) {
   mirrorConfig[kv.slice(0, i)] = kv.slice(i + 1);
 }
 const mirrorPeers = new Set((flags['mirror-peers'] ?? 'raw,mm2').split(','));
+/** GiB of free memory touched before each mirror round (./warm-memory.ts); `auto` = all but a margin, 0 = off. */
+const warmMemoryFlag = flags['warm-memory-gib'] ?? 'auto';
+const warmUps: WarmUp[] = [];
 const clusterMb = Number(flags['cluster-mb'] ?? 50);
 const outFile = flags.out ?? join(process.cwd(), `bench-compare-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
 
@@ -231,6 +237,11 @@ async function mirrorLagRows(round: number): Promise<void> {
 async function mirrorRound(round: number): Promise<void> {
   const r = `round ${round + 1} mirror`;
   const big = sizeLabel(mirrorBytes);
+  await attempt(`${r} memory warm-up`, async () => {
+    const w = await warmMemory(warmTarget(warmMemoryFlag));
+    warmUps.push(w);
+    if (w.gib > 0) log(`round ${round + 1}: mirror: touched ${w.gib} GiB of free memory in ${w.seconds.toFixed(1)} s (${w.gbPerSec.toFixed(2)} GB/s)`);
+  });
   await attempt(`${r} ${big} ${MIRROR_PARTITIONS}p Kafka source`, () => kafkaSourceCatchUp(round, MIRROR_PARTITIONS, mirrorBytes));
   await attempt(`${r} ${big} ${MIRROR_PARTITIONS}p Fjord source`, () => fjordSourceCatchUp(round));
   await attempt(`${r} ${sizeLabel(mirrorSmallBytes)} ${SMALL_MIRROR_PARTITIONS}p Kafka source`, () => kafkaSourceCatchUp(round, SMALL_MIRROR_PARTITIONS, mirrorSmallBytes));
@@ -267,7 +278,7 @@ async function attempt(what: string, fn: () => Promise<void>): Promise<void> {
 
 function writeJson(started: number): { minutes: number; machine: Record<string, unknown> } {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', memGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
-  const meta = { date: new Date().toISOString(), minutes: (Date.now() - started) / 60_000, quick, rounds, durabilities, sizes, mirrorBytes, mirrorSmallBytes, mirrorLagSeconds, mirrorConfig, machine, failures };
+  const meta = { date: new Date().toISOString(), minutes: (Date.now() - started) / 60_000, quick, rounds, durabilities, sizes, mirrorBytes, mirrorSmallBytes, mirrorLagSeconds, mirrorConfig, warmUps, machine, failures };
   writeFileSync(outFile, JSON.stringify({ meta, rows: results.toJson() }, null, 2) + '\n');
   return meta;
 }
