@@ -1,6 +1,6 @@
 /**
- * Where a Kafka → Fjord catch-up spends its time, partition by partition: a Kafka source
- * preloaded with `--mb` MiB of 1 KiB records in `--partitions` partitions, a fresh Fjord
+ * Where a catch-up into Fjord spends its time, partition by partition: a source (Apache Kafka,
+ * or Fjord with `--source fjord`) preloaded with `--mb` MiB of 1 KiB records in `--partitions` partitions, a fresh Fjord
  * destination, `fjord cluster-mirrors --start`, and one kafkajs admin polling every partition's
  * end offset on the destination every `--poll-ms`.
  *
@@ -12,7 +12,7 @@
  * cores the three together cannot pass 200 %). `--verify` then compares every partition's
  * segment bytes on both sides (a mirror keeps the source's bytes).
  *
- *   node bench/run.mjs bench/mirror-timeline.ts [--partitions 200] [--mb 64] [--fetchers 1] [--poll-ms 5] [--verify]
+ *   node bench/run.mjs bench/mirror-timeline.ts [--source kafka|fjord] [--partitions 200] [--mb 64] [--fetchers 1] [--poll-ms 5] [--verify]
  *     [--mirror-config key=value]...   (a mirror setting, e.g. mirror.fetch.pipeline.max.bytes=0)
  *     [--warm-memory-gib N|auto]        (touch free memory first, see ./compare/warm-memory.ts; default 0)
  */
@@ -28,6 +28,7 @@ import { warmMemory, warmTarget } from './compare/warm-memory.js';
 
 const { values: flags } = parseArgs({
   options: {
+    source: { type: 'string', default: 'kafka' },
     partitions: { type: 'string', default: '200' },
     mb: { type: 'string', default: '64' },
     fetchers: { type: 'string', default: '1' },
@@ -37,6 +38,8 @@ const { values: flags } = parseArgs({
     'warm-memory-gib': { type: 'string', default: '0' },
   },
 });
+const SOURCE = flags.source === 'fjord' ? 'fjord' : 'kafka';
+if (flags.source !== SOURCE) throw new Error(`--source takes kafka or fjord, not ${flags.source}`);
 const PARTITIONS = Number(flags.partitions);
 const RECORDS = Number(flags.mb) * 1024;
 const POLL_MS = Number(flags['poll-ms']);
@@ -70,11 +73,11 @@ interface Window {
 async function main(): Promise<void> {
   const warm = await warmMemory(warmTarget(flags['warm-memory-gib']));
   if (warm.gib > 0) log(`touched ${warm.gib} GiB of free memory in ${warm.seconds.toFixed(1)} s (${warm.gbPerSec.toFixed(2)} GB/s)`);
-  const src = await startBroker('kafka', { durability: 'default' });
+  const src = await startBroker(SOURCE, { durability: 'default' });
   try {
     const dst = await startBroker('fjord', { durability: 'default', overrides: { 'mirror.num.replica.fetchers': flags.fetchers } });
     try {
-      log(`preloading ${flags.mb} MiB in ${PARTITIONS} partitions into Kafka`);
+      log(`preloading ${flags.mb} MiB in ${PARTITIONS} partitions into ${SOURCE === 'kafka' ? 'Kafka' : 'Fjord'}`);
       await createTopic(src.bootstrap, TOPIC, PARTITIONS);
       await producerPerformance(src.bootstrap, { topic: TOPIC, records: RECORDS, recordSize: 1024, acks: '1', compression: 'none', throughput: -1 });
       const target = await endOffsets(src.bootstrap, TOPIC);
@@ -119,7 +122,7 @@ async function main(): Promise<void> {
       if (a === null || b === null) throw new Error('the copy was not observed');
       const seconds = (b.at - a.at) / 1000;
       const pct = (x: number): string => `${((x / Math.max(seconds, 0.001)) * 100).toFixed(0)} %`;
-      console.log(`Kafka → Fjord, ${PARTITIONS} partitions, ${(bytes / 2 ** 20).toFixed(0)} MiB of segment files, ${flags.fetchers} fetch loop(s), mirror config ${JSON.stringify(mirrorConfig)}`);
+      console.log(`${SOURCE === 'kafka' ? 'Kafka' : 'Fjord'} → Fjord, ${PARTITIONS} partitions, ${(bytes / 2 ** 20).toFixed(0)} MiB of segment files, ${flags.fetchers} fetch loop(s), mirror config ${JSON.stringify(mirrorConfig)}`);
       console.log(`first record per partition, ms from --start (min / p50 / p90 / max): ${spread([...first.values()])}`);
       console.log(`partition complete, ms from --start (min / p50 / p90 / max):      ${spread([...done.values()])}`);
       console.log(`copy, first byte to last: ${(seconds * 1000).toFixed(0)} ms, ${(bytes / 1e6 / Math.max(seconds, 0.001)).toFixed(0)} MB/s`);
