@@ -39,6 +39,12 @@ export class LocalLog {
   recoveryPoint = 0;
   /** Bytes whose write completed since the log was opened (only grows; truncation does not lower it). */
   bytesAppended = 0;
+  /**
+   * Truncations since the log was opened. A sync that began before one must not move the
+   * recovery point to the end it saw: the bytes past the cut may have been written again since,
+   * and its fsync did not cover them.
+   */
+  truncations = 0;
   /** Why the files can no longer be trusted (a failed write or fsync), or null. */
   offlineReason: string | null = null;
   private readonly pendingCloses = new Set<{ seg: LogSegment; timer: NodeJS.Timeout }>();
@@ -132,8 +138,11 @@ export class LocalLog {
     this.bytesAppended += seg.size - before;
   }
 
-  /** fsyncs every segment with unflushed data; the recovery point moves to `end` (the log end seen before by default). */
-  async sync(end = this.logEndOffset): Promise<void> {
+  /**
+   * fsyncs every segment with unflushed data; the recovery point moves to `end` (the log end seen
+   * before by default), unless the log was truncated since `truncations` was read with it.
+   */
+  async sync(end = this.logEndOffset, truncations = this.truncations): Promise<void> {
     const dirty = this.segments.filter((s) => s.unflushed);
     const started = performance.now();
     try {
@@ -143,7 +152,7 @@ export class LocalLog {
       this.offlineReason = `fsync failed: ${String(e)}`;
       throw e;
     }
-    if (end > this.recoveryPoint) this.recoveryPoint = end;
+    if (truncations === this.truncations && end > this.recoveryPoint) this.recoveryPoint = end;
   }
 
   /** The file range of whole batches from `fetchOffset`, in one segment (see PartitionLog.read). */
@@ -170,6 +179,7 @@ export class LocalLog {
 
   /** Removes every batch at or after `offset`; returns the segment that is now active. */
   async truncateTo(offset: number): Promise<LogSegment> {
+    this.truncations++;
     const keep = this.segmentIndexFor(offset);
     for (const seg of this.segments.splice(keep + 1)) await this.retire(seg);
     const seg = this.active;
@@ -181,6 +191,7 @@ export class LocalLog {
 
   /** Deletes every segment and starts one empty segment at `offset`. */
   async truncateFully(offset: number): Promise<void> {
+    this.truncations++;
     for (const seg of this.segments.splice(0)) await this.retire(seg);
     this.segments.push(await this.openSegment(offset));
     this.logEndOffset = offset;

@@ -349,8 +349,9 @@ export class PartitionLog implements Syncable {
     const messages = this.messagesWritten;
     const bytes = this.local.bytesAppended;
     const end = this.local.logEndOffset;
+    const truncations = this.local.truncations;
     if (this.epochs.isDirty) await this.epochs.flush();
-    await this.local.sync(end);
+    await this.local.sync(end, truncations);
     // What was written while the fsync ran stays counted as unflushed.
     this.messagesSynced = Math.max(this.messagesSynced, messages);
     this.bytesSynced = Math.max(this.bytesSynced, bytes);

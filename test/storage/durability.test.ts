@@ -116,6 +116,28 @@ describe('group commit and the high watermark', () => {
     expect(log.recoveryPoint).toBe(1);
     await log.close();
   });
+  it('a truncation while an fsync runs leaves the recovery point at or below where it cut', async () => {
+    // Offsets 2..4 are cut and written again while the fsync of the old 0..4 is in flight: the
+    // new bytes are covered by no fsync, so the recovery point must not end past offset 2, or an
+    // unclean restart would take a torn tail there for data that reached the disk.
+    const fs = new GatedFileSystem();
+    const { log } = await openLog(dir, {}, { fs });
+    expect((await log.appendAsLeader(batch(2), 0, { requiredAcks: 1 })).errorCode).toBe(0);
+    expect((await log.appendAsLeader(batch(3), 0, { requiredAcks: 1 })).errorCode).toBe(0);
+    fs.hold();
+    const flushing = log.flush();
+    await new Promise((r) => setTimeout(r, 20));
+    await log.truncateTo(2);
+    expect((await log.appendAsLeader(batch(3), 0, { requiredAcks: 1 })).errorCode).toBe(0);
+    expect(log.logEndOffset).toBe(5);
+    fs.releaseAll();
+    await flushing;
+    expect(log.recoveryPoint).toBeLessThanOrEqual(2);
+    // The next fsync covers the new bytes and moves it on.
+    await log.flush();
+    expect(log.recoveryPoint).toBe(5);
+    await log.close();
+  });
 });
 
 describe('write and fsync failures', () => {
