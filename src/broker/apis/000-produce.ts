@@ -94,9 +94,45 @@ function inProducerOrder(order: Map<string, Promise<void>>, keyOf: () => string,
   return done;
 }
 
+/**
+ * Kafka reads a connection's next request only once the previous one is answered, so batches
+ * reach each partition in the order their requests were sent. Here requests run side by side,
+ * and the one wait before an append is for a log that is still opening (a topic created a moment
+ * before): a request waiting there would let a later request to a partition already open append
+ * first. So a request with a log to wait for, or naming a partition another such request holds,
+ * first holds every partition it names (later requests naming any of them wait for it), waits for
+ * the earlier holders and for its logs, and lets go once its appends are queued on their logs.
+ * Resolves to the function that lets go; null when the request waits for nothing (the common
+ * case, which costs a log lookup per partition and appends as before, with no await).
+ */
+function holdPartitions(ctx: BrokerContext, held: Map<string, Promise<void>>, req: ProduceRequest, byId: boolean): Promise<() => void> | null {
+  const keys: string[] = [];
+  const opens: Promise<unknown>[] = [];
+  for (const td of req.topicData) {
+    const topic = byId ? ctx.image.topicsById.get(td.topicId) : ctx.image.topic(td.name);
+    if (topic === undefined) continue;
+    for (const pd of td.partitionData) {
+      if (topic.partitions[pd.index] === undefined) continue;
+      keys.push(`${topic.topicId}:${pd.index}`);
+      if (ctx.replicas.getLog(topic.name, pd.index) === undefined) opens.push(ctx.replicas.ensureLog(topic.name, pd.index));
+    }
+  }
+  const before = held.size === 0 ? [] : keys.flatMap((k) => held.get(k) ?? []);
+  if (opens.length === 0 && before.length === 0) return null;
+  let letGo = (): void => undefined;
+  const mine = new Promise<void>((resolve) => (letGo = resolve));
+  for (const k of keys) held.set(k, mine);
+  return Promise.all([...before, ...opens]).then(() => () => {
+    letGo();
+    for (const k of keys) if (held.get(k) === mine) held.delete(k);
+  });
+}
+
 export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, ProduceResponseInput> {
   /** Per partition and producer: the last of its batches still being checked or appended behind a check. */
   const order = new Map<string, Promise<void>>();
+  /** Per partition (topic id and index): the request holding it while it waits for a log to open (holdPartitions). */
+  const held = new Map<string, Promise<void>>();
   return {
     apiKey: 0,
     minVersion: 3,
@@ -110,149 +146,156 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
       const pending: Promise<void>[] = [];
       const responses: TopicOut[] = [];
       let failedCode: number | null = null;
-      for (const td of req.topicData) {
-        const topic = byId ? ctx.image.topicsById.get(td.topicId) : ctx.image.topic(td.name);
-        const parts: PartOut[] = [];
-        responses.push({ ...(byId ? { topicId: td.topicId } : { name: td.name }), partitionResponses: parts });
-        for (const pd of td.partitionData) {
-          const out = (errorCode: number, errorMessage: string | null): PartOut => {
-            if (errorCode !== 0) failedCode ??= errorCode;
-            return {
-              index: pd.index,
-              errorCode,
-              baseOffset: -1n,
-              logAppendTimeMs: -1n,
-              logStartOffset: -1n,
-              ...(v >= 8 ? { errorMessage } : {}),
+      const hold = holdPartitions(ctx, held, req, byId);
+      const letGo = hold === null ? null : await hold;
+      try {
+        for (const td of req.topicData) {
+          const topic = byId ? ctx.image.topicsById.get(td.topicId) : ctx.image.topic(td.name);
+          const parts: PartOut[] = [];
+          responses.push({ ...(byId ? { topicId: td.topicId } : { name: td.name }), partitionResponses: parts });
+          for (const pd of td.partitionData) {
+            const out = (errorCode: number, errorMessage: string | null): PartOut => {
+              if (errorCode !== 0) failedCode ??= errorCode;
+              return {
+                index: pd.index,
+                errorCode,
+                baseOffset: -1n,
+                logAppendTimeMs: -1n,
+                logStartOffset: -1n,
+                ...(v >= 8 ? { errorMessage } : {}),
+              };
             };
-          };
-          if (acks !== -1 && acks !== 0 && acks !== 1) {
-            parts.push(out(ErrorCode.INVALID_REQUIRED_ACKS, null));
-            continue;
-          }
-          if (!topic || !topic.partitions[pd.index]) {
-            parts.push(out(byId && !topic ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, null));
-            continue;
-          }
-          if (INTERNAL_TOPICS.has(topic.name)) {
-            parts.push(out(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${topic.name}`));
-            continue;
-          }
-          if (ctx.produceGuard && !ctx.produceGuard.isProduceAllowed(topic.name, pd.index)) {
-            parts.push(out(ErrorCode.READ_ONLY_TOPIC, `Topic ${topic.name} is a mirror topic and is read-only.`));
-            continue;
-          }
-          const part = topic.partitions[pd.index]!;
-          const replication = ctx.replicas.replication;
-          // Kafka's Partition.appendRecordsToLeader: only the unfenced leader takes writes; a
-          // replicated partition only once this node has become its leader at the image's epoch.
-          let leader: PartitionLeader | undefined;
-          if (replication !== null) {
-            if (part.leader !== ctx.nodeId || replication.fenced) {
-              parts.push(out(ErrorCode.NOT_LEADER_OR_FOLLOWER, null));
+            if (acks !== -1 && acks !== 0 && acks !== 1) {
+              parts.push(out(ErrorCode.INVALID_REQUIRED_ACKS, null));
               continue;
             }
-            if (isReplicated(part, ctx.nodeId)) {
-              leader = replication.leaderOf(topic.topicId, pd.index);
-              if (leader === undefined || leader.leaderEpoch !== part.leaderEpoch) {
+            if (!topic || !topic.partitions[pd.index]) {
+              parts.push(out(byId && !topic ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, null));
+              continue;
+            }
+            if (INTERNAL_TOPICS.has(topic.name)) {
+              parts.push(out(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${topic.name}`));
+              continue;
+            }
+            if (ctx.produceGuard && !ctx.produceGuard.isProduceAllowed(topic.name, pd.index)) {
+              parts.push(out(ErrorCode.READ_ONLY_TOPIC, `Topic ${topic.name} is a mirror topic and is read-only.`));
+              continue;
+            }
+            const part = topic.partitions[pd.index]!;
+            const replication = ctx.replicas.replication;
+            // Kafka's Partition.appendRecordsToLeader: only the unfenced leader takes writes; a
+            // replicated partition only once this node has become its leader at the image's epoch.
+            let leader: PartitionLeader | undefined;
+            if (replication !== null) {
+              if (part.leader !== ctx.nodeId || replication.fenced) {
                 parts.push(out(ErrorCode.NOT_LEADER_OR_FOLLOWER, null));
                 continue;
               }
-            }
-          }
-          const log = ctx.replicas.getLog(topic.name, pd.index) ?? (await ctx.replicas.ensureLog(topic.name, pd.index));
-          if (!log) {
-            parts.push(out(ErrorCode.NOT_LEADER_OR_FOLLOWER, null));
-            continue;
-          }
-          if (acks === -1) {
-            const minIsr = Number(topic.configs.get('min.insync.replicas') ?? ctx.configs.brokerValue('min.insync.replicas') ?? '1');
-            if (part.isr.length < minIsr) {
-              const msg = `The size of the current ISR [${part.isr.join(', ')}] is insufficient to satisfy the min.isr requirement of ${minIsr} for partition ${topic.name}-${pd.index}`;
-              parts.push(out(ErrorCode.NOT_ENOUGH_REPLICAS, msg));
-              continue;
-            }
-          }
-          const check = validateProduceRecords(pd.records, { apiVersion: v, maxMessageSize: log.config.maxMessageBytes });
-          if (check.errorCode !== 0) {
-            parts.push(out(check.errorCode, check.message));
-            continue;
-          }
-          if (log.config.cleanupPolicy.includes('compact')) {
-            let missing: number[];
-            try {
-              missing = recordsWithoutKey(check.batch!);
-            } catch (err) {
-              if (!(err instanceof DecodeError)) throw err;
-              parts.push(out(ErrorCode.CORRUPT_MESSAGE, err.message));
-              continue;
-            }
-            if (missing.length > 0) {
-              // Kafka's LogValidator: the whole batch fails, the keyless records are named.
-              const msg = `Compacted topic cannot accept message without key in topic partition ${topic.name}-${pd.index}.`;
-              const rejected = out(ErrorCode.INVALID_RECORD, `One or more records have been rejected due to ${missing.length} record errors in total, and only showing the first three errors at most: ${missing.slice(0, 3).map((i) => `[batchIndex=${i}, message=${msg}]`).join(', ')}`);
-              parts.push(v >= 8 ? { ...rejected, recordErrors: missing.map((batchIndex) => ({ batchIndex, batchIndexErrorMessage: msg })) } : rejected);
-              continue;
-            }
-          }
-          // Exactly the validated batch: trailing bytes that form no whole batch are dropped, as Kafka does.
-          let records = check.batch!.bytes;
-          const codec = targetCodec(topic.configs.get('compression.type') ?? ctx.configs.brokerValue('compression.type'));
-          if (codec !== null) {
-            try {
-              records = recompressBatch(check.batch!, codec) ?? records;
-            } catch (err) {
-              if (!(err instanceof DecodeError)) throw err;
-              parts.push(out(ErrorCode.CORRUPT_MESSAGE, err.message));
-              continue;
-            }
-          }
-          const slot = out(0, null);
-          parts.push(slot);
-          const epoch = leader?.leaderEpoch ?? part.leaderEpoch;
-          // KIP-890 (Kafka's ReplicaManager through AddPartitionsToTxnManager): the first
-          // transactional batch of a transaction on this partition is verified to be in the
-          // transaction (v11 and older, part 1) or adds the partition to it (v12+, transactions V2,
-          // whose producers send no AddPartitionsToTxn); a refused check appends nothing.
-          const batch = check.batch!;
-          const adder = ctx.txnPartitions;
-          const transactionalId = req.transactionalId;
-          const needsCheck = (): boolean => transactionalId !== null && batch.isTransactional && adder !== undefined && !log.hasOngoingTransaction(batch.producerId, batch.producerEpoch);
-          const checkThenAppend = async (): Promise<AppendResult> => {
-            const c = needsCheck()
-              ? await adder!.forProduce({ transactionalId: transactionalId!, producerId: batch.producerId, producerEpoch: batch.producerEpoch, topic: topic.name, partition: pd.index, operation: produceOperation(v) })
-              : { errorCode: 0, errorMessage: null };
-            if (c.errorCode === 0) return log.appendAsLeader(records, epoch, { requiredAcks: acks, prevalidated: true });
-            return { errorCode: c.errorCode, ...(c.errorMessage !== null ? { errorMessage: c.errorMessage } : {}), baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: -1 };
-          };
-          pending.push(
-            inProducerOrder(order, () => `${topic.topicId}:${pd.index}:${batch.producerId}`, needsCheck(), checkThenAppend).then(async (r) => {
-              const i = parts.indexOf(slot);
-              if (r.errorCode !== 0) {
-                failedCode ??= r.errorCode;
-                parts[i] = out(r.errorCode, r.errorMessage ?? null);
-                return;
-              }
-              // acks=all on a replicated partition: answered once the high watermark passes the
-              // write (Kafka's DelayedProduce), or with the error that kept it from doing so.
-              if (acks === -1 && leader !== undefined) {
-                const code = await leader.awaitReplication(r.lastOffset + 1, req.timeoutMs);
-                if (code !== 0) {
-                  parts[i] = out(code, null);
-                  return;
+              if (isReplicated(part, ctx.nodeId)) {
+                leader = replication.leaderOf(topic.topicId, pd.index);
+                if (leader === undefined || leader.leaderEpoch !== part.leaderEpoch) {
+                  parts.push(out(ErrorCode.NOT_LEADER_OR_FOLLOWER, null));
+                  continue;
                 }
               }
-              parts[i] = {
-                index: pd.index,
-                errorCode: 0,
-                baseOffset: BigInt(r.baseOffset),
-                logAppendTimeMs: BigInt(r.logAppendTime),
-                logStartOffset: BigInt(r.logStartOffset),
-                ...(v >= 8 ? { errorMessage: null } : {}),
-              };
-            }),
-          );
+            }
+            const log = ctx.replicas.getLog(topic.name, pd.index) ?? (await ctx.replicas.ensureLog(topic.name, pd.index));
+            if (!log) {
+              parts.push(out(ErrorCode.NOT_LEADER_OR_FOLLOWER, null));
+              continue;
+            }
+            if (acks === -1) {
+              const minIsr = Number(topic.configs.get('min.insync.replicas') ?? ctx.configs.brokerValue('min.insync.replicas') ?? '1');
+              if (part.isr.length < minIsr) {
+                const msg = `The size of the current ISR [${part.isr.join(', ')}] is insufficient to satisfy the min.isr requirement of ${minIsr} for partition ${topic.name}-${pd.index}`;
+                parts.push(out(ErrorCode.NOT_ENOUGH_REPLICAS, msg));
+                continue;
+              }
+            }
+            const check = validateProduceRecords(pd.records, { apiVersion: v, maxMessageSize: log.config.maxMessageBytes });
+            if (check.errorCode !== 0) {
+              parts.push(out(check.errorCode, check.message));
+              continue;
+            }
+            if (log.config.cleanupPolicy.includes('compact')) {
+              let missing: number[];
+              try {
+                missing = recordsWithoutKey(check.batch!);
+              } catch (err) {
+                if (!(err instanceof DecodeError)) throw err;
+                parts.push(out(ErrorCode.CORRUPT_MESSAGE, err.message));
+                continue;
+              }
+              if (missing.length > 0) {
+                // Kafka's LogValidator: the whole batch fails, the keyless records are named.
+                const msg = `Compacted topic cannot accept message without key in topic partition ${topic.name}-${pd.index}.`;
+                const rejected = out(ErrorCode.INVALID_RECORD, `One or more records have been rejected due to ${missing.length} record errors in total, and only showing the first three errors at most: ${missing.slice(0, 3).map((i) => `[batchIndex=${i}, message=${msg}]`).join(', ')}`);
+                parts.push(v >= 8 ? { ...rejected, recordErrors: missing.map((batchIndex) => ({ batchIndex, batchIndexErrorMessage: msg })) } : rejected);
+                continue;
+              }
+            }
+            // Exactly the validated batch: trailing bytes that form no whole batch are dropped, as Kafka does.
+            let records = check.batch!.bytes;
+            const codec = targetCodec(topic.configs.get('compression.type') ?? ctx.configs.brokerValue('compression.type'));
+            if (codec !== null) {
+              try {
+                records = recompressBatch(check.batch!, codec) ?? records;
+              } catch (err) {
+                if (!(err instanceof DecodeError)) throw err;
+                parts.push(out(ErrorCode.CORRUPT_MESSAGE, err.message));
+                continue;
+              }
+            }
+            const slot = out(0, null);
+            parts.push(slot);
+            const epoch = leader?.leaderEpoch ?? part.leaderEpoch;
+            // KIP-890 (Kafka's ReplicaManager through AddPartitionsToTxnManager): the first
+            // transactional batch of a transaction on this partition is verified to be in the
+            // transaction (v11 and older, part 1) or adds the partition to it (v12+, transactions V2,
+            // whose producers send no AddPartitionsToTxn); a refused check appends nothing.
+            const batch = check.batch!;
+            const adder = ctx.txnPartitions;
+            const transactionalId = req.transactionalId;
+            const needsCheck = (): boolean => transactionalId !== null && batch.isTransactional && adder !== undefined && !log.hasOngoingTransaction(batch.producerId, batch.producerEpoch);
+            const checkThenAppend = async (): Promise<AppendResult> => {
+              const c = needsCheck()
+                ? await adder!.forProduce({ transactionalId: transactionalId!, producerId: batch.producerId, producerEpoch: batch.producerEpoch, topic: topic.name, partition: pd.index, operation: produceOperation(v) })
+                : { errorCode: 0, errorMessage: null };
+              if (c.errorCode === 0) return log.appendAsLeader(records, epoch, { requiredAcks: acks, prevalidated: true });
+              return { errorCode: c.errorCode, ...(c.errorMessage !== null ? { errorMessage: c.errorMessage } : {}), baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: -1 };
+            };
+            pending.push(
+              inProducerOrder(order, () => `${topic.topicId}:${pd.index}:${batch.producerId}`, needsCheck(), checkThenAppend).then(async (r) => {
+                const i = parts.indexOf(slot);
+                if (r.errorCode !== 0) {
+                  failedCode ??= r.errorCode;
+                  parts[i] = out(r.errorCode, r.errorMessage ?? null);
+                  return;
+                }
+                // acks=all on a replicated partition: answered once the high watermark passes the
+                // write (Kafka's DelayedProduce), or with the error that kept it from doing so.
+                if (acks === -1 && leader !== undefined) {
+                  const code = await leader.awaitReplication(r.lastOffset + 1, req.timeoutMs);
+                  if (code !== 0) {
+                    parts[i] = out(code, null);
+                    return;
+                  }
+                }
+                parts[i] = {
+                  index: pd.index,
+                  errorCode: 0,
+                  baseOffset: BigInt(r.baseOffset),
+                  logAppendTimeMs: BigInt(r.logAppendTime),
+                  logStartOffset: BigInt(r.logStartOffset),
+                  ...(v >= 8 ? { errorMessage: null } : {}),
+                };
+              }),
+            );
+          }
         }
+      } finally {
+        // Every append of this request is queued on its log (or refused): later requests may go on.
+        letGo?.();
       }
       // acks=all waits for durability, as Kafka's delayed produce waits for the ISR.
       if (acks === -1 && pending.length > 0) rc.waitingRemotely?.();
