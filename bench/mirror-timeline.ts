@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { type Broker, startBroker } from './compare/brokers.js';
-import { withFjordMirror } from './compare/mirror.js';
+import { bytesOf, segmentFiles, withFjordMirror } from './compare/mirror.js';
 import { createTopic, endOffsets, producerPerformance } from './compare/perf-tools.js';
 import { cpuSeconds } from './compare/proc.js';
 import { warmMemory, warmTarget } from './compare/warm-memory.js';
@@ -57,7 +57,7 @@ function spread(xs: readonly number[]): string {
   return `${s[0]} / ${at(0.5)} / ${at(0.9)} / ${s.at(-1)}`;
 }
 
-/** Segment bytes of one partition, its .log files in order. */
+/** Segment bytes of one partition, its .log files in order (for --verify). */
 function partitionBytes(b: Broker, p: number): Buffer {
   const dir = join(b.logDir, `${TOPIC}-${p}`);
   return Buffer.concat(readdirSync(dir).filter((f) => f.endsWith('.log')).sort().map((f) => readFileSync(join(dir, f))));
@@ -81,7 +81,7 @@ async function main(): Promise<void> {
       await createTopic(src.bootstrap, TOPIC, PARTITIONS);
       await producerPerformance(src.bootstrap, { topic: TOPIC, records: RECORDS, recordSize: 1024, acks: '1', compression: 'none', throughput: -1 });
       const target = await endOffsets(src.bootstrap, TOPIC);
-      const bytes = Array.from({ length: PARTITIONS }, (_, p) => partitionBytes(src, p).length).reduce((a, b) => a + b, 0);
+      const bytes = bytesOf(segmentFiles(src, TOPIC, PARTITIONS));
       const admin = new Kafka({ clientId: 'mirror-timeline', brokers: [dst.bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
       await admin.connect();
       const first = new Map<number, number>();

@@ -41,10 +41,11 @@ export function availableGiB(): number {
 
 /** How much `--warm-memory-gib` asks for: a number, or `auto` = what is available less the margin. */
 export function warmTarget(flag: string): number {
-  if (flag === 'auto') return Math.max(0, Math.floor(availableGiB() - MARGIN_GIB));
+  const most = Math.max(0, Math.floor(availableGiB() - MARGIN_GIB));
+  if (flag === 'auto') return most;
   const n = Number(flag);
   if (!Number.isFinite(n) || n < 0) throw new Error(`--warm-memory-gib takes a number of GiB or auto, not ${flag}`);
-  return Math.min(n, Math.max(0, Math.floor(availableGiB() - MARGIN_GIB)));
+  return Math.min(n, most);
 }
 
 /** Fills `gib` GiB in a child process; returns how long it took. */

@@ -122,10 +122,13 @@ function holdPartitions(ctx: BrokerContext, held: Map<string, Promise<void>>, re
   let letGo = (): void => undefined;
   const mine = new Promise<void>((resolve) => (letGo = resolve));
   for (const k of keys) held.set(k, mine);
-  return Promise.all([...before, ...opens]).then(() => () => {
+  const release = (): void => {
     letGo();
     for (const k of keys) if (held.get(k) === mine) held.delete(k);
-  });
+  };
+  // A log that failed to open still ends the wait (the append path reports the failure as
+  // before): a hold never let go would stop every later request to these partitions.
+  return Promise.allSettled([...before, ...opens]).then(() => release);
 }
 
 export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, ProduceResponseInput> {
