@@ -54,6 +54,11 @@ export interface CatchUp {
   readonly peakRssMiB: number;
 }
 
+/** MB/s of the bytes that arrived within a window; a copy that landed whole between two looks has no measurable rate. */
+function windowRate(bytes: number, seconds: number): number {
+  return bytes / 1e6 / Math.max(seconds, 0.001);
+}
+
 /** Polls a broker's end offsets with one admin connection. */
 export class OffsetPoller {
   private constructor(private readonly admin: Admin) {}
@@ -91,13 +96,17 @@ export class OffsetPoller {
  * Waits until `topic` on `dest` holds `target` records, measuring from `startedAt`; `cpuPids`
  * are the processes whose CPU the copy costs, counted from the first byte to the last (so a
  * JVM's start-up is not charged to the copy). An event between two polls is placed at their
- * midpoint, so the poll interval bounds the error of both ends.
+ * midpoint, so the poll interval bounds the error of both ends. The rate counts only the bytes
+ * that arrived after the first poll that saw any: what that poll already saw came in before the
+ * window began (a whole Fetch answer, up to `mirror.fetch.response.max.bytes` per fetch loop,
+ * lands at once), and crediting it to the window would overstate a short copy.
  */
 async function measureCatchUp(dest: string, topic: string, target: number, bytes: number, startedAt: number, cpuPids: readonly number[], rssPid: number, deadlineMs: number): Promise<CatchUp> {
   const poller = await OffsetPoller.open(dest);
   const cpuNow = (): number => cpuPids.reduce((s, p) => s + cpuSeconds(p), 0);
   const rss = rssPeakSampler(rssPid);
   let first = 0;
+  let seenAtFirst = 0;
   let cpu0 = 0;
   let prev = Date.now();
   let end: number;
@@ -110,6 +119,7 @@ async function measureCatchUp(dest: string, topic: string, target: number, bytes
       prev = Date.now();
       if (n > 0 && first === 0) {
         first = at;
+        seenAtFirst = Math.min(n, target);
         cpu0 = cpuNow();
       }
       if (n >= target) {
@@ -123,7 +133,10 @@ async function measureCatchUp(dest: string, topic: string, target: number, bytes
   }
   const cpu = cpuNow() - cpu0;
   const seconds = (end - first) / 1000;
-  return { mbPerSec: bytes / 1e6 / Math.max(seconds, 0.001), firstByteMs: first - startedAt, seconds, cpuSecondsPerGb: cpu / (bytes / 1e9), peakRssMiB: rss.stop() };
+  if (seenAtFirst >= target) throw new Error(`the whole copy of ${topic} landed between two polls ${POLL_MS} ms apart: no rate to give`);
+  // Records are of one size, so the bytes in the window are the records in it times bytes per record.
+  const inWindow = (bytes * (target - seenAtFirst)) / target;
+  return { mbPerSec: windowRate(inWindow, seconds), firstByteMs: first - startedAt, seconds, cpuSecondsPerGb: cpu / (inWindow / 1e9), peakRssMiB: rss.stop() };
 }
 
 /** The segment files of the topic's `partitions` partitions on a broker (what every copy moves). */
@@ -241,13 +254,20 @@ export async function rawPipeCatchUp(files: readonly string[], deadlineMs: numbe
     const cpu0 = cpuSeconds(pid);
     let cpu = 0;
     let first = 0;
+    let sizeAtFirst = 0;
     // socat's own retry covers the moment before the listener is up.
     const startedAt = Date.now();
     const quoted = files.map((f) => `'${f}'`).join(' ');
     const sender = run('bash', ['-c', `cat ${quoted} | socat -u -b ${block} STDIN TCP:127.0.0.1:${port},retry=100,interval=0.01`], { timeoutMs: deadlineMs });
     const watch = setInterval(() => {
       try {
-        if (first === 0 && statSync(out).size > 0) first = Date.now();
+        if (first === 0) {
+          const size = statSync(out).size;
+          if (size > 0) {
+            first = Date.now();
+            sizeAtFirst = size;
+          }
+        }
         cpu = cpuSeconds(pid) - cpu0;
       } catch {
         /* not created yet, or exited */
@@ -262,7 +282,10 @@ export async function rawPipeCatchUp(files: readonly string[], deadlineMs: numbe
     if (copied !== bytes) throw new Error(`raw pipe copied ${copied} of ${bytes} bytes`);
     if (first === 0) first = startedAt;
     const seconds = (end - first) / 1000;
-    return { mbPerSec: bytes / 1e6 / Math.max(seconds, 0.001), firstByteMs: first - startedAt, seconds, cpuSecondsPerGb: cpu / (bytes / 1e9), peakRssMiB: 0 };
+    // As for the mirrors: only what arrived after the first look that saw bytes counts.
+    const inWindow = bytes - sizeAtFirst;
+    if (inWindow <= 0) throw new Error('the raw pipe copied everything before its first look: no rate to give');
+    return { mbPerSec: windowRate(inWindow, seconds), firstByteMs: first - startedAt, seconds, cpuSecondsPerGb: cpu / (inWindow / 1e9), peakRssMiB: 0 };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
