@@ -10,6 +10,7 @@
  *          --mirror-small-mb N (the 200-partition catch-up)  --mirror-lag-seconds N (the steady-state lag rows)
  *          --warm-memory-gib N|auto (free memory touched before each mirror round, ./warm-memory.ts; 0 = off)
  *          --latency-rates 5000,20000  --latency-seconds N  --bulk-writer on|off|only
+ *          --broker-warm-up-mb N (written, not measured, to each broker before its produce/consume/latency rows; 0 = off)
  *   --sections cluster (not in the default list): RF 3 on three Fjord nodes vs three Kafka nodes,
  *          and failover time (cluster.ts); --cluster-mb N per produce row (default 50)
  */
@@ -23,7 +24,7 @@ import { bytesOf, fjordCatchUp, MIRROR_PARTITIONS, mirrorMakerCatchUp, rawPipeCa
 import { LAG_PARTITIONS, LAG_RATE, LAG_RECORD_SIZE, mirrorLag, type LagMirror } from './mirror-lag.js';
 import { createTopic, endOffsets, producerPerformance } from './perf-tools.js';
 import { percentile, Results, type RowSpec } from './report.js';
-import { consumeOnly, idleRss, latency, produceAndConsume, type Sizes } from './scenarios.js';
+import { consumeOnly, idleRss, latency, produceAndConsume, type Sizes, warmUpBroker } from './scenarios.js';
 import { warmMemory, warmTarget, type WarmUp } from './warm-memory.js';
 
 const { values: flags } = parseArgs({
@@ -41,6 +42,7 @@ const { values: flags } = parseArgs({
     'mirror-peers': { type: 'string' },
     'warm-memory-gib': { type: 'string' },
     'cluster-mb': { type: 'string' },
+    'broker-warm-up-mb': { type: 'string' },
     'latency-rates': { type: 'string' },
     'latency-seconds': { type: 'string' },
     'bulk-writer': { type: 'string' },
@@ -92,6 +94,8 @@ const mirrorPeers = new Set((flags['mirror-peers'] ?? 'raw,mm2').split(','));
 const warmMemoryFlag = flags['warm-memory-gib'] ?? 'auto';
 const warmUps: WarmUp[] = [];
 const clusterMb = Number(flags['cluster-mb'] ?? 50);
+/** MB each broker takes before its measured rows, so that no row runs on a cold JIT (./scenarios.ts warmUpBroker). */
+const brokerWarmUpMb = Number(flags['broker-warm-up-mb'] ?? (quick ? 50 : 200));
 const outFile = flags.out ?? join(process.cwd(), `bench-compare-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
 
 const results = new Results();
@@ -120,6 +124,7 @@ async function brokerRounds(round: number, payloadDir: string): Promise<void> {
       if (!sections.has('produce') && !sections.has('latency') && !sections.has('consume')) continue;
       log(`round ${round + 1}: ${kind}, durability ${durability}: produce/consume/latency`);
       await withBroker(kind, durability, async (b) => {
+        if (brokerWarmUpMb > 0) await warmUpBroker(b, brokerWarmUpMb);
         if (sections.has('produce')) await produceAndConsume(b, sizes, durability, results, payloadDir);
         if (sections.has('consume')) await consumeOnly(b, sizes, consumeMb, durability, results);
         if (sections.has('latency')) await latency(b, sizes, durability, results);
@@ -278,7 +283,7 @@ async function attempt(what: string, fn: () => Promise<void>): Promise<void> {
 
 function writeJson(started: number): { minutes: number; machine: Record<string, unknown> } {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', memGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
-  const meta = { date: new Date().toISOString(), minutes: (Date.now() - started) / 60_000, quick, rounds, durabilities, sizes, mirrorBytes, mirrorSmallBytes, mirrorLagSeconds, mirrorConfig, warmUps, machine, failures };
+  const meta = { date: new Date().toISOString(), minutes: (Date.now() - started) / 60_000, quick, rounds, durabilities, sizes, brokerWarmUpMb, mirrorBytes, mirrorSmallBytes, mirrorLagSeconds, mirrorConfig, warmUps, machine, failures };
   writeFileSync(outFile, JSON.stringify({ meta, rows: results.toJson() }, null, 2) + '\n');
   return meta;
 }
