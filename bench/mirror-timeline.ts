@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { type Broker, startBroker } from './compare/brokers.js';
-import { bytesOf, segmentFiles, withFjordMirror } from './compare/mirror.js';
+import { bytesOf, segmentFiles, windowRate, withFjordMirror } from './compare/mirror.js';
 import { createTopic, endOffsets, kcatConsume, producerPerformance } from './compare/perf-tools.js';
 import { cpuSeconds } from './compare/proc.js';
 import { warmMemory, warmTarget } from './compare/warm-memory.js';
@@ -141,7 +141,8 @@ async function main(): Promise<void> {
       console.log(`partition complete, ms from --start (min / p50 / p90 / max):      ${spread([...done.values()])}`);
       const total = target.reduce((n, x) => n + x, 0);
       const inWindow = (bytes * (total - seenAtFirst)) / total;
-      console.log(`copy, first byte to last: ${(seconds * 1000).toFixed(0)} ms, ${(inWindow / 1e6 / Math.max(seconds, 0.001)).toFixed(0)} MB/s (${(seenAtFirst / total * 100).toFixed(0)} % had arrived at the first look and is not counted)`);
+      const rate = inWindow > 0 ? `${windowRate(inWindow, seconds).toFixed(0)} MB/s` : 'no rate (everything arrived before the first look)';
+      console.log(`copy, first byte to last: ${(seconds * 1000).toFixed(0)} ms, ${rate} (${((seenAtFirst / total) * 100).toFixed(0)} % had arrived at the first look and is not counted)`);
       console.log(`CPU over the copy, % of one core: source ${pct(b.src - a.src)}, destination ${pct(b.dst - a.dst)}, this poller ${pct(b.self - a.self)}`);
       if (flags.verify) {
         let differ = 0;

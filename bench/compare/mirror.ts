@@ -54,8 +54,11 @@ export interface CatchUp {
   readonly peakRssMiB: number;
 }
 
-/** MB/s of the bytes that arrived within a window; a copy that landed whole between two looks has no measurable rate. */
-function windowRate(bytes: number, seconds: number): number {
+/**
+ * MB/s of the bytes that arrived within a catch-up's window, from the first look that saw any to
+ * the last byte (the callers leave out what that first look already saw).
+ */
+export function windowRate(bytes: number, seconds: number): number {
   return bytes / 1e6 / Math.max(seconds, 0.001);
 }
 
