@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { type Broker } from './brokers.js';
 import { backgroundProducer, consumerPerformance, createTopic, endOffsets, endToEndConsumer, kcatConsume, producerPerformance, writeCompressiblePayloads } from './perf-tools.js';
-import { cpuSeconds, rssMiB } from './proc.js';
+import { cpuSeconds, rssMiB, rssPeakSampler } from './proc.js';
 import { percentile, type Results, type Side } from './report.js';
 
 export interface Sizes {
@@ -51,28 +51,40 @@ export async function warmUpBroker(b: Broker, mb: number): Promise<void> {
   await consumerPerformance(b.bootstrap, topic, 2 * records);
 }
 
-/** Produce rows, then consume rows over the uncompressed acks=1 topics at the largest partition count ≤ 8. */
+/**
+ * Produce rows, then consume rows over the uncompressed acks=1 topics at the largest partition
+ * count ≤ 8. Beside them, per record size, the broker's peak RSS over all of that size's produce
+ * rows (sampled every 200 ms): its memory under produce load.
+ */
 export async function produceAndConsume(b: Broker, sizes: Sizes, durability: string, results: Results, payloadDir: string): Promise<void> {
   const consumeFrom = new Map<number, { topic: string; records: number }>();
   const consumePartitions = sizes.partitions.includes(8) ? 8 : (sizes.partitions[0] ?? 1);
   for (const size of sizes.recordSizes) {
-    for (const acks of sizes.acks) {
-      for (const compression of sizes.compressions) {
-        for (const partitions of sizes.partitions) {
-          const topic = `p-${size}-${acks}-${compression}-${partitions}`;
-          await createTopic(b.bootstrap, topic, partitions);
-          const records = Math.round((sizes.produceMb * 1e6) / size);
-          const payloadFile = compression === 'lz4' ? join(payloadDir, `payload-${size}.txt`) : undefined;
-          if (payloadFile !== undefined) writeCompressiblePayloads(payloadFile, size);
-          const cpu0 = cpuSeconds(b.pid);
-          const r = await producerPerformance(b.bootstrap, { topic, records, recordSize: size, acks, compression, throughput: -1, ...(payloadFile === undefined ? {} : { payloadFile }) });
-          const cpu = cpuSeconds(b.pid) - cpu0;
-          const mb = (records * size) / 1e6;
-          results.add({ name: produceRowName(size, acks, compression, partitions), unit: 'rec/s', peer: 'kafka', higherIsBetter: true, durability }, side(b), r.recordsPerSec, cpu / mb);
-          if (acks === '1' && compression === 'none' && partitions === consumePartitions) consumeFrom.set(size, { topic, records });
+    const rss = rssPeakSampler(b.pid);
+    let peakRss: number;
+    try {
+      for (const acks of sizes.acks) {
+        for (const compression of sizes.compressions) {
+          for (const partitions of sizes.partitions) {
+            const topic = `p-${size}-${acks}-${compression}-${partitions}`;
+            await createTopic(b.bootstrap, topic, partitions);
+            const records = Math.round((sizes.produceMb * 1e6) / size);
+            const payloadFile = compression === 'lz4' ? join(payloadDir, `payload-${size}.txt`) : undefined;
+            if (payloadFile !== undefined) writeCompressiblePayloads(payloadFile, size);
+            const cpu0 = cpuSeconds(b.pid);
+            const r = await producerPerformance(b.bootstrap, { topic, records, recordSize: size, acks, compression, throughput: -1, ...(payloadFile === undefined ? {} : { payloadFile }) });
+            const cpu = cpuSeconds(b.pid) - cpu0;
+            const mb = (records * size) / 1e6;
+            results.add({ name: produceRowName(size, acks, compression, partitions), unit: 'rec/s', peer: 'kafka', higherIsBetter: true, durability }, side(b), r.recordsPerSec, cpu / mb);
+            if (acks === '1' && compression === 'none' && partitions === consumePartitions) consumeFrom.set(size, { topic, records });
+          }
         }
       }
+    } finally {
+      peakRss = rss.stop();
     }
+    const label = size === 1024 ? '1 KiB' : `${size} B`;
+    results.add({ name: `peak RSS under produce, ${label} (every produce row of that size)`, unit: 'MiB', peer: 'kafka', higherIsBetter: false, durability }, side(b), peakRss);
   }
   for (const [size, { topic, records }] of consumeFrom) {
     const cpu0 = cpuSeconds(b.pid);
