@@ -147,7 +147,9 @@ describe('partition directories follow the replica assignment', () => {
   it('a deleted topic leaves no directory on any node', async () => {
     await createAssigned('gone', [1, 2, 3]);
     await partitionOn(1, 'gone', (p) => p.isrNodes.length === 3);
-    for (const n of [1, 2, 3]) expect(hasDir(n, 'gone')).toBe(true);
+    // A new partition's ISR is its whole replica set from the start, so each follower may still
+    // be opening its log when the leader already reports it.
+    for (const n of [1, 2, 3]) await eventually(`node ${n} holding gone-0`, async () => hasDir(n, 'gone'), SLOW_MS);
     const r = await on(3, (c) => c.send(Apis.DeleteTopics, { topics: [], topicNames: ['gone'], timeoutMs: 10_000 }));
     expect(r.responses[0]!.errorCode).toBe(ErrorCode.NONE);
     for (const n of [1, 2, 3]) await eventually(`node ${n} deleting gone-0`, async () => dirsOf(n, 'gone').length === 0, SLOW_MS);
