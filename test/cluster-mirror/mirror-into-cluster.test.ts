@@ -245,6 +245,16 @@ describe('mirroring into a three-node Fjord cluster', () => {
       }
     })();
     await eventually('the mirror copying the new records', async () => (await described()).some((p) => p.destinationOffset > 200), 20_000);
+    // The failover elects from the ISR, and a follower starved of CPU drops out of it after
+    // replica.lag.time.max.ms (3 s here): kill only once every partition has its three in sync.
+    await eventually(
+      'every partition with three replicas in sync',
+      async () => {
+        const md = await client(cluster.nodes.find((n) => n.running !== null && n.nodeId !== victim)!.nodeId).metadata([TOPIC]);
+        return md.topics[0]!.partitions.every((p) => p.isrNodes.length === 3);
+      },
+      20_000,
+    );
     const atKill = await described();
     await cluster.node(victim).kill();
     const killedAt = next;
