@@ -21,7 +21,7 @@ import { startCluster } from '../../test/helpers/cluster.js';
 import { KAFKA_JVM_PERFORMANCE_OPTS, clusterId, durabilityProps, type BrokerKind, type Durability } from './brokers.js';
 import { consumerPerformance, producerPerformance } from './perf-tools.js';
 import { cpuSeconds } from './proc.js';
-import type { Results } from './report.js';
+import { recordSizeLabel, type Results } from './report.js';
 
 /** Stock on both brokers: Kafka's defaults, which Fjord's keys share. */
 const SESSION = { 'broker.session.timeout.ms': '9000', 'broker.heartbeat.interval.ms': '2000' };
@@ -168,7 +168,7 @@ export async function clusterRows(c: ClusterUnderTest, produceMb: number, durabi
     const topic = `rf3-${size}`;
     await createRf3Topic(c.bootstrap, topic, 8);
     const records = Math.round((produceMb * 1e6) / size);
-    const label = size === 1024 ? '1 KiB' : `${size} B`;
+    const label = recordSizeLabel(size);
     let cpu0 = sumCpu(c);
     const p = await producerPerformance(c.bootstrap, { topic, records, recordSize: size, acks: 'all', compression: 'none', throughput: -1 });
     const mb = (records * size) / 1e6;

@@ -23,7 +23,7 @@ import { clusterRows, startFjordCluster, startKafkaCluster } from './cluster.js'
 import { bytesOf, fjordCatchUp, MIRROR_PARTITIONS, mirrorMakerCatchUp, rawPipeCatchUp, segmentFiles, type CatchUp } from './mirror.js';
 import { LAG_PARTITIONS, LAG_RATE, LAG_RECORD_SIZE, mirrorLag, type LagMirror } from './mirror-lag.js';
 import { createTopic, endOffsets, producerPerformance } from './perf-tools.js';
-import { percentile, Results, type RowSpec } from './report.js';
+import { percentile, Results, recordSizeLabel, type RowSpec } from './report.js';
 import { consumeOnly, idleRss, latency, produceAndConsume, type Sizes, warmUpBroker } from './scenarios.js';
 import { warmMemory, warmTarget, type WarmUp } from './warm-memory.js';
 
@@ -231,7 +231,7 @@ async function mirrorLagRows(round: number): Promise<void> {
       lags.set(m, await withBroker(m === 'fjord' ? 'fjord' : 'kafka', 'default', (dest) => mirrorLag(kafkaSrc, dest, m, mirrorConfig, mirrorLagSeconds, 10 * 60_000)));
     }
   });
-  const label = `mirror lag at ${LAG_RATE / 1000}k rec/s ${LAG_RECORD_SIZE === 1024 ? '1 KiB' : `${LAG_RECORD_SIZE} B`} ${LAG_PARTITIONS}p Kafka → Fjord vs MM2 Kafka → Kafka`;
+  const label = `mirror lag at ${LAG_RATE / 1000}k rec/s ${recordSizeLabel(LAG_RECORD_SIZE)} ${LAG_PARTITIONS}p Kafka → Fjord vs MM2 Kafka → Kafka`;
   for (const p of [50, 99]) {
     const spec: RowSpec = { name: `${label}: p${p}`, unit: 'ms', peer: 'mm2', higherIsBetter: false, durability: 'default' };
     for (const [m, xs] of lags) results.add(spec, m === 'fjord' ? 'fjord' : 'peer', percentile(xs, p));

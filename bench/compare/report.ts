@@ -93,3 +93,8 @@ export class Results {
     return lines.join('\n');
   }
 }
+
+/** A record size as the rows name it: "100 B", "1 KiB". */
+export function recordSizeLabel(size: number): string {
+  return size === 1024 ? '1 KiB' : `${size} B`;
+}

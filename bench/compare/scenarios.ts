@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { type Broker } from './brokers.js';
 import { backgroundProducer, consumerPerformance, createTopic, endOffsets, endToEndConsumer, kcatConsume, producerPerformance, writeCompressiblePayloads } from './perf-tools.js';
 import { cpuSeconds, rssMiB, rssPeakSampler } from './proc.js';
-import { percentile, type Results, type Side } from './report.js';
+import { percentile, recordSizeLabel, type Results, type Side } from './report.js';
 
 export interface Sizes {
   /** MB written per produce row. */
@@ -33,7 +33,7 @@ export function side(b: Broker): Side {
 }
 
 function produceRowName(size: number, acks: string, compression: string, partitions: number): string {
-  return `produce ${size === 1024 ? '1 KiB' : `${size} B`} acks=${acks} ${compression} ${partitions}p`;
+  return `produce ${recordSizeLabel(size)} acks=${acks} ${compression} ${partitions}p`;
 }
 
 /**
@@ -60,37 +60,33 @@ export async function produceAndConsume(b: Broker, sizes: Sizes, durability: str
   const consumeFrom = new Map<number, { topic: string; records: number }>();
   const consumePartitions = sizes.partitions.includes(8) ? 8 : (sizes.partitions[0] ?? 1);
   for (const size of sizes.recordSizes) {
+    const rows = sizes.acks.flatMap((acks) => sizes.compressions.flatMap((compression) => sizes.partitions.map((partitions) => ({ acks, compression, partitions }))));
     const rss = rssPeakSampler(b.pid);
     let peakRss: number;
     try {
-      for (const acks of sizes.acks) {
-        for (const compression of sizes.compressions) {
-          for (const partitions of sizes.partitions) {
-            const topic = `p-${size}-${acks}-${compression}-${partitions}`;
-            await createTopic(b.bootstrap, topic, partitions);
-            const records = Math.round((sizes.produceMb * 1e6) / size);
-            const payloadFile = compression === 'lz4' ? join(payloadDir, `payload-${size}.txt`) : undefined;
-            if (payloadFile !== undefined) writeCompressiblePayloads(payloadFile, size);
-            const cpu0 = cpuSeconds(b.pid);
-            const r = await producerPerformance(b.bootstrap, { topic, records, recordSize: size, acks, compression, throughput: -1, ...(payloadFile === undefined ? {} : { payloadFile }) });
-            const cpu = cpuSeconds(b.pid) - cpu0;
-            const mb = (records * size) / 1e6;
-            results.add({ name: produceRowName(size, acks, compression, partitions), unit: 'rec/s', peer: 'kafka', higherIsBetter: true, durability }, side(b), r.recordsPerSec, cpu / mb);
-            if (acks === '1' && compression === 'none' && partitions === consumePartitions) consumeFrom.set(size, { topic, records });
-          }
-        }
+      for (const { acks, compression, partitions } of rows) {
+        const topic = `p-${size}-${acks}-${compression}-${partitions}`;
+        await createTopic(b.bootstrap, topic, partitions);
+        const records = Math.round((sizes.produceMb * 1e6) / size);
+        const payloadFile = compression === 'lz4' ? join(payloadDir, `payload-${size}.txt`) : undefined;
+        if (payloadFile !== undefined) writeCompressiblePayloads(payloadFile, size);
+        const cpu0 = cpuSeconds(b.pid);
+        const r = await producerPerformance(b.bootstrap, { topic, records, recordSize: size, acks, compression, throughput: -1, ...(payloadFile === undefined ? {} : { payloadFile }) });
+        const cpu = cpuSeconds(b.pid) - cpu0;
+        const mb = (records * size) / 1e6;
+        results.add({ name: produceRowName(size, acks, compression, partitions), unit: 'rec/s', peer: 'kafka', higherIsBetter: true, durability }, side(b), r.recordsPerSec, cpu / mb);
+        if (acks === '1' && compression === 'none' && partitions === consumePartitions) consumeFrom.set(size, { topic, records });
       }
     } finally {
       peakRss = rss.stop();
     }
-    const label = size === 1024 ? '1 KiB' : `${size} B`;
-    results.add({ name: `peak RSS under produce, ${label} (every produce row of that size)`, unit: 'MiB', peer: 'kafka', higherIsBetter: false, durability }, side(b), peakRss);
+    results.add({ name: `peak RSS under produce, ${recordSizeLabel(size)} (every produce row of that size)`, unit: 'MiB', peer: 'kafka', higherIsBetter: false, durability }, side(b), peakRss);
   }
   for (const [size, { topic, records }] of consumeFrom) {
     const cpu0 = cpuSeconds(b.pid);
     const r = await consumerPerformance(b.bootstrap, topic, records);
     const cpu = cpuSeconds(b.pid) - cpu0;
-    const name = `consume ${size === 1024 ? '1 KiB' : `${size} B`} ${consumePartitions}p (fetch.MB.sec)`;
+    const name = `consume ${recordSizeLabel(size)} ${consumePartitions}p (fetch.MB.sec)`;
     results.add({ name, unit: 'MB/s', peer: 'kafka', higherIsBetter: true, durability }, side(b), r.fetchMbPerSec, cpu / r.mb);
   }
 }
@@ -107,7 +103,7 @@ export async function consumeOnly(b: Broker, sizes: Sizes, consumeMb: number, du
     await createTopic(b.bootstrap, topic, partitions);
     const records = Math.round((consumeMb * 1e6) / size);
     await producerPerformance(b.bootstrap, { topic, records, recordSize: size, acks: '1', compression: 'none', throughput: -1 });
-    const label = size === 1024 ? '1 KiB' : `${size} B`;
+    const label = recordSizeLabel(size);
     let cpu0 = cpuSeconds(b.pid);
     const r = await consumerPerformance(b.bootstrap, topic, records);
     let cpu = cpuSeconds(b.pid) - cpu0;

@@ -80,15 +80,6 @@ class RealLogFile implements LogFile {
       this.writeAllInline(buffers, position);
       return;
     }
-    if (buffers.length === 1) {
-      const b = buffers[0] as Buffer;
-      let done = 0;
-      while (done < b.length) {
-        const { bytesWritten } = await this.fh.write(b, done, b.length - done, position + done);
-        done += bytesWritten;
-      }
-      return;
-    }
     let pending = buffers.filter((b) => b.length > 0);
     let pos = position;
     while (pending.length > 0) {

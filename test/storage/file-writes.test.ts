@@ -39,6 +39,17 @@ describe('log file writes, on the event loop and in the thread pool', () => {
     });
   }
 
+  it('writes one large buffer at a position (in the pool)', async () => {
+    const path = join(dir, 'one.log');
+    const file = await realFileSystem.open(path, 'write');
+    const head = bytes(10, 1);
+    const big = bytes(3 * INLINE_WRITE_MAX_BYTES + 5, 42);
+    await file.writeAll([head], 0);
+    await file.writeAll([big], head.length);
+    await file.close();
+    expect((await readFile(path)).equals(Buffer.concat([head, big]))).toBe(true);
+  });
+
   it('a write to a closed file rejects its promise instead of throwing', async () => {
     const file = await realFileSystem.open(join(dir, 'g.log'), 'write');
     await file.close();
