@@ -50,8 +50,12 @@ export interface PersistedPartitionState {
 
 /** Persistence seam: the coordinator on `__mirror_state` (local append or WriteMirrorStates). */
 export interface MirrorStateStore {
-  /** Resolves once the record is committed; rejects when it could not be written. */
-  writeState(key: MirrorPartitionKey, value: PersistedPartitionState): Promise<void>;
+  /**
+   * Resolves once the record is committed; rejects when it could not be written. `leaderEpoch`
+   * is the epoch this node leads the partition under (the coordinator fences older ones); absent,
+   * the store takes the node's image.
+   */
+  writeState(key: MirrorPartitionKey, value: PersistedPartitionState, leaderEpoch?: number): Promise<void>;
 }
 
 /**
@@ -94,6 +98,12 @@ export interface TransitionOptions {
   readonly errorMessage?: string;
   /** For FAILED: never retry. */
   readonly nonRetryable?: boolean;
+  /**
+   * For FAILED: the failure comes from outside the state's action (the fetcher, the source sync).
+   * It does not apply to a partition that is STOPPING or STOPPED: neither fetches, and a desired
+   * STOPPED must end in STOPPED whatever the source does.
+   */
+  readonly external?: boolean;
 }
 
 interface Entry {
@@ -109,6 +119,8 @@ interface Entry {
   /** The latest transition whose write failed, retried by `writeRetryTimer`. */
   pendingWrite: (PendingStateWrite & { readonly from: State }) | null;
   writeRetryTimer: CancelTimer | null;
+  /** The leader epoch this node leads the partition under (-1 unknown); state writes carry it. */
+  leaderEpoch: number;
 }
 
 export interface MirrorStateMachineOptions {
@@ -169,11 +181,14 @@ export class MirrorStateMachine {
    * persisted) and the topic's desired state, then applies §7.3. A FAILED partition that is still
    * retryable gets its retry scheduled again (a new leader resumes the persisted state).
    */
-  async resume(key: MirrorPartitionKey, persisted: PersistedPartitionState | null, desired: State): Promise<void> {
+  async resume(key: MirrorPartitionKey, persisted: PersistedPartitionState | null, desired: State, leaderEpoch = -1): Promise<void> {
     const e = this.entry(key);
     e.persisted = persisted;
     e.desired = desired;
-    if (persisted?.state === S.FAILED) {
+    e.leaderEpoch = leaderEpoch;
+    // A desired STOPPED is applied at once, from FAILED too (retryable or not, retries used up or
+    // not): a stop that landed while another node led the partition must not wait on a retry.
+    if (persisted?.state === S.FAILED && desired !== S.STOPPED) {
       this.scheduleRetry(e);
       return;
     }
@@ -181,10 +196,31 @@ export class MirrorStateMachine {
   }
 
   /** The topic's desired state changed (MirrorTopicStateChangeRecord); applies §7.3. */
-  async setDesired(key: MirrorPartitionKey, desired: State): Promise<void> {
+  async setDesired(key: MirrorPartitionKey, desired: State, leaderEpoch?: number): Promise<void> {
     const e = this.entry(key);
     e.desired = desired;
+    if (leaderEpoch !== undefined) e.leaderEpoch = leaderEpoch;
     await this.reconcile(key);
+  }
+
+  /**
+   * This node still leads the partition, now under `leaderEpoch` (its own bump, or a new term
+   * seen by the manager). Later state writes carry it; a node that stopped leading never calls
+   * this, so its late writes keep the epoch it led under and are fenced.
+   */
+  noteLeaderEpoch(key: MirrorPartitionKey, leaderEpoch: number): void {
+    const e = this.entries.get(partitionKeyString(key));
+    if (e !== undefined && leaderEpoch > e.leaderEpoch) e.leaderEpoch = leaderEpoch;
+  }
+
+  /** The epoch this node leads the partition under, -1 when unknown. */
+  leaderEpochOf(key: MirrorPartitionKey): number {
+    return this.entries.get(partitionKeyString(key))?.leaderEpoch ?? -1;
+  }
+
+  /** The topic's desired state as this machine last heard it. */
+  desired(key: MirrorPartitionKey): State {
+    return this.entries.get(partitionKeyString(key))?.desired ?? S.UNKNOWN;
   }
 
   /** Applies §7.3 to the partition's current state. */
@@ -218,11 +254,14 @@ export class MirrorStateMachine {
     }
   }
 
-  /** Moves the partition to FAILED with a reason. */
+  /**
+   * Moves the partition to FAILED with a reason: a failure seen outside the state's action (the
+   * fetcher, the source sync), which leaves a STOPPING or STOPPED partition alone.
+   */
   fail(key: MirrorPartitionKey, err: unknown): Promise<boolean> {
     const nonRetryable = err instanceof NonRetryableMirrorError;
     const message = err instanceof Error ? err.message : String(err);
-    return this.transition(key, S.FAILED, { errorMessage: message, nonRetryable });
+    return this.transition(key, S.FAILED, { errorMessage: message, nonRetryable, external: true });
   }
 
   /**
@@ -260,6 +299,7 @@ export class MirrorStateMachine {
         actionLock: Promise.resolve(),
         pendingWrite: null,
         writeRetryTimer: null,
+        leaderEpoch: -1,
       };
       this.entries.set(k, e);
     }
@@ -272,10 +312,11 @@ export class MirrorStateMachine {
     const curOrUnknown = cur ?? S.UNKNOWN;
     if (options.expectedFrom !== undefined && curOrUnknown !== options.expectedFrom) return false;
     if (!isValidTransition(cur === S.UNKNOWN ? null : cur, to)) return false;
+    if (options.external === true && (cur === S.STOPPING || cur === S.STOPPED)) return false;
 
     const next = this.nextPersisted(e.persisted, to, options);
     try {
-      await this.opts.store.writeState(e.key, next);
+      await this.opts.store.writeState(e.key, next, e.leaderEpoch < 0 ? undefined : e.leaderEpoch);
     } catch (err) {
       this.opts.onError?.(e.key, err);
       this.scheduleWriteRetry(e, curOrUnknown, to, options, err);
@@ -291,13 +332,18 @@ export class MirrorStateMachine {
     const generation = ++e.generation;
     this.opts.onTransition?.(e.key, cur, next);
     if (to === S.FAILED) {
-      this.scheduleRetry(e);
+      // A desired STOPPED wins over a failure: stop now, or, when the stop itself failed, retry it.
+      if (e.desired === S.STOPPED && next.previousState !== S.STOPPING) void this.reconcile(e.key);
+      else this.scheduleRetry(e);
     } else if (to === S.MIRRORING && e.desired !== S.MIRRORING && e.desired !== S.UNKNOWN) {
       // A pause or stop arrived while truncating/fencing/retrying: apply it now instead of
       // starting a fetcher (queued behind this transition on the partition's chain).
       void this.reconcile(e.key);
     } else {
       this.runAction(e, to, generation);
+      // A resting state reached while the desired state moved on (a resume during PAUSING, a
+      // start during STOPPING): apply it now, nothing else would.
+      if ((to === S.PAUSED || to === S.STOPPED) && e.desired !== S.UNKNOWN && chooseNextState(to, e.desired) !== to) void this.reconcile(e.key);
     }
     return true;
   }
@@ -382,15 +428,20 @@ export class MirrorStateMachine {
   private scheduleRetry(e: Entry): void {
     const p = e.persisted;
     if (p === null || p.state !== S.FAILED || this.closed) return;
-    if (p.retryAttempt < 0) return; // non-retryable
-    if (this.retry.maxAttempts === 0 || p.retryAttempt > this.retry.maxAttempts) return;
+    // A failed stop is retried without limit: the operator asked for a writable topic, and a
+    // FAILED partition is read-only (non-retryable and max.attempts concern the mirroring).
+    const stopping = e.desired === S.STOPPED;
+    if (!stopping) {
+      if (p.retryAttempt < 0) return; // non-retryable
+      if (this.retry.maxAttempts === 0 || p.retryAttempt > this.retry.maxAttempts) return;
+    }
     e.retryTimer?.();
-    const delay = retryBackoffMs(this.retry, p.retryAttempt, this.random);
+    const delay = retryBackoffMs(this.retry, Math.max(1, p.retryAttempt), this.random);
     const generation = e.generation;
     e.retryTimer = this.opts.timers.schedule(delay, () => {
       e.retryTimer = null;
       if (this.closed || e.generation !== generation) return;
-      const target = retryTarget(p.previousState);
+      const target = e.desired === S.STOPPED ? S.STOPPING : retryTarget(p.previousState);
       void this.transition(e.key, target, { expectedFrom: S.FAILED });
     });
   }

@@ -25,6 +25,10 @@ export function isValidTransition(from: State | null, to: State): boolean {
       return from === S.PAUSING;
     case S.STOPPING:
       return (
+        // Never persisted: a topic stopped before its leader wrote any state (the reference has
+        // no such path; here a desired STOPPED must end writable from every state).
+        from === null ||
+        from === S.UNKNOWN ||
         from === S.LOG_TRUNCATION ||
         from === S.EPOCH_FENCING ||
         from === S.MIRRORING ||
@@ -50,7 +54,7 @@ export function isValidTransition(from: State | null, to: State): boolean {
  *  2. FAILED stays FAILED otherwise: the retry logic decides, not the desired state;
  *  3. desired PAUSED → PAUSING (or stay PAUSED); from a state that cannot pause directly
  *     (truncating, fencing) the partition first finishes into MIRRORING, so stay;
- *  4. PAUSED with desired MIRRORING → MIRRORING (resume: no truncation);
+ *  4. PAUSED with desired MIRRORING → MIRRORING (resume: no truncation); PAUSING finishes first;
  *  5. UNKNOWN or STOPPED → LOG_TRUNCATION (fresh start, or restart after failover);
  *  6. otherwise re-enter the current state: a new leader redoes the half-done step.
  */
@@ -63,7 +67,10 @@ export function chooseNextState(current: State, desired: State): State {
     if (current === S.UNKNOWN || current === S.STOPPED) return current;
     return current;
   }
-  if (current === S.PAUSED || current === S.PAUSING) return S.MIRRORING;
+  // A resume during PAUSING lets the pause land first (PAUSING → MIRRORING is not a legal
+  // transition); the machine re-applies the desired state once PAUSED is reached.
+  if (current === S.PAUSING) return S.PAUSING;
+  if (current === S.PAUSED) return S.MIRRORING;
   if (current === S.UNKNOWN || current === S.STOPPED) return S.LOG_TRUNCATION;
   return current;
 }

@@ -55,14 +55,16 @@ const key: MirrorPartitionKey = { mirrorName: 'm1', topicId: 'AAAAAAAAAAAAAAAAAA
 function setup(opts: { failWrites?: () => boolean; actions?: Partial<Record<State, StateAction>>; maxAttempts?: number } = {}) {
   const timers = new ManualTimers();
   const writes: PersistedPartitionState[] = [];
+  const writeEpochs: (number | undefined)[] = [];
   const order: string[] = [];
   const machine = new MirrorStateMachine({
     store: {
-      async writeState(_k, v) {
+      async writeState(_k, v, leaderEpoch) {
         await Promise.resolve();
         if (opts.failWrites?.() === true) throw new Error('coordinator not available');
         order.push(`persist:${v.state}`);
         writes.push(v);
+        writeEpochs.push(leaderEpoch);
       },
     },
     actions: opts.actions ?? {},
@@ -71,7 +73,7 @@ function setup(opts: { failWrites?: () => boolean; actions?: Partial<Record<Stat
     retry: { initialBackoffMs: 1000, maxBackoffMs: 8000, maxAttempts: opts.maxAttempts ?? 100, jitter: 0.2 },
     random: () => 0.5,
   });
-  return { timers, writes, machine, order };
+  return { timers, writes, writeEpochs, machine, order };
 }
 
 describe('legal transitions (spec §7.2)', () => {
@@ -82,7 +84,7 @@ describe('legal transitions (spec §7.2)', () => {
       [S.MIRRORING]: [S.LOG_TRUNCATION, S.EPOCH_FENCING, S.PAUSED, S.FAILED],
       [S.PAUSING]: [S.MIRRORING],
       [S.PAUSED]: [S.PAUSING],
-      [S.STOPPING]: [S.LOG_TRUNCATION, S.EPOCH_FENCING, S.MIRRORING, S.PAUSING, S.PAUSED, S.FAILED],
+      [S.STOPPING]: [null, S.UNKNOWN, S.LOG_TRUNCATION, S.EPOCH_FENCING, S.MIRRORING, S.PAUSING, S.PAUSED, S.FAILED],
       [S.STOPPED]: [S.STOPPING],
       [S.FAILED]: [null, ...ALL],
       [S.UNKNOWN]: [],
@@ -110,6 +112,15 @@ describe('next-state choice (spec §7.3)', () => {
     expect(chooseNextState(S.STOPPED, S.MIRRORING)).toBe(S.LOG_TRUNCATION);
     expect(chooseNextState(S.EPOCH_FENCING, S.MIRRORING)).toBe(S.EPOCH_FENCING);
     expect(chooseNextState(S.STOPPING, S.MIRRORING)).toBe(S.STOPPING);
+  });
+
+  it('never chooses a transition the table forbids', () => {
+    for (const cur of ALL) {
+      for (const desired of [S.MIRRORING, S.PAUSED, S.STOPPED]) {
+        const next = chooseNextState(cur, desired);
+        if (next !== cur) expect(isValidTransition(cur === S.UNKNOWN ? null : cur, next), `${cur} → ${next} for desired ${desired}`).toBe(true);
+      }
+    }
   });
 });
 
@@ -312,5 +323,149 @@ describe('superseded actions', () => {
     releaseLog();
     await flush();
     expect(added).toEqual([]);
+  });
+});
+
+/** A STOPPING action that lands in STOPPED (the steps themselves are ./state-actions.ts). */
+const stopsAtOnce: StateAction = async (k, m) => {
+  await m.transition(k, S.STOPPED, { expectedFrom: S.STOPPING });
+};
+
+describe('a desired STOPPED always wins', () => {
+  it('a new leader stops a partition persisted FAILED and non-retryable', async () => {
+    const { machine } = setup({ actions: { [S.STOPPING]: stopsAtOnce } });
+    // Stopped through another node while this partition's leader was down; it comes back.
+    await machine.resume(key, { state: S.FAILED, previousState: S.MIRRORING, retryAttempt: -1, errorMessage: 'The source topic is deleted.' }, S.STOPPED);
+    await flush();
+    expect(machine.state(key)).toBe(S.STOPPED);
+  });
+
+  it('a new leader stops a partition whose retries were used up', async () => {
+    const { machine } = setup({ maxAttempts: 2, actions: { [S.STOPPING]: stopsAtOnce } });
+    await machine.resume(key, { state: S.FAILED, previousState: S.LOG_TRUNCATION, retryAttempt: 3, errorMessage: 'no source leader' }, S.STOPPED);
+    await flush();
+    expect(machine.state(key)).toBe(S.STOPPED);
+  });
+
+  it('a new leader stops a partition that failed retryably, without waiting for its retry', async () => {
+    const { machine, timers } = setup({ actions: { [S.STOPPING]: stopsAtOnce } });
+    await machine.resume(key, { state: S.FAILED, previousState: S.MIRRORING, retryAttempt: 5, errorMessage: 'x' }, S.STOPPED);
+    await flush();
+    expect(machine.state(key)).toBe(S.STOPPED);
+    expect(timers.pending).toEqual([]);
+  });
+
+  it('a failure from outside (fetcher, source sync) does not turn STOPPING into FAILED', async () => {
+    let release!: () => void;
+    const groupSync = new Promise<void>((r) => (release = r));
+    const { machine } = setup({
+      actions: {
+        [S.STOPPING]: async (k, m) => {
+          await groupSync; // STOPPING's last group offset sync
+          await m.transition(k, S.STOPPED, { expectedFrom: S.STOPPING });
+        },
+      },
+    });
+    await machine.resume(key, { state: S.MIRRORING, previousState: S.LOG_TRUNCATION, retryAttempt: 0, errorMessage: null }, S.STOPPED);
+    await flush();
+    expect(machine.state(key)).toBe(S.STOPPING);
+    // The fetcher's second "topic missing" answer, or the cluster-id check, lands meanwhile.
+    expect(await machine.fail(key, new NonRetryableMirrorError(ErrorCode.UNKNOWN_TOPIC_ID, 'The source topic is deleted.'))).toBe(false);
+    release();
+    await flush();
+    expect(machine.state(key)).toBe(S.STOPPED);
+    // A stopped partition is writable and stays so.
+    expect(await machine.fail(key, new NonRetryableMirrorError(ErrorCode.INCONSISTENT_CLUSTER_ID, 'changed'))).toBe(false);
+    expect(machine.state(key)).toBe(S.STOPPED);
+  });
+
+  it('a partition with no persisted state at all is stopped', async () => {
+    const { machine } = setup({ actions: { [S.STOPPING]: stopsAtOnce } });
+    // Started and stopped through other nodes before its leader ever wrote a state.
+    await machine.resume(key, null, S.STOPPED);
+    await flush();
+    expect(machine.state(key)).toBe(S.STOPPED);
+  });
+
+  it('a failure that lands just before the stop is overtaken by it', async () => {
+    const { machine } = setup({ actions: { [S.STOPPING]: stopsAtOnce } });
+    await machine.resume(key, { state: S.MIRRORING, previousState: S.LOG_TRUNCATION, retryAttempt: 0, errorMessage: null }, S.MIRRORING);
+    await flush();
+    const failed = machine.fail(key, new NonRetryableMirrorError(ErrorCode.UNKNOWN_TOPIC_ID, 'The source topic is deleted.'));
+    const stopped = machine.setDesired(key, S.STOPPED);
+    await Promise.all([failed, stopped]);
+    await flush();
+    expect(machine.state(key)).toBe(S.STOPPED);
+  });
+
+  it('a STOPPING whose own step fails non-retryably is tried again until it lands', async () => {
+    let failures = 2;
+    const { machine, timers } = setup({
+      maxAttempts: 0,
+      actions: {
+        [S.STOPPING]: async (k, m) => {
+          if (failures-- > 0) throw new NonRetryableMirrorError(ErrorCode.KAFKA_STORAGE_ERROR, 'writing MIRROR_PID_RESET failed');
+          await m.transition(k, S.STOPPED, { expectedFrom: S.STOPPING });
+        },
+      },
+    });
+    await machine.resume(key, { state: S.MIRRORING, previousState: S.LOG_TRUNCATION, retryAttempt: 0, errorMessage: null }, S.STOPPED);
+    await flush();
+    expect(machine.state(key)).toBe(S.FAILED);
+    await timers.advance(60_000);
+    expect(machine.state(key)).toBe(S.STOPPED);
+  });
+});
+
+describe('a resume during PAUSING', () => {
+  it('lands in MIRRORING once the pause has finished', async () => {
+    let release!: () => void;
+    const removal = new Promise<void>((r) => (release = r));
+    const { machine } = setup({
+      actions: {
+        [S.PAUSING]: async (k, m) => {
+          await removal; // the fetcher's in-flight append finishing
+          await m.transition(k, S.PAUSED, { expectedFrom: S.PAUSING });
+        },
+      },
+    });
+    await machine.resume(key, { state: S.MIRRORING, previousState: S.LOG_TRUNCATION, retryAttempt: 0, errorMessage: null }, S.PAUSED);
+    await flush();
+    expect(machine.state(key)).toBe(S.PAUSING);
+    await machine.setDesired(key, S.MIRRORING);
+    release();
+    await flush();
+    expect(machine.state(key)).toBe(S.MIRRORING);
+  });
+
+  it('a new leader finds PAUSING with desired MIRRORING and resumes', async () => {
+    const { machine } = setup({ actions: { [S.PAUSING]: (k, m) => m.transition(k, S.PAUSED, { expectedFrom: S.PAUSING }).then(() => undefined) } });
+    await machine.resume(key, { state: S.PAUSING, previousState: S.MIRRORING, retryAttempt: 0, errorMessage: null }, S.MIRRORING);
+    await flush();
+    expect(machine.state(key)).toBe(S.MIRRORING);
+  });
+});
+
+describe('state-write fencing', () => {
+  it('writes carry the epoch the partition is led under, not the one the image has moved to', async () => {
+    let release!: () => void;
+    const lookups = new Promise<void>((r) => (release = r));
+    const { machine, writeEpochs } = setup({
+      actions: {
+        [S.LOG_TRUNCATION]: async (k, m) => {
+          await lookups;
+          await m.transition(k, S.MIRRORING, { expectedFrom: S.LOG_TRUNCATION });
+        },
+      },
+    });
+    await machine.resume(key, null, S.MIRRORING, 5);
+    await flush();
+    release();
+    await flush();
+    expect(machine.state(key)).toBe(S.MIRRORING);
+    expect(writeEpochs).toEqual([5, 5]);
+    machine.noteLeaderEpoch(key, 7);
+    await machine.setDesired(key, S.PAUSED);
+    expect(writeEpochs.at(-1)).toBe(7);
   });
 });
