@@ -22,6 +22,8 @@ export interface SessionPartition {
   readonly lastFetchedEpoch: number;
   readonly sourceLeaderEpoch: number;
   readonly maxBytes: number;
+  /** -1 until a response named the partition (a partition added again after a pause, say). */
+  readonly sourceHighWatermark?: number;
 }
 
 export interface SessionLimits {
@@ -65,14 +67,19 @@ export class FetchSessionHandler {
 
   /** The next request for exactly `parts` (the partitions the loop wants now). */
   build(parts: readonly SessionPartition[], limits: SessionLimits): FetchRequest {
+    // A partition added again while the session still holds it unchanged (removed and re-added
+    // with no request in between: a pause and resume) would be left out of the request, and the
+    // source answers an incremental request only with what changed: its high watermark, hence
+    // its lag, would stay unknown until the source gets a new record. A full request answers
+    // every partition.
+    if (this.sessionId !== 0 && parts.some((p) => p.sourceHighWatermark === -1 && this.unchanged(p))) this.reset();
     const full = this.sessionId === 0;
     this.lastWasFull = full;
     const byTopic = new Map<string, FetchPartitionRequest[]>();
     const wanted = new Set<string>();
     for (const p of parts) {
       wanted.add(p.key);
-      const prev = this.sent.get(p.key);
-      if (!full && prev !== undefined && prev.fetchOffset === p.fetchOffset && prev.lastFetchedEpoch === p.lastFetchedEpoch && prev.leaderEpoch === p.sourceLeaderEpoch && prev.maxBytes === p.maxBytes) continue;
+      if (!full && this.unchanged(p)) continue;
       let list = byTopic.get(p.tp.topicId);
       if (list === undefined) byTopic.set(p.tp.topicId, (list = []));
       list.push({ partition: p.tp.partition, currentLeaderEpoch: p.sourceLeaderEpoch, fetchOffset: p.fetchOffset, lastFetchedEpoch: p.lastFetchedEpoch, partitionMaxBytes: p.maxBytes });
@@ -98,6 +105,12 @@ export class FetchSessionHandler {
       topics: [...byTopic].map(([topicId, partitions]) => ({ topicId, partitions })),
       forgotten: [...forgotten].map(([topicId, partitions]) => ({ topicId, partitions })),
     };
+  }
+
+  /** The session already holds `p` with these parameters: an incremental request leaves it out. */
+  private unchanged(p: SessionPartition): boolean {
+    const prev = this.sent.get(p.key);
+    return prev !== undefined && prev.fetchOffset === p.fetchOffset && prev.lastFetchedEpoch === p.lastFetchedEpoch && prev.leaderEpoch === p.sourceLeaderEpoch && prev.maxBytes === p.maxBytes;
   }
 
   /** Takes the top-level answer; false when the session was lost and the response must be ignored. */

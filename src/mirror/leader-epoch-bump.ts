@@ -56,7 +56,11 @@ export class EpochBumpBatcher {
   /** The epoch each partition was last sent to by a gathered write, until `settledAt` claims it. */
   private readonly sent = new Map<string, number>();
 
-  constructor(private readonly host: MirrorHost) {}
+  /** `defer` runs the gathering turn (setImmediate, or a simulated scheduler's step). */
+  constructor(
+    private readonly host: MirrorHost,
+    private readonly defer: (fn: () => void) => void = (fn) => void setImmediate(fn),
+  ) {}
 
   /**
    * Whether `epoch` is the one a gathered write of this batcher set on the partition (asked once:
@@ -87,7 +91,7 @@ export class EpochBumpBatcher {
       if (!this.running) {
         this.running = true;
         // One turn first, so the requests of one fetch answer's appends share the write.
-        setImmediate(() => void this.drain());
+        this.defer(() => void this.drain());
       }
     });
   }

@@ -14,7 +14,8 @@ import { connectionFingerprint, type MirrorBrokerConfig } from './mirror-config.
 import type { MirrorStateClient } from './mirror-state-client.js';
 import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
-import { closeMirrorRuntime, createMirrorRuntime, topicPartitionOf, type MirrorRuntime } from './mirror-runtime.js';
+import { MIRROR_STATE_TOPIC } from './mirror-coordinator.js';
+import { closeMirrorRuntime, createMirrorRuntime, topicPartitionOf, type MirrorRuntime, type MirrorRuntimeFactory } from './mirror-runtime.js';
 import { EpochBumpBatcher } from './leader-epoch-bump.js';
 import { MirrorProduceGuard } from './produce-guard.js';
 import { MirrorSourceSync } from './source-sync.js';
@@ -48,6 +49,18 @@ export interface PartitionDescription {
   readonly sourceLeaderId: number;
 }
 
+/** Seams of the manager's surroundings (the defaults are the real ones). */
+export interface MirrorManagerSeams {
+  /** Builds a mirror's source client, lookups and fetcher. */
+  readonly createRuntime?: MirrorRuntimeFactory;
+  /** STOPPING's last group offset sync of one topic (default: the source sync's). */
+  readonly syncGroups?: (rt: MirrorRuntime, topics: ReadonlySet<string>) => Promise<void>;
+  /** The configs of a topic that just joined the mirror (default: the source sync's). */
+  readonly syncConfigs?: (rt: MirrorRuntime, topics: string[]) => Promise<void>;
+  /** The epoch bumps' batching turn (default setImmediate). */
+  readonly defer?: (fn: () => void) => void;
+}
+
 export class MirrorManager {
   readonly machine: MirrorStateMachine;
   readonly sourceSync: MirrorSourceSync;
@@ -77,16 +90,17 @@ export class MirrorManager {
     private readonly config: MirrorBrokerConfig,
     private readonly log: (msg: string) => void = () => undefined,
     warn: (msg: string) => void = log,
+    private readonly seams: MirrorManagerSeams = {},
   ) {
-    this.bumps = new EpochBumpBatcher(host);
+    this.bumps = new EpochBumpBatcher(host, seams.defer);
     this.actions = new MirrorStateActions({
       host,
       coordinator,
       log,
       runtime: (name) => this.runtimes.get(name),
       isClosed: () => this.closed,
-      syncGroups: (rt, topics) => this.sourceSync.syncGroups(rt, topics),
-      syncConfigs: (rt, topics) => this.sourceSync.syncConfigs(rt, topics),
+      syncGroups: (rt, topics) => (seams.syncGroups ?? ((r, t) => this.sourceSync.syncGroups(r, t)))(rt, topics),
+      syncConfigs: (rt, topics) => (seams.syncConfigs ?? ((r, t) => this.sourceSync.syncConfigs(r, t)))(rt, topics),
     });
     this.machine = new MirrorStateMachine({
       store: coordinator,
@@ -115,6 +129,7 @@ export class MirrorManager {
       runtimes: () => [...this.runtimes.values()],
       trackedKeys: () => this.tracked.values(),
       isClosed: () => this.closed,
+      ownsMirror: (name) => this.ownsMirror(name),
     });
     this.produceGuard = new MirrorProduceGuard({
       host,
@@ -269,7 +284,7 @@ export class MirrorManager {
       if (rt !== undefined && rt.fingerprint === fp) continue;
       if (rt !== undefined) await this.closeRuntime(name);
       try {
-        this.runtimes.set(name, createMirrorRuntime(this.host, this.config, name, cfg, fp, this.runtimeEvents(name)));
+        this.runtimes.set(name, (this.seams.createRuntime ?? createMirrorRuntime)(this.host, this.config, name, cfg, fp, this.runtimeEvents(name)));
       } catch (err) {
         this.log(`mirror ${name}: cannot build its source client: ${(err as Error).message}`);
       }
@@ -295,10 +310,13 @@ export class MirrorManager {
         const key = this.keyFor(b.mirrorName, b.topicId, b.topicName, p);
         const ks = partitionKeyString(key);
         seen.add(ks);
-        const applied = `${b.desiredState}:${this.host.leaderEpoch(b.topicName, p) ?? -1}`;
+        const epoch = this.host.leaderEpoch(b.topicName, p) ?? -1;
+        const applied = `${b.desiredState}:${epoch}`;
         if (!this.tracked.has(ks)) {
-          steps.push(this.track(key, ks, applied, b.desiredState));
+          steps.push(this.track(key, ks, applied, b.desiredState, epoch));
         } else if (this.applied.get(ks) !== applied) {
+          // Still led here, now under this epoch: the state writes from now on carry it.
+          this.machine.noteLeaderEpoch(key, epoch);
           // The desired state changed, or the partition's leader epoch here did (a new leader
           // term): apply it. Anything else about the partition is unchanged by this metadata.
           const previous = this.applied.get(ks);
@@ -329,7 +347,7 @@ export class MirrorManager {
    * Starts tracking a partition from the state its coordinator (maybe another node) keeps; one
    * whose read fails is left untracked and looked at again shortly, the others go on.
    */
-  private async track(key: MirrorPartitionKey, ks: string, applied: string, desired: State): Promise<void> {
+  private async track(key: MirrorPartitionKey, ks: string, applied: string, desired: State, leaderEpoch: number): Promise<void> {
     let stored;
     try {
       stored = await this.coordinator.read(key.mirrorName, key.topicId, key.partition, 0);
@@ -341,7 +359,7 @@ export class MirrorManager {
     if (this.closed) return;
     this.tracked.set(ks, key);
     this.applied.set(ks, applied);
-    await this.machine.resume(key, stored.state, desired);
+    await this.machine.resume(key, stored.state, desired, leaderEpoch);
   }
 
   private resyncSoon(): void {
@@ -376,6 +394,23 @@ export class MirrorManager {
     if (rt === undefined) return;
     this.runtimes.delete(name);
     await closeMirrorRuntime(rt);
+  }
+
+  /**
+   * Whether this node runs the mirror-level refresh of `mirrorName` (discovery, config, group and
+   * ACL sync): one node per mirror, the leader of its `__mirror_state` partition
+   * (hash(mirror name), spec §2), so the source is asked once and Start/Stop are not raced
+   * between nodes. A node alone owns every mirror.
+   */
+  ownsMirror(mirrorName: string): boolean {
+    const leadership = this.host.leadership;
+    if (leadership === undefined) return true;
+    const p = this.coordinator.coordinator.partitionForMirror(mirrorName);
+    if (leadership.leaderEndpoint(MIRROR_STATE_TOPIC, p) === null) {
+      leadership.ensureTopic(MIRROR_STATE_TOPIC, this.coordinator.coordinator.runtime.partitions);
+      return false;
+    }
+    return leadership.leads(MIRROR_STATE_TOPIC, p);
   }
 
   /** Periodic source sync (spec §10). */

@@ -5,6 +5,7 @@
  * partition key, to whoever drives the state machine.
  */
 import { MirrorFetcher, type MirrorTopicPartition } from '../fetcher/mirror-fetcher.js';
+import type { PartitionFetchStatus } from '../fetcher/partition-state.js';
 import { DEFAULT_FETCHER_CONFIG } from '../fetcher/fetcher-config.js';
 import { clientOptionsFromConfig } from '../client/client-options.js';
 import { KafkaClient } from '../client/kafka-client.js';
@@ -12,16 +13,39 @@ import { KafkaSourceEndpoint } from '../fetcher/kafka-source-endpoint.js';
 import { ReplicationThrottle } from '../fetcher/replication-quota.js';
 import { mirrorConfigValue, type MirrorBrokerConfig } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
+import { kafkaSourceLookups, type SourceLookups } from './source-lookups.js';
 import type { MirrorPartitionKey } from './state-machine.js';
+
+/** What the state actions and the manager ask of a mirror's fetcher (MirrorFetcher is the one). */
+export interface MirrorPartitionFetcher {
+  has(tp: MirrorTopicPartition): boolean;
+  addPartitions(tps: readonly MirrorTopicPartition[]): void;
+  /** Resolves once no append of these partitions is in progress. */
+  removePartitions(tps: readonly MirrorTopicPartition[]): Promise<void>;
+  status(tp: MirrorTopicPartition): PartitionFetchStatus | undefined;
+  close(): Promise<void>;
+}
 
 export interface MirrorRuntime {
   readonly name: string;
   /** connectionFingerprint of the configs it was built from: a change rebuilds it. */
   readonly fingerprint: string;
   readonly client: KafkaClient;
-  readonly fetcher: MirrorFetcher;
+  readonly fetcher: MirrorPartitionFetcher;
+  /** LOG_TRUNCATION's questions to the source (loop check, last mirrored epoch). */
+  readonly lookups: SourceLookups;
   readonly sourceClusterId: string | null;
 }
+
+/** Builds a mirror's runtime; the manager's default is `createMirrorRuntime`. */
+export type MirrorRuntimeFactory = (
+  host: MirrorHost,
+  config: MirrorBrokerConfig,
+  name: string,
+  cfg: ReadonlyMap<string, string>,
+  fingerprint: string,
+  events: MirrorRuntimeEvents,
+) => MirrorRuntime;
 
 /** What the fetcher reports, by mirror partition key. */
 export interface MirrorRuntimeEvents {
@@ -86,7 +110,7 @@ export function createMirrorRuntime(
     host.clock,
     host.timers,
   );
-  return { name, fingerprint, client, fetcher, sourceClusterId: cfg.get('mirror.source.cluster.id') ?? null };
+  return { name, fingerprint, client, fetcher, lookups: kafkaSourceLookups(client), sourceClusterId: cfg.get('mirror.source.cluster.id') ?? null };
 }
 
 export async function closeMirrorRuntime(rt: MirrorRuntime): Promise<void> {

@@ -50,40 +50,61 @@ const RETRY_FOR_MS = 10_000;
 /** The coordinator's acks=all append waits up to offsets.commit.timeout.ms (5 s); leave room for it. */
 const REQUEST_TIMEOUT_MS = 15_000;
 
+/**
+ * How the calls reach another node's coordinator: ReadMirrorStates / WriteMirrorStates over the
+ * inter-broker listener unless given (a simulated cluster passes its own).
+ */
+export interface MirrorStateTransport {
+  read(ep: CoordinatorEndpoint, mirrorName: string, topicId: string, partition: number): Promise<MirrorPartitionRecord>;
+  write(ep: CoordinatorEndpoint, mirrorName: string, entries: readonly MirrorStateEntry[]): Promise<void>;
+}
+
 export class MirrorStateClient implements MirrorStateStore {
   private readonly clients: BrokerClients;
+  private readonly transport: MirrorStateTransport;
   private closed = false;
 
   constructor(
     private readonly host: MirrorHost,
     readonly coordinator: MirrorCoordinator,
+    transport?: MirrorStateTransport,
   ) {
+    this.transport = transport ?? {
+      read: (ep, m, t, p) => this.remoteRead(ep, m, t, p),
+      write: (ep, m, entries) => this.remoteWrite(ep, m, entries),
+    };
     this.clients = new BrokerClients(`fjord-mirror-state-${host.nodeId}`, host.interBrokerSecurity, REQUEST_TIMEOUT_MS);
   }
 
-  /** MirrorStateStore: persists one partition's state, fenced by this leader's epoch of it. */
-  async writeState(key: MirrorPartitionKey, value: PersistedPartitionState): Promise<void> {
-    await this.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, state: value }]);
+  /**
+   * MirrorStateStore: persists one partition's state, fenced by `leaderEpoch`, the epoch the
+   * writer leads the partition under (a deposed leader's late write carries its old one).
+   */
+  async writeState(key: MirrorPartitionKey, value: PersistedPartitionState, leaderEpoch?: number): Promise<void> {
+    await this.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, state: value, ...(leaderEpoch === undefined ? {} : { leaderEpoch }) }]);
   }
 
-  /** Writes states and/or last mirrored epochs, each at its coordinator; resolves when all are committed. */
-  async write(mirrorName: string, entries: readonly Omit<MirrorStateEntry, 'leaderEpoch'>[]): Promise<void> {
+  /**
+   * Writes states and/or last mirrored epochs, each at its coordinator; resolves when all are
+   * committed. An entry without `leaderEpoch` is fenced with the node's image.
+   */
+  async write(mirrorName: string, entries: readonly (Omit<MirrorStateEntry, 'leaderEpoch'> & { readonly leaderEpoch?: number })[]): Promise<void> {
     const byShard = new Map<number, MirrorStateEntry[]>();
     for (const e of entries) {
       const topic = this.host.topicNameById(e.topicId);
-      const leaderEpoch = topic === undefined ? -1 : (this.host.leaderEpoch(topic, e.partition) ?? -1);
+      const leaderEpoch = e.leaderEpoch ?? (topic === undefined ? -1 : (this.host.leaderEpoch(topic, e.partition) ?? -1));
       const p = this.coordinator.partitionFor(mirrorName, e.topicId, e.partition);
       let list = byShard.get(p);
       if (list === undefined) byShard.set(p, (list = []));
       list.push({ ...e, leaderEpoch });
     }
-    await Promise.all([...byShard].map(([p, list]) => this.withCoordinator(p, RETRY_FOR_MS, (ep) => (ep === null ? this.coordinator.writeFenced(mirrorName, list) : this.remoteWrite(ep, mirrorName, list)))));
+    await Promise.all([...byShard].map(([p, list]) => this.withCoordinator(p, RETRY_FOR_MS, (ep) => (ep === null ? this.coordinator.writeFenced(mirrorName, list) : this.transport.write(ep, mirrorName, list)))));
   }
 
   /** `retryForMs`: how long to keep retrying a moving coordinator (0: one attempt, the caller retries). */
   async read(mirrorName: string, topicId: string, partition: number, retryForMs = RETRY_FOR_MS): Promise<MirrorPartitionRecord> {
     const p = this.coordinator.partitionFor(mirrorName, topicId, partition);
-    return this.withCoordinator(p, retryForMs, (ep) => (ep === null ? this.coordinator.read(mirrorName, topicId, partition) : this.remoteRead(ep, mirrorName, topicId, partition)));
+    return this.withCoordinator(p, retryForMs, (ep) => (ep === null ? this.coordinator.read(mirrorName, topicId, partition) : this.transport.read(ep, mirrorName, topicId, partition)));
   }
 
   /** Tombstones what this node's shards hold of a deleted mirror (every node does so for its own). */

@@ -10,6 +10,22 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError, errorCodeOf } from '../protocol/kafka-error.js';
 import type { DescribeClusterMirrorsResponse } from '../protocol/generated/messages/describe-cluster-mirrors-response.js';
 
+/** LOG_TRUNCATION's two questions to the source, as a seam (a simulated source answers them too). */
+export interface SourceLookups {
+  /** Loop check (§8.6 2a). */
+  hasMirrorLoop(ourClusterId: string, topicName: string): Promise<boolean>;
+  /** LME lookup (§8.6 2b); -1 when none. */
+  lastMirrorEpoch(ourClusterId: string, topicId: string, partition: number): Promise<number>;
+}
+
+/** The lookups over a Kafka client to the source. */
+export function kafkaSourceLookups(source: KafkaClient): SourceLookups {
+  return {
+    hasMirrorLoop: (id, topic) => hasMirrorLoop(source, id, topic),
+    lastMirrorEpoch: (id, topicId, partition) => lookupLastMirrorEpoch(source, id, topicId, partition),
+  };
+}
+
 /** Loop check (§8.6 2a): a mirror on the source whose source is us and which is not stopped for this topic. */
 export async function hasMirrorLoop(source: KafkaClient, ourClusterId: string, topicName: string): Promise<boolean> {
   let res;

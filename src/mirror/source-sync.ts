@@ -49,6 +49,8 @@ export interface SourceSyncDeps {
   runtimes(): readonly MirrorRuntime[];
   trackedKeys(): Iterable<MirrorPartitionKey>;
   isClosed(): boolean;
+  /** Whether this node runs the mirror's refresh (one owner per mirror). */
+  ownsMirror(mirrorName: string): boolean;
 }
 
 export class MirrorSourceSync {
@@ -67,6 +69,9 @@ export class MirrorSourceSync {
     for (const name of this.aclSkips.keys()) if (!names.has(name)) this.aclSkips.delete(name);
     for (const rt of this.deps.runtimes()) {
       if (this.deps.isClosed()) return;
+      // The cluster-id check is every node's, for the partitions it leads; the rest of the
+      // refresh is the mirror's owner's alone.
+      const owner = this.deps.ownsMirror(rt.name);
       let id: string;
       try {
         id = (await rt.client.describeCluster()).clusterId;
@@ -84,6 +89,7 @@ export class MirrorSourceSync {
         }
         continue;
       }
+      if (!owner) continue;
       await this.discoverAndExclude(rt).catch((err: unknown) => this.deps.log(`mirror ${rt.name}: topic discovery failed: ${(err as Error).message}`));
       const live = await this.followPartitions(rt);
       if (live !== null) {

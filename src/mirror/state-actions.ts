@@ -27,7 +27,6 @@ import { MirrorPartitionState as S } from './mirror-partition-state.js';
 import { topicPartitionOf, type MirrorRuntime } from './mirror-runtime.js';
 import { bumpLeaderEpoch } from './leader-epoch-bump.js';
 import { awaitFollowersTruncated, awaitReadyToTruncate } from './replica-truncation.js';
-import { hasMirrorLoop, lookupLastMirrorEpoch } from './source-lookups.js';
 import {
   NonRetryableMirrorError,
   partitionKeyString,
@@ -76,10 +75,10 @@ export class MirrorStateActions {
     const { host } = this.deps;
     const rt = this.requireRuntime(key.mirrorName);
     const log = await this.awaitLog(key);
-    if (await hasMirrorLoop(rt.client, host.clusterId, key.topicName)) {
+    if (await rt.lookups.hasMirrorLoop(host.clusterId, key.topicName)) {
       throw new NonRetryableMirrorError(ErrorCode.TOPIC_ALREADY_IN_CLUSTER_MIRROR, `Detected mirror loop: the source cluster mirrors ${key.topicName} from this cluster (${host.clusterId}).`);
     }
-    const lme = await lookupLastMirrorEpoch(rt.client, host.clusterId, key.topicId, key.partition);
+    const lme = await rt.lookups.lastMirrorEpoch(host.clusterId, key.topicId, key.partition);
     const targetOf = (): number => {
       if (lme < 0) return 0;
       const r = log.endOffsetForEpoch(lme);
@@ -100,8 +99,11 @@ export class MirrorStateActions {
         truncated = true;
       }
     });
-    // MIRRORING appends only once no follower that counts keeps what was cut.
-    if (truncated && !(await awaitFollowersTruncated(ctx))) return;
+    if (truncated) this.deps.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: truncated, waiting for the replicas to follow`);
+    // MIRRORING appends only once no follower that counts keeps what was cut: on every attempt,
+    // also a retry that finds the log already cut (a replica that was down when the first attempt
+    // cut still holds the records, and an unclean election could make it leader).
+    if (!(await awaitFollowersTruncated(ctx))) return;
     await machine.transition(key, S.MIRRORING, { expectedFrom: S.LOG_TRUNCATION });
   }
 
@@ -116,7 +118,7 @@ export class MirrorStateActions {
       const log = host.partitionLog(key.topicName, key.partition);
       if (log !== undefined) return log;
       if (this.deps.isClosed() || host.clock.now() >= until) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no local log for ${key.topicName}-${key.partition}`);
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise<void>((r) => host.timers.schedule(20, r));
     }
   }
 
@@ -144,6 +146,7 @@ export class MirrorStateActions {
       await bumpLeaderEpoch(this.deps.host, key.topicName, key.topicId, key.partition, sourceEpoch + 10, { whileMirrored: true }).catch((err: unknown) => {
         if (errorCodeOf(err) !== ErrorCode.MIRROR_TOPIC_BEING_STOPPED) throw err;
       });
+      this.adoptOwnEpoch(key, machine);
     }
     await machine.transition(key, S.MIRRORING, { expectedFrom: S.EPOCH_FENCING });
   }
@@ -159,25 +162,31 @@ export class MirrorStateActions {
     // (bounded: a failover often happens because the source is gone).
     const rt = this.deps.runtime(key.mirrorName);
     if (rt !== undefined) {
-      await Promise.race([this.deps.syncGroups(rt, new Set([key.topicName])), new Promise((r) => setTimeout(r, 5000).unref())]);
+      let cancel: () => void = () => undefined;
+      const bounded = new Promise<void>((r) => (cancel = this.deps.host.timers.schedule(5000, r)));
+      await Promise.race([this.deps.syncGroups(rt, new Set([key.topicName])), bounded]);
+      cancel();
     }
-    await run.exclusive(() => this.stopSequence(key, rt));
+    await run.exclusive(() => this.stopSequence(key, rt, machine));
     // f. writable
     await machine.transition(key, S.STOPPED, { expectedFrom: S.STOPPING });
   }
 
   /** Steps a-e of STOPPING. */
-  private async stopSequence(key: MirrorPartitionKey, rt: MirrorRuntime | undefined): Promise<void> {
+  private async stopSequence(key: MirrorPartitionKey, rt: MirrorRuntime | undefined, machine: MirrorStateMachine): Promise<void> {
     const { host, coordinator } = this.deps;
     // a. remove the fetcher; resolves once its in-flight append has finished
     await rt?.fetcher.removePartitions([topicPartitionOf(key)]);
     const log = await this.awaitLog(key);
     // b. the last mirrored epoch, persisted
     const lme = await this.lastMirroredEpoch(key, log);
-    if (lme >= 0) await coordinator.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, lastMirrorEpoch: lme }]);
+    // Fenced with the epoch this node leads under: a deposed leader's late write is refused.
+    const ledUnder = machine.leaderEpochOf(key);
+    if (lme >= 0) await coordinator.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, lastMirrorEpoch: lme, ...(ledUnder < 0 ? {} : { leaderEpoch: ledUnder }) }]);
     // c. bump the leader epoch past it, and wait until the image shows it
     // The fetcher is out and its last append done: the first destination epoch may land now.
     await bumpLeaderEpoch(host, key.topicName, key.topicId, key.partition, Math.max(lme, 0), { whileMirrored: false });
+    this.adoptOwnEpoch(key, machine);
     const epoch = host.leaderEpoch(key.topicName, key.partition) ?? 0;
     // d. abort open transactions
     for (const txn of host.openTransactions(key.topicName, key.partition)) {
@@ -200,10 +209,21 @@ export class MirrorStateActions {
   }
 
   /**
+   * The node's own bump moved the partition's epoch while it goes on leading it: its later state
+   * writes carry the new epoch (a node that lost the partition meanwhile keeps the old one).
+   */
+  private adoptOwnEpoch(key: MirrorPartitionKey, machine: MirrorStateMachine): void {
+    const { host } = this.deps;
+    const epoch = host.leaderEpoch(key.topicName, key.partition);
+    if (epoch !== undefined && host.isLocalLeader(key.topicName, key.partition)) machine.noteLeaderEpoch(key, epoch);
+  }
+
+  /**
    * The epoch of the last mirrored batch: the partition leader epoch of the log's last batch.
    * (The epoch cache's latest entry can be a destination leader-epoch marker written at a bump.)
-   * When STOPPING is redone after our own markers were appended, the epoch recorded the first
-   * time is kept.
+   * When STOPPING is redone after our own markers were appended (by this leader, or by one
+   * before it at an older destination epoch), the epoch recorded the first time is kept: the log
+   * then ends in control batches above the recorded epoch, right after where it ends.
    */
   private async lastMirroredEpoch(key: MirrorPartitionKey, log: MirrorLog): Promise<number> {
     if (log.logEndOffset <= log.logStartOffset) return -1;
@@ -214,10 +234,9 @@ export class MirrorStateActions {
       epoch = b.partitionLeaderEpoch;
       control = b.isControl;
     }
-    const current = this.deps.host.leaderEpoch(key.topicName, key.partition) ?? -1;
-    if (control && epoch === current) {
+    if (control) {
       const stored = (await this.deps.coordinator.read(key.mirrorName, key.topicId, key.partition)).lastMirrorEpoch;
-      if (stored >= 0) return stored;
+      if (stored >= 0 && epoch > stored && (await onlyControlAfterEpoch(log, stored))) return stored;
     }
     return epoch;
   }
@@ -227,4 +246,22 @@ export class MirrorStateActions {
     if (rt === undefined) throw new KafkaError(ErrorCode.INVALID_CONFIG, `mirror ${name} has no usable source connection settings`);
     return rt;
   }
+}
+
+/**
+ * True when everything after `epoch`'s last offset is control batches at epochs above it: the
+ * ABORT markers and MIRROR_PID_RESET a STOPPING appended after recording `epoch` as the last
+ * mirrored one.
+ */
+async function onlyControlAfterEpoch(log: MirrorLog, epoch: number): Promise<boolean> {
+  const end = log.endOffsetForEpoch(epoch).endOffset;
+  if (end < 0 || end >= log.logEndOffset) return false;
+  const r = await log.readToBuffer({ fetchOffset: end, maxOffset: log.logEndOffset, maxBytes: 1 << 20, minOneMessage: true });
+  let next = end;
+  for (const b of iterateBatches(r.records)) {
+    if (b.baseOffset < end) continue;
+    if (!b.isControl || b.partitionLeaderEpoch <= epoch) return false;
+    next = b.lastOffset + 1;
+  }
+  return next === log.logEndOffset;
 }
