@@ -10,8 +10,9 @@ import { MirrorPartitionState, type MirrorPartitionStateValue } from '../mirror/
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { BrokerContext } from './broker-context.js';
 import { isReplicated } from '../replication/replication-manager.js';
-import { topicNameError, type ControllerResult } from '../controller/controller.js';
-import { ConfigResourceType, type TopicImage } from '../controller/metadata-image.js';
+import { topicNameError, type Controller, type ControllerResult } from '../controller/controller.js';
+import { ConfigResourceType, type MetadataImage, type TopicImage } from '../controller/metadata-image.js';
+import { validateMirrorOps, type MirrorImageView } from '../mirror/desired-state-rules.js';
 import type { MetadataRecord } from '../controller/metadata-records.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
@@ -25,6 +26,77 @@ function bindingOf(t: TopicImage): MirrorTopicBinding | undefined {
     desiredState: t.mirror.desiredState as MirrorPartitionStateValue,
     lastStateChangeOffset: t.mirror.lastStateChangeOffset,
   };
+}
+
+/** The metadata image as the desired-state rules read it. */
+export function mirrorImageView(img: MetadataImage): MirrorImageView {
+  return {
+    topicById(topicId) {
+      const t = img.topicsById.get(topicId);
+      return t === undefined ? undefined : { name: t.name, binding: bindingOf(t) };
+    },
+    mirrorExists: (name) => img.otherConfigs.get(ConfigResourceType.CLUSTER_MIRROR)?.has(name) ?? false,
+    boundTopicIds(mirrorName) {
+      const out: string[] = [];
+      for (const t of img.topicsById.values()) if (t.mirror?.mirrorName === mirrorName) out.push(t.topicId);
+      return out;
+    },
+  };
+}
+
+/**
+ * The build step of a mirroring controller write: the records of `ops` against `img`, or the
+ * refusal. The controller runs it against the image at the log's head, and again after every
+ * lost compare-and-swap, so every check here holds for the image the records land on.
+ */
+export function buildMirrorRecords(controller: Pick<Controller, 'topicRecords'>, img: MetadataImage, ops: readonly MirrorControllerOp[]): MetadataRecord[] | ControllerResult {
+  const checked = validateMirrorOps(mirrorImageView(img), ops);
+  if (!Array.isArray(checked)) return { errorCode: checked.code, errorMessage: checked.msg, metadataOffset: -1 };
+  const recs: MetadataRecord[] = [];
+  const newNames = new Set<string>();
+  const newIds = new Set<string>();
+  for (const op of checked) {
+    switch (op.type) {
+      case 'createTopic': {
+        const err = topicNameError(op.name);
+        if (err) return { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: err, metadataOffset: -1 };
+        if (img.topicsByName.has(op.name) || newNames.has(op.name)) {
+          return { errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorMessage: `Topic '${op.name}' already exists.`, metadataOffset: -1 };
+        }
+        if (op.topicId === ZERO_UUID || img.topicsById.has(op.topicId) || newIds.has(op.topicId)) {
+          return { errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorMessage: `Topic id ${op.topicId} already exists.`, metadataOffset: -1 };
+        }
+        if (op.numPartitions < 1) return { errorCode: ErrorCode.INVALID_PARTITIONS, errorMessage: 'Number of partitions must be larger than 0.', metadataOffset: -1 };
+        newNames.add(op.name);
+        newIds.add(op.topicId);
+        recs.push(...controller.topicRecords(op.name, op.topicId, op.numPartitions, op.configs));
+        break;
+      }
+      case 'mirrorTopicState':
+        if (!img.topicsById.has(op.topicId) && !newIds.has(op.topicId)) {
+          return { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: `Unknown topic id ${op.topicId}`, metadataOffset: -1 };
+        }
+        recs.push({ type: 'mirrorTopicState', topicId: op.topicId, mirrorName: op.mirrorName, desiredState: op.desiredState });
+        break;
+      case 'mirrorEmptiedOf':
+        break;
+      case 'mirrorConfig':
+        recs.push({ type: 'config', resourceType: ConfigResourceType.CLUSTER_MIRROR, resourceName: op.mirrorName, name: op.name, value: op.value });
+        break;
+      case 'bumpLeaderEpoch': {
+        const t = img.topicsById.get(op.topicId);
+        const p = t?.partitions[op.partition];
+        if (!p) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'Unknown partition', metadataOffset: -1 };
+        // Decided as the records are applied, so no stop can slip in between check and bump.
+        if (op.whileMirrored === true && t?.mirror?.desiredState === MirrorPartitionState.STOPPED) {
+          return { errorCode: ErrorCode.MIRROR_TOPIC_BEING_STOPPED, errorMessage: `${t.name} is being stopped; only STOPPING bumps its epoch`, metadataOffset: -1 };
+        }
+        if (op.leaderEpoch > p.leaderEpoch) recs.push({ type: 'partitionChange', topicId: op.topicId, partition: op.partition, leaderEpoch: op.leaderEpoch });
+        break;
+      }
+    }
+  }
+  return recs;
 }
 
 export function createMirrorHost(ctx: BrokerContext, coordinatorHost: CoordinatorHost): MirrorHost {
@@ -93,52 +165,12 @@ export function createMirrorHost(ctx: BrokerContext, coordinatorHost: Coordinato
       return t ? bindingOf(t) : undefined;
     },
     mirrorConfigs: () => ctx.image.otherConfigs.get(ConfigResourceType.CLUSTER_MIRROR) ?? new Map(),
+    async createMirrorPartitions(topic, newTotal) {
+      const r = await ctx.controller.createPartitions(topic, newTotal);
+      return { errorCode: r.errorCode, errorMessage: r.errorMessage };
+    },
     async controllerWrite(ops: readonly MirrorControllerOp[]) {
-      const res: ControllerResult = await ctx.controller.write((img) => {
-        const recs: MetadataRecord[] = [];
-        const newNames = new Set<string>();
-        const newIds = new Set<string>();
-        for (const op of ops) {
-          switch (op.type) {
-            case 'createTopic': {
-              const err = topicNameError(op.name);
-              if (err) return { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: err, metadataOffset: -1 };
-              if (img.topicsByName.has(op.name) || newNames.has(op.name)) {
-                return { errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorMessage: `Topic '${op.name}' already exists.`, metadataOffset: -1 };
-              }
-              if (op.topicId === ZERO_UUID || img.topicsById.has(op.topicId) || newIds.has(op.topicId)) {
-                return { errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorMessage: `Topic id ${op.topicId} already exists.`, metadataOffset: -1 };
-              }
-              if (op.numPartitions < 1) return { errorCode: ErrorCode.INVALID_PARTITIONS, errorMessage: 'Number of partitions must be larger than 0.', metadataOffset: -1 };
-              newNames.add(op.name);
-              newIds.add(op.topicId);
-              recs.push(...ctx.controller.topicRecords(op.name, op.topicId, op.numPartitions, op.configs));
-              break;
-            }
-            case 'mirrorTopicState':
-              if (!img.topicsById.has(op.topicId) && !newIds.has(op.topicId)) {
-                return { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: `Unknown topic id ${op.topicId}`, metadataOffset: -1 };
-              }
-              recs.push({ type: 'mirrorTopicState', topicId: op.topicId, mirrorName: op.mirrorName, desiredState: op.desiredState });
-              break;
-            case 'mirrorConfig':
-              recs.push({ type: 'config', resourceType: ConfigResourceType.CLUSTER_MIRROR, resourceName: op.mirrorName, name: op.name, value: op.value });
-              break;
-            case 'bumpLeaderEpoch': {
-              const t = img.topicsById.get(op.topicId);
-              const p = t?.partitions[op.partition];
-              if (!p) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'Unknown partition', metadataOffset: -1 };
-              // Decided as the records are applied, so no stop can slip in between check and bump.
-              if (op.whileMirrored === true && t?.mirror?.desiredState === MirrorPartitionState.STOPPED) {
-                return { errorCode: ErrorCode.MIRROR_TOPIC_BEING_STOPPED, errorMessage: `${t.name} is being stopped; only STOPPING bumps its epoch`, metadataOffset: -1 };
-              }
-              if (op.leaderEpoch > p.leaderEpoch) recs.push({ type: 'partitionChange', topicId: op.topicId, partition: op.partition, leaderEpoch: op.leaderEpoch });
-              break;
-            }
-          }
-        }
-        return recs;
-      });
+      const res: ControllerResult = await ctx.controller.write((img) => buildMirrorRecords(ctx.controller, img, ops));
       return { errorCode: res.errorCode, ...(res.errorMessage !== null ? { errorMessage: res.errorMessage } : {}), metadataOffset: res.metadataOffset };
     },
   };

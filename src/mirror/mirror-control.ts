@@ -21,6 +21,7 @@ import { matchesAny, mirrorConfigDefault, splitList, validateMirrorConfigEntry, 
 import type { MirrorControllerOp, MirrorHost, MirrorTopicBinding } from './mirror-host.js';
 import type { MirrorManager, PartitionDescription } from './mirror-manager.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
+import { decidePause, decideResume, decideStop, staleAgainst } from './desired-state-rules.js';
 import { hasMirrorLoop } from './source-lookups.js';
 import { fillSourceTimestamps } from './time-lag.js';
 
@@ -178,7 +179,7 @@ export class MirrorControlPlane {
     } else {
       ops.push({ type: 'createTopic', name, topicId, numPartitions, configs: new Map() });
     }
-    ops.push({ type: 'mirrorTopicState', topicId, mirrorName, desiredState: S.MIRRORING });
+    ops.push({ type: 'mirrorTopicState', topicId, mirrorName, desiredState: S.MIRRORING, guard: { change: 'start', mirrorName, stateValidationOffset } });
     return ok(name);
   }
 
@@ -218,26 +219,15 @@ export class MirrorControlPlane {
   // ------------------------------------------------------------------ stop / pause / resume
 
   stopMirrorTopics(mirrorName: string, names: readonly string[], patterns: readonly string[], stateValidationOffset: number): Promise<TopicsResult> {
-    return this.changeDesired(mirrorName, names, stateValidationOffset, [S.MIRRORING, S.PAUSED], (b) => {
-      if (b.desiredState === S.STOPPED) return 'noop';
-      return S.STOPPED;
-    }, patterns);
+    return this.changeDesired(mirrorName, names, stateValidationOffset, [S.MIRRORING, S.PAUSED], 'stop', patterns);
   }
 
   pauseMirrorTopics(mirrorName: string, names: readonly string[], stateValidationOffset: number): Promise<TopicsResult> {
-    return this.changeDesired(mirrorName, names, stateValidationOffset, [S.MIRRORING], (b) => {
-      if (b.desiredState === S.STOPPED) return { code: ErrorCode.MIRROR_TOPIC_BEING_STOPPED, msg: `topic ${b.topicName} is stopped` };
-      if (b.desiredState === S.PAUSED) return 'noop';
-      return S.PAUSED;
-    });
+    return this.changeDesired(mirrorName, names, stateValidationOffset, [S.MIRRORING], 'pause');
   }
 
   resumeMirrorTopics(mirrorName: string, names: readonly string[], stateValidationOffset: number): Promise<TopicsResult> {
-    return this.changeDesired(mirrorName, names, stateValidationOffset, [S.PAUSED], (b) => {
-      if (b.desiredState === S.MIRRORING) return 'noop';
-      if (b.desiredState !== S.PAUSED) return { code: ErrorCode.MIRROR_TOPIC_NOT_PAUSED, msg: `topic ${b.topicName} is not paused` };
-      return S.MIRRORING;
-    });
+    return this.changeDesired(mirrorName, names, stateValidationOffset, [S.PAUSED], 'resume');
   }
 
   private changeDesired(
@@ -245,7 +235,7 @@ export class MirrorControlPlane {
     names: readonly string[],
     stateValidationOffset: number,
     allowedActual: readonly MirrorPartitionStateValue[],
-    decide: (b: MirrorTopicBinding) => MirrorPartitionStateValue | 'noop' | { code: number; msg: string },
+    change: 'stop' | 'pause' | 'resume',
     stopPatterns: readonly string[] = [],
   ): Promise<TopicsResult> {
     return this.serial(async () => {
@@ -266,11 +256,12 @@ export class MirrorControlPlane {
           results.push(err(name, ErrorCode.TOPIC_NOT_IN_CLUSTER_MIRROR, `topic ${name} belongs to mirror ${b.mirrorName}`));
           continue;
         }
-        if (stateValidationOffset >= 0 && b.lastStateChangeOffset > stateValidationOffset) {
-          results.push(err(name, ErrorCode.INVALID_CLUSTER_MIRROR_STATES, `topic ${name} changed after offset ${stateValidationOffset}`));
+        const stale = staleAgainst(b, stateValidationOffset);
+        if (stale !== null) {
+          results.push(err(name, stale.code, stale.msg));
           continue;
         }
-        const d = decide(b);
+        const d = change === 'stop' ? decideStop(b) : change === 'pause' ? decidePause(b) : decideResume(b);
         if (d === 'noop') {
           results.push(ok(name));
           continue;
@@ -289,16 +280,20 @@ export class MirrorControlPlane {
           continue;
         }
         // Applied per topic: a bad topic next to it does not hold it back.
-        const w = await this.write([{ type: 'mirrorTopicState', topicId: b.topicId, mirrorName, desiredState: d }]);
+        // The write decides again against the image it lands on (another node may have changed
+        // the topic since this node's image was read).
+        const w = await this.write([{ type: 'mirrorTopicState', topicId: b.topicId, mirrorName, desiredState: d, guard: { change, mirrorName, stateValidationOffset } }]);
         results.push(w.errorCode === 0 ? ok(name) : err(name, w.errorCode, w.errorMessage ?? 'controller write failed'));
       }
       if (stopPatterns.length > 0) {
         const ops: MirrorControllerOp[] = [];
         let include = splitList(cfg.get('mirror.topics.include'));
         const exclude = splitList(cfg.get('mirror.topics.exclude') ?? mirrorConfigDefault('mirror.topics.exclude'));
+        // Both: out of the include list, and into the exclude list, so that a broader include
+        // pattern still in place does not discover the stopped topics again (spec §4.3).
         for (const p of stopPatterns) {
-          if (include.includes(p)) include = include.filter((x) => x !== p);
-          else if (!exclude.includes(p)) exclude.push(p);
+          include = include.filter((x) => x !== p);
+          if (!exclude.includes(p)) exclude.push(p);
         }
         ops.push({ type: 'mirrorConfig', mirrorName, name: 'mirror.topics.include', value: include.join(',') });
         ops.push({ type: 'mirrorConfig', mirrorName, name: 'mirror.topics.exclude', value: exclude.join(',') });
@@ -323,10 +318,29 @@ export class MirrorControlPlane {
         if (b.desiredState !== S.STOPPED) {
           return { errorCode: ErrorCode.CLUSTER_MIRROR_NOT_EMPTY, errorMessage: `topic ${b.topicName} is ${mirrorStateName(b.desiredState)}; stop every topic first` };
         }
-        const bad = await this.manager.firstBadState(mirrorName, b.topicName, b.topicId, (s) => s !== S.STOPPED && s !== S.UNKNOWN);
-        if (bad !== null) return { errorCode: ErrorCode.INVALID_CLUSTER_MIRROR_STATES, errorMessage: `a partition of ${b.topicName} is still ${mirrorStateName(bad)}` };
+        // Every partition's persisted state must be STOPPED: unbinding a partition still STOPPING
+        // would make it writable before its ABORT markers and producer reset are written. A
+        // coordinator that does not answer confirms nothing (UNKNOWN), so the delete waits for it.
+        const bad = await this.manager.firstBadState(mirrorName, b.topicName, b.topicId, (s) => s !== S.STOPPED);
+        if (bad !== null) {
+          return {
+            errorCode: ErrorCode.INVALID_CLUSTER_MIRROR_STATES,
+            errorMessage:
+              bad === S.UNKNOWN
+                ? `a partition of ${b.topicName} is not known to be STOPPED yet (its state is not persisted or its mirror coordinator did not answer); retry`
+                : `a partition of ${b.topicName} is still ${mirrorStateName(bad)}; retry once it is STOPPED`,
+          };
+        }
       }
-      const ops: MirrorControllerOp[] = bound.map((b) => ({ type: 'mirrorTopicState', topicId: b.topicId, mirrorName: null, desiredState: S.UNKNOWN }));
+      const ops: MirrorControllerOp[] = bound.map((b) => ({
+        type: 'mirrorTopicState',
+        topicId: b.topicId,
+        mirrorName: null,
+        desiredState: S.UNKNOWN,
+        guard: { change: 'unbind', mirrorName, stateValidationOffset },
+      }));
+      // A topic started through another node meanwhile refuses the delete rather than stay bound to nothing.
+      ops.push({ type: 'mirrorEmptiedOf', mirrorName, topicIds: bound.map((b) => b.topicId) });
       for (const k of cfg.keys()) ops.push({ type: 'mirrorConfig', mirrorName, name: k, value: null });
       const r = await this.host.controllerWrite(ops);
       if (r.errorCode !== 0) return { errorCode: r.errorCode, errorMessage: r.errorMessage ?? null };

@@ -15,6 +15,7 @@ import type { CoordinatorHost } from '../coordinator/coordinator-host.js';
 import type { MirrorAppendResult, MirrorLog } from '../fetcher/mirror-log.js';
 import type { InterBrokerSecurity } from '../client/inter-broker-security.js';
 import type { MirrorPartitionStateValue } from './mirror-partition-state.js';
+import type { DesiredStateGuard } from './desired-state-rules.js';
 
 /** ConfigResource type id of a cluster mirror (KIP-1279 §3.1). */
 export const CLUSTER_MIRROR_RESOURCE_TYPE = 64;
@@ -44,6 +45,8 @@ export interface MirrorTopicBinding {
  * - createTopic → TopicRecord with the given (source) topic id + PartitionRecords + ConfigRecords,
  *   replication factor = the node's default (CreateTopics v8 MirrorInfo semantics).
  * - mirrorTopicState → MirrorTopicStateChangeRecord { TopicId, MirrorName (null = unbind), DesiredState }.
+ *   The whole list first passes `validateMirrorOps` (./desired-state-rules.ts) against the image
+ *   the batch lands on, again on every compare-and-swap retry; a refusal is the write's result.
  * - mirrorConfig → ConfigRecord { ResourceType 64, ResourceName = mirror, Name, Value (null = delete) }.
  * - bumpLeaderEpoch → PartitionChangeRecord v3 with LeaderEpoch set, leader and ISR unchanged.
  *   With `whileMirrored`, the batch is refused with MIRROR_TOPIC_BEING_STOPPED when the topic is,
@@ -64,6 +67,14 @@ export type MirrorControllerOp =
       readonly topicId: string;
       readonly mirrorName: string | null;
       readonly desiredState: MirrorPartitionStateValue;
+      /** The request's rules, decided again against the image the write lands on (./desired-state-rules.ts). */
+      readonly guard?: DesiredStateGuard;
+    }
+  | {
+      /** Writes nothing; refuses the batch unless exactly these topics are bound to the mirror (a delete's check). */
+      readonly type: 'mirrorEmptiedOf';
+      readonly mirrorName: string;
+      readonly topicIds: readonly string[];
     }
   | {
       readonly type: 'mirrorConfig';
@@ -150,6 +161,13 @@ export interface MirrorHost extends CoordinatorHost {
 
   /** CLUSTER_MIRROR config resources: mirror name → key → value (only keys set explicitly). */
   mirrorConfigs(): ReadonlyMap<string, ReadonlyMap<string, string>>;
+
+  /**
+   * Grows a mirror topic to `newTotal` partitions (partition growth on the source, spec §10.7),
+   * past the CreatePartitions API, which refuses a mirror topic that is not stopped. Without it
+   * the mirror sends CreatePartitions to this node's own listener.
+   */
+  createMirrorPartitions?(topic: string, newTotal: number): Promise<{ errorCode: number; errorMessage: string | null }>;
 
   /** Applies controller writes atomically (see MirrorControllerOp). */
   controllerWrite(ops: readonly MirrorControllerOp[]): Promise<MirrorControllerResult>;
