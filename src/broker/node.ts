@@ -22,7 +22,7 @@ import { ConfigResourceType } from '../controller/metadata-image.js';
 import { createCoordinatorHost } from './coordinator-host-impl.js';
 import { setLogFormat, type Logger } from '../common/logger.js';
 import { Observability, parseMetricsListener } from '../metrics/observability.js';
-import { openQuorum } from './quorum-wiring.js';
+import { followCatchUp, openQuorum } from './quorum-wiring.js';
 import { ActiveControllerDuties } from '../controller/active-controller.js';
 import type { EtcdQuorum } from '../controller/etcd/etcd-quorum.js';
 import { ProducerIdManager } from '../controller/producer-ids.js';
@@ -127,6 +127,7 @@ export class BrokerNode {
       return Number(configs.brokerValue('default.replication.factor'));
     };
     const controller = await Controller.open({ nodeId, clusterId: meta.clusterId, store, log: log.child({ component: 'controller' }), cluster, defaultReplicationFactor });
+    followCatchUp(quorum, controller);
     // A new cluster starts with a cluster-wide min.insync.replicas, as a Kafka 4.x controller
     // writes at bootstrap (ConfigurationControlManager's ELR safety record): clients then see it
     // reported as a dynamic default, the way Apache Kafka reports it. Only the first write of an

@@ -9,7 +9,7 @@
 import type { BrokerConfig } from './config.js';
 import type { Logger } from '../common/logger.js';
 import type { ListenerPlan } from '../server/listeners.js';
-import { newClusterId, type MetadataLogStore } from '../controller/controller.js';
+import { newClusterId, type Controller, type MetadataLogStore } from '../controller/controller.js';
 import { LocalClusterView, type ClusterView } from '../controller/cluster-view.js';
 import { EtcdMetadataLog, type ReplicatedMetadataLogStore } from '../controller/etcd/etcd-metadata-log.js';
 import { EtcdQuorum } from '../controller/etcd/etcd-quorum.js';
@@ -62,4 +62,19 @@ export async function openQuorum(config: BrokerConfig, plan: ListenerPlan, dataD
     await etcd.close();
     throw err;
   }
+}
+
+/**
+ * Tells the etcd side where the applied metadata offset is read, so that a node that registers
+ * (at start, or again after it was fenced) stays fenced until its image reached the log end it
+ * registered at, and reads the log again at once instead of waiting for its watch to reconnect.
+ */
+export function followCatchUp(quorum: OpenedQuorum, controller: Controller): void {
+  const { etcd, store } = quorum;
+  if (etcd === null || !(store instanceof EtcdMetadataLog)) return;
+  etcd.trackMetadata(
+    () => controller.image.offset,
+    (cb) => controller.onChange(() => cb()),
+    () => store.refollow(),
+  );
 }

@@ -37,6 +37,12 @@ export interface ClusterView {
   isLive(nodeId: number): boolean;
   /** Live and not shutting down: may lead and stay in ISRs (Kafka's controlled shutdown). */
   isEligible(nodeId: number): boolean;
+  /**
+   * A node not live in this view that may be registering again (KRaft's fresh session for every
+   * broker when a controller takes over): the controller leaves it in leaderships and ISRs for
+   * now. Absent: never.
+   */
+  awaitingReturn?(nodeId: number): boolean;
   /** true when this node is the active controller. */
   readonly isActiveController: boolean;
   /** The active controller's node id, -1 while none is elected. */

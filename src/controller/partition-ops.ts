@@ -32,7 +32,9 @@ export function changeRecord(topicId: string, p: PartitionImage, change: Partiti
  * ones out of ISRs and leadership, give leaderless partitions a returning ISR member.
  */
 export function reconcileLeadership(controller: Controller, uncleanAllowed: (topic: TopicImage) => boolean): Promise<ControllerResult> {
-  const eligible = (id: number): boolean => controller.cluster.isEligible(id);
+  const cluster = controller.cluster;
+  // A node that may still be on its way back keeps its place until its grace has passed.
+  const eligible = (id: number): boolean => cluster.isEligible(id) || cluster.awaitingReturn?.(id) === true;
   return controller.write(
     (img) => {
       const recs: MetadataRecord[] = [];

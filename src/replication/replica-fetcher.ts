@@ -66,6 +66,9 @@ function followerFetchSpec(replicaId: number, brokerEpoch: () => number): ApiSpe
   };
 }
 
+
+/** Back-offs are timed on the monotonic clock, so a wall-clock jump neither holds nor releases them early. */
+const monoNow = (): number => performance.timeOrigin + performance.now();
 export interface FollowedPartition {
   readonly topic: string;
   readonly topicId: string;
@@ -175,7 +178,7 @@ export class ReplicaFetcher {
   private async run(): Promise<void> {
     const signal = this.abort.signal;
     while (!signal.aborted) {
-      const now = Date.now();
+      const now = monoNow();
       const all = [...this.partitions.values()];
       const ready = all.filter((p) => p.delayedUntil <= now && !this.held(p));
       if (ready.length === 0) {
@@ -260,7 +263,7 @@ export class ReplicaFetcher {
   }
 
   private delay(p: FollowedPartition, why: string | number): void {
-    p.delayedUntil = Date.now() + this.opts.backoffMs;
+    p.delayedUntil = monoNow() + this.opts.backoffMs;
     this.opts.log.info('follower partition backing off', { partition: `${p.topic}-${p.partition}`, leader: this.leaderId, why });
   }
 

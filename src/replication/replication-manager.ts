@@ -210,7 +210,9 @@ export class ReplicationManager {
           lagTimeMaxMs: this.opts.lagTimeMaxMs,
           retryBackoffMs: this.opts.fetchBackoffMs,
           minInsyncReplicas: () => this.opts.minInsyncReplicas(t.name),
-          now: Date.now,
+          // Monotonic (with Date-like magnitude, so 0 still means long ago): a wall-clock jump
+          // must not make every follower look lagging, nor hide one that is.
+          now: () => performance.timeOrigin + performance.now(),
           warn: (msg, fields) => this.opts.log.warn(msg, fields),
         }),
       );

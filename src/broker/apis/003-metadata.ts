@@ -44,15 +44,19 @@ export function topicMetadata(ctx: BrokerContext, t: TopicImage, version: number
     name: t.name,
     topicId: t.topicId,
     ...(version >= 1 ? { isInternal: INTERNAL_TOPICS.has(t.name) } : {}),
-    partitions: t.partitions.map((p) => ({
-      errorCode: p.leader < 0 ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.NONE,
-      partitionIndex: p.partition,
-      leaderId: p.leader,
-      ...(version >= 7 ? { leaderEpoch: p.leaderEpoch } : {}),
-      replicaNodes: p.replicas,
-      isrNodes: p.isr,
-      offlineReplicas: p.replicas.filter((r) => !ctx.cluster.isLive(r)),
-    })),
+    partitions: t.partitions.map((p) => {
+      // A fenced node (lease lapsed, or metadata not caught up) names no leader where it would name itself.
+      const leader = p.leader === ctx.nodeId && ctx.cluster.fenced ? -1 : p.leader;
+      return {
+        errorCode: leader < 0 ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.NONE,
+        partitionIndex: p.partition,
+        leaderId: leader,
+        ...(version >= 7 ? { leaderEpoch: p.leaderEpoch } : {}),
+        replicaNodes: p.replicas,
+        isrNodes: p.isr,
+        offlineReplicas: p.replicas.filter((r) => !ctx.cluster.isLive(r)),
+      };
+    }),
     ...(version >= 8 ? { topicAuthorizedOperations: includeOps ? TOPIC_OPERATIONS : NOT_REQUESTED } : {}),
   };
 }

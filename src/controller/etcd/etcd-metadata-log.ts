@@ -115,6 +115,8 @@ export class EtcdMetadataLog implements ReplicatedMetadataLogStore {
   private nextOffset = 0;
   private latestSnapshot = -1;
   private closed = false;
+  private followers: { onBatch: (firstOffset: number, values: readonly Buffer[]) => void; onReload: (log: ReloadedLog) => void } | null = null;
+  private refollowing = false;
 
   constructor(
     private readonly client: Etcd3,
@@ -198,6 +200,7 @@ export class EtcdMetadataLog implements ReplicatedMetadataLogStore {
   }
 
   async follow(onBatch: (firstOffset: number, values: readonly Buffer[]) => void, onReload: (log: ReloadedLog) => void): Promise<void> {
+    this.followers = { onBatch, onReload };
     const w = await this.client
       .watch()
       .prefix(`${this.prefix}/log/`)
@@ -206,6 +209,8 @@ export class EtcdMetadataLog implements ReplicatedMetadataLogStore {
       .create();
     this.watcher = w;
     w.on('data', (res) => {
+      // A watch replaced by refollow() may still deliver: its events come again from the new one.
+      if (this.watcher !== w) return;
       // Events of one revision are one write; group them so listeners see the write's batch.
       let group: IKeyValue[] = [];
       const flush = (): void => {
@@ -233,6 +238,23 @@ export class EtcdMetadataLog implements ReplicatedMetadataLogStore {
       this.onError(err);
       void w.cancel().catch(() => undefined);
       void this.resume(onBatch, onReload);
+    });
+  }
+
+  /**
+   * Reads the log again now instead of waiting for the watch (which may still be reconnecting
+   * after a partition), then watches on from there: what a node that registers again calls so it
+   * catches up to the log end at once.
+   */
+  refollow(): void {
+    const f = this.followers;
+    if (f === null || this.closed || this.refollowing) return;
+    this.refollowing = true;
+    const old = this.watcher;
+    this.watcher = null;
+    if (old !== null) void old.cancel().catch(() => undefined);
+    void this.resume(f.onBatch, f.onReload).finally(() => {
+      this.refollowing = false;
     });
   }
 

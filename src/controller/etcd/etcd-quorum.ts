@@ -3,10 +3,24 @@
  * every other registration, and the controller election.
  *
  * - Lease: TTL `broker.session.timeout.ms` (rounded up to whole seconds, etcd's unit), renewed
- *   every `broker.heartbeat.interval.ms` (Kafka's BrokerLifecycleManager heartbeats). A node whose
- *   last successful renewal is older than the TTL is fenced at once, before etcd says so: it must
- *   not act as leader after its lease may be gone. A fenced node registers again with a new lease
- *   (a new broker epoch), as a Kafka broker re-registers after its session expired.
+ *   every `broker.heartbeat.interval.ms` (Kafka's BrokerLifecycleManager heartbeats). etcd counts
+ *   a lease's TTL from the moment it receives the grant or keepalive, which is after this node
+ *   sent it; so the node fences itself a safety margin before `sent + TTL` of its last successful
+ *   renewal, on the monotonic clock, by a timer of its own and by every read of `fenced`. Neither
+ *   the heartbeat period, nor a renewal that hangs, nor a wall-clock jump can delay it: the node
+ *   stops acting as leader strictly before etcd can expire its lease and let another be elected.
+ *   A fenced node registers again with a new lease (a new broker epoch), as a Kafka broker
+ *   re-registers after its session expired.
+ * - Catching up (KRaft keeps a registering broker fenced until its metadata reached the log end
+ *   it was given): a registration reads the metadata log's last offset in the same transaction,
+ *   and the node stays fenced (no controller campaign, no leadership, no Metadata answer naming
+ *   it leader) until its image has applied that offset. A returning node would otherwise lead on
+ *   the image it had before it was cut off.
+ * - Start grace (KRaft gives every broker a fresh session when a controller takes over): for one
+ *   session timeout after this node registered, a node it cannot see is not yet taken out of
+ *   leaderships and ISRs when this node is the controller (`awaitingReturn`). After etcd was
+ *   unreachable from every node, every lease expired at once; the first node back would
+ *   otherwise shrink every ISR to itself before the others had had a chance to register again.
  * - Registration: `<prefix>/brokers/<node id>`, created only if absent (a second live process
  *   with the same node.id refuses to start), bound to the lease; its create revision is the
  *   broker epoch.
@@ -21,6 +35,24 @@ import type { Logger } from '../../common/logger.js';
 import { ConfigError } from '../../config/config-error.js';
 import type { BrokerRegistration, ClusterEvent, ClusterView } from '../cluster-view.js';
 import type { ControllerFence } from './etcd-metadata-log.js';
+
+/** Leases and timeouts are measured on the monotonic clock: a wall-clock jump moves neither. */
+const monoNow = (): number => performance.now();
+
+/** How long the etcd client waits before it reconnects its watch stream (etcd3's IBackoff shape). */
+interface WatchBackoff {
+  readonly duration: number;
+  next(context: unknown): WatchBackoff;
+}
+
+/**
+ * Reconnects of the watch stream back off from 100 ms doubling to at most 1 s (etcd3's default
+ * goes up to 30 s): a node that was cut off sees the metadata log again soon after etcd is back,
+ * and stays fenced no longer than that.
+ */
+function cappedBackoff(duration = 100): WatchBackoff {
+  return { duration, next: () => cappedBackoff(Math.min(1000, duration * 2)) };
+}
 
 export interface EtcdQuorumOptions {
   readonly endpoints: readonly string[];
@@ -41,7 +73,16 @@ export class EtcdQuorum implements ClusterView {
   private readonly shuttingDown = new Set<number>();
   private lease: Lease | null = null;
   private leaseId = '';
-  private lastRenewedAt = 0;
+  /** Monotonic time the last successful grant or renewal was sent at. */
+  private renewedAt = 0;
+  private fenceTimer: NodeJS.Timeout | null = null;
+  private graceTimer: NodeJS.Timeout | null = null;
+  /** Monotonic time of this node's last registration (the start grace counts from it). */
+  private registeredAt = -Infinity;
+  /** The metadata offset this node must have applied before it may act; null once it has. */
+  private catchUpTo: number | null = null;
+  private metadataOffset: (() => number) | null = null;
+  private onCatchUp: (() => void) | null = null;
   private myBrokerEpoch = -1;
   private activeId = -1;
   private activeEpoch = -1;
@@ -52,7 +93,7 @@ export class EtcdQuorum implements ClusterView {
   private closed = false;
 
   private constructor(private readonly opts: EtcdQuorumOptions) {
-    this.client = new Etcd3({ hosts: [...opts.endpoints], dialTimeout: 5000 });
+    this.client = new Etcd3({ hosts: [...opts.endpoints], dialTimeout: 5000, faultHandling: { watchBackoff: cappedBackoff() } });
   }
 
   static create(opts: EtcdQuorumOptions): EtcdQuorum {
@@ -63,12 +104,72 @@ export class EtcdQuorum implements ClusterView {
     return this.opts.prefix;
   }
 
+  /**
+   * True while this node may not act: not registered, its last renewal too old to be sure the
+   * lease is still there, or its metadata not yet caught up to the log end seen at registration.
+   */
   get fenced(): boolean {
-    return this.isFenced;
+    return this.isFenced || this.catchUpTo !== null || this.leaseLapsed();
   }
 
   private get ttlSeconds(): number {
     return Math.max(2, Math.ceil(this.opts.sessionTimeoutMs / 1000));
+  }
+
+  /**
+   * How long after sending a renewal the node still counts on its lease: the TTL less a margin
+   * for the timer firing late and for the two clocks' rates.
+   */
+  private get safeLeaseMs(): number {
+    const ttlMs = this.ttlSeconds * 1000;
+    return ttlMs - Math.max(200, Math.floor(ttlMs / 10));
+  }
+
+  private leaseLapsed(): boolean {
+    return monoNow() - this.renewedAt >= this.safeLeaseMs;
+  }
+
+  /** A successful grant or renewal sent at `sentAt`: the self-fence moves to `sentAt + safeLeaseMs`. */
+  private renewed(sentAt: number): void {
+    this.renewedAt = Math.max(this.renewedAt, sentAt);
+    if (this.fenceTimer) clearTimeout(this.fenceTimer);
+    const wait = Math.max(0, this.renewedAt + this.safeLeaseMs - monoNow());
+    this.fenceTimer = setTimeout(() => {
+      this.fenceTimer = null;
+      if (this.leaseLapsed()) this.fence('the lease was not renewed in time to be sure it is still held');
+    }, wait);
+    this.fenceTimer.unref();
+  }
+
+  /**
+   * Where the applied metadata offset is read and when it moves (the controller's image): until
+   * this is called, and after each registration until the offset reached the log end seen then,
+   * the node stays fenced.
+   */
+  trackMetadata(offset: () => number, onChange: (cb: () => void) => () => void, catchUp?: () => void): void {
+    this.metadataOffset = offset;
+    this.onCatchUp = catchUp ?? null;
+    onChange(() => this.checkCaughtUp());
+    this.checkCaughtUp();
+  }
+
+  private checkCaughtUp(): void {
+    if (this.isFenced || this.catchUpTo === null || this.metadataOffset === null) return;
+    const applied = this.metadataOffset();
+    if (applied < this.catchUpTo) return;
+    this.opts.log.info('broker metadata caught up', { offset: applied, registrationOffset: this.catchUpTo, fencedForMs: Math.round(monoNow() - this.registeredAt) });
+    this.catchUpTo = null;
+    this.emit('unfenced');
+    void this.campaignIfVacant();
+  }
+
+  /**
+   * True for a node this node cannot see, within one session timeout of its own registration:
+   * it may be registering again (every lease expired at once while etcd was unreachable), so the
+   * active controller keeps it in leaderships and ISRs until that session has passed.
+   */
+  awaitingReturn(nodeId: number): boolean {
+    return !this.brokers.has(nodeId) && !this.shuttingDown.has(nodeId) && monoNow() - this.registeredAt < this.opts.sessionTimeoutMs;
   }
 
   private get brokerKey(): string {
@@ -95,9 +196,9 @@ export class EtcdQuorum implements ClusterView {
     // A node restarted right after a crash finds its old registration until that lease expires
     // (at most one TTL): wait that long before calling it a duplicate (Kafka's controller also
     // refuses a second incarnation until the old session times out).
-    const deadline = Date.now() + this.ttlSeconds * 1000 + 1000;
+    const deadline = monoNow() + this.ttlSeconds * 1000 + 1000;
     let registered = await this.register();
-    while (!registered && Date.now() < deadline) {
+    while (!registered && monoNow() < deadline) {
       await new Promise((r) => setTimeout(r, 250));
       registered = await this.register();
     }
@@ -111,22 +212,40 @@ export class EtcdQuorum implements ClusterView {
   }
 
   private async register(): Promise<boolean> {
+    // Taken before the grant: etcd starts the TTL when the grant arrives, never earlier.
+    const sentAt = monoNow();
     const lease = this.client.lease(this.ttlSeconds, { autoKeepAlive: false });
     const leaseId = await lease.grant();
-    const sentAt = Date.now();
     const value = JSON.stringify({ ...this.opts.self, incarnationId: this.incarnationId });
-    const res = await this.client.if(this.brokerKey, 'Create', '==', 0).then(this.client.put(this.brokerKey).value(value).lease(leaseId)).commit();
+    const headKey = `${this.opts.prefix}/metadata/log-head`;
+    const res = await this.client
+      .if(this.brokerKey, 'Create', '==', 0)
+      .then(this.client.put(this.brokerKey).value(value).lease(leaseId), this.client.get(headKey))
+      .commit();
     if (!res.succeeded) {
       await lease.revoke().catch(() => undefined);
       return false;
     }
+    if (this.closed) {
+      await lease.revoke().catch(() => undefined);
+      return false;
+    }
+    const head = res.responses[1]?.response_range?.kvs[0]?.value.toString();
     this.lease = lease;
     this.leaseId = leaseId;
-    this.lastRenewedAt = sentAt;
+    this.renewedAt = 0;
+    this.renewed(sentAt);
     this.myBrokerEpoch = Number(res.header.revision);
     this.isFenced = false;
-    this.opts.log.info('broker registered', { brokerEpoch: this.myBrokerEpoch, ttlSeconds: this.ttlSeconds });
-    this.emit('unfenced');
+    this.registeredAt = monoNow();
+    this.catchUpTo = head === undefined ? -1 : Number(head);
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    // The start grace ends: the controller looks again at the nodes it still cannot see.
+    this.graceTimer = setTimeout(() => this.emit('brokers'), this.opts.sessionTimeoutMs + 1);
+    this.graceTimer.unref();
+    this.opts.log.info('broker registered', { brokerEpoch: this.myBrokerEpoch, ttlSeconds: this.ttlSeconds, registrationOffset: this.catchUpTo });
+    this.onCatchUp?.();
+    this.checkCaughtUp();
     return true;
   }
 
@@ -138,14 +257,17 @@ export class EtcdQuorum implements ClusterView {
         if (await this.register()) await this.campaignIfVacant();
         return;
       }
-      if (Date.now() - this.lastRenewedAt > this.ttlSeconds * 1000) {
-        this.fence('the lease was not renewed within broker.session.timeout.ms');
+      if (this.leaseLapsed()) {
+        this.fence('the lease was not renewed in time to be sure it is still held');
         return;
       }
-      const sentAt = Date.now();
-      const res = await this.lease!.keepaliveOnce({ deadline: Date.now() + this.opts.heartbeatIntervalMs * 2 });
+      const lease = this.lease!;
+      const sentAt = monoNow();
+      const res = await lease.keepaliveOnce({ deadline: Date.now() + this.opts.heartbeatIntervalMs * 2 });
+      // A renewal answered after the node fenced itself (or for a lease it gave up) counts for nothing.
+      if (this.isFenced || this.lease !== lease) return;
       if (Number(res.TTL) <= 0) this.fence('the lease expired');
-      else this.lastRenewedAt = sentAt;
+      else this.renewed(sentAt);
     } catch (err) {
       // etcd unreachable: keep trying until the TTL runs out (checked on the next beat).
       if (String(err).includes('requested lease not found')) this.fence('the lease expired');
@@ -159,9 +281,13 @@ export class EtcdQuorum implements ClusterView {
     if (this.isFenced) return;
     this.isFenced = true;
     this.myBrokerEpoch = -1;
+    if (this.fenceTimer) clearTimeout(this.fenceTimer);
+    this.fenceTimer = null;
     const lease = this.lease;
     this.lease = null;
-    lease?.release();
+    // Given up at once where etcd is still reachable, so the registration (and the election key,
+    // when this node held it) end now and the others need not wait for the TTL.
+    void lease?.revoke().catch(() => undefined);
     this.opts.log.warn('broker fenced', { reason });
     if (this.activeId === this.opts.self.nodeId) {
       this.activeId = -1;
@@ -265,7 +391,7 @@ export class EtcdQuorum implements ClusterView {
   }
 
   private async campaignIfVacant(): Promise<void> {
-    if (this.isFenced || this.closed || this.activeId >= 0) return;
+    if (this.fenced || this.closed || this.activeId >= 0) return;
     try {
       const key = this.controllerKey;
       const res = await this.client.if(key, 'Create', '==', 0).then(this.client.put(key).value(String(this.opts.self.nodeId)).lease(this.leaseId)).commit();
@@ -277,12 +403,12 @@ export class EtcdQuorum implements ClusterView {
 
   /** The condition a controller-only write must still meet; null when this node is not active. */
   controllerFence(): ControllerFence | null {
-    if (this.isFenced || this.activeId !== this.opts.self.nodeId) return null;
+    if (this.fenced || this.activeId !== this.opts.self.nodeId) return null;
     return { key: this.controllerKey, createRevision: String(this.activeEpoch) };
   }
 
   get isActiveController(): boolean {
-    return !this.isFenced && this.activeId === this.opts.self.nodeId;
+    return !this.fenced && this.activeId === this.opts.self.nodeId;
   }
 
   liveBrokers(): readonly BrokerRegistration[] {
@@ -326,6 +452,8 @@ export class EtcdQuorum implements ClusterView {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.fenceTimer) clearTimeout(this.fenceTimer);
+    if (this.graceTimer) clearTimeout(this.graceTimer);
     for (const w of this.watchers) await w.cancel().catch(() => undefined);
     await this.lease?.revoke().catch(() => undefined);
     this.client.close();
