@@ -1,0 +1,137 @@
+/**
+ * A bounded soak: `npm run chaos -- --minutes N [--seed S]`. A three-node netns cluster
+ * (netns-cluster.ts) runs the workload (workload.ts) while faults picked at random from the list
+ * below come and go; at the end the history is checked (history-checker.ts) and a summary
+ * printed: acknowledged writes, the faults injected, and every violation with the seed that
+ * reproduces the run. Exits 1 when there is a violation.
+ *
+ * Faults: a node cut from etcd and its peers but not from clients; a node cut from everything
+ * (minority/majority split); etcd cut from every node; a one-way cut (a node's packets to etcd
+ * dropped, etcd's to it delivered); a flapping link (down and up every 1-3 s); a node paused
+ * (SIGSTOP) past the session timeout and resumed.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { finish, startWorkload } from './fault-run.js';
+import { startNetnsCluster, type NetnsCluster } from './netns-cluster.js';
+
+const TOPIC = 'chaos';
+const PARTITIONS = 3;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+/** mulberry32: a small seeded generator, so a seed replays the same fault sequence. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Fault = (c: NetnsCluster, node: number, ms: number, rand: () => number) => Promise<void>;
+
+const FAULTS: Record<string, Fault> = {
+  'leader-isolated': async (c, n, ms) => {
+    for (const o of [c.etcd, ...c.nodes.filter((x) => x.nodeId !== n)]) c.cut(c.node(n), o);
+    await sleep(ms);
+    c.healCuts();
+  },
+  'minority-split': async (c, n, ms) => {
+    for (const o of [c.etcd, c.client, ...c.nodes.filter((x) => x.nodeId !== n)]) c.cut(c.node(n), o);
+    await sleep(ms);
+    c.healCuts();
+  },
+  'etcd-cut-from-all': async (c, _n, ms) => {
+    for (const x of c.nodes) c.cut(x, c.etcd);
+    await sleep(ms);
+    c.healCuts();
+  },
+  'one-way-to-etcd': async (c, n, ms) => {
+    c.cutOneWay(c.node(n), c.etcd);
+    await sleep(ms);
+    c.healCuts();
+  },
+  'flapping-link': async (c, n, ms, rand) => {
+    const end = Date.now() + ms;
+    while (Date.now() < end) {
+      c.linkDown(c.node(n));
+      await sleep(1000 + rand() * 2000);
+      c.linkUp(c.node(n));
+      await sleep(1000 + rand() * 2000);
+    }
+  },
+  'paused-past-session': async (c, n, ms) => {
+    c.node(n).pause();
+    await sleep(Math.max(ms, 4000));
+    c.node(n).resume();
+  },
+};
+
+async function main(): Promise<void> {
+  const minutes = Number(arg('minutes') ?? '5');
+  const seed = Number(arg('seed') ?? String(Math.floor(Math.random() * 2 ** 31)));
+  const rand = rng(seed);
+  const dir = mkdtempSync(join(tmpdir(), 'fjord-chaos-'));
+  const injected = new Map<string, number>();
+  let cluster: NetnsCluster | null = null;
+  let failed: boolean;
+  const onSignal = (): void => {
+    void cluster?.destroy().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    console.log(`chaos: ${minutes} min, seed ${seed}`);
+    cluster = await startNetnsCluster({ tag: 90, nodes: 3 });
+    const c = cluster;
+    const w = startWorkload(c, dir, { topic: TOPIC, partitions: PARTITIONS, acksOneTo: 1 + Math.floor(rand() * 3) });
+    const end = Date.now() + minutes * 60_000;
+    const names = Object.keys(FAULTS);
+    while (Date.now() < end) {
+      const name = names[Math.floor(rand() * names.length)]!;
+      const node = 1 + Math.floor(rand() * 3);
+      const ms = 2000 + Math.floor(rand() * 10_000);
+      console.log(`chaos: ${new Date().toISOString()} ${name} node ${node} for ${ms} ms`);
+      await FAULTS[name]!(c, node, ms, rand);
+      injected.set(name, (injected.get(name) ?? 0) + 1);
+      // Quiet time: the cluster heals before the next fault.
+      await sleep(3000 + Math.floor(rand() * 7000));
+    }
+    const summary = await finish(c, w, TOPIC, PARTITIONS);
+    console.log(
+      JSON.stringify(
+        {
+          seed,
+          minutes,
+          ackedAll: summary.ackedAll,
+          ackedOne: summary.ackedOne,
+          refused: summary.refused,
+          metadataAnswers: summary.metadataAnswers,
+          faults: Object.fromEntries(injected),
+          violations: summary.violations.map((v) => ({ ...v, seed })),
+        },
+        null,
+        2,
+      ),
+    );
+    failed = summary.violations.length > 0;
+  } finally {
+    await cluster?.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,125 @@
+/**
+ * Checks a fault run's history (workload.ts) against the partition logs the nodes kept, in the
+ * spirit of Jepsen's Kafka queue workload. Violations:
+ *
+ * - `lost`: an acks=all write acknowledged at partition:offset is not at that offset in the
+ *   final log (missing, or another record is there);
+ * - `inconsistent-offset`: two acks=all writes acknowledged at the same partition:offset;
+ * - `duplicate`: one value appears twice in a partition (the workload never retries a send);
+ * - `stale-leader`: a node named itself leader of a partition at an epoch older than one an
+ *   answer received before that request was sent had already named;
+ * - `stale-ack`: an acks=1 write acknowledged by a node after an answer received before the send
+ *   named another node leader at a newer epoch, and then lost (a deposed leader took it);
+ * - `diverged`: the replicas' segment files differ at the end.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { iterateBatches } from '../../src/protocol/record-batch.js';
+import { decodeRecords } from '../../src/protocol/records.js';
+import { segmentFiles } from './netns-cluster.js';
+import type { HistoryOp } from './workload.js';
+
+export interface Violation {
+  readonly kind: 'lost' | 'inconsistent-offset' | 'duplicate' | 'stale-leader' | 'stale-ack' | 'diverged';
+  readonly detail: string;
+}
+
+export interface CheckSummary {
+  readonly ackedAll: number;
+  readonly ackedOne: number;
+  readonly refused: number;
+  readonly metadataAnswers: number;
+  readonly violations: readonly Violation[];
+}
+
+export function readHistory(path: string): HistoryOp[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as HistoryOp);
+}
+
+/** offset → value of every data record in the partition's segments (control batches skipped). */
+export function readPartition(dataDir: string, topic: string, partition: number): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const f of segmentFiles(dataDir, topic, partition)) {
+    const buf = readFileSync(join(dataDir, `${topic}-${partition}`, f));
+    for (const b of iterateBatches(buf)) {
+      if (b.magic !== 2 || b.isControl) continue;
+      for (const r of decodeRecords(b)) out.set(r.offset, r.value?.toString() ?? '');
+    }
+  }
+  return out;
+}
+
+/** The bytes of every segment file of the partition, concatenated in name order. */
+export function partitionBytes(dataDir: string, topic: string, partition: number): Buffer {
+  return Buffer.concat(segmentFiles(dataDir, topic, partition).map((f) => readFileSync(join(dataDir, `${topic}-${partition}`, f))));
+}
+
+export function checkHistory(history: readonly HistoryOp[], topic: string, partitions: number, dataDirs: readonly string[]): CheckSummary {
+  const violations: Violation[] = [];
+  const logs = Array.from({ length: partitions }, (_, p) => readPartition(dataDirs[0]!, topic, p));
+  // Replicas byte for byte.
+  for (let p = 0; p < partitions; p++) {
+    const first = partitionBytes(dataDirs[0]!, topic, p);
+    for (let i = 1; i < dataDirs.length; i++) {
+      if (!partitionBytes(dataDirs[i]!, topic, p).equals(first)) violations.push({ kind: 'diverged', detail: `${topic}-${p}: replica ${i + 1} differs from replica 1` });
+    }
+  }
+  // Duplicates.
+  for (let p = 0; p < partitions; p++) {
+    const seen = new Map<string, number>();
+    for (const [offset, v] of logs[p]!) {
+      const prev = seen.get(v);
+      if (prev !== undefined) violations.push({ kind: 'duplicate', detail: `${topic}-${p}: ${v} at ${prev} and ${offset}` });
+      seen.set(v, offset);
+    }
+  }
+  const md = history.filter((o): o is Extract<HistoryOp, { kind: 'md' }> => o.kind === 'md' && o.leader >= 0).sort((a, b) => a.done - b.done);
+  /** The newest (epoch, leader) of `partition` among answers received before `t`. */
+  const newestBefore = (partition: number, t: number): { epoch: number; leader: number } => {
+    let best = { epoch: -1, leader: -1 };
+    for (const m of md) {
+      if (m.done >= t) break;
+      if (m.partition === partition && m.epoch > best.epoch) best = { epoch: m.epoch, leader: m.leader };
+    }
+    return best;
+  };
+  for (const m of md) {
+    if (m.leader !== m.node) continue;
+    const newest = newestBefore(m.partition, m.sent);
+    if (newest.epoch > m.epoch) violations.push({ kind: 'stale-leader', detail: `node ${m.node} named itself leader of ${topic}-${m.partition} at epoch ${m.epoch} after epoch ${newest.epoch} (leader ${newest.leader}) was known` });
+  }
+  const byOffset = new Map<string, string>();
+  let ackedAll = 0;
+  let ackedOne = 0;
+  let refused = 0;
+  for (const op of history) {
+    if (op.kind !== 'produce') continue;
+    if (op.error !== 0) {
+      refused++;
+      continue;
+    }
+    const at = `${op.partition}:${op.offset}`;
+    // An acks=1 write may be cut off with a failed leader's tail and its offset reused (Kafka's
+    // contract); only when a stale leader took it is that a violation (stale-ack below).
+    if (op.acks === -1) {
+      const other = byOffset.get(at);
+      if (other !== undefined && other !== op.value) violations.push({ kind: 'inconsistent-offset', detail: `${topic}-${at} acknowledged (acks=all) for ${other} and ${op.value}` });
+      byOffset.set(at, op.value);
+    }
+    const kept = logs[op.partition]!.get(op.offset) === op.value;
+    if (op.acks === -1) {
+      ackedAll++;
+      if (!kept) violations.push({ kind: 'lost', detail: `${op.value} acknowledged (acks=all) by node ${op.node} at ${topic}-${at}, final log has ${logs[op.partition]!.get(op.offset) ?? 'nothing'}` });
+    } else {
+      ackedOne++;
+      const newest = newestBefore(op.partition, op.sent);
+      if (!kept && newest.leader >= 0 && newest.leader !== op.node) {
+        violations.push({ kind: 'stale-ack', detail: `${op.value} acknowledged (acks=1) by node ${op.node} at ${topic}-${at} after node ${newest.leader} was named leader at epoch ${newest.epoch}, and lost` });
+      }
+    }
+  }
+  return { ackedAll, ackedOne, refused, metadataAnswers: md.length, violations };
+}

@@ -1,0 +1,307 @@
+/**
+ * A Fjord cluster whose members each live in a network namespace of their own, so that links
+ * between them can be cut for real: one etcd, N `fjord start` processes and a client namespace
+ * where the workloads run.
+ *
+ *   fjf<tag>-hub:  bridge br0 ── veth ── eth0 of every member namespace
+ *   fjf<tag>-etcd  10.231.<tag>.2      etcd
+ *   fjf<tag>-n<i>  10.231.<tag>.1<i>   Fjord node i (port 9092)
+ *   fjf<tag>-cli   10.231.<tag>.100    workloads (test/faults/workload.ts)
+ *
+ * Addresses exist only inside these namespaces; the root namespace gets none and reaches no
+ * member over the network (the test reads the nodes' data directories and logs from disk).
+ * Faults: a blackhole route in a member namespace (`cut`, one way or both), the member's link
+ * down (`linkDown`), SIGSTOP (`pause`). `destroy` kills every process and deletes every
+ * namespace (their links and routes go with them); `cleanLeftovers` does the same for a run
+ * that crashed before it could.
+ *
+ * Needs root, iproute2 and /usr/bin/etcd.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureBuilt, ROOT } from '../helpers/node.js';
+
+export const FAST_SESSION = { 'broker.session.timeout.ms': 3000, 'broker.heartbeat.interval.ms': 500 } as const;
+
+function ip(...args: string[]): string {
+  return execFileSync('ip', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function tryIp(...args: string[]): void {
+  try {
+    ip(...args);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Kills every process still inside the namespaces of `tag` and deletes them. */
+export function cleanLeftovers(tag: number): void {
+  let names: string[];
+  try {
+    names = ip('netns', 'list')
+      .split('\n')
+      .map((l) => l.split(' ')[0] ?? '')
+      .filter((n) => n.startsWith(`fjf${tag}-`));
+  } catch {
+    return;
+  }
+  for (const ns of names) {
+    try {
+      for (const pid of ip('netns', 'pids', ns).split('\n').filter((p) => p.trim() !== '')) {
+        try {
+          process.kill(Number(pid), 'SIGCONT');
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          // Exited meanwhile.
+        }
+      }
+    } catch {
+      // No pids.
+    }
+  }
+  for (const ns of names) tryIp('netns', 'del', ns);
+}
+
+export interface Member {
+  readonly name: string;
+  readonly ns: string;
+  readonly addr: string;
+}
+
+export interface NetnsNode extends Member {
+  readonly nodeId: number;
+  readonly bootstrap: string;
+  readonly dataDir: string;
+  readonly process: ChildProcess | null;
+  logs(): string;
+  start(): Promise<void>;
+  kill(): Promise<void>;
+  pause(): void;
+  resume(): void;
+}
+
+export interface NetnsCluster {
+  readonly tag: number;
+  readonly etcd: Member;
+  readonly client: Member;
+  readonly nodes: readonly NetnsNode[];
+  node(id: number): NetnsNode;
+  readonly etcdEndpoint: string;
+  readonly bootstrap: string;
+  /** Drops packets from `from` to `to` (blackhole route inside `from`'s namespace). */
+  cutOneWay(from: Member, to: Member): void;
+  /** Both directions. */
+  cut(a: Member, b: Member): void;
+  /** Removes every cut made so far. */
+  healCuts(): void;
+  linkDown(m: Member): void;
+  linkUp(m: Member): void;
+  /** Runs a command inside the client namespace (the workloads). */
+  spawnClient(args: readonly string[]): ChildProcess;
+  destroy(): Promise<void>;
+}
+
+export interface NetnsClusterOptions {
+  /** 1-250: keeps namespaces and addresses of test files that run side by side apart. */
+  readonly tag: number;
+  readonly nodes: number;
+  readonly overrides?: Record<string, string | number | boolean>;
+  /** Per node: a log dir to use instead of a fresh temp dir (e.g. a small tmpfs). */
+  readonly logDir?: (nodeId: number) => string | undefined;
+}
+
+function member(tag: number, name: string, host: number): Member {
+  return { name, ns: `fjf${tag}-${name}`, addr: `10.231.${tag}.${host}` };
+}
+
+function addMember(hub: string, m: Member): void {
+  ip('netns', 'add', m.ns);
+  ip('-n', m.ns, 'link', 'set', 'lo', 'up');
+  ip('-n', hub, 'link', 'add', `v-${m.name}`, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', m.ns);
+  ip('-n', hub, 'link', 'set', `v-${m.name}`, 'master', 'br0', 'up');
+  ip('-n', m.ns, 'addr', 'add', `${m.addr}/24`, 'dev', 'eth0');
+  ip('-n', m.ns, 'link', 'set', 'eth0', 'up');
+}
+
+async function waitFor(what: string, fn: () => boolean | Promise<boolean>, timeoutMs: number, proc?: ChildProcess, logs?: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (proc && proc.exitCode !== null) throw new Error(`${what}: the process exited with ${proc.exitCode}\n${logs?.() ?? ''}`);
+    if (await fn()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${logs?.().slice(-4000) ?? ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function startNetnsCluster(opts: NetnsClusterOptions): Promise<NetnsCluster> {
+  const tag = opts.tag;
+  cleanLeftovers(tag);
+  ensureBuilt();
+  const hub = `fjf${tag}-hub`;
+  const etcd = member(tag, 'etcd', 2);
+  const client = member(tag, 'cli', 100);
+  const procs = new Set<ChildProcess>();
+  const routes: { ns: string; addr: string }[] = [];
+  const tmp = mkdtempSync(join(tmpdir(), `fjord-faults-${tag}-`));
+  const etcdEndpoint = `http://${etcd.addr}:2379`;
+  const spawnIn = (ns: string, args: readonly string[]): ChildProcess => {
+    const p = spawn('ip', ['netns', 'exec', ns, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    procs.add(p);
+    p.once('exit', () => procs.delete(p));
+    return p;
+  };
+  const destroy = async (): Promise<void> => {
+    for (const p of procs) {
+      p.kill('SIGCONT');
+      p.kill('SIGKILL');
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    cleanLeftovers(tag);
+    rmSync(tmp, { recursive: true, force: true });
+  };
+  try {
+    ip('netns', 'add', hub);
+    ip('-n', hub, 'link', 'set', 'lo', 'up');
+    ip('-n', hub, 'link', 'add', 'br0', 'type', 'bridge');
+    ip('-n', hub, 'link', 'set', 'br0', 'up');
+    addMember(hub, etcd);
+    addMember(hub, client);
+    // Keep each process's last output: enough for a failure message.
+    const collect = (p: ChildProcess, sink: { out: string }): void => {
+      p.stderr!.on('data', (d: Buffer) => {
+        sink.out = (sink.out + d.toString()).slice(-2_000_000);
+      });
+      p.stdout!.resume();
+    };
+    const etcdSink = { out: '' };
+    const etcdProc = spawnIn(etcd.ns, [
+      '/usr/bin/etcd',
+      '--name', 'fjf',
+      '--data-dir', join(tmp, 'etcd'),
+      '--listen-client-urls', etcdEndpoint,
+      '--advertise-client-urls', etcdEndpoint,
+      '--listen-peer-urls', `http://${etcd.addr}:2380`,
+      '--initial-advertise-peer-urls', `http://${etcd.addr}:2380`,
+      '--initial-cluster', `fjf=http://${etcd.addr}:2380`,
+      '--log-level', 'warn',
+    ]);
+    collect(etcdProc, etcdSink);
+    await waitFor(
+      'etcd',
+      () => {
+        try {
+          execFileSync('ip', ['netns', 'exec', client.ns, 'curl', '-sf', '-m', '1', `${etcdEndpoint}/health`], { stdio: 'ignore' });
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      30_000,
+      etcdProc,
+      () => etcdSink.out,
+    );
+    const nodes: NetnsNode[] = [];
+    for (let i = 1; i <= opts.nodes; i++) {
+      const m = member(tag, `n${i}`, 10 + i);
+      addMember(hub, m);
+      const dataDir = opts.logDir?.(i) ?? join(tmp, `node-${i}`);
+      const sink = { out: '' };
+      let proc: ChildProcess | null = null;
+      const node: NetnsNode = {
+        ...m,
+        nodeId: i,
+        bootstrap: `${m.addr}:9092`,
+        dataDir,
+        get process() {
+          return proc;
+        },
+        logs: () => sink.out,
+        async start() {
+          if (proc !== null) throw new Error(`node ${i} is running`);
+          const overrides: Record<string, string | number | boolean> = {
+            'node.id': i,
+            listeners: `PLAINTEXT://${m.addr}:9092`,
+            'log.dirs': dataDir,
+            'metadata.etcd.endpoints': etcdEndpoint,
+            'group.initial.rebalance.delay.ms': 0,
+            'auto.leader.rebalance.enable': false,
+            ...FAST_SESSION,
+            ...opts.overrides,
+          };
+          const args = ['node', join(ROOT, 'bin/fjord.js'), 'start'];
+          for (const [k, v] of Object.entries(overrides)) args.push('--override', `${k}=${v}`);
+          const p = spawnIn(m.ns, args);
+          proc = p;
+          p.once('exit', () => {
+            if (proc === p) proc = null;
+          });
+          collect(p, sink);
+          await waitFor(`node ${i} to start`, () => sink.out.includes('"msg":"node started"'), 60_000, p, () => sink.out);
+        },
+        async kill() {
+          const p = proc;
+          if (p === null) return;
+          const exited = new Promise((r) => p.once('exit', r));
+          p.kill('SIGCONT');
+          p.kill('SIGKILL');
+          await exited;
+        },
+        pause() {
+          proc?.kill('SIGSTOP');
+        },
+        resume() {
+          proc?.kill('SIGCONT');
+        },
+      };
+      nodes.push(node);
+    }
+    // Node 1 founds the cluster; the others adopt its cluster id.
+    for (const n of nodes) await n.start();
+    const cutOneWay = (from: Member, to: Member): void => {
+      ip('-n', from.ns, 'route', 'add', 'blackhole', `${to.addr}/32`);
+      routes.push({ ns: from.ns, addr: to.addr });
+    };
+    return {
+      tag,
+      etcd,
+      client,
+      nodes,
+      node: (id) => nodes[id - 1]!,
+      etcdEndpoint,
+      bootstrap: nodes.map((n) => n.bootstrap).join(','),
+      cutOneWay,
+      cut(a, b) {
+        cutOneWay(a, b);
+        cutOneWay(b, a);
+      },
+      healCuts() {
+        for (const r of routes.splice(0)) tryIp('-n', r.ns, 'route', 'del', 'blackhole', `${r.addr}/32`);
+      },
+      linkDown(m) {
+        ip('-n', m.ns, 'link', 'set', 'eth0', 'down');
+      },
+      linkUp(m) {
+        ip('-n', m.ns, 'link', 'set', 'eth0', 'up');
+      },
+      spawnClient: (args) => spawnIn(client.ns, args),
+      destroy,
+    };
+  } catch (err) {
+    await destroy();
+    throw err;
+  }
+}
+
+/** The `.log` segment files of `<dataDir>/<topic>-<partition>/`, by name. */
+export function segmentFiles(dataDir: string, topic: string, partition: number): string[] {
+  try {
+    return readdirSync(join(dataDir, `${topic}-${partition}`))
+      .filter((f) => f.endsWith('.log'))
+      .sort();
+  } catch {
+    return [];
+  }
+}

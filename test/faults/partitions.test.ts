@@ -1,0 +1,90 @@
+/**
+ * Real network partitions between network namespaces (netns-cluster.ts), with a workload in its
+ * own namespace and the history checked afterwards (history-checker.ts).
+ *
+ * - The active controller, which leads partitions, is cut from etcd and both peers but not from
+ *   clients, for well past the session timeout, then let back. While cut it must stop acting as
+ *   leader before the others elect new leaders, and never name itself leader once fenced; back,
+ *   it must stay fenced until its metadata has caught up: no Metadata answer naming it leader of
+ *   a partition at an epoch the cluster has moved past, no acks=1 write it acknowledges for such
+ *   a partition lost. A producer sends acks=1 writes straight to it all along, as a client with a
+ *   stale leader would. acks=all writes are never lost and the replicas end byte-identical.
+ * - etcd cut from every node for past the session timeout: once back, no acknowledged write is
+ *   lost, the replicas converge, and the first node back does not take every leadership.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ackedAll, finish, ledBy, logLines, startWorkload } from './fault-run.js';
+import { startNetnsCluster, type NetnsCluster } from './netns-cluster.js';
+
+const TOPIC = 'faults';
+const PARTITIONS = 3;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe.skipIf(process.getuid?.() !== 0)('network partitions', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'fjord-faults-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a leader cut from etcd and its peers but not from clients stops leading before the others take over, and comes back fenced until caught up', async () => {
+    let cluster: NetnsCluster | null = null;
+    try {
+      cluster = await startNetnsCluster({ tag: 41, nodes: 3 });
+      const c = cluster;
+      const w = startWorkload(c, dir, { topic: TOPIC, partitions: PARTITIONS, acksOneTo: 1 });
+      await w.until('acks=all writes and node 1 leading', (ops) => ackedAll(ops) >= 60 && ledBy(ops, 1).length > 0);
+      const led = ledBy(w.ops(), 1);
+      const n1 = c.node(1);
+      for (const other of [c.etcd, c.node(2), c.node(3)]) c.cut(n1, other);
+      // Every partition node 1 led moves, and then the cut lasts on, long enough for node 1's
+      // etcd client to back off its reconnects.
+      await w.until('new leaders of node 1 partitions', (ops) => led.every((p) => !ledBy(ops, 1).includes(p)), 60_000);
+      await sleep(8000);
+      const registeredBefore = logLines(n1.logs(), 'broker registered').length;
+      c.healCuts();
+      await w.until('node 1 registered again', () => logLines(n1.logs(), 'broker registered').length > registeredBefore, 60_000);
+      // The window a returning node would lead on its stale image.
+      await sleep(6000);
+      const cutAt = Date.parse(String(logLines(n1.logs(), 'broker fenced')[0]?.ts ?? ''));
+      const tookOver = [2, 3].flatMap((id) => logLines(c.node(id).logs(), 'became leader').map((l) => Date.parse(String(l.ts)))).filter((t) => t >= cutAt);
+      const caught = logLines(n1.logs(), 'broker metadata caught up').at(-1);
+      console.log(`fault figures: node 1 fenced itself ${Math.min(...tookOver) - cutAt} ms before the first new leader; back, it stayed fenced ${String(caught?.fencedForMs)} ms`);
+      const summary = await finish(c, w, TOPIC, PARTITIONS);
+      console.log(`fault figures: ${JSON.stringify({ ...summary, violations: summary.violations.length })}`);
+      expect(summary.ackedAll).toBeGreaterThan(60);
+      expect(summary.violations).toEqual([]);
+    } finally {
+      await cluster?.destroy();
+    }
+  }, 300_000);
+
+  it('etcd cut from every node past the session timeout: nothing acknowledged is lost and leaderships stay where they were', async () => {
+    let cluster: NetnsCluster | null = null;
+    try {
+      cluster = await startNetnsCluster({ tag: 42, nodes: 3 });
+      const c = cluster;
+      const w = startWorkload(c, dir, { topic: TOPIC, partitions: PARTITIONS });
+      await w.until('acks=all writes on every partition', (ops) => ackedAll(ops) >= 60 && [1, 2, 3].every((n) => ledBy(ops, n).length > 0));
+      const before = [1, 2, 3].map((n) => ledBy(w.ops(), n).sort());
+      const fences = c.nodes.map((n) => logLines(n.logs(), 'broker fenced').length);
+      for (const n of c.nodes) c.cut(n, c.etcd);
+      await w.until('every node fenced', () => c.nodes.every((n, i) => logLines(n.logs(), 'broker fenced').length > fences[i]!), 60_000);
+      await sleep(5000);
+      const caughtUp = c.nodes.map((n) => logLines(n.logs(), 'broker metadata caught up').length);
+      c.healCuts();
+      await w.until('every node back', () => c.nodes.every((n, i) => logLines(n.logs(), 'broker metadata caught up').length > caughtUp[i]!), 60_000);
+      const wrote = ackedAll(w.ops());
+      await w.until('acks=all writes again', (ops) => ackedAll(ops) >= wrote + 30, 60_000);
+      // KRaft's rule kept: the first node back does not take the others' leaderships.
+      expect([1, 2, 3].map((n) => ledBy(w.ops(), n).sort())).toEqual(before);
+      const summary = await finish(c, w, TOPIC, PARTITIONS);
+      expect(summary.violations).toEqual([]);
+    } finally {
+      await cluster?.destroy();
+    }
+  }, 300_000);
+});

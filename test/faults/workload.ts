@@ -1,0 +1,158 @@
+/**
+ * The client side of a fault test, run inside the cluster's client namespace
+ * (`node bench/run.mjs test/faults/workload.ts <json options>`): it creates the topic, then until
+ * SIGTERM
+ *
+ * - asks every node for Metadata of the topic, each on its own connection, every 100 ms;
+ * - produces with acks=all to the leader the newest answer names (producer `all`);
+ * - optionally produces with acks=1 straight to one chosen node, whatever leader it is told of
+ *   (producer `one`): what a client holding a stale leader does;
+ *
+ * and writes every operation as one JSON line to the history file: its kind, the node asked,
+ * when it was sent and answered (monotonic ms of this process), and the outcome. The checker
+ * (history-checker.ts) reads it with the nodes' logs from disk.
+ */
+import { createWriteStream } from 'node:fs';
+import { Apis, type ApiSpec } from '../../src/client/apis.js';
+import { KafkaClient } from '../../src/client/kafka-client.js';
+import { encodeProduceRequest, type ProduceRequestInput } from '../../src/protocol/generated/messages/produce-request.js';
+import { decodeProduceResponse, type ProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
+import { buildRecordBatch } from '../../src/protocol/records.js';
+
+export interface WorkloadOptions {
+  readonly nodes: Record<string, string>;
+  readonly topic: string;
+  readonly partitions: number;
+  readonly history: string;
+  /** Node that producer `one` sends its acks=1 writes to; absent: no such producer. */
+  readonly acksOneTo?: number;
+}
+
+export type HistoryOp =
+  | { readonly kind: 'md'; readonly node: number; readonly sent: number; readonly done: number; readonly partition: number; readonly leader: number; readonly epoch: number; readonly error: number }
+  | { readonly kind: 'produce'; readonly producer: string; readonly node: number; readonly sent: number; readonly done: number; readonly partition: number; readonly value: string; readonly acks: number; readonly error: number; readonly offset: number }
+  | { readonly kind: 'info'; readonly msg: string };
+
+const ZERO = '00000000-0000-0000-0000-000000000000';
+const Produce: ApiSpec<ProduceRequestInput, ProduceResponse> = { apiKey: 0, versions: [9, 11], encode: encodeProduceRequest, decode: decodeProduceResponse };
+
+const now = (): number => performance.now();
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function main(): Promise<void> {
+  const opts = JSON.parse(process.argv[2] ?? '{}') as WorkloadOptions;
+  const out = createWriteStream(opts.history, { flags: 'a' });
+  const record = (op: HistoryOp): void => void out.write(`${JSON.stringify(op)}\n`);
+  let stopping = false;
+  process.on('SIGTERM', () => {
+    stopping = true;
+  });
+  const ids = Object.keys(opts.nodes).map(Number);
+  const clients = new Map<number, KafkaClient>();
+  const clientOf = (id: number): KafkaClient => {
+    let c = clients.get(id);
+    if (c === undefined) {
+      c = new KafkaClient({ bootstrapServers: [opts.nodes[String(id)]!], clientId: `faults-${id}`, requestTimeoutMs: 2000, connectTimeoutMs: 1000 });
+      clients.set(id, c);
+    }
+    return c;
+  };
+  const drop = (id: number): void => {
+    clients.get(id)?.close();
+    clients.delete(id);
+  };
+
+  // The topic: three replicas, acks=all needs two in sync.
+  for (;;) {
+    try {
+      const res = await clientOf(ids[0]!).send(Apis.CreateTopics, {
+        topics: [{ name: opts.topic, numPartitions: opts.partitions, replicationFactor: Math.min(3, ids.length), assignments: [], configs: [{ name: 'min.insync.replicas', value: '2' }] }],
+        timeoutMs: 10_000,
+        validateOnly: false,
+      });
+      const code = res.topics[0]?.errorCode ?? -1;
+      if (code === 0 || code === 36) break;
+      record({ kind: 'info', msg: `CreateTopics error ${code}` });
+    } catch (err) {
+      record({ kind: 'info', msg: `CreateTopics failed: ${String(err)}` });
+      drop(ids[0]!);
+    }
+    await sleep(200);
+  }
+
+  /** Newest leader per partition, by leader epoch, from any node's answer. */
+  const leaders = new Map<number, { leader: number; epoch: number }>();
+  const metadataLoop = async (id: number): Promise<void> => {
+    while (!stopping) {
+      const sent = now();
+      try {
+        const res = await clientOf(id).send(Apis.Metadata, { topics: [{ name: opts.topic, topicId: ZERO }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+        const done = now();
+        for (const p of res.topics[0]?.partitions ?? []) {
+          record({ kind: 'md', node: id, sent, done, partition: p.partitionIndex, leader: p.leaderId, epoch: p.leaderEpoch, error: p.errorCode });
+          const cur = leaders.get(p.partitionIndex);
+          if (p.leaderId >= 0 && (cur === undefined || p.leaderEpoch > cur.epoch)) leaders.set(p.partitionIndex, { leader: p.leaderId, epoch: p.leaderEpoch });
+        }
+      } catch {
+        drop(id);
+      }
+      await sleep(100);
+    }
+  };
+
+  let seq = 0;
+  const produce = async (producer: string, id: number, partition: number, acks: number): Promise<void> => {
+    const value = `${producer}-${seq++}`;
+    const sent = now();
+    let error = -1;
+    let offset = -1;
+    try {
+      const res = await clientOf(id).send(
+        Produce,
+        { transactionalId: null, acks, timeoutMs: 5000, topicData: [{ name: opts.topic, partitionData: [{ index: partition, records: buildRecordBatch({ records: [{ value: Buffer.from(value) }] }) }] }] },
+        null,
+      );
+      const pr = res.responses[0]?.partitionResponses[0];
+      error = pr?.errorCode ?? -1;
+      offset = error === 0 ? Number(pr!.baseOffset) : -1;
+    } catch {
+      drop(id);
+    }
+    record({ kind: 'produce', producer, node: id, sent, done: now(), partition, value, acks, error, offset });
+  };
+
+  const acksAllLoop = async (): Promise<void> => {
+    let i = 0;
+    while (!stopping) {
+      const partition = i++ % opts.partitions;
+      const l = leaders.get(partition);
+      if (l === undefined) {
+        await sleep(50);
+        continue;
+      }
+      await produce('all', l.leader, partition, -1);
+      await sleep(10);
+    }
+  };
+
+  const acksOneLoop = async (target: number): Promise<void> => {
+    let i = 0;
+    while (!stopping) {
+      await produce('one', target, i++ % opts.partitions, 1);
+      await sleep(10);
+    }
+  };
+
+  record({ kind: 'info', msg: 'workload started' });
+  await Promise.all([...ids.map((id) => metadataLoop(id)), acksAllLoop(), ...(opts.acksOneTo !== undefined ? [acksOneLoop(opts.acksOneTo)] : [])]);
+  for (const c of clients.values()) c.close();
+  await new Promise<void>((r) => out.end(r));
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
