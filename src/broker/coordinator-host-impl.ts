@@ -19,6 +19,7 @@ import type { BrokerContext } from './broker-context.js';
 import { TxnMarkerChannel } from './txn-marker-channel.js';
 import { ConfigResourceType } from '../controller/metadata-image.js';
 import { groupConfigDefault } from './group-configs.js';
+import { MirrorPartitionState } from '../mirror/mirror-partition-state.js';
 
 /**
  * The leader state of a replicated internal partition when this node may append to it; null when
@@ -47,6 +48,21 @@ function commitTimeoutMs(ctx: BrokerContext): number {
  * holds it (the high watermark passed it), within offsets.commit.timeout.ms, as Kafka's
  * coordinators append through ReplicaManager with acks=-1.
  */
+/**
+ * Client writes to a partition are allowed (KIP-1279 read-only guard): the topic is not bound
+ * to a mirror, or it is being stopped and, on the partition's leader, its persisted state is
+ * STOPPED. A node that does not lead the partition (a transaction or group coordinator adding it
+ * to a transaction) can only know the desired state; the leader's own guard still refuses the
+ * data and the markers until the partition is STOPPED there.
+ */
+export function acceptsClientWrites(ctx: BrokerContext, topic: string, partition: number): boolean {
+  const t = ctx.image.topic(topic);
+  if (t === undefined || t.mirror === null) return true;
+  if (t.mirror.desiredState !== MirrorPartitionState.STOPPED) return false;
+  if (t.partitions[partition]?.leader !== ctx.nodeId) return true;
+  return ctx.produceGuard?.isProduceAllowed(topic, partition) ?? false;
+}
+
 export function coordinatorLogOf(ctx: BrokerContext, topic: string, partition: number, log: PartitionLog): CoordinatorLog {
   return {
     get logStartOffset() {
@@ -122,6 +138,7 @@ export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost & { c
     partitionCount: (topic) => ctx.image.topic(topic)?.partitions.length,
     topicNames: () => [...ctx.image.topicsByName.keys()],
     allocateProducerId: () => ctx.producerIds.nextId(),
+    acceptsClientWrites: (topic, partition) => acceptsClientWrites(ctx, topic, partition),
     async writeTxnMarker(topic, partition, marker, opts = {}) {
       const part = ctx.image.topic(topic)?.partitions[partition];
       if (!part) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
@@ -132,6 +149,10 @@ export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost & { c
       }
       // __consumer_offsets takes markers only through the group coordinator, which applies them.
       if (topic === '__consumer_offsets') return ErrorCode.NOT_COORDINATOR;
+      // A mirrored log holds the source's transactions only: a client transaction's marker would
+      // put a destination epoch and a producer the source never had into it. STOPPING writes its
+      // own ABORT markers through the mirror coordinator, not here.
+      if (!acceptsClientWrites(ctx, topic, partition)) return ErrorCode.READ_ONLY_TOPIC;
       const log = await ctx.replicas.ensureLog(topic, partition);
       if (!log) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
       // A replicated partition takes a marker only on its leader: written into a follower's copy

@@ -121,6 +121,12 @@ export interface CoordinatorHost {
    */
   writeTxnMarker?(topic: string, partition: number, marker: TxnMarker, opts?: { readonly forward?: boolean }): Promise<number>;
   /**
+   * False when client writes to the partition are refused (a mirror topic that is not STOPPED,
+   * KIP-1279): it is not added to a transaction and takes no transactional offset commit
+   * (READ_ONLY_TOPIC). Without it every partition accepts them.
+   */
+  acceptsClientWrites?(topic: string, partition: number): boolean;
+  /**
    * A GROUP config (KIP-848 dynamic group configs) of `groupId`: its override, else the default
    * (for the streams.* keys, the group.streams.* broker keys). Without it the coordinator reads the
    * broker keys.

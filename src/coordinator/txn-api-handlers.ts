@@ -100,6 +100,20 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
    * the transaction (TRANSACTION_ABORTABLE for those that are not, nothing written), otherwise they
    * are added for a transactions V2 producer. Authorization (CLUSTER_ACTION for v4+) is the guard's.
    */
+  /**
+   * A request naming a partition that takes no client writes (a mirror topic not STOPPED) adds
+   * nothing: that partition READ_ONLY_TOPIC, the others OPERATION_NOT_ATTEMPTED, as Kafka answers
+   * a request with a partition it refuses. Otherwise the abort of such a transaction would write
+   * a client's ABORT marker into the mirrored log.
+   */
+  const refuseReadOnly = (parts: readonly { topic: string; partition: number }[]): Map<string, number> | undefined => {
+    const refused = parts.filter((p) => host.acceptsClientWrites?.(p.topic, p.partition) === false);
+    if (refused.length === 0) return undefined;
+    const codes = new Map(parts.map((p) => [key(p.topic, p.partition), ErrorCode.OPERATION_NOT_ATTEMPTED as number]));
+    for (const p of refused) codes.set(key(p.topic, p.partition), ErrorCode.READ_ONLY_TOPIC);
+    return codes;
+  };
+
   const addPartitions: ApiHandler<AddPartitionsToTxnRequest, AddPartitionsToTxnResponseInput> = {
     apiKey: 24, minVersion: 0, maxVersion: 5, decode: decodeAddPartitionsToTxnRequest, encode: encodeAddPartitionsToTxnResponse,
     async handle(ctx, req) {
@@ -107,8 +121,8 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
         const resultsByTransaction = await Promise.all(
           req.transactions.map(async (t) => {
             const parts = t.topics.flatMap((tp) => tp.partitions.map((partition) => ({ topic: tp.name, partition })));
-            let codes: Map<string, number>;
-            try {
+            let codes: Map<string, number> | undefined = refuseReadOnly(parts);
+            if (codes === undefined) try {
               codes = t.verifyOnly
                 ? await tc.verifyPartitions(t.transactionalId, Number(t.producerId), t.producerEpoch, parts)
                 : await tc.addPartitions(t.transactionalId, Number(t.producerId), t.producerEpoch, parts, ctx.apiVersion, 2);
@@ -125,8 +139,8 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
         return { errorCode: 0, resultsByTransaction };
       }
       const parts = req.v3AndBelowTopics.flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
-      let codes: Map<string, number>;
-      try {
+      let codes: Map<string, number> | undefined = refuseReadOnly(parts);
+      if (codes === undefined) try {
         codes = await tc.addPartitions(req.v3AndBelowTransactionalId, Number(req.v3AndBelowProducerId), req.v3AndBelowProducerEpoch, parts, ctx.apiVersion);
       } catch (e) {
         const code = errorCodeOf(e);
@@ -200,12 +214,23 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
         // there) or is added to it (v5+), at the producer's transaction coordinator.
         const checked = await channel.addOrVerify({ transactionalId: req.transactionalId, producerId: Number(req.producerId), producerEpoch: req.producerEpoch, topic: CONSUMER_OFFSETS, partition: groups.partitionFor(req.groupId), operation: v >= 5 ? 2 : 0 });
         if (checked !== ErrorCode.NONE) return fail(txnOffsetCommitError(checked, v));
+        // Offsets of a mirror topic that is not STOPPED are the source's, synced by the mirror.
+        const byName = new Map<string, Map<number, number>>();
+        const writable = (name: string, partition: number): boolean => {
+          if (host.acceptsClientWrites?.(name, partition) !== false) return true;
+          let m = byName.get(name);
+          if (m === undefined) byName.set(name, (m = new Map()));
+          m.set(partition, ErrorCode.READ_ONLY_TOPIC);
+          return false;
+        };
         const known = req.topics.flatMap((t, i) => {
           const name = names[i];
           if (name === null || name === undefined) return [];
+          const parts = t.partitions.filter((p) => writable(name, p.partitionIndex));
+          if (parts.length === 0) return [];
           return [{
             name,
-            partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, committedOffset: Number(p.committedOffset), committedLeaderEpoch: v >= 2 ? p.committedLeaderEpoch : -1, committedMetadata: p.committedMetadata })),
+            partitions: parts.map((p) => ({ partitionIndex: p.partitionIndex, committedOffset: Number(p.committedOffset), committedLeaderEpoch: v >= 2 ? p.committedLeaderEpoch : -1, committedMetadata: p.committedMetadata })),
           }];
         });
         const topics = known.length === 0 ? [] : await groups.txnCommitOffsets({
@@ -217,8 +242,11 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
           groupInstanceId: v >= 3 ? req.groupInstanceId : null,
           topics: known,
         });
-        const byName = new Map<string, Map<number, number>>();
-        for (const t of topics) byName.set(t.name, new Map(t.partitions.map((p) => [p.partitionIndex, p.errorCode])));
+        for (const t of topics) {
+          let m = byName.get(t.name);
+          if (m === undefined) byName.set(t.name, (m = new Map()));
+          for (const p of t.partitions) m.set(p.partitionIndex, p.errorCode);
+        }
         return answer(() => ErrorCode.UNKNOWN_SERVER_ERROR, byName);
       } catch (e) {
         return fail(errorCodeOf(e));

@@ -336,8 +336,9 @@ export class TxnCoordinator {
       }
       if (!this.host.writeTxnMarker) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
       const code = await this.host.writeTxnMarker(topic, partition, marker);
-      // A deleted partition has nothing left to mark.
-      return code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? 0 : code;
+      // A deleted partition has nothing left to mark; nor has a mirrored one, whose log holds
+      // the source's records only (a client's records never landed there).
+      return code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION || code === ErrorCode.READ_ONLY_TOPIC ? 0 : code;
     };
     let pending = [...m.partitions];
     for (let attempt = 0; pending.length > 0; attempt++) {

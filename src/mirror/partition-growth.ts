@@ -1,6 +1,7 @@
 /**
  * Partition growth (KIP-1279 spec §8.2 step 7, §10.7): partitions added to a source topic are
- * added here too, with CreatePartitions to this node's own listener, so the mirror manager sees
+ * added here too, through the host (the CreatePartitions API refuses a mirror topic; a host
+ * without that seam gets CreatePartitions on its own listener), so the mirror manager sees
  * the new partitions in the image and drives each through LOG_TRUNCATION into MIRRORING like a
  * freshly started partition. Only topics this mirror is actively mirroring are grown, and only
  * when the source topic still has the topic id bound here: a recreated topic is another topic
@@ -45,6 +46,14 @@ export async function followSourceTopics(mirrorName: string, host: MirrorHost, s
     if (have > 0 && t.partitions.length > have) grow.push({ name: b.topicName, from: have, to: t.partitions.length });
   }
   if (grow.length === 0) return { live, grown: [] };
+  if (host.createMirrorPartitions !== undefined) {
+    const grown: PartitionGrowth[] = [];
+    for (const g of grow) {
+      const r = await host.createMirrorPartitions(g.name, g.to);
+      grown.push({ topic: g.name, from: g.from, to: g.to, errorCode: r.errorCode, errorMessage: r.errorMessage });
+    }
+    return { live, grown };
+  }
   const res = await self.sendIfSupported(Apis.CreatePartitions, {
     topics: grow.map((g) => ({ name: g.name, count: g.to, assignments: null })),
     timeoutMs: 30_000,

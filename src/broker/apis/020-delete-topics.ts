@@ -5,7 +5,8 @@
  * - By name (v1-5 TopicNames, v6 Topics with a name) or by id (v6 Topics with a null name).
  * - Unknown name → UNKNOWN_TOPIC_OR_PARTITION, unknown id → UNKNOWN_TOPIC_ID; delete.topic.enable
  *   false → TOPIC_DELETION_DISABLED; internal topics are refused (INVALID_TOPIC_EXCEPTION) because
- *   the coordinators live on them.
+ *   the coordinators live on them. A topic bound to a cluster mirror whose desired state is not
+ *   STOPPED → MIRROR_TOPIC_NOT_STOPPED (stop it first; KIP-1279).
  * - A RemoveTopicRecord is written per topic; the replica manager then closes and deletes the
  *   partition logs (the metadata change listener), so the name can be reused at once.
  *
@@ -15,6 +16,7 @@ import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDeleteTopicsRequest, type DeleteTopicsRequest } from '../../protocol/generated/messages/delete-topics-request.js';
 import { encodeDeleteTopicsResponse, type DeleteTopicsResponseInput } from '../../protocol/generated/messages/delete-topics-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
+import { MirrorPartitionState } from '../../mirror/mirror-partition-state.js';
 import { THROTTLING_QUOTA_EXCEEDED_MESSAGE } from '../../quota/broker-quotas.js';
 import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
 
@@ -54,6 +56,12 @@ export function deleteTopicsHandler(ctx: BrokerContext): ApiHandler<DeleteTopics
         }
         if (INTERNAL_TOPICS.has(t.name)) {
           responses.push(out(ErrorCode.INVALID_TOPIC_EXCEPTION, `Internal topic ${t.name} cannot be deleted.`));
+          continue;
+        }
+        // A mirrored topic is the source's until it is stopped (KIP-1279): deleting it under a
+        // running fetcher would leave the mirror a partition nobody can stop. Stop it first.
+        if (t.mirror !== null && t.mirror.desiredState !== MirrorPartitionState.STOPPED) {
+          responses.push(out(ErrorCode.MIRROR_TOPIC_NOT_STOPPED, `Topic ${t.name} is mirrored by ${t.mirror.mirrorName}; stop its mirroring before deleting it.`));
           continue;
         }
         if (!quota.tryRecord(t.partitions.length)) {

@@ -5,6 +5,7 @@
  * watermark) and deletes the segments wholly below it; an offset above the high watermark →
  * OFFSET_OUT_OF_RANGE; below the current log start it is a no-op. Answers the new low watermark.
  * Internal topics are refused (INVALID_TOPIC_EXCEPTION): their coordinators own their history.
+ * A mirror topic's partition that is not STOPPED is refused with READ_ONLY_TOPIC (KIP-1279).
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDeleteRecordsRequest, type DeleteRecordsRequest } from '../../protocol/generated/messages/delete-records-request.js';
@@ -12,6 +13,7 @@ import { encodeDeleteRecordsResponse, type DeleteRecordsResponseInput } from '..
 import { errorCodeOf } from '../../protocol/kafka-error.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
+import { acceptsClientWrites } from '../coordinator-host-impl.js';
 
 type TopicOut = NonNullable<DeleteRecordsResponseInput['topics']>[number];
 type PartOut = NonNullable<TopicOut['partitions']>[number];
@@ -39,6 +41,11 @@ export function deleteRecordsHandler(ctx: BrokerContext): ApiHandler<DeleteRecor
           }
           if (INTERNAL_TOPICS.has(t.name)) {
             parts.push(out(ErrorCode.INVALID_TOPIC_EXCEPTION));
+            continue;
+          }
+          // Where a mirrored log starts follows the source; the read-only guard covers this too.
+          if (!acceptsClientWrites(ctx, t.name, p.partitionIndex)) {
+            parts.push(out(ErrorCode.READ_ONLY_TOPIC));
             continue;
           }
           const offset = Number(p.offset);

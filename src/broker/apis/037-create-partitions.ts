@@ -6,7 +6,8 @@
  * assignments, which must give one list of distinct live brokers per new partition, all of the
  * same length (INVALID_REPLICA_ASSIGNMENT); ValidateOnly writes nothing;
  * new partitions start at leader epoch 0 and their logs are opened on first use. A topic named
- * twice fails with INVALID_REQUEST.
+ * twice fails with INVALID_REQUEST. A mirror topic that is not stopped is refused with
+ * READ_ONLY_TOPIC: its partitions follow the source's, added by the mirror (KIP-1279).
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeCreatePartitionsRequest, type CreatePartitionsRequest } from '../../protocol/generated/messages/create-partitions-request.js';
@@ -14,6 +15,7 @@ import { encodeCreatePartitionsResponse, type CreatePartitionsResponseInput } fr
 import type { ApiHandler } from '../../server/api-handler.js';
 import { THROTTLING_QUOTA_EXCEEDED_MESSAGE } from '../../quota/broker-quotas.js';
 import type { BrokerContext } from '../broker-context.js';
+import { MirrorPartitionState } from '../../mirror/mirror-partition-state.js';
 
 type Result = NonNullable<CreatePartitionsResponseInput['results']>[number];
 
@@ -39,6 +41,11 @@ export function createPartitionsHandler(ctx: BrokerContext): ApiHandler<CreatePa
         const topic = ctx.image.topic(t.name);
         if (!topic) {
           results.push(out(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${t.name}' does not exist.`));
+          continue;
+        }
+        // A mirrored topic's partitions follow the source's (the mirror adds them itself).
+        if (topic.mirror !== null && topic.mirror.desiredState !== MirrorPartitionState.STOPPED) {
+          results.push(out(ErrorCode.READ_ONLY_TOPIC, `Topic ${t.name} is mirrored by ${topic.mirror.mirrorName}; its partitions follow the source topic's.`));
           continue;
         }
         const current = topic.partitions.length;
