@@ -1,7 +1,10 @@
 /**
- * The read-only guard of mirror topics (KIP-1279 spec §2): client produce to a topic bound to a
- * mirror is refused with READ_ONLY_TOPIC until its partition is STOPPED. Asked for every produced
- * partition, so it reads the one topic's binding and never lists topics.
+ * The read-only guard of mirror topics (KIP-1279 spec §2, the reference's
+ * ReplicaManager.validateReadOnlyTopic): a client write to a topic bound to a mirror is refused
+ * with READ_ONLY_TOPIC unless its partition's persisted state on this leader is STOPPED. Asked
+ * for every produced partition (and by the other write paths: transaction markers, partitions
+ * added to a transaction, transactional offset commits, DeleteRecords), so it reads the one
+ * topic's binding and never lists topics.
  */
 import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S } from './mirror-partition-state.js';
@@ -17,16 +20,20 @@ export interface ProduceGuardDeps {
 export class MirrorProduceGuard {
   constructor(private readonly deps: ProduceGuardDeps) {}
 
-  /** Client produce is allowed unless the topic is bound to a mirror and the partition is not STOPPED. */
+  /**
+   * Client writes are allowed when the topic is not bound to a mirror, or when this leader has
+   * loaded the partition's persisted state and it is STOPPED. The desired state alone is not
+   * enough: a partition persisted as STOPPING (a stop that a previous leader did not finish) is
+   * redone by this leader, and a client batch appended before that would take the last mirrored
+   * epoch's place and could open a transaction that STOPPING's markers then abort. So until the
+   * state is loaded the partition stays read-only, as the reference's guard, which reads the
+   * coordinator's cache, does.
+   */
   isProduceAllowed(topic: string, partition: number): boolean {
     const { host, machine } = this.deps;
     const b = host.mirrorTopicBinding(topic);
     if (b === undefined) return true;
     const key = this.deps.keyFor(b.mirrorName, b.topicId, topic, partition);
-    const state = machine.state(key);
-    if (state === S.STOPPED) return true;
-    // A partition this node has not loaded yet: the desired state decides (a topic that was
-    // never started again after a stop has no reason to be read-only).
-    return state === S.UNKNOWN && b.desiredState === S.STOPPED && !this.deps.isTracked(key);
+    return this.deps.isTracked(key) && machine.state(key) === S.STOPPED;
   }
 }

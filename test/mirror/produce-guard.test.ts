@@ -1,0 +1,56 @@
+/**
+ * The read-only guard takes a partition as writable only once this leader has loaded its
+ * persisted state and it is STOPPED. Before, a partition not loaded yet was writable as soon as
+ * its topic's desired state was STOPPED: if its persisted state was STOPPING (a stop a previous
+ * leader did not finish), client batches landed before STOPPING was redone, took the last
+ * mirrored epoch's place and could open a transaction that STOPPING's markers then aborted.
+ * The real guard over the real state machine; the store and the binding are the surroundings.
+ */
+import { describe, expect, it } from 'vitest';
+import { realTimers, systemClock } from '../../src/coordinator/coordinator-host.js';
+import type { MirrorHost, MirrorTopicBinding } from '../../src/mirror/mirror-host.js';
+import { MirrorPartitionState as S } from '../../src/mirror/mirror-partition-state.js';
+import { MirrorProduceGuard } from '../../src/mirror/produce-guard.js';
+import { MirrorStateMachine, partitionKeyString, type MirrorPartitionKey, type PersistedPartitionState } from '../../src/mirror/state-machine.js';
+
+const KEY: MirrorPartitionKey = { mirrorName: 'm', topicId: 'id-t', topicName: 't', partition: 0 };
+const STOPPED_BINDING: MirrorTopicBinding = { topicName: 't', topicId: 'id-t', mirrorName: 'm', desiredState: S.STOPPED, lastStateChangeOffset: 7 };
+
+function setup() {
+  const tracked = new Set<string>();
+  const machine = new MirrorStateMachine({
+    store: { writeState: () => Promise.resolve() },
+    clock: systemClock,
+    timers: realTimers,
+    actions: {
+      // STOPPING's markers and producer reset take a while; the test ends them by hand.
+      [S.STOPPING]: () => new Promise<void>(() => undefined),
+    },
+  });
+  const bindings = new Map<string, MirrorTopicBinding>([['t', STOPPED_BINDING]]);
+  const host = { mirrorTopicBinding: (topic: string) => bindings.get(topic) } as unknown as MirrorHost;
+  const guard = new MirrorProduceGuard({ host, machine, keyFor: () => KEY, isTracked: (k) => tracked.has(partitionKeyString(k)) });
+  return { machine, guard, tracked };
+}
+
+const persisted = (state: PersistedPartitionState['state']): PersistedPartitionState => ({ state, previousState: S.MIRRORING, retryAttempt: 0, errorMessage: null });
+
+describe('the read-only guard of a mirror partition', () => {
+  it('refuses writes to a partition whose persisted state this leader has not loaded, even with desired STOPPED', () => {
+    const { guard } = setup();
+    expect(guard.isProduceAllowed('t', 0)).toBe(false);
+    expect(guard.isProduceAllowed('not-mirrored', 0)).toBe(true);
+  });
+
+  it('refuses writes while a loaded STOPPING is redone, and takes them once STOPPED is persisted', async () => {
+    const { machine, guard, tracked } = setup();
+    tracked.add(partitionKeyString(KEY));
+    await machine.resume(KEY, persisted(S.STOPPING), S.STOPPED);
+    expect(machine.state(KEY)).toBe(S.STOPPING);
+    expect(guard.isProduceAllowed('t', 0)).toBe(false);
+    // STOPPING's action ends: STOPPED is persisted.
+    expect(await machine.transition(KEY, S.STOPPED, { expectedFrom: S.STOPPING })).toBe(true);
+    expect(machine.state(KEY)).toBe(S.STOPPED);
+    expect(guard.isProduceAllowed('t', 0)).toBe(true);
+  });
+});
