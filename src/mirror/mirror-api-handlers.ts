@@ -47,6 +47,7 @@ import type { MirrorApiHandlers, MirrorHost } from './mirror-host.js';
 import { MirrorManager } from './mirror-manager.js';
 import { MirrorInterBrokerRpcs } from './inter-broker-rpcs.js';
 import { MirrorStateClient } from './mirror-state-client.js';
+import { MirrorStateCleanup } from './mirror-state-cleanup.js';
 
 function handler<Req, Res>(
   apiKey: number,
@@ -98,6 +99,8 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
     stop: (mirrorName, topics) => control.stopMirrorTopics(mirrorName, topics, [], -1),
   };
   manager.start();
+  const cleanup = new MirrorStateCleanup(host, coordinator, config.metadataRefreshIntervalMs, opts.log);
+  cleanup.start();
 
   const handlers: ApiHandler[] = [
     handler<CreateClusterMirrorRequest, CreateClusterMirrorResponseInput>(
@@ -222,6 +225,7 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
     describeMirrorConfig: (name) => configResource.describeMirrorConfig(name),
     alterMirrorConfig: (name, alterations, validateOnly) => configResource.alterMirrorConfig(name, alterations, validateOnly),
     async close() {
+      cleanup.close();
       await manager.close();
       stateClient.close();
       await coordinator.close();
