@@ -10,7 +10,8 @@
  * - Configs are validated by key and value (INVALID_CONFIG); a topic named twice in one request
  *   fails with INVALID_REQUEST for each occurrence (Kafka's ControllerApis).
  * - ValidateOnly runs every check and writes nothing.
- * - v8 MirrorInfo (KIP-1279): the topic is created with the given topic id.
+ * - v8 MirrorInfo (KIP-1279): the topic is created with the given topic id; the zero id →
+ *   INVALID_REQUEST, an id another topic has → TOPIC_ALREADY_EXISTS, for that topic only.
  * - The topic, its partitions (leader = first replica, epoch 0) and configs are one atomic batch in
  *   the metadata log; the answer comes after it is applied, so Metadata sees the topic at once.
  *
@@ -108,8 +109,15 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
           continue;
         }
         const mirrorTopicId = v >= 8 && t.mirrorInfo ? t.mirrorInfo.topicId : undefined;
-        if (mirrorTopicId !== undefined && (mirrorTopicId === ZERO_UUID || ctx.image.topicsById.has(mirrorTopicId))) {
-          results.push(fail(ErrorCode.INVALID_REQUEST, `Topic id ${mirrorTopicId} is not usable for a new topic.`));
+        // KIP-1279: an id that no topic can have is a bad request; one another topic has is that
+        // topic's (TOPIC_ALREADY_EXISTS). Either fails this topic only; the batch goes on.
+        if (mirrorTopicId === ZERO_UUID) {
+          results.push(fail(ErrorCode.INVALID_REQUEST, `Topic id ${mirrorTopicId} is not a valid topic id.`));
+          continue;
+        }
+        const holder = mirrorTopicId === undefined ? undefined : ctx.image.topicsById.get(mirrorTopicId);
+        if (holder !== undefined) {
+          results.push(fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic id ${mirrorTopicId} is already used by topic '${holder.name}'.`));
           continue;
         }
         let topicId = ZERO_UUID;
