@@ -57,7 +57,8 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('num.network.threads', 'int', '3', { min: 1 }),
   D('num.io.threads', 'int', '8', { min: 1 }),
   D('num.recovery.threads.per.data.dir', 'int', '2', { min: 1 }),
-  D('log.segment.bytes', 'int', '1073741824', { min: 14 }),
+  // Kafka 4.0 raised the floor from 14 bytes to 1 MiB (KIP-1030); segment.bytes inherits it.
+  D('log.segment.bytes', 'int', '1073741824', { min: 1048576 }),
   D('log.roll.ms', 'long', null),
   D('log.roll.hours', 'int', '168', { min: 1 }),
   D('log.retention.ms', 'long', null),

@@ -64,10 +64,11 @@ it('compacts a cleanup.policy=compact topic in the background, keeping the lates
   const c = await WireClient.connect(node.port);
   await createTopic(c, 'compacted', [
     { name: 'cleanup.policy', value: 'compact' },
-    { name: 'segment.bytes', value: '1024' },
+    // Kafka 4.x's smallest segment (1 MiB): 30 values of 40 kB roll a segment for the cleaner.
+    { name: 'segment.bytes', value: '1048576' },
     { name: 'min.cleanable.dirty.ratio', value: '0.01' },
   ]);
-  for (let i = 0; i < 30; i++) await produce(c, 'compacted', `k${i % 3}`, `v${i}-${'x'.repeat(60)}`);
+  for (let i = 0; i < 30; i++) await produce(c, 'compacted', `k${i % 3}`, `v${i}-${'x'.repeat(40_000)}`);
   const before = await readAll(c, 'compacted');
   expect(before).toHaveLength(30);
   let after = before;

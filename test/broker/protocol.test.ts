@@ -17,6 +17,7 @@ import { decodeProduceResponse } from '../../src/protocol/generated/messages/pro
 import { iterateBatches } from '../../src/protocol/record-batch.js';
 import { buildRecordBatch, decodeRecords } from '../../src/protocol/records.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
+import { lastAnswer } from '../helpers/wait.js';
 import { WireClient } from './wire.js';
 
 let node: RunningNode;
@@ -137,7 +138,10 @@ describe('connections', () => {
 
   it('serves Metadata v0 without ApiVersions first, with auto-creation', async () => {
     const c = await WireClient.connect(node.port);
-    const md = decodeMetadataResponse(await c.call(3, 0, (w) => encodeMetadataRequest(w, { topics: [{ name: 'auto-v0' }] }, 0)), 0);
+    const ask = async () => decodeMetadataResponse(await c.call(3, 0, (w) => encodeMetadataRequest(w, { topics: [{ name: 'auto-v0' }] }, 0)), 0);
+    // As in Kafka, the request that auto-creates answers UNKNOWN_TOPIC_OR_PARTITION; a retry sees the topic.
+    expect((await ask()).topics[0]).toMatchObject({ name: 'auto-v0', errorCode: 3, partitions: [] });
+    const md = await lastAnswer(ask, (r) => r.topics[0]!.errorCode === 0);
     expect(md.topics[0]).toMatchObject({ name: 'auto-v0', errorCode: 0 });
     expect(md.topics[0]!.partitions).toHaveLength(1);
     const v12 = decodeMetadataResponse(await c.call(3, 12, (w) => encodeMetadataRequest(w, { topics: [{ name: 'auto-v0', topicId: '00000000-0000-0000-0000-000000000000' }], allowAutoTopicCreation: false }, 12)), 12);
@@ -409,7 +413,10 @@ describe('dynamic broker configs', () => {
     expect(await alter('num.partitions', 0, '6')).toMatchObject({ errorCode: 0 });
     expect(await alter('node.id', 0, '9')).toMatchObject({ errorCode: 40 }); // read-only
     expect(await alter('num.partitions', 0, 'many')).toMatchObject({ errorCode: 40 });
-    const md = decodeMetadataResponse(await c.call(3, 9, (w) => encodeMetadataRequest(w, { topics: [{ name: 'auto-dynamic' }], allowAutoTopicCreation: true }, 9)), 9);
+    const ask = async () => decodeMetadataResponse(await c.call(3, 9, (w) => encodeMetadataRequest(w, { topics: [{ name: 'auto-dynamic' }], allowAutoTopicCreation: true }, 9)), 9);
+    // As in Kafka, the request that auto-creates answers UNKNOWN_TOPIC_OR_PARTITION; a retry sees the topic.
+    expect((await ask()).topics[0]!.errorCode).toBe(3);
+    const md = await lastAnswer(ask, (r) => r.topics[0]!.errorCode === 0);
     expect(md.topics[0]!.partitions).toHaveLength(6);
     const d = decodeDescribeConfigsResponse(
       await c.call(32, 4, (w) => encodeDescribeConfigsRequest(w, { resources: [{ resourceType: 4, resourceName: '1', configurationKeys: ['num.partitions'] }], includeSynonyms: true }, 4)),

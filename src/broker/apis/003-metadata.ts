@@ -8,8 +8,10 @@
  *   requests to the controller and wait while it is -1; any Fjord node serves them).
  * - Topics: v0 empty list or v1+ null = all topics, internal ones included. An unknown topic is
  *   created when AllowAutoTopicCreation (always true before v4) and auto.create.topics.enable
- *   allow it; the answer then already carries the new topic (our controller is local, so there is
- *   no LEADER_NOT_AVAILABLE window).
+ *   allow it. As Kafka's AutoTopicCreationManager does, the creation runs in the background and
+ *   this answer says UNKNOWN_TOPIC_OR_PARTITION with no partitions; clients retry on that code
+ *   and see the topic on a later request (so reading a just-deleted topic's partitions does not
+ *   hand back a re-created topic in the same answer).
  * - Lookup by topic id (v12+, Kafka's rules): when any requested topic has a non-zero id, the
  *   answer covers exactly the distinct requested ids (names ignored, no auto-creation); a known id
  *   answers with its name, an unknown one UNKNOWN_TOPIC_ID with a null name. v10-11 carry the
@@ -110,14 +112,15 @@ export function metadataHandler(ctx: BrokerContext): ApiHandler<MetadataRequest,
             topics.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topicId: ZERO_UUID, partitions: [] });
             continue;
           }
-          let t = ctx.image.topic(name);
+          const t = ctx.image.topic(name);
           if (!t && allowAuto && ctx.configs.brokerValue('auto.create.topics.enable') === 'true' && !INTERNAL_TOPICS.has(name)) {
             if (topicNameError(name) !== null) {
               topics.push({ errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, name, topicId: ZERO_UUID, partitions: [] });
               continue;
             }
-            await ctx.autoCreateTopic(name);
-            t = ctx.image.topic(name);
+            // Not awaited: the answer never waits for the creation (Kafka's order); a failure
+            // shows on the next request as the topic still missing.
+            void ctx.autoCreateTopic(name).catch(() => undefined);
           }
           if (!t) {
             topics.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name, topicId: ZERO_UUID, partitions: [] });

@@ -13,6 +13,10 @@
  * - Any node serves it: the election is a metadata write validated against the image at the
  *   log's last offset (compare-and-swap), so two nodes cannot elect from stale views.
  * Other election types → INVALID_REQUEST.
+ * - TimeoutMs ≤ 0: Kafka's controller gives such a request a deadline already passed, so it
+ *   answers REQUEST_TIMED_OUT before looking at anything (ElectLeadersRequest.getErrorResponse:
+ *   the code at top level from v1 and on every requested partition, no message, an empty list
+ *   for a null one); nothing is elected.
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeElectLeadersRequest, type ElectLeadersRequest } from '../../protocol/generated/messages/elect-leaders-request.js';
@@ -30,6 +34,7 @@ export function electLeadersHandler(ctx: BrokerContext): ApiHandler<ElectLeaders
     encode: encodeElectLeadersResponse,
     async handle(rc, req) {
       const v = rc.apiVersion;
+      if (req.timeoutMs <= 0) return timedOut(req, v);
       const type = v >= 1 ? req.electionType : 0;
       if (type !== 0 && type !== 1) {
         return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, replicaElectionResults: [] };
@@ -51,5 +56,17 @@ export function electLeadersHandler(ctx: BrokerContext): ApiHandler<ElectLeaders
         replicaElectionResults: [...byTopic].map(([topic, partitionResult]) => ({ topic, partitionResult })),
       };
     },
+  };
+}
+
+/** Kafka's answer to a request whose deadline has passed: the error everywhere, nothing elected. */
+function timedOut(req: ElectLeadersRequest, v: number): ElectLeadersResponseInput {
+  return {
+    throttleTimeMs: 0,
+    ...(v >= 1 ? { errorCode: ErrorCode.REQUEST_TIMED_OUT } : {}),
+    replicaElectionResults: (req.topicPartitions ?? []).map((tp) => ({
+      topic: tp.topic,
+      partitionResult: tp.partitions.map((partitionId) => ({ partitionId, errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: null })),
+    })),
   };
 }

@@ -1,0 +1,92 @@
+/**
+ * Three answers where Fjord used to differ from Apache Kafka 4.1.2, over raw frames to a real node:
+ * a Metadata request that auto-creates a topic, `segment.bytes` (and the other size keys) under
+ * Kafka 4.x's lower bounds, and ElectLeaders with a 0 ms timeout. The expected answers are what
+ * the real broker gives (the interop differential fuzzer compares them with Kafka directly).
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
+import { encodeCreateTopicsRequest } from '../../src/protocol/generated/messages/create-topics-request.js';
+import { decodeCreateTopicsResponse } from '../../src/protocol/generated/messages/create-topics-response.js';
+import { encodeElectLeadersRequest } from '../../src/protocol/generated/messages/elect-leaders-request.js';
+import { decodeElectLeadersResponse } from '../../src/protocol/generated/messages/elect-leaders-response.js';
+import { encodeIncrementalAlterConfigsRequest } from '../../src/protocol/generated/messages/incremental-alter-configs-request.js';
+import { decodeIncrementalAlterConfigsResponse } from '../../src/protocol/generated/messages/incremental-alter-configs-response.js';
+import { encodeMetadataRequest } from '../../src/protocol/generated/messages/metadata-request.js';
+import { decodeMetadataResponse, type MetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
+import { startNode, type RunningNode } from '../helpers/node.js';
+import { lastAnswer } from '../helpers/wait.js';
+import { WireClient } from './wire.js';
+
+const ZERO = '00000000-0000-0000-0000-000000000000';
+let node: RunningNode;
+let c: WireClient;
+
+beforeAll(async () => {
+  node = await startNode({ overrides: { 'num.partitions': 3 } });
+  c = await WireClient.connect(node.port);
+}, 180_000);
+afterAll(async () => {
+  c?.close();
+  await node?.destroy();
+});
+
+const metadata = async (v: number, names: string[], allowAutoTopicCreation = true): Promise<MetadataResponse> =>
+  decodeMetadataResponse(await c.call(3, v, (w) => encodeMetadataRequest(w, { topics: names.map((name) => ({ name })), allowAutoTopicCreation }, v)), v);
+
+async function createTopic(name: string, configs: { name: string; value: string }[]): Promise<{ errorCode: number; errorMessage: string | null }> {
+  const r = decodeCreateTopicsResponse(await c.call(19, 7, (w) => encodeCreateTopicsRequest(w, { topics: [{ name, numPartitions: 1, replicationFactor: 1, configs }], timeoutMs: 10_000, validateOnly: false }, 7)), 7);
+  return { errorCode: r.topics[0]!.errorCode, errorMessage: r.topics[0]!.errorMessage ?? null };
+}
+
+it('a Metadata request that auto-creates a topic answers UNKNOWN_TOPIC_OR_PARTITION with no partitions, then the topic appears', async () => {
+  for (const v of [1, 4, 9, 12]) {
+    const name = `auto-created-v${v}`;
+    const first = await metadata(v, [name]);
+    expect(first.topics).toHaveLength(1);
+    expect(first.topics[0]).toMatchObject({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name, partitions: [] });
+    if (v >= 10) expect(first.topics[0]!.topicId).toBe(ZERO);
+    // The creation runs in the background; a client asks again, as Kafka's clients do on this code.
+    const later = await lastAnswer(() => metadata(v, [name], v < 4), (r) => r.topics[0]!.errorCode === ErrorCode.NONE);
+    expect(later.topics[0]!.errorCode).toBe(ErrorCode.NONE);
+    expect(later.topics[0]!.partitions.map((p) => p.partitionIndex).sort()).toEqual([0, 1, 2]);
+  }
+});
+
+it('an auto-create of an invalid name still answers INVALID_TOPIC_EXCEPTION, and AllowAutoTopicCreation=false creates nothing', async () => {
+  const bad = await metadata(12, ['bad name!']);
+  expect(bad.topics[0]!.errorCode).toBe(ErrorCode.INVALID_TOPIC_EXCEPTION);
+  const no = await metadata(12, ['never-created'], false);
+  expect(no.topics[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  const again = await metadata(12, ['never-created'], false);
+  expect(again.topics[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+});
+
+it('segment.bytes under 1 MiB is refused with INVALID_CONFIG on CreateTopics and IncrementalAlterConfigs, 1 MiB is accepted', async () => {
+  expect((await createTopic('seg-200', [{ name: 'segment.bytes', value: '200' }])).errorCode).toBe(ErrorCode.INVALID_CONFIG);
+  expect((await createTopic('seg-under', [{ name: 'segment.bytes', value: '1048575' }])).errorCode).toBe(ErrorCode.INVALID_CONFIG);
+  expect((await createTopic('seg-min', [{ name: 'segment.bytes', value: '1048576' }])).errorCode).toBe(ErrorCode.NONE);
+  const alter = async (resourceType: number, resourceName: string, name: string, value: string): Promise<number> =>
+    decodeIncrementalAlterConfigsResponse(
+      await c.call(44, 1, (w) => encodeIncrementalAlterConfigsRequest(w, { resources: [{ resourceType, resourceName, configs: [{ name, configOperation: 0, value }] }], validateOnly: false }, 1)),
+      1,
+    ).responses[0]!.errorCode;
+  expect(await alter(2, 'seg-min', 'segment.bytes', '200')).toBe(ErrorCode.INVALID_CONFIG);
+  expect(await alter(2, 'seg-min', 'segment.bytes', '2097152')).toBe(ErrorCode.NONE);
+  expect(await alter(4, '', 'log.segment.bytes', '1048575')).toBe(ErrorCode.INVALID_CONFIG);
+});
+
+it('ElectLeaders with a 0 ms timeout answers REQUEST_TIMED_OUT, at top level from v1 and per partition', async () => {
+  expect((await createTopic('elect-0ms', [])).errorCode).toBe(ErrorCode.NONE);
+  for (const v of [0, 1, 2]) {
+    const r = decodeElectLeadersResponse(
+      await c.call(43, v, (w) => encodeElectLeadersRequest(w, { electionType: 0, topicPartitions: [{ topic: 'elect-0ms', partitions: [0] }], timeoutMs: 0 }, v)),
+      v,
+    );
+    if (v >= 1) expect(r.errorCode).toBe(ErrorCode.REQUEST_TIMED_OUT);
+    expect(r.replicaElectionResults).toEqual([{ topic: 'elect-0ms', partitionResult: [expect.objectContaining({ partitionId: 0, errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: null })] }]);
+  }
+  // A negative timeout is as good as passed; a null list (every partition) answers no partitions.
+  const all = decodeElectLeadersResponse(await c.call(43, 2, (w) => encodeElectLeadersRequest(w, { electionType: 0, topicPartitions: null, timeoutMs: -1 }, 2)), 2);
+  expect(all).toMatchObject({ errorCode: ErrorCode.REQUEST_TIMED_OUT, replicaElectionResults: [] });
+});
