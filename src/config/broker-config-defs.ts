@@ -170,23 +170,25 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   // Kafka's secret for dynamic password configs (PasswordEncoderConfigs); accepted and never shown.
   D('password.encoder.secret', 'password', null, { readOnly: true }),
   // Cluster mirroring (KIP-1279 broker configs); src/mirror reads them through the coordinator
-  // host's config lookup (mirrorBrokerConfig), so defaults and validation live here.
-  D('mirror.state.topic.num.partitions', 'int', '50', { min: 1 }),
-  D('mirror.state.topic.replication.factor', 'int', '3', { min: 1 }),
-  D('mirror.num.replica.fetchers', 'int', '1', { min: 1 }),
-  D('mirror.metadata.refresh.interval.ms', 'long', '60000', { min: 1 }),
-  D('mirror.failed.retry.initial.backoff.ms', 'long', '1000', { min: 0 }),
-  D('mirror.failed.retry.max.backoff.ms', 'long', '300000', { min: 0 }),
-  D('mirror.failed.retry.max.attempts', 'int', '100', { min: 0 }),
-  D('mirror.fetch.backoff.ms', 'int', '1000', { min: 0 }),
-  D('mirror.fetch.wait.max.ms', 'int', '1000', { min: 0 }),
-  D('mirror.fetch.min.bytes', 'int', '1', { min: 0 }),
-  D('mirror.fetch.response.max.bytes', 'int', String(10 * 1024 * 1024), { min: 0 }),
-  D('mirror.fetch.max.bytes', 'int', String(1024 * 1024), { min: 0 }),
-  D('mirror.socket.timeout.ms', 'int', '30000', { min: 0 }),
-  D('mirror.socket.receive.buffer.bytes', 'int', String(64 * 1024)),
-  D('mirror.admin.listener.name', 'string', null),
-  D('sasl.mechanism.mirror.admin.protocol', 'string', null),
+  // host's config lookup (mirrorBrokerConfig), so defaults and validation live here. The mirror
+  // reads them once, when the node starts: read-only, so a dynamic change is refused rather than
+  // accepted and left unapplied. The reference's mirror.admin.listener.name and
+  // sasl.mechanism.mirror.admin.protocol are not defined: the node's own mirror writes (offsets,
+  // configs, ACLs) always go to its inter-broker listener as the broker, the reference's default.
+  D('mirror.state.topic.num.partitions', 'int', '50', { min: 1, readOnly: true }),
+  D('mirror.state.topic.replication.factor', 'int', '3', { min: 1, readOnly: true }),
+  D('mirror.num.replica.fetchers', 'int', '1', { min: 1, readOnly: true }),
+  D('mirror.metadata.refresh.interval.ms', 'long', '60000', { min: 1, readOnly: true }),
+  D('mirror.failed.retry.initial.backoff.ms', 'long', '1000', { min: 0, readOnly: true }),
+  D('mirror.failed.retry.max.backoff.ms', 'long', '300000', { min: 0, readOnly: true }),
+  D('mirror.failed.retry.max.attempts', 'int', '100', { min: 0, readOnly: true }),
+  D('mirror.fetch.backoff.ms', 'int', '1000', { min: 0, readOnly: true }),
+  D('mirror.fetch.wait.max.ms', 'int', '1000', { min: 0, readOnly: true }),
+  D('mirror.fetch.min.bytes', 'int', '1', { min: 0, readOnly: true }),
+  D('mirror.fetch.response.max.bytes', 'int', String(10 * 1024 * 1024), { min: 0, readOnly: true }),
+  D('mirror.fetch.max.bytes', 'int', String(1024 * 1024), { min: 0, readOnly: true }),
+  D('mirror.socket.timeout.ms', 'int', '30000', { min: 0, readOnly: true }),
+  D('mirror.socket.receive.buffer.bytes', 'int', String(64 * 1024), { readOnly: true }),
   // The MirrorReplication quota: bytes/s for all mirror fetching of this node (dynamic, like
   // Kafka's follower.replication.throttled.rate); Long.MAX_VALUE is no throttle.
   D('mirror.replication.throttled.rate', 'long', LONG_MAX, { min: 0 }),

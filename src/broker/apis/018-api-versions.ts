@@ -12,8 +12,8 @@
  * - A too-new version never reaches this handler: the connection answers it with the KIP-511
  *   v0-format UNSUPPORTED_VERSION body (ApiRegistry.unsupportedApiVersionsBody).
  *
- * - v3+: features (KIP-584), see `features` below: transaction.version, share.version and
- *   streams.version.
+ * - v3+: features (KIP-584), see `features` below: transaction.version, share.version,
+ *   streams.version and mirror.version.
  *
  * Version notes: the response header is always v0 (even for the flexible v3+ bodies).
  */
@@ -37,18 +37,23 @@ import type { BrokerContext } from '../broker-context.js';
  * streams.version (KIP-1071), finalized at 1 as a Kafka 4.4 cluster is: level 1 serves
  * StreamsGroupHeartbeat and StreamsGroupDescribe (keys 88-89), which Kafka Streams needs for
  * group.protocol=streams.
+ *
+ * mirror.version (KIP-1279), finalized at 1: level 1 enables cluster mirroring, whose RPCs
+ * (keys 95-106) every Fjord node serves. A KIP-1279 client reads the level to know it may use them.
  */
 function features(ctx: BrokerContext): Pick<ApiVersionsResponseInput, 'supportedFeatures' | 'finalizedFeaturesEpoch' | 'finalizedFeatures'> {
   const finalizedFeatures = [
     { name: 'share.version', minVersionLevel: 1, maxVersionLevel: 1 },
     { name: 'transaction.version', minVersionLevel: 2, maxVersionLevel: 2 },
     { name: 'streams.version', minVersionLevel: 1, maxVersionLevel: 1 },
+    { name: 'mirror.version', minVersionLevel: 1, maxVersionLevel: 1 },
   ];
   return {
     supportedFeatures: [
       { name: 'transaction.version', minVersion: 0, maxVersion: 2 },
       { name: 'share.version', minVersion: 0, maxVersion: 1 },
       { name: 'streams.version', minVersion: 0, maxVersion: 1 },
+      { name: 'mirror.version', minVersion: 0, maxVersion: 1 },
     ],
     finalizedFeaturesEpoch: BigInt(Math.max(0, ctx.image.offset)),
     finalizedFeatures,
