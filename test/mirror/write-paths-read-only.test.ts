@@ -4,14 +4,16 @@
  * so its abort writes no ABORT marker into the mirrored log; WriteTxnMarkers, TxnOffsetCommit of
  * the topic's offsets, DeleteRecords and CreatePartitions are answered READ_ONLY_TOPIC, and
  * DeleteTopics MIRROR_TOPIC_NOT_STOPPED. Partitions added on the source still reach the mirror.
- * Once the topic is STOPPED every one of them works. Two Fjord node processes: A the source, B
- * the destination, spoken to over the wire.
+ * Once the topic is STOPPED every one of them works. StopMirrorTopics with a pattern takes it
+ * out of `mirror.topics.include` and puts it into `mirror.topics.exclude`. Two Fjord node
+ * processes: A the source, B the destination, spoken to over the wire.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MirrorAdmin } from '../../src/admin/mirror-admin.js';
 import type { ApiSpec } from '../../src/client/apis.js';
 import { Apis } from '../../src/client/apis.js';
 import { KafkaClient } from '../../src/client/kafka-client.js';
@@ -177,5 +179,20 @@ describe('write paths to a mirror topic', () => {
     expect(await deleteRecords(1)).toBe(0);
     expect(await createPartitions(3)).toBe(0);
     expect(await deleteTopic()).toBe(0);
+  });
+});
+
+describe('StopMirrorTopics with patterns', () => {
+  it('removes each pattern from mirror.topics.include and adds it to mirror.topics.exclude', async () => {
+    const admin = new MirrorAdmin({ bootstrapServers: [b.bootstrap] });
+    try {
+      await admin.alterMirrorConfig('m', [{ name: 'mirror.topics.include', op: 0, value: 'pay-.*,keep' }]);
+      await admin.stopMirrorTopics('m', [], { patterns: ['pay-.*'] });
+      const cfg = new Map((await admin.describeMirrorConfig('m')).map((c) => [c.name, c.value]));
+      expect(cfg.get('mirror.topics.include')?.split(',')).toEqual(['keep']);
+      expect(cfg.get('mirror.topics.exclude')?.split(',')).toContain('pay-.*');
+    } finally {
+      admin.close();
+    }
   });
 });
