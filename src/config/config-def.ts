@@ -29,6 +29,8 @@ export interface ConfigDef {
   readonly defaultValue: string | null;
   /** Lower bound of a numeric key (Kafka's `Range.atLeast`). */
   readonly min?: number;
+  /** Upper bound of a numeric key (with `min`, Kafka's `Range.between`). */
+  readonly max?: number;
   /** The values a string key may take (Kafka's `ValidString.in`). */
   readonly oneOf?: readonly string[];
   /** A check beyond type, bound and choice; its message replaces the generic one. */
@@ -59,7 +61,7 @@ export function configDef(scope: ConfigScope, name: string, type: ConfigType, de
 export const LONG_MAX = '9223372036854775807';
 
 /** Checks one value against its type, bound and choices; returns an error message or null. */
-export function checkValue(type: ConfigType, value: string, extra: { readonly min?: number; readonly oneOf?: readonly string[] } = {}): string | null {
+export function checkValue(type: ConfigType, value: string, extra: { readonly min?: number; readonly max?: number; readonly oneOf?: readonly string[] } = {}): string | null {
   switch (type) {
     case 'int':
     case 'long': {
@@ -68,10 +70,16 @@ export function checkValue(type: ConfigType, value: string, extra: { readonly mi
       const [lo, hi] = type === 'int' ? [-(2n ** 31n), 2n ** 31n - 1n] : [-(2n ** 63n), 2n ** 63n - 1n];
       if (n < lo || n > hi) return `${value} is out of range for ${type}`;
       if (extra.min !== undefined && n < BigInt(extra.min)) return `value must be at least ${extra.min}, got ${value}`;
+      if (extra.max !== undefined && n > BigInt(extra.max)) return `value must be no more than ${extra.max}, got ${value}`;
       return null;
     }
-    case 'double':
-      return Number.isFinite(Number(value)) && value.trim() !== '' ? null : `expected a number, got '${value}'`;
+    case 'double': {
+      const d = Number(value);
+      if (!Number.isFinite(d) || value.trim() === '') return `expected a number, got '${value}'`;
+      if (extra.min !== undefined && d < extra.min) return `value must be at least ${extra.min}, got ${value}`;
+      if (extra.max !== undefined && d > extra.max) return `value must be no more than ${extra.max}, got ${value}`;
+      return null;
+    }
     case 'boolean':
       return /^(true|false)$/i.test(value.trim()) ? null : `expected true or false, got '${value}'`;
     default:

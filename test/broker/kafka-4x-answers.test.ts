@@ -90,3 +90,39 @@ it('ElectLeaders with a 0 ms timeout answers REQUEST_TIMED_OUT, at top level fro
   const all = decodeElectLeadersResponse(await c.call(43, 2, (w) => encodeElectLeadersRequest(w, { electionType: 0, topicPartitions: null, timeoutMs: -1 }, 2)), 2);
   expect(all).toMatchObject({ errorCode: ErrorCode.REQUEST_TIMED_OUT, replicaElectionResults: [] });
 });
+
+it('topic keys are bounded as Kafka 4.1.2 bounds them: values beyond get INVALID_CONFIG, values at the bound are accepted', async () => {
+  const validate = async (name: string, value: string): Promise<number> =>
+    decodeCreateTopicsResponse(
+      await c.call(19, 7, (w) => encodeCreateTopicsRequest(w, { topics: [{ name: 'bounds-probe', numPartitions: 1, replicationFactor: 1, configs: [{ name, value }] }], timeoutMs: 10_000, validateOnly: true }, 7)),
+      7,
+    ).topics[0]!.errorCode;
+  const refused: [string, string][] = [
+    ['segment.ms', '0'],
+    ['segment.jitter.ms', '-1'],
+    ['flush.ms', '-1'],
+    ['retention.ms', '-2'],
+    ['max.compaction.lag.ms', '0'],
+    ['min.compaction.lag.ms', '-1'],
+    ['delete.retention.ms', '-1'],
+    ['file.delete.delay.ms', '-1'],
+    ['min.cleanable.dirty.ratio', '-0.1'],
+    ['min.cleanable.dirty.ratio', '1.1'],
+  ];
+  const accepted: [string, string][] = [
+    ['segment.ms', '1'],
+    ['segment.jitter.ms', '0'],
+    ['flush.ms', '0'],
+    ['retention.ms', '-1'],
+    ['max.compaction.lag.ms', '1'],
+    ['min.compaction.lag.ms', '0'],
+    ['delete.retention.ms', '0'],
+    ['file.delete.delay.ms', '0'],
+    ['min.cleanable.dirty.ratio', '0'],
+    ['min.cleanable.dirty.ratio', '1'],
+    ['cleanup.policy', ''],
+  ];
+  const got = async (cases: [string, string][]) => Promise.all(cases.map(async ([k, v]) => `${k}=${v}: ${await validate(k, v)}`));
+  expect(await got(refused)).toEqual(refused.map(([k, v]) => `${k}=${v}: ${ErrorCode.INVALID_CONFIG}`));
+  expect(await got(accepted)).toEqual(accepted.map(([k, v]) => `${k}=${v}: ${ErrorCode.NONE}`));
+});
