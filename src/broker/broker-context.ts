@@ -19,6 +19,8 @@ import type { TxnPartitionCheck } from './add-partitions-to-txn-manager.js';
 export interface ProduceGuard {
   /** false → READ_ONLY_TOPIC (a mirror topic that is not STOPPED, KIP-1279). */
   isProduceAllowed(topic: string, partition: number): boolean;
+  /** The error code of a refused write (0 when allowed); without it a refusal is READ_ONLY_TOPIC. */
+  produceError?(topic: string, partition: number): number;
 }
 
 /**

@@ -49,18 +49,29 @@ function commitTimeoutMs(ctx: BrokerContext): number {
  * coordinators append through ReplicaManager with acks=-1.
  */
 /**
- * Client writes to a partition are allowed (KIP-1279 read-only guard): the topic is not bound
- * to a mirror, or it is being stopped and, on the partition's leader, its persisted state is
- * STOPPED. A node that does not lead the partition (a transaction or group coordinator adding it
- * to a transaction) can only know the desired state; the leader's own guard still refuses the
- * data and the markers until the partition is STOPPED there.
+ * A mirror topic takes no client writes until it is stopped (KIP-1279 read-only guard): false
+ * while the topic is bound to a mirror and its desired state is not STOPPED. This is what a
+ * node that does not lead the partition can know (a transaction or group coordinator adding it
+ * to a transaction); the leader's own guard (`clientWriteError`) also waits for the persisted
+ * STOPPED before it takes data or markers.
  */
-export function acceptsClientWrites(ctx: BrokerContext, topic: string, partition: number): boolean {
+export function mirrorTopicWritable(ctx: BrokerContext, topic: string): boolean {
   const t = ctx.image.topic(topic);
-  if (t === undefined || t.mirror === null) return true;
-  if (t.mirror.desiredState !== MirrorPartitionState.STOPPED) return false;
-  if (t.partitions[partition]?.leader !== ctx.nodeId) return true;
-  return ctx.produceGuard?.isProduceAllowed(topic, partition) ?? false;
+  return t === undefined || t.mirror === null || t.mirror.desiredState === MirrorPartitionState.STOPPED;
+}
+
+/**
+ * The error of a client write to a partition this node leads, 0 when allowed: READ_ONLY_TOPIC
+ * while its topic is mirrored; NOT_LEADER_OR_FOLLOWER (retriable: a transaction coordinator
+ * sends its marker again) once it is being stopped, until this leader holds its persisted STOPPED.
+ */
+export function clientWriteError(ctx: BrokerContext, topic: string, partition: number): number {
+  if (!mirrorTopicWritable(ctx, topic)) return ErrorCode.READ_ONLY_TOPIC;
+  const t = ctx.image.topic(topic);
+  if (t === undefined || t.mirror === null || t.partitions[partition]?.leader !== ctx.nodeId) return ErrorCode.NONE;
+  const guard = ctx.produceGuard;
+  if (guard === null) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+  return guard.produceError?.(topic, partition) ?? (guard.isProduceAllowed(topic, partition) ? ErrorCode.NONE : ErrorCode.READ_ONLY_TOPIC);
 }
 
 export function coordinatorLogOf(ctx: BrokerContext, topic: string, partition: number, log: PartitionLog): CoordinatorLog {
@@ -138,7 +149,7 @@ export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost & { c
     partitionCount: (topic) => ctx.image.topic(topic)?.partitions.length,
     topicNames: () => [...ctx.image.topicsByName.keys()],
     allocateProducerId: () => ctx.producerIds.nextId(),
-    acceptsClientWrites: (topic, partition) => acceptsClientWrites(ctx, topic, partition),
+    acceptsClientWrites: (topic) => mirrorTopicWritable(ctx, topic),
     async writeTxnMarker(topic, partition, marker, opts = {}) {
       const part = ctx.image.topic(topic)?.partitions[partition];
       if (!part) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
@@ -152,7 +163,8 @@ export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost & { c
       // A mirrored log holds the source's transactions only: a client transaction's marker would
       // put a destination epoch and a producer the source never had into it. STOPPING writes its
       // own ABORT markers through the mirror coordinator, not here.
-      if (!acceptsClientWrites(ctx, topic, partition)) return ErrorCode.READ_ONLY_TOPIC;
+      const refused = clientWriteError(ctx, topic, partition);
+      if (refused !== ErrorCode.NONE) return refused;
       const log = await ctx.replicas.ensureLog(topic, partition);
       if (!log) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
       // A replicated partition takes a marker only on its leader: written into a follower's copy

@@ -222,6 +222,7 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
   return {
     handlers,
     isProduceAllowed: (topic, partition) => manager.produceGuard.isProduceAllowed(topic, partition),
+    produceError: (topic, partition) => manager.produceGuard.writeError(topic, partition),
     describeMirrorConfig: (name) => configResource.describeMirrorConfig(name),
     alterMirrorConfig: (name, alterations, validateOnly) => configResource.alterMirrorConfig(name, alterations, validateOnly),
     async close() {

@@ -202,6 +202,12 @@ export interface MirrorApiHandlers {
    * through `appendCoordinatorBatch`, not Produce.
    */
   isProduceAllowed(topic: string, partition: number): boolean;
+  /**
+   * The error a client write to the partition gets, 0 when allowed: READ_ONLY_TOPIC while its
+   * topic is mirrored, NOT_LEADER_OR_FOLLOWER (retriable) once it is being stopped until this
+   * leader holds its persisted STOPPED.
+   */
+  produceError(topic: string, partition: number): number;
   /** null when the mirror does not exist (→ UNKNOWN_CLUSTER_MIRROR / resource not found). */
   describeMirrorConfig(mirrorName: string): readonly MirrorConfigEntry[] | null;
   /** Returns a Kafka error code (0 ok; INVALID_CONFIG 40, UNKNOWN_CLUSTER_MIRROR 137, ...) and message. */

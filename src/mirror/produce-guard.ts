@@ -6,6 +6,7 @@
  * added to a transaction, transactional offset commits, DeleteRecords), so it reads the one
  * topic's binding and never lists topics.
  */
+import { ErrorCode } from '../protocol/generated/errors.js';
 import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S } from './mirror-partition-state.js';
 import type { MirrorPartitionKey, MirrorStateMachine } from './state-machine.js';
@@ -30,10 +31,22 @@ export class MirrorProduceGuard {
    * coordinator's cache, does.
    */
   isProduceAllowed(topic: string, partition: number): boolean {
+    return this.writeError(topic, partition) === ErrorCode.NONE;
+  }
+
+  /**
+   * Why a client write is refused, NONE when it is not. READ_ONLY_TOPIC while the topic is
+   * mirrored; once its desired state is STOPPED but this leader has not loaded a persisted
+   * STOPPED yet (the state is being read, or STOPPING is being redone), NOT_LEADER_OR_FOLLOWER:
+   * the partition becomes writable on its own, so a client retries instead of failing a
+   * failover's first writes.
+   */
+  writeError(topic: string, partition: number): number {
     const { host, machine } = this.deps;
     const b = host.mirrorTopicBinding(topic);
-    if (b === undefined) return true;
+    if (b === undefined) return ErrorCode.NONE;
+    if (b.desiredState !== S.STOPPED) return ErrorCode.READ_ONLY_TOPIC;
     const key = this.deps.keyFor(b.mirrorName, b.topicId, topic, partition);
-    return this.deps.isTracked(key) && machine.state(key) === S.STOPPED;
+    return this.deps.isTracked(key) && machine.state(key) === S.STOPPED ? ErrorCode.NONE : ErrorCode.NOT_LEADER_OR_FOLLOWER;
   }
 }

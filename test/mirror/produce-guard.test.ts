@@ -11,6 +11,7 @@ import { realTimers, systemClock } from '../../src/coordinator/coordinator-host.
 import type { MirrorHost, MirrorTopicBinding } from '../../src/mirror/mirror-host.js';
 import { MirrorPartitionState as S } from '../../src/mirror/mirror-partition-state.js';
 import { MirrorProduceGuard } from '../../src/mirror/produce-guard.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { MirrorStateMachine, partitionKeyString, type MirrorPartitionKey, type PersistedPartitionState } from '../../src/mirror/state-machine.js';
 
 const KEY: MirrorPartitionKey = { mirrorName: 'm', topicId: 'id-t', topicName: 't', partition: 0 };
@@ -27,7 +28,10 @@ function setup() {
       [S.STOPPING]: () => new Promise<void>(() => undefined),
     },
   });
-  const bindings = new Map<string, MirrorTopicBinding>([['t', STOPPED_BINDING]]);
+  const bindings = new Map<string, MirrorTopicBinding>([
+    ['t', STOPPED_BINDING],
+    ['mirrored', { ...STOPPED_BINDING, topicName: 'mirrored', topicId: 'id-m', desiredState: S.MIRRORING }],
+  ]);
   const host = { mirrorTopicBinding: (topic: string) => bindings.get(topic) } as unknown as MirrorHost;
   const guard = new MirrorProduceGuard({ host, machine, keyFor: () => KEY, isTracked: (k) => tracked.has(partitionKeyString(k)) });
   return { machine, guard, tracked };
@@ -39,6 +43,9 @@ describe('the read-only guard of a mirror partition', () => {
   it('refuses writes to a partition whose persisted state this leader has not loaded, even with desired STOPPED', () => {
     const { guard } = setup();
     expect(guard.isProduceAllowed('t', 0)).toBe(false);
+    // Being stopped: the client retries (NOT_LEADER_OR_FOLLOWER) until the partition is STOPPED.
+    expect(guard.writeError('t', 0)).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    expect(guard.writeError('mirrored', 0)).toBe(ErrorCode.READ_ONLY_TOPIC);
     expect(guard.isProduceAllowed('not-mirrored', 0)).toBe(true);
   });
 
@@ -47,7 +54,7 @@ describe('the read-only guard of a mirror partition', () => {
     tracked.add(partitionKeyString(KEY));
     await machine.resume(KEY, persisted(S.STOPPING), S.STOPPED);
     expect(machine.state(KEY)).toBe(S.STOPPING);
-    expect(guard.isProduceAllowed('t', 0)).toBe(false);
+    expect(guard.writeError('t', 0)).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     // STOPPING's action ends: STOPPED is persisted.
     expect(await machine.transition(KEY, S.STOPPED, { expectedFrom: S.STOPPING })).toBe(true);
     expect(machine.state(KEY)).toBe(S.STOPPED);

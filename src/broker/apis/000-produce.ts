@@ -180,8 +180,11 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
               parts.push(out(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${topic.name}`));
               continue;
             }
-            if (ctx.produceGuard && !ctx.produceGuard.isProduceAllowed(topic.name, pd.index)) {
-              parts.push(out(ErrorCode.READ_ONLY_TOPIC, `Topic ${topic.name} is a mirror topic and is read-only.`));
+            const guarded = ctx.produceGuard === null ? ErrorCode.NONE : (ctx.produceGuard.produceError?.(topic.name, pd.index) ?? (ctx.produceGuard.isProduceAllowed(topic.name, pd.index) ? ErrorCode.NONE : ErrorCode.READ_ONLY_TOPIC));
+            if (guarded !== ErrorCode.NONE) {
+              parts.push(
+                out(guarded, guarded === ErrorCode.READ_ONLY_TOPIC ? `Topic ${topic.name} is a mirror topic and is read-only.` : `Topic ${topic.name} is being stopped; it takes writes once this partition is STOPPED.`),
+              );
               continue;
             }
             const part = topic.partitions[pd.index]!;

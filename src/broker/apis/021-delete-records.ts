@@ -13,7 +13,7 @@ import { encodeDeleteRecordsResponse, type DeleteRecordsResponseInput } from '..
 import { errorCodeOf } from '../../protocol/kafka-error.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
-import { acceptsClientWrites } from '../coordinator-host-impl.js';
+import { clientWriteError } from '../coordinator-host-impl.js';
 
 type TopicOut = NonNullable<DeleteRecordsResponseInput['topics']>[number];
 type PartOut = NonNullable<TopicOut['partitions']>[number];
@@ -44,8 +44,9 @@ export function deleteRecordsHandler(ctx: BrokerContext): ApiHandler<DeleteRecor
             continue;
           }
           // Where a mirrored log starts follows the source; the read-only guard covers this too.
-          if (!acceptsClientWrites(ctx, t.name, p.partitionIndex)) {
-            parts.push(out(ErrorCode.READ_ONLY_TOPIC));
+          const refused = clientWriteError(ctx, t.name, p.partitionIndex);
+          if (refused !== ErrorCode.NONE) {
+            parts.push(out(refused));
             continue;
           }
           const offset = Number(p.offset);
