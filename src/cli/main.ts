@@ -16,6 +16,7 @@ commands:
   configs           describe and alter topic, broker and group configs (fjord configs --help)
   groups            list and describe consumer groups (fjord groups --help)
   cluster-mirrors   create, start, stop, pause, resume, describe, list and delete cluster mirrors
+  broker-api-versions  the API versions a node answers with (exit 0 when it answers)
   version           print the version
 
 Every command takes --help. Exit codes: 0 ok, 1 the request failed, 2 bad usage.`;
@@ -45,6 +46,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       return (await import('./groups.js')).runGroupsCli(rest);
     case 'cluster-mirrors':
       return (await import('./cluster-mirrors.js')).runClusterMirrorsCli(rest);
+    case 'broker-api-versions':
+      return (await import('./broker-api-versions.js')).runBrokerApiVersionsCli(rest);
     default:
       console.error(`fjord: unknown ${command.startsWith('-') ? 'option' : 'command'} '${command}' (see 'fjord --help')`);
       return Exit.USAGE;

@@ -3,50 +3,43 @@
  * SIGTERM/SIGINT, then shuts it down cleanly (stop accepting, answer in-flight requests, flush
  * logs, write the clean-shutdown marker).
  */
-import { readFileSync } from 'node:fs';
-import { BrokerConfig, ConfigError, parseProperties } from '../broker/config.js';
+import { BrokerConfig, ConfigError } from '../broker/config.js';
 import { createLogger } from '../common/logger.js';
 import { BrokerNode } from '../broker/node.js';
+import { configFromEnvironment, readPropertiesFile } from './config-sources.js';
 import { consoleIo, Exit, helpText, parseOrThrow, usageLine, UsageError, type CommandSpec, type OptionSpecs } from './cli-common.js';
 
 const START = {
   command: 'start',
-  synopsis: `usage: fjord start [server.properties] [--config server.properties]... [--override key=value]...
+  synopsis: `usage: fjord start [server.properties] [--config server.properties]... [--env-prefix PREFIX] [--override key=value]...
 
 Starts a Fjord node. Without a config file the node runs with node.id=1,
 listeners=PLAINTEXT://127.0.0.1:9092 and its data under ./data.`,
   options: {
     config: { type: 'string', short: 'c', multiple: true, default: [] },
+    'env-prefix': { type: 'string' },
     override: { type: 'string', multiple: true, default: [] },
   },
   help: {
     config: ['FILE', 'a server.properties file (Kafka\'s format); later files win'],
-    override: ['key=value', 'a config that wins over the files'],
+    'env-prefix': ['PREFIX', 'also read configs from environment variables named PREFIX + the key (KAFKA_LOG_DIRS is log.dirs); they win over the files'],
+    override: ['key=value', 'a config that wins over the files and the environment'],
   },
   positionals: true,
 } as const satisfies CommandSpec<OptionSpecs>;
 
-function readPropertiesFile(file: string): [string, string][] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
-  }
-  return parseProperties(text);
-}
-
 /**
- * Parses the start arguments into config entries (files first, overrides last, later wins). A
+ * Parses the start arguments into config entries (files first, then the environment with --env-prefix, overrides last; later wins). A
  * bad option throws UsageError; an unreadable file or a malformed override throws ConfigError.
  */
-export function parseStartArgs(argv: readonly string[]): [string, string][] {
+export function parseStartArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): [string, string][] {
   const { values, positionals } = parseOrThrow(START, argv);
   // kafka-server-start.sh style: the properties file as the first positional argument.
   const [first, ...extra] = positionals;
   if (extra.length > 0 || (first !== undefined && !first.endsWith('.properties'))) throw new UsageError(`unexpected argument '${extra[0] ?? first}'`);
   const entries: [string, string][] = [];
   for (const file of [...(first !== undefined ? [first] : []), ...values.config]) entries.push(...readPropertiesFile(file));
+  if (values['env-prefix'] !== undefined) entries.push(...configFromEnvironment(env, values['env-prefix']));
   for (const kv of values.override) {
     const eq = kv.indexOf('=');
     if (eq <= 0) throw new ConfigError(`--override expects key=value, got '${kv}'`);

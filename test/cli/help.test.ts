@@ -32,7 +32,7 @@ describe('fjord --help', () => {
   it('lists the commands and the exit codes', async () => {
     const r = await fjord('--help');
     expect(r.code).toBe(0);
-    for (const c of ['start', 'topics', 'configs', 'groups', 'cluster-mirrors', 'version']) expect(r.out).toMatch(new RegExp(`^  ${c} `, 'm'));
+    for (const c of ['start', 'topics', 'configs', 'groups', 'cluster-mirrors', 'broker-api-versions', 'version']) expect(r.out).toMatch(new RegExp(`^  ${c} `, 'm'));
     expect(r.out).toContain('Exit codes: 0 ok, 1 the request failed, 2 bad usage');
   });
 
