@@ -30,10 +30,10 @@ const MIRROR = 'from-kafka';
 /** The anonymous PLAINTEXT principal (and the node's own syncs) are super users; everything else needs ACLs. */
 const AUTHORIZER = { 'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer', 'super.users': 'User:ANONYMOUS' };
 /**
- * What crosses: topics named orders…, the wildcard topic, every group, cluster and
- * transactional-id ACL. Topic ACLs on other names (secret, rc-ledger) stay on the source.
+ * What crosses: topics named orders…, the wildcard topic, every group, cluster,
+ * transactional-id, delegation-token and user ACL. Topic ACLs on other names (secret, rc-ledger) stay on the source.
  */
-const ACL_RULES = 'TOPIC;orders.*,TOPIC;\\*,GROUP,CLUSTER,TRANSACTIONAL_ID';
+const ACL_RULES = 'TOPIC;orders.*,TOPIC;\\*,GROUP,CLUSTER,TRANSACTIONAL_ID,DELEGATION_TOKEN,USER';
 
 let kafka: KafkaBroker;
 let fjord: RunningNode;
@@ -188,7 +188,7 @@ describe('a read_committed consumer across a stop with open transactions', () =>
       await consumer?.disconnect();
       await Promise.all([writer.disconnect(), open.disconnect()]);
     }
-  });
+  }, 120_000);
 });
 
 describe('ACL sync from Apache Kafka with StandardAuthorizer', () => {
@@ -203,6 +203,8 @@ describe('ACL sync from Apache Kafka with StandardAuthorizer', () => {
   });
   const { TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID } = AclResourceTypes;
   const { LITERAL, PREFIXED } = ResourcePatternTypes;
+  const DELEGATION_TOKEN = 6 as AclResourceTypes;
+  const USER = 7 as AclResourceTypes; // kafkajs names no USER type; the number is Kafka's ResourceType.USER
   const CLUSTER_MIRROR = 8 as AclResourceTypes;
 
   /** Every ACL of a cluster, one line each, sorted. */
@@ -212,14 +214,12 @@ describe('ACL sync from Apache Kafka with StandardAuthorizer', () => {
   }
   const line = (a: ReturnType<typeof acl>): string => [a.resourceType, a.resourceName, a.resourcePatternType, a.principal, a.host, a.operation, a.permissionType].join(':');
 
-  /** A CLUSTER_MIRROR ACL, which kafkajs has no resource type for: through CreateAcls directly. */
-  async function createClusterMirrorAcl(): Promise<void> {
-    const client = new KafkaClient({ bootstrapServers: [fjord.bootstrap], clientId: 'system-acls' });
+  /** ACLs of resource types kafkajs refuses to send (USER, CLUSTER_MIRROR): through CreateAcls directly. */
+  async function createAclsRaw(bootstrap: string, bindings: ReturnType<typeof acl>[]): Promise<void> {
+    const client = new KafkaClient({ bootstrapServers: [bootstrap], clientId: 'system-acls' });
     try {
-      const res = await client.send(Apis.CreateAcls, {
-        creations: [{ resourceType: 8, resourceName: MIRROR, resourcePatternType: LITERAL, principal: 'User:mirror-admin', host: '*', operation: AclOperationTypes.ALTER, permissionType: AclPermissionTypes.ALLOW }],
-      });
-      expect(res.results.map((r) => r.errorCode)).toEqual([ErrorCode.NONE]);
+      const res = await client.send(Apis.CreateAcls, { creations: bindings.map(({ resourcePatternType, ...b }) => ({ ...b, resourcePatternType })) });
+      expect(res.results.map((r) => r.errorCode)).toEqual(bindings.map(() => ErrorCode.NONE));
     } finally {
       client.close();
     }
@@ -236,16 +236,22 @@ describe('ACL sync from Apache Kafka with StandardAuthorizer', () => {
       acl(CLUSTER, 'kafka-cluster', LITERAL, 'User:ops', AclOperationTypes.ALTER_CONFIGS),
       acl(CLUSTER, 'kafka-cluster', LITERAL, 'User:bob', AclOperationTypes.IDEMPOTENT_WRITE),
       acl(TRANSACTIONAL_ID, 'tx-', PREFIXED, 'User:bob', AclOperationTypes.WRITE),
+      acl(GROUP, 'analytics', LITERAL, 'Group:ops', AclOperationTypes.READ), // a principal type of its own
+      acl(DELEGATION_TOKEN, 'token-', PREFIXED, 'User:bob', AclOperationTypes.DESCRIBE),
     ];
+    const userAcl = acl(USER, 'User:alice', LITERAL, 'User:admin', 13 as AclOperationTypes) // CREATE_TOKENS, which kafkajs does not name;
     const kept = [acl(TOPIC, 'secret', LITERAL, 'User:eve', AclOperationTypes.READ), acl(TOPIC, 'rc-', PREFIXED, 'User:carol', AclOperationTypes.READ)];
     await srcAdmin.createAcls({ acl: [...synced, ...kept] });
+    await createAclsRaw(kafka.bootstrap, [userAcl]);
+    synced.push(userAcl);
     expect(await aclList(srcAdmin)).toEqual([...synced, ...kept].map(line).sort());
 
     // Here: one ACL only this cluster has, which the sync removes, and one on the mirror itself, which it keeps.
     const localOnly = acl(TOPIC, 'orders', LITERAL, 'User:carol', AclOperationTypes.READ);
     await dstAdmin.createAcls({ acl: [localOnly] });
-    await createClusterMirrorAcl();
-    const mirrorAcl = [CLUSTER_MIRROR, MIRROR, LITERAL, 'User:mirror-admin', '*', AclOperationTypes.ALTER, AclPermissionTypes.ALLOW].join(':');
+    const onMirror = acl(CLUSTER_MIRROR, MIRROR, LITERAL, 'User:mirror-admin', AclOperationTypes.ALTER);
+    await createAclsRaw(fjord.bootstrap, [onMirror]);
+    const mirrorAcl = line(onMirror);
 
     const want1 = [...synced.map(line), mirrorAcl].sort();
     await waitFor('the included ACLs here', async () => JSON.stringify(await aclList(dstAdmin)) === JSON.stringify(want1));
