@@ -7,6 +7,8 @@ import type { BrokerContext } from './broker-context.js';
 import { brokerConfigDef, checkTopicConfig, checkValue } from './config.js';
 import { ConfigResourceType } from '../controller/metadata-image.js';
 import { checkGroupConfig } from './group-configs.js';
+import { mirrorConfigValue, splitList } from '../mirror/mirror-config.js';
+import { MirrorPartitionState } from '../mirror/mirror-partition-state.js';
 
 export interface AlterOutcome {
   readonly errorCode: number;
@@ -62,6 +64,27 @@ export function currentEntries(ctx: BrokerContext, resourceType: number, resourc
   return new Map(ctx.image.brokerConfigs.get(resourceName) ?? []);
 }
 
+/**
+ * A mirror topic that is not stopped takes its configs from the source (KIP-1279 §10.1): every
+ * key outside its mirror's `mirror.topic.properties.exclude` (and the `mirror.*` keys) is synced,
+ * and a change here would be overwritten at the next refresh, so it is refused. Excluded keys
+ * stay this cluster's own.
+ * A change to the value a key already has is no change (AlterConfigs restates every key).
+ */
+function syncedKeyRefusal(ctx: BrokerContext, topic: string, changes: ReadonlyArray<readonly [string, string | null]>): AlterOutcome | null {
+  const t = ctx.image.topic(topic);
+  if (t === undefined || t.mirror === null || t.mirror.desiredState === MirrorPartitionState.STOPPED) return null;
+  const cfg = ctx.image.otherConfigs.get(ConfigResourceType.CLUSTER_MIRROR)?.get(t.mirror.mirrorName) ?? new Map<string, string>();
+  const local = new Set(splitList(mirrorConfigValue(cfg, 'mirror.topic.properties.exclude')));
+  // The mirror.* topic keys say how this cluster mirrors the topic: never the source's.
+  const synced = changes.find(([k, v]) => !local.has(k) && !k.startsWith('mirror.') && (t.configs.get(k) ?? null) !== v);
+  if (synced === undefined) return null;
+  return {
+    errorCode: ErrorCode.INVALID_CONFIG,
+    errorMessage: `Topic ${topic} is mirrored by ${t.mirror.mirrorName}: ${synced[0]} is synced from the source topic (set it there, or add it to mirror.topic.properties.exclude); it can be changed here once the topic is stopped.`,
+  };
+}
+
 export async function applyChanges(
   ctx: BrokerContext,
   resourceType: number,
@@ -69,6 +92,10 @@ export async function applyChanges(
   changes: ReadonlyArray<readonly [string, string | null]>,
   validateOnly: boolean,
 ): Promise<AlterOutcome> {
+  if (resourceType === ConfigResourceType.TOPIC) {
+    const refused = syncedKeyRefusal(ctx, resourceName, changes);
+    if (refused !== null) return refused;
+  }
   for (const [name, value] of changes) {
     const r = checkChange(ctx, resourceType, name, value);
     if (r.errorCode !== 0) return r;

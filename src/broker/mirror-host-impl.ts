@@ -9,6 +9,7 @@ import type { MirrorControllerOp, MirrorHost, MirrorTopicBinding, OpenTransactio
 import { MirrorPartitionState, type MirrorPartitionStateValue } from '../mirror/mirror-partition-state.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { BrokerContext } from './broker-context.js';
+import { checkTopicConfig } from './config.js';
 import { isReplicated } from '../replication/replication-manager.js';
 import { topicNameError, type Controller, type ControllerResult } from '../controller/controller.js';
 import { ConfigResourceType, type MetadataImage, type TopicImage } from '../controller/metadata-image.js';
@@ -165,6 +166,15 @@ export function createMirrorHost(ctx: BrokerContext, coordinatorHost: Coordinato
       return t ? bindingOf(t) : undefined;
     },
     mirrorConfigs: () => ctx.image.otherConfigs.get(ConfigResourceType.CLUSTER_MIRROR) ?? new Map(),
+    async alterMirrorTopicConfigs(topic, changes) {
+      if (ctx.image.topic(topic) === undefined) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `Topic ${topic} does not exist.` };
+      for (const [name, value] of changes) {
+        const err = checkTopicConfig(name, value);
+        if (err) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: err };
+      }
+      const r = await ctx.controller.alterConfigs(ConfigResourceType.TOPIC, topic, changes);
+      return { errorCode: r.errorCode, errorMessage: r.errorMessage };
+    },
     async createMirrorPartitions(topic, newTotal) {
       const r = await ctx.controller.createPartitions(topic, newTotal);
       return { errorCode: r.errorCode, errorMessage: r.errorMessage };

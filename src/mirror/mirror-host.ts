@@ -169,6 +169,13 @@ export interface MirrorHost extends CoordinatorHost {
    */
   createMirrorPartitions?(topic: string, newTotal: number): Promise<{ errorCode: number; errorMessage: string | null }>;
 
+  /**
+   * Sets a mirror topic's synced configs (topic config sync, spec §10.1), past the config APIs,
+   * which refuse synced keys on a mirror topic that is not stopped. Without it the mirror sends
+   * IncrementalAlterConfigs to this node's own listener.
+   */
+  alterMirrorTopicConfigs?(topic: string, changes: ReadonlyArray<readonly [string, string]>): Promise<{ errorCode: number; errorMessage: string | null }>;
+
   /** Applies controller writes atomically (see MirrorControllerOp). */
   controllerWrite(ops: readonly MirrorControllerOp[]): Promise<MirrorControllerResult>;
 }

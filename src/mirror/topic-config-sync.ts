@@ -1,8 +1,9 @@
 /**
  * Topic config sync (KIP-1279 spec §10.1): for a mirror's active topics, the source's dynamic
  * topic configs (source DYNAMIC_TOPIC_CONFIG) not matched by `mirror.topic.properties.exclude`
- * are SET here when they differ, through this node's own IncrementalAlterConfigs. Deletions on
- * the source are not propagated (as in the reference).
+ * are SET here when they differ, through the host (the config APIs refuse synced keys on a
+ * mirror topic; a host without that seam gets IncrementalAlterConfigs on its own listener).
+ * Deletions on the source are not propagated (as in the reference).
  */
 import { Apis } from '../client/apis.js';
 import type { KafkaClient } from '../client/kafka-client.js';
@@ -57,6 +58,14 @@ export async function syncTopicConfigs(mirrorName: string, host: MirrorHost, sou
     if (configs.length > 0) resources.push({ resourceType: TOPIC_RESOURCE, resourceName: topic, configs });
   }
   if (resources.length === 0) return 0;
+  if (host.alterMirrorTopicConfigs !== undefined) {
+    let set = 0;
+    for (const r of resources) {
+      const out = await host.alterMirrorTopicConfigs(r.resourceName, r.configs.map((c) => [c.name, c.value] as const));
+      if (out.errorCode === 0) set += r.configs.length;
+    }
+    return set;
+  }
   const res = await self.sendIfSupported(Apis.IncrementalAlterConfigs, { resources, validateOnly: false });
   let n = 0;
   for (const r of res?.responses ?? []) {

@@ -3,7 +3,7 @@
  * after a topic started: DeleteRecords moves the destination's log start; partitions added on
  * the source are added and mirrored here; a source topic deleted and recreated under the same
  * name fails the partition for good without copying the new topic's data, configs or offsets;
- * a synced topic config edited here is put back while an excluded key is left alone; group
+ * a synced topic config cannot be edited here while an excluded key can; group
  * offset sync clamps to the high watermark, leaves groups active here alone, skips paused topics
  * and stops with `mirror.groups.sync.enabled=false`.
  *
@@ -177,7 +177,7 @@ describe('the mirror follows its Apache Kafka source', () => {
     await waitFor('stopped', async () => (await rows(topic)).every((r) => r.state === 'STOPPED'));
   });
 
-  it('puts a synced topic config edited here back, and leaves an excluded one as edited', async () => {
+  it('refuses a synced topic config edited here, and leaves an excluded one as edited', async () => {
     const topic = 'follow-configs';
     await startMirrored(topic, 1, [], [
       { name: 'retention.ms', value: '3600000' },
@@ -185,13 +185,22 @@ describe('the mirror follows its Apache Kafka source', () => {
     ]);
     await waitFor('synced', async () => (await destConfig(topic, 'retention.ms')) === '3600000');
     expect(await destConfig(topic, 'segment.ms')).not.toBe('7200000');
+    // A synced key is the source's while the topic is mirrored: changing it here is refused.
+    await expect(
+      dst.alterConfigs({
+        validateOnly: false,
+        resources: [{ type: 2, name: topic, configEntries: [{ name: 'retention.ms', value: '1000' }, { name: 'segment.ms', value: '5400000' }] }],
+      }),
+    ).rejects.toThrow();
+    expect(await destConfig(topic, 'retention.ms')).toBe('3600000');
+    // An excluded key is this cluster's own (AlterConfigs restates the synced one as it is).
     await dst.alterConfigs({
       validateOnly: false,
-      resources: [{ type: 2, name: topic, configEntries: [{ name: 'retention.ms', value: '1000' }, { name: 'segment.ms', value: '5400000' }] }],
+      resources: [{ type: 2, name: topic, configEntries: [{ name: 'retention.ms', value: '3600000' }, { name: 'segment.ms', value: '5400000' }] }],
     });
-    await waitFor('reverted', async () => (await destConfig(topic, 'retention.ms')) === '3600000');
     await syncRounds();
     expect(await destConfig(topic, 'segment.ms')).toBe('5400000');
+    expect(await destConfig(topic, 'retention.ms')).toBe('3600000');
   });
 
   it('syncs group offsets clamped to the high watermark, never over a group active here, not while paused or disabled', async () => {

@@ -2,8 +2,9 @@
  * Every client write path to a mirror topic is refused until the topic is stopped (KIP-1279's
  * read-only guard, carried past Produce): a transaction naming a mirror partition adds nothing,
  * so its abort writes no ABORT marker into the mirrored log; WriteTxnMarkers, TxnOffsetCommit of
- * the topic's offsets, DeleteRecords and CreatePartitions are answered READ_ONLY_TOPIC, and
- * DeleteTopics MIRROR_TOPIC_NOT_STOPPED. Partitions added on the source still reach the mirror.
+ * the topic's offsets, DeleteRecords and CreatePartitions are answered READ_ONLY_TOPIC,
+ * DeleteTopics MIRROR_TOPIC_NOT_STOPPED, and a change of a synced topic config INVALID_CONFIG.
+ * Partitions added on the source still reach the mirror.
  * Once the topic is STOPPED every one of them works. StopMirrorTopics with a pattern takes it
  * out of `mirror.topics.include` and puts it into `mirror.topics.exclude`. Two Fjord node
  * processes: A the source, B the destination, spoken to over the wire.
@@ -109,6 +110,11 @@ const createPartitions = async (count: number): Promise<number> => {
   return r.results[0]?.errorCode ?? -999;
 };
 
+const alterTopicConfig = async (name: string, value: string): Promise<number> => {
+  const r = await client.send(Apis.IncrementalAlterConfigs, { resources: [{ resourceType: 2, resourceName: TOPIC, configs: [{ name, configOperation: 0, value }] }], validateOnly: false });
+  return r.responses[0]?.errorCode ?? -999;
+};
+
 const deleteTopic = async (): Promise<number> => {
   const r = await client.send(Apis.DeleteTopics, { topicNames: [TOPIC], timeoutMs: 5000 });
   return r.responses[0]?.errorCode ?? -999;
@@ -156,6 +162,10 @@ describe('write paths to a mirror topic', () => {
     expect(await createPartitions(3)).toBe(ErrorCode.READ_ONLY_TOPIC);
     expect(await deleteTopic()).toBe(ErrorCode.MIRROR_TOPIC_NOT_STOPPED);
     expect((await client.metadata([TOPIC])).topics[0]?.partitions).toHaveLength(1);
+    // Synced topic configs are the source's; the excluded ones and the mirror.* keys are this cluster's.
+    expect(await alterTopicConfig('retention.ms', '1000')).toBe(ErrorCode.INVALID_CONFIG);
+    expect(await alterTopicConfig('min.insync.replicas', '1')).toBe(0);
+    expect(await alterTopicConfig('mirror.support.unclean.leader.election', 'false')).toBe(0);
 
     // The source grows: the mirror adds the partition itself, past the refused API.
     const admin = new Kafka({ clientId: 'write-paths', brokers: [a.bootstrap], logLevel: logLevel.NOTHING }).admin();
@@ -177,6 +187,7 @@ describe('write paths to a mirror topic', () => {
     expect((await client.send(EndTxn, { transactionalId: 'tx-after', producerId: p.producerId, producerEpoch: p.producerEpoch, committed: false })).errorCode).toBe(0);
     await waitFor('the abort marker landed', async () => (await logEnd(0)) === stoppedAt + 1);
     expect(await deleteRecords(1)).toBe(0);
+    expect(await alterTopicConfig('retention.ms', '1000')).toBe(0);
     expect(await createPartitions(3)).toBe(0);
     expect(await deleteTopic()).toBe(0);
   });
