@@ -6,8 +6,8 @@
  *  - `mirror.groups.include` / `mirror.groups.exclude` decide which source groups have their
  *    offsets synced, and only the offsets of mirrored topics cross (never those of a topic b has
  *    under the same name as a local topic);
- *  - a topic stopped by name is not picked up again by pattern discovery, while topics created on
- *    the source later are; adding a pattern to `mirror.topics.include` with IncrementalAlterConfigs
+ *  - a topic stopped by name is not picked up again by pattern discovery, also after a restart of
+ *    the destination, while topics created on the source later are; adding a pattern to `mirror.topics.include` with IncrementalAlterConfigs
  *    starts the topics it matches, and adding one to `mirror.topics.exclude` stops them.
  *
  * A refresh round is counted by something it visibly does (an offset it syncs, a topic it
@@ -48,6 +48,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([src?.disconnect(), dst?.disconnect()]);
   await Promise.all([a?.destroy(), b?.destroy()]);
+  // A restarted node keeps its data directory on destroy.
+  if (b) rmSync(b.dataDir, { recursive: true, force: true });
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -209,6 +211,8 @@ describe('topic discovery', () => {
     await waitFor('disc-1 stopped', async () => (await states('discovery')).get('disc-1')?.[0] === 'STOPPED');
     expect(await produceError('disc-1')).toBe(ErrorCode.NONE);
     for (const topic of ['disc-2', 'disc-3']) {
+      // The second round of discovery runs on a restarted node, from the persisted state.
+      if (topic === 'disc-3') b = await b.restart();
       await createTopic(src, topic);
       await produce(a, topic, 3);
       await waitFor(`${topic} discovered`, async () => (await states('discovery')).get(topic)?.[0] === 'MIRRORING');
