@@ -103,7 +103,10 @@ export class TxnCoordinator {
 
   async initProducerId(transactionalId: string | null, timeoutMs: number, producerId: number, producerEpoch: number, version: number): Promise<ProducerIdAndEpoch> {
     const fail = (errorCode: number): ProducerIdAndEpoch => ({ errorCode, producerId: -1, producerEpoch: -1 });
-    if (transactionalId === null || transactionalId === '') {
+    // An empty id is neither idempotent-only (null) nor a transaction: Kafka's
+    // TransactionCoordinator answers INVALID_REQUEST.
+    if (transactionalId === '') return fail(ErrorCode.INVALID_REQUEST);
+    if (transactionalId === null) {
       const id = await this.allocate();
       return id === null ? fail(ErrorCode.COORDINATOR_NOT_AVAILABLE) : { errorCode: 0, producerId: id, producerEpoch: 0 };
     }

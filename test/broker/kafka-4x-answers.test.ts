@@ -12,6 +12,8 @@ import { encodeElectLeadersRequest } from '../../src/protocol/generated/messages
 import { decodeElectLeadersResponse } from '../../src/protocol/generated/messages/elect-leaders-response.js';
 import { encodeIncrementalAlterConfigsRequest } from '../../src/protocol/generated/messages/incremental-alter-configs-request.js';
 import { decodeIncrementalAlterConfigsResponse } from '../../src/protocol/generated/messages/incremental-alter-configs-response.js';
+import { encodeInitProducerIdRequest } from '../../src/protocol/generated/messages/init-producer-id-request.js';
+import { decodeInitProducerIdResponse } from '../../src/protocol/generated/messages/init-producer-id-response.js';
 import { encodeMetadataRequest } from '../../src/protocol/generated/messages/metadata-request.js';
 import { decodeMetadataResponse, type MetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
@@ -53,9 +55,10 @@ it('a Metadata request that auto-creates a topic answers UNKNOWN_TOPIC_OR_PARTIT
   }
 });
 
-it('an auto-create of an invalid name still answers INVALID_TOPIC_EXCEPTION, and AllowAutoTopicCreation=false creates nothing', async () => {
+it('an invalid name answers INVALID_TOPIC_EXCEPTION with or without auto-creation, and AllowAutoTopicCreation=false creates nothing', async () => {
   const bad = await metadata(12, ['bad name!']);
   expect(bad.topics[0]!.errorCode).toBe(ErrorCode.INVALID_TOPIC_EXCEPTION);
+  expect((await metadata(12, ['bad name!'], false)).topics[0]!.errorCode).toBe(ErrorCode.INVALID_TOPIC_EXCEPTION);
   const no = await metadata(12, ['never-created'], false);
   expect(no.topics[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   const again = await metadata(12, ['never-created'], false);
@@ -125,4 +128,14 @@ it('topic keys are bounded as Kafka 4.1.2 bounds them: values beyond get INVALID
   const got = async (cases: [string, string][]) => Promise.all(cases.map(async ([k, v]) => `${k}=${v}: ${await validate(k, v)}`));
   expect(await got(refused)).toEqual(refused.map(([k, v]) => `${k}=${v}: ${ErrorCode.INVALID_CONFIG}`));
   expect(await got(accepted)).toEqual(accepted.map(([k, v]) => `${k}=${v}: ${ErrorCode.NONE}`));
+});
+
+it('InitProducerId with an empty transactional id answers INVALID_REQUEST; a null one still gets a producer id', async () => {
+  for (const v of [0, 3, 5]) {
+    const empty = decodeInitProducerIdResponse(await c.call(22, v, (w) => encodeInitProducerIdRequest(w, { transactionalId: '', transactionTimeoutMs: 60_000 }, v)), v);
+    expect(empty).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST, producerId: -1n, producerEpoch: -1 });
+    const none = decodeInitProducerIdResponse(await c.call(22, v, (w) => encodeInitProducerIdRequest(w, { transactionalId: null, transactionTimeoutMs: 60_000 }, v)), v);
+    expect(none.errorCode).toBe(ErrorCode.NONE);
+    expect(none.producerId >= 0n).toBe(true);
+  }
 });

@@ -123,7 +123,9 @@ export function metadataHandler(ctx: BrokerContext): ApiHandler<MetadataRequest,
             void ctx.autoCreateTopic(name).catch(() => undefined);
           }
           if (!t) {
-            topics.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name, topicId: ZERO_UUID, partitions: [] });
+            // Kafka names an invalid name as such whether or not it would have created the topic.
+            const code = topicNameError(name) !== null ? ErrorCode.INVALID_TOPIC_EXCEPTION : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+            topics.push({ errorCode: code, name, topicId: ZERO_UUID, partitions: [] });
             continue;
           }
           topics.push(topicMetadata(ctx, t, v, includeOps));
