@@ -16,7 +16,7 @@ const TOPICS = {
 actions (exactly one):
   --create --topic T [--partitions N] [--replication-factor N] [--config k=v]... [--if-not-exists]
   --list [--exclude-internal]
-  --describe [--topic T] [--topics-with-overrides] [--exclude-internal]
+  --describe [--topic T] [--topics-with-overrides | --under-replicated-partitions] [--exclude-internal]
   --delete --topic T [--if-exists]
   --alter --topic T --partitions N [--if-exists]`,
   options: {
@@ -34,6 +34,7 @@ actions (exactly one):
     'if-not-exists': { type: 'boolean', default: false },
     'exclude-internal': { type: 'boolean', default: false },
     'topics-with-overrides': { type: 'boolean', default: false },
+    'under-replicated-partitions': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
   help: {
@@ -51,6 +52,7 @@ actions (exactly one):
     'if-not-exists': 'with --create: no error when the topic exists',
     'exclude-internal': 'leave internal topics (__consumer_offsets, ...) out of --list and --describe',
     'topics-with-overrides': 'with --describe: only topics with config overrides, without partitions',
+    'under-replicated-partitions': 'with --describe: only the partitions whose ISR is smaller than their replica set (nothing when all are in sync)',
     json: 'machine-readable output',
   },
 } as const satisfies CommandSpec<OptionSpecs>;
@@ -134,10 +136,16 @@ export function formatTopic(d: TopicDescription, withPartitions: boolean): strin
   const configs = Object.entries(d.configs).map(([k, v]) => `${k}=${v ?? 'null'}`).join(',');
   const head = `Topic: ${d.topic}${d.topicId !== ZERO_UUID ? `\tTopicId: ${d.topicId}` : ''}\tPartitionCount: ${d.partitionCount}\tReplicationFactor: ${d.replicationFactor}\tConfigs: ${configs}`;
   if (!withPartitions) return [head];
-  return [
-    head,
-    ...d.partitions.map((p) => `\tTopic: ${d.topic}\tPartition: ${p.partition}\tLeader: ${p.leader ?? 'none'}\tReplicas: ${p.replicas.join(',')}\tIsr: ${p.isr.join(',')}\tElr: \tLastKnownElr: `),
-  ];
+  return [head, ...d.partitions.map((p) => formatPartition(d.topic, p))];
+}
+
+function formatPartition(topic: string, p: TopicDescription['partitions'][number]): string {
+  return `\tTopic: ${topic}\tPartition: ${p.partition}\tLeader: ${p.leader ?? 'none'}\tReplicas: ${p.replicas.join(',')}\tIsr: ${p.isr.join(',')}\tElr: \tLastKnownElr: `;
+}
+
+/** TopicCommand's --under-replicated-partitions: the partition lines alone, of those missing a replica in their ISR. */
+export function underReplicatedLines(ds: readonly TopicDescription[]): string[] {
+  return ds.flatMap((d) => d.partitions.filter((p) => p.isr.length < p.replicas.length).map((p) => formatPartition(d.topic, p)));
 }
 
 interface Options {
@@ -149,6 +157,7 @@ interface Options {
   ifNotExists: boolean;
   excludeInternal: boolean;
   withOverrides: boolean;
+  underReplicated: boolean;
   json: boolean;
 }
 
@@ -218,11 +227,14 @@ export async function runTopicsCli(argv: readonly string[], io: { out: Out; err:
       ifNotExists: values['if-not-exists'],
       excludeInternal: values['exclude-internal'],
       withOverrides: values['topics-with-overrides'],
+      underReplicated: values['under-replicated-partitions'],
       json: values.json,
     };
     if ((action === 'create' || action === 'delete' || action === 'alter') && o.topic === undefined) throw new UsageError(`--${action} needs --topic`);
     if (action === 'alter' && o.partitions === undefined) throw new UsageError('--alter needs --partitions');
     if (action !== 'create' && (o.replicationFactor !== undefined || o.configs.length > 0 || o.ifNotExists)) throw new UsageError('--replication-factor, --config and --if-not-exists go with --create');
+    if ((o.withOverrides || o.underReplicated) && action !== 'describe') throw new UsageError('--topics-with-overrides and --under-replicated-partitions go with --describe');
+    if (o.withOverrides && o.underReplicated) throw new UsageError('give one of --topics-with-overrides or --under-replicated-partitions');
     if (action !== 'create' && action !== 'alter' && o.partitions !== undefined) throw new UsageError('--partitions goes with --create or --alter');
     bootstrap = values['bootstrap-server'];
   } catch (e) {
@@ -254,6 +266,11 @@ export async function runTopicsCli(argv: readonly string[], io: { out: Out; err:
         } catch (e) {
           if (o.ifExists && e instanceof KafkaError && e.code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) ds = [];
           else throw e;
+        }
+        if (o.underReplicated) {
+          if (o.json) io.out(JSON.stringify(ds.flatMap((d) => d.partitions.filter((p) => p.isr.length < p.replicas.length).map((p) => ({ topic: d.topic, ...p }))), null, 2));
+          else for (const line of underReplicatedLines(ds)) io.out(line);
+          break;
         }
         if (o.withOverrides) ds = ds.filter((d) => Object.keys(d.configs).length > 0);
         if (o.json) io.out(JSON.stringify(o.withOverrides ? ds.map(({ partitions: _p, ...t }) => t) : ds, null, 2));

@@ -21,7 +21,7 @@ function fjord(...args: string[]): Promise<{ code: number | null; out: string; e
 
 const OPTIONS: Record<string, string[]> = {
   start: ['-c, --config FILE', '--override key=value'],
-  topics: ['--bootstrap-server HOST:PORT', '--create', '--list', '--describe', '--delete', '--alter', '--topic T', '--partitions N', '--replication-factor N', '--config k=v', '--if-exists', '--if-not-exists', '--exclude-internal', '--topics-with-overrides', '--json'],
+  topics: ['--bootstrap-server HOST:PORT', '--create', '--list', '--describe', '--delete', '--alter', '--topic T', '--partitions N', '--replication-factor N', '--config k=v', '--if-exists', '--if-not-exists', '--exclude-internal', '--topics-with-overrides', '--under-replicated-partitions', '--json'],
   configs: ['--bootstrap-server HOST:PORT', '--entity-type TYPE', '--entity-name N', '--entity-default', '--describe', '--alter', '--all', '--add-config k=v,k2=v2', '--delete-config k,k2', '--json'],
   groups: ['--bootstrap-server HOST:PORT', '--list', '--describe GROUP', '--state S', '--type T', '--json'],
 };
