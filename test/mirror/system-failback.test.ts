@@ -131,6 +131,21 @@ async function produceError(port: number): Promise<number> {
   }
 }
 
+/** The first `count` values a read_committed consumer of a new group reads from `brokers`, in order. */
+async function readCommitted(brokers: string[], count: number): Promise<string[]> {
+  const seen: string[] = [];
+  const consumer = new Kafka({ clientId: 'failback-reader', brokers, logLevel: logLevel.NOTHING }).consumer({ groupId: `reader-${Date.now()}`, readUncommitted: false, maxWaitTimeInMs: 100 });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic: TOPIC, fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ message }) => void seen.push(message.value?.toString() ?? '') });
+    await eventually(`${count} records read_committed`, async () => seen.length >= count, 60_000);
+  } finally {
+    await consumer.disconnect();
+  }
+  return seen.slice(0, count);
+}
+
 /** Every replica of a holds exactly `want`'s bytes. */
 async function everyReplicaOfAEquals(what: string, want: () => Buffer): Promise<Buffer> {
   return eventually(what, async () => {
@@ -153,6 +168,11 @@ describe('failback with the same mirror name onto a three-replica old source aft
       await admin.disconnect();
     }
     await produce(aBootstrap(), 'a', 20);
+    // A transaction open on a while b copies it: b's stop aborts it, a commits it afterwards.
+    const txnProducer = new Kafka({ clientId: 'failback', brokers: a.bootstrap, logLevel: logLevel.NOTHING }).producer({ transactionalId: 'failback-open', idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+    await txnProducer.connect();
+    const openTxn = await txnProducer.transaction();
+    await openTxn.send({ topic: TOPIC, acks: -1, messages: [{ partition: 0, value: 'open-0' }] });
     const mirrored = await everyReplicaOfAEquals('a replicated', () => segments(a.node(1).dataDir!));
 
     // 1. a → b, then failover to b.
@@ -163,6 +183,8 @@ describe('failback with the same mirror name onto a three-replica old source aft
     await ok(b.bootstrap, '--stop', '--mirror', MIRROR, '--topics', TOPIC);
     await eventually('b stopped', async () => (await states(b.bootstrap)).every((p) => p.state === 'STOPPED'));
     await produce(b.bootstrap, 'b', 5);
+    await openTxn.commit();
+    await txnProducer.disconnect();
 
     // 2. An unclean election on a: node 3 falls behind, nodes 1 and 2 take writes, stop, and
     // node 3 is elected with the shorter log and writes its own history.
@@ -178,24 +200,30 @@ describe('failback with the same mirror name onto a three-replica old source aft
     await a.node(1).start();
     await a.node(2).start();
     const diverged = await everyReplicaOfAEquals('a replicas agree after the unclean election', () => segments(a.node(3).dataDir!));
-    expect(values(diverged).slice(20)).toEqual(['20:unclean-0', '21:unclean-1', '22:unclean-2']);
+    // Offset 21 is a's COMMIT marker, which node 3 had.
+    expect(values(diverged).slice(20)).toEqual(['20:open-0', '22:unclean-0', '23:unclean-1', '24:unclean-2']);
 
     // 3. Failback: a mirrors b under the same mirror name; every replica drops a's own suffix.
     await ok(a.bootstrap[0]!, '--create', '--mirror', MIRROR, '--mirror-config', mirrorConfig('a-from-b', b.bootstrap));
     // What the operator sees first: b holds the last epoch it mirrored from a, so a keeps the
-    // 20 records both share and cuts its own 3 (not everything, as a lost or wrong LME would).
+    // 21 records both share and cuts its own COMMIT marker and 3 records (not everything, as a
+    // lost or wrong LME would).
     const dryRun = await ok(a.bootstrap[0]!, '--start', '--mirror', MIRROR, '--topics', TOPIC, '--dry-run');
-    expect(dryRun.out).toContain(`${TOPIC}-0:   would truncate offsets 20..22`);
-    expect(dryRun.out).toContain(`${TOPIC}-0:   would then copy from the source from offset 20 `);
+    expect(dryRun.out).toMatch(new RegExp(`${TOPIC}-0:   would truncate offsets 21\\.\\.24 .*: 3 records and 1 control markers`));
+    expect(dryRun.out).toContain(`${TOPIC}-0:   would then copy from the source from offset 21 `);
     expect(values(segments(a.node(1).dataDir!))).toEqual(values(diverged));
     await ok(a.bootstrap[0]!, '--start', '--mirror', MIRROR, '--topics', TOPIC);
     await eventually('a mirroring b', async () => (await states(a.bootstrap[0]!)).every((p) => p.state === 'MIRRORING' && p.lag === 0), 60_000);
     const failedBack = await everyReplicaOfAEquals('every replica of a equal to b', () => segments(b.dataDir));
     const records = values(failedBack);
     expect(records.slice(0, 20)).toEqual(Array.from({ length: 20 }, (_, i) => `${i}:a-${i}`));
-    expect(records.slice(20).map((r) => r.split(':')[1])).toEqual(['b-0', 'b-1', 'b-2', 'b-3', 'b-4']);
+    expect(records.slice(20).map((r) => r.split(':')[1])).toEqual(['open-0', 'b-0', 'b-1', 'b-2', 'b-3', 'b-4']);
     expect(records.filter((r) => r.includes(':lost-') || r.includes(':unclean-'))).toEqual([]);
     expect(await produceError((await leaderOfA()).port)).toBe(ErrorCode.READ_ONLY_TOPIC);
+    // A read_committed consumer on a reads what b holds as committed: the transaction a
+    // committed after the failover reads as aborted, as it does on b, and nothing holds it up.
+    const committedOnA = await readCommitted(a.bootstrap, 25);
+    expect(committedOnA).toEqual([...Array.from({ length: 20 }, (_, i) => `a-${i}`), 'b-0', 'b-1', 'b-2', 'b-3', 'b-4']);
 
     // 4. a takes the topic back, and b mirrors it again under its own mirror dr.
     await ok(a.bootstrap[0]!, '--stop', '--mirror', MIRROR, '--topics', TOPIC);
@@ -206,7 +234,7 @@ describe('failback with the same mirror name onto a three-replica old source aft
     await eventually('b mirroring a again', async () => (await states(b.bootstrap)).every((p) => p.state === 'MIRRORING' && p.lag === 0));
     const again = values(back);
     expect(again.slice(-3).map((r) => r.split(':')[1])).toEqual(['a-again-0', 'a-again-1', 'a-again-2']);
-    expect(again.slice(0, 25)).toEqual(records);
+    expect(again.slice(0, 26)).toEqual(records);
     expect(await produceError(b.port)).toBe(ErrorCode.READ_ONLY_TOPIC);
   }, 180_000);
 });
