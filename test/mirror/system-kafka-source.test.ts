@@ -264,5 +264,5 @@ describe('ACL sync from Apache Kafka with StandardAuthorizer', () => {
     await waitFor('the source changes here', async () => JSON.stringify(await aclList(dstAdmin)) === JSON.stringify(want2));
     // The source is left as it was.
     expect((await aclList(srcAdmin)).length).toBe(synced.length + kept.length + 1);
-  });
+  }, 120_000);
 });
