@@ -3,8 +3,8 @@
  * (source a, destination b), driven through `fjord cluster-mirrors`, the CLUSTER_MIRROR config
  * resource and kafkajs:
  *
- *  - `mirror.groups.include` / `mirror.groups.exclude` decide which source groups have their
- *    offsets synced, and only the offsets of mirrored topics cross (never those of a topic b has
+ *  - `mirror.groups.include` / `mirror.groups.exclude` decide which source groups, consumer and
+ *    share groups alike, have their offsets synced, and only the offsets of mirrored topics cross (never those of a topic b has
  *    under the same name as a local topic);
  *  - a topic stopped by name is not picked up again by pattern discovery, also after a restart of
  *    the destination, while topics created on the source later are; adding a pattern to `mirror.topics.include` with IncrementalAlterConfigs
@@ -137,6 +137,32 @@ async function commit(groupId: string, topic: string, offset: number): Promise<v
   }
 }
 
+/** Sets the share-partition start offset of partition 0 of `topic` for the empty share group `groupId` on a. */
+async function alterShare(groupId: string, topic: string, startOffset: number): Promise<void> {
+  const client = new KafkaClient({ bootstrapServers: [a.bootstrap], clientId: 'system-share' });
+  try {
+    const r = await client.send(Apis.AlterShareGroupOffsets, { groupId, topics: [{ topicName: topic, partitions: [{ partitionIndex: 0, startOffset: BigInt(startOffset) }] }] });
+    expect([r.errorCode, r.responses[0]?.partitions[0]?.errorCode]).toEqual([ErrorCode.NONE, ErrorCode.NONE]);
+  } finally {
+    client.close();
+  }
+}
+
+/** The share-partition start offset of partition 0 of `topic` for `groupId` on b: null when b has no such group, -1 when it has no state for the partition. */
+async function shareStartOnB(groupId: string, topic: string): Promise<number | null> {
+  const client = new KafkaClient({ bootstrapServers: [b.bootstrap], clientId: 'system-share' });
+  try {
+    const r = await client.send(Apis.DescribeShareGroupOffsets, { groups: [{ groupId, topics: [{ topicName: topic, partitions: [0] }] }] });
+    const g = r.groups[0];
+    if (g?.errorCode === ErrorCode.GROUP_ID_NOT_FOUND) return null;
+    expect(g?.errorCode).toBe(ErrorCode.NONE);
+    const start = g?.topics[0]?.partitions[0]?.startOffset;
+    return start === undefined ? -1 : Number(start);
+  } finally {
+    client.close();
+  }
+}
+
 /** Every committed offset of `groupId` on b, as `topic:partition=offset`, sorted. */
 async function committedOnB(groupId: string): Promise<string[]> {
   const r = await dst.fetchOffsets({ groupId });
@@ -158,11 +184,17 @@ describe('mirror.groups.include / mirror.groups.exclude', () => {
     await commit('app-billing', unmirrored, 5);
     await commit('app-secret-audit', mirrored, 9); // included, but excluded
     await commit('batch-report', mirrored, 11); // not included
+    // Share groups go through the same filters.
+    await alterShare('app-share', mirrored, 4);
+    await alterShare('app-share', unmirrored, 3);
+    await alterShare('app-secret-share', mirrored, 6);
+    await alterShare('batch-share', mirrored, 8);
 
     await createMirror('groups', { 'mirror.groups.include': 'app-.*', 'mirror.groups.exclude': 'app-secret-.*' });
     await ok('--start', '--mirror', 'groups', '--topics', mirrored);
     await waitFor('mirrored', async () => (await states('groups')).get(mirrored)?.[0] === 'MIRRORING' && (await dst.fetchTopicOffsets(mirrored))[0]?.high === '20');
     await waitFor('app-billing synced', async () => (await committedOnB('app-billing')).includes(`${mirrored}:0=7`));
+    await waitFor('app-share synced', async () => (await shareStartOnB('app-share', mirrored)) === 4);
 
     // Two more values, each seen here: the round that synced the first went over every group.
     for (const offset of [8, 9]) {
@@ -176,6 +208,9 @@ describe('mirror.groups.include / mirror.groups.exclude', () => {
     expect(groupsOnB).toContain('app-billing');
     expect(groupsOnB).not.toContain('app-secret-audit');
     expect(groupsOnB).not.toContain('batch-report');
+    expect(await shareStartOnB('app-share', unmirrored)).toBe(-1);
+    expect(await shareStartOnB('app-secret-share', mirrored)).toBeNull();
+    expect(await shareStartOnB('batch-share', mirrored)).toBeNull();
 
     // The filters are read at every round: widening the include list brings batch-report over,
     // clearing the exclude list brings app-secret-audit over.
@@ -190,6 +225,8 @@ describe('mirror.groups.include / mirror.groups.exclude', () => {
     }
     await waitFor('batch-report synced', async () => (await committedOnB('batch-report')).includes(`${mirrored}:0=11`));
     await waitFor('app-secret-audit synced', async () => (await committedOnB('app-secret-audit')).includes(`${mirrored}:0=9`));
+    await waitFor('batch-share synced', async () => (await shareStartOnB('batch-share', mirrored)) === 8);
+    await waitFor('app-secret-share synced', async () => (await shareStartOnB('app-secret-share', mirrored)) === 6);
     expect(await committedOnB('app-billing')).toEqual([`${mirrored}:0=9`]);
 
     await ok('--stop', '--mirror', 'groups', '--topics', mirrored);
