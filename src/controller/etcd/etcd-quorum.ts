@@ -132,11 +132,18 @@ export class EtcdQuorum implements ClusterView {
   /** A successful grant or renewal sent at `sentAt`: the self-fence moves to `sentAt + safeLeaseMs`. */
   private renewed(sentAt: number): void {
     this.renewedAt = Math.max(this.renewedAt, sentAt);
+    this.armFenceTimer();
+  }
+
+  private armFenceTimer(): void {
     if (this.fenceTimer) clearTimeout(this.fenceTimer);
-    const wait = Math.max(0, this.renewedAt + this.safeLeaseMs - monoNow());
+    // +1: a timer may fire up to a millisecond early; it then arms itself again for the rest.
+    const wait = Math.max(0, this.renewedAt + this.safeLeaseMs - monoNow()) + 1;
     this.fenceTimer = setTimeout(() => {
       this.fenceTimer = null;
+      if (this.isFenced) return;
       if (this.leaseLapsed()) this.fence('the lease was not renewed in time to be sure it is still held');
+      else this.armFenceTimer();
     }, wait);
     this.fenceTimer.unref();
   }
