@@ -21,7 +21,7 @@ import { matchesAny, mirrorConfigDefault, splitList, validateMirrorConfigEntry, 
 import type { MirrorControllerOp, MirrorHost, MirrorTopicBinding } from './mirror-host.js';
 import type { MirrorManager, PartitionDescription } from './mirror-manager.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
-import { decidePause, decideResume, decideStop, staleAgainst } from './desired-state-rules.js';
+import { decidePause, decideResume, decideStart, decideStop, staleAgainst } from './desired-state-rules.js';
 import { hasMirrorLoop } from './source-lookups.js';
 import { fillSourceTimestamps } from './time-lag.js';
 
@@ -158,16 +158,13 @@ export class MirrorControlPlane {
     }
     const nameOfId = this.host.topicNameById(topicId);
     if (nameOfId !== undefined && nameOfId !== name) return err(name, ErrorCode.TOPIC_ALREADY_EXISTS, `topic id ${topicId} is used by topic ${nameOfId}`);
-    if (b !== undefined && b.mirrorName !== mirrorName && b.desiredState !== S.STOPPED) {
-      return err(name, ErrorCode.TOPIC_ALREADY_IN_CLUSTER_MIRROR, `topic ${name} is mirrored by ${b.mirrorName}`);
-    }
-    if (b !== undefined && stateValidationOffset >= 0 && b.lastStateChangeOffset > stateValidationOffset) {
-      return err(name, ErrorCode.INVALID_CLUSTER_MIRROR_STATES, `topic ${name} changed after offset ${stateValidationOffset}`);
-    }
-    if (b !== undefined && b.mirrorName === mirrorName) {
-      if (b.desiredState === S.MIRRORING) return ok(name);
-      if (b.desiredState !== S.STOPPED) return err(name, ErrorCode.MIRROR_TOPIC_NOT_STOPPED, `topic ${name} is ${mirrorStateName(b.desiredState)} in ${mirrorName}`);
-    }
+    // The same rules the metadata write decides again (./desired-state-rules.ts).
+    const decided = decideStart(mirrorName, b);
+    if (typeof decided === 'object' && decided.code === ErrorCode.TOPIC_ALREADY_IN_CLUSTER_MIRROR) return err(name, decided.code, decided.msg);
+    const stale = staleAgainst(b, stateValidationOffset);
+    if (stale !== null) return err(name, stale.code, stale.msg);
+    if (decided === 'noop') return ok(name);
+    if (typeof decided === 'object') return err(name, decided.code, decided.msg);
     if (await this.mirrorsBackFromUs(mirrorName, name)) {
       return err(name, ErrorCode.TOPIC_ALREADY_IN_CLUSTER_MIRROR, `Detected mirror loop: the source cluster mirrors ${name} from this cluster (${this.host.clusterId}); stop that mirror first`);
     }
