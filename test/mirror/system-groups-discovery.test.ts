@@ -286,6 +286,6 @@ describe('topic discovery', () => {
       admin.close();
     }
     await ok('--stop', '--mirror', 'discovery', '--topics', 'disc-3,extra-1');
-    await waitFor('all stopped', async () => [...(await states('discovery')).values()].flat().every((s) => s === 'STOPPED'));
+    await waitFor('all stopped', async () => JSON.stringify([...(await states('discovery')).values()].flat()) === JSON.stringify(Array(4).fill('STOPPED')));
   });
 });
