@@ -6,8 +6,9 @@
  * one etcd that elect new leaders when the container leading them is killed, losing no
  * acknowledged write.
  *
- * Containers share the host's network (--network=host): port publishing needs iptables, which these
- * machines lack, so each node listens on its own free loopback port instead.
+ * The single node is reached through its published port, as `docker run -p` users reach it; the
+ * three nodes on the host's etcd share the host's network, each on its own loopback port; the
+ * Compose file runs on its own bridge network with its service names.
  */
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
@@ -51,8 +52,8 @@ const containers: string[] = [];
 const volumes: string[] = [];
 
 /** Starts a container of the image (detached) and remembers it for clean-up. */
-async function runNode(name: string, volume: string, env: Record<string, string>): Promise<void> {
-  const args = ['run', '-d', '--name', name, '--network=host', '--health-interval=disable', '-v', `${volume}:/var/lib/fjord`];
+async function runNode(name: string, volume: string, env: Record<string, string>, network: readonly string[] = ['--network=host']): Promise<void> {
+  const args = ['run', '-d', '--name', name, ...network, '--health-interval=disable', '-v', `${volume}:/var/lib/fjord`];
   for (const [k, v] of Object.entries(env)) args.push('-e', `${k}=${v}`);
   if (!containers.includes(name)) containers.push(name);
   if (!volumes.includes(volume)) volumes.push(volume);
@@ -86,12 +87,13 @@ describe('the image, one node', () => {
   it('starts from KAFKA_* variables, is healthy, and serves kcat and Prometheus', async () => {
     port = await freePort();
     metricsPort = await freePort();
-    await runNode(name, volume, {
-      KAFKA_LISTENERS: `PLAINTEXT://127.0.0.1:${port}`,
-      KAFKA_ADVERTISED_LISTENERS: `PLAINTEXT://127.0.0.1:${port}`,
-      KAFKA_METRICS_LISTENER: `http://127.0.0.1:${metricsPort}`,
-      KAFKA_NUM_PARTITIONS: '2',
-    });
+    // The image's own listeners (0.0.0.0:9092 and metrics on 9404), published on loopback ports.
+    await runNode(
+      name,
+      volume,
+      { KAFKA_ADVERTISED_LISTENERS: `PLAINTEXT://127.0.0.1:${port}`, KAFKA_NUM_PARTITIONS: '2' },
+      ['-p', `127.0.0.1:${port}:9092`, '-p', `127.0.0.1:${metricsPort}:9404`],
+    );
     await waitFor('the health check to pass', () => healthy(name), 60_000, 500);
 
     const boot = `127.0.0.1:${port}`;
@@ -221,5 +223,96 @@ describe('three containers on etcd', () => {
     );
     for (const [at, value] of acked) expect(seen.get(at), `record at ${at}`).toBe(value);
     expect(acked.size).toBe(120);
+  });
+});
+
+describe('the Compose file (deploy/compose/compose.yaml), with podman-compose', () => {
+  const project = `fjordcompose${process.pid}`;
+  const compose = (...args: string[]): Promise<Result> =>
+    new Promise((done) => {
+      execFile(
+        'podman-compose',
+        ['-p', project, '-f', resolve(ROOT, 'deploy/compose/compose.yaml'), ...args],
+        {
+          timeout: 180_000,
+          maxBuffer: 16 << 20,
+          env: { ...process.env, CONTAINERS_CONF: resolve(ROOT, '.cache/deploy/containers.conf'), FJORD_IMAGE: IMAGE, ETCD_IMAGE: 'localhost/etcd:debian' },
+        },
+        (err, stdout, stderr) => done({ code: err === null ? 0 : 1, stdout, stderr }),
+      );
+    });
+  const node = (n: number): string => `${project}_fjord-${n}_1`;
+  afterAll(async () => {
+    await compose('down', '-v', '-t', '0');
+    await podman('network', 'rm', '-f', `${project}_default`);
+  });
+
+  it('forms a cluster on its network, and a rolling restart under acks=all load loses no acknowledged write', async () => {
+    await ok(compose('up', '-d'), 'podman-compose up');
+    for (const n of [1, 2, 3]) await waitFor(`fjord-${n} to be healthy`, () => healthy(node(n)), 90_000, 500);
+    const fjordCli = (n: number, ...args: string[]): Promise<Result> => podman('exec', node(n), 'fjord', ...args);
+    await ok(fjordCli(1, 'topics', '--bootstrap-server', 'fjord-1:9092', '--create', '--topic', 'orders', '--partitions', '6', '--replication-factor', '3'), 'create orders');
+    const underReplicated = async (via: number): Promise<string | null> => {
+      const r = await fjordCli(via, 'topics', '--bootstrap-server', `fjord-${via}:9092`, '--describe', '--under-replicated-partitions');
+      return r.code === 0 ? r.stdout.trim() : null;
+    };
+    await waitFor('every replica in sync', async () => (await underReplicated(1)) === '', 60_000, 500);
+
+    // The host reaches the nodes through their published EXTERNAL listeners.
+    const kafka = new Kafka({
+      clientId: 'compose-test',
+      brokers: ['localhost:19092', 'localhost:29092', 'localhost:39092'],
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 },
+    });
+    const producer = kafka.producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    const acked = new Map<string, string>();
+    let failed = 0;
+    let running = true;
+    const load = (async () => {
+      for (let i = 0; running; i++) {
+        const value = `order-${i}`;
+        try {
+          const [meta] = await producer.send({ topic: 'orders', acks: -1, messages: [{ key: String(i), value }] });
+          acked.set(`${meta!.partition}:${meta!.baseOffset}`, value);
+        } catch {
+          failed++; // not acknowledged: promises nothing
+        }
+      }
+    })();
+
+    for (const n of [1, 2, 3]) {
+      const before = acked.size;
+      await waitFor(`writes before restarting fjord-${n}`, () => acked.size >= before + 20, 60_000, 100);
+      await ok(podman('restart', '-t', '60', node(n)), `restart fjord-${n}`);
+      await waitFor(`fjord-${n} healthy again`, () => healthy(node(n)), 90_000, 500);
+      const via = n === 3 ? 1 : n + 1;
+      await waitFor(`no under-replicated partition after restarting fjord-${n}`, async () => (await underReplicated(via)) === '', 90_000, 500);
+      expect((await logsOf(node(n))).split('\n').filter((l) => l.includes('opening partition logs')).pop()).toContain('"cleanShutdown":true');
+    }
+    const after = acked.size;
+    await waitFor('writes after the rolling restart', () => acked.size >= after + 20, 60_000, 100);
+    running = false;
+    await load;
+    await producer.disconnect();
+
+    const seen = new Map<string, string>();
+    await waitFor(
+      'every acknowledged record to be read back',
+      async () => {
+        const r = await kcat(['-C', '-b', 'localhost:19092', '-t', 'orders', '-o', 'beginning', '-e', '-f', '%p:%o %s\n']);
+        for (const line of r.stdout.split('\n')) {
+          const [at, value] = line.split(' ');
+          if (at !== undefined && value !== undefined) seen.set(at, value);
+        }
+        return [...acked.keys()].every((k) => seen.has(k));
+      },
+      60_000,
+      500,
+    );
+    for (const [at, value] of acked) expect(seen.get(at), `record at ${at}`).toBe(value);
+    expect(acked.size).toBeGreaterThan(80);
+    expect(failed, 'sends that failed after their retries').toBeLessThan(acked.size);
   });
 });

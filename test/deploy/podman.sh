@@ -4,7 +4,9 @@
 # here — a local stand-in for the Containerfile's base image (docker.io/library/node:20-bookworm-slim):
 # a Debian bookworm root from debootstrap with this machine's Node 20 copied in, imported under
 # that same name, so the Containerfile users see stays the standard one.
-#   bash test/deploy/podman.sh setup   install the packages and make the base image (minutes, once)
+#   bash test/deploy/podman.sh setup   install the packages and make the base image (minutes, once),
+#                                      and localhost/etcd:debian (Debian's etcd and etcdctl on that base)
+#                                      for the Compose file's etcd service
 #   bash test/deploy/podman.sh build   build the Fjord image as localhost/fjord:test
 # Other arguments run podman itself with this configuration (bash test/deploy/podman.sh ps -a).
 set -euo pipefail
@@ -24,7 +26,7 @@ step() { printf '[deploy %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
 setup() {
   local missing=""
-  for p in podman buildah runc debootstrap; do
+  for p in podman buildah runc debootstrap podman-compose golang-github-containernetworking-plugin-dnsname etcd-server etcd-client; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
   done
   if [ -n "$missing" ]; then
@@ -32,7 +34,21 @@ setup() {
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
   fi
-  if podman image exists "$BASE"; then step "base image $BASE present"; return; fi
+  if podman image exists "$BASE"; then step "base image $BASE present"; else base_image; fi
+  if podman image exists localhost/etcd:debian; then step "localhost/etcd:debian present"; else etcd_image; fi
+}
+
+etcd_image() {
+  step "building localhost/etcd:debian"
+  local ctx="$CACHE/etcd-image"
+  rm -rf "$ctx" && mkdir -p "$ctx"
+  cp /usr/bin/etcd /usr/bin/etcdctl "$ctx/"
+  printf 'FROM %s\nCOPY etcd etcdctl /usr/local/bin/\nENTRYPOINT []\nCMD ["etcd"]\n' "$BASE" >"$ctx/Containerfile"
+  podman build -q -t localhost/etcd:debian "$ctx" >/dev/null
+  rm -rf "$ctx"
+}
+
+base_image() {
   local node major
   node="$(command -v node)"
   major="$("$node" -p 'process.versions.node.split(".")[0]')"
