@@ -13,11 +13,12 @@ import { encodeCreateTopicsRequest } from '../../../src/protocol/generated/messa
 import { encodeFindCoordinatorRequest } from '../../../src/protocol/generated/messages/find-coordinator-request.js';
 import { decodeFindCoordinatorResponse } from '../../../src/protocol/generated/messages/find-coordinator-response.js';
 import { encodeProduceRequest } from '../../../src/protocol/generated/messages/produce-request.js';
+import { decodeProduceResponse } from '../../../src/protocol/generated/messages/produce-response.js';
 import { buildRecordBatch } from '../../../src/protocol/records.js';
 import { fuzzKnownDifference } from '../known-differences.js';
 import { FuzzConnection } from './connection.js';
 import { SequenceRun, type BrokerUnderTest, type Names, type Outcome } from './executor.js';
-import { diff, normalize, type Difference, type Json } from './normalize.js';
+import { diff, normalize, RECORD_BASE_TS, type Difference, type Json } from './normalize.js';
 import { codecFor, requestInput, requestModels } from './schema-requests.js';
 import { generatedPairs, PLACEHOLDER_POOL, sequenceArb, type Step } from './steps.js';
 
@@ -74,8 +75,14 @@ async function prepare(broker: BrokerUnderTest): Promise<void> {
       await new Promise((r) => setTimeout(r, 200));
     }
     run.close();
-    const batch = buildRecordBatch({ records: [0, 1, 2].map((i) => ({ value: Buffer.from(`f${i}`), timestamp: 1_700_000_000_000 + i })) });
-    await c.call(0, 11, (w) => encodeProduceRequest(w, { transactionalId: null, acks: -1, timeoutMs: 30_000, topicData: [{ name: FIXTURE, partitionData: [{ index: 0, records: batch }] }] }, 11));
+    const batch = buildRecordBatch({ records: [0, 1, 2].map((i) => ({ value: Buffer.from(`f${i}`), timestamp: RECORD_BASE_TS + i })) });
+    // A new partition's leader can still answer NOT_LEADER_OR_FOLLOWER; nothing is written then.
+    for (;;) {
+      const r = await c.call(0, 11, (w) => encodeProduceRequest(w, { transactionalId: null, acks: -1, timeoutMs: 30_000, topicData: [{ name: FIXTURE, partitionData: [{ index: 0, records: batch }] }] }, 11));
+      if (typeof r !== 'string' && decodeProduceResponse(r, 11).responses[0]?.partitionResponses[0]?.errorCode === 0) break;
+      if (Date.now() > deadline) throw new Error(`${broker.name}: the fixture's records were not written`);
+      await new Promise((res) => setTimeout(res, 200));
+    }
     for (const keyType of [0, 1]) {
       for (;;) {
         const r = await c.call(10, 4, (w) => encodeFindCoordinatorRequest(w, { keyType, coordinatorKeys: ['warm-up'] }, 4));

@@ -13,10 +13,17 @@ const OPAQUE_STRINGS = /^(memberId|leaderId|groupInstanceId|memberEpoch|assignme
 const OPAQUE_IDS = /^(producerId|sessionId|coordinatorKey)$/;
 const ORDER_KEYS = ['name', 'topic', 'topicName', 'resourceName', 'groupId', 'transactionalId', 'partitionIndex', 'partitionId', 'partition', 'index', 'apiKey', 'nodeId', 'brokerId', 'key', 'memberId', 'resourceType', 'configName'];
 
+/**
+ * The timestamp of every record the fuzzers write (plus its index): an hour ago, so retention by
+ * time (7 days) never removes a fixture on one broker and not the other.
+ */
+export const RECORD_BASE_TS = Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
+
 function isTime(key: string, v: bigint | number): boolean {
-  // Wall-clock values only: a timestamp a client chose (1_700_000_000_000-ish) or a special
-  // negative timestamp stays, a broker's own clock reading (now, or a start time) goes.
+  // Wall-clock values only: a record timestamp the fuzzer chose or a special negative timestamp
+  // stays, a broker's own clock reading (now, or a start time) goes.
   const n = Number(v);
+  if (n >= RECORD_BASE_TS && n < RECORD_BASE_TS + 10_000) return false;
   return /(Timestamp|TimeMs|Time)$/i.test(key) && n > 1_750_000_000_000;
 }
 

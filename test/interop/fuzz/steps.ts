@@ -12,6 +12,7 @@
  */
 import fc from 'fast-check';
 import type { Arbitrary } from 'fast-check';
+import { RECORD_BASE_TS } from './normalize.js';
 import type { MessageModel } from '../../../codegen/schema.mjs';
 import { buildRecordBatch } from '../../../src/protocol/records.js';
 import { requestInput, type Input, type NamePool } from './schema-requests.js';
@@ -51,11 +52,11 @@ export const TXN_BATCH = Buffer.from('$txn-batch');
 
 /** The transactional batch TXN_BATCH stands for, once the producer id and epoch are known. */
 export function txnBatch(producerId: bigint, producerEpoch: number): Buffer {
-  return buildRecordBatch({ records: [{ value: Buffer.from('t'), timestamp: 1_700_000_000_000 }], producerId: Number(producerId), producerEpoch, baseSequence: 0, isTransactional: true });
+  return buildRecordBatch({ records: [{ value: Buffer.from('t'), timestamp: RECORD_BASE_TS }], producerId: Number(producerId), producerEpoch, baseSequence: 0, isTransactional: true });
 }
 
 function batch(n: number): Buffer {
-  return buildRecordBatch({ records: Array.from({ length: n }, (_, i) => ({ key: Buffer.from(`k${i % 2}`), value: Buffer.from(`v${i}`), timestamp: 1_700_000_000_000 + i })) });
+  return buildRecordBatch({ records: Array.from({ length: n }, (_, i) => ({ key: Buffer.from(`k${i % 2}`), value: Buffer.from(`v${i}`), timestamp: RECORD_BASE_TS + i })) });
 }
 
 const offsets = fc.constantFrom(-2n, -1n, 0n, 1n, 2n, 3n, 4n, 100n);
@@ -95,7 +96,7 @@ function operations(serves: (key: number, v: number) => boolean): Arbitrary<Step
       forgottenTopicsData: [],
       rackId: '',
     }))),
-    op('list-offsets', 2, 8, fc.record({ ts: fc.constantFrom(-1n, -2n, -3n, 0n, 1_700_000_000_001n), isolation: fc.constantFrom(0, 1) }).map(({ ts, isolation }) => ({
+    op('list-offsets', 2, 8, fc.record({ ts: fc.constantFrom(-1n, -2n, -3n, 0n, BigInt(RECORD_BASE_TS + 1)), isolation: fc.constantFrom(0, 1) }).map(({ ts, isolation }) => ({
       replicaId: -1,
       isolationLevel: isolation,
       topics: [{ name: '$own', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: ts }] }],
