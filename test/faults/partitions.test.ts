@@ -44,7 +44,7 @@ describe.skipIf(process.getuid?.() !== 0)('network partitions', () => {
       const cutAt = Date.now();
       for (const other of [c.etcd, c.node(2), c.node(3)]) c.cut(n1, other);
       // Every partition node 1 led moves, and then the cut lasts on, long enough for the etcd
-      // client's watch stream to back off its reconnects by seconds (it registers sooner).
+      // client's watch stream to back off its reconnects by seconds.
       await w.until('new leaders of node 1 partitions', (ops) => led.every((p) => !ledBy(ops, 1).includes(p)), 60_000);
       await sleep(8000);
       const registeredBefore = logLines(n1.logs(), 'broker registered').length;

@@ -1,0 +1,85 @@
+/**
+ * Faults of one node's process and disk, with the workload and the checker of the network cases:
+ *
+ * - a leader paused (SIGSTOP) past the session timeout, then resumed: it must not acknowledge a
+ *   write its lease no longer covers, it comes back as a follower, and nothing acknowledged is lost;
+ * - a node whose log dir (a real 32 MiB tmpfs) runs out of space: writes it cannot make are
+ *   refused (KAFKA_STORAGE_ERROR), none acknowledged is lost, and once space is freed its
+ *   replicas catch up to byte-identical.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ackedAll, finish, ledBy, logLines, startWorkload } from './fault-run.js';
+import { startNetnsCluster, type NetnsCluster } from './netns-cluster.js';
+
+const TOPIC = 'faults';
+const PARTITIONS = 3;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe.skipIf(process.getuid?.() !== 0)('process and disk faults', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'fjord-faults-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a leader paused past the session timeout and resumed acknowledges nothing stale and loses nothing', async () => {
+    let cluster: NetnsCluster | null = null;
+    try {
+      cluster = await startNetnsCluster({ tag: 43, nodes: 3 });
+      const c = cluster;
+      const w = startWorkload(c, dir, { topic: TOPIC, partitions: PARTITIONS, acksOneTo: 1 });
+      await w.until('acks=all writes and node 1 leading', (ops) => ackedAll(ops) >= 60 && ledBy(ops, 1).length > 0);
+      const led = ledBy(w.ops(), 1);
+      const n1 = c.node(1);
+      const caughtUp = logLines(n1.logs(), 'broker metadata caught up').length;
+      n1.pause();
+      await w.until('new leaders of node 1 partitions', (ops) => led.every((p) => !ledBy(ops, 1).includes(p)), 60_000);
+      await sleep(3000);
+      n1.resume();
+      await w.until('node 1 back and caught up', () => logLines(n1.logs(), 'broker metadata caught up').length > caughtUp, 60_000);
+      const wrote = ackedAll(w.ops());
+      await w.until('acks=all writes again', (ops) => ackedAll(ops) >= wrote + 30, 60_000);
+      const summary = await finish(c, w, TOPIC, PARTITIONS);
+      console.log(`fault figures (pause): ${JSON.stringify({ ...summary, violations: summary.violations.length })}`);
+      expect(summary.violations).toEqual([]);
+    } finally {
+      await cluster?.destroy();
+    }
+  }, 300_000);
+
+  it('a node whose log dir is full refuses what it cannot write, loses nothing acknowledged, and catches up once space is freed', async () => {
+    let cluster: NetnsCluster | null = null;
+    const mnt = join(dir, 'small-disk');
+    mkdirSync(mnt, { recursive: true });
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=32m', 'tmpfs', mnt]);
+    try {
+      const logDir = join(mnt, 'node-3');
+      cluster = await startNetnsCluster({ tag: 44, nodes: 3, logDir: (id) => (id === 3 ? logDir : undefined) });
+      const c = cluster;
+      const w = startWorkload(c, dir, { topic: TOPIC, partitions: PARTITIONS });
+      await w.until('acks=all writes on every partition', (ops) => ackedAll(ops) >= 60 && [1, 2, 3].every((n) => ledBy(ops, n).length > 0));
+      // Fill the disk: dd stops at ENOSPC.
+      try {
+        execFileSync('dd', ['if=/dev/zero', `of=${join(mnt, 'filler')}`, 'bs=1M'], { stdio: 'ignore' });
+      } catch {
+        // ENOSPC: the disk is full, as wanted.
+      }
+      const wrote = ackedAll(w.ops());
+      // The writes node 3 cannot take are refused; the two others keep acks=all going.
+      await w.until('refusals for lack of space, and writes on', (ops) => ops.some((o) => o.kind === 'produce' && o.error === 56) && ackedAll(ops) >= wrote + 60, 120_000);
+      rmSync(join(mnt, 'filler'));
+      const after = ackedAll(w.ops());
+      await w.until('acks=all writes after space came back', (ops) => ackedAll(ops) >= after + 60, 60_000);
+      const summary = await finish(c, w, TOPIC, PARTITIONS);
+      console.log(`fault figures (ENOSPC): ${JSON.stringify({ ...summary, violations: summary.violations.length })}`);
+      expect(summary.violations).toEqual([]);
+    } finally {
+      await cluster?.destroy();
+      execFileSync('umount', ['-l', mnt]);
+    }
+  }, 300_000);
+});
