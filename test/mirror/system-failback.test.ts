@@ -239,6 +239,10 @@ describe('failback with the same mirror name onto a three-replica old source aft
     await ok(a.bootstrap[0]!, '--stop', '--mirror', MIRROR, '--topics', TOPIC);
     await eventually('a stopped', async () => isIn(a.bootstrap[0]!, 'STOPPED'));
     await produce(aBootstrap(), 'a-again', 3);
+    // a holds the last epoch it mirrored from b: b, whose log a copied whole, cuts nothing.
+    const again0 = await ok(b.bootstrap, '--start', '--mirror', MIRROR, '--topics', TOPIC, '--dry-run');
+    expect(again0.out).toContain(`${TOPIC}-0:   nothing would be truncated: the log here ends at offset 28,`);
+    expect(again0.out).toContain(`${TOPIC}-0:   would then copy from the source from offset 28 `);
     await ok(b.bootstrap, '--start', '--mirror', MIRROR, '--topics', TOPIC);
     const back = await everyReplicaOfAEquals('a replicated after the failback', () => segments(b.dataDir));
     await eventually('b mirroring a again', async () => (await isIn(b.bootstrap, 'MIRRORING')));
