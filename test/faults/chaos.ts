@@ -114,6 +114,7 @@ async function main(): Promise<void> {
           minutes,
           ackedAll: summary.ackedAll,
           ackedOne: summary.ackedOne,
+          ackedIdempotent: summary.ackedIdempotent,
           refused: summary.refused,
           metadataAnswers: summary.metadataAnswers,
           faults: Object.fromEntries(injected),

@@ -5,7 +5,8 @@
  * - `lost`: an acks=all write acknowledged at partition:offset is not at that offset in the
  *   final log (missing, or another record is there);
  * - `inconsistent-offset`: two acks=all writes acknowledged at the same partition:offset;
- * - `duplicate`: one value appears twice in a partition (the workload never retries a send);
+ * - `duplicate`: one value appears twice in a partition (the raw producers never retry; the
+ *   idempotent one retries, and its broker must drop what it already has);
  * - `stale-leader`: a node named itself leader of a partition at an epoch older than one an
  *   answer received before that request was sent had already named;
  * - `stale-ack`: an acks=1 write acknowledged by a node after an answer received before the send
@@ -27,6 +28,8 @@ export interface Violation {
 export interface CheckSummary {
   readonly ackedAll: number;
   readonly ackedOne: number;
+  /** Of `ackedAll`, those of the idempotent producer. */
+  readonly ackedIdempotent: number;
   readonly refused: number;
   readonly metadataAnswers: number;
   readonly violations: readonly Violation[];
@@ -94,6 +97,7 @@ export function checkHistory(history: readonly HistoryOp[], topic: string, parti
   const byOffset = new Map<string, string>();
   let ackedAll = 0;
   let ackedOne = 0;
+  let ackedIdempotent = 0;
   let refused = 0;
   for (const op of history) {
     if (op.kind !== 'produce') continue;
@@ -112,6 +116,7 @@ export function checkHistory(history: readonly HistoryOp[], topic: string, parti
     const kept = logs[op.partition]!.get(op.offset) === op.value;
     if (op.acks === -1) {
       ackedAll++;
+      if (op.producer === 'idem') ackedIdempotent++;
       if (!kept) violations.push({ kind: 'lost', detail: `${op.value} acknowledged (acks=all) by node ${op.node} at ${topic}-${at}, final log has ${logs[op.partition]!.get(op.offset) ?? 'nothing'}` });
     } else {
       ackedOne++;
@@ -121,5 +126,5 @@ export function checkHistory(history: readonly HistoryOp[], topic: string, parti
       }
     }
   }
-  return { ackedAll, ackedOne, refused, metadataAnswers: md.length, violations };
+  return { ackedAll, ackedOne, ackedIdempotent, refused, metadataAnswers: md.length, violations };
 }

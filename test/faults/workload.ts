@@ -7,12 +7,15 @@
  * - produces with acks=all to the leader the newest answer names (producer `all`);
  * - optionally produces with acks=1 straight to one chosen node, whatever leader it is told of
  *   (producer `one`): what a client holding a stale leader does;
+ * - produces with a real client's idempotent producer (KafkaJS, acks=all, its own retries:
+ *   producer `idem`), whose retries must never leave a record twice;
  *
  * and writes every operation as one JSON line to the history file: its kind, the node asked,
  * when it was sent and answered (monotonic ms of this process), and the outcome. The checker
  * (history-checker.ts) reads it with the nodes' logs from disk.
  */
 import { createWriteStream } from 'node:fs';
+import { Kafka, logLevel } from 'kafkajs';
 import { Apis, type ApiSpec } from '../../src/client/apis.js';
 import { KafkaClient } from '../../src/client/kafka-client.js';
 import { encodeProduceRequest, type ProduceRequestInput } from '../../src/protocol/generated/messages/produce-request.js';
@@ -26,6 +29,8 @@ export interface WorkloadOptions {
   readonly history: string;
   /** Node that producer `one` sends its acks=1 writes to; absent: no such producer. */
   readonly acksOneTo?: number;
+  /** Adds the idempotent KafkaJS producer (default true). */
+  readonly idempotent?: boolean;
 }
 
 export type HistoryOp =
@@ -143,8 +148,44 @@ async function main(): Promise<void> {
     }
   };
 
+  const idempotentLoop = async (): Promise<void> => {
+    const kafka = new Kafka({ clientId: 'faults-idem', brokers: Object.values(opts.nodes), logLevel: logLevel.NOTHING, requestTimeout: 5000, connectionTimeout: 1000, retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1000 } });
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+    while (!stopping) {
+      try {
+        await producer.connect();
+        break;
+      } catch {
+        await sleep(200);
+      }
+    }
+    let i = 0;
+    while (!stopping) {
+      const partition = i++ % opts.partitions;
+      const value = `idem-${seq++}`;
+      const sent = now();
+      let error = -1;
+      let offset = -1;
+      try {
+        const res = await producer.send({ topic: opts.topic, acks: -1, timeout: 5000, messages: [{ value, partition }] });
+        error = res[0]?.errorCode ?? -1;
+        offset = error === 0 ? Number(res[0]!.baseOffset) : -1;
+      } catch {
+        // Not acknowledged: its outcome is unknown, which the checker allows.
+      }
+      record({ kind: 'produce', producer: 'idem', node: -1, sent, done: now(), partition, value, acks: -1, error, offset });
+      await sleep(10);
+    }
+    await producer.disconnect().catch(() => undefined);
+  };
+
   record({ kind: 'info', msg: 'workload started' });
-  await Promise.all([...ids.map((id) => metadataLoop(id)), acksAllLoop(), ...(opts.acksOneTo !== undefined ? [acksOneLoop(opts.acksOneTo)] : [])]);
+  await Promise.all([
+    ...ids.map((id) => metadataLoop(id)),
+    acksAllLoop(),
+    ...(opts.acksOneTo !== undefined ? [acksOneLoop(opts.acksOneTo)] : []),
+    ...(opts.idempotent !== false ? [idempotentLoop()] : []),
+  ]);
   for (const c of clients.values()) c.close();
   await new Promise<void>((r) => out.end(r));
 }
