@@ -59,6 +59,8 @@ export interface MirrorManagerSeams {
   readonly syncConfigs?: (rt: MirrorRuntime, topics: string[]) => Promise<void>;
   /** The epoch bumps' batching turn (default setImmediate). */
   readonly defer?: (fn: () => void) => void;
+  /** The retry backoffs' jitter (default Math.random). */
+  readonly random?: () => number;
 }
 
 export class MirrorManager {
@@ -113,6 +115,7 @@ export class MirrorManager {
         maxAttempts: config.failedRetryMaxAttempts,
         jitter: 0.2,
       },
+      ...(seams.random === undefined ? {} : { random: seams.random }),
       onTransition: (key, from, to) => {
         this.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: ${from === null ? 'none' : mirrorStateName(from)} -> ${mirrorStateName(to.state)}${to.errorMessage !== null && to.state === S.FAILED ? ` (${to.errorMessage})` : ''}`);
         if (to.state === S.FAILED) void this.runtimes.get(key.mirrorName)?.fetcher.removePartitions([topicPartitionOf(key)]);

@@ -104,6 +104,8 @@ export class MirrorStateActions {
     // also a retry that finds the log already cut (a replica that was down when the first attempt
     // cut still holds the records, and an unclean election could make it leader).
     if (!(await awaitFollowersTruncated(ctx))) return;
+    if (!run.isCurrent()) return;
+    await this.forgetLastMirroredEpoch(key, machine);
     await machine.transition(key, S.MIRRORING, { expectedFrom: S.LOG_TRUNCATION });
   }
 
@@ -219,25 +221,32 @@ export class MirrorStateActions {
   }
 
   /**
-   * The epoch of the last mirrored batch: the partition leader epoch of the log's last batch.
-   * (The epoch cache's latest entry can be a destination leader-epoch marker written at a bump.)
-   * When STOPPING is redone after our own markers were appended (by this leader, or by one
-   * before it at an older destination epoch), the epoch recorded the first time is kept: the log
-   * then ends in control batches above the recorded epoch, right after where it ends.
+   * The last mirrored epoch a STOPPING recorded describes the log up to that stop; mirroring again
+   * makes it stale, so it is cleared before the first new batch can be appended. A recorded one is
+   * then always right for the next STOPPING: nothing was mirrored since.
+   */
+  private async forgetLastMirroredEpoch(key: MirrorPartitionKey, machine: MirrorStateMachine): Promise<void> {
+    const { coordinator } = this.deps;
+    if ((await coordinator.read(key.mirrorName, key.topicId, key.partition)).lastMirrorEpoch < 0) return;
+    const ledUnder = machine.leaderEpochOf(key);
+    await coordinator.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, lastMirrorEpoch: -1, ...(ledUnder < 0 ? {} : { leaderEpoch: ledUnder }) }]);
+  }
+
+  /**
+   * The epoch of the last mirrored batch. One recorded by an earlier STOPPING holds (nothing has
+   * been mirrored since, see `forgetLastMirroredEpoch`): a STOPPING redone by a new leader after
+   * the first one's markers, or a stop after a start that failed before mirroring and client
+   * writes since, would otherwise take a destination epoch. Else the partition leader epoch of
+   * the log's last batch (the epoch cache's latest entry can be a destination leader-epoch marker
+   * written at a bump).
    */
   private async lastMirroredEpoch(key: MirrorPartitionKey, log: MirrorLog): Promise<number> {
+    const stored = (await this.deps.coordinator.read(key.mirrorName, key.topicId, key.partition)).lastMirrorEpoch;
+    if (stored >= 0) return stored;
     if (log.logEndOffset <= log.logStartOffset) return -1;
     const r = await log.readToBuffer({ fetchOffset: log.logEndOffset - 1, maxOffset: log.logEndOffset, maxBytes: 1 << 20, minOneMessage: true });
     let epoch = -1;
-    let control = false;
-    for (const b of iterateBatches(r.records)) {
-      epoch = b.partitionLeaderEpoch;
-      control = b.isControl;
-    }
-    if (control) {
-      const stored = (await this.deps.coordinator.read(key.mirrorName, key.topicId, key.partition)).lastMirrorEpoch;
-      if (stored >= 0 && epoch > stored && (await onlyControlAfterEpoch(log, stored))) return stored;
-    }
+    for (const b of iterateBatches(r.records)) epoch = b.partitionLeaderEpoch;
     return epoch;
   }
 
@@ -248,20 +257,3 @@ export class MirrorStateActions {
   }
 }
 
-/**
- * True when everything after `epoch`'s last offset is control batches at epochs above it: the
- * ABORT markers and MIRROR_PID_RESET a STOPPING appended after recording `epoch` as the last
- * mirrored one.
- */
-async function onlyControlAfterEpoch(log: MirrorLog, epoch: number): Promise<boolean> {
-  const end = log.endOffsetForEpoch(epoch).endOffset;
-  if (end < 0 || end >= log.logEndOffset) return false;
-  const r = await log.readToBuffer({ fetchOffset: end, maxOffset: log.logEndOffset, maxBytes: 1 << 20, minOneMessage: true });
-  let next = end;
-  for (const b of iterateBatches(r.records)) {
-    if (b.baseOffset < end) continue;
-    if (!b.isControl || b.partitionLeaderEpoch <= epoch) return false;
-    next = b.lastOffset + 1;
-  }
-  return next === log.logEndOffset;
-}

@@ -1,0 +1,153 @@
+/**
+ * Simulated partition logs: whole record batches in memory, with the offsets and partition
+ * leader epochs they carry and Kafka's leader-epoch cache, so the real state actions (which read
+ * the last batch, look up `endOffsetForEpoch`, truncate and append markers) see what a real log
+ * would show. Each batch remembers whether it was mirrored from the source or written here.
+ *
+ * `SimInternalLog` is one `__mirror_state` partition: the coordinator's batches with offsets
+ * assigned, replayed on load.
+ */
+import type { CoordinatorAppendResult, CoordinatorLog } from '../../../src/coordinator/coordinator-host.js';
+import type { MirrorAppendResult, MirrorLog } from '../../../src/fetcher/mirror-log.js';
+import { ErrorCode } from '../../../src/protocol/generated/errors.js';
+import { iterateBatches } from '../../../src/protocol/record-batch.js';
+
+export interface StoredBatch {
+  readonly baseOffset: number;
+  readonly lastOffset: number;
+  readonly epoch: number;
+  readonly control: boolean;
+  readonly bytes: Buffer;
+  /** 'source': appended by the mirror; 'local': a client's write or a coordinator marker. */
+  readonly origin: 'source' | 'local';
+}
+
+/** Sets baseOffset and partitionLeaderEpoch in place (both outside the CRC). */
+function stamp(bytes: Buffer, baseOffset: number, epoch: number | null): Buffer {
+  const b = Buffer.from(bytes);
+  b.writeBigInt64BE(BigInt(baseOffset), 0);
+  if (epoch !== null) b.writeInt32BE(epoch, 12);
+  return b;
+}
+
+export class SimLog implements MirrorLog {
+  batches: StoredBatch[] = [];
+  epochs: { epoch: number; startOffset: number }[] = [];
+  /** Every append, in order, for the invariants (never truncated). */
+  readonly appended: StoredBatch[] = [];
+
+  get logStartOffset(): number {
+    return 0;
+  }
+  get logEndOffset(): number {
+    const last = this.batches.at(-1);
+    return last === undefined ? 0 : last.lastOffset + 1;
+  }
+  get highWatermark(): number {
+    return this.logEndOffset;
+  }
+  get latestEpoch(): number {
+    return this.epochs.at(-1)?.epoch ?? -1;
+  }
+  get epochEntries(): readonly { epoch: number; startOffset: number }[] {
+    return this.epochs;
+  }
+
+  private push(b: StoredBatch): void {
+    this.batches.push(b);
+    this.appended.push(b);
+    if (b.epoch > this.latestEpoch) this.epochs.push({ epoch: b.epoch, startOffset: b.baseOffset });
+  }
+
+  async appendAsMirror(records: Buffer): Promise<MirrorAppendResult> {
+    const base = this.logEndOffset;
+    let first = -1;
+    let last = -1;
+    for (const v of iterateBatches(records)) {
+      if (v.baseOffset !== this.logEndOffset) return { errorCode: 1, baseOffset: -1, lastOffset: -1, errorMessage: `batch at ${v.baseOffset}, log end ${this.logEndOffset}` };
+      this.push({ baseOffset: v.baseOffset, lastOffset: v.lastOffset, epoch: v.partitionLeaderEpoch, control: v.isControl, bytes: Buffer.from(v.bytes), origin: 'source' });
+      if (first < 0) first = v.baseOffset;
+      last = v.lastOffset;
+    }
+    return { errorCode: 0, baseOffset: first < 0 ? base : first, lastOffset: last };
+  }
+
+  /** A leader's append (a client's batch or a coordinator marker) at `epoch`. */
+  appendAsLeader(batch: Buffer, epoch: number): MirrorAppendResult {
+    const base = this.logEndOffset;
+    const bytes = stamp(batch, base, epoch);
+    let v;
+    for (const x of iterateBatches(bytes)) v = x;
+    if (v === undefined) return { errorCode: 2, baseOffset: -1, lastOffset: -1 };
+    this.push({ baseOffset: base, lastOffset: v.lastOffset, epoch, control: v.isControl, bytes, origin: 'local' });
+    return { errorCode: 0, baseOffset: base, lastOffset: v.lastOffset };
+  }
+
+  /** A leader-epoch bump of a partition no longer mirrored starts the epoch at the log end. */
+  assignEpoch(epoch: number): void {
+    if (epoch > this.latestEpoch) this.epochs.push({ epoch, startOffset: this.logEndOffset });
+  }
+
+  async truncateTo(offset: number): Promise<void> {
+    this.batches = this.batches.filter((b) => b.baseOffset < offset);
+    const end = this.logEndOffset;
+    this.epochs = this.epochs.filter((e) => e.startOffset < end);
+  }
+
+  async truncateFullyAndStartAt(): Promise<void> {
+    this.batches = [];
+    this.epochs = [];
+  }
+
+  async deleteRecordsBefore(): Promise<number> {
+    return 0;
+  }
+
+  endOffsetForEpoch(epoch: number): { epoch: number; endOffset: number } {
+    let found = -1;
+    for (let i = 0; i < this.epochs.length; i++) if (this.epochs[i]!.epoch <= epoch) found = i;
+    if (found < 0) return { epoch: -1, endOffset: -1 };
+    const next = this.epochs[found + 1];
+    return { epoch: this.epochs[found]!.epoch, endOffset: next === undefined ? this.logEndOffset : next.startOffset };
+  }
+
+  async readToBuffer(opts: { fetchOffset: number; maxOffset: number; maxBytes: number; minOneMessage: boolean }): Promise<{ errorCode: number; records: Buffer }> {
+    const out = this.batches.filter((b) => b.lastOffset >= opts.fetchOffset && b.baseOffset < opts.maxOffset).map((b) => b.bytes);
+    return { errorCode: 0, records: Buffer.concat(out) };
+  }
+}
+
+/** One `__mirror_state` partition, shared by whichever node leads it (its replicas never diverge here). */
+export class SimInternalLog implements CoordinatorLog {
+  readonly batches: { baseOffset: number; lastOffset: number; bytes: Buffer }[] = [];
+  /** Told of every committed batch (the simulation's view of what is persisted). */
+  onAppend: (bytes: Buffer) => void = () => undefined;
+
+  constructor(private readonly appendStep: (fn: () => CoordinatorAppendResult) => Promise<CoordinatorAppendResult>) {}
+
+  get logStartOffset(): number {
+    return 0;
+  }
+  get logEndOffset(): number {
+    const last = this.batches.at(-1);
+    return last === undefined ? 0 : last.lastOffset + 1;
+  }
+
+  /** `leads`: whether the appending node still leads the partition when the append lands. */
+  append(batch: Buffer, leads: () => boolean = () => true): Promise<CoordinatorAppendResult> {
+    return this.appendStep(() => {
+      if (!leads()) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, lastOffset: -1 };
+      const base = this.logEndOffset;
+      const bytes = stamp(batch, base, null);
+      let last = base;
+      for (const v of iterateBatches(bytes)) last = v.lastOffset;
+      this.batches.push({ baseOffset: base, lastOffset: last, bytes });
+      this.onAppend(bytes);
+      return { errorCode: 0, baseOffset: base, lastOffset: last };
+    });
+  }
+
+  async readFrom(fetchOffset: number): Promise<Buffer> {
+    return Buffer.concat(this.batches.filter((b) => b.lastOffset >= fetchOffset).map((b) => b.bytes));
+  }
+}

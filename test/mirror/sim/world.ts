@@ -1,0 +1,580 @@
+/**
+ * The simulated surroundings of the mirror control plane: a destination cluster of a few nodes
+ * (one metadata image written through an atomic controller write, partition and `__mirror_state`
+ * leaders that move, nodes that crash and restart from what was persisted), the source cluster
+ * (records, leader epochs, topic deletion and recreation, unreachability) and the destination logs.
+ *
+ * What runs on each node is the real code: MirrorManager (with its MirrorStateMachine and
+ * MirrorStateActions), MirrorCoordinator on its CoordinatorRuntime, MirrorStateClient, ControlQueue
+ * and MirrorControlPlane. The world answers them through their seams (MirrorHost, the runtime
+ * factory, the state transport, timers), every answer a pending step of the scheduler.
+ *
+ * Simplifications, stated: a partition's replicas are one log (leader changes never lose or
+ * diverge data), the mirror fetcher is a small stand-in that copies one source batch per fetch
+ * (the real one has its own tests), and there are no transactions.
+ */
+import { PLAINTEXT_INTER_BROKER } from '../../../src/client/inter-broker-security.js';
+import type { CoordinatorEndpoint, CoordinatorLeadership, CoordinatorLog } from '../../../src/coordinator/coordinator-host.js';
+import { readCoordinatorBatches } from '../../../src/coordinator/coordinator-batch.js';
+import type { MirrorTopicPartition } from '../../../src/fetcher/mirror-fetcher.js';
+import type { MirrorAppendResult, MirrorLog } from '../../../src/fetcher/mirror-log.js';
+import { ControlQueue } from '../../../src/mirror/control-queue.js';
+import { validateMirrorOps, type Refusal } from '../../../src/mirror/desired-state-rules.js';
+import { MirrorControlPlane } from '../../../src/mirror/mirror-control.js';
+import { mirrorBrokerConfig } from '../../../src/mirror/mirror-config.js';
+import { MIRROR_STATE_TOPIC, MirrorCoordinator, MirrorStateShard } from '../../../src/mirror/mirror-coordinator.js';
+import type { MirrorControllerOp, MirrorControllerResult, MirrorHost, MirrorTopicBinding, OpenTransaction } from '../../../src/mirror/mirror-host.js';
+import { MirrorManager } from '../../../src/mirror/mirror-manager.js';
+import { MirrorPartitionState as S, type MirrorPartitionStateValue } from '../../../src/mirror/mirror-partition-state.js';
+import type { MirrorRuntime, MirrorRuntimeEvents } from '../../../src/mirror/mirror-runtime.js';
+import { MirrorStateClient, type MirrorStateTransport } from '../../../src/mirror/mirror-state-client.js';
+import { ErrorCode } from '../../../src/protocol/generated/errors.js';
+import { KafkaError } from '../../../src/protocol/kafka-error.js';
+import { buildRecordBatch } from '../../../src/protocol/records.js';
+import type { Scheduler } from './scheduler.js';
+import { SimInternalLog, SimLog } from './sim-log.js';
+
+export const MIRROR = 'm1';
+export const SOURCE_CLUSTER_ID = 'source-cluster';
+export const DEST_CLUSTER_ID = 'dest-cluster';
+export const STATE_PARTITIONS = 3;
+
+/**
+ * Decides a controller write again against the image it lands on: the real build step
+ * (`validateMirrorOps`) by default; null applies the ops as they were asked (what a controller
+ * without that step would do).
+ */
+export type OpsValidator = (world: World, ops: readonly MirrorControllerOp[]) => MirrorControllerOp[] | Refusal;
+
+/** The real build step of the metadata write, over the simulated image. */
+export const realValidator: OpsValidator = (world, ops) =>
+  validateMirrorOps(
+    {
+      topicById: (id) => {
+        const t = world.topicById(id);
+        return t === undefined ? undefined : { name: t.name, binding: world.binding(t.name) };
+      },
+      mirrorExists: (m) => world.mirrors.has(m),
+      boundTopicIds: (m) => world.bindings().filter((b) => b.mirrorName === m).map((b) => b.topicId),
+    },
+    ops,
+  );
+
+interface TopicMeta {
+  readonly name: string;
+  readonly id: string;
+  leaders: number[];
+  epochs: number[];
+  binding: { mirrorName: string; desiredState: MirrorPartitionStateValue; lastStateChangeOffset: number } | null;
+}
+
+export interface SourcePartition {
+  batches: Buffer[];
+  epoch: number;
+}
+
+export interface SourceTopic {
+  name: string;
+  id: string;
+  partitions: SourcePartition[];
+  deleted: boolean;
+}
+
+
+export class World {
+  readonly nodes = new Map<number, SimNode>();
+  readonly topics = new Map<string, TopicMeta>();
+  readonly mirrors = new Map<string, Map<string, string>>();
+  readonly logs = new Map<string, SimLog>();
+  readonly stateLogs: SimInternalLog[] = [];
+  /** What each `__mirror_state` partition holds, replayed from every committed batch. */
+  readonly persisted: MirrorStateShard[] = [];
+  stateLeaders: number[] = [];
+  stateEpochs: number[] = [];
+  offset = 0;
+  readonly source = new Map<string, SourceTopic>();
+  sourceReachable = true;
+  private uuidSeq = 0;
+  readonly lines: string[] = [];
+  /** Violations seen during the run (the invariants checked after every step). */
+  readonly violations: string[] = [];
+
+  constructor(
+    readonly sched: Scheduler,
+    readonly nodeIds: readonly number[],
+    readonly validate: OpsValidator | null,
+  ) {
+    for (let p = 0; p < STATE_PARTITIONS; p++) {
+      const log = new SimInternalLog((fn) => this.sched.op(`__mirror_state-${p} append`, -1, fn));
+      const shard = new MirrorStateShard();
+      log.onAppend = (bytes) => {
+        for (const b of readCoordinatorBatches(bytes)) for (const r of b.records) shard.replay(r);
+      };
+      this.stateLogs.push(log);
+      this.persisted.push(shard);
+      this.stateLeaders.push(nodeIds[p % nodeIds.length]!);
+      this.stateEpochs.push(0);
+    }
+    this.mirrors.set(MIRROR, new Map([
+      ['bootstrap.servers', 'source:9092'],
+      ['mirror.source.cluster.id', SOURCE_CLUSTER_ID],
+    ]));
+  }
+
+  say(line: string): void {
+    this.lines.push(`[${this.sched.now}] ${line}`);
+  }
+
+  up(): SimNode[] {
+    return [...this.nodes.values()].filter((n) => n.up);
+  }
+
+  log(topic: string, p: number): SimLog {
+    const k = `${topic}-${p}`;
+    let l = this.logs.get(k);
+    if (l === undefined) this.logs.set(k, (l = new SimLog()));
+    return l;
+  }
+
+  /** The persisted state and last mirrored epoch of a partition, from `__mirror_state` itself. */
+  persistedOf(topicId: string, p: number): { state: MirrorPartitionStateValue | null; lme: number } {
+    const shard = this.persisted[this.nodes.values().next().value!.coordinator.partitionFor(MIRROR, topicId, p)]!;
+    const k = `${MIRROR}\u0000${topicId}\u0000${p}`;
+    return { state: shard.states.get(k)?.value.state ?? null, lme: shard.lastMirrorEpochs.get(k)?.epoch ?? -1 };
+  }
+
+  // ------------------------------------------------------------------ metadata
+
+  binding(name: string): MirrorTopicBinding | undefined {
+    const t = this.topics.get(name);
+    if (t?.binding == null) return undefined;
+    return { topicName: t.name, topicId: t.id, mirrorName: t.binding.mirrorName, desiredState: t.binding.desiredState, lastStateChangeOffset: t.binding.lastStateChangeOffset };
+  }
+
+  bindings(): MirrorTopicBinding[] {
+    return [...this.topics.keys()].map((n) => this.binding(n)).filter((b): b is MirrorTopicBinding => b !== undefined);
+  }
+
+  topicById(id: string): TopicMeta | undefined {
+    for (const t of this.topics.values()) if (t.id === id) return t;
+    return undefined;
+  }
+
+  /** The controller: validates against the image at its head and applies, all at once. */
+  apply(asked: readonly MirrorControllerOp[]): MirrorControllerResult {
+    const decided = this.validate === null ? asked : this.validate(this, asked);
+    if (!Array.isArray(decided)) {
+      const refused = decided as Refusal;
+      return { errorCode: refused.code, errorMessage: refused.msg, metadataOffset: this.offset };
+    }
+    const ops: readonly MirrorControllerOp[] = decided;
+    for (const op of ops) {
+      if (op.type === 'createTopic' && (this.topics.has(op.name) || this.topicById(op.topicId) !== undefined)) return { errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorMessage: `${op.name} exists`, metadataOffset: this.offset };
+      if (op.type === 'bumpLeaderEpoch' && op.whileMirrored === true) {
+        const t = this.topicById(op.topicId);
+        if (t?.binding != null && t.binding.desiredState === S.STOPPED) return { errorCode: ErrorCode.MIRROR_TOPIC_BEING_STOPPED, errorMessage: `${t.name} is being stopped`, metadataOffset: this.offset };
+      }
+    }
+    for (const op of ops) {
+      this.offset++;
+      switch (op.type) {
+        case 'createTopic': {
+          const up = this.up().map((n) => n.id);
+          const leaders = Array.from({ length: op.numPartitions }, (_, p) => up[p % up.length] ?? this.nodeIds[0]!);
+          this.topics.set(op.name, { name: op.name, id: op.topicId, leaders, epochs: leaders.map(() => 0), binding: null });
+          break;
+        }
+        case 'mirrorTopicState': {
+          const t = this.topicById(op.topicId);
+          if (t === undefined) break;
+          t.binding = op.mirrorName === null ? null : { mirrorName: op.mirrorName, desiredState: op.desiredState, lastStateChangeOffset: this.offset };
+          this.say(`metadata: ${t.name} desired ${op.desiredState}`);
+          break;
+        }
+        case 'mirrorConfig': {
+          let m = this.mirrors.get(op.mirrorName);
+          if (m === undefined) this.mirrors.set(op.mirrorName, (m = new Map()));
+          if (op.value === null) m.delete(op.name);
+          else m.set(op.name, op.value);
+          if (m.size === 0) this.mirrors.delete(op.mirrorName);
+          break;
+        }
+        case 'bumpLeaderEpoch': {
+          const t = this.topicById(op.topicId);
+          if (t === undefined || t.epochs[op.partition] === undefined) break;
+          if (op.leaderEpoch <= t.epochs[op.partition]!) break;
+          t.epochs[op.partition] = op.leaderEpoch;
+          const mirrored = t.binding !== null && t.binding.desiredState !== S.STOPPED;
+          if (!mirrored) this.log(t.name, op.partition).assignEpoch(op.leaderEpoch);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    this.notifyAll();
+    return { errorCode: 0, metadataOffset: this.offset };
+  }
+
+  /** Every node hears of a metadata change on its own time. */
+  notifyAll(): void {
+    for (const n of this.up()) n.notifyLater();
+  }
+
+  /** A partition's leadership moves to another live node, at the next epoch (a failover). */
+  moveLeader(name: string, p: number, to: number): void {
+    const t = this.topics.get(name);
+    if (t === undefined) return;
+    t.leaders[p] = to;
+    t.epochs[p] = (t.epochs[p] ?? 0) + 1;
+    const mirrored = t.binding !== null && t.binding.desiredState !== S.STOPPED;
+    if (!mirrored) this.log(t.name, p).assignEpoch(t.epochs[p]!);
+    this.offset++;
+    this.notifyAll();
+  }
+
+  moveStateLeader(p: number, to: number): void {
+    this.stateLeaders[p] = to;
+    this.stateEpochs[p] = (this.stateEpochs[p] ?? 0) + 1;
+    this.offset++;
+    for (const n of this.up()) n.leadershipChangedLater();
+    this.notifyAll();
+  }
+
+  // ------------------------------------------------------------------ source
+
+  /** Topic ids, from the run's own counter (a run never depends on the runs before it). */
+  private uuid(): string {
+    this.uuidSeq++;
+    return `00000000-0000-4000-8000-${this.uuidSeq.toString(16).padStart(12, '0')}`;
+  }
+
+  sourceTopic(name: string): SourceTopic {
+    let t = this.source.get(name);
+    if (t === undefined) {
+      t = { name, id: this.uuid(), partitions: [{ batches: [], epoch: 0 }, { batches: [], epoch: 0 }], deleted: false };
+      this.source.set(name, t);
+    }
+    return t;
+  }
+
+  produceToSource(name: string, p: number): void {
+    const t = this.source.get(name);
+    const sp = t?.partitions[p];
+    if (t === undefined || t.deleted || sp === undefined) return;
+    sp.batches.push(buildRecordBatch({ baseOffset: sp.batches.length, partitionLeaderEpoch: sp.epoch, now: 1000, records: [{ value: Buffer.from(`${name}-${p}-${sp.batches.length}`) }] }));
+  }
+
+  /** The source topic is deleted, and maybe created again under the same name (a new topic id). */
+  deleteSourceTopic(name: string, recreate: boolean): void {
+    const t = this.source.get(name);
+    if (t === undefined) return;
+    t.deleted = true;
+    if (recreate) this.source.set(name, { name, id: this.uuid(), partitions: [{ batches: [], epoch: 0 }, { batches: [], epoch: 0 }], deleted: false });
+  }
+}
+
+/** The stand-in for the mirror fetcher: one fetch step per partition at a time, one batch each. */
+class SimFetcher {
+  private readonly parts = new Map<string, { tp: MirrorTopicPartition; busy: Promise<void>; fetching: boolean; failed: boolean }>();
+  private cancel: (() => void) | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly node: SimNode,
+    private readonly events: MirrorRuntimeEvents,
+  ) {
+    this.tick();
+  }
+
+  private tick(): void {
+    if (this.closed) return;
+    this.cancel = this.node.timers.schedule(100, () => {
+      for (const p of this.parts.values()) if (!p.fetching && !p.failed) this.fetch(p);
+      this.tick();
+    });
+  }
+
+  private fetch(p: { tp: MirrorTopicPartition; busy: Promise<void>; fetching: boolean; failed: boolean }): void {
+    const world = this.node.world;
+    p.fetching = true;
+    const k = `${p.tp.topic}:${p.tp.partition}`;
+    const answered = world.sched.op(`fetch ${k} on ${this.node.id}`, this.node.id, () => {
+      if (!world.sourceReachable) return null;
+      const src = world.source.get(p.tp.topic);
+      if (src === undefined || src.deleted || src.id !== p.tp.topicId) return 'gone' as const;
+      const sp = src.partitions[p.tp.partition];
+      return sp === undefined ? ('gone' as const) : { batches: [...sp.batches], epoch: sp.epoch };
+    });
+    p.busy = answered.then(async (answer) => {
+      if (this.parts.get(k) !== p || answer === null) return;
+      const key = this.events.keyFor(MIRROR, p.tp.topicId, p.tp.topic, p.tp.partition);
+      if (answer === 'gone') {
+        p.failed = true;
+        this.events.onPartitionFailed(key, new KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, 'The source topic is deleted.'), true);
+        return;
+      }
+      const log = this.node.partitionLog(p.tp.topic, p.tp.partition);
+      if (log === undefined) return;
+      const dle = this.node.leaderEpoch(p.tp.topic, p.tp.partition) ?? 0;
+      if (answer.epoch > dle) {
+        // The source's epoch passed ours: the state machine fences (EPOCH_FENCING bumps ours).
+        p.failed = true;
+        this.events.onEpochFenced(key, answer.epoch);
+        return;
+      }
+      // Where the logs diverge (a failback, a source recreated in place), cut back first, as the
+      // real fetcher's epoch truncation does.
+      const sim = log as SimLog;
+      let common = 0;
+      for (const b of sim.batches) {
+        if (!b.bytes.equals(answer.batches[b.baseOffset] ?? Buffer.alloc(0))) break;
+        common = b.lastOffset + 1;
+      }
+      if (common < log.logEndOffset) await log.truncateTo(common);
+      const next = answer.batches[log.logEndOffset];
+      if (next === undefined) return;
+      // The append lands only while this node still leads at an epoch the batch fits under (a
+      // deposed leader's late append goes to its own replica, which its new leader overwrites).
+      const r: MirrorAppendResult = await world.sched.op(`append ${k} on ${this.node.id}`, this.node.id, () => {
+        if (!this.node.isLocalLeader(p.tp.topic, p.tp.partition) || this.parts.get(k) !== p) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, lastOffset: -1 };
+        return log.appendAsMirror(next);
+      });
+      if (r.errorCode === 0) this.events.onProgress(key);
+    }).finally(() => {
+      p.fetching = false;
+    });
+  }
+
+  has(tp: MirrorTopicPartition): boolean {
+    return this.parts.has(`${tp.topic}:${tp.partition}`);
+  }
+  addPartitions(tps: readonly MirrorTopicPartition[]): void {
+    for (const tp of tps) {
+      const k = `${tp.topic}:${tp.partition}`;
+      if (!this.parts.has(k)) this.parts.set(k, { tp, busy: Promise.resolve(), fetching: false, failed: false });
+    }
+  }
+  async removePartitions(tps: readonly MirrorTopicPartition[]): Promise<void> {
+    const waits: Promise<void>[] = [];
+    for (const tp of tps) {
+      const k = `${tp.topic}:${tp.partition}`;
+      const p = this.parts.get(k);
+      if (p === undefined) continue;
+      this.parts.delete(k);
+      waits.push(p.busy.catch(() => undefined));
+    }
+    await Promise.all(waits);
+  }
+  status(): undefined {
+    return undefined;
+  }
+  async close(): Promise<void> {
+    this.closed = true;
+    this.cancel?.();
+    this.parts.clear();
+  }
+}
+
+/** One destination node: the real mirror code over a MirrorHost the world answers. */
+export class SimNode implements MirrorHost {
+  readonly host = 'sim';
+  readonly port: number;
+  get nodeId(): number {
+    return this.id;
+  }
+  readonly clusterId = DEST_CLUSTER_ID;
+  readonly interBrokerSecurity = PLAINTEXT_INTER_BROKER;
+  readonly clock: { now(): number };
+  readonly timers;
+  readonly leadership: CoordinatorLeadership;
+  up = true;
+  private readonly listeners = new Set<() => void>();
+  private readonly leadershipListeners = new Set<() => void>();
+  readonly coordinator: MirrorCoordinator;
+  readonly stateClient: MirrorStateClient;
+  readonly manager: MirrorManager;
+  readonly control: MirrorControlPlane;
+
+  constructor(
+    readonly world: World,
+    readonly id: number,
+  ) {
+    const sched = world.sched;
+    this.port = 9000 + id;
+    this.clock = { now: () => sched.now };
+    this.timers = sched.timersFor(id);
+    this.leadership = {
+      leads: (topic, p) => this.up && topic === MIRROR_STATE_TOPIC && world.stateLeaders[p] === id,
+      leaderEndpoint: (topic, p) => {
+        if (topic !== MIRROR_STATE_TOPIC) return null;
+        const leader = world.nodes.get(world.stateLeaders[p] ?? -1);
+        return leader?.up === true ? { nodeId: leader.id, host: leader.host, port: leader.port } : null;
+      },
+      leaderEpoch: (topic, p) => (topic === MIRROR_STATE_TOPIC ? (world.stateEpochs[p] ?? -1) : -1),
+      ensureTopic: () => undefined,
+      onChange: (cb) => {
+        this.leadershipListeners.add(cb);
+        return () => this.leadershipListeners.delete(cb);
+      },
+    };
+    const config = mirrorBrokerConfig((k) =>
+      ({
+        'mirror.state.topic.num.partitions': String(STATE_PARTITIONS),
+        'mirror.failed.retry.initial.backoff.ms': '500',
+        'mirror.failed.retry.max.backoff.ms': '4000',
+        'mirror.failed.retry.max.attempts': '3',
+        'mirror.metadata.refresh.interval.ms': '1000000000',
+      })[k],
+    );
+    this.coordinator = new MirrorCoordinator(this, STATE_PARTITIONS, (topicId, p) => world.topicById(topicId)?.epochs[p]);
+    this.stateClient = new MirrorStateClient(this, this.coordinator, this.transport());
+    const say = (l: string): void => world.say(`node ${id}: ${l}`);
+    this.manager = new MirrorManager(this, this.stateClient, config, say, say, {
+      createRuntime: (_h, _c, name, _cfg, fingerprint, events) => this.runtime(name, fingerprint, events),
+      syncGroups: () => sched.op(`group sync on ${id}`, id, () => undefined),
+      syncConfigs: async () => undefined,
+      defer: (fn) => sched.defer(`epoch bump turn on ${id}`, id, fn),
+      random: () => 0.5,
+    });
+    const queue = new ControlQueue(this, () => this.manager.sync());
+    this.control = new MirrorControlPlane(this, this.manager, queue);
+  }
+
+  start(): void {
+    this.manager.start();
+  }
+
+  /** Crashed: nothing it had in flight completes; what it persisted stays. */
+  crash(): void {
+    this.up = false;
+    this.world.sched.dropNode(this.id);
+    void this.manager.close().catch(() => undefined);
+    void this.coordinator.close().catch(() => undefined);
+  }
+
+  notifyLater(): void {
+    this.world.sched.defer(`metadata to ${this.id}`, this.id, () => {
+      if (!this.up) return;
+      for (const cb of [...this.listeners]) cb();
+    });
+  }
+
+  leadershipChangedLater(): void {
+    this.world.sched.defer(`leadership to ${this.id}`, this.id, () => {
+      if (!this.up) return;
+      for (const cb of [...this.leadershipListeners]) cb();
+    });
+  }
+
+  private transport(): MirrorStateTransport {
+    const call = <T>(ep: CoordinatorEndpoint, what: string, fn: (target: SimNode) => Promise<T>): Promise<T> =>
+      this.world.sched.op(`${what} ${this.id}→${ep.nodeId}`, this.id, async () => {
+        const target = this.world.nodes.get(ep.nodeId);
+        if (target === undefined || !target.up) throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, `node ${ep.nodeId} is down`);
+        return fn(target);
+      });
+    return {
+      read: (ep, m, t, p) => call(ep, 'ReadMirrorStates', (n) => n.coordinator.read(m, t, p)),
+      write: (ep, m, entries) => call(ep, 'WriteMirrorStates', (n) => n.coordinator.writeFenced(m, entries)),
+    };
+  }
+
+  private runtime(name: string, fingerprint: string, events: MirrorRuntimeEvents): MirrorRuntime {
+    const sched = this.world.sched;
+    const client = {
+      sendIfSupported: async () => null,
+      close: () => undefined,
+    } as unknown as MirrorRuntime['client'];
+    return {
+      name,
+      fingerprint,
+      client,
+      fetcher: new SimFetcher(this, events),
+      lookups: {
+        hasMirrorLoop: () => sched.op(`loop check on ${this.id}`, this.id, () => {
+          if (!this.world.sourceReachable) throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'source unreachable');
+          return false;
+        }),
+        lastMirrorEpoch: () => sched.op(`LME lookup on ${this.id}`, this.id, () => {
+          if (!this.world.sourceReachable) throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'source unreachable');
+          return -1;
+        }),
+      },
+      sourceClusterId: SOURCE_CLUSTER_ID,
+    };
+  }
+
+  // ------------------------------------------------------------------ MirrorHost
+
+  config(): string | undefined {
+    return undefined;
+  }
+  /**
+   * The shard's log as this node's replica of it: an append lands only while this node leads it
+   * (a deposed coordinator's late append is refused, as its replica is a follower by then).
+   */
+  async openInternalPartition(_topic: string, p: number): Promise<CoordinatorLog> {
+    const log = this.world.stateLogs[p]!;
+    const leads = (): boolean => this.up && this.world.stateLeaders[p] === this.id;
+    return {
+      get logStartOffset() {
+        return log.logStartOffset;
+      },
+      get logEndOffset() {
+        return log.logEndOffset;
+      },
+      readFrom: (offset) => log.readFrom(offset),
+      append: (batch) => log.append(batch, leads),
+    };
+  }
+  topicIdByName(name: string): string | undefined {
+    return this.world.topics.get(name)?.id;
+  }
+  topicNameById(id: string): string | undefined {
+    return this.world.topicById(id)?.name;
+  }
+  partitionCount(topic: string): number | undefined {
+    return this.world.topics.get(topic)?.leaders.length;
+  }
+  topicNames(): string[] {
+    return [...this.world.topics.keys()];
+  }
+  onMetadataChange(cb: () => void): () => void {
+    this.listeners.add(cb);
+    return () => this.listeners.delete(cb);
+  }
+  metadataOffset(): number {
+    return this.world.offset;
+  }
+  leaderEpoch(topic: string, p: number): number | undefined {
+    return this.world.topics.get(topic)?.epochs[p];
+  }
+  isLocalLeader(topic: string, p: number): boolean {
+    return this.up && this.world.topics.get(topic)?.leaders[p] === this.id;
+  }
+  partitionLog(topic: string, p: number): MirrorLog | undefined {
+    return this.isLocalLeader(topic, p) ? this.world.log(topic, p) : undefined;
+  }
+  openTransactions(): readonly OpenTransaction[] {
+    return [];
+  }
+  appendCoordinatorBatch(topic: string, p: number, batch: Buffer): Promise<MirrorAppendResult> {
+    return this.world.sched.op(`marker ${topic}-${p} on ${this.id}`, this.id, () => {
+      if (!this.isLocalLeader(topic, p)) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, lastOffset: -1 };
+      return this.world.log(topic, p).appendAsLeader(batch, this.leaderEpoch(topic, p) ?? 0);
+    });
+  }
+  mirrorTopicBindings(): readonly MirrorTopicBinding[] {
+    return this.world.bindings();
+  }
+  mirrorTopicBinding(topic: string): MirrorTopicBinding | undefined {
+    return this.world.binding(topic);
+  }
+  mirrorConfigs(): ReadonlyMap<string, ReadonlyMap<string, string>> {
+    return this.world.mirrors;
+  }
+  controllerWrite(ops: readonly MirrorControllerOp[]): Promise<MirrorControllerResult> {
+    return this.world.sched.op(`controller write from ${this.id}`, this.id, () => this.world.apply(ops));
+  }
+}
