@@ -188,6 +188,47 @@ describe('STOPPING redone by a new leader', () => {
   });
 });
 
+describe('a stop after a start that failed before mirroring, with client writes in between', () => {
+  it('keeps the last mirrored epoch of the earlier stop', async () => {
+    const host = newHost();
+    const key = await mirroredTopic(host, [3, 3]);
+    const coordinator = coordinatorDouble(() => -1);
+    const rt = runtimeDouble({ lme: -1 });
+    await host.controllerWrite([{ type: 'mirrorTopicState', topicId: key.topicId, mirrorName: 'm1', desiredState: S.STOPPED }]);
+    const seen: State[] = [];
+    const machine = machineOver(host, coordinator, rt, seen);
+    await machine.resume(key, { state: S.MIRRORING, previousState: S.LOG_TRUNCATION, retryAttempt: 0, errorMessage: null }, S.STOPPED, 0);
+    await until(host.steps, () => seen.includes(S.STOPPED));
+    expect(coordinator.lme.get(`${key.topicId}:0`)).toBe(3);
+    // Writable: a client writes at the destination epoch. A start fails before its truncation
+    // (the source is gone), and the operator stops again.
+    const epoch = host.leaderEpoch('t', 0) ?? 0;
+    expect((await host.produce('t', 0, buildRecordBatch({ records: [{ value: Buffer.from('client') }] }))).errorCode).toBe(0);
+    expect(host.log('t', 0).logEndOffset).toBeGreaterThan(2);
+    expect(epoch).toBeGreaterThan(3);
+    seen.length = 0;
+    await machine.resume(key, { state: S.FAILED, previousState: S.LOG_TRUNCATION, retryAttempt: -1, errorMessage: 'The source topic is deleted.' }, S.STOPPED, epoch);
+    await until(host.steps, () => seen.includes(S.STOPPED));
+    expect(coordinator.lme.get(`${key.topicId}:0`)).toBe(3);
+    machine.close();
+    await host.close();
+  });
+
+  it('forgets a recorded last mirrored epoch once mirroring starts again', async () => {
+    const host = newHost();
+    const key = await mirroredTopic(host, [3, 3]);
+    const coordinator = coordinatorDouble(() => -1);
+    coordinator.lme.set(`${key.topicId}:0`, 3);
+    const seen: State[] = [];
+    const machine = machineOver(host, coordinator, runtimeDouble({ lme: -1 }), seen);
+    await machine.resume(key, { state: S.STOPPED, previousState: S.STOPPING, retryAttempt: 0, errorMessage: null }, S.MIRRORING, 0);
+    await until(host.steps, () => seen.includes(S.MIRRORING));
+    expect(coordinator.lme.get(`${key.topicId}:0`)).toBe(-1);
+    machine.close();
+    await host.close();
+  });
+});
+
 describe('LOG_TRUNCATION with a replica that holds the cut records', () => {
   it('waits for it on the retry too, instead of finding the log cut and mirroring', async () => {
     const host = newHost();
