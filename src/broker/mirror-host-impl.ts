@@ -37,6 +37,7 @@ export function mirrorImageView(img: MetadataImage): MirrorImageView {
       return t === undefined ? undefined : { name: t.name, binding: bindingOf(t) };
     },
     mirrorExists: (name) => img.otherConfigs.get(ConfigResourceType.CLUSTER_MIRROR)?.has(name) ?? false,
+    mirrorConfig: (name) => img.otherConfigs.get(ConfigResourceType.CLUSTER_MIRROR)?.get(name),
     boundTopicIds(mirrorName) {
       const out: string[] = [];
       for (const t of img.topicsById.values()) if (t.mirror?.mirrorName === mirrorName) out.push(t.topicId);
@@ -80,6 +81,7 @@ export function buildMirrorRecords(controller: Pick<Controller, 'topicRecords'>,
         recs.push({ type: 'mirrorTopicState', topicId: op.topicId, mirrorName: op.mirrorName, desiredState: op.desiredState });
         break;
       case 'mirrorEmptiedOf':
+      case 'mirrorTopicLists':
         break;
       case 'mirrorConfig':
         recs.push({ type: 'config', resourceType: ConfigResourceType.CLUSTER_MIRROR, resourceName: op.mirrorName, name: op.name, value: op.value });

@@ -8,6 +8,7 @@
  * after STOPPED).
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
+import { mirrorConfigDefault, splitList } from './mirror-config.js';
 import type { MirrorControllerOp, MirrorTopicBinding } from './mirror-host.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
 
@@ -73,6 +74,22 @@ export function decideUnbind(b: BindingView): Decision {
   return S.UNKNOWN;
 }
 
+/**
+ * The include/exclude lists after patterns move between them (spec §4.3): each `include`
+ * pattern joins `mirror.topics.include` and leaves `mirror.topics.exclude`; each `exclude`
+ * pattern leaves the include list and joins the exclude list (StartMirrorTopics' exclude
+ * patterns, StopMirrorTopics' patterns).
+ */
+export function movePatterns(cfg: ReadonlyMap<string, string>, include: readonly string[], exclude: readonly string[]): { include: string[]; exclude: string[] } {
+  let inc = [...new Set([...splitList(cfg.get('mirror.topics.include')), ...include])];
+  let exc = splitList(cfg.get('mirror.topics.exclude') ?? mirrorConfigDefault('mirror.topics.exclude')).filter((p) => !include.includes(p));
+  for (const p of exclude) {
+    inc = inc.filter((x) => x !== p);
+    if (!exc.includes(p)) exc = [...exc, p];
+  }
+  return { include: inc, exclude: exc };
+}
+
 /** What the metadata write's build step shows the rules: the image at the log's head. */
 export interface MirrorImageView {
   /** The topic of an id, with its binding (undefined when unbound); undefined when no such topic. */
@@ -80,6 +97,11 @@ export interface MirrorImageView {
   mirrorExists(mirrorName: string): boolean;
   /** Ids of the topics bound to a mirror. */
   boundTopicIds(mirrorName: string): readonly string[];
+  /**
+   * A mirror's explicitly set configs. Without it a `mirrorTopicLists` op is applied to the
+   * lists the requesting node read (its `base`).
+   */
+  mirrorConfig?(mirrorName: string): ReadonlyMap<string, string> | undefined;
 }
 
 /**
@@ -96,6 +118,14 @@ export function validateMirrorOps(view: MirrorImageView, ops: readonly MirrorCon
   for (const op of ops) {
     if (op.type === 'createTopic') created.add(op.topicId);
     if (op.type === 'mirrorConfig' && op.value !== null) configured.add(op.mirrorName);
+    if (op.type === 'mirrorTopicLists') {
+      if (!exists(op.mirrorName)) return { code: ErrorCode.UNKNOWN_CLUSTER_MIRROR, msg: `unknown cluster mirror ${op.mirrorName}` };
+      // Moved on the lists as they are now: another node's change to them since is kept.
+      const lists = movePatterns(view.mirrorConfig?.(op.mirrorName) ?? op.base, op.include, op.exclude);
+      out.push({ type: 'mirrorConfig', mirrorName: op.mirrorName, name: 'mirror.topics.include', value: lists.include.join(',') });
+      out.push({ type: 'mirrorConfig', mirrorName: op.mirrorName, name: 'mirror.topics.exclude', value: lists.exclude.join(',') });
+      continue;
+    }
     if (op.type === 'mirrorEmptiedOf') {
       if (!exists(op.mirrorName)) return { code: ErrorCode.UNKNOWN_CLUSTER_MIRROR, msg: `unknown cluster mirror ${op.mirrorName}` };
       const expected = new Set(op.topicIds);

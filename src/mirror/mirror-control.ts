@@ -17,11 +17,11 @@ import { clientOptionsFromConfig } from '../client/client-options.js';
 import { KafkaClient } from '../client/kafka-client.js';
 import type { ControlQueue } from './control-queue.js';
 import { allFail, err, ok, topLevel, type TopicResult, type TopicsResult, type TopLevelResult } from './control-results.js';
-import { matchesAny, mirrorConfigDefault, splitList, validateMirrorConfigEntry, validateMirrorConnection, validateMirrorName } from './mirror-config.js';
+import { matchesAny, validateMirrorConfigEntry, validateMirrorConnection, validateMirrorName } from './mirror-config.js';
 import type { MirrorControllerOp, MirrorHost, MirrorTopicBinding } from './mirror-host.js';
 import type { MirrorManager, PartitionDescription } from './mirror-manager.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
-import { decidePause, decideResume, decideStart, decideStop, staleAgainst } from './desired-state-rules.js';
+import { decidePause, decideResume, decideStart, decideStop, movePatterns, staleAgainst } from './desired-state-rules.js';
 import { hasMirrorLoop } from './source-lookups.js';
 import { fillSourceTimestamps } from './time-lag.js';
 
@@ -124,11 +124,7 @@ export class MirrorControlPlane {
         results.push(r);
       }
       if (includePatterns.length + excludePatterns.length + started.length > 0) {
-        const lists = movePatterns(cfg, [...includePatterns, ...started], excludePatterns);
-        const w = await this.write([
-          { type: 'mirrorConfig', mirrorName, name: 'mirror.topics.include', value: lists.include.join(',') },
-          { type: 'mirrorConfig', mirrorName, name: 'mirror.topics.exclude', value: lists.exclude.join(',') },
-        ]);
+        const w = await this.write([{ type: 'mirrorTopicLists', mirrorName, include: [...includePatterns, ...started], exclude: excludePatterns, base: cfg }]);
         // The topics are started; only the lists that discovery reads could not be updated.
         if (w.errorCode !== 0) return { ...topLevel(results), errorCode: w.errorCode, errorMessage: `mirror.topics.include/exclude not updated: ${w.errorMessage ?? ''}` };
       }
@@ -283,18 +279,9 @@ export class MirrorControlPlane {
         results.push(w.errorCode === 0 ? ok(name) : err(name, w.errorCode, w.errorMessage ?? 'controller write failed'));
       }
       if (stopPatterns.length > 0) {
-        const ops: MirrorControllerOp[] = [];
-        let include = splitList(cfg.get('mirror.topics.include'));
-        const exclude = splitList(cfg.get('mirror.topics.exclude') ?? mirrorConfigDefault('mirror.topics.exclude'));
         // Both: out of the include list, and into the exclude list, so that a broader include
         // pattern still in place does not discover the stopped topics again (spec §4.3).
-        for (const p of stopPatterns) {
-          include = include.filter((x) => x !== p);
-          if (!exclude.includes(p)) exclude.push(p);
-        }
-        ops.push({ type: 'mirrorConfig', mirrorName, name: 'mirror.topics.include', value: include.join(',') });
-        ops.push({ type: 'mirrorConfig', mirrorName, name: 'mirror.topics.exclude', value: exclude.join(',') });
-        const w = await this.write(ops);
+        const w = await this.write([{ type: 'mirrorTopicLists', mirrorName, include: [], exclude: stopPatterns, base: cfg }]);
         if (w.errorCode !== 0) return { ...topLevel(results), errorCode: w.errorCode, errorMessage: `mirror.topics.include/exclude not updated: ${w.errorMessage ?? ''}` };
       }
       return topLevel(results);
@@ -385,17 +372,6 @@ export class MirrorControlPlane {
       return { errorCode: 0, mirrorName, topics: [...byTopic].map(([topicName, partitions]) => ({ topicName, partitions })) };
     });
   }
-}
-
-/** The include/exclude lists after StartMirrorTopics moves patterns between them (spec §4.3). */
-function movePatterns(cfg: ReadonlyMap<string, string>, includeAdd: readonly string[], excludePatterns: readonly string[]): { include: string[]; exclude: string[] } {
-  let include = [...new Set([...splitList(cfg.get('mirror.topics.include')), ...includeAdd])];
-  let exclude = splitList(cfg.get('mirror.topics.exclude') ?? mirrorConfigDefault('mirror.topics.exclude')).filter((p) => !includeAdd.includes(p));
-  for (const p of excludePatterns) {
-    include = include.filter((x) => x !== p);
-    if (!exclude.includes(p)) exclude = [...exclude, p];
-  }
-  return { include, exclude };
 }
 
 function escapeRegex(s: string): string {

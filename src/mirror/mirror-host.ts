@@ -71,6 +71,18 @@ export type MirrorControllerOp =
       readonly guard?: DesiredStateGuard;
     }
   | {
+      /**
+       * Moves patterns between `mirror.topics.include` and `mirror.topics.exclude`
+       * (`movePatterns` in ./desired-state-rules.ts), on the lists as the batch finds them: two
+       * ConfigRecords. `base` is what the requesting node read.
+       */
+      readonly type: 'mirrorTopicLists';
+      readonly mirrorName: string;
+      readonly include: readonly string[];
+      readonly exclude: readonly string[];
+      readonly base: ReadonlyMap<string, string>;
+    }
+  | {
       /** Writes nothing; refuses the batch unless exactly these topics are bound to the mirror (a delete's check). */
       readonly type: 'mirrorEmptiedOf';
       readonly mirrorName: string;

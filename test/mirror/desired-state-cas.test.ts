@@ -3,7 +3,8 @@
  * the real controller runs the mirror build step against the image at the log's head. A pause
  * that one node validated against its image, before a stop that another node wrote landed, must
  * not land PAUSED after STOPPED (the topic would be writable with desired PAUSED and every later
- * command refused). The same holds for a delete that did not see a topic started meanwhile.
+ * command refused). The same holds for a delete that did not see a topic started meanwhile, and
+ * for include/exclude patterns moved on lists another node has changed since they were read.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -103,6 +104,20 @@ describe('desired-state changes decided inside the metadata write', () => {
     expect(r.errorCode).toBe(ErrorCode.INVALID_CLUSTER_MIRROR_STATES);
     expect(c.image.topic('u')?.mirror?.mirrorName).toBe('m1');
     expect(c.image.topic('t')?.mirror?.mirrorName).toBe('m1');
+  });
+
+  it('moves include/exclude patterns on the lists as the write finds them, keeping another node\'s change', async () => {
+    const c = await open();
+    await mirrored(c);
+    expect((await write(c, [{ type: 'mirrorConfig', mirrorName: 'm1', name: 'mirror.topics.include', value: 'a' }])).errorCode).toBe(0);
+    // Node 2 reads the lists (include a) and stops pattern a ...
+    const seen = new Map(c.image.otherConfigs.get(64)?.get('m1') ?? []);
+    // ... while node 1's start of b lands first.
+    expect((await write(c, [{ type: 'mirrorTopicLists', mirrorName: 'm1', include: ['b'], exclude: [], base: seen }])).errorCode).toBe(0);
+    expect((await write(c, [{ type: 'mirrorTopicLists', mirrorName: 'm1', include: [], exclude: ['a'], base: seen }])).errorCode).toBe(0);
+    const cfg = c.image.otherConfigs.get(64)?.get('m1');
+    expect(cfg?.get('mirror.topics.include')).toBe('b');
+    expect(cfg?.get('mirror.topics.exclude')?.split(',')).toEqual(['__.*', 'a']);
   });
 
   it('refuses a start into a mirror deleted meanwhile', async () => {

@@ -12,6 +12,7 @@ import type { CoordinatorLog } from '../../../src/coordinator/coordinator-host.j
 import { realTimers, systemClock } from '../../../src/coordinator/coordinator-host.js';
 import type { MirrorAppendResult, MirrorLog } from '../../../src/fetcher/mirror-log.js';
 import type { MirrorControllerOp, MirrorControllerResult, MirrorHost, MirrorTopicBinding, OpenTransaction } from '../../../src/mirror/mirror-host.js';
+import { validateMirrorOps, type MirrorImageView } from '../../../src/mirror/desired-state-rules.js';
 import { MirrorPartitionState } from '../../../src/mirror/mirror-partition-state.js';
 import { ErrorCode } from '../../../src/protocol/generated/errors.js';
 import { logConfig } from '../../../src/storage/log-config.js';
@@ -198,7 +199,24 @@ export class MirrorTestHost implements MirrorHost {
     await this.controllerWrite([{ type: 'createTopic', name, topicId: id, numPartitions: partitions, configs: new Map() }]);
   }
 
-  async controllerWrite(ops: readonly MirrorControllerOp[]): Promise<MirrorControllerResult> {
+  private imageView(): MirrorImageView {
+    const byId = (id: string): TopicInfo | undefined => [...this.topics.values()].find((t) => t.id === id);
+    return {
+      topicById: (id) => {
+        const t = byId(id);
+        if (t === undefined) return undefined;
+        return { name: t.name, binding: t.mirrorName === null ? undefined : { topicName: t.name, mirrorName: t.mirrorName, desiredState: t.desiredState as MirrorTopicBinding['desiredState'], lastStateChangeOffset: t.lastStateChangeOffset } };
+      },
+      mirrorExists: (name) => this.mirrors.has(name),
+      boundTopicIds: (name) => [...this.topics.values()].filter((t) => t.mirrorName === name).map((t) => t.id),
+      mirrorConfig: (name) => this.mirrors.get(name),
+    };
+  }
+
+  async controllerWrite(asked: readonly MirrorControllerOp[]): Promise<MirrorControllerResult> {
+    // The real node's build step first: the desired-state rules against the image as it is now.
+    const ops = validateMirrorOps(this.imageView(), asked);
+    if (!Array.isArray(ops)) return { errorCode: ops.code, errorMessage: ops.msg, metadataOffset: this.offset };
     // Validate everything first: the batch is all or nothing.
     for (const op of ops) {
       if (op.type === 'createTopic' && (this.topics.has(op.name) || this.topicNameById(op.topicId) !== undefined)) {
