@@ -117,6 +117,8 @@ async function main(): Promise<void> {
           ackedIdempotent: summary.ackedIdempotent,
           refused: summary.refused,
           metadataAnswers: summary.metadataAnswers,
+          consumed: summary.consumed,
+          commits: summary.commits,
           faults: Object.fromEntries(injected),
           violations: summary.violations.map((v) => ({ ...v, seed })),
         },

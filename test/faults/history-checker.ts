@@ -11,7 +11,12 @@
  *   answer received before that request was sent had already named;
  * - `stale-ack`: an acks=1 write acknowledged by a node after an answer received before the send
  *   named another node leader at a newer epoch, and then lost (a deposed leader took it);
- * - `diverged`: the replicas' segment files differ at the end.
+ * - `diverged`: the replicas' segment files differ at the end;
+ * - `bad-read`: a consumer read a record at partition:offset that the final log does not hold
+ *   there (it read past what was committed, or a record later cut away);
+ * - `offset-backwards`: within one group generation a consumer read an offset of a partition at
+ *   or below one it had read before;
+ * - `commit-past-end`: a committed group offset is past the partition's final log end.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,7 +26,7 @@ import { segmentFiles } from './netns-cluster.js';
 import type { HistoryOp } from './workload.js';
 
 export interface Violation {
-  readonly kind: 'lost' | 'inconsistent-offset' | 'duplicate' | 'stale-leader' | 'stale-ack' | 'diverged';
+  readonly kind: 'lost' | 'inconsistent-offset' | 'duplicate' | 'stale-leader' | 'stale-ack' | 'diverged' | 'bad-read' | 'offset-backwards' | 'commit-past-end';
   readonly detail: string;
 }
 
@@ -32,6 +37,8 @@ export interface CheckSummary {
   readonly ackedIdempotent: number;
   readonly refused: number;
   readonly metadataAnswers: number;
+  readonly consumed: number;
+  readonly commits: number;
   readonly violations: readonly Violation[];
 }
 
@@ -126,5 +133,24 @@ export function checkHistory(history: readonly HistoryOp[], topic: string, parti
       }
     }
   }
-  return { ackedAll, ackedOne, ackedIdempotent, refused, metadataAnswers: md.length, violations };
+  // The consumer group.
+  let consumed = 0;
+  let commits = 0;
+  const lastRead = new Map<string, number>();
+  for (const op of history) {
+    if (op.kind === 'consume') {
+      consumed++;
+      const held = logs[op.partition]!.get(op.offset);
+      if (held !== op.value) violations.push({ kind: 'bad-read', detail: `${topic}-${op.partition}:${op.offset} read as ${op.value}, final log has ${held ?? 'nothing'}` });
+      const k = `${op.generation}:${op.partition}`;
+      const prev = lastRead.get(k);
+      if (prev !== undefined && op.offset <= prev) violations.push({ kind: 'offset-backwards', detail: `${topic}-${op.partition}: generation ${op.generation} read ${op.offset} after ${prev}` });
+      lastRead.set(k, op.offset);
+    } else if (op.kind === 'commit') {
+      commits++;
+      const end = Math.max(-1, ...logs[op.partition]!.keys()) + 1;
+      if (op.offset > end) violations.push({ kind: 'commit-past-end', detail: `${topic}-${op.partition}: committed ${op.offset} past the log end ${end}` });
+    }
+  }
+  return { ackedAll, ackedOne, ackedIdempotent, refused, metadataAnswers: md.length, consumed, commits, violations };
 }

@@ -9,6 +9,8 @@
  *   (producer `one`): what a client holding a stale leader does;
  * - produces with a real client's idempotent producer (KafkaJS, acks=all, its own retries:
  *   producer `idem`), whose retries must never leave a record twice;
+ * - consumes the topic in a consumer group (KafkaJS, committing offsets), recording each record
+ *   read with the group generation it was read in, and each offset commit;
  *
  * and writes every operation as one JSON line to the history file: its kind, the node asked,
  * when it was sent and answered (monotonic ms of this process), and the outcome. The checker
@@ -31,11 +33,15 @@ export interface WorkloadOptions {
   readonly acksOneTo?: number;
   /** Adds the idempotent KafkaJS producer (default true). */
   readonly idempotent?: boolean;
+  /** Adds the KafkaJS consumer group (default true). */
+  readonly group?: boolean;
 }
 
 export type HistoryOp =
   | { readonly kind: 'md'; readonly node: number; readonly sent: number; readonly done: number; readonly partition: number; readonly leader: number; readonly epoch: number; readonly error: number }
   | { readonly kind: 'produce'; readonly producer: string; readonly node: number; readonly sent: number; readonly done: number; readonly partition: number; readonly value: string; readonly acks: number; readonly error: number; readonly offset: number }
+  | { readonly kind: 'consume'; readonly generation: number; readonly partition: number; readonly offset: number; readonly value: string }
+  | { readonly kind: 'commit'; readonly generation: number; readonly partition: number; readonly offset: number }
   | { readonly kind: 'info'; readonly msg: string };
 
 const ZERO = '00000000-0000-0000-0000-000000000000';
@@ -179,12 +185,45 @@ async function main(): Promise<void> {
     await producer.disconnect().catch(() => undefined);
   };
 
+  const groupLoop = async (): Promise<void> => {
+    const kafka = new Kafka({ clientId: 'faults-group', brokers: Object.values(opts.nodes), logLevel: logLevel.NOTHING, requestTimeout: 5000, connectionTimeout: 1000, retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 } });
+    const consumer = kafka.consumer({ groupId: 'faults-group', sessionTimeout: 10_000, heartbeatInterval: 1000, retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 } });
+    // KafkaJS names no generation id on joining: each join this member makes counts as one.
+    let generation = 0;
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      generation++;
+    });
+    consumer.on(consumer.events.COMMIT_OFFSETS, (e) => {
+      const p = e.payload as unknown as { topics: { topic: string; partitions: { partition: string | number; offset: string }[] }[] };
+      for (const t of p.topics) for (const q of t.partitions) record({ kind: 'commit', generation, partition: Number(q.partition), offset: Number(q.offset) });
+    });
+    while (!stopping) {
+      try {
+        await consumer.connect();
+        await consumer.subscribe({ topic: opts.topic, fromBeginning: true });
+        await consumer.run({
+          autoCommitInterval: 500,
+          eachMessage: async ({ partition, message }) => {
+            record({ kind: 'consume', generation, partition, offset: Number(message.offset), value: message.value?.toString() ?? '' });
+          },
+        });
+        break;
+      } catch {
+        await consumer.disconnect().catch(() => undefined);
+        await sleep(500);
+      }
+    }
+    while (!stopping) await sleep(100);
+    await consumer.disconnect().catch(() => undefined);
+  };
+
   record({ kind: 'info', msg: 'workload started' });
   await Promise.all([
     ...ids.map((id) => metadataLoop(id)),
     acksAllLoop(),
     ...(opts.acksOneTo !== undefined ? [acksOneLoop(opts.acksOneTo)] : []),
     ...(opts.idempotent !== false ? [idempotentLoop()] : []),
+    ...(opts.group !== false ? [groupLoop()] : []),
   ]);
   for (const c of clients.values()) c.close();
   await new Promise<void>((r) => out.end(r));
