@@ -28,7 +28,7 @@ export function knownDifference(
  * Differences the differential fuzzer (test/interop/fuzz/) accepts, with why. A key is
  * `<Api>:<path>` (any version) or `<Api> v<N>:<path>`, the path with `*` for array indexes as the
  * fuzz report prints it, optionally followed by `=<kafka value>|<fjord value>` to accept only that
- * pair of values (e.g. an error code Fjord answers on purpose); `**` as the path accepts every
+ * pair of values (`*` for any value on that side) (e.g. an error code Fjord answers on purpose); `**` as the path accepts every
  * difference of that API, `a.b.**` every difference under a.b. A reason starting with
  * "another room:" names a difference whose fix belongs to handlers another part of the code owns.
  */
@@ -51,6 +51,12 @@ export const FUZZ_KNOWN_DIFFERENCES: Readonly<Record<string, string>> = {
   "ReadShareGroupStateSummary:**": "by design: share-group state RPCs; Kafka 4.1.2 has no share coordinator running",
   "AddPartitionsToTxn:": "Kafka 4.1.2 never answers an AddPartitionsToTxn v4+ with an empty Transactions list (the broker-to-broker batch form); Fjord answers it empty",
   "DescribeTopicPartitions:topics.*.errorCode=-1|3": "Kafka 4.1.2 answers UNKNOWN_SERVER_ERROR to a negative ResponsePartitionLimit; Fjord answers per topic",
+  "ListOffsets:topics.*.partitions.*.errorCode=-1|*": "Kafka 4.1.2 answers UNKNOWN_SERVER_ERROR to an IsolationLevel outside 0-1 or a negative partition; Fjord reads IsolationLevel 2+ as 0 and answers per partition",
+  "ListOffsets:topics.*.partitions.*.offset=\"-1\"|*": "follows Kafka's UNKNOWN_SERVER_ERROR answer above",
+  "ListOffsets:topics.*.partitions.*.timestamp=\"-1\"|*": "follows Kafka's UNKNOWN_SERVER_ERROR answer above",
+  "ListOffsets:topics.*.partitions.*.leaderEpoch=-1|*": "follows Kafka's UNKNOWN_SERVER_ERROR answer above",
+  "Fetch:responses.*.partitions.*.errorCode=-1|*": "Kafka 4.1.2 answers UNKNOWN_SERVER_ERROR to a negative PartitionMaxBytes or a follower fetch from a non-replica; Fjord answers the partition",
+  "Fetch:responses.*.partitions.*.records=\"bytes:0:\"|*": "follows Kafka's UNKNOWN_SERVER_ERROR answer above",
   "ListOffsets:topics.*.partitions.*.errorCode=-1|3": "Kafka 4.1.2 answers UNKNOWN_SERVER_ERROR to an IsolationLevel outside 0-1 or a negative partition; Fjord answers per partition",
   "Fetch:errorCode=-1|0": "Kafka 4.1.2 answers UNKNOWN_SERVER_ERROR to a follower fetch (ReplicaId >= 0) from a node that is not a replica, or an IsolationLevel outside 0-1; Fjord answers per partition",
   "Fetch:errorCode=-1|70": "Kafka 4.1.2 answers UNKNOWN_SERVER_ERROR to a follower fetch from a node that is not a replica before looking at the session; Fjord answers FETCH_SESSION_ID_NOT_FOUND",
@@ -143,7 +149,12 @@ export function fuzzKnownDifference(
       const segs = prefix === '' ? [] : prefix.replace(/\.$/, '').split('.');
       if (!segmentMatch(segs.join('.'), pattern.split('.').slice(0, segs.length).join('.')) && segs.length > 0) continue;
     } else if (!segmentMatch(path, pattern)) continue;
-    if (eq >= 0 && rest.slice(eq + 1) !== values) continue;
+    if (eq >= 0) {
+      // `*` on either side of the pair matches any value there.
+      const [wk, wf] = rest.slice(eq + 1).split('|');
+      const [vk, vf] = values.split('|');
+      if ((wk !== '*' && wk !== vk) || (wf !== '*' && wf !== vf)) continue;
+    }
     return reason;
   }
   return null;
