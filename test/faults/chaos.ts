@@ -119,6 +119,7 @@ async function main(): Promise<void> {
           metadataAnswers: summary.metadataAnswers,
           consumed: summary.consumed,
           commits: summary.commits,
+          transactions: summary.transactions,
           faults: Object.fromEntries(injected),
           violations: summary.violations.map((v) => ({ ...v, seed })),
         },

@@ -16,7 +16,9 @@
  *   there (it read past what was committed, or a record later cut away);
  * - `offset-backwards`: within one group generation a consumer read an offset of a partition at
  *   or below one it had read before;
- * - `commit-past-end`: a committed group offset is past the partition's final log end.
+ * - `commit-past-end`: a committed group offset is past the partition's final log end;
+ * - `aborted-read`: the read_committed consumer read a record of an aborted transaction;
+ * - `lost` also: a record of a transaction whose commit was acknowledged is in no partition.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,7 +28,7 @@ import { segmentFiles } from './netns-cluster.js';
 import type { HistoryOp } from './workload.js';
 
 export interface Violation {
-  readonly kind: 'lost' | 'inconsistent-offset' | 'duplicate' | 'stale-leader' | 'stale-ack' | 'diverged' | 'bad-read' | 'offset-backwards' | 'commit-past-end';
+  readonly kind: 'lost' | 'inconsistent-offset' | 'duplicate' | 'stale-leader' | 'stale-ack' | 'diverged' | 'bad-read' | 'offset-backwards' | 'commit-past-end' | 'aborted-read';
   readonly detail: string;
 }
 
@@ -39,6 +41,7 @@ export interface CheckSummary {
   readonly metadataAnswers: number;
   readonly consumed: number;
   readonly commits: number;
+  readonly transactions: { readonly committed: number; readonly aborted: number; readonly unknown: number };
   readonly violations: readonly Violation[];
 }
 
@@ -152,5 +155,19 @@ export function checkHistory(history: readonly HistoryOp[], topic: string, parti
       if (op.offset > end) violations.push({ kind: 'commit-past-end', detail: `${topic}-${op.partition}: committed ${op.offset} past the log end ${end}` });
     }
   }
-  return { ackedAll, ackedOne, ackedIdempotent, refused, metadataAnswers: md.length, consumed, commits, violations };
+  // Transactions.
+  const txns = { committed: 0, aborted: 0, unknown: 0 };
+  const aborted = new Set<string>();
+  const everywhere = new Set<string>();
+  for (const l of logs) for (const v of l.values()) everywhere.add(v);
+  for (const op of history) {
+    if (op.kind !== 'txn') continue;
+    txns[op.outcome]++;
+    if (op.outcome === 'aborted') for (const v of op.values) aborted.add(v);
+    if (op.outcome === 'committed') for (const v of op.values) if (!everywhere.has(v)) violations.push({ kind: 'lost', detail: `${v} of a committed transaction is in no partition` });
+  }
+  for (const op of history) {
+    if (op.kind === 'consume' && aborted.has(op.value)) violations.push({ kind: 'aborted-read', detail: `${topic}-${op.partition}:${op.offset} ${op.value} read by the read_committed consumer` });
+  }
+  return { ackedAll, ackedOne, ackedIdempotent, refused, metadataAnswers: md.length, consumed, commits, transactions: txns, violations };
 }

@@ -9,8 +9,10 @@
  *   (producer `one`): what a client holding a stale leader does;
  * - produces with a real client's idempotent producer (KafkaJS, acks=all, its own retries:
  *   producer `idem`), whose retries must never leave a record twice;
- * - consumes the topic in a consumer group (KafkaJS, committing offsets), recording each record
- *   read with the group generation it was read in, and each offset commit;
+ * - consumes the topic in a consumer group (KafkaJS, read_committed, committing offsets),
+ *   recording each record read with the group generation it was read in, and each offset commit;
+ * - writes transactions (KafkaJS transactional producer), two records each, committing most and
+ *   aborting every fourth, recording each with its values and how it ended;
  *
  * and writes every operation as one JSON line to the history file: its kind, the node asked,
  * when it was sent and answered (monotonic ms of this process), and the outcome. The checker
@@ -35,6 +37,8 @@ export interface WorkloadOptions {
   readonly idempotent?: boolean;
   /** Adds the KafkaJS consumer group (default true). */
   readonly group?: boolean;
+  /** Adds the transactional producer (default true). */
+  readonly transactions?: boolean;
 }
 
 export type HistoryOp =
@@ -42,6 +46,7 @@ export type HistoryOp =
   | { readonly kind: 'produce'; readonly producer: string; readonly node: number; readonly sent: number; readonly done: number; readonly partition: number; readonly value: string; readonly acks: number; readonly error: number; readonly offset: number }
   | { readonly kind: 'consume'; readonly generation: number; readonly partition: number; readonly offset: number; readonly value: string }
   | { readonly kind: 'commit'; readonly generation: number; readonly partition: number; readonly offset: number }
+  | { readonly kind: 'txn'; readonly values: readonly string[]; readonly outcome: 'committed' | 'aborted' | 'unknown' }
   | { readonly kind: 'info'; readonly msg: string };
 
 const ZERO = '00000000-0000-0000-0000-000000000000';
@@ -217,6 +222,52 @@ async function main(): Promise<void> {
     await consumer.disconnect().catch(() => undefined);
   };
 
+  const transactionLoop = async (): Promise<void> => {
+    const kafka = new Kafka({ clientId: 'faults-txn', brokers: Object.values(opts.nodes), logLevel: logLevel.NOTHING, requestTimeout: 5000, connectionTimeout: 1000, retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1000 } });
+    let producer = kafka.producer({ transactionalId: 'faults-txn', idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+    let connected = false;
+    let n = 0;
+    while (!stopping) {
+      if (!connected) {
+        try {
+          await producer.connect();
+          connected = true;
+        } catch {
+          await sleep(500);
+          continue;
+        }
+      }
+      const k = n++;
+      const values = [`txn-${k}-a`, `txn-${k}-b`];
+      const abort = k % 4 === 3;
+      let outcome: 'committed' | 'aborted' | 'unknown' = 'unknown';
+      try {
+        const txn = await producer.transaction();
+        try {
+          await txn.send({ topic: opts.topic, acks: -1, messages: values.map((value, i) => ({ value, partition: (k + i) % opts.partitions })) });
+          if (abort) {
+            await txn.abort();
+            outcome = 'aborted';
+          } else {
+            await txn.commit();
+            outcome = 'committed';
+          }
+        } catch (err) {
+          // The transaction's end is unknown; abort what can be and start over on a new producer.
+          await txn.abort().catch(() => undefined);
+          throw err;
+        }
+      } catch {
+        await producer.disconnect().catch(() => undefined);
+        producer = kafka.producer({ transactionalId: 'faults-txn', idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+        connected = false;
+      }
+      record({ kind: 'txn', values, outcome });
+      await sleep(20);
+    }
+    await producer.disconnect().catch(() => undefined);
+  };
+
   record({ kind: 'info', msg: 'workload started' });
   await Promise.all([
     ...ids.map((id) => metadataLoop(id)),
@@ -224,6 +275,7 @@ async function main(): Promise<void> {
     ...(opts.acksOneTo !== undefined ? [acksOneLoop(opts.acksOneTo)] : []),
     ...(opts.idempotent !== false ? [idempotentLoop()] : []),
     ...(opts.group !== false ? [groupLoop()] : []),
+    ...(opts.transactions !== false ? [transactionLoop()] : []),
   ]);
   for (const c of clients.values()) c.close();
   await new Promise<void>((r) => out.end(r));
