@@ -6,7 +6,8 @@
  *  - a read_committed consumer on the destination, running across a stop (failover) taken while
  *    transactions are open on the source, keeps making progress (the stop aborts the open
  *    transactions, so the last stable offset moves on) and never sees an aborted record, nor one
- *    of a transaction the source commits only after the stop;
+ *    of a transaction the source commits only after the stop; stopped while transactions keep
+ *    being written, every transaction reads whole or not at all on each partition, in order;
  *  - ACL sync from a source that has StandardAuthorizer: literal, prefixed and wildcard
  *    resources, DENY entries and host-specific ones, on topics, groups, the cluster and
  *    transactional ids arrive as the source has them, ACLs no `mirror.acls.include` rule matches
@@ -81,13 +82,13 @@ describe('a read_committed consumer across a stop with open transactions', () =>
   const PARTITIONS = 2;
 
   /** One transaction of `perPartition` records on each partition, committed or aborted. */
-  async function transaction(producer: ReturnType<Kafka['producer']>, prefix: string, perPartition: number, commit: boolean): Promise<string[]> {
+  async function transaction(producer: ReturnType<Kafka['producer']>, prefix: string, perPartition: number, commit: boolean, to = topic): Promise<string[]> {
     const txn = await producer.transaction();
     const values: string[] = [];
     for (let p = 0; p < PARTITIONS; p++) {
       const messages = Array.from({ length: perPartition }, (_, i) => ({ partition: p, value: `${prefix}-p${p}-${i}` }));
       values.push(...messages.map((m) => m.value));
-      await txn.send({ topic, acks: -1, messages });
+      await txn.send({ topic: to, acks: -1, messages });
     }
     if (commit) await txn.commit();
     else await txn.abort();
@@ -187,6 +188,54 @@ describe('a read_committed consumer across a stop with open transactions', () =>
     } finally {
       await consumer?.disconnect();
       await Promise.all([writer.disconnect(), open.disconnect()]);
+    }
+  }, 120_000);
+
+  it('stopped while transactions are being written: per partition, every transaction reads whole or not at all, never aborted, and the consumer moves on', async () => {
+    const live = 'rc-live';
+    await srcAdmin.createTopics({ topics: [{ topic: live, numPartitions: PARTITIONS }], waitForLeaders: true });
+    const writer = source.producer({ transactionalId: 'rc-live-writer', idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+    await writer.connect();
+    await ok('--start', '--mirror', MIRROR, '--topics', live);
+    const seen: { partition: number; value: string }[] = [];
+    const consumer = dest.consumer({ groupId: 'rc-live-reader', readUncommitted: false, maxWaitTimeInMs: 100 });
+    let writing = true;
+    let written = 0;
+    // Transactions go on being written on the source, before, during and after the stop.
+    const writes = (async () => {
+      for (let i = 0; writing; i++, written++) await transaction(writer, i % 3 === 2 ? `aborted-${i}` : `committed-${i}`, 3, i % 3 !== 2, live);
+    })();
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topic: live, fromBeginning: true });
+      await consumer.run({ eachMessage: async ({ partition, message }) => void seen.push({ partition, value: message.value?.toString() ?? '' }) });
+      await waitFor('some transactions consumed', () => seen.length >= 30);
+      await ok('--stop', '--mirror', MIRROR, '--topics', live);
+      await waitFor('stopped', async () => JSON.stringify((await rows(live)).map((r) => r.state)) === JSON.stringify(['STOPPED', 'STOPPED']));
+      const atStop = written;
+      await waitFor('more transactions written on the source after the stop', () => written >= atStop + 3);
+    } finally {
+      writing = false;
+      await writes;
+      await writer.disconnect();
+    }
+    const local = dest.producer({ allowAutoTopicCreation: false });
+    await local.connect();
+    await local.send({ topic: live, acks: -1, messages: [0, 1].map((p) => ({ partition: p, value: `after-stop-p${p}` })) });
+    await local.disconnect();
+    await waitFor('the writes after the stop consumed', () => seen.filter((s) => s.value.startsWith('after-stop-')).length === PARTITIONS);
+    await consumer.disconnect();
+
+    expect(seen.filter((s) => !s.value.startsWith('committed-') && !s.value.startsWith('after-stop-'))).toEqual([]);
+    for (let p = 0; p < PARTITIONS; p++) {
+      const mine = seen.filter((s) => s.partition === p).map((s) => s.value);
+      expect(mine.at(-1)).toBe(`after-stop-p${p}`);
+      // Whole transactions, in the order written, with no committed one missing before the last one shown.
+      const txns = mine.slice(0, -1).map((v) => Number(/^committed-(\d+)-/.exec(v)![1]));
+      const whole = [...new Set(txns)];
+      for (const t of whole) expect(mine.filter((v) => v.startsWith(`committed-${t}-p${p}-`))).toEqual([0, 1, 2].map((k) => `committed-${t}-p${p}-${k}`));
+      const last = whole.at(-1)!;
+      expect(whole).toEqual(Array.from({ length: last + 1 }, (_, i) => i).filter((i) => i % 3 !== 2));
     }
   }, 120_000);
 });
