@@ -122,6 +122,10 @@ export const FUZZ_KNOWN_DIFFERENCES: Readonly<Record<string, string>> = {
   "BrokerConfig:**=\"42\"|\"40\"": "another room (AlterConfigs/IncrementalAlterConfigs, config-alter.ts): a key Kafka cannot update dynamically is INVALID_REQUEST there, INVALID_CONFIG in Fjord",
   "BrokerConfig:**=\"0\"|\"40\"": "by design: Kafka accepts per-broker listener and security keys (listeners, advertised.listeners, ssl.*, sasl.*, super.users) for reconfiguration; Fjord reconfigures only listener.name.*.ssl.* at runtime and refuses the rest",
   "BrokerConfig:min.insync.replicas=\"40\"|\"0\"": "by design: Kafka 4.1.2 refuses a broker-level min.insync.replicas while ELR (KIP-966) is on; Fjord has no ELR",
+  "ListConfigResources:**": "open: Kafka 4.1.2 also lists its BROKER_LOGGER resource; Fjord has no broker loggers to configure",
+  "DescribeTopicPartitions:topics.*.errorCode=42|3": "open: seen in a long run (Kafka INVALID_REQUEST where Fjord answers UNKNOWN_TOPIC_OR_PARTITION); not analysed yet",
+  "Fetch:responses.*.partitions.length": "open: seen in a long run (a v16 answer with one partition on Kafka, two on Fjord); not analysed yet",
+  "DeleteGroups:results.*.errorCode=69|0": "follows an open difference: Fjord keeps a group under the empty group id that an earlier request created, Kafka refuses the empty id (INVALID_GROUP_ID), so only Fjord has such a group to delete",
   "ListOffsets:topics.*": "open: found by the fuzzer in a handler of this suite's room, not fixed yet: Kafka leaves out a topic with no partitions",
 };
 
