@@ -77,7 +77,8 @@ export class MirrorInterBrokerRpcs {
    * WriteMirrorStates as the coordinator, through the same fenced write as a local leader's
    * (MirrorCoordinator.writeFenced): LeaderEpoch older than this image's → FENCED_LEADER_EPOCH;
    * a shard not served here → NOT_COORDINATOR; State UNKNOWN (-1) writes only the last mirrored
-   * epoch, since a leader never persists UNKNOWN. Each partition is answered with its own code.
+   * epoch, since a leader never persists UNKNOWN (-1 there clears it: LOG_TRUNCATION forgets a
+   * stop's last mirrored epoch before mirroring again). Each partition is answered with its own code.
    */
   async writeMirrorStates(mirrorName: string, topics: readonly WriteMirrorStatesRequestTopicMetadata[]) {
     const out = [];
@@ -86,7 +87,7 @@ export class MirrorInterBrokerRpcs {
       const partitions = [];
       for (const p of t.partitions) {
         const lmeOnly = p.state === S.UNKNOWN;
-        if (topicId === undefined || !isMirrorPartitionState(p.state) || (lmeOnly && p.lastMirrorEpoch < 0)) {
+        if (topicId === undefined || !isMirrorPartitionState(p.state) || (lmeOnly && p.lastMirrorEpoch < -1)) {
           partitions.push({ partitionIndex: p.partitionIndex, errorCode: topicId === undefined ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.INVALID_REQUEST, errorMessage: null });
           continue;
         }
@@ -98,7 +99,7 @@ export class MirrorInterBrokerRpcs {
               partition: p.partitionIndex,
               leaderEpoch: p.leaderEpoch,
               ...(lmeOnly ? {} : { state: { state: p.state, previousState, retryAttempt: p.retryAttempt, errorMessage: p.errorMessage } }),
-              ...(p.lastMirrorEpoch >= 0 ? { lastMirrorEpoch: p.lastMirrorEpoch } : {}),
+              ...(p.lastMirrorEpoch >= 0 || lmeOnly ? { lastMirrorEpoch: p.lastMirrorEpoch } : {}),
             },
           ]);
           partitions.push({ partitionIndex: p.partitionIndex, errorCode: 0, errorMessage: null });
