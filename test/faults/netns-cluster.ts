@@ -111,6 +111,8 @@ export interface NetnsClusterOptions {
   readonly overrides?: Record<string, string | number | boolean>;
   /** Per node: a log dir to use instead of a fresh temp dir (e.g. a small tmpfs). */
   readonly logDir?: (nodeId: number) => string | undefined;
+  /** Per node: environment added to the process's (e.g. a fake wall clock). */
+  readonly env?: (nodeId: number) => Record<string, string> | undefined;
 }
 
 function member(tag: number, name: string, host: number): Member {
@@ -147,8 +149,8 @@ export async function startNetnsCluster(opts: NetnsClusterOptions): Promise<Netn
   const routes: { ns: string; addr: string }[] = [];
   const tmp = mkdtempSync(join(tmpdir(), `fjord-faults-${tag}-`));
   const etcdEndpoint = `http://${etcd.addr}:2379`;
-  const spawnIn = (ns: string, args: readonly string[]): ChildProcess => {
-    const p = spawn('ip', ['netns', 'exec', ns, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const spawnIn = (ns: string, args: readonly string[], env?: Record<string, string>): ChildProcess => {
+    const p = spawn('ip', ['netns', 'exec', ns, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], ...(env ? { env: { ...process.env, ...env } } : {}) });
     procs.add(p);
     p.once('exit', () => procs.delete(p));
     return p;
@@ -233,7 +235,7 @@ export async function startNetnsCluster(opts: NetnsClusterOptions): Promise<Netn
           };
           const args = ['node', join(ROOT, 'bin/fjord.js'), 'start'];
           for (const [k, v] of Object.entries(overrides)) args.push('--override', `${k}=${v}`);
-          const p = spawnIn(m.ns, args);
+          const p = spawnIn(m.ns, args, opts.env?.(i));
           proc = p;
           p.once('exit', () => {
             if (proc === p) proc = null;

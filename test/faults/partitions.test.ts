@@ -75,7 +75,9 @@ describe.skipIf(process.getuid?.() !== 0)('network partitions', () => {
   it('etcd cut from every node past the session timeout: nothing acknowledged is lost and leaderships stay where they were', async () => {
     let cluster: NetnsCluster | null = null;
     try {
-      cluster = await startNetnsCluster({ tag: 42, nodes: 3 });
+      // Kafka's default session (9 s, heartbeat 2 s): the etcd client may hold a node's calls
+      // back up to 5 s after etcd returns, which this grace covers and a 3 s one does not.
+      cluster = await startNetnsCluster({ tag: 42, nodes: 3, overrides: { 'broker.session.timeout.ms': 9000, 'broker.heartbeat.interval.ms': 2000 } });
       const c = cluster;
       const w = startWorkload(c, dir, { topic: TOPIC, partitions: PARTITIONS });
       await w.until('acks=all writes on every partition', (ops) => ackedAll(ops) >= 60 && [1, 2, 3].every((n) => ledBy(ops, n).length > 0));

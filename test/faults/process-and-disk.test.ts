@@ -5,10 +5,13 @@
  *   write its lease no longer covers, it comes back as a follower, and nothing acknowledged is lost;
  * - a node whose log dir (a real 32 MiB tmpfs) runs out of space: writes it cannot make are
  *   refused (KAFKA_STORAGE_ERROR), none acknowledged is lost, and once space is freed its
- *   replicas catch up to byte-identical.
+ *   replicas catch up to byte-identical;
+ * - a leader's wall clock jumped an hour forward and then back (libfaketime, monotonic clock
+ *   left alone): its lease and timeouts run on the monotonic clock, so it is never fenced for
+ *   it, and nothing acknowledged is lost.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +21,7 @@ import { startNetnsCluster, type NetnsCluster } from './netns-cluster.js';
 const TOPIC = 'faults';
 const PARTITIONS = 3;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const FAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
 
 describe.skipIf(process.getuid?.() !== 0)('process and disk faults', () => {
   let dir: string;
@@ -45,6 +49,35 @@ describe.skipIf(process.getuid?.() !== 0)('process and disk faults', () => {
       await w.until('acks=all writes again', (ops) => ackedAll(ops) >= wrote + 30, 60_000);
       const summary = await finish(c, w, TOPIC, PARTITIONS);
       console.log(`fault figures (pause): ${JSON.stringify({ ...summary, violations: summary.violations.length })}`);
+      expect(summary.violations).toEqual([]);
+    } finally {
+      await cluster?.destroy();
+    }
+  }, 300_000);
+
+  it.skipIf(!existsSync(FAKETIME))('a leader whose wall clock jumps an hour forward and back is not fenced for it and loses nothing', async () => {
+    let cluster: NetnsCluster | null = null;
+    const clockFile = join(dir, 'clock-offset');
+    writeFileSync(clockFile, '+0');
+    try {
+      cluster = await startNetnsCluster({
+        tag: 45,
+        nodes: 3,
+        env: (id) =>
+          id === 1 ? { LD_PRELOAD: FAKETIME, FAKETIME_TIMESTAMP_FILE: clockFile, FAKETIME_CACHE_DURATION: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' } : undefined,
+      });
+      const c = cluster;
+      const w = startWorkload(c, dir, { topic: TOPIC, partitions: PARTITIONS });
+      await w.until('acks=all writes and node 1 leading', (ops) => ackedAll(ops) >= 60 && ledBy(ops, 1).length > 0);
+      const n1 = c.node(1);
+      for (const offset of ['+1h', '+0']) {
+        writeFileSync(clockFile, offset);
+        const wrote = ackedAll(w.ops());
+        await w.until(`acks=all writes with the clock at ${offset}`, (ops) => ackedAll(ops) >= wrote + 100, 60_000);
+      }
+      const summary = await finish(c, w, TOPIC, PARTITIONS);
+      console.log(`fault figures (clock jump): ${JSON.stringify({ ...summary, violations: summary.violations.length })}`);
+      expect(logLines(n1.logs(), 'broker fenced')).toEqual([]);
       expect(summary.violations).toEqual([]);
     } finally {
       await cluster?.destroy();
