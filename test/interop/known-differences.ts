@@ -111,6 +111,7 @@ export const FUZZ_KNOWN_DIFFERENCES: Readonly<Record<string, string>> = {
   "ElectLeaders:errorCode=0|42": "open: found by the fuzzer in a handler of this suite's room, not fixed yet: Kafka answers an unknown ElectionType with an empty list (NONE) when no partition is named",
   "ElectLeaders:errorCode=0|7": "follows Kafka's empty answer above for a 0 ms timeout with an empty (not null) partition list",
   "AlterPartitionReassignments:**": "open: found by the fuzzer in a handler of this suite's room, not fixed yet: Kafka echoes AllowReplicationFactorChange=true whatever was asked, and answers a TimeoutMs <= 0 with REQUEST_TIMED_OUT",
+  "AlterClientQuotas:entries.*.entity.length": "open: seen in a long run (Kafka and Fjord echo an entity's components differently); not analysed yet",
   "AlterClientQuotas:entries.length": "open: found by the fuzzer in a handler of this suite's room, not fixed yet: Kafka answers only the first of several entries with an empty entity",
   "CreateTopics:topics.*.topicId": "another room (CreateTopics): Kafka answers a validateOnly create with a topic id",
   "CreateTopics:topics.length": "another room (CreateTopics): Kafka answers a name given twice once",
