@@ -10,7 +10,7 @@
  * dropped, etcd's to it delivered); a flapping link (down and up every 1-3 s); a node paused
  * (SIGSTOP) past the session timeout and resumed.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { finish, startWorkload } from './fault-run.js';
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'fjord-chaos-'));
   const injected = new Map<string, number>();
   let cluster: NetnsCluster | null = null;
-  let failed: boolean;
+  let failed = false;
   const onSignal = (): void => {
     void cluster?.destroy().finally(() => process.exit(130));
   };
@@ -128,9 +128,17 @@ async function main(): Promise<void> {
       ),
     );
     failed = summary.violations.length > 0;
+    if (failed) {
+      // Kept for diagnosis: the history, each node's log and its partition directories.
+      for (const n of c.nodes) {
+        writeFileSync(join(dir, `node-${n.nodeId}.log`), n.logs());
+        cpSync(n.dataDir, join(dir, `data-${n.nodeId}`), { recursive: true });
+      }
+      console.log(`chaos: history, node logs and data kept in ${dir}`);
+    }
   } finally {
     await cluster?.destroy();
-    rmSync(dir, { recursive: true, force: true });
+    if (!failed) rmSync(dir, { recursive: true, force: true });
   }
   process.exit(failed ? 1 : 0);
 }
