@@ -51,17 +51,17 @@ const RETRY_FOR_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 15_000;
 
 /**
- * How the calls reach another node's coordinator: ReadMirrorStates / WriteMirrorStates over the
- * inter-broker listener unless given (a simulated cluster passes its own).
+ * How a ReadMirrorStates / WriteMirrorStates request reaches another node's coordinator: over the
+ * inter-broker listener unless given (a simulated cluster hands it to that node's handler). A
+ * failure to reach the node rejects with something other than a KafkaError.
  */
 export interface MirrorStateTransport {
-  read(ep: CoordinatorEndpoint, mirrorName: string, topicId: string, partition: number): Promise<MirrorPartitionRecord>;
-  write(ep: CoordinatorEndpoint, mirrorName: string, entries: readonly MirrorStateEntry[]): Promise<void>;
+  send<Req, Res>(ep: CoordinatorEndpoint, api: ApiSpec<Req, Res>, req: Req): Promise<Res>;
 }
 
 export class MirrorStateClient implements MirrorStateStore {
   private readonly clients: BrokerClients;
-  private readonly transport: MirrorStateTransport;
+  private readonly transport: MirrorStateTransport | undefined;
   private closed = false;
 
   constructor(
@@ -69,10 +69,7 @@ export class MirrorStateClient implements MirrorStateStore {
     readonly coordinator: MirrorCoordinator,
     transport?: MirrorStateTransport,
   ) {
-    this.transport = transport ?? {
-      read: (ep, m, t, p) => this.remoteRead(ep, m, t, p),
-      write: (ep, m, entries) => this.remoteWrite(ep, m, entries),
-    };
+    this.transport = transport;
     this.clients = new BrokerClients(`fjord-mirror-state-${host.nodeId}`, host.interBrokerSecurity, REQUEST_TIMEOUT_MS);
   }
 
@@ -98,13 +95,13 @@ export class MirrorStateClient implements MirrorStateStore {
       if (list === undefined) byShard.set(p, (list = []));
       list.push({ ...e, leaderEpoch });
     }
-    await Promise.all([...byShard].map(([p, list]) => this.withCoordinator(p, RETRY_FOR_MS, (ep) => (ep === null ? this.coordinator.writeFenced(mirrorName, list) : this.transport.write(ep, mirrorName, list)))));
+    await Promise.all([...byShard].map(([p, list]) => this.withCoordinator(p, RETRY_FOR_MS, (ep) => (ep === null ? this.coordinator.writeFenced(mirrorName, list) : this.remoteWrite(ep, mirrorName, list)))));
   }
 
   /** `retryForMs`: how long to keep retrying a moving coordinator (0: one attempt, the caller retries). */
   async read(mirrorName: string, topicId: string, partition: number, retryForMs = RETRY_FOR_MS): Promise<MirrorPartitionRecord> {
     const p = this.coordinator.partitionFor(mirrorName, topicId, partition);
-    return this.withCoordinator(p, retryForMs, (ep) => (ep === null ? this.coordinator.read(mirrorName, topicId, partition) : this.transport.read(ep, mirrorName, topicId, partition)));
+    return this.withCoordinator(p, retryForMs, (ep) => (ep === null ? this.coordinator.read(mirrorName, topicId, partition) : this.remoteRead(ep, mirrorName, topicId, partition)));
   }
 
   /** Tombstones what this node's shards hold of a deleted mirror (every node does so for its own). */
@@ -153,9 +150,9 @@ export class MirrorStateClient implements MirrorStateStore {
 
   private async send<Req, Res>(ep: CoordinatorEndpoint, api: ApiSpec<Req, Res>, req: Req): Promise<Res> {
     const nodeId = ep.nodeId;
-    const client = this.clients.clientFor(nodeId, ep.host, ep.port);
     try {
-      return await client.send(api, req);
+      if (this.transport !== undefined) return await this.transport.send(ep, api, req);
+      return await this.clients.clientFor(nodeId, ep.host, ep.port).send(api, req);
     } catch (err) {
       if (err instanceof KafkaError) throw err;
       // Killed, restarting or cut off: a fresh connection next time.

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { describeFailure, explore } from './explore.js';
 
 const SEEDS = [1, 2, 3, 4];
-const RUNS_PER_SEED = 120;
+const RUNS_PER_SEED = 250;
 
 describe('the mirror control plane under simulated interleavings', () => {
   for (const seed of SEEDS) {

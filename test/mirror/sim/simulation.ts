@@ -228,10 +228,13 @@ function checkQuiet(world: World, stopped: boolean): void {
     const desired = b.desiredState;
     const name = (s: number | null): string => (s === null ? 'none' : mirrorStateName(s));
     const ok = persisted.state === desired && machine === desired;
-    // FAILED that stays (source topic gone, retries used up) is allowed while not stopped: the
-    // final stop checks that it has a way out.
-    const failedForNow = !stopped && persisted.state === S.FAILED && machine === S.FAILED && desired !== S.STOPPED;
-    if (!ok && !failedForNow) {
+    // A non-retryable FAILED (source topic gone or recreated) stays while not stopped: the final
+    // stop checks that it has a way out. A retryable one must have recovered once faults healed.
+    const failedForNow = !stopped && persisted.state === S.FAILED && persisted.retryAttempt < 0 && machine === S.FAILED && desired !== S.STOPPED;
+    // Paused before its leader persisted anything (§7.3 leaves it): nothing fetched, read-only;
+    // a resume or a stop takes it on.
+    const pausedBeforeStart = desired === S.PAUSED && persisted.state === null && machine === S.UNKNOWN;
+    if (!ok && !failedForNow && !pausedBeforeStart) {
       world.violations.push(`quiet: ${where} is ${name(persisted.state)} (leader node ${leader.id} says ${name(machine)}) while desired ${name(desired)}${stopped ? ' after the final stop' : ''}`);
       continue;
     }

@@ -28,6 +28,11 @@ import { MirrorManager } from '../../../src/mirror/mirror-manager.js';
 import { MirrorPartitionState as S, type MirrorPartitionStateValue } from '../../../src/mirror/mirror-partition-state.js';
 import type { MirrorRuntime, MirrorRuntimeEvents } from '../../../src/mirror/mirror-runtime.js';
 import { MirrorStateClient, type MirrorStateTransport } from '../../../src/mirror/mirror-state-client.js';
+import { MirrorInterBrokerRpcs } from '../../../src/mirror/inter-broker-rpcs.js';
+import type { ApiSpec } from '../../../src/client/apis.js';
+import { ApiKey } from '../../../src/protocol/generated/api-table.js';
+import type { ReadMirrorStatesRequest } from '../../../src/protocol/generated/messages/read-mirror-states-request.js';
+import type { WriteMirrorStatesRequest } from '../../../src/protocol/generated/messages/write-mirror-states-request.js';
 import { ErrorCode } from '../../../src/protocol/generated/errors.js';
 import { KafkaError } from '../../../src/protocol/kafka-error.js';
 import { buildRecordBatch } from '../../../src/protocol/records.js';
@@ -137,10 +142,11 @@ export class World {
   }
 
   /** The persisted state and last mirrored epoch of a partition, from `__mirror_state` itself. */
-  persistedOf(topicId: string, p: number): { state: MirrorPartitionStateValue | null; lme: number } {
+  persistedOf(topicId: string, p: number): { state: MirrorPartitionStateValue | null; retryAttempt: number; lme: number } {
     const shard = this.persisted[this.nodes.values().next().value!.coordinator.partitionFor(MIRROR, topicId, p)]!;
     const k = `${MIRROR}\u0000${topicId}\u0000${p}`;
-    return { state: shard.states.get(k)?.value.state ?? null, lme: shard.lastMirrorEpochs.get(k)?.epoch ?? -1 };
+    const v = shard.states.get(k)?.value;
+    return { state: v?.state ?? null, retryAttempt: v?.retryAttempt ?? 0, lme: shard.lastMirrorEpochs.get(k)?.epoch ?? -1 };
   }
 
   // ------------------------------------------------------------------ metadata
@@ -395,6 +401,7 @@ export class SimNode implements MirrorHost {
   readonly stateClient: MirrorStateClient;
   readonly manager: MirrorManager;
   readonly control: MirrorControlPlane;
+  readonly interBroker: MirrorInterBrokerRpcs;
 
   constructor(
     readonly world: World,
@@ -423,11 +430,13 @@ export class SimNode implements MirrorHost {
         'mirror.state.topic.num.partitions': String(STATE_PARTITIONS),
         'mirror.failed.retry.initial.backoff.ms': '500',
         'mirror.failed.retry.max.backoff.ms': '4000',
-        'mirror.failed.retry.max.attempts': '3',
+        // Never used up within a run: a FAILED that stays once faults heal is a non-retryable one.
+        'mirror.failed.retry.max.attempts': '1000',
         'mirror.metadata.refresh.interval.ms': '1000000000',
       })[k],
     );
     this.coordinator = new MirrorCoordinator(this, STATE_PARTITIONS, (topicId, p) => world.topicById(topicId)?.epochs[p]);
+    this.interBroker = new MirrorInterBrokerRpcs(this, this.coordinator);
     this.stateClient = new MirrorStateClient(this, this.coordinator, this.transport());
     const say = (l: string): void => world.say(`node ${id}: ${l}`);
     this.manager = new MirrorManager(this, this.stateClient, config, say, say, {
@@ -467,16 +476,31 @@ export class SimNode implements MirrorHost {
     });
   }
 
+  /**
+   * ReadMirrorStates / WriteMirrorStates to another node: the request, then its answer, are each a
+   * step; the target answers through its real coordinator-side handler (MirrorInterBrokerRpcs).
+   */
   private transport(): MirrorStateTransport {
-    const call = <T>(ep: CoordinatorEndpoint, what: string, fn: (target: SimNode) => Promise<T>): Promise<T> =>
-      this.world.sched.op(`${what} ${this.id}→${ep.nodeId}`, this.id, async () => {
-        const target = this.world.nodes.get(ep.nodeId);
-        if (target === undefined || !target.up) throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, `node ${ep.nodeId} is down`);
-        return fn(target);
-      });
+    const world = this.world;
+    const from = this.id;
     return {
-      read: (ep, m, t, p) => call(ep, 'ReadMirrorStates', (n) => n.coordinator.read(m, t, p)),
-      write: (ep, m, entries) => call(ep, 'WriteMirrorStates', (n) => n.coordinator.writeFenced(m, entries)),
+      send<Req, Res>(ep: CoordinatorEndpoint, api: ApiSpec<Req, Res>, req: Req): Promise<Res> {
+        const name = api.apiKey === ApiKey.WriteMirrorStates ? 'WriteMirrorStates' : 'ReadMirrorStates';
+        return world.sched.op(`${name} ${from}→${ep.nodeId}`, from, async () => {
+          const target = world.nodes.get(ep.nodeId);
+          if (target === undefined || !target.up) throw new Error(`node ${ep.nodeId} is down`);
+          let res: unknown;
+          if (api.apiKey === ApiKey.WriteMirrorStates) {
+            const r = req as WriteMirrorStatesRequest;
+            res = { throttleTimeMs: 0, errorCode: 0, errorMessage: null, topics: await target.interBroker.writeMirrorStates(r.mirrorName, r.topics) };
+          } else {
+            const r = req as ReadMirrorStatesRequest;
+            res = { throttleTimeMs: 0, errorCode: 0, errorMessage: null, topics: await target.interBroker.readMirrorStates(r.mirrorName, r.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => p.partitionIndex) }))) };
+          }
+          // The answer travels back as a step of its own.
+          return world.sched.op(`${name} answer ${ep.nodeId}→${from}`, from, () => res as Res);
+        });
+      },
     };
   }
 
