@@ -46,7 +46,11 @@ it(`answers every fuzzed request as Apache Kafka does, and survives malformed fr
   const log = (line: string): void => console.log(`[fuzz] ${line}`);
   // The fixed-seed run sends the same 250 random sequences every time (after the sweep of every
   // key and version); a longer run goes on until its time is up.
-  const diffs = await runDifferentialFuzz({ kafka: { name: 'kafka', port: k.port }, fjord: { name: 'fjord', port: f.port }, seed, timeLimitMs: budget.sequences, ...(minutes > 0 ? {} : { maxSequences: 250 }), log });
+  // A broker that stops answering ends the run; say which one and why (its log's tail).
+  const why = (e: unknown): Error => new Error(`${(e as Error).message}\nkafka: ${k.process.deadReason() ?? 'running'}\nfjord: ${f.process.deadReason() ?? 'running'}`);
+  const diffs = await runDifferentialFuzz({ kafka: { name: 'kafka', port: k.port }, fjord: { name: 'fjord', port: f.port }, seed, timeLimitMs: budget.sequences, ...(minutes > 0 ? {} : { maxSequences: 250 }), log }).catch((e: unknown) => {
+    throw why(e);
+  });
   const config = await runConfigFuzz({ kafkaPort: k.port, fjordPort: f.port, fixtureTopic: 'fz-fixture', timeLimitMs: budget.configs });
   const malformed = await runMalformedFuzz({ port: f.port, seed, timeLimitMs: budget.malformed, served: diffs.stats.served, alive: () => f.process.deadReason() === null });
   const file = writeFuzzReport(join(OUT, 'fuzz'), seed, diffs, config, malformed);
