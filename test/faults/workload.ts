@@ -161,15 +161,19 @@ async function main(): Promise<void> {
 
   const idempotentLoop = async (): Promise<void> => {
     const kafka = new Kafka({ clientId: 'faults-idem', brokers: Object.values(opts.nodes), logLevel: logLevel.NOTHING, requestTimeout: 5000, connectionTimeout: 1000, retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1000 } });
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
-    while (!stopping) {
-      try {
-        await producer.connect();
-        break;
-      } catch {
-        await sleep(200);
+    const open = async (): Promise<ReturnType<typeof kafka.producer>> => {
+      const p = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+      while (!stopping) {
+        try {
+          await p.connect();
+          break;
+        } catch {
+          await sleep(200);
+        }
       }
-    }
+      return p;
+    };
+    let producer = await open();
     let i = 0;
     while (!stopping) {
       const partition = i++ % opts.partitions;
@@ -182,7 +186,12 @@ async function main(): Promise<void> {
         error = res[0]?.errorCode ?? -1;
         offset = error === 0 ? Number(res[0]!.baseOffset) : -1;
       } catch {
-        // Not acknowledged: its outcome is unknown, which the checker allows.
+        // Not acknowledged: its outcome is unknown, which the checker allows. KafkaJS would send
+        // the next record with the same sequence number, which a broker rightly takes for a
+        // retry of this one (answering with its offset, writing nothing): a new producer id
+        // instead, as the Java producer bumps its epoch after such a batch.
+        await producer.disconnect().catch(() => undefined);
+        producer = await open();
       }
       record({ kind: 'produce', producer: 'idem', node: -1, sent, done: now(), partition, value, acks: -1, error, offset });
       await sleep(10);
