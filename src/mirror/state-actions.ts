@@ -29,6 +29,7 @@ import { bumpLeaderEpoch } from './leader-epoch-bump.js';
 import { awaitFollowersTruncated, awaitReadyToTruncate } from './replica-truncation.js';
 import {
   NonRetryableMirrorError,
+  SupersededActionError,
   partitionKeyString,
   type ActionRun,
   type MirrorPartitionKey,
@@ -73,6 +74,7 @@ export class MirrorStateActions {
 
   private async onLogTruncation(key: MirrorPartitionKey, machine: MirrorStateMachine, run: ActionRun): Promise<void> {
     const { host } = this.deps;
+    const ledUnder = this.ledUnder(key, machine);
     const rt = this.requireRuntime(key.mirrorName);
     const log = await this.awaitLog(key);
     if (await rt.lookups.hasMirrorLoop(host.clusterId, key.topicName)) {
@@ -105,7 +107,7 @@ export class MirrorStateActions {
     // cut still holds the records, and an unclean election could make it leader).
     if (!(await awaitFollowersTruncated(ctx))) return;
     if (!run.isCurrent()) return;
-    await this.forgetLastMirroredEpoch(key, machine);
+    await this.forgetLastMirroredEpoch(key, ledUnder);
     await machine.transition(key, S.MIRRORING, { expectedFrom: S.LOG_TRUNCATION });
   }
 
@@ -160,6 +162,9 @@ export class MirrorStateActions {
 
   /** STOPPING, in the order of spec §8.5; every step is idempotent so a new leader can redo it. */
   private async onStopping(key: MirrorPartitionKey, machine: MirrorStateMachine, run: ActionRun): Promise<void> {
+    // The epoch this run leads under, taken before anything is awaited: a node that loses the
+    // partition meanwhile forgets it, and its late writes must still carry the old epoch.
+    const ledUnder = this.ledUnder(key, machine);
     // A last group offset sync for this topic, so consumers resume where they were on the source
     // (bounded: a failover often happens because the source is gone).
     const rt = this.deps.runtime(key.mirrorName);
@@ -169,22 +174,25 @@ export class MirrorStateActions {
       await Promise.race([this.deps.syncGroups(rt, new Set([key.topicName])), bounded]);
       cancel();
     }
-    await run.exclusive(() => this.stopSequence(key, rt, machine));
+    await run.exclusive(() => this.stopSequence(key, rt, machine, run, ledUnder));
     // f. writable
     await machine.transition(key, S.STOPPED, { expectedFrom: S.STOPPING });
   }
 
   /** Steps a-e of STOPPING. */
-  private async stopSequence(key: MirrorPartitionKey, rt: MirrorRuntime | undefined, machine: MirrorStateMachine): Promise<void> {
+  private async stopSequence(key: MirrorPartitionKey, rt: MirrorRuntime | undefined, machine: MirrorStateMachine, run: ActionRun, ledUnder: number): Promise<void> {
     const { host, coordinator } = this.deps;
     // a. remove the fetcher; resolves once its in-flight append has finished
     await rt?.fetcher.removePartitions([topicPartitionOf(key)]);
     const log = await this.awaitLog(key);
     // b. the last mirrored epoch, persisted
     const lme = await this.lastMirroredEpoch(key, log);
+    // A run superseded meanwhile (the partition moved away and back) stops here: the run that
+    // superseded it does every step again, with what the log holds by then.
+    if (!run.isCurrent()) throw new SupersededActionError('STOPPING was superseded');
     // Fenced with the epoch this node leads under: a deposed leader's late write is refused.
-    const ledUnder = machine.leaderEpochOf(key);
-    if (lme >= 0) await coordinator.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, lastMirrorEpoch: lme, ...(ledUnder < 0 ? {} : { leaderEpoch: ledUnder }) }]);
+    if (lme >= 0) await coordinator.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, lastMirrorEpoch: lme, leaderEpoch: ledUnder }]);
+    if (!run.isCurrent()) throw new SupersededActionError('STOPPING was superseded');
     // c. bump the leader epoch past it, and wait until the image shows it
     // The fetcher is out and its last append done: the first destination epoch may land now.
     await bumpLeaderEpoch(host, key.topicName, key.topicId, key.partition, Math.max(lme, 0), { whileMirrored: false });
@@ -225,11 +233,16 @@ export class MirrorStateActions {
    * makes it stale, so it is cleared before the first new batch can be appended. A recorded one is
    * then always right for the next STOPPING: nothing was mirrored since.
    */
-  private async forgetLastMirroredEpoch(key: MirrorPartitionKey, machine: MirrorStateMachine): Promise<void> {
+  private async forgetLastMirroredEpoch(key: MirrorPartitionKey, ledUnder: number): Promise<void> {
     const { coordinator } = this.deps;
     if ((await coordinator.read(key.mirrorName, key.topicId, key.partition)).lastMirrorEpoch < 0) return;
-    const ledUnder = machine.leaderEpochOf(key);
-    await coordinator.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, lastMirrorEpoch: -1, ...(ledUnder < 0 ? {} : { leaderEpoch: ledUnder }) }]);
+    await coordinator.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, lastMirrorEpoch: -1, leaderEpoch: ledUnder }]);
+  }
+
+  /** The epoch this node leads the partition under: the machine's, else the image's now. */
+  private ledUnder(key: MirrorPartitionKey, machine: MirrorStateMachine): number {
+    const e = machine.leaderEpochOf(key);
+    return e >= 0 ? e : (this.deps.host.leaderEpoch(key.topicName, key.partition) ?? -1);
   }
 
   /**
