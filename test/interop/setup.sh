@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the interop suite needs on a fresh Debian machine (run as root), and reuses what an
 # earlier run left in .cache/ so a second run takes seconds:
-#   Debian packages (kcat, socat for the benchmark's raw pipe, chromium and prometheus for the status page and scrape tests, python3-venv,
+#   Debian packages (kcat, socat for the benchmark's raw pipe, chromium and prometheus for the status page and scrape tests, libfaketime for the fault suite's clock jump, python3-venv,
 #   librdkafka build deps), the Apache Kafka broker and the Java
 #   clients/tools and MirrorMaker 2 from Maven Central (.cache/m2), a virtualenv with confluent-kafka and kafka-python
 #   from PyPI (.cache/venv), librdkafka's test runner built from the @confluentinc/kafka-javascript
@@ -35,7 +35,7 @@ logged() {
 }
 
 # --- Debian packages ------------------------------------------------------------------------------
-APT_PACKAGES="kcat socat bsdutils chromium prometheus openssl python3-venv build-essential pkg-config zlib1g-dev libssl-dev libzstd-dev liblz4-dev libsasl2-dev libcurl4-openssl-dev etcd-server"
+APT_PACKAGES="kcat socat bsdutils chromium prometheus openssl python3-venv build-essential pkg-config zlib1g-dev libssl-dev libzstd-dev liblz4-dev libsasl2-dev libcurl4-openssl-dev etcd-server libfaketime"
 missing=""
 for p in $APT_PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
