@@ -71,6 +71,8 @@ export class MirrorManager {
   private readonly runtimes = new Map<string, MirrorRuntime>();
   /** Partitions the machine tracks, by key string. */
   private readonly tracked = new Map<string, MirrorPartitionKey>();
+  /** Partitions led here whose persisted state could not be read yet, with why: describe shows them. */
+  private readonly unreadable = new Map<string, { key: MirrorPartitionKey; reason: string }>();
   /**
    * What each tracked partition was last reconciled with: its topic's desired state and its
    * leader epoch here. A metadata change that leaves both as they were (another topic created, a
@@ -170,6 +172,27 @@ export class MirrorManager {
   describe(mirrorName: string): PartitionDescription[] {
     const out: PartitionDescription[] = [];
     const rt = this.runtimes.get(mirrorName);
+    for (const { key, reason } of this.unreadable.values()) {
+      if (key.mirrorName !== mirrorName) continue;
+      out.push({
+        mirrorName,
+        topic: key.topicName,
+        topicId: key.topicId,
+        partition: key.partition,
+        state: S.UNKNOWN,
+        stateName: mirrorStateName(S.UNKNOWN),
+        retryAttempt: 0,
+        errorMessage: `its state in ${MIRROR_STATE_TOPIC} cannot be read yet (retrying): ${reason}`,
+        sourceOffset: -1,
+        destinationOffset: -1,
+        lag: -1,
+        mirroredMaxTimestamp: -1,
+        sourceMaxTimestamp: -1,
+        lastFetchTimestamp: -1,
+        linkError: null,
+        sourceLeaderId: -1,
+      });
+    }
     for (const key of this.tracked.values()) {
       if (key.mirrorName !== mirrorName) continue;
       const snap = this.machine.snapshot(key);
@@ -337,6 +360,7 @@ export class MirrorManager {
     }
     const failed = (await Promise.allSettled(steps)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
+    for (const ks of [...this.unreadable.keys()]) if (!seen.has(ks)) this.unreadable.delete(ks);
     for (const [ks, key] of [...this.tracked]) {
       if (seen.has(ks)) continue;
       this.machine.forget(key);
@@ -356,9 +380,11 @@ export class MirrorManager {
       stored = await this.coordinator.read(key.mirrorName, key.topicId, key.partition, 0);
     } catch (err) {
       this.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: reading its state failed, retrying: ${(err as Error).message}`);
+      this.unreadable.set(ks, { key, reason: (err as Error).message });
       this.resyncSoon();
       return;
     }
+    this.unreadable.delete(ks);
     if (this.closed) return;
     this.tracked.set(ks, key);
     this.applied.set(ks, applied);
