@@ -28,7 +28,7 @@ async function onB(...argv: string[]): Promise<{ code: number; out: string; err:
 }
 
 beforeAll(async () => {
-  [a, b] = await Promise.all([startNode(), startNode({ overrides: { 'mirror.metadata.refresh.interval.ms': 1000, 'log.segment.bytes': 8192 } })]);
+  [a, b] = await Promise.all([startNode(), startNode({ overrides: { 'mirror.metadata.refresh.interval.ms': 1000, 'log.segment.bytes': 1048576 } })]);
   const kafka = new Kafka({ clientId: 'verify', brokers: [a.bootstrap], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
@@ -36,9 +36,10 @@ beforeAll(async () => {
   await admin.disconnect();
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
-  // 20 sends of 20 records to each partition: 20 batches of about 4 KiB per partition.
+  // 20 sends of 20 records to each partition: 20 batches of about 140 KiB per partition, so b's
+  // smallest segments Kafka allows (1 MiB) make three segments of each.
   for (let i = 0; i < 20; i++) {
-    await producer.send({ topic: TOPIC, acks: -1, messages: Array.from({ length: 40 }, (_, j) => ({ partition: j % 2, value: `v-${i}-${j}`.padEnd(200, '.') })) });
+    await producer.send({ topic: TOPIC, acks: -1, messages: Array.from({ length: 40 }, (_, j) => ({ partition: j % 2, value: `v-${i}-${j}`.padEnd(7000, '.') })) });
   }
   await producer.disconnect();
   const cfg = join(work, 'from-a.properties');
