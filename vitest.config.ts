@@ -5,7 +5,7 @@ import FailureDigestReporter from './test/helpers/failure-digest.js';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: ['test/interop/**', 'test/deploy/image.test.ts', 'node_modules/**'],
+    exclude: ['test/interop/**', 'test/deploy/image.test.ts', 'test/faults/**', 'node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
