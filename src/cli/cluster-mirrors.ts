@@ -19,7 +19,9 @@ import { MirrorAdmin, MirrorAdminError } from '../admin/mirror-admin.js';
 import { clientOptionsFromConfig, type KafkaClientOptions } from '../client/client-options.js';
 import { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
 import { Exit } from './cli-common.js';
+import { confirmAfterTimeout } from './mirror-confirm.js';
 import { startDryRun, stopDryRun } from './mirror-dry-run.js';
 import { promote, waitUntilMirrored, watch } from './mirror-promote.js';
 import { describeTable, table, type CliIo, type MirrorRow } from './mirror-progress.js';
@@ -79,7 +81,10 @@ Actions:
 Options:
   --bootstrap-server HOST:PORT   the destination cluster (required)
   --command-config FILE          client properties (security.protocol, sasl.*, ssl.*)
-  --timeout S                    seconds --wait and --promote wait for lag 0 (default 300)
+  --timeout S                    seconds --wait and --promote wait for lag 0, and --start,
+                                 --stop, --pause and --resume wait for each topic to show the
+                                 change when the node does not answer within
+                                 request.timeout.ms (default 300)
   --interval S                   seconds between --watch redraws (default 1)
   -h, --help                     this text
 
@@ -165,7 +170,7 @@ function parseArgs(argv: readonly string[]): Args | { help: true } {
   if (a.wait && action !== 'start') throw new UsageError('--wait is only valid with --start');
   if (a.dryRun && action !== 'stop' && action !== 'start') throw new UsageError('--dry-run is only valid with --stop and --start');
   if (a.dryRun && a.wait) throw new UsageError('--dry-run changes nothing, so there is nothing to --wait for');
-  if (str('timeout') !== undefined && !a.wait && action !== 'promote') throw new UsageError('--timeout is only valid with --start --wait and --promote');
+  if (str('timeout') !== undefined && !['start', 'stop', 'pause', 'resume', 'promote'].includes(action)) throw new UsageError('--timeout is only valid with --start, --stop, --pause, --resume and --promote');
   if (str('interval') !== undefined && !a.watch) throw new UsageError('--interval is only valid with --describe --watch');
   return a;
 }
@@ -223,8 +228,8 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
       }
       case 'start': {
         if (a.dryRun) return await startDryRunCommand(admin, clientCfg, mirror, list(a.topics), list(a.exclude), io);
-        const started = await start(admin, mirror, list(a.topics), list(a.exclude), io);
-        if (!a.wait || started.length === 0) return Exit.OK;
+        const { started, exit } = await start(admin, mirror, list(a.topics), list(a.exclude), a.timeoutS, io);
+        if (exit !== Exit.OK || !a.wait || started.length === 0) return exit;
         return await waitUntilMirrored(admin, mirror, started, a.timeoutS, io);
       }
       case 'promote': {
@@ -259,12 +264,19 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
           io.err(`No topic of mirror ${mirror} matches ${patterns.join(',')}.`);
           return 1;
         }
-        const outcome =
-          a.action === 'stop'
-            ? await admin.stopMirrorTopics(mirror, names, { patterns: patterns.filter((p) => !isLiteral(p)), ...lock })
-            : a.action === 'pause'
-              ? await admin.pauseMirrorTopics(mirror, names, lock)
-              : await admin.resumeMirrorTopics(mirror, names, lock);
+        let outcome;
+        try {
+          outcome =
+            a.action === 'stop'
+              ? await admin.stopMirrorTopics(mirror, names, { patterns: patterns.filter((p) => !isLiteral(p)), ...lock })
+              : a.action === 'pause'
+                ? await admin.pauseMirrorTopics(mirror, names, lock)
+                : await admin.resumeMirrorTopics(mirror, names, lock);
+        } catch (e) {
+          const timedOut = clientTimeout(e);
+          if (timedOut === null) throw e;
+          return await confirmAfterTimeout(admin, mirror, a.action, names, a.timeoutS, timedOut, io);
+        }
         const verb = a.action === 'stop' ? 'Stopped' : a.action === 'pause' ? 'Paused' : 'Resumed';
         for (const t of outcome) io.out(`${verb} mirroring of topic ${t.name}.`);
         return Exit.OK;
@@ -372,18 +384,33 @@ async function resolveStartTopics(admin: MirrorAdmin, mirror: string, patterns: 
   return { names: names.filter((n) => !matches(n, exclude)), listed: source !== null };
 }
 
+/**
+ * A request the client stopped waiting for (request.timeout.ms): the message, else null. A
+ * REQUEST_TIMED_OUT the node answered is an answer (a MirrorAdminError), not this.
+ */
+function clientTimeout(e: unknown): string | null {
+  return e instanceof KafkaError && !(e instanceof MirrorAdminError) && e.code === ErrorCode.REQUEST_TIMED_OUT ? e.message : null;
+}
+
 /** Starts the topics; returns the names started. */
-async function start(admin: MirrorAdmin, mirror: string, patterns: string[], exclude: string[], io: CliIo): Promise<string[]> {
+async function start(admin: MirrorAdmin, mirror: string, patterns: string[], exclude: string[], timeoutS: number, io: CliIo): Promise<{ started: string[]; exit: number }> {
   const { names, listed } = await resolveStartTopics(admin, mirror, patterns, exclude);
   const includePatterns = patterns.filter((p) => !isLiteral(p));
   if (names.length === 0) {
     await admin.startMirrorTopics(mirror, [], { includePatterns, excludePatterns: exclude });
     io.out(!listed && includePatterns.length > 0 ? 'The patterns were saved; the node starts the source topics they match as it discovers them.' : `No source topic matches yet; the patterns were saved for discovery.`);
-    return [];
+    return { started: [], exit: Exit.OK };
   }
-  const outcome = await admin.startMirrorTopics(mirror, names, { includePatterns, excludePatterns: exclude });
+  let outcome;
+  try {
+    outcome = await admin.startMirrorTopics(mirror, names, { includePatterns, excludePatterns: exclude });
+  } catch (e) {
+    const timedOut = clientTimeout(e);
+    if (timedOut === null) throw e;
+    return { started: names, exit: await confirmAfterTimeout(admin, mirror, 'start', names, timeoutS, timedOut, io) };
+  }
   for (const t of outcome) io.out(`Started mirroring of topic ${t.name}.`);
-  return outcome.map((t) => t.name);
+  return { started: outcome.map((t) => t.name), exit: Exit.OK };
 }
 
 /** `--start … --dry-run`: what the start would truncate, per partition; changes nothing. */

@@ -26,20 +26,30 @@ export class ControlQueue {
   }
 
   async write(ops: readonly MirrorControllerOp[]): Promise<TopLevelResult> {
+    const r = await this.writeOnly(ops);
+    if (r.errorCode === 0 && ops.length > 0) await this.settle();
+    return r;
+  }
+
+  /** The controller write alone; `settle()` once after a request's writes. */
+  async writeOnly(ops: readonly MirrorControllerOp[]): Promise<TopLevelResult> {
     if (ops.length === 0) return { errorCode: 0, errorMessage: null };
     const r = await this.host.controllerWrite(ops);
-    if (r.errorCode === 0) {
-      // The local partitions start their transitions before the answer (a describe right after
-      // sees them), but the answer does not wait for their state writes: on a cluster those go to
-      // coordinators on other nodes, and one that is stopped or moving must not hold up an
-      // operator's stop. The controller write is what the request asked for, and it is done.
-      let cancel: () => void = () => undefined;
-      const bounded = new Promise<void>((resolve) => {
-        cancel = this.host.timers.schedule(AFTER_WRITE_WAIT_MS, resolve);
-      });
-      await Promise.race([this.afterWrite(), bounded]);
-      cancel();
-    }
     return { errorCode: r.errorCode, errorMessage: r.errorMessage ?? null };
+  }
+
+  /**
+   * The local partitions start their transitions before the answer (a describe right after
+   * sees them), but the answer does not wait for their state writes: on a cluster those go to
+   * coordinators on other nodes, and one that is stopped or moving must not hold up an
+   * operator's stop. The controller write is what the request asked for, and it is done.
+   */
+  async settle(): Promise<void> {
+    let cancel: () => void = () => undefined;
+    const bounded = new Promise<void>((resolve) => {
+      cancel = this.host.timers.schedule(AFTER_WRITE_WAIT_MS, resolve);
+    });
+    await Promise.race([this.afterWrite(), bounded]);
+    cancel();
   }
 }

@@ -22,10 +22,13 @@ import type { MirrorControllerOp, MirrorHost, MirrorTopicBinding } from './mirro
 import type { MirrorManager, PartitionDescription } from './mirror-manager.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
 import { decidePause, decideResume, decideStart, decideStop, movePatterns, staleAgainst } from './desired-state-rules.js';
+import { mapConcurrently, writeGathered } from './gathered-writes.js';
 import { hasMirrorLoop } from './source-lookups.js';
 import { fillSourceTimestamps } from './time-lag.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+/** Topics whose source lookups or partition-state reads one request has in flight at once. */
+const LOOKUPS_IN_FLIGHT = 16;
 
 export class MirrorControlPlane {
   constructor(
@@ -40,6 +43,13 @@ export class MirrorControlPlane {
 
   private write(ops: MirrorControllerOp[]): Promise<TopLevelResult> {
     return this.queue.write(ops);
+  }
+
+  /** Topics' changes gathered into few metadata writes, then one wait for the local reconcile. */
+  private async writeTopics(groups: readonly (readonly MirrorControllerOp[])[]): Promise<TopLevelResult[]> {
+    const written = await writeGathered(groups, (ops) => this.queue.writeOnly(ops));
+    if (written.some((w) => w.errorCode === 0)) await this.queue.settle();
+    return written;
   }
 
   private binding(topic: string): MirrorTopicBinding | undefined {
@@ -102,29 +112,28 @@ export class MirrorControlPlane {
     return this.serial(async () => {
       const cfg = this.host.mirrorConfigs().get(mirrorName);
       if (cfg === undefined) return allFail(topics.map((t) => t.topicName), ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown cluster mirror ${mirrorName}`);
-      const results: TopicResult[] = [];
       // Patterns: include/exclude lists move (spec §4.3); a listed topic is checked against the
       // lists as they will be, and only the topics that were started join `mirror.topics.include`.
       const { exclude } = movePatterns(cfg, [...includePatterns, ...topics.map((t) => escapeRegex(t.topicName))], excludePatterns);
-      const started: string[] = [];
-      // Each topic is applied on its own (its own controller write), so one bad topic neither
+      // Each topic is decided on its own (its source lookups run side by side with the others'),
+      // then the started ones are written together (./gathered-writes.ts): one bad topic neither
       // blocks the others nor lets them be answered success without being applied.
-      for (const t of topics) {
-        if (matchesAny(t.topicName, exclude)) {
-          results.push(err(t.topicName, ErrorCode.INVALID_REQUEST, `topic ${t.topicName} matches mirror.topics.exclude`));
-          continue;
-        }
+      const decided = await mapConcurrently(topics, LOOKUPS_IN_FLIGHT, async (t) => {
+        if (matchesAny(t.topicName, exclude)) return { result: err(t.topicName, ErrorCode.INVALID_REQUEST, `topic ${t.topicName} matches mirror.topics.exclude`), ops: [] };
         const ops: MirrorControllerOp[] = [];
-        let r = await this.startOne(mirrorName, t, stateValidationOffset, ops);
-        if (r.errorCode === 0) {
-          const w = await this.write(ops);
-          if (w.errorCode !== 0) r = err(t.topicName, w.errorCode, w.errorMessage ?? 'controller write failed');
-          else started.push(escapeRegex(t.topicName));
-        }
-        results.push(r);
-      }
+        const result = await this.startOne(mirrorName, t, stateValidationOffset, ops);
+        return { result, ops: result.errorCode === 0 ? ops : [] };
+      });
+      const results = decided.map((d) => d.result);
+      const toWrite = decided.map((d, i) => ({ i, ops: d.ops })).filter((d) => d.ops.length > 0);
+      const written = await this.writeTopics(toWrite.map((d) => d.ops));
+      toWrite.forEach((d, k) => {
+        const w = written[k];
+        if (w !== undefined && w.errorCode !== 0) results[d.i] = err(topics[d.i]!.topicName, w.errorCode, w.errorMessage ?? 'controller write failed');
+      });
+      const started = topics.filter((_, i) => results[i]?.errorCode === 0).map((t) => escapeRegex(t.topicName));
       if (includePatterns.length + excludePatterns.length + started.length > 0) {
-        const w = await this.write([{ type: 'mirrorTopicLists', mirrorName, include: [...includePatterns, ...started], exclude: excludePatterns, base: cfg }]);
+        const w = await this.queue.writeOnly([{ type: 'mirrorTopicLists', mirrorName, include: [...includePatterns, ...started], exclude: excludePatterns, base: cfg }]);
         // The topics are started; only the lists that discovery reads could not be updated.
         if (w.errorCode !== 0) return { ...topLevel(results), errorCode: w.errorCode, errorMessage: `mirror.topics.include/exclude not updated: ${w.errorMessage ?? ''}` };
       }
@@ -235,6 +244,7 @@ export class MirrorControlPlane {
       const cfg = this.host.mirrorConfigs().get(mirrorName);
       if (cfg === undefined) return allFail(names, ErrorCode.UNKNOWN_CLUSTER_MIRROR, `unknown cluster mirror ${mirrorName}`);
       const results: TopicResult[] = [];
+      const candidates: { i: number; b: MirrorTopicBinding; d: MirrorPartitionStateValue }[] = [];
       for (const name of names) {
         const b = this.binding(name);
         if (b === undefined) {
@@ -255,33 +265,39 @@ export class MirrorControlPlane {
           continue;
         }
         const d = change === 'stop' ? decideStop(b) : change === 'pause' ? decidePause(b) : decideResume(b);
-        if (d === 'noop') {
-          results.push(ok(name));
-          continue;
-        }
         if (typeof d === 'object') {
           results.push(err(name, d.code, d.msg));
           continue;
         }
-        // Broker-side validation of what the partitions actually are (spec §4.2 step 1). A
-        // partition still on its way (e.g. truncating) is not refused: the state machine applies
-        // the new desired state when the step ends. FAILED may always be stopped.
-        const transient: readonly MirrorPartitionStateValue[] = [S.UNKNOWN, S.LOG_TRUNCATION, S.EPOCH_FENCING, S.PAUSING, S.FAILED];
-        const bad = await this.manager.firstBadState(mirrorName, name, b.topicId, (s) => !allowedActual.includes(s) && !transient.includes(s) && !(d === S.STOPPED && s === S.STOPPING));
-        if (bad !== null) {
-          results.push(err(name, ErrorCode.INVALID_CLUSTER_MIRROR_STATES, `a partition of ${name} is ${mirrorStateName(bad)}`));
-          continue;
-        }
-        // Applied per topic: a bad topic next to it does not hold it back.
-        // The write decides again against the image it lands on (another node may have changed
-        // the topic since this node's image was read).
-        const w = await this.write([{ type: 'mirrorTopicState', topicId: b.topicId, mirrorName, desiredState: d, guard: { change, mirrorName, stateValidationOffset } }]);
-        results.push(w.errorCode === 0 ? ok(name) : err(name, w.errorCode, w.errorMessage ?? 'controller write failed'));
+        results.push(ok(name));
+        if (d !== 'noop') candidates.push({ i: results.length - 1, b, d });
       }
+      // Broker-side validation of what the partitions actually are (spec §4.2 step 1), every
+      // topic's at once. A partition still on its way (e.g. truncating) is not refused: the state
+      // machine applies the new desired state when the step ends. FAILED may always be stopped.
+      const transient: readonly MirrorPartitionStateValue[] = [S.UNKNOWN, S.LOG_TRUNCATION, S.EPOCH_FENCING, S.PAUSING, S.FAILED];
+      const bads = await mapConcurrently(candidates, LOOKUPS_IN_FLIGHT, (c) =>
+        this.manager.firstBadState(mirrorName, c.b.topicName, c.b.topicId, (s) => !allowedActual.includes(s) && !transient.includes(s) && !(c.d === S.STOPPED && s === S.STOPPING)),
+      );
+      const toWrite = candidates.filter((c, k) => {
+        const bad = bads[k] ?? null;
+        if (bad !== null) results[c.i] = err(c.b.topicName, ErrorCode.INVALID_CLUSTER_MIRROR_STATES, `a partition of ${c.b.topicName} is ${mirrorStateName(bad)}`);
+        return bad === null;
+      });
+      // Written together, a few hundred topics per metadata batch (./gathered-writes.ts); each
+      // write decides again against the image it lands on (another node may have changed a topic
+      // since this node's image was read), and a refused batch is written topic by topic.
+      const written = await this.writeTopics(
+        toWrite.map((c) => [{ type: 'mirrorTopicState', topicId: c.b.topicId, mirrorName, desiredState: c.d, guard: { change, mirrorName, stateValidationOffset } }]),
+      );
+      toWrite.forEach((c, k) => {
+        const w = written[k];
+        if (w !== undefined && w.errorCode !== 0) results[c.i] = err(c.b.topicName, w.errorCode, w.errorMessage ?? 'controller write failed');
+      });
       if (stopPatterns.length > 0) {
         // Both: out of the include list, and into the exclude list, so that a broader include
         // pattern still in place does not discover the stopped topics again (spec §4.3).
-        const w = await this.write([{ type: 'mirrorTopicLists', mirrorName, include: [], exclude: stopPatterns, base: cfg }]);
+        const w = await this.queue.writeOnly([{ type: 'mirrorTopicLists', mirrorName, include: [], exclude: stopPatterns, base: cfg }]);
         if (w.errorCode !== 0) return { ...topLevel(results), errorCode: w.errorCode, errorMessage: `mirror.topics.include/exclude not updated: ${w.errorMessage ?? ''}` };
       }
       return topLevel(results);
