@@ -18,7 +18,8 @@
  *   or below one it had read before;
  * - `commit-past-end`: a committed group offset is past the partition's final log end;
  * - `aborted-read`: the read_committed consumer read a record of an aborted transaction;
- * - `lost` also: a record of a transaction whose commit was acknowledged is in no partition.
+ * - `lost` also: a record of a transaction whose commit was acknowledged is not at the offset its
+ *   send was answered with (in no partition, for histories without offsets).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -178,7 +179,15 @@ export function checkHistory(history: readonly HistoryOp[], topic: string, parti
     if (op.kind !== 'txn') continue;
     txns[op.outcome]++;
     if (op.outcome === 'aborted') for (const v of op.values) aborted.add(v);
-    if (op.outcome === 'committed') for (const v of op.values) if (!everywhere.has(v)) violations.push({ kind: 'lost', detail: `${v} of a committed transaction is in no partition` });
+    if (op.outcome !== 'committed') continue;
+    op.values.forEach((v, i) => {
+      const at = op.offsets?.[i];
+      if (at === undefined) {
+        if (!everywhere.has(v)) violations.push({ kind: 'lost', detail: `${v} of a committed transaction is in no partition` });
+      } else if (logs[at.partition]?.get(at.offset) !== v) {
+        violations.push({ kind: 'lost', detail: `${v} of a committed transaction, answered at ${topic}-${at.partition}:${at.offset}, final log has ${logs[at.partition]?.get(at.offset) ?? 'nothing'} there` });
+      }
+    });
   }
   for (const op of history) {
     if (op.kind === 'consume' && aborted.has(op.value)) violations.push({ kind: 'aborted-read', detail: `${topic}-${op.partition}:${op.offset} ${op.value} read by the read_committed consumer` });

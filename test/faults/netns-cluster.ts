@@ -18,7 +18,7 @@
  * Needs root, iproute2 and /usr/bin/etcd.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureBuilt, ROOT } from '../helpers/node.js';
@@ -155,6 +155,7 @@ export async function startNetnsCluster(opts: NetnsClusterOptions): Promise<Netn
     p.once('exit', () => procs.delete(p));
     return p;
   };
+  const keptNodes: NetnsNode[] = [];
   const destroy = async (): Promise<void> => {
     for (const p of procs) {
       p.kill('SIGCONT');
@@ -162,7 +163,13 @@ export async function startNetnsCluster(opts: NetnsClusterOptions): Promise<Netn
     }
     await new Promise((r) => setTimeout(r, 100));
     cleanLeftovers(tag);
-    rmSync(tmp, { recursive: true, force: true });
+    if (process.env.FJORD_FAULTS_KEEP === '1') {
+      // Kept for a look afterwards: data directories, and each node's log beside its directory.
+      for (const n of keptNodes) writeFileSync(`${n.dataDir}.log`, n.logs());
+      console.log(`fault run kept in ${tmp}`);
+    } else {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   };
   try {
     ip('netns', 'add', hub);
@@ -205,7 +212,7 @@ export async function startNetnsCluster(opts: NetnsClusterOptions): Promise<Netn
       etcdProc,
       () => etcdSink.out,
     );
-    const nodes: NetnsNode[] = [];
+    const nodes: NetnsNode[] = keptNodes;
     for (let i = 1; i <= opts.nodes; i++) {
       const m = member(tag, `n${i}`, 10 + i);
       addMember(hub, m);

@@ -46,7 +46,15 @@ export type HistoryOp =
   | { readonly kind: 'produce'; readonly producer: string; readonly node: number; readonly sent: number; readonly done: number; readonly partition: number; readonly value: string; readonly acks: number; readonly error: number; readonly offset: number }
   | { readonly kind: 'consume'; readonly generation: number; readonly partition: number; readonly offset: number; readonly value: string }
   | { readonly kind: 'commit'; readonly generation: number; readonly partition: number; readonly offset: number }
-  | { readonly kind: 'txn'; readonly values: readonly string[]; readonly outcome: 'committed' | 'aborted' | 'unknown' }
+  | {
+      readonly kind: 'txn';
+      readonly values: readonly string[];
+      readonly outcome: 'committed' | 'aborted' | 'unknown';
+      readonly sent?: number;
+      readonly done?: number;
+      /** Where the producer was told each value went (in the order of `values`), when the send was answered. */
+      readonly offsets?: readonly { readonly partition: number; readonly offset: number }[];
+    }
   | { readonly kind: 'info'; readonly msg: string };
 
 const ZERO = '00000000-0000-0000-0000-000000000000';
@@ -250,10 +258,23 @@ async function main(): Promise<void> {
       const values = [`txn-${k}-a`, `txn-${k}-b`];
       const abort = k % 4 === 3;
       let outcome: 'committed' | 'aborted' | 'unknown' = 'unknown';
+      let offsets: { partition: number; offset: number }[] | undefined;
+      const sent = now();
       try {
         const txn = await producer.transaction();
         try {
-          await txn.send({ topic: opts.topic, acks: -1, messages: values.map((value, i) => ({ value, partition: (k + i) % opts.partitions })) });
+          // One send per partition: KafkaJS 2.2.4 keeps, across the retries of one send, the
+          // answers of the brokers that answered first; a partition whose leader moved to one of
+          // them on a retry is never sent, and the send resolves without it (its sequence number
+          // rolled back, its record nowhere, the transaction then committed without it).
+          offsets = [];
+          for (const [i, value] of values.entries()) {
+            const partition = (k + i) % opts.partitions;
+            const meta = await txn.send({ topic: opts.topic, acks: -1, messages: [{ value, partition }] });
+            const m = meta.find((x) => x.partition === partition);
+            if (m === undefined || m.errorCode !== 0) throw new Error(`send of ${value} to partition ${partition} answered without it`);
+            offsets.push({ partition, offset: Number(m.baseOffset ?? -1) });
+          }
           if (abort) {
             await txn.abort();
             outcome = 'aborted';
@@ -271,7 +292,7 @@ async function main(): Promise<void> {
         producer = kafka.producer({ transactionalId: 'faults-txn', idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
         connected = false;
       }
-      record({ kind: 'txn', values, outcome });
+      record({ kind: 'txn', values, outcome, sent, done: now(), ...(offsets !== undefined ? { offsets } : {}) });
       await sleep(20);
     }
     await producer.disconnect().catch(() => undefined);
