@@ -133,8 +133,21 @@ export class SimInternalLog implements CoordinatorLog {
     return last === undefined ? 0 : last.lastOffset + 1;
   }
 
-  /** `leads`: whether the appending node still leads the partition when the append lands. */
+  /** The last append asked for: each lands after the one before it, as a partition log's do. */
+  private tail: Promise<unknown> = Promise.resolve();
+
+  /**
+   * `leads`: whether the appending node still leads the partition when the append lands. Appends
+   * land in the order they were asked for (a coordinator's appends go through one partition log,
+   * first asked, first placed), each as a step of its own.
+   */
   append(batch: Buffer, leads: () => boolean = () => true): Promise<CoordinatorAppendResult> {
+    const landed = this.tail.then(() => this.land(batch, leads));
+    this.tail = landed.catch(() => undefined);
+    return landed;
+  }
+
+  private land(batch: Buffer, leads: () => boolean): Promise<CoordinatorAppendResult> {
     return this.appendStep(() => {
       if (!leads()) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, lastOffset: -1 };
       const base = this.logEndOffset;
