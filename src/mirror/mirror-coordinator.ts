@@ -60,12 +60,13 @@ function encodeKey(type: number, k: StoredKey): Buffer {
   return w.toBuffer();
 }
 
-export function stateRecord(k: StoredKey, v: PersistedPartitionState | null): CoordinatorRecord {
+/** `leaderEpoch`: the fenced writer's leader epoch of the partition, kept as a tagged field (-1: none). */
+export function stateRecord(k: StoredKey, v: PersistedPartitionState | null, leaderEpoch = -1): CoordinatorRecord {
   let value: Buffer | null = null;
   if (v !== null) {
     const w = new Writer(64);
     w.int16(0);
-    encodeMirrorPartitionStateValue(w, { state: v.state, previousState: v.previousState, retryAttempt: v.retryAttempt, errorMessage: v.errorMessage }, 0);
+    encodeMirrorPartitionStateValue(w, { state: v.state, previousState: v.previousState, retryAttempt: v.retryAttempt, errorMessage: v.errorMessage, leaderEpoch }, 0);
     value = w.toBuffer();
   }
   return { key: encodeKey(RECORD_MIRROR_PARTITION_STATE, k), value };
@@ -87,6 +88,8 @@ export class MirrorStateShard implements CoordinatorShard {
   readonly snapshots = new SnapshotRegistry();
   readonly states = new SnapshotMap<string, { key: StoredKey; value: PersistedPartitionState }>(this.snapshots);
   readonly lastMirrorEpochs = new SnapshotMap<string, { key: StoredKey; epoch: number }>(this.snapshots);
+  /** The newest leader epoch a fenced state write of each partition was accepted at. */
+  readonly writerEpochs = new SnapshotMap<string, number>(this.snapshots);
 
   replay(record: ReplayedRecord): void {
     const r = new Reader(record.key);
@@ -95,11 +98,13 @@ export class MirrorStateShard implements CoordinatorShard {
       const key = decodeMirrorPartitionStateKey(r, 0);
       if (record.value === null) {
         this.states.delete(mapKey(key));
+        this.writerEpochs.delete(mapKey(key));
         return;
       }
       const vr = new Reader(record.value);
       const version = vr.int16();
       const v = decodeMirrorPartitionStateValue(vr, version);
+      if (v.leaderEpoch > (this.writerEpochs.get(mapKey(key)) ?? -1)) this.writerEpochs.set(mapKey(key), v.leaderEpoch);
       const state = isMirrorPartitionState(v.state) ? v.state : MirrorPartitionState.UNKNOWN;
       // The prototype schema's PreviousState default is 16, not a state: read it as UNKNOWN (decision D10).
       const previousState = isMirrorPartitionState(v.previousState) ? v.previousState : MirrorPartitionState.UNKNOWN;
@@ -122,6 +127,10 @@ export interface MirrorPartitionRecord {
   readonly state: PersistedPartitionState | null;
   /** -1 when none was recorded. */
   readonly lastMirrorEpoch: number;
+}
+
+function fenced(e: { topicId: string; partition: number; leaderEpoch: number }, current: number): KafkaError {
+  return new KafkaError(ErrorCode.FENCED_LEADER_EPOCH, `the write of partition ${e.partition} of topic id ${e.topicId} carries leader epoch ${e.leaderEpoch}, older than the current ${current}`);
 }
 
 /** One write of a mirror partition's state and/or last mirrored epoch. */
@@ -172,17 +181,18 @@ export class MirrorCoordinator implements MirrorStateStore {
    * A partition leader's write (local or WriteMirrorStates): refused with FENCED_LEADER_EPOCH when
    * the image here knows a newer leader epoch of a partition than the writer did, so a leader that
    * was replaced (or whose epoch was bumped since) cannot overwrite its successor's state, as the
-   * later KIP-1279 revision's WriteMirrorStates LeaderEpoch check does. Applied before any record
-   * is written: a refused write changes nothing.
+   * later KIP-1279 revision's WriteMirrorStates LeaderEpoch check does; and refused the same way
+   * when a state write of the partition was already accepted at a newer epoch (the image here may
+   * lag: a deposed leader's late write must not land over its successor's). That epoch is kept in
+   * the state record (tagged LeaderEpoch), so a coordinator that loads the shard knows it. Applied
+   * before any record of the shard is written: a refused write changes nothing there.
    */
   async writeFenced(mirrorName: string, entries: readonly MirrorStateEntry[]): Promise<void> {
     for (const e of entries) {
       const current = e.leaderEpoch >= 0 ? this.leaderEpochOf(e.topicId, e.partition) : undefined;
-      if (current !== undefined && e.leaderEpoch < current) {
-        throw new KafkaError(ErrorCode.FENCED_LEADER_EPOCH, `the write of partition ${e.partition} of topic id ${e.topicId} carries leader epoch ${e.leaderEpoch}, older than the current ${current}`);
-      }
+      if (current !== undefined && e.leaderEpoch < current) throw fenced(e, current);
     }
-    await this.write(mirrorName, entries);
+    await this.write(mirrorName, entries, true);
   }
 
   /**
@@ -191,20 +201,32 @@ export class MirrorCoordinator implements MirrorStateStore {
    */
   async write(
     mirrorName: string,
-    entries: readonly { topicId: string; partition: number; state?: PersistedPartitionState; lastMirrorEpoch?: number }[],
+    entries: readonly { topicId: string; partition: number; state?: PersistedPartitionState; lastMirrorEpoch?: number; leaderEpoch?: number }[],
+    fencedWrite = false,
   ): Promise<void> {
     const byShard = new Map<number, CoordinatorRecord[]>();
     const lmes = new Map<number, CoordinatorRecord[]>();
+    const checks = new Map<number, { key: string; entry: MirrorStateEntry }[]>();
     for (const e of entries) {
       const k = { mirrorName, topicId: e.topicId, partition: e.partition };
       const p = this.partitionFor(mirrorName, e.topicId, e.partition);
-      if (e.state !== undefined) push(byShard, p, stateRecord(k, e.state));
+      const epoch = fencedWrite ? (e.leaderEpoch ?? -1) : -1;
+      if (e.state !== undefined) push(byShard, p, stateRecord(k, e.state, epoch));
       if (e.lastMirrorEpoch !== undefined) push(lmes, p, lastMirrorEpochRecord(k, e.lastMirrorEpoch));
+      if (epoch >= 0) push(checks, p, { key: mapKey(k), entry: { ...e, leaderEpoch: epoch } });
     }
     const shards = new Set([...byShard.keys(), ...lmes.keys()]);
     await Promise.all(
       [...shards].map((p) =>
-        this.runtime.writeTo(p, () => ({ records: [...(byShard.get(p) ?? []), ...(lmes.get(p) ?? [])], response: undefined })),
+        this.runtime.writeTo(p, (shard) => {
+          // Checked again where writes are ordered: a write accepted at a newer epoch (while this
+          // node's image had not seen that epoch yet) fences every later one at an older epoch.
+          for (const { key, entry } of checks.get(p) ?? []) {
+            const newest = shard.writerEpochs.get(key);
+            if (newest !== undefined && entry.leaderEpoch < newest) throw fenced(entry, newest);
+          }
+          return { records: [...(byShard.get(p) ?? []), ...(lmes.get(p) ?? [])], response: undefined };
+        }),
       ),
     );
   }
