@@ -26,7 +26,7 @@ import { MirrorPartitionState } from '../mirror/mirror-partition-state.js';
  * it leads it alone (the single-node path); 'not-leader' when it must not write (Kafka's
  * Partition.appendRecordsToLeader check).
  */
-function appendLeader(ctx: BrokerContext, topic: string, partition: number): PartitionLeader | null | 'not-leader' {
+export function appendLeader(ctx: BrokerContext, topic: string, partition: number): PartitionLeader | null | 'not-leader' {
   const replication = ctx.replicas.replication;
   if (replication === null) return null;
   const t = ctx.image.topic(topic);
@@ -38,7 +38,7 @@ function appendLeader(ctx: BrokerContext, topic: string, partition: number): Par
 }
 
 /** How long a coordinator write waits for the ISR (offsets.commit.timeout.ms, Kafka's default 5 s). */
-function commitTimeoutMs(ctx: BrokerContext): number {
+export function commitTimeoutMs(ctx: BrokerContext): number {
   return Number(ctx.configs.brokerValue('offsets.commit.timeout.ms') ?? ctx.config.get('offsets.commit.timeout.ms') ?? 5000);
 }
 

@@ -157,7 +157,8 @@ export interface MirrorHost extends CoordinatorHost {
 
   /**
    * Appends a control batch built by the mirror coordinator (ABORT markers, MIRROR_PID_RESET) as
-   * the partition leader at the current leader epoch; the log assigns offsets. The read-only guard
+   * the partition leader at the current leader epoch; the log assigns offsets. Resolves once the
+   * batch is committed (acks=all: on a replicated partition the ISR holds it). The read-only guard
    * must let it through: it is called only while the partition is STOPPING.
    */
   appendCoordinatorBatch(topic: string, partition: number, batch: Buffer): Promise<MirrorAppendResult>;
