@@ -9,7 +9,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MirrorCoordinator } from '../../src/mirror/mirror-coordinator.js';
-import { MirrorPartitionState as S } from '../../src/mirror/mirror-partition-state.js';
+import { MirrorPartitionState as S, type MirrorPartitionStateValue } from '../../src/mirror/mirror-partition-state.js';
+import type { PersistedPartitionState } from '../../src/mirror/state-machine.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { testHost } from '../coordinator/harness.js';
 import { TempLogs } from '../coordinator/logs.js';
@@ -20,7 +21,7 @@ afterEach(async () => {
   for (const t of temps.splice(0)) await t.destroy();
 });
 
-const state = (s: number) => ({ state: s, previousState: S.UNKNOWN, retryAttempt: s === S.FAILED ? 1 : 0, errorMessage: s === S.FAILED ? 'source unreachable' : null });
+const state = (s: MirrorPartitionStateValue): PersistedPartitionState => ({ state: s, previousState: S.UNKNOWN, retryAttempt: s === S.FAILED ? 1 : 0, errorMessage: s === S.FAILED ? 'source unreachable' : null });
 
 async function refusal(p: Promise<unknown>): Promise<number> {
   try {
