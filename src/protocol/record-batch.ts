@@ -143,8 +143,8 @@ export const MIN_ENTRY_SIZE = 14;
  * loop `partialTail` says whether one was found and `validBytes` how many bytes whole batches
  * took. A size field that no batch can have is corruption: DecodeError.
  *
- * Views of any magic are yielded; entries with magic 0/1 are legacy message sets (same 12-byte
- * offset+size prefix) that `legacy-message-set.ts` reads. Matches Kafka's ByteBufferLogInputStream.
+ * Views of any magic are yielded (magic 0/1 legacy message sets share the 12-byte offset+size
+ * prefix; callers refuse them). Matches Kafka's ByteBufferLogInputStream.
  */
 export class BatchIterator implements IterableIterator<RecordBatchView> {
   private pos: number;
