@@ -316,6 +316,9 @@ class SimFetcher {
       if (this.parts.get(k) !== p || answer === null) return;
       const key = this.events.keyFor(MIRROR, p.tp.topicId, p.tp.topic, p.tp.partition);
       if (answer === 'gone') {
+        // A failed partition leaves the fetcher before the state machine is told, as the real
+        // fetcher detaches it: a later MIRRORING (a reload at a new epoch) adds it again.
+        this.parts.delete(k);
         p.failed = true;
         this.events.onPartitionFailed(key, new KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, 'The source topic is deleted.'), true);
         return;
@@ -325,6 +328,7 @@ class SimFetcher {
       const dle = this.node.leaderEpoch(p.tp.topic, p.tp.partition) ?? 0;
       if (answer.epoch > dle) {
         // The source's epoch passed ours: the state machine fences (EPOCH_FENCING bumps ours).
+        this.parts.delete(k);
         p.failed = true;
         this.events.onEpochFenced(key, answer.epoch);
         return;
