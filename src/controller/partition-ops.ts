@@ -28,27 +28,47 @@ export function changeRecord(topicId: string, p: PartitionImage, change: Partiti
 }
 
 /**
- * The active controller's pass over every partition after brokers came or went: fence the gone
- * ones out of ISRs and leadership, give leaderless partitions a returning ISR member.
+ * Partition changes per metadata batch. A cluster's batch is one etcd transaction with one put
+ * per record, and etcd refuses a transaction of more than 128 operations (its default
+ * `--max-txn-ops`): a node leading a few hundred partitions that was lost, or a rebalance of as
+ * many, must be written as several batches, or none of its partitions gets a new leader.
  */
-export function reconcileLeadership(controller: Controller, uncleanAllowed: (topic: TopicImage) => boolean): Promise<ControllerResult> {
+export const PARTITION_CHANGES_PER_WRITE = 100;
+
+/**
+ * The active controller's pass over every partition after brokers came or went: fence the gone
+ * ones out of ISRs and leadership, give leaderless partitions a returning ISR member. Written
+ * PARTITION_CHANGES_PER_WRITE partitions at a time, each batch decided against the image the
+ * previous one left.
+ */
+export async function reconcileLeadership(controller: Controller, uncleanAllowed: (topic: TopicImage) => boolean): Promise<ControllerResult> {
   const cluster = controller.cluster;
   // A node that may still be on its way back keeps its place until its grace has passed.
   const eligible = (id: number): boolean => cluster.isEligible(id) || cluster.awaitingReturn?.(id) === true;
-  return controller.write(
-    (img) => {
-      const recs: MetadataRecord[] = [];
-      for (const t of img.topicsByName.values()) {
-        const unclean = uncleanAllowed(t);
-        for (const p of t.partitions) {
-          const change = reconcilePartition(p, eligible, unclean);
-          if (change) recs.push(changeRecord(t.topicId, p, change));
+  for (;;) {
+    let more = false;
+    const r = await controller.write(
+      (img) => {
+        more = false;
+        const recs: MetadataRecord[] = [];
+        for (const t of img.topicsByName.values()) {
+          const unclean = uncleanAllowed(t);
+          for (const p of t.partitions) {
+            const change = reconcilePartition(p, eligible, unclean);
+            if (!change) continue;
+            if (recs.length === PARTITION_CHANGES_PER_WRITE) {
+              more = true;
+              return recs;
+            }
+            recs.push(changeRecord(t.topicId, p, change));
+          }
         }
-      }
-      return recs;
-    },
-    { asController: true },
-  );
+        return recs;
+      },
+      { asController: true },
+    );
+    if (r.errorCode !== 0 || !more) return r;
+  }
 }
 
 export interface ElectionResult {
@@ -61,7 +81,9 @@ export interface ElectionResult {
 /**
  * ElectLeaders: type 0 PREFERRED, 1 UNCLEAN; `partitions` null = every partition (Kafka's rule).
  * Any node may run an operator's election (validated at the last offset by the log's CAS);
- * `asController` fences the periodic rebalance to the active controller.
+ * `asController` fences the periodic rebalance to the active controller. Elections are written
+ * PARTITION_CHANGES_PER_WRITE at a time; a failed batch fails the call (the batches before it
+ * stay written, as elections of their own).
  */
 export async function electLeaders(
   controller: Controller,
@@ -69,34 +91,55 @@ export async function electLeaders(
   partitions: readonly { topic: string; partition: number }[] | null,
   asController = false,
 ): Promise<ElectionResult[] | ControllerResult> {
-  let results: ElectionResult[] = [];
+  const results: ElectionResult[] = [];
+  /** Partitions decided by the batches written so far. */
+  const decided = new Set<string>();
   const eligible = (id: number): boolean => controller.cluster.isEligible(id);
-  const res = await controller.write(
-    (img: MetadataImage) => {
-      results = [];
-      const recs: MetadataRecord[] = [];
-      const wanted = partitions ?? [...img.topicsByName.values()].flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition })));
-      for (const { topic, partition } of wanted) {
-        const t = img.topicsByName.get(topic);
-        const p = t?.partitions[partition];
-        if (!t || !p) {
-          results.push({ topic, partition, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'The topic or partition does not exist.' });
-          continue;
+  for (;;) {
+    let pass: ElectionResult[] = [];
+    let passDecided: string[] = [];
+    let more = false;
+    const res = await controller.write(
+      (img: MetadataImage) => {
+        pass = [];
+        passDecided = [];
+        more = false;
+        const recs: MetadataRecord[] = [];
+        const wanted = partitions ?? [...img.topicsByName.values()].flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition })));
+        for (const { topic, partition } of wanted) {
+          const key = `${topic}\u0000${partition}`;
+          if (decided.has(key)) continue;
+          const t = img.topicsByName.get(topic);
+          const p = t?.partitions[partition];
+          if (!t || !p) {
+            pass.push({ topic, partition, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'The topic or partition does not exist.' });
+            passDecided.push(key);
+            continue;
+          }
+          const out = electionType === 1 ? uncleanElection(p, eligible) : preferredElection(p, eligible);
+          if (isFailure(out)) {
+            // A request for every partition lists only those where an election ran (Kafka).
+            if (partitions !== null) pass.push({ topic, partition, errorCode: out.errorCode, errorMessage: out.errorMessage });
+            passDecided.push(key);
+            continue;
+          }
+          if (recs.length === PARTITION_CHANGES_PER_WRITE) {
+            more = true;
+            break;
+          }
+          recs.push(changeRecord(t.topicId, p, out));
+          pass.push({ topic, partition, errorCode: ErrorCode.NONE, errorMessage: null });
+          passDecided.push(key);
         }
-        const out = electionType === 1 ? uncleanElection(p, eligible) : preferredElection(p, eligible);
-        if (isFailure(out)) {
-          // A request for every partition lists only those where an election ran (Kafka).
-          if (partitions !== null) results.push({ topic, partition, errorCode: out.errorCode, errorMessage: out.errorMessage });
-          continue;
-        }
-        recs.push(changeRecord(t.topicId, p, out));
-        results.push({ topic, partition, errorCode: ErrorCode.NONE, errorMessage: null });
-      }
-      return recs;
-    },
-    { asController },
-  );
-  return res.errorCode === 0 ? results : res;
+        return recs;
+      },
+      { asController },
+    );
+    if (res.errorCode !== 0) return res;
+    results.push(...pass);
+    for (const k of passDecided) decided.add(k);
+    if (!more) return results;
+  }
 }
 
 export interface AlterPartitionRequest {
