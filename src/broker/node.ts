@@ -116,6 +116,14 @@ export class BrokerNode {
       cleanerEnabled: config.bool('log.cleaner.enable'),
       cleanerBackoffMs: config.int('log.cleaner.backoff.ms'),
       flushAheadBytes: config.int('log.flush.ahead.bytes'),
+      // A log whose fsync failed can no longer say what is on disk (the kernel may have dropped
+      // the dirty pages it could not write). As a Kafka broker whose last log dir failed, the
+      // node halts: its lease lapses, the other ISR members lead its partitions, and at restart
+      // recovery reads back only what the disk holds, and the logs catch up from the leaders.
+      onLogDirFailure: (logDir, partition, reason) => {
+        log.error('log dir failed, halting', { logDir, partition, reason });
+        process.exit(1);
+      },
     });
     const quorum = await openQuorum(config, plan, dataDir, logs.cleanShutdown(dataDir), log);
     const { meta, cluster, store } = quorum;

@@ -54,7 +54,15 @@ export class LocalLog {
     readonly fs: FileSystem,
     readonly clock: Clock,
     private readonly configOf: () => LogConfig,
+    /** Told once when a failed write or fsync takes the log offline (Kafka's LogDirFailureChannel). */
+    private readonly onOffline?: (reason: string) => void,
   ) {}
+
+  private fail(reason: string): void {
+    if (this.offlineReason !== null) return;
+    this.offlineReason = reason;
+    this.onOffline?.(reason);
+  }
 
   get active(): LogSegment {
     return this.segments.at(-1) as LogSegment;
@@ -130,7 +138,7 @@ export class LocalLog {
         await seg.log.truncate(before);
         seg.size = before;
       } catch (e2) {
-        this.offlineReason = `write failed and could not be undone: ${String(e2)}`;
+        this.fail(`write failed and could not be undone: ${String(e2)}`);
       }
       throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `write failed: ${String(e)}`);
     }
@@ -149,7 +157,7 @@ export class LocalLog {
       for (const s of dirty) await s.sync();
       if (dirty.length > 0 && fsyncChannel.hasSubscribers) fsyncChannel.publish({ durationMs: performance.now() - started });
     } catch (e) {
-      this.offlineReason = `fsync failed: ${String(e)}`;
+      this.fail(`fsync failed: ${String(e)}`);
       throw e;
     }
     if (truncations === this.truncations && end > this.recoveryPoint) this.recoveryPoint = end;

@@ -63,6 +63,11 @@ export interface LogManagerOptions {
   flushAheadBytes?: number;
   /** Directory names under the log dirs that belong to someone else (the controller's metadata log). */
   isForeignDir?: (name: string) => boolean;
+  /**
+   * Told when a partition log of `logDir` went offline (a failed fsync, or a failed write that
+   * could not be undone): Kafka's LogDirFailureChannel, whose broker halts when its last log dir fails.
+   */
+  onLogDirFailure?: (logDir: string, partition: string, reason: string) => void;
   log?: Logger;
 }
 
@@ -249,6 +254,7 @@ export class LogManager {
         ...(this.opts.flushAheadBytes !== undefined ? { flushAheadBytes: this.opts.flushAheadBytes } : {}),
         ...(recoveryPoint !== undefined ? { recoveryPoint } : {}),
         ...(logStartOffset !== undefined ? { logStartOffset } : {}),
+        ...(this.opts.onLogDirFailure !== undefined ? { onOffline: (reason: string) => this.opts.onLogDirFailure?.(logDir.path, name, reason) } : {}),
       }).finally(() => this.placing.delete(name));
       // A checkpoint entry belongs to the log that was there at open, never to a re-created one.
       this.found.delete(name);

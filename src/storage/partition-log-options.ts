@@ -94,4 +94,6 @@ export interface PartitionLogOptions {
    * four times this (DEFAULT_FLUSH_AHEAD_BYTES, 4 MiB, when absent; 0 turns both off).
    */
   flushAheadBytes?: number;
+  /** Told once when a failed write or fsync takes the log offline; its files are then untrusted. */
+  onOffline?: (reason: string) => void;
 }

@@ -92,7 +92,7 @@ export class PartitionLog implements Syncable {
     this.producerIdExpirationMs = opts.producerIdExpirationMs ?? 86_400_000;
     this.flushAheadBytes = opts.flushAheadBytes ?? DEFAULT_FLUSH_AHEAD_BYTES;
     this.lastFlushTime = this.clock.now();
-    this.local = new LocalLog(this.dir, this.fs, this.clock, () => this.context.config);
+    this.local = new LocalLog(this.dir, this.fs, this.clock, () => this.context.config, opts.onOffline);
     this.context = {
       local: this.local,
       epochs: new LeaderEpochCache(this.fs, this.local.path('leader-epoch-checkpoint')),

@@ -113,6 +113,8 @@ export interface NetnsClusterOptions {
   readonly logDir?: (nodeId: number) => string | undefined;
   /** Per node: environment added to the process's (e.g. a fake wall clock). */
   readonly env?: (nodeId: number) => Record<string, string> | undefined;
+  /** Per node: arguments to its `node` process before the script (e.g. `--import` of a preload). */
+  readonly nodeArgs?: (nodeId: number) => readonly string[] | undefined;
 }
 
 function member(tag: number, name: string, host: number): Member {
@@ -212,11 +214,10 @@ export async function startNetnsCluster(opts: NetnsClusterOptions): Promise<Netn
       etcdProc,
       () => etcdSink.out,
     );
-    const nodes: NetnsNode[] = keptNodes;
-    for (let i = 1; i <= opts.nodes; i++) {
-      const m = member(tag, `n${i}`, 10 + i);
+    /** Node `i` of the cluster, or (`alone`) a node that is a cluster of its own, without etcd. */
+    const makeNode = (m: Member, i: number, alone: boolean): NetnsNode => {
       addMember(hub, m);
-      const dataDir = opts.logDir?.(i) ?? join(tmp, `node-${i}`);
+      const dataDir = (alone ? undefined : opts.logDir?.(i)) ?? join(tmp, alone ? m.name : `node-${i}`);
       const sink = { out: '' };
       let proc: ChildProcess | null = null;
       const node: NetnsNode = {
@@ -229,26 +230,38 @@ export async function startNetnsCluster(opts: NetnsClusterOptions): Promise<Netn
         },
         logs: () => sink.out,
         async start() {
-          if (proc !== null) throw new Error(`node ${i} is running`);
+          if (proc !== null) throw new Error(`${m.name} is running`);
           const overrides: Record<string, string | number | boolean> = {
             'node.id': i,
             listeners: `PLAINTEXT://${m.addr}:9092`,
             'log.dirs': dataDir,
-            'metadata.etcd.endpoints': etcdEndpoint,
             'group.initial.rebalance.delay.ms': 0,
-            'auto.leader.rebalance.enable': false,
-            ...FAST_SESSION,
-            ...opts.overrides,
+            ...(alone
+              ? {}
+              : {
+                  'metadata.etcd.endpoints': etcdEndpoint,
+                  'auto.leader.rebalance.enable': false,
+                  ...FAST_SESSION,
+                  ...opts.overrides,
+                }),
           };
-          const args = ['node', join(ROOT, 'bin/fjord.js'), 'start'];
+          const args = ['node', ...((alone ? undefined : opts.nodeArgs?.(i)) ?? []), join(ROOT, 'bin/fjord.js'), 'start'];
           for (const [k, v] of Object.entries(overrides)) args.push('--override', `${k}=${v}`);
-          const p = spawnIn(m.ns, args, opts.env?.(i));
+          const p = spawnIn(m.ns, args, alone ? undefined : opts.env?.(i));
           proc = p;
           p.once('exit', () => {
             if (proc === p) proc = null;
           });
           collect(p, sink);
-          await waitFor(`node ${i} to start`, () => sink.out.includes('"msg":"node started"'), 60_000, p, () => sink.out);
+          // This process's own start line, not one of an earlier run of the node.
+          let started = false;
+          let head = '';
+          p.stderr!.on('data', (d: Buffer) => {
+            if (started) return;
+            head = (head + d.toString()).slice(-4096);
+            started = head.includes('"msg":"node started"');
+          });
+          await waitFor(`${m.name} to start`, () => started, 60_000, p, () => sink.out);
         },
         async kill() {
           const p = proc;
@@ -265,8 +278,11 @@ export async function startNetnsCluster(opts: NetnsClusterOptions): Promise<Netn
           proc?.kill('SIGCONT');
         },
       };
-      nodes.push(node);
-    }
+      keptNodes.push(node);
+      return node;
+    };
+    const nodes: NetnsNode[] = [];
+    for (let i = 1; i <= opts.nodes; i++) nodes.push(makeNode(member(tag, `n${i}`, 10 + i), i, false));
     // Node 1 founds the cluster; the others adopt its cluster id.
     for (const n of nodes) await n.start();
     const cutOneWay = (from: Member, to: Member): void => {
