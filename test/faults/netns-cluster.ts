@@ -6,6 +6,7 @@
  *   fjf<tag>-hub:  bridge br0 ── veth ── eth0 of every member namespace
  *   fjf<tag>-etcd  10.231.<tag>.2      etcd
  *   fjf<tag>-n<i>  10.231.<tag>.1<i>   Fjord node i (port 9092)
+ *   fjf<tag>-src<i> 10.231.<tag>.5<i>  optional: a Fjord node alone, a source to mirror from
  *   fjf<tag>-cli   10.231.<tag>.100    workloads (test/faults/workload.ts)
  *
  * Addresses exist only inside these namespaces; the root namespace gets none and reaches no
@@ -88,6 +89,8 @@ export interface NetnsCluster {
   readonly etcd: Member;
   readonly client: Member;
   readonly nodes: readonly NetnsNode[];
+  /** Nodes that are each a cluster of their own (no etcd): sources to mirror from. */
+  readonly sources: readonly NetnsNode[];
   node(id: number): NetnsNode;
   readonly etcdEndpoint: string;
   readonly bootstrap: string;
@@ -108,6 +111,8 @@ export interface NetnsClusterOptions {
   /** 1-250: keeps namespaces and addresses of test files that run side by side apart. */
   readonly tag: number;
   readonly nodes: number;
+  /** Single Fjord nodes, each a cluster of its own, beside the cluster (`fjf<tag>-src<i>`, 10.231.<tag>.5<i>). */
+  readonly sources?: number;
   readonly overrides?: Record<string, string | number | boolean>;
   /** Per node: a log dir to use instead of a fresh temp dir (e.g. a small tmpfs). */
   readonly logDir?: (nodeId: number) => string | undefined;
@@ -283,6 +288,9 @@ export async function startNetnsCluster(opts: NetnsClusterOptions): Promise<Netn
     };
     const nodes: NetnsNode[] = [];
     for (let i = 1; i <= opts.nodes; i++) nodes.push(makeNode(member(tag, `n${i}`, 10 + i), i, false));
+    const sources: NetnsNode[] = [];
+    for (let i = 1; i <= (opts.sources ?? 0); i++) sources.push(makeNode(member(tag, `src${i}`, 50 + i), 1, true));
+    for (const n of sources) await n.start();
     // Node 1 founds the cluster; the others adopt its cluster id.
     for (const n of nodes) await n.start();
     const cutOneWay = (from: Member, to: Member): void => {
@@ -294,6 +302,7 @@ export async function startNetnsCluster(opts: NetnsClusterOptions): Promise<Netn
       etcd,
       client,
       nodes,
+      sources,
       node: (id) => nodes[id - 1]!,
       etcdEndpoint,
       bootstrap: nodes.map((n) => n.bootstrap).join(','),
