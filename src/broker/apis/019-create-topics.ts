@@ -24,6 +24,7 @@ import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import { checkTopicConfig } from '../config.js';
 import { collidingTopic, topicNameError } from '../../controller/controller.js';
+import { EXCESSIVE_BATCH_MESSAGE, MAX_RECORDS_PER_USER_OP } from '../../controller/user-operation-limit.js';
 import { THROTTLING_QUOTA_EXCEEDED_MESSAGE } from '../../quota/broker-quotas.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
@@ -41,6 +42,17 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
       const counts = new Map<string, number>();
       for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
       const results: Result[] = [];
+      // The records the request would write (a topic record, its partitions, its configs), counted
+      // before anything is placed: past Kafka's bound the whole request is refused.
+      let records = 0;
+      for (const t of req.topics) {
+        if ((counts.get(t.name) ?? 0) > 1 || ctx.image.topic(t.name)) continue;
+        const partitions = t.assignments.length > 0 ? t.assignments.length : t.numPartitions === -1 ? Number(ctx.configs.brokerValue('num.partitions')) : t.numPartitions;
+        if (partitions > 0) records += 1 + partitions + t.configs.filter((c) => c.value !== null).length;
+      }
+      if (records > MAX_RECORDS_PER_USER_OP) {
+        return { throttleTimeMs: 0, topics: req.topics.map((t) => ({ name: t.name, topicId: ZERO_UUID, errorCode: ErrorCode.POLICY_VIOLATION, errorMessage: EXCESSIVE_BATCH_MESSAGE })) };
+      }
       // KIP-599: v6+ refuse a topic over controller_mutation_rate, older versions are only throttled.
       const quota = ctx.quotas.mutationQuota(rc, v >= 6);
       for (const t of req.topics) {

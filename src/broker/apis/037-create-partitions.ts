@@ -16,6 +16,7 @@ import type { ApiHandler } from '../../server/api-handler.js';
 import { THROTTLING_QUOTA_EXCEEDED_MESSAGE } from '../../quota/broker-quotas.js';
 import type { BrokerContext } from '../broker-context.js';
 import { MirrorPartitionState } from '../../mirror/mirror-partition-state.js';
+import { EXCESSIVE_BATCH_MESSAGE, MAX_RECORDS_PER_USER_OP } from '../../controller/user-operation-limit.js';
 
 type Result = NonNullable<CreatePartitionsResponseInput['results']>[number];
 
@@ -30,6 +31,16 @@ export function createPartitionsHandler(ctx: BrokerContext): ApiHandler<CreatePa
       const counts = new Map<string, number>();
       for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
       const results: Result[] = [];
+      // One partition record per new partition, counted before anything is placed: past Kafka's
+      // bound the whole request is refused.
+      let records = 0;
+      for (const t of req.topics) {
+        const current = (counts.get(t.name) ?? 0) > 1 ? undefined : ctx.image.topic(t.name)?.partitions.length;
+        if (current !== undefined && t.count > current) records += t.count - current;
+      }
+      if (records > MAX_RECORDS_PER_USER_OP) {
+        return { throttleTimeMs: 0, results: req.topics.map((t) => ({ name: t.name, errorCode: ErrorCode.POLICY_VIOLATION, errorMessage: EXCESSIVE_BATCH_MESSAGE })) };
+      }
       // KIP-599: v3+ refuse new partitions over controller_mutation_rate, older versions are only throttled.
       const quota = ctx.quotas.mutationQuota(rc, rc.apiVersion >= 3);
       for (const t of req.topics) {
