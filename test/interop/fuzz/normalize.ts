@@ -11,7 +11,7 @@ export type Json = null | boolean | number | string | Json[] | { [k: string]: Js
 const DROP = new Set(['partitionSize', 'offsetLag', 'totalBytes', 'usableBytes', 'throttleTimeMs', 'errorMessage', 'unknownTaggedFields', 'host', 'port', 'rack', 'clusterId', 'supportedFeatures', 'finalizedFeatures', 'finalizedFeaturesEpoch', 'zkMigrationReady', 'endpoints', 'listeners']);
 const OPAQUE_STRINGS = /^(memberId|leader|leaderId|groupInstanceId|memberEpoch|assignment|metadata|protocolMetadata|clientHost|clientId)$/;
 const OPAQUE_IDS = /^(producerId|sessionId|coordinatorKey)$/;
-const ORDER_KEYS = ['name', 'topic', 'topicName', 'resourceName', 'groupId', 'transactionalId', 'partitionIndex', 'partitionId', 'partition', 'index', 'apiKey', 'nodeId', 'brokerId', 'key', 'memberId', 'resourceType', 'configName'];
+const ORDER_KEYS = ['name', 'user', 'topic', 'topicName', 'resourceName', 'groupId', 'transactionalId', 'partitionIndex', 'partitionId', 'partition', 'index', 'apiKey', 'nodeId', 'brokerId', 'key', 'memberId', 'resourceType', 'configName'];
 
 /**
  * The timestamp of every record the fuzzers write (plus its index): an hour ago, so retention by
