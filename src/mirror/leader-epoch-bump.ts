@@ -38,13 +38,17 @@ interface BumpRequest {
   readonly waiters: { resolve(epoch: number): void; reject(err: unknown): void }[];
 }
 
+/** Bumps per gathered write: a cluster's metadata batch is one etcd transaction (128 operations at most, one per record). */
+const BUMPS_PER_WRITE = 100;
+
 /**
- * The fetcher's proactive bumps (`whileMirrored`), gathered: a mirror starting hundreds of
+ * Bumps gathered into few controller writes: the fetcher's proactive ones (`whileMirrored`), and
+ * STOPPING's own (one instance with `whileMirrored` false). A mirror starting hundreds of
  * partitions asks for one bump per partition as each first batch is appended, and each alone
  * would be a metadata batch of its own, applied and reconciled by every node one after another
  * while the data waits. Requests made while a write is running go into the next write together,
  * as group commit gathers fsyncs; a partition asked for twice is bumped once, to the larger
- * minimum. When the controller refuses a gathered write (one partition is gone, or its topic is
+ * minimum; a write carries at most BUMPS_PER_WRITE of them, the rest go into the next. When the controller refuses a gathered write (one partition is gone, or its topic is
  * being stopped) each partition of it is tried alone, so one refusal costs no other partition its
  * bump; each request then settles with its own partition's answer.
  *
@@ -60,6 +64,7 @@ export class EpochBumpBatcher {
   constructor(
     private readonly host: MirrorHost,
     private readonly defer: (fn: () => void) => void = (fn) => void setImmediate(fn),
+    private readonly whileMirrored = true,
   ) {}
 
   /**
@@ -80,7 +85,7 @@ export class EpochBumpBatcher {
     }
   }
 
-  /** Like `bumpLeaderEpoch(…, { whileMirrored: true })`, sent with the other requests pending now. */
+  /** Like `bumpLeaderEpoch(…, { whileMirrored })`, sent with the other requests pending now. */
   bump(topic: string, topicId: string, partition: number, minLeaderEpoch: number): Promise<number> {
     return new Promise<number>((resolve, reject) => {
       const k = keyOf(topicId, partition);
@@ -98,8 +103,12 @@ export class EpochBumpBatcher {
 
   private async drain(): Promise<void> {
     while (this.pending.size > 0) {
-      const batch = [...this.pending.values()];
-      this.pending = new Map();
+      const batch: BumpRequest[] = [];
+      for (const [k, r] of this.pending) {
+        if (batch.length === BUMPS_PER_WRITE) break;
+        batch.push(r);
+        this.pending.delete(k);
+      }
       await this.write(batch);
     }
     this.running = false;
@@ -119,10 +128,10 @@ export class EpochBumpBatcher {
         continue;
       }
       const leaderEpoch = Math.max(r.minLeaderEpoch + 1, current);
-      ops.push({ type: 'bumpLeaderEpoch' as const, topicId: r.topicId, partition: r.partition, leaderEpoch, whileMirrored: true });
+      ops.push({ type: 'bumpLeaderEpoch' as const, topicId: r.topicId, partition: r.partition, leaderEpoch, whileMirrored: this.whileMirrored });
       targets.push([r, leaderEpoch]);
       // Before the write: the image may show the new epoch (and the manager look) before it answers.
-      this.sent.set(keyOf(r.topicId, r.partition), leaderEpoch);
+      if (this.whileMirrored) this.sent.set(keyOf(r.topicId, r.partition), leaderEpoch);
     }
     if (ops.length === 0) return;
     let res;
@@ -146,7 +155,7 @@ export class EpochBumpBatcher {
       return;
     }
     for (const [r] of targets) {
-      await bumpLeaderEpoch(this.host, r.topic, r.topicId, r.partition, r.minLeaderEpoch, { whileMirrored: true }).then(
+      await bumpLeaderEpoch(this.host, r.topic, r.topicId, r.partition, r.minLeaderEpoch, { whileMirrored: this.whileMirrored }).then(
         (epoch) => settle(r, epoch),
         (err: unknown) => settle(r, err),
       );

@@ -16,6 +16,7 @@ import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
 import { MIRROR_STATE_TOPIC } from './mirror-coordinator.js';
 import { closeMirrorRuntime, createMirrorRuntime, topicPartitionOf, type MirrorRuntime, type MirrorRuntimeFactory } from './mirror-runtime.js';
+import { GatheredGroupSync } from './gathered-group-sync.js';
 import { EpochBumpBatcher } from './leader-epoch-bump.js';
 import { MirrorProduceGuard } from './produce-guard.js';
 import { MirrorSourceSync } from './source-sync.js';
@@ -81,6 +82,8 @@ export class MirrorManager {
   private readonly applied = new Map<string, string>();
   /** The fetchers' proactive bumps, gathered into few controller writes. */
   private readonly bumps: EpochBumpBatcher;
+  /** STOPPING's own bumps, gathered the same way. */
+  private readonly stopBumps: EpochBumpBatcher;
   private unsubscribe: (() => void) | null = null;
   private syncing: Promise<void> | null = null;
   private resync = false;
@@ -97,13 +100,16 @@ export class MirrorManager {
     private readonly seams: MirrorManagerSeams = {},
   ) {
     this.bumps = new EpochBumpBatcher(host, seams.defer);
+    this.stopBumps = new EpochBumpBatcher(host, seams.defer, false);
+    const groupSync = new GatheredGroupSync((rt, topics) => (seams.syncGroups ?? ((r, t) => this.sourceSync.syncGroups(r, t)))(rt, topics), seams.defer);
     this.actions = new MirrorStateActions({
       host,
       coordinator,
       log,
       runtime: (name) => this.runtimes.get(name),
       isClosed: () => this.closed,
-      syncGroups: (rt, topics) => (seams.syncGroups ?? ((r, t) => this.sourceSync.syncGroups(r, t)))(rt, topics),
+      syncGroups: (rt, topics) => groupSync.syncTopics(rt, topics),
+      bumpForStop: (key, min) => this.stopBumps.bump(key.topicName, key.topicId, key.partition, min),
       syncConfigs: (rt, topics) => (seams.syncConfigs ?? ((r, t) => this.sourceSync.syncConfigs(r, t)))(rt, topics),
     });
     this.machine = new MirrorStateMachine({

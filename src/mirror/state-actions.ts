@@ -47,6 +47,11 @@ export interface StateActionDeps {
   isClosed(): boolean;
   /** Last group offset sync for one topic (STOPPING, spec §10.2). */
   syncGroups(rt: MirrorRuntime, topics: ReadonlySet<string>): Promise<void>;
+  /**
+   * STOPPING's own epoch bump (not `whileMirrored`), gathered with the other partitions' into few
+   * controller writes; one controller write of its own when absent.
+   */
+  readonly bumpForStop?: (key: MirrorPartitionKey, minLeaderEpoch: number) => Promise<number>;
   /** Topic configs of a topic that just joined the mirror (spec §10.1). */
   syncConfigs(rt: MirrorRuntime, topics: string[]): Promise<void>;
 }
@@ -195,7 +200,8 @@ export class MirrorStateActions {
     if (!run.isCurrent()) throw new SupersededActionError('STOPPING was superseded');
     // c. bump the leader epoch past it, and wait until the image shows it
     // The fetcher is out and its last append done: the first destination epoch may land now.
-    await bumpLeaderEpoch(host, key.topicName, key.topicId, key.partition, Math.max(lme, 0), { whileMirrored: false });
+    if (this.deps.bumpForStop !== undefined) await this.deps.bumpForStop(key, Math.max(lme, 0));
+    else await bumpLeaderEpoch(host, key.topicName, key.topicId, key.partition, Math.max(lme, 0), { whileMirrored: false });
     this.adoptOwnEpoch(key, machine);
     const epoch = host.leaderEpoch(key.topicName, key.partition) ?? 0;
     // d. abort open transactions
