@@ -36,7 +36,7 @@ let source: RunningNode;
 const closers: (() => void)[] = [];
 
 function admin(): MirrorAdmin {
-  const a = new MirrorAdmin({ bootstrapServers: cluster.bootstrap, requestTimeoutMs: 30_000 });
+  const a = new MirrorAdmin({ bootstrapServers: cluster.bootstrap, requestTimeoutMs: 120_000 });
   closers.push(() => a.close());
   return a;
 }
@@ -98,7 +98,8 @@ async function readLogs(parts: readonly PartitionMeta[], clientOf: (leader: numb
 
 beforeAll(async () => {
   [cluster, source] = await Promise.all([
-    startCluster({ nodes: 3, overrides: { ...FAST, 'default.replication.factor': 3, 'mirror.state.topic.replication.factor': 3, 'min.insync.replicas': 2 } }),
+    // Kafka's stock session: a busy CI machine would fence a node on the helpers' 3 s one.
+    startCluster({ nodes: 3, overrides: { ...FAST, 'broker.session.timeout.ms': 9000, 'broker.heartbeat.interval.ms': 2000, 'default.replication.factor': 3, 'mirror.state.topic.replication.factor': 3, 'min.insync.replicas': 2 } }),
     startNode({ overrides: FAST }),
   ]);
   const kafka = new Kafka({ clientId: 'stop-at-scale-source', brokers: [source.bootstrap], logLevel: logLevel.NOTHING });
@@ -110,6 +111,7 @@ beforeAll(async () => {
   await p.connect();
   await p.sendBatch({ acks: -1, topicMessages: TOPICS.map((topic) => ({ topic, messages: Array.from({ length: PARTITIONS }, (_, partition) => ({ partition, value: `${topic}-${partition}` })) })) });
   await p.disconnect();
+  await eventually('three brokers registered', async () => (await client(cluster.bootstrap[0]!).metadata([])).brokers.length === 3);
   await admin().createClusterMirror(MIRROR, { 'bootstrap.servers': source.bootstrap, 'mirror.fetch.wait.max.ms': '100' });
 }, 120_000);
 
