@@ -275,9 +275,12 @@ export class MirrorControlPlane {
       // Broker-side validation of what the partitions actually are (spec §4.2 step 1), every
       // topic's at once. A partition still on its way (e.g. truncating) is not refused: the state
       // machine applies the new desired state when the step ends. FAILED may always be stopped.
+      // A partition STOPPED while its topic's desired state is not (a start has not reached it
+      // yet, or it was paused before it did) is on its way too: refused, a start followed by a
+      // pause left no command that could move it.
       const transient: readonly MirrorPartitionStateValue[] = [S.UNKNOWN, S.LOG_TRUNCATION, S.EPOCH_FENCING, S.PAUSING, S.FAILED];
       const bads = await mapConcurrently(candidates, LOOKUPS_IN_FLIGHT, (c) =>
-        this.manager.firstBadState(mirrorName, c.b.topicName, c.b.topicId, (s) => !allowedActual.includes(s) && !transient.includes(s) && !(c.d === S.STOPPED && s === S.STOPPING)),
+        this.manager.firstBadState(mirrorName, c.b.topicName, c.b.topicId, (s) => !allowedActual.includes(s) && !transient.includes(s) && !(c.d === S.STOPPED && s === S.STOPPING) && !(s === S.STOPPED && c.b.desiredState !== S.STOPPED)),
       );
       const toWrite = candidates.filter((c, k) => {
         const bad = bads[k] ?? null;

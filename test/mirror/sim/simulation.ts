@@ -231,9 +231,10 @@ function checkQuiet(world: World, stopped: boolean): void {
     // A non-retryable FAILED (source topic gone or recreated) stays while not stopped: the final
     // stop checks that it has a way out. A retryable one must have recovered once faults healed.
     const failedForNow = !stopped && persisted.state === S.FAILED && persisted.retryAttempt < 0 && machine === S.FAILED && desired !== S.STOPPED;
-    // Paused before its leader persisted anything (§7.3 leaves it): nothing fetched, read-only;
-    // a resume or a stop takes it on.
-    const pausedBeforeStart = desired === S.PAUSED && persisted.state === null && machine === S.UNKNOWN;
+    // Paused before its leader persisted anything, or paused while a start had not reached its
+    // STOPPED partition yet (§7.3 leaves both): nothing fetched, read-only; a resume or a stop
+    // takes it on.
+    const pausedBeforeStart = desired === S.PAUSED && ((persisted.state === null && machine === S.UNKNOWN) || (persisted.state === S.STOPPED && machine === S.STOPPED));
     if (!ok && !failedForNow && !pausedBeforeStart) {
       world.violations.push(`quiet: ${where} is ${name(persisted.state)} (leader node ${leader.id} says ${name(machine)}) while desired ${name(desired)}${stopped ? ' after the final stop' : ''}`);
       continue;
