@@ -1,5 +1,6 @@
 /**
- * A bounded soak: `npm run chaos -- --minutes N [--seed S]`. A three-node netns cluster
+ * A bounded soak: `npm run chaos -- --minutes N [--seed S] [--faults a,b] [--tag T]` (only the
+ * fault kinds named; T the namespaces' tag, 90 by default, so that two runs can share a machine). A three-node netns cluster
  * (netns-cluster.ts) runs the workload (workload.ts) while faults picked at random from the list
  * below come and go; at the end the history is checked (history-checker.ts) and a summary
  * printed: acknowledged writes, the faults injected, and every violation with the seed that
@@ -8,16 +9,25 @@
  * Faults: a node cut from etcd and its peers but not from clients; a node cut from everything
  * (minority/majority split); etcd cut from every node; a one-way cut (a node's packets to etcd
  * dropped, etcd's to it delivered); a flapping link (down and up every 1-3 s); a node paused
- * (SIGSTOP) past the session timeout and resumed.
+ * (SIGSTOP) past the session timeout and resumed; a mirror failover and failback: beside the
+ * workload a source node takes writes that the cluster mirrors (mirror-run.ts), and this fault
+ * stops the mirrored topic (`fjord cluster-mirrors --stop`) with a node cut from etcd, its peers
+ * and the source meanwhile, checks every partition STOPPED, a byte prefix of the source and
+ * writable, then starts mirroring it again. At the end the mirrored topic must have caught up
+ * with the source byte for byte on every replica.
  */
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { finish, startWorkload } from './fault-run.js';
+import { converged, finish, startWorkload } from './fault-run.js';
+import { partitionBytes } from './history-checker.js';
+import { MirrorRun, notSourcePrefix } from './mirror-run.js';
 import { startNetnsCluster, type NetnsCluster } from './netns-cluster.js';
 
 const TOPIC = 'chaos';
 const PARTITIONS = 3;
+const MIRRORED = 'mirrored';
+const MIRRORED_PARTITIONS = 6;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function arg(name: string): string | undefined {
@@ -38,6 +48,21 @@ function rng(seed: number): () => number {
 }
 
 type Fault = (c: NetnsCluster, node: number, ms: number, rand: () => number) => Promise<void>;
+
+/** The mirror beside the workload, and what its checks found. */
+let mirror: MirrorRun | null = null;
+const mirrorViolations: string[] = [];
+
+/** A failed mirror check: recorded, and the fault ends there. */
+async function check(what: string, fn: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await fn();
+    return true;
+  } catch (err) {
+    mirrorViolations.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+    return false;
+  }
+}
 
 const FAULTS: Record<string, Fault> = {
   'leader-isolated': async (c, n, ms) => {
@@ -74,6 +99,24 @@ const FAULTS: Record<string, Fault> = {
     await sleep(Math.max(ms, 4000));
     c.node(n).resume();
   },
+  'mirror-failover-failback': async (c, n, ms) => {
+    const m = mirror!;
+    const cut = c.node(n);
+    const other = c.nodes.find((x) => x !== cut)!;
+    const stop = m.cli(other.bootstrap, ['--stop', '--mirror', m.mirror, '--topics', m.topic, '--timeout', '120']);
+    for (const o of [c.etcd, m.source, ...c.nodes.filter((x) => x !== cut)]) c.cut(cut, o);
+    await sleep(ms);
+    c.healCuts();
+    const stopped = await stop.done;
+    if (stopped.code !== 0) mirrorViolations.push(`--stop exited ${stopped.code}: ${stopped.out.trim()}`);
+    if (!(await check('after the stop', () => m.untilAll(other.bootstrap, 'STOPPED', 120_000)))) return;
+    if (!(await converged(c, m.topic, m.partitions))) mirrorViolations.push(`${m.topic}: replicas differ after the stop`);
+    mirrorViolations.push(...notSourcePrefix(c, m.source, m.topic, m.partitions, true));
+    mirrorViolations.push(...(await m.writeEach(60_000)).map((e) => `a write after the stop failed: ${e}`));
+    // Failback: mirroring again cuts the writes made here since the stop.
+    if (!(await check('--start after the stop', () => m.start(other.bootstrap)))) return;
+    await check('mirroring again', () => m.untilAll(other.bootstrap, 'MIRRORING', 120_000));
+  },
 };
 
 async function main(): Promise<void> {
@@ -91,11 +134,22 @@ async function main(): Promise<void> {
   process.once('SIGTERM', onSignal);
   try {
     console.log(`chaos: ${minutes} min, seed ${seed}`);
-    cluster = await startNetnsCluster({ tag: 90, nodes: 3 });
+    cluster = await startNetnsCluster({
+      tag: Number(arg('tag') ?? '90'),
+      nodes: 3,
+      sources: 1,
+      overrides: { 'default.replication.factor': 3, 'mirror.metadata.refresh.interval.ms': 1000, 'mirror.failed.retry.initial.backoff.ms': 200, 'mirror.failed.retry.max.backoff.ms': 1000 },
+    });
     const c = cluster;
+    const m = new MirrorRun(c, c.sources[0]!, 'dr', MIRRORED, MIRRORED_PARTITIONS);
+    mirror = m;
+    await m.startSource(200);
     const w = startWorkload(c, dir, { topic: TOPIC, partitions: PARTITIONS, acksOneTo: 1 + Math.floor(rand() * 3) });
+    await m.create(dir, c.node(1).bootstrap);
+    await m.untilAll(c.node(1).bootstrap, 'MIRRORING', 120_000);
     const end = Date.now() + minutes * 60_000;
-    const names = Object.keys(FAULTS);
+    const names = arg('faults')?.split(',') ?? Object.keys(FAULTS);
+    for (const n of names) if (FAULTS[n] === undefined) throw new Error(`unknown fault ${n}; known: ${Object.keys(FAULTS).join(', ')}`);
     while (Date.now() < end) {
       const name = names[Math.floor(rand() * names.length)]!;
       const node = 1 + Math.floor(rand() * 3);
@@ -107,6 +161,15 @@ async function main(): Promise<void> {
       await sleep(3000 + Math.floor(rand() * 7000));
     }
     const summary = await finish(c, w, TOPIC, PARTITIONS);
+    // The mirror catches up with the source once it stops taking writes: every replica its bytes.
+    const sourceAcked = m.sourceAcked();
+    await m.stopSource();
+    if (await check('caught up at the end', () => m.untilAll(c.node(1).bootstrap, 'MIRRORING', 180_000, (p) => p.lag === 0))) {
+      if (!(await converged(c, MIRRORED, MIRRORED_PARTITIONS))) mirrorViolations.push(`${MIRRORED}: replicas differ at the end`);
+      for (let p = 0; p < MIRRORED_PARTITIONS; p++) {
+        if (!partitionBytes(c.nodes[0]!.dataDir, MIRRORED, p).equals(partitionBytes(m.source.dataDir, MIRRORED, p))) mirrorViolations.push(`${MIRRORED}-${p}: differs from the source at the end`);
+      }
+    }
     console.log(
       JSON.stringify(
         {
@@ -121,13 +184,14 @@ async function main(): Promise<void> {
           commits: summary.commits,
           transactions: summary.transactions,
           faults: Object.fromEntries(injected),
+          mirror: { sourceAcked, violations: mirrorViolations.map((detail) => ({ detail, seed })) },
           violations: summary.violations.map((v) => ({ ...v, seed })),
         },
         null,
         2,
       ),
     );
-    failed = summary.violations.length > 0;
+    failed = summary.violations.length > 0 || mirrorViolations.length > 0;
     if (failed) {
       // Kept for diagnosis: the history, each node's log and its partition directories.
       for (const n of c.nodes) {
