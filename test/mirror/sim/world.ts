@@ -14,6 +14,7 @@
  * (the real one has its own tests), and there are no transactions.
  */
 import { PLAINTEXT_INTER_BROKER } from '../../../src/client/inter-broker-security.js';
+import type { KafkaClient } from '../../../src/client/kafka-client.js';
 import type { CoordinatorEndpoint, CoordinatorLeadership, CoordinatorLog } from '../../../src/coordinator/coordinator-host.js';
 import { readCoordinatorBatches } from '../../../src/coordinator/coordinator-batch.js';
 import type { MirrorTopicPartition } from '../../../src/fetcher/mirror-fetcher.js';
@@ -121,7 +122,9 @@ export class World {
       this.stateEpochs.push(0);
     }
     this.mirrors.set(MIRROR, new Map([
-      ['bootstrap.servers', 'source:9092'],
+      // No usable address: a real client, should one be made, fails at once (a connection
+      // attempt would finish in real time, and the run would not replay).
+      ['bootstrap.servers', ','],
       ['mirror.source.cluster.id', SOURCE_CLUSTER_ID],
     ]));
   }
@@ -450,6 +453,9 @@ export class SimNode implements MirrorHost {
       defer: (fn) => sched.defer(`epoch bump turn on ${id}`, id, fn),
       random: () => 0.5,
     });
+    // The control plane's requests to the source (its loop check before a start) go through the
+    // simulated client, also before the manager has made the mirror's runtime.
+    this.manager.sourceClient = () => this.sourceClient;
     const queue = new ControlQueue(this, () => this.manager.sync());
     this.control = new MirrorControlPlane(this, this.manager, queue);
   }
@@ -465,6 +471,19 @@ export class SimNode implements MirrorHost {
     void this.manager.close().catch(() => undefined);
     void this.coordinator.close().catch(() => undefined);
   }
+
+  /**
+   * The client to the source: a request is a step of its own, and answers as a source without
+   * the mirroring APIs would (the simulated source mirrors nothing back from here).
+   */
+  private readonly sourceClient = {
+    sendIfSupported: () =>
+      this.world.sched.op(`source request from ${this.id}`, this.id, () => {
+        if (!this.world.sourceReachable) throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'source unreachable');
+        return null;
+      }),
+    close: () => undefined,
+  } as unknown as KafkaClient;
 
   notifyLater(): void {
     this.world.sched.defer(`metadata to ${this.id}`, this.id, () => {
@@ -510,14 +529,10 @@ export class SimNode implements MirrorHost {
 
   private runtime(name: string, fingerprint: string, events: MirrorRuntimeEvents): MirrorRuntime {
     const sched = this.world.sched;
-    const client = {
-      sendIfSupported: async () => null,
-      close: () => undefined,
-    } as unknown as MirrorRuntime['client'];
     return {
       name,
       fingerprint,
-      client,
+      client: this.sourceClient,
       fetcher: new SimFetcher(this, events),
       lookups: {
         hasMirrorLoop: () => sched.op(`loop check on ${this.id}`, this.id, () => {
