@@ -13,6 +13,9 @@
  *          --broker-warm-up-mb N (written, not measured, to each broker before its produce/consume/latency rows; 0 = off)
  *   --sections cluster (not in the default list): RF 3 on three Fjord nodes vs three Kafka nodes,
  *          and failover time (cluster.ts); --cluster-mb N per produce row (default 50)
+ *   --sections scale (not in the default list): a mirror's --start and --stop times at many small
+ *          partitions on one node and on three (scale.ts), beside the goals of issue 30 as the peer
+ *          column; --scale-partitions 1000,10000 (default 1000), 20 partitions per topic
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -20,6 +23,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Broker, type BrokerKind, type Durability, startBroker } from './brokers.js';
 import { clusterRows, startFjordCluster, startKafkaCluster } from './cluster.js';
+import { measureScale, SCALE_GOALS_MS, SCALE_PARTITIONS_PER_TOPIC } from './scale.js';
 import { bytesOf, fjordCatchUp, MIRROR_PARTITIONS, mirrorMakerCatchUp, rawPipeCatchUp, segmentFiles, type CatchUp } from './mirror.js';
 import { LAG_PARTITIONS, LAG_RATE, LAG_RECORD_SIZE, mirrorLag, type LagMirror } from './mirror-lag.js';
 import { createTopic, endOffsets, producerPerformance } from './perf-tools.js';
@@ -42,6 +46,7 @@ const { values: flags } = parseArgs({
     'mirror-peers': { type: 'string' },
     'warm-memory-gib': { type: 'string' },
     'cluster-mb': { type: 'string' },
+    'scale-partitions': { type: 'string' },
     'broker-warm-up-mb': { type: 'string' },
     'latency-rates': { type: 'string' },
     'latency-seconds': { type: 'string' },
@@ -94,6 +99,7 @@ const mirrorPeers = new Set((flags['mirror-peers'] ?? 'raw,mm2').split(','));
 const warmMemoryFlag = flags['warm-memory-gib'] ?? 'auto';
 const warmUps: WarmUp[] = [];
 const clusterMb = Number(flags['cluster-mb'] ?? 50);
+const scalePartitions = (flags['scale-partitions'] ?? '1000').split(',').map(Number);
 /** MB each broker takes before its measured rows, so that no row runs on a cold JIT (./scenarios.ts warmUpBroker). */
 const brokerWarmUpMb = Number(flags['broker-warm-up-mb'] ?? (quick ? 50 : 200));
 const outFile = flags.out ?? join(process.cwd(), `bench-compare-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
@@ -253,6 +259,27 @@ async function mirrorRound(round: number): Promise<void> {
   await attempt(`${r} lag`, () => mirrorLagRows(round));
 }
 
+/**
+ * The scale rows: a fresh source and destination per figure; the peer column is the goal (the
+ * issue states it for 10,000 partitions, so a smaller run must meet it too), NaN where none is set.
+ */
+async function scaleRound(): Promise<void> {
+  for (const partitions of scalePartitions) {
+    for (const nodes of [1, 3] as const) {
+      const where = nodes === 1 ? 'one node' : 'three nodes (etcd, RF 3)';
+      const r = await measureScale({ nodes, topics: Math.max(1, Math.round(partitions / SCALE_PARTITIONS_PER_TOPIC)), partitionsPerTopic: SCALE_PARTITIONS_PER_TOPIC });
+      const goals = SCALE_GOALS_MS[nodes];
+      const spec = (what: string): RowSpec => ({ name: `scale ${where}, ${partitions} partitions: ${what}`, unit: 'ms', peer: 'goal', higherIsBetter: false, durability: 'default' });
+      results.add(spec('--start to all MIRRORING, lag 0'), 'fjord', r.startMs);
+      results.add(spec('--start to all MIRRORING, lag 0'), 'peer', goals.start);
+      results.add(spec('--stop to all STOPPED (writable)'), 'fjord', r.stopMs);
+      results.add(spec('--stop to all STOPPED (writable)'), 'peer', goals.stop);
+      results.add(spec('StopMirrorTopics answered'), 'fjord', r.stopAnswerMs);
+      results.add(spec('StopMirrorTopics answered'), 'peer', NaN);
+    }
+  }
+}
+
 /** The cluster rows: each side's three nodes started fresh, Kafka first in odd rounds. */
 async function clusterRound(round: number): Promise<void> {
   for (const durability of durabilities) {
@@ -296,6 +323,7 @@ async function main(): Promise<void> {
       await attempt(`round ${round + 1} brokers`, () => brokerRounds(round, payloadDir));
       if (sections.has('mirror')) await mirrorRound(round);
       if (sections.has('cluster')) await attempt(`round ${round + 1} cluster`, () => clusterRound(round));
+      if (sections.has('scale')) await attempt(`round ${round + 1} scale`, () => scaleRound());
       // Written after every round, so an interrupted run keeps what it measured.
       writeJson(started);
     }
