@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { converged, finish, startWorkload } from './fault-run.js';
+import { ackedAll, converged, finish, startWorkload } from './fault-run.js';
 import { partitionBytes } from './history-checker.js';
 import { MirrorRun, notSourcePrefix, pidResetAt, until } from './mirror-run.js';
 import { startNetnsCluster, type NetnsCluster } from './netns-cluster.js';
@@ -52,6 +52,7 @@ describe.skipIf(process.getuid?.() !== 0)('a cluster mirror under faults', () =>
       const w = startWorkload(c, dir, { topic: TOPIC, partitions: PARTITIONS, acksOneTo: 1 });
       await m.create(dir, c.node(1).bootstrap);
       await m.untilAll(c.node(1).bootstrap, 'MIRRORING', 120_000, (p) => p.destinationOffset > 20);
+      await w.until('acks=all writes of the workload', (ops) => ackedAll(ops) >= 60, 120_000);
 
       // The node leading most mirrored partitions is the one cut off; the stop goes to another.
       const leaders = await m.leaders();
@@ -77,6 +78,8 @@ describe.skipIf(process.getuid?.() !== 0)('a cluster mirror under faults', () =>
       c.healCuts();
       await m.untilAll(other.bootstrap, 'STOPPED', 120_000);
       expect(await m.writeEach(60_000)).toEqual([]);
+      const wrote = ackedAll(w.ops());
+      await w.until('acks=all writes of the workload after the stop', (ops) => ackedAll(ops) >= wrote + 30, 60_000);
 
       const sourceAcked = m.sourceAcked();
       await m.stopSource();
