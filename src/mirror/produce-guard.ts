@@ -47,6 +47,8 @@ export class MirrorProduceGuard {
     if (b === undefined) return ErrorCode.NONE;
     if (b.desiredState !== S.STOPPED) return ErrorCode.READ_ONLY_TOPIC;
     const key = this.deps.keyFor(b.mirrorName, b.topicId, topic, partition);
-    return this.deps.isTracked(key) && machine.state(key) === S.STOPPED ? ErrorCode.NONE : ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    // Not while a transition out of STOPPED is being written: it may be persisted before this
+    // leader hears so, and LOG_TRUNCATION would then cut the batch taken meanwhile.
+    return this.deps.isTracked(key) && machine.state(key) === S.STOPPED && !machine.isSettling(key) ? ErrorCode.NONE : ErrorCode.NOT_LEADER_OR_FOLLOWER;
   }
 }

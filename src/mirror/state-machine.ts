@@ -121,6 +121,8 @@ interface Entry {
   writeRetryTimer: CancelTimer | null;
   /** The leader epoch this node leads the partition under (-1 unknown); state writes carry it. */
   leaderEpoch: number;
+  /** State writes of this partition not answered yet (each may have landed already). */
+  writing: number;
 }
 
 export interface MirrorStateMachineOptions {
@@ -156,6 +158,15 @@ export class MirrorStateMachine {
   /** Current persisted state (UNKNOWN when nothing is known). */
   state(key: MirrorPartitionKey): State {
     return this.entries.get(partitionKeyString(key))?.persisted?.state ?? S.UNKNOWN;
+  }
+
+  /**
+   * Whether `state()` may be behind what is persisted: a state write is unanswered, or failed and
+   * is to be retried (a write whose answer was lost may have landed).
+   */
+  isSettling(key: MirrorPartitionKey): boolean {
+    const e = this.entries.get(partitionKeyString(key));
+    return e !== undefined && (e.writing > 0 || e.pendingWrite !== null);
   }
 
   snapshot(key: MirrorPartitionKey): PersistedPartitionState | null {
@@ -300,6 +311,7 @@ export class MirrorStateMachine {
         pendingWrite: null,
         writeRetryTimer: null,
         leaderEpoch: -1,
+        writing: 0,
       };
       this.entries.set(k, e);
     }
@@ -315,12 +327,15 @@ export class MirrorStateMachine {
     if (options.external === true && (cur === S.STOPPING || cur === S.STOPPED)) return false;
 
     const next = this.nextPersisted(e.persisted, to, options);
+    e.writing++;
     try {
       await this.opts.store.writeState(e.key, next, e.leaderEpoch < 0 ? undefined : e.leaderEpoch);
     } catch (err) {
       this.opts.onError?.(e.key, err);
       this.scheduleWriteRetry(e, curOrUnknown, to, options, err);
       return false;
+    } finally {
+      e.writing--;
     }
     if (this.closed || this.entries.get(partitionKeyString(e.key)) !== e) return false;
     e.retryTimer?.();

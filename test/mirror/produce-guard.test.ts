@@ -17,10 +17,10 @@ import { MirrorStateMachine, partitionKeyString, type MirrorPartitionKey, type P
 const KEY: MirrorPartitionKey = { mirrorName: 'm', topicId: 'id-t', topicName: 't', partition: 0 };
 const STOPPED_BINDING: MirrorTopicBinding = { topicName: 't', topicId: 'id-t', mirrorName: 'm', desiredState: S.STOPPED, lastStateChangeOffset: 7 };
 
-function setup() {
+function setup(writeState: () => Promise<void> = () => Promise.resolve()) {
   const tracked = new Set<string>();
   const machine = new MirrorStateMachine({
-    store: { writeState: () => Promise.resolve() },
+    store: { writeState },
     clock: systemClock,
     timers: realTimers,
     actions: {
@@ -59,5 +59,26 @@ describe('the read-only guard of a mirror partition', () => {
     expect(await machine.transition(KEY, S.STOPPED, { expectedFrom: S.STOPPING })).toBe(true);
     expect(machine.state(KEY)).toBe(S.STOPPED);
     expect(guard.isProduceAllowed('t', 0)).toBe(true);
+  });
+
+  it('refuses writes while this leader writes a transition out of STOPPED, which may have landed before its answer', async () => {
+    // A start then a stop in quick succession: the leader, STOPPED, writes LOG_TRUNCATION; the
+    // record is appended, and its answer is still on its way when the desired state is STOPPED
+    // again. A batch taken then would be cut by the truncation that follows.
+    let land: (() => void) | null = null;
+    let hold = false;
+    const { machine, guard, tracked } = setup(() => (hold ? new Promise<void>((r) => (land = r)) : Promise.resolve()));
+    tracked.add(partitionKeyString(KEY));
+    await machine.resume(KEY, persisted(S.STOPPED), S.STOPPED);
+    expect(guard.isProduceAllowed('t', 0)).toBe(true);
+    hold = true;
+    const leaving = machine.transition(KEY, S.LOG_TRUNCATION);
+    await new Promise((r) => setImmediate(r));
+    expect(land).not.toBeNull();
+    expect(machine.state(KEY)).toBe(S.STOPPED);
+    expect(guard.writeError('t', 0)).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    land!();
+    expect(await leaving).toBe(true);
+    expect(guard.isProduceAllowed('t', 0)).toBe(false);
   });
 });
