@@ -16,7 +16,7 @@ export interface RunningWorkload {
   ops(): HistoryOp[];
   /** Resolves once `pred` holds for the history so far. */
   until(what: string, pred: (ops: HistoryOp[]) => boolean, timeoutMs?: number): Promise<void>;
-  /** Stops the workload (SIGTERM) and waits for it to exit. */
+  /** Stops the workload (SIGTERM, SIGKILL after 30 s) and waits for it to exit. */
   stop(): Promise<void>;
 }
 
@@ -45,7 +45,11 @@ export function startWorkload(cluster: NetnsCluster, dir: string, opts: Omit<Wor
     },
     async stop() {
       if (proc.exitCode === null) proc.kill('SIGTERM');
+      // A client library stuck in its disconnect must not hold the check up: killed after 30 s
+      // (the history is append-only; an operation cut off has an unknown outcome).
+      const kill = setTimeout(() => proc.kill('SIGKILL'), 30_000);
       await exited;
+      clearTimeout(kill);
     },
   };
 }

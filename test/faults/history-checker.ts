@@ -47,10 +47,18 @@ export interface CheckSummary {
 }
 
 export function readHistory(path: string): HistoryOp[] {
-  return readFileSync(path, 'utf8')
+  const lines = readFileSync(path, 'utf8')
     .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as HistoryOp);
+    .filter((l) => l.trim() !== '');
+  // A workload killed mid-write leaves its last line cut: that operation's outcome is unknown.
+  return lines.flatMap((l, i) => {
+    try {
+      return [JSON.parse(l) as HistoryOp];
+    } catch (e) {
+      if (i === lines.length - 1) return [];
+      throw e;
+    }
+  });
 }
 
 /** offset → value of every data record in the partition's segments (control batches skipped). */
@@ -104,14 +112,28 @@ export function checkHistory(history: readonly HistoryOp[], topic: string, parti
     }
   }
   const md = history.filter((o): o is Extract<HistoryOp, { kind: 'md' }> => o.kind === 'md' && o.leader >= 0).sort((a, b) => a.done - b.done);
+  // Per partition, the answers in the order received with the newest (epoch, leader) so far, so
+  // that "newest before t" is a binary search (an hour's history holds hundreds of thousands).
+  const byPartition = new Map<number, { done: number[]; newest: { epoch: number; leader: number }[] }>();
+  for (const m of md) {
+    let e = byPartition.get(m.partition);
+    if (e === undefined) byPartition.set(m.partition, (e = { done: [], newest: [] }));
+    const prev = e.newest.at(-1) ?? { epoch: -1, leader: -1 };
+    e.done.push(m.done);
+    e.newest.push(m.epoch > prev.epoch ? { epoch: m.epoch, leader: m.leader } : prev);
+  }
   /** The newest (epoch, leader) of `partition` among answers received before `t`. */
   const newestBefore = (partition: number, t: number): { epoch: number; leader: number } => {
-    let best = { epoch: -1, leader: -1 };
-    for (const m of md) {
-      if (m.done >= t) break;
-      if (m.partition === partition && m.epoch > best.epoch) best = { epoch: m.epoch, leader: m.leader };
+    const e = byPartition.get(partition);
+    if (e === undefined) return { epoch: -1, leader: -1 };
+    let lo = 0;
+    let hi = e.done.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (e.done[mid]! < t) lo = mid + 1;
+      else hi = mid;
     }
-    return best;
+    return lo === 0 ? { epoch: -1, leader: -1 } : e.newest[lo - 1]!;
   };
   for (const m of md) {
     if (m.leader !== m.node) continue;
