@@ -150,6 +150,9 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('transaction.state.log.segment.bytes', 'int', '104857600', { min: 1 }),
   D('transaction.max.timeout.ms', 'int', '900000', { min: 1 }),
   D('transactional.id.expiration.ms', 'int', '604800000', { min: 1 }),
+  // Kafka's AddPartitionsToTxnConfig (KIP-890): the backoff of a leader's own verification retries.
+  D('add.partitions.to.txn.retry.backoff.ms', 'int', '20', { min: 1, readOnly: true }),
+  D('add.partitions.to.txn.retry.backoff.max.ms', 'int', '100', { min: 0, readOnly: true }),
   D('transaction.abort.timed.out.transaction.cleanup.interval.ms', 'int', '10000', { min: 1 }),
   D('transaction.remove.expired.transaction.cleanup.interval.ms', 'int', '3600000', { min: 1 }),
   D('producer.id.expiration.ms', 'int', '86400000', { min: 1 }),
