@@ -11,15 +11,17 @@
  *   and then a stop gets it out: the final stop checks that);
  * - quiet and stopped, the persisted last mirrored epoch is the epoch of the last batch mirrored;
  * - what the mirror appended is the source's batches, byte for byte, at the source's offsets; a
- *   partition quiet in MIRRORING holds exactly the source's log.
+ *   partition quiet in MIRRORING holds exactly the source's log;
+ * - quiet, a command that changes nothing through one node answers the same through every other
+ *   (./command-agreement.ts).
  */
 import { ErrorCode } from '../../../src/protocol/generated/errors.js';
 import { MirrorPartitionState as S, mirrorStateName } from '../../../src/mirror/mirror-partition-state.js';
 import { buildRecordBatch } from '../../../src/protocol/records.js';
+import { TOPIC, checkAgreement, issue, type Command } from './command-agreement.js';
 import { Scheduler, Tape, settle } from './scheduler.js';
 import { MIRROR, SimNode, World, realValidator, type OpsValidator } from './world.js';
 
-export const TOPIC = 't';
 const NODE_IDS = [1, 2, 3];
 
 export interface SimResult {
@@ -55,21 +57,11 @@ export async function runSimulation(tapeValues: readonly number[], opts: SimOpti
   await settle();
 
   const commands: Promise<void>[] = [];
-  const command = (kind: 'start' | 'stop' | 'pause' | 'resume', node: SimNode): void => {
+  const command = (kind: Command, node: SimNode): void => {
     step(`${kind} ${TOPIC} through node ${node.id}`);
-    const src = world.source.get(TOPIC)!;
-    const c = node.control;
-    const run =
-      kind === 'start'
-        ? c.startMirrorTopics(MIRROR, [{ topicName: TOPIC, topicId: src.id, numPartitions: src.partitions.length }], [], [], -1)
-        : kind === 'stop'
-          ? c.stopMirrorTopics(MIRROR, [TOPIC], [], -1)
-          : kind === 'pause'
-            ? c.pauseMirrorTopics(MIRROR, [TOPIC], -1)
-            : c.resumeMirrorTopics(MIRROR, [TOPIC], -1);
     commands.push(
-      run.then(
-        (r) => world.say(`${kind} through ${node.id} answered ${r.topics.map((t) => `${t.errorCode}${t.errorMessage === null ? '' : ` ${t.errorMessage}`}`).join(',')}`),
+      issue(world, kind, node).then(
+        (r) => world.say(`${kind} through ${node.id} answered ${r.text}`),
         (err: unknown) => world.say(`${kind} through ${node.id} threw ${(err as Error).message}`),
       ),
     );
@@ -166,6 +158,14 @@ export async function runSimulation(tapeValues: readonly number[], opts: SimOpti
   world.sourceReachable = true;
   stepCount += await quiesce(world);
   checkQuiet(world, false);
+  const hooks = (stopped: boolean) => ({
+    quiesce: () => quiesce(world),
+    checkQuiet: () => checkQuiet(world, stopped),
+    step: (s: string) => steps.push(`[${sched.now}] ${s}`),
+  });
+  // Every command answers the same through every node (a start, a pause, a resume below may
+  // change the topic: the world goes quiet again and is checked before the next).
+  if (world.violations.length === 0) stepCount += await checkAgreement(world, ['start', 'resume', 'pause'], hooks(false));
 
   // Every partition must come out of whatever it is in with a stop.
   if (world.binding(TOPIC) !== undefined && world.violations.length === 0) {
@@ -175,6 +175,9 @@ export async function runSimulation(tapeValues: readonly number[], opts: SimOpti
     stepCount += await quiesce(world);
     checkQuiet(world, true);
     for (let p = 0; p < 2; p++) produce(p);
+    // Stopped: a stop again, a pause and a resume are refused or already true through every
+    // node; the delete is the last change.
+    if (world.violations.length === 0) stepCount += await checkAgreement(world, ['stop', 'pause', 'resume', 'delete'], hooks(true));
   }
   // Commands whose node crashed never answer; the others have.
   void Promise.allSettled(commands);
