@@ -8,6 +8,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { encodeCreateTopicsRequest } from '../../src/protocol/generated/messages/create-topics-request.js';
 import { decodeCreateTopicsResponse } from '../../src/protocol/generated/messages/create-topics-response.js';
+import { encodeDescribeTopicPartitionsRequest } from '../../src/protocol/generated/messages/describe-topic-partitions-request.js';
+import { decodeDescribeTopicPartitionsResponse } from '../../src/protocol/generated/messages/describe-topic-partitions-response.js';
 import { encodeElectLeadersRequest } from '../../src/protocol/generated/messages/elect-leaders-request.js';
 import { decodeElectLeadersResponse } from '../../src/protocol/generated/messages/elect-leaders-response.js';
 import { encodeIncrementalAlterConfigsRequest } from '../../src/protocol/generated/messages/incremental-alter-configs-request.js';
@@ -138,4 +140,15 @@ it('InitProducerId with an empty transactional id answers INVALID_REQUEST; a nul
     expect(none.errorCode).toBe(ErrorCode.NONE);
     expect(none.producerId >= 0n).toBe(true);
   }
+});
+
+it('DescribeTopicPartitions answers INVALID_TOPIC_EXCEPTION for a name no topic can have, UNKNOWN_TOPIC_OR_PARTITION for a valid unknown one', async () => {
+  const r = decodeDescribeTopicPartitionsResponse(
+    await c.call(75, 0, (w) => encodeDescribeTopicPartitionsRequest(w, { topics: [{ name: 'bad name!' }, { name: 'no-such-topic' }], responsePartitionLimit: 100, cursor: null }, 0)),
+    0,
+  );
+  expect(r.topics.map((t) => [t.name, t.errorCode])).toEqual([
+    ['bad name!', ErrorCode.INVALID_TOPIC_EXCEPTION],
+    ['no-such-topic', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
+  ]);
 });

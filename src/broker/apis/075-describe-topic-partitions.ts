@@ -3,7 +3,8 @@
  *
  * Behavior: the named topics (or every topic when the list is empty), sorted by name, partitions
  * in order, paginated by ResponsePartitionLimit with a cursor (topic name, first partition) like
- * Kafka's DescribeTopicPartitionsRequestHandler. Unknown named topics → UNKNOWN_TOPIC_OR_PARTITION.
+ * Kafka's DescribeTopicPartitionsRequestHandler. Unknown named topics → UNKNOWN_TOPIC_OR_PARTITION,
+ * or INVALID_TOPIC_EXCEPTION when the name is not a valid topic name.
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDescribeTopicPartitionsRequest, type DescribeTopicPartitionsRequest } from '../../protocol/generated/messages/describe-topic-partitions-request.js';
@@ -14,6 +15,7 @@ import {
 import type { ApiHandler } from '../../server/api-handler.js';
 import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
 import { TOPIC_OPERATIONS } from './003-metadata.js';
+import { topicNameError } from '../../controller/controller.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 type TopicOut = NonNullable<DescribeTopicPartitionsResponseInput['topics']>[number];
@@ -36,7 +38,8 @@ export function describeTopicPartitionsHandler(ctx: BrokerContext): ApiHandler<D
         if (cursor && name < cursor.topicName) continue;
         const t = ctx.image.topic(name);
         if (!t) {
-          topics.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name, topicId: ZERO_UUID, isInternal: false, partitions: [] });
+          const errorCode = topicNameError(name) !== null ? ErrorCode.INVALID_TOPIC_EXCEPTION : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+          topics.push({ errorCode, name, topicId: ZERO_UUID, isInternal: false, partitions: [] });
           continue;
         }
         if (budget === 0) {
