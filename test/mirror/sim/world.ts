@@ -11,7 +11,9 @@
  *
  * Simplifications, stated: a partition's replicas are one log (leader changes never lose or
  * diverge data), the mirror fetcher is a small stand-in that copies one source batch per fetch
- * (the real one has its own tests), and there are no transactions.
+ * (the real one has its own tests), and there are no transactions. A node decides from its own
+ * image of partition leaders and epochs, which lags the controller's until a metadata delivery
+ * to it lands.
  */
 import { PLAINTEXT_INTER_BROKER } from '../../../src/client/inter-broker-security.js';
 import type { KafkaClient } from '../../../src/client/kafka-client.js';
@@ -72,6 +74,13 @@ interface TopicMeta {
   leaders: number[];
   epochs: number[];
   binding: { mirrorName: string; desiredState: MirrorPartitionStateValue; lastStateChangeOffset: number } | null;
+}
+
+/** A topic's partition leaders and leader epochs as one node's metadata image has them. */
+interface LeaderImage {
+  readonly name: string;
+  readonly leaders: readonly number[];
+  readonly epochs: readonly number[];
 }
 
 export interface SourcePartition {
@@ -162,6 +171,11 @@ export class World {
 
   bindings(): MirrorTopicBinding[] {
     return [...this.topics.keys()].map((n) => this.binding(n)).filter((b): b is MirrorTopicBinding => b !== undefined);
+  }
+
+  /** Every topic's partition leaders and leader epochs, by topic id, as the controller has them now. */
+  leaderImage(): Map<string, LeaderImage> {
+    return new Map([...this.topics.values()].map((t) => [t.id, { name: t.name, leaders: [...t.leaders], epochs: [...t.epochs] }]));
   }
 
   topicById(id: string): TopicMeta | undefined {
@@ -350,7 +364,7 @@ class SimFetcher {
       // The append lands only while this node still leads at an epoch the batch fits under (a
       // deposed leader's late append goes to its own replica, which its new leader overwrites).
       const r: MirrorAppendResult = await world.sched.op(`append ${k} on ${this.node.id}`, this.node.id, () => {
-        if (!this.node.isLocalLeader(p.tp.topic, p.tp.partition) || this.parts.get(k) !== p) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, lastOffset: -1 };
+        if (!this.node.leadsNow(p.tp.topic, p.tp.partition) || this.parts.get(k) !== p) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, lastOffset: -1 };
         return log.appendAsMirror(next);
       });
       if (r.errorCode === 0) this.events.onProgress(key);
@@ -409,6 +423,13 @@ export class SimNode implements MirrorHost {
   readonly manager: MirrorManager;
   readonly control: MirrorControlPlane;
   readonly interBroker: MirrorInterBrokerRpcs;
+  /**
+   * Who leads each partition, at which epoch, as this node's metadata image has it: taken when a
+   * metadata delivery to this node completes (and at start), so behind the controller until then.
+   * What the node decides reads it (its manager, its coordinator's fence); what lands on a log is
+   * checked against the controller's (a deposed leader that has not heard yet appends nothing).
+   */
+  private image: Map<string, LeaderImage>;
 
   constructor(
     readonly world: World,
@@ -442,7 +463,8 @@ export class SimNode implements MirrorHost {
         'mirror.metadata.refresh.interval.ms': '1000000000',
       })[k],
     );
-    this.coordinator = new MirrorCoordinator(this, STATE_PARTITIONS, (topicId, p) => world.topicById(topicId)?.epochs[p]);
+    this.image = world.leaderImage();
+    this.coordinator = new MirrorCoordinator(this, STATE_PARTITIONS, (topicId, p) => this.image.get(topicId)?.epochs[p]);
     this.interBroker = new MirrorInterBrokerRpcs(this, this.coordinator);
     this.stateClient = new MirrorStateClient(this, this.coordinator, this.transport());
     const say = (l: string): void => world.say(`node ${id}: ${l}`);
@@ -472,6 +494,9 @@ export class SimNode implements MirrorHost {
     void this.coordinator.close().catch(() => undefined);
   }
 
+  /** Whether a metadata delivery to this node is on its way (it brings the image as it is when it lands). */
+  private delivering = false;
+
   /**
    * The client to the source: a request is a step of its own, and answers as a source without
    * the mirroring APIs would (the simulated source mirrors nothing back from here).
@@ -486,8 +511,12 @@ export class SimNode implements MirrorHost {
   } as unknown as KafkaClient;
 
   notifyLater(): void {
+    if (this.delivering) return;
+    this.delivering = true;
     this.world.sched.defer(`metadata to ${this.id}`, this.id, () => {
+      this.delivering = false;
       if (!this.up) return;
+      this.image = this.world.leaderImage();
       for (const cb of [...this.listeners]) cb();
     });
   }
@@ -590,22 +619,31 @@ export class SimNode implements MirrorHost {
   metadataOffset(): number {
     return this.world.offset;
   }
+  private imageOf(topic: string): LeaderImage | undefined {
+    const id = this.world.topics.get(topic)?.id;
+    return id === undefined ? undefined : this.image.get(id);
+  }
   leaderEpoch(topic: string, p: number): number | undefined {
-    return this.world.topics.get(topic)?.epochs[p];
+    return this.imageOf(topic)?.epochs[p];
   }
   isLocalLeader(topic: string, p: number): boolean {
+    return this.up && this.imageOf(topic)?.leaders[p] === this.id;
+  }
+  /** Whether this node leads the partition as the controller has it (a log takes its appends only then). */
+  leadsNow(topic: string, p: number): boolean {
     return this.up && this.world.topics.get(topic)?.leaders[p] === this.id;
   }
+  /** The log, only to its leader as the controller has it: a partition's replicas are one log here. */
   partitionLog(topic: string, p: number): MirrorLog | undefined {
-    return this.isLocalLeader(topic, p) ? this.world.log(topic, p) : undefined;
+    return this.leadsNow(topic, p) ? this.world.log(topic, p) : undefined;
   }
   openTransactions(): readonly OpenTransaction[] {
     return [];
   }
   appendCoordinatorBatch(topic: string, p: number, batch: Buffer): Promise<MirrorAppendResult> {
     return this.world.sched.op(`marker ${topic}-${p} on ${this.id}`, this.id, () => {
-      if (!this.isLocalLeader(topic, p)) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, lastOffset: -1 };
-      return this.world.log(topic, p).appendAsLeader(batch, this.leaderEpoch(topic, p) ?? 0);
+      if (!this.leadsNow(topic, p)) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, lastOffset: -1 };
+      return this.world.log(topic, p).appendAsLeader(batch, this.world.topics.get(topic)?.epochs[p] ?? 0);
     });
   }
   mirrorTopicBindings(): readonly MirrorTopicBinding[] {
