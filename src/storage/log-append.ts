@@ -137,14 +137,17 @@ function batchStarts(records: Buffer, origin: BatchOrigin, prevalidated: boolean
   return check.starts;
 }
 
-/** Records aborted transactions of the markers just written (into the active segment's .txnindex). */
+/**
+ * Records aborted transactions of the markers just written: in memory at once, then in the
+ * active segment's .txnindex. Reads do not wait for the append queue, and the producer state
+ * already counts these transactions as ended, so the last stable offset may pass the markers
+ * (once the ISR has them) while the index is being written; a read_committed fetch then must
+ * already find the transactions among the aborted ones, or it hands out their records.
+ */
 async function commitProducerState(log: PartitionContext, completed: CompletedTxn[]): Promise<void> {
-  for (const t of completed) {
-    if (!t.isAborted) continue;
-    const entry = log.producers.abortedEntry(t);
-    await log.local.active.appendAbortedTxn(entry);
-    log.aborted.push(entry);
-  }
+  const entries = completed.filter((t) => t.isAborted).map((t) => log.producers.abortedEntry(t));
+  for (const entry of entries) log.aborted.push(entry);
+  for (const entry of entries) await log.local.active.appendAbortedTxn(entry);
 }
 
 /** Rolls if needed, then writes the batches at the log end. */
