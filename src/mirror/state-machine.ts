@@ -161,12 +161,12 @@ export class MirrorStateMachine {
   }
 
   /**
-   * Whether `state()` may be behind what is persisted: a state write is unanswered, or failed and
-   * is to be retried (a write whose answer was lost may have landed).
+   * Whether a state write of the partition is unanswered (it may have landed: `state()` may be
+   * behind what is persisted). A failed write waiting for its retry does not count: it may fail
+   * for good, and a STOPPED partition must not stay read-only for it.
    */
   isSettling(key: MirrorPartitionKey): boolean {
-    const e = this.entries.get(partitionKeyString(key));
-    return e !== undefined && (e.writing > 0 || e.pendingWrite !== null);
+    return (this.entries.get(partitionKeyString(key))?.writing ?? 0) > 0;
   }
 
   snapshot(key: MirrorPartitionKey): PersistedPartitionState | null {
