@@ -23,6 +23,7 @@ import type { ReloadedLog, ReplicatedMetadataLogStore, StoredSnapshot } from './
 import { imageRecords, rebuildImage } from './metadata-snapshot.js';
 import { checkAssignment, placeReplicas } from './replica-placement.js';
 import { collidingTopic, newTopicId, topicNameError } from './topic-names.js';
+import { MAX_RECORDS_PER_USER_OP } from './user-operation-limit.js';
 
 export { collidingTopic, newClusterId, newTopicId, topicNameError } from './topic-names.js';
 
@@ -300,6 +301,11 @@ export class Controller {
         try {
           r = await store.appendIf(out.map(encodeMetadataRecord), this.image.offset, opts.asController === true);
         } catch (err) {
+          // etcd refuses a transaction of more operations than its --max-txn-ops (128 unless
+          // set): the write cannot succeed by retrying, so it is refused as too large.
+          if (String(err).includes('too many operations in txn request')) {
+            return FAIL(ErrorCode.POLICY_VIOLATION, `A metadata write of ${out.length} records is more than etcd takes in one transaction; run etcd with --max-txn-ops ${MAX_RECORDS_PER_USER_OP + 1} or more.`);
+          }
           return FAIL(ErrorCode.REQUEST_TIMED_OUT, `The metadata quorum could not be reached: ${String(err)}`);
         }
         if (r.kind === 'notController') return FAIL(ErrorCode.NOT_CONTROLLER, 'This node is not the active controller.');

@@ -74,9 +74,9 @@ export class WireClient {
   }
 
   /** Sends one request and reads its response body (skipping a v1 header's tagged fields). */
-  async call(apiKey: number, version: number, body: (w: Writer) => void): Promise<Reader> {
+  async call(apiKey: number, version: number, body: (w: Writer) => void, timeoutMs = 10_000): Promise<Reader> {
     this.write(this.frame(apiKey, version, body));
-    const r = await this.next();
+    const r = await this.next(timeoutMs);
     const reader = new Reader(r.body);
     if ((API_TABLE[apiKey]?.responseHeaderVersion(version) ?? 0) >= 1) reader.taggedFields();
     return reader;

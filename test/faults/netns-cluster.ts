@@ -202,6 +202,7 @@ export async function startNetnsCluster(opts: NetnsClusterOptions): Promise<Netn
       '--listen-peer-urls', `http://${etcd.addr}:2380`,
       '--initial-advertise-peer-urls', `http://${etcd.addr}:2380`,
       '--initial-cluster', `fjf=http://${etcd.addr}:2380`,
+      '--max-txn-ops', '10240',
       '--log-level', 'warn',
     ]);
     collect(etcdProc, etcdSink);

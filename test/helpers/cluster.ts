@@ -4,7 +4,7 @@
  * can be killed, stopped (SIGSTOP), resumed and restarted one by one; `destroy` ends everything.
  */
 import { rmSync } from 'node:fs';
-import { startEtcd, type RunningEtcd } from './etcd.js';
+import { startEtcd, type EtcdOptions, type RunningEtcd } from './etcd.js';
 import { freePort, startNode, type RunningNode } from './node.js';
 
 export interface ClusterNode {
@@ -37,13 +37,14 @@ export interface ClusterOptions {
   readonly overrides?: Record<string, string | number | boolean>;
   /** Per-node extra overrides (e.g. broker.rack, or listeners on the node's port). */
   readonly nodeOverrides?: (nodeId: number, port: number) => Record<string, string | number | boolean>;
+  readonly etcd?: EtcdOptions;
 }
 
 /** Cluster timings for tests: a short session so losses are seen within seconds. */
 export const FAST_SESSION = { 'broker.session.timeout.ms': 3000, 'broker.heartbeat.interval.ms': 500 } as const;
 
 export async function startCluster(opts: ClusterOptions): Promise<RunningCluster> {
-  const etcd = await startEtcd();
+  const etcd = await startEtcd(opts.etcd);
   const nodes: ClusterNode[] = [];
   try {
     const ports = await Promise.all(Array.from({ length: opts.nodes }, () => freePort()));
