@@ -13,7 +13,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MirrorAdmin, type PartitionMirrorDescription } from '../../src/admin/mirror-admin.js';
 import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
-import { clusterMirrors } from '../helpers/mirror-cli.js';
+import { clusterMirrors, seedSourceTopics } from '../helpers/mirror-cli.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 
 const FAST = { 'mirror.failed.retry.initial.backoff.ms': 200, 'mirror.failed.retry.max.backoff.ms': 1000, 'mirror.metadata.refresh.interval.ms': 1000 };
@@ -47,15 +47,7 @@ beforeAll(async () => {
     startCluster({ nodes: 3, overrides: { ...FAST, 'default.replication.factor': 3, 'mirror.state.topic.replication.factor': 3, 'min.insync.replicas': 2 } }),
     startNode({ overrides: FAST }),
   ]);
-  const kafka = new Kafka({ clientId: 'control-timeout-source', brokers: [source.bootstrap], logLevel: logLevel.NOTHING });
-  const a = kafka.admin();
-  await a.connect();
-  await a.createTopics({ topics: TOPICS.map((topic) => ({ topic, numPartitions: PARTITIONS })), waitForLeaders: true });
-  await a.disconnect();
-  const p = kafka.producer({ allowAutoTopicCreation: false });
-  await p.connect();
-  await p.sendBatch({ acks: -1, topicMessages: TOPICS.map((topic) => ({ topic, messages: Array.from({ length: PARTITIONS }, (_, partition) => ({ partition, value: `${topic}-${partition}` })) })) });
-  await p.disconnect();
+  await seedSourceTopics(source.bootstrap, 'control-timeout-source', TOPICS, PARTITIONS);
   writeFileSync(join(work, 'mirror.properties'), `bootstrap.servers=${source.bootstrap}\nmirror.fetch.wait.max.ms=100\n`);
   writeFileSync(shortTimeout, `request.timeout.ms=${REQUEST_TIMEOUT_MS}\n`);
   const created = await clusterMirrors(cluster.bootstrap.join(','), '--create', '--mirror', MIRROR, '--mirror-config', join(work, 'mirror.properties'));

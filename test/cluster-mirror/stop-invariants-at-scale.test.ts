@@ -21,6 +21,7 @@ import { ControlRecordType, controlTypeOf } from '../../src/protocol/control-rec
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { iterateBatches } from '../../src/protocol/record-batch.js';
 import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
+import { seedSourceTopics } from '../helpers/mirror-cli.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 
 const FAST = { 'mirror.failed.retry.initial.backoff.ms': 200, 'mirror.failed.retry.max.backoff.ms': 1000, 'mirror.metadata.refresh.interval.ms': 2000 };
@@ -102,15 +103,7 @@ beforeAll(async () => {
     startCluster({ nodes: 3, overrides: { ...FAST, 'broker.session.timeout.ms': 9000, 'broker.heartbeat.interval.ms': 2000, 'default.replication.factor': 3, 'mirror.state.topic.replication.factor': 3, 'min.insync.replicas': 2 } }),
     startNode({ overrides: FAST }),
   ]);
-  const kafka = new Kafka({ clientId: 'stop-at-scale-source', brokers: [source.bootstrap], logLevel: logLevel.NOTHING });
-  const a = kafka.admin();
-  await a.connect();
-  await a.createTopics({ topics: TOPICS.map((topic) => ({ topic, numPartitions: PARTITIONS })), waitForLeaders: true });
-  await a.disconnect();
-  const p = kafka.producer({ allowAutoTopicCreation: false });
-  await p.connect();
-  await p.sendBatch({ acks: -1, topicMessages: TOPICS.map((topic) => ({ topic, messages: Array.from({ length: PARTITIONS }, (_, partition) => ({ partition, value: `${topic}-${partition}` })) })) });
-  await p.disconnect();
+  await seedSourceTopics(source.bootstrap, 'stop-at-scale-source', TOPICS, PARTITIONS);
   await eventually('three brokers registered', async () => (await client(cluster.bootstrap[0]!).metadata([])).brokers.length === 3);
   await admin().createClusterMirror(MIRROR, { 'bootstrap.servers': source.bootstrap, 'mirror.fetch.wait.max.ms': '100' });
 }, 120_000);

@@ -1,5 +1,5 @@
 /** `fjord cluster-mirrors` run in-process against a node, with its output lines collected. */
-import type { Admin } from 'kafkajs';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { KafkaClient } from '../../src/client/kafka-client.js';
 
@@ -37,4 +37,17 @@ export async function leaderEpochs(bootstrap: string, topic: string): Promise<nu
 export async function mirrorStateRecords(admin: Admin): Promise<number> {
   const offsets = await admin.fetchTopicOffsets('__mirror_state');
   return offsets.reduce((sum, p) => sum + Number(p.high), 0);
+}
+
+/** Creates `topics` of `partitions` partitions on a source and writes one record to each partition (acks=all). */
+export async function seedSourceTopics(bootstrap: string, clientId: string, topics: readonly string[], partitions: number): Promise<void> {
+  const kafka = new Kafka({ clientId, brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const a = kafka.admin();
+  await a.connect();
+  await a.createTopics({ topics: topics.map((topic) => ({ topic, numPartitions: partitions })), waitForLeaders: true });
+  await a.disconnect();
+  const p = kafka.producer({ allowAutoTopicCreation: false });
+  await p.connect();
+  await p.sendBatch({ acks: -1, topicMessages: topics.map((topic) => ({ topic, messages: Array.from({ length: partitions }, (_, partition) => ({ partition, value: `${topic}-${partition}` })) })) });
+  await p.disconnect();
 }
