@@ -12,6 +12,9 @@
  * twice → INVALID_REQUEST for each. A negative timestamp the request's version does not know
  * (-3 before v7, -4 before v8, -5 before v9, -6 before v11, any other) → UNSUPPORTED_VERSION,
  * checked before the partition is looked up, as Kafka's ReplicaManager.fetchOffset does.
+ * The answer is grouped by topic name, as Kafka's (a map by partition): a topic named in two
+ * entries is answered once with all its partitions, a partition named twice once, and a topic
+ * entry with no partitions not at all.
  *
  * Version notes: v2 isolation level, v4 leader epochs, v7 max-timestamp, v8 earliest-local,
  * v9 latest-tiered, v10 timeout (ignored: answers are local), v11 earliest-pending-upload.
@@ -63,12 +66,15 @@ export function listOffsetsHandler(ctx: BrokerContext): ApiHandler<ListOffsetsRe
       const v = rc.apiVersion;
       const seen = new Map<string, number>();
       for (const t of req.topics) for (const p of t.partitions) seen.set(`${t.name}\u0000${p.partitionIndex}`, (seen.get(`${t.name}\u0000${p.partitionIndex}`) ?? 0) + 1);
-      const topics: TopicOut[] = [];
+      const byName = new Map<string, Map<number, PartOut>>();
       for (const t of req.topics) {
-        const parts: PartOut[] = [];
-        topics.push({ name: t.name, partitions: parts });
+        let answered = byName.get(t.name);
         const topic = ctx.image.topic(t.name);
         for (const p of t.partitions) {
+          if (answered?.has(p.partitionIndex)) continue;
+          if (answered === undefined) byName.set(t.name, (answered = new Map()));
+          const into = answered;
+          const answer = (o: PartOut): void => void into.set(p.partitionIndex, o);
           const out = (errorCode: number, timestamp = -1, offset = -1, leaderEpoch = -1): PartOut => ({
             partitionIndex: p.partitionIndex,
             errorCode,
@@ -77,40 +83,41 @@ export function listOffsetsHandler(ctx: BrokerContext): ApiHandler<ListOffsetsRe
             ...(v >= 4 ? { leaderEpoch } : {}),
           });
           if ((seen.get(`${t.name}\u0000${p.partitionIndex}`) ?? 0) > 1) {
-            parts.push(out(ErrorCode.INVALID_REQUEST));
+            answer(out(ErrorCode.INVALID_REQUEST));
             continue;
           }
           const ts = Number(p.timestamp);
           if (ts < 0 && !(v >= (TIMESTAMP_MIN_VERSION.get(ts) ?? Infinity))) {
-            parts.push(out(ErrorCode.UNSUPPORTED_VERSION));
+            answer(out(ErrorCode.UNSUPPORTED_VERSION));
             continue;
           }
           const found = await leaderLog(ctx, topic, t.name, p.partitionIndex, p.currentLeaderEpoch);
           if (typeof found === 'number') {
-            parts.push(out(found));
+            answer(out(found));
             continue;
           }
           const { part, log } = found;
           const fetchableEnd = req.isolationLevel === 1 ? log.lastStableOffset : log.highWatermark;
           if (ts === -2 || ts === -4) {
             const r = await log.offsetForTimestamp(-2);
-            parts.push(out(ErrorCode.NONE, -1, log.logStartOffset, r?.leaderEpoch ?? -1));
+            answer(out(ErrorCode.NONE, -1, log.logStartOffset, r?.leaderEpoch ?? -1));
           } else if (ts === -1) {
-            parts.push(out(ErrorCode.NONE, -1, fetchableEnd, part.leaderEpoch));
+            answer(out(ErrorCode.NONE, -1, fetchableEnd, part.leaderEpoch));
           } else if (ts === -5 || ts === -6) {
-            parts.push(out(ErrorCode.NONE));
+            answer(out(ErrorCode.NONE));
           } else if (ts === -3) {
             const r = log.maxTimestampOffset();
             const exact = r ? await exactMaxTimestampOffset(log, r.offset, r.timestamp) : -1;
-            if (r && exact >= 0 && exact < fetchableEnd) parts.push(out(ErrorCode.NONE, r.timestamp, exact, r.leaderEpoch));
-            else parts.push(out(ErrorCode.NONE));
+            if (r && exact >= 0 && exact < fetchableEnd) answer(out(ErrorCode.NONE, r.timestamp, exact, r.leaderEpoch));
+            else answer(out(ErrorCode.NONE));
           } else {
             const r = await log.offsetForTimestamp(ts);
-            if (r && r.offset < fetchableEnd) parts.push(out(ErrorCode.NONE, r.timestamp, r.offset, r.leaderEpoch));
-            else parts.push(out(ErrorCode.NONE));
+            if (r && r.offset < fetchableEnd) answer(out(ErrorCode.NONE, r.timestamp, r.offset, r.leaderEpoch));
+            else answer(out(ErrorCode.NONE));
           }
         }
       }
+      const topics: TopicOut[] = [...byName].map(([name, parts]) => ({ name, partitions: [...parts.values()] }));
       return { throttleTimeMs: 0, topics };
     },
   };

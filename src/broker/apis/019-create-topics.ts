@@ -14,6 +14,11 @@
  *   INVALID_REQUEST, an id another topic has → TOPIC_ALREADY_EXISTS, for that topic only.
  * - The topic, its partitions (leader = first replica, epoch 0) and configs are one atomic batch in
  *   the metadata log; the answer comes after it is applied, so Metadata sees the topic at once.
+ * - TimeoutMs ≤ 0: Kafka's controller gives the request a deadline already passed, so the whole
+ *   request fails with REQUEST_TIMED_OUT before any check (CreateTopicsRequest.getErrorResponse:
+ *   every topic named, partitions and replication factor -1, no configs) and nothing is created.
+ *   A request whose names are all duplicates never reaches the controller and is answered as
+ *   usual (INVALID_REQUEST each).
  *
  * Version notes: v5+ return partitions, replication factor and the effective configs; v7+ the id.
  */
@@ -41,6 +46,10 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
       const v = rc.apiVersion;
       const counts = new Map<string, number>();
       for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
+      if (req.timeoutMs <= 0 && [...counts.values()].some((n) => n === 1)) {
+        const topics = req.topics.map((t) => ({ name: t.name, topicId: ZERO_UUID, errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: null, numPartitions: -1, replicationFactor: -1, configs: [] }));
+        return { throttleTimeMs: 0, topics };
+      }
       const results: Result[] = [];
       // The records the request would write (a topic record, its partitions, its configs), counted
       // before anything is placed: past Kafka's bound the whole request is refused.

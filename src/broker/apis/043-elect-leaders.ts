@@ -9,7 +9,8 @@
  *   first live replica outside the ISR (which becomes the whole ISR); a live leader →
  *   ELECTION_NOT_NEEDED; no live replica → ELIGIBLE_LEADERS_NOT_AVAILABLE.
  * - Unknown partitions → UNKNOWN_TOPIC_OR_PARTITION. A null list means every partition, and the
- *   answer lists only the partitions whose leader changed.
+ *   answer lists only the partitions whose leader changed. A named list is answered entry by
+ *   entry (a topic entry with no partitions gets an empty result).
  * - Any node serves it: the election is a metadata write validated against the image at the
  *   log's last offset (compare-and-swap), so two nodes cannot elect from stale views.
  * Other election types → INVALID_REQUEST.
@@ -50,10 +51,19 @@ export function electLeadersHandler(ctx: BrokerContext): ApiHandler<ElectLeaders
         if (!l) byTopic.set(r.topic, (l = []));
         l.push({ partitionId: r.partition, errorCode: r.errorCode, errorMessage: r.errorMessage });
       }
+      // A named list is answered entry by entry, as Kafka's controller answers it: a topic entry with
+      // no partitions gets an empty result, a topic named in two entries two results.
+      const results =
+        req.topicPartitions === null
+          ? [...byTopic].map(([topic, partitionResult]) => ({ topic, partitionResult }))
+          : req.topicPartitions.map((tp) => {
+              const all = byTopic.get(tp.topic) ?? [];
+              return { topic: tp.topic, partitionResult: tp.partitions.map((id) => all.find((r) => r.partitionId === id)).filter((r) => r !== undefined) };
+            });
       return {
         throttleTimeMs: 0,
         ...(v >= 1 ? { errorCode: ErrorCode.NONE } : {}),
-        replicaElectionResults: [...byTopic].map(([topic, partitionResult]) => ({ topic, partitionResult })),
+        replicaElectionResults: results,
       };
     },
   };

@@ -5,6 +5,9 @@
  * in order, paginated by ResponsePartitionLimit with a cursor (topic name, first partition) like
  * Kafka's DescribeTopicPartitionsRequestHandler. Unknown named topics → UNKNOWN_TOPIC_OR_PARTITION,
  * or INVALID_TOPIC_EXCEPTION when the name is not a valid topic name.
+ * A cursor with a negative partition, or naming a topic the (non-empty) list does not name, fails
+ * the request: INVALID_REQUEST on every topic entry, as Kafka's handler throws
+ * InvalidRequestException and answers with the request's error response.
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDescribeTopicPartitionsRequest, type DescribeTopicPartitionsRequest } from '../../protocol/generated/messages/describe-topic-partitions-request.js';
@@ -31,6 +34,9 @@ export function describeTopicPartitionsHandler(ctx: BrokerContext): ApiHandler<D
       const names = req.topics.length === 0 ? [...ctx.image.topicsByName.keys()] : [...new Set(req.topics.map((t) => t.name))];
       names.sort();
       const cursor = req.cursor;
+      if (cursor && (cursor.partitionIndex < 0 || (req.topics.length > 0 && !names.includes(cursor.topicName)))) {
+        return { throttleTimeMs: 0, topics: req.topics.map((t) => ({ errorCode: ErrorCode.INVALID_REQUEST, name: t.name, topicId: ZERO_UUID, isInternal: false, partitions: [] })), nextCursor: null };
+      }
       let budget = Math.max(1, req.responsePartitionLimit);
       const topics: TopicOut[] = [];
       let nextCursor: { topicName: string; partitionIndex: number } | null = null;

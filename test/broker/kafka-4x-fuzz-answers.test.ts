@@ -1,0 +1,121 @@
+/**
+ * Answers the interop differential fuzzer found Fjord giving differently from Apache Kafka 4.1.2,
+ * over raw frames to a real node: CreateTopics with a passed deadline, ListOffsets and
+ * ElectLeaders with a topic named in two entries, DescribeTopicPartitions with a cursor outside
+ * the request, and the broker's DescribeConfigs (broker.id, the keys read only at start).
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
+import { encodeCreateTopicsRequest } from '../../src/protocol/generated/messages/create-topics-request.js';
+import { decodeCreateTopicsResponse, type CreateTopicsResponse } from '../../src/protocol/generated/messages/create-topics-response.js';
+import { encodeDescribeConfigsRequest } from '../../src/protocol/generated/messages/describe-configs-request.js';
+import { decodeDescribeConfigsResponse } from '../../src/protocol/generated/messages/describe-configs-response.js';
+import { encodeDescribeTopicPartitionsRequest } from '../../src/protocol/generated/messages/describe-topic-partitions-request.js';
+import { decodeDescribeTopicPartitionsResponse } from '../../src/protocol/generated/messages/describe-topic-partitions-response.js';
+import { encodeElectLeadersRequest } from '../../src/protocol/generated/messages/elect-leaders-request.js';
+import { decodeElectLeadersResponse } from '../../src/protocol/generated/messages/elect-leaders-response.js';
+import { encodeIncrementalAlterConfigsRequest } from '../../src/protocol/generated/messages/incremental-alter-configs-request.js';
+import { decodeIncrementalAlterConfigsResponse } from '../../src/protocol/generated/messages/incremental-alter-configs-response.js';
+import { encodeListOffsetsRequest } from '../../src/protocol/generated/messages/list-offsets-request.js';
+import { decodeListOffsetsResponse } from '../../src/protocol/generated/messages/list-offsets-response.js';
+import { encodeMetadataRequest } from '../../src/protocol/generated/messages/metadata-request.js';
+import { decodeMetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
+import { startNode, type RunningNode } from '../helpers/node.js';
+import { WireClient } from './wire.js';
+
+const ZERO = '00000000-0000-0000-0000-000000000000';
+let node: RunningNode;
+let c: WireClient;
+
+beforeAll(async () => {
+  node = await startNode({ overrides: { 'node.id': 1 } });
+  c = await WireClient.connect(node.port);
+}, 180_000);
+afterAll(async () => {
+  c?.close();
+  await node?.destroy();
+});
+
+async function createTopics(names: string[], timeoutMs: number, validateOnly = false): Promise<CreateTopicsResponse> {
+  const topics = names.map((name) => ({ name, numPartitions: 1, replicationFactor: 1, configs: [] }));
+  return decodeCreateTopicsResponse(await c.call(19, 7, (w) => encodeCreateTopicsRequest(w, { topics, timeoutMs, validateOnly }, 7)), 7);
+}
+
+async function topicExists(name: string): Promise<boolean> {
+  const r = decodeMetadataResponse(await c.call(3, 12, (w) => encodeMetadataRequest(w, { topics: [{ name }], allowAutoTopicCreation: false }, 12)), 12);
+  return r.topics[0]!.errorCode === ErrorCode.NONE;
+}
+
+it('CreateTopics with a timeout of 0 or less answers REQUEST_TIMED_OUT for every topic and creates nothing', async () => {
+  for (const [timeoutMs, validateOnly] of [[0, false], [-1, false], [0, true]] as const) {
+    const names = [`timed-out-${timeoutMs}-${validateOnly}`, 'bad name!'];
+    const r = await createTopics(names, timeoutMs, validateOnly);
+    expect(r.topics.map((t) => [t.name, t.errorCode, t.topicId, t.numPartitions, t.replicationFactor, t.configs])).toEqual(
+      names.map((n) => [n, ErrorCode.REQUEST_TIMED_OUT, ZERO, -1, -1, []]),
+    );
+    expect(await topicExists(names[0]!)).toBe(false);
+  }
+  // An empty request has nothing to time out.
+  expect((await createTopics([], 0)).topics).toEqual([]);
+  // With time to run, the same topic is created.
+  expect((await createTopics(['timed-out-0-false'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+});
+
+it('ListOffsets answers a topic named in two entries once, with its partitions, and leaves out an entry with none', async () => {
+  expect((await createTopics(['lo-twice'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  for (const v of [1, 6, 10]) {
+    const req = { replicaId: -1, isolationLevel: 0, timeoutMs: 0, topics: [{ name: 'lo-twice', partitions: [] }, { name: 'lo-twice', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }, { name: 'lo-empty', partitions: [] }] };
+    const r = decodeListOffsetsResponse(await c.call(2, v, (w) => encodeListOffsetsRequest(w, req, v)), v);
+    expect(r.topics.map((t) => [t.name, t.partitions.map((p) => [p.partitionIndex, p.errorCode])])).toEqual([['lo-twice', [[0, ErrorCode.NONE]]]]);
+  }
+});
+
+it('ElectLeaders answers every topic entry of the request, one with no partitions with an empty result', async () => {
+  expect((await createTopics(['elect-twice'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  const r = decodeElectLeadersResponse(
+    await c.call(43, 0, (w) => encodeElectLeadersRequest(w, { topicPartitions: [{ topic: 'elect-twice', partitions: [] }, { topic: 'elect-twice', partitions: [0] }], timeoutMs: 5000 }, 0)),
+    0,
+  );
+  expect(r.replicaElectionResults.map((t) => [t.topic, t.partitionResult.map((p) => [p.partitionId, p.errorCode])])).toEqual([
+    ['elect-twice', []],
+    ['elect-twice', [[0, ErrorCode.ELECTION_NOT_NEEDED]]],
+  ]);
+});
+
+it('DescribeTopicPartitions refuses a cursor outside the request or with a negative partition: INVALID_REQUEST on every topic entry', async () => {
+  expect((await createTopics(['dtp-cursor'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  const describe = async (topics: string[], cursor: { topicName: string; partitionIndex: number } | null) =>
+    decodeDescribeTopicPartitionsResponse(await c.call(75, 0, (w) => encodeDescribeTopicPartitionsRequest(w, { topics: topics.map((name) => ({ name })), responsePartitionLimit: 100, cursor }, 0)), 0);
+  const outside = await describe(['dtp-cursor'], { topicName: 'dtp-cursor-missing', partitionIndex: 0 });
+  expect(outside.topics.map((t) => [t.name, t.errorCode, t.partitions])).toEqual([['dtp-cursor', ErrorCode.INVALID_REQUEST, []]]);
+  expect(outside.nextCursor).toBeNull();
+  const negative = await describe(['dtp-cursor', 'dtp-cursor'], { topicName: 'dtp-cursor', partitionIndex: -1 });
+  expect(negative.topics.map((t) => [t.name, t.errorCode])).toEqual([
+    ['dtp-cursor', ErrorCode.INVALID_REQUEST],
+    ['dtp-cursor', ErrorCode.INVALID_REQUEST],
+  ]);
+  // A cursor inside the request still pages from where it points.
+  const inside = await describe(['dtp-cursor'], { topicName: 'dtp-cursor', partitionIndex: 0 });
+  expect(inside.topics.map((t) => [t.name, t.errorCode, t.partitions.length])).toEqual([['dtp-cursor', ErrorCode.NONE, 1]]);
+});
+
+it("the broker's DescribeConfigs reports broker.id as the node id, and keys the node reads only at start as read-only (a dynamic change is refused)", async () => {
+  const r = decodeDescribeConfigsResponse(
+    await c.call(32, 4, (w) => encodeDescribeConfigsRequest(w, { resources: [{ resourceType: 4, resourceName: '1', configurationKeys: null }], includeSynonyms: false, includeDocumentation: false }, 4)),
+    4,
+  );
+  const configs = new Map(r.results[0]!.configs.map((e) => [e.name, e]));
+  expect(configs.get('broker.id')).toMatchObject({ value: '1', configSource: 4, readOnly: true });
+  expect(configs.get('group.share.assignors')?.value).toBe('simple');
+  for (const key of ['delete.topic.enable', 'group.initial.rebalance.delay.ms', 'offsets.retention.minutes', 'transaction.max.timeout.ms', 'replica.lag.time.max.ms', 'log.retention.hours', 'socket.send.buffer.bytes']) {
+    expect([key, configs.get(key)?.readOnly]).toEqual([key, true]);
+  }
+  for (const key of ['num.partitions', 'auto.create.topics.enable', 'group.consumer.session.timeout.ms', 'log.retention.ms']) {
+    expect([key, configs.get(key)?.readOnly]).toEqual([key, false]);
+  }
+  const alter = decodeIncrementalAlterConfigsResponse(
+    await c.call(44, 1, (w) => encodeIncrementalAlterConfigsRequest(w, { resources: [{ resourceType: 4, resourceName: '', configs: [{ name: 'group.initial.rebalance.delay.ms', configOperation: 0, value: '10' }] }], validateOnly: false }, 1)),
+    1,
+  );
+  expect(alter.responses[0]!.errorCode).toBe(ErrorCode.INVALID_CONFIG);
+});
