@@ -108,6 +108,8 @@ export interface PartitionMirrorDescription {
   readonly lastFetchTimestamp: number;
   /** The last error talking to the source since the last good fetch. */
   readonly linkError: string | null;
+  /** The topic's desired state (MIRRORING, PAUSED, STOPPED); null when no node said (an older node). */
+  readonly desiredState: string | null;
 }
 
 function timeLagOf(lag: number, source: number, mirrored: number): number {
@@ -120,6 +122,8 @@ export interface ClusterMirrorDescription {
   readonly mirrorName: string;
   readonly errorCode: number;
   readonly partitions: readonly PartitionMirrorDescription[];
+  /** Every topic bound to the mirror, with its desired state (null when no node said). */
+  readonly desiredStates: ReadonlyMap<string, string | null>;
 }
 
 export interface MirrorConfigValue {
@@ -204,15 +208,16 @@ export class MirrorAdmin {
   async describeClusterMirrors(names: readonly string[] = []): Promise<ClusterMirrorDescription[]> {
     const md = await this.client.metadata([]);
     const brokers = md.brokers.length > 0 ? md.brokers.map((b) => b.nodeId) : [null];
-    const merged = new Map<string, { errorCode: number; partitions: PartitionMirrorDescription[] }>();
+    const merged = new Map<string, { errorCode: number; partitions: Omit<PartitionMirrorDescription, 'desiredState'>[]; desired: Map<string, string | null> }>();
     for (const b of brokers) {
       const res = await this.rpc(Apis.DescribeClusterMirrors, { mirrorNames: [...names], includeAuthorizedOperations: false, clusterId: null, lastMirrorEpochLookups: [] }, b);
       MirrorAdmin.check({ errorCode: res.errorCode, errorMessage: res.errorMessage });
       for (const m of res.mirrors) {
         let entry = merged.get(m.mirrorName);
-        if (entry === undefined) merged.set(m.mirrorName, (entry = { errorCode: m.errorCode, partitions: [] }));
+        if (entry === undefined) merged.set(m.mirrorName, (entry = { errorCode: m.errorCode, partitions: [], desired: new Map() }));
         if (m.errorCode !== ErrorCode.NONE) entry.errorCode = m.errorCode;
         for (const t of m.topics) {
+          if ((entry.desired.get(t.topicName) ?? null) === null) entry.desired.set(t.topicName, t.desiredState);
           for (const p of t.partitions) {
             entry.partitions.push({
               topic: t.topicName,
@@ -236,7 +241,8 @@ export class MirrorAdmin {
     return [...merged].map(([mirrorName, e]) => ({
       mirrorName,
       errorCode: e.errorCode,
-      partitions: e.partitions.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition)),
+      partitions: e.partitions.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition)).map((p) => ({ ...p, desiredState: e.desired.get(p.topic) ?? null })),
+      desiredStates: e.desired,
     }));
   }
 

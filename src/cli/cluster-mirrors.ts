@@ -15,7 +15,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs as parseNodeArgs } from 'node:util';
-import { MirrorAdmin, MirrorAdminError } from '../admin/mirror-admin.js';
+import { MirrorAdmin, MirrorAdminError, type PartitionMirrorDescription } from '../admin/mirror-admin.js';
 import { clientOptionsFromConfig, type KafkaClientOptions } from '../client/client-options.js';
 import { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
@@ -292,7 +292,14 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
         const bad = mirrors.find((m) => m.errorCode !== ErrorCode.NONE);
         if (bad !== undefined) throw new MirrorAdminError(bad.errorCode, `mirror ${bad.mirrorName}`);
         const rows: MirrorRow[] = [];
-        for (const m of mirrors) for (const p of m.partitions) if (!a.failed || p.state === 'FAILED') rows.push({ mirror: m.mirrorName, ...p });
+        for (const m of mirrors) {
+          for (const p of m.partitions) if (!a.failed || p.state === 'FAILED') rows.push({ mirror: m.mirrorName, ...p });
+          // A topic no node reported a partition of (its leaders are down or still loading) still
+          // shows, with its desired state.
+          const shown = new Set(m.partitions.map((p) => p.topic));
+          if (!a.failed) for (const [topic, desiredState] of m.desiredStates) if (!shown.has(topic)) rows.push({ mirror: m.mirrorName, ...unreportedTopic(topic, desiredState) });
+        }
+        rows.sort((x, y) => (x.mirror !== y.mirror ? (x.mirror < y.mirror ? -1 : 1) : x.topic !== y.topic ? (x.topic < y.topic ? -1 : 1) : x.partition - y.partition));
         if (a.json) {
           const now = Date.now();
           io.out(
@@ -305,6 +312,7 @@ export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = 
                 destinationOffset: r.destinationOffset,
                 lag: r.lag,
                 state: r.state,
+                desiredState: r.desiredState,
                 retryAttempt: r.retryAttempt,
                 errorMessage: r.errorMessage,
                 timeLagMs: r.timeLagMs,
@@ -429,4 +437,9 @@ async function startDryRunCommand(admin: MirrorAdmin, clientCfg: ReadonlyMap<str
     destination.close();
     source.close();
   }
+}
+
+/** The row of a bound topic none of whose partitions was reported: partition -1, state UNKNOWN. */
+function unreportedTopic(topic: string, desiredState: string | null): PartitionMirrorDescription {
+  return { topic, partition: -1, sourceOffset: -1, destinationOffset: -1, lag: -1, state: 'UNKNOWN', retryAttempt: 0, errorMessage: null, mirroredMaxTimestamp: -1, sourceMaxTimestamp: -1, timeLagMs: -1, lastFetchTimestamp: -1, linkError: null, desiredState };
 }

@@ -149,10 +149,10 @@ function fetchAge(ts: number, now: number): string {
  * source) follow the state; `failed` shows RETRY and ERROR instead.
  */
 export function describeTable(rows: readonly MirrorRow[], failed: boolean, now = Date.now()): string[] {
-  const header = ['MIRROR', 'TOPIC', 'PARTITION', 'SOURCE-OFFSET', 'DESTINATION-OFFSET', 'LAG', 'STATE'];
+  const header = ['MIRROR', 'TOPIC', 'PARTITION', 'SOURCE-OFFSET', 'DESTINATION-OFFSET', 'LAG', 'STATE', 'DESIRED'];
   header.push(...(failed ? ['RETRY', 'ERROR'] : ['TIME-LAG', 'LAST-FETCH', 'LINK']));
   const body = rows.map((r) => {
-    const row = [r.mirror, r.topic, String(r.partition), offset(r.sourceOffset), offset(r.destinationOffset), offset(r.lag), r.state];
+    const row = [r.mirror, r.topic, r.partition < 0 ? '-' : String(r.partition), offset(r.sourceOffset), offset(r.destinationOffset), offset(r.lag), r.state, r.desiredState ?? '-'];
     if (failed) row.push(r.retryAttempt < 0 ? 'NonRetryable' : String(r.retryAttempt), r.errorMessage ?? '');
     else row.push(timeLag(r.timeLagMs), fetchAge(r.lastFetchTimestamp, now), r.linkError !== null ? `error: ${r.linkError}` : r.lastFetchTimestamp >= 0 ? 'ok' : '-');
     return row;

@@ -170,6 +170,7 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
           authorizedOperations: -2147483648,
           topics: m.topics.map((t) => ({
             topicName: t.topicName,
+            desiredState: t.desiredState,
             partitions: t.partitions.map((p) => ({
               partitionIndex: p.partition,
               sourceOffset: BigInt(p.sourceOffset),

@@ -373,6 +373,7 @@ export class MirrorControlPlane {
     const all = [...this.host.mirrorConfigs().keys()];
     const wanted = names.length === 0 ? all : names;
     const described = new Map<string, PartitionDescription[]>();
+    const bindings = this.host.mirrorTopicBindings();
     for (const name of wanted) {
       if (!this.host.mirrorConfigs().has(name)) continue;
       const parts = this.manager.describe(name);
@@ -381,14 +382,17 @@ export class MirrorControlPlane {
     }
     return wanted.map((mirrorName) => {
       const parts = described.get(mirrorName);
-      if (parts === undefined) return { errorCode: ErrorCode.UNKNOWN_CLUSTER_MIRROR, mirrorName, topics: [] as { topicName: string; partitions: PartitionDescription[] }[] };
-      const byTopic = new Map<string, PartitionDescription[]>();
+      if (parts === undefined) return { errorCode: ErrorCode.UNKNOWN_CLUSTER_MIRROR, mirrorName, topics: [] as { topicName: string; desiredState: string | null; partitions: PartitionDescription[] }[] };
+      // Every topic bound to the mirror is named with its desired state, also when no partition
+      // of it is led here: merged over the nodes, an operator sees every topic's desired state.
+      const byTopic = new Map<string, { desiredState: string | null; partitions: PartitionDescription[] }>();
+      for (const b of bindings) if (b.mirrorName === mirrorName) byTopic.set(b.topicName, { desiredState: mirrorStateName(b.desiredState), partitions: [] });
       for (const p of parts) {
-        let list = byTopic.get(p.topic);
-        if (list === undefined) byTopic.set(p.topic, (list = []));
-        list.push(p);
+        let t = byTopic.get(p.topic);
+        if (t === undefined) byTopic.set(p.topic, (t = { desiredState: null, partitions: [] }));
+        t.partitions.push(p);
       }
-      return { errorCode: 0, mirrorName, topics: [...byTopic].map(([topicName, partitions]) => ({ topicName, partitions })) };
+      return { errorCode: 0, mirrorName, topics: [...byTopic].map(([topicName, t]) => ({ topicName, desiredState: t.desiredState, partitions: t.partitions })) };
     });
   }
 }

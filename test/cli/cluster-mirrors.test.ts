@@ -101,8 +101,8 @@ describe('fjord cluster-mirrors', () => {
     expect(d.find((p) => p.topic === 'orders-eu' && p.partition === 0)).toMatchObject({ sourceOffset: 10, destinationOffset: 10, lag: 0 });
     expect(dest.host.topicIdByName('orders-test')).toBeUndefined();
     const table = await cli('--describe', '--mirror', 'm1');
-    expect(table.out.split('\n')[0]).toMatch(/^MIRROR\s+TOPIC\s+PARTITION\s+SOURCE-OFFSET\s+DESTINATION-OFFSET\s+LAG\s+STATE\s+TIME-LAG\s+LAST-FETCH\s+LINK$/);
-    expect(table.out).toMatch(/m1\s+orders-eu\s+0\s+10\s+10\s+0\s+MIRRORING\s+0ms\s+\d+\.\ds ago\s+ok/);
+    expect(table.out.split('\n')[0]).toMatch(/^MIRROR\s+TOPIC\s+PARTITION\s+SOURCE-OFFSET\s+DESTINATION-OFFSET\s+LAG\s+STATE\s+DESIRED\s+TIME-LAG\s+LAST-FETCH\s+LINK$/);
+    expect(table.out).toMatch(/m1\s+orders-eu\s+0\s+10\s+10\s+0\s+MIRRORING\s+MIRRORING\s+0ms\s+\d+\.\ds ago\s+ok/);
     const listed = await new MirrorAdmin({ bootstrapServers: [dest.bootstrap] }).listClusterMirrors();
     expect(listed[0]).toMatchObject({ mirrorName: 'm1', topicCount: 2, topicNames: ['orders-eu', 'orders-us'] });
   });
@@ -166,7 +166,7 @@ describe('fjord cluster-mirrors', () => {
     await kafkaAdmin.deleteTopics({ topics: ['orders-us'] });
     await waitFor('failed shown', async () => (await cli('--describe', '--mirror', 'm1', '--failed')).out.includes('The source topic is deleted.'));
     const failed = await cli('--describe', '--mirror', 'm1', '--failed');
-    expect(failed.out).toMatch(/m1\s+orders-us\s+0\s+-\s+-\s+-\s+FAILED\s+NonRetryable\s+The source topic is deleted\./);
+    expect(failed.out).toMatch(/m1\s+orders-us\s+0\s+-\s+-\s+-\s+FAILED\s+MIRRORING\s+NonRetryable\s+The source topic is deleted\./);
     const stopped = await cli('--stop', '--mirror', 'm1', '--topics', 'orders-.*');
     expect(stopped.code).toBe(0);
     await waitFor('stopped', async () => (await describeJson()).every((p) => p.state === 'STOPPED'));

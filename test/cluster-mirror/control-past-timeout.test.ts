@@ -77,6 +77,9 @@ describe('a control request that runs past the client request timeout', () => {
     const r = await clusterMirrors(cluster.node(2).bootstrap, '--command-config', shortTimeout, '--stop', '--mirror', MIRROR, '--topics', 'bulk-.*', '--timeout', '120');
     expect(r.code, `${r.out}\n${r.err}`).toBe(0);
     expect(perTopic(r.out, 'Stopped')).toEqual(TOPICS.map((t) => `Stopped mirroring of topic ${t}.`));
+    // Describe names every partition's desired state at once, whatever state each has reached.
+    const desired = (await described()).filter((p) => TOPICS.includes(p.topic)).map((p) => p.desiredState);
+    expect(desired).toEqual(Array(TOPICS.length * PARTITIONS).fill('STOPPED'));
     await eventually('every partition STOPPED', async () => (await countIn('STOPPED')) === TOPICS.length * PARTITIONS, 120_000);
     const kafka = new Kafka({ clientId: 'control-timeout-destination', brokers: cluster.bootstrap, logLevel: logLevel.NOTHING });
     const producer = kafka.producer({ allowAutoTopicCreation: false });

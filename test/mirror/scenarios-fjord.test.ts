@@ -146,7 +146,7 @@ describe('mirroring between two Fjord nodes', () => {
     // A FAILED partition is retried, so between two reads it can be in a retry's state for a
     // moment: the CLI's --failed view is read until it shows the partition, as an operator would.
     await waitFor('--describe --failed lists the partition', async () =>
-      /flaky\s+0\s+-\s+-\s+-\s+FAILED\s+\d+\s+/.test((await cli(b, '--describe', '--mirror', 'from-a', '--failed')).out),
+      /flaky\s+0\s+-\s+-\s+-\s+FAILED\s+MIRRORING\s+\d+\s+/.test((await cli(b, '--describe', '--mirror', 'from-a', '--failed')).out),
     );
     a = await a.restart();
     await produce(a, topic, ['f5', 'f6', 'f7']);

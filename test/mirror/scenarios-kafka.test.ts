@@ -153,7 +153,7 @@ describe('Apache Kafka → Fjord node, through the CLI', () => {
     await kafkaAdmin.deleteTopics({ topics: [topic] });
     await waitFor('failed', async () => (await partitions()).some((p) => p.topic === topic && p.state === 'FAILED'));
     const failed = await cli('--describe', '--mirror', 'from-kafka', '--failed');
-    expect(failed.out).toMatch(/temporary\s+0\s+-\s+-\s+-\s+FAILED\s+NonRetryable\s+The source topic is deleted\./);
+    expect(failed.out).toMatch(/temporary\s+0\s+-\s+-\s+-\s+FAILED\s+MIRRORING\s+NonRetryable\s+The source topic is deleted\./);
     expect((await cli('--stop', '--mirror', 'from-kafka', '--topics', topic)).code).toBe(0);
     await waitFor('stopped', async () => (await partitions()).every((p) => p.state === 'STOPPED'));
     expect(await cli('--delete', '--mirror', 'from-kafka')).toMatchObject({ code: 0, out: 'Deleted cluster mirror from-kafka.' });

@@ -271,7 +271,7 @@ describe('a SASL_SSL + SCRAM-SHA-512 Apache Kafka source with ACLs', () => {
       const r = await row(topic);
       return r?.state === 'FAILED' && /TOPIC_AUTHORIZATION_FAILED/.test(r.errorMessage ?? '');
     });
-    expect((await cli('--describe', '--mirror', MIRROR, '--failed')).out).toMatch(/locked\s+0\s+.*FAILED\s+\d+\s+TOPIC_AUTHORIZATION_FAILED/);
+    expect((await cli('--describe', '--mirror', MIRROR, '--failed')).out).toMatch(/locked\s+0\s+.*FAILED\s+MIRRORING\s+\d+\s+TOPIC_AUTHORIZATION_FAILED/);
     await kafkaAdmin.createAcls({
       acl: [{ resourceType: AclResourceTypes.TOPIC, resourceName: topic, resourcePatternType: ResourcePatternTypes.LITERAL, principal: `User:${USER}`, host: '*', operation: AclOperationTypes.READ, permissionType: AclPermissionTypes.ALLOW }],
     });

@@ -42,12 +42,14 @@ export interface DescribeClusterMirrorsResponseDescribedMirrorInput {
 
 export interface DescribeClusterMirrorsResponseTopicPartitions {
   topicName: string;
+  desiredState: string | null;
   partitions: DescribeClusterMirrorsResponsePartitionDetail[];
   unknownTaggedFields?: Map<number, Buffer>;
 }
 
 export interface DescribeClusterMirrorsResponseTopicPartitionsInput {
   topicName?: string | undefined;
+  desiredState?: string | null | undefined;
   partitions?: ReadonlyArray<DescribeClusterMirrorsResponsePartitionDetailInput> | undefined;
   unknownTaggedFields?: Map<number, Buffer> | undefined;
 }
@@ -227,6 +229,7 @@ export function encodeDescribeClusterMirrorsResponseDescribedMirror(w: Writer, m
 
 export function decodeDescribeClusterMirrorsResponseTopicPartitions(r: Reader, version: number): DescribeClusterMirrorsResponseTopicPartitions {
   let f_topicName: string = r.compactString();
+  let f_desiredState: string | null = null;
   let f_partitions: DescribeClusterMirrorsResponsePartitionDetail[];
   {
     const n0 = r.compactArrayLength(33);
@@ -246,9 +249,14 @@ export function decodeDescribeClusterMirrorsResponseTopicPartitions(r: Reader, v
   for (let t = 0; t < nt; t++) {
     const tag = r.uvarint();
     const size = r.uvarint();
-    (unknown ??= new Map()).set(tag, r.raw(size));
+    if (tag === 0) {
+      const sr = r.sub(size);
+      f_desiredState = sr.compactNullableString();
+    } else {
+      (unknown ??= new Map()).set(tag, r.raw(size));
+    }
   }
-  const out: DescribeClusterMirrorsResponseTopicPartitions = { topicName: f_topicName, partitions: f_partitions };
+  const out: DescribeClusterMirrorsResponseTopicPartitions = { topicName: f_topicName, desiredState: f_desiredState, partitions: f_partitions };
   if (unknown !== undefined) out.unknownTaggedFields = unknown;
   return out;
 }
@@ -256,12 +264,19 @@ export function decodeDescribeClusterMirrorsResponseTopicPartitions(r: Reader, v
 export function encodeDescribeClusterMirrorsResponseTopicPartitions(w: Writer, m: DescribeClusterMirrorsResponseTopicPartitionsInput, version: number): void {
   const f_topicName = m.topicName === undefined ? "" : m.topicName;
   w.compactString(f_topicName);
+  const f_desiredState = m.desiredState === undefined ? null : m.desiredState;
   const f_partitions = m.partitions === undefined ? [] : m.partitions;
   w.uvarint(f_partitions.length + 1);
   for (const e0 of f_partitions) {
     encodeDescribeClusterMirrorsResponsePartitionDetail(w, e0, version);
   }
-  w.taggedFields(null, m.unknownTaggedFields);
+  let tagged: Array<[number, Buffer]> | null = null;
+  if (f_desiredState !== null) {
+    const tw = new Writer(64);
+    tw.compactNullableString(f_desiredState);
+    (tagged ??= []).push([0, tw.toBuffer()]);
+  }
+  w.taggedFields(tagged, m.unknownTaggedFields);
 }
 
 export function decodeDescribeClusterMirrorsResponsePartitionDetail(r: Reader, version: number): DescribeClusterMirrorsResponsePartitionDetail {
