@@ -72,7 +72,7 @@ export async function runSimulation(tapeValues: readonly number[], opts: SimOpti
     const t = world.topics.get(TOPIC);
     if (t === undefined) return;
     const leader = world.nodes.get(t.leaders[p] ?? -1);
-    if (leader === undefined || !leader.up) return;
+    if (leader === undefined || !leader.leadsNow(TOPIC, p)) return;
     if (!leader.manager.produceGuard.isProduceAllowed(TOPIC, p)) return;
     const persisted = world.persistedOf(t.id, p).state;
     const key = { mirrorName: MIRROR, topicId: t.id, topicName: TOPIC, partition: p };
@@ -89,7 +89,7 @@ export async function runSimulation(tapeValues: readonly number[], opts: SimOpti
   let stepCount = 0;
   for (let i = 0; i < activeSteps; i++) {
     stepCount++;
-    const kind = tape.choose(20);
+    const kind = tape.choose(21);
     if (kind < 11) {
       const label = sched.completeOne(tape);
       if (label === null) sched.fireNextTimer();
@@ -132,6 +132,13 @@ export async function runSimulation(tapeValues: readonly number[], opts: SimOpti
         step(`node ${n.id} crashes`);
         crash(world, n);
       }
+    } else if (kind === 20) {
+      const up = world.up();
+      const n = up[tape.choose(up.length)];
+      if (n !== undefined) {
+        step(`node ${n.id} ${n.metadataStalled ? 'hears from the controller again' : 'stops hearing from the controller'}`);
+        n.stallMetadata(!n.metadataStalled);
+      }
     } else {
       const up = world.up();
       const to = up[tape.choose(up.length)];
@@ -155,6 +162,7 @@ export async function runSimulation(tapeValues: readonly number[], opts: SimOpti
   // Heal: every node up, the source reachable; no more commands or faults.
   steps.push(`[${sched.now}] ${tape.exhausted ? 'the tape ends: every pending step completes in order; ' : ''}faults healed, commands stop`);
   for (const n of [...world.nodes.values()]) if (!n.up) restart(world, n.id);
+  for (const n of world.nodes.values()) n.stallMetadata(false);
   world.sourceReachable = true;
   stepCount += await quiesce(world);
   checkQuiet(world, false);

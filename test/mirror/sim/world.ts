@@ -13,7 +13,8 @@
  * diverge data), the mirror fetcher is a small stand-in that copies one source batch per fetch
  * (the real one has its own tests), and there are no transactions. A node decides from its own
  * image of partition leaders and epochs, which lags the controller's until a metadata delivery
- * to it lands.
+ * to it lands; a node that stops hearing from the controller (a fault) keeps its image through
+ * any number of changes until it hears again, and leads no log meanwhile if it missed a change.
  */
 import { PLAINTEXT_INTER_BROKER } from '../../../src/client/inter-broker-security.js';
 import type { KafkaClient } from '../../../src/client/kafka-client.js';
@@ -510,7 +511,31 @@ export class SimNode implements MirrorHost {
     close: () => undefined,
   } as unknown as KafkaClient;
 
+  /**
+   * Whether this node has stopped hearing from the controller (a slow or cut-off metadata fetch):
+   * its image stays as it is, while everything else about it (its inter-broker requests, its
+   * coordinator) goes on, until the stall ends and the delivery it missed lands.
+   */
+  private stalled = false;
+  private missed = false;
+
+  get metadataStalled(): boolean {
+    return this.stalled;
+  }
+
+  stallMetadata(on: boolean): void {
+    this.stalled = on;
+    if (!on && this.missed) {
+      this.missed = false;
+      this.notifyLater();
+    }
+  }
+
   notifyLater(): void {
+    if (this.stalled) {
+      this.missed = true;
+      return;
+    }
     if (this.delivering) return;
     this.delivering = true;
     this.world.sched.defer(`metadata to ${this.id}`, this.id, () => {
@@ -629,11 +654,17 @@ export class SimNode implements MirrorHost {
   isLocalLeader(topic: string, p: number): boolean {
     return this.up && this.imageOf(topic)?.leaders[p] === this.id;
   }
-  /** Whether this node leads the partition as the controller has it (a log takes its appends only then). */
+  /**
+   * Whether this node leads the partition as the controller has it, at the epoch its own image
+   * has (a log takes its appends only then). A node whose image lags by a leadership change it
+   * missed is a zombie leader: what it appends at its old epoch would reach no replica of the
+   * current one (acks=all never completes, and its own copy is truncated when it hears).
+   */
   leadsNow(topic: string, p: number): boolean {
-    return this.up && this.world.topics.get(topic)?.leaders[p] === this.id;
+    const t = this.world.topics.get(topic);
+    return this.up && t?.leaders[p] === this.id && this.imageOf(topic)?.epochs[p] === t.epochs[p];
   }
-  /** The log, only to its leader as the controller has it: a partition's replicas are one log here. */
+  /** The log, only to its leader as the controller has it (see leadsNow): a partition's replicas are one log here. */
   partitionLog(topic: string, p: number): MirrorLog | undefined {
     return this.leadsNow(topic, p) ? this.world.log(topic, p) : undefined;
   }
