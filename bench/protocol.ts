@@ -2,7 +2,8 @@
 // header walk, CRC-32C native vs JavaScript, and how Fetch decode cost depends on record size.
 // Prints figures only; nothing here asserts on time.
 import { CODEC_NAMES, compress, decompress, lz4DecodeJs } from '../src/protocol/compression.js';
-import { crc32c, crc32cJs } from '../src/protocol/crc32c.js';
+import { crc32c } from '../src/protocol/crc32c.js';
+import { crc32cJs } from '../test/helpers/crc32c-js.js';
 import { decodeFetchResponse, encodeFetchResponse, type FetchResponseInput } from '../src/protocol/generated/messages/fetch-response.js';
 import { decodeProduceRequest, encodeProduceRequest, type ProduceRequestInput } from '../src/protocol/generated/messages/produce-request.js';
 import { Reader } from '../src/protocol/reader.js';

@@ -1,4 +1,4 @@
-import { crc32c } from '@node-rs/crc32';
+import { crc32c } from '../protocol/crc32c.js';
 import { Reader } from '../protocol/reader.js';
 import { Writer } from '../protocol/writer.js';
 import { ATTR, BATCH, RecordBatchView } from '../protocol/record-batch.js';

@@ -1,5 +1,4 @@
 import { createRequire } from 'node:module';
-import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 import { xxh32 } from '@node-rs/xxhash';
 import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
@@ -20,8 +19,7 @@ import { DecodeError } from './decode-error.js';
  * - zstd (4): standard zstd frames.
  *
  * The API is synchronous: codecs run on the caller's thread, which is what the decode path of a
- * single batch wants. `compressAsync`/`decompressAsync` move gzip (the slow one) to libuv's
- * thread pool and run the others inline.
+ * single batch wants.
  *
  * Decompression is bounded by `maxSize` (DEFAULT_MAX_DECOMPRESSED_SIZE): declared sizes are
  * checked before anything is allocated and output beyond the bound is a DecodeError, so a small
@@ -101,23 +99,6 @@ export function decompress(codec: number, data: Buffer, options: DecompressOptio
   } catch (e) {
     if (e instanceof DecodeError) throw e;
     throw new DecodeError(`${CODEC_NAMES[codec] ?? codec} decompression failed: ${(e as Error).message}`);
-  }
-}
-
-const gzipAsync = promisify(zlib.gzip);
-const gunzipAsync = promisify(zlib.gunzip);
-
-export async function compressAsync(codec: number, data: Buffer, options: CompressOptions = {}): Promise<Buffer> {
-  if (codec === Codec.GZIP) return gzipAsync(data, options.level === undefined ? {} : { level: options.level });
-  return compress(codec, data, options);
-}
-
-export async function decompressAsync(codec: number, data: Buffer, options: DecompressOptions = {}): Promise<Buffer> {
-  if (codec !== Codec.GZIP) return decompress(codec, data, options);
-  try {
-    return await gunzipAsync(data, { maxOutputLength: options.maxSize ?? DEFAULT_MAX_DECOMPRESSED_SIZE });
-  } catch (e) {
-    throw new DecodeError(`gzip decompression failed: ${(e as Error).message}`);
   }
 }
 

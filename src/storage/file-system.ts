@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 
 /**
  * The file operations the log uses, as a seam: `realFileSystem` for production and
- * `FaultyFileSystem` (faulty-file-system.ts) for tests that need failed writes, short writes or
+ * `FaultyFileSystem` (in the test helpers) for tests that need failed writes, short writes or
  * crash points. Positions are explicit on every call; handles keep no cursor.
  */
 export interface LogFile {

@@ -7,7 +7,7 @@
  * Concurrency contract: called only from inside the PartitionLog's per-partition queue, one at
  * a time; the fsync an append may need is awaited by the caller, outside the queue.
  */
-import { crc32c } from '@node-rs/crc32';
+import { crc32c } from '../protocol/crc32c.js';
 import { DecodeError } from '../protocol/decode-error.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';

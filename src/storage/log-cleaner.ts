@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { crc32c } from '@node-rs/crc32';
+import { crc32c } from '../protocol/crc32c.js';
 import { compress, decompress } from '../protocol/compression.js';
 import { BATCH, RecordBatchView, writeOffset } from '../protocol/record-batch.js';
 import { scanBatches } from './batch-scan.js';

@@ -1,4 +1,4 @@
-import { crc32c } from '@node-rs/crc32';
+import { crc32c } from '../protocol/crc32c.js';
 import type { BatchOrigin, RecordBatchView } from '../protocol/record-batch.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CoordinatorLog } from '../../src/coordinator/coordinator-host.js';
 import { coordinatorLogOf } from '../../src/coordinator/partition-log-adapter.js';
-import { FaultyFileSystem } from '../../src/storage/faulty-file-system.js';
+import { FaultyFileSystem } from '../helpers/faulty-file-system.js';
 import { logConfig } from '../../src/storage/log-config.js';
 import { PartitionLog } from '../../src/storage/partition-log.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ReplicationThrottle } from '../../src/fetcher/replication-quota.js';
-import { ManualClock } from '../../src/storage/clock.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 describe('ReplicationThrottle', () => {
   it('holds fetches back until the bytes taken are paid for at the current rate', () => {

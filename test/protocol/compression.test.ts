@@ -2,8 +2,9 @@ import { xxh32 } from '@node-rs/xxhash';
 import { compressFrameSync } from 'lz4-napi';
 import { compressSync as snappyRaw } from 'snappy';
 import { describe, expect, it } from 'vitest';
-import { Codec, compress, compressAsync, decompress, decompressAsync, lz4DecodeJs } from '../../src/protocol/compression.js';
-import { crc32c, crc32cJs } from '../../src/protocol/crc32c.js';
+import { Codec, compress, decompress, lz4DecodeJs } from '../../src/protocol/compression.js';
+import { crc32c } from '../../src/protocol/crc32c.js';
+import { crc32cJs } from '../helpers/crc32c-js.js';
 import { DecodeError } from '../../src/protocol/decode-error.js';
 
 const text = Buffer.from('The quick brown fox jumps over the lazy dog. '.repeat(3000));
@@ -11,12 +12,10 @@ const random = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 2654435
 
 describe('codecs', () => {
   for (const [name, codec] of Object.entries(Codec)) {
-    it(`${name} round-trips text, binary and empty input, sync and async`, async () => {
+    it(`${name} round-trips text, binary and empty input`, () => {
       for (const data of [text, random, Buffer.alloc(0)]) {
         const z = compress(codec, data);
         expect(decompress(codec, z).equals(data)).toBe(true);
-        const za = await compressAsync(codec, data);
-        expect((await decompressAsync(codec, za)).equals(data)).toBe(true);
       }
     });
   }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Codec } from '../../src/protocol/compression.js';
-import { crc32c, crc32cJs } from '../../src/protocol/crc32c.js';
+import { crc32c } from '../../src/protocol/crc32c.js';
+import { crc32cJs } from '../helpers/crc32c-js.js';
 import { DecodeError } from '../../src/protocol/decode-error.js';
 import {
   BATCH,

@@ -2,7 +2,7 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
-import { FaultyFileSystem } from '../../src/storage/faulty-file-system.js';
+import { FaultyFileSystem } from '../helpers/faulty-file-system.js';
 import { realFileSystem, type FileSystem, type LogFile } from '../../src/storage/file-system.js';
 import { GroupCommit } from '../../src/storage/group-commit.js';
 import { logConfig } from '../../src/storage/log-config.js';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FaultyFileSystem } from '../../src/storage/faulty-file-system.js';
+import { FaultyFileSystem } from '../helpers/faulty-file-system.js';
 import type { LogFile } from '../../src/storage/file-system.js';
 import { GroupCommit } from '../../src/storage/group-commit.js';
 import { logConfig } from '../../src/storage/log-config.js';

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildRecordBatch, type RecordBatchInput } from '../../src/protocol/records.js';
-import { ManualClock } from '../../src/storage/clock.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 import type { FileSystem } from '../../src/storage/file-system.js';
 import { logConfig, type LogConfig } from '../../src/storage/log-config.js';
 import { PartitionLog } from '../../src/storage/partition-log.js';

@@ -1,10 +1,10 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/storage/clock.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 import { logConfig, logConfigFromProps, DEFAULT_LOG_CONFIG } from '../../src/storage/log-config.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
-import { FaultyFileSystem } from '../../src/storage/faulty-file-system.js';
+import { FaultyFileSystem } from '../helpers/faulty-file-system.js';
 import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_FILE, LogManager, RECOVERY_POINT_FILE, parseOffsetCheckpoint } from '../../src/storage/log-manager.js';
 import { TOPIC_ID, batch, batchOffsets, readAll, removeDir, tempDir } from './helpers.js';
 

@@ -27,7 +27,7 @@ import { ErrorCode } from '../../../src/protocol/generated/errors.js';
 import { KafkaError } from '../../../src/protocol/kafka-error.js';
 import { RecordBatchView } from '../../../src/protocol/record-batch.js';
 import { buildRecordBatch } from '../../../src/protocol/records.js';
-import { ManualClock } from '../../../src/storage/clock.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 import { logConfig } from '../../../src/storage/log-config.js';
 import { PartitionLog } from '../../../src/storage/partition-log.js';
 

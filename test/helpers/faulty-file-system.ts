@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { realFileSystem, type FileSystem, type LogFile } from './file-system.js';
+import { realFileSystem, type FileSystem, type LogFile } from '../../src/storage/file-system.js';
 
 /** The error a FaultyFileSystem throws for an injected fault. */
 export class InjectedFault extends Error {
