@@ -34,9 +34,6 @@ export const ATTR = {
   DELETE_HORIZON: 0x40,
 } as const;
 
-export const Compression = { NONE: 0, GZIP: 1, SNAPPY: 2, LZ4: 3, ZSTD: 4 } as const;
-export type CompressionType = (typeof Compression)[keyof typeof Compression];
-
 /** Reads a record batch header in place. Holds no copy: every getter reads the Buffer. */
 export class RecordBatchView {
   constructor(

@@ -18,7 +18,7 @@ import { encodeProduceRequest } from '../../src/protocol/generated/messages/prod
 import { decodeProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { KafkaError } from '../../src/protocol/kafka-error.js';
-import { Compression } from '../../src/protocol/record-batch.js';
+import { Codec } from '../../src/protocol/compression.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
 import { logConfig } from '../../src/storage/log-config.js';
 import { PartitionLog } from '../../src/storage/partition-log.js';
@@ -111,7 +111,7 @@ describe('MirrorFetcher with a Fjord node as the source', () => {
     }
     await producer.disconnect();
     const conn = await KafkaConnection.connect({ host: '127.0.0.1', port: node.port, clientId: 'codec-producer' });
-    for (const compression of [Compression.SNAPPY, Compression.LZ4, Compression.ZSTD]) {
+    for (const compression of [Codec.SNAPPY, Codec.LZ4, Codec.ZSTD]) {
       const batch = buildRecordBatch({ compression, records: Array.from({ length: 20 }, (_, i) => ({ value: Buffer.from(`codec-${compression}-${i}`.repeat(5)) })) });
       const res = await conn.request(
         0,

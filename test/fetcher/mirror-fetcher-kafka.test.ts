@@ -15,7 +15,7 @@ import { KafkaSourceEndpoint } from '../../src/fetcher/kafka-source-endpoint.js'
 import { KafkaConnection } from '../../src/client/kafka-connection.js';
 import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
 import { decodeProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
-import { Compression } from '../../src/protocol/record-batch.js';
+import { Codec } from '../../src/protocol/compression.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
 import { logConfig } from '../../src/storage/log-config.js';
 import { PartitionLog } from '../../src/storage/partition-log.js';
@@ -140,7 +140,7 @@ describe('MirrorFetcher with Apache Kafka as the source', () => {
     const topic = 'codecs';
     await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
     const conn = await KafkaConnection.connect({ host: kafka.host, port: kafka.port, clientId: 'codec-producer' });
-    for (const compression of [Compression.NONE, Compression.GZIP, Compression.SNAPPY, Compression.LZ4, Compression.ZSTD]) {
+    for (const compression of [Codec.NONE, Codec.GZIP, Codec.SNAPPY, Codec.LZ4, Codec.ZSTD]) {
       const batch = buildRecordBatch({ compression, records: Array.from({ length: 25 }, (_, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`codec-${compression}-${i}-`.repeat(8)) })) });
       const res = await conn.request(
         0,
