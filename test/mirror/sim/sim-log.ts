@@ -10,7 +10,9 @@
 import type { CoordinatorAppendResult, CoordinatorLog } from '../../../src/coordinator/coordinator-host.js';
 import type { MirrorAppendResult, MirrorLog } from '../../../src/fetcher/mirror-log.js';
 import { ErrorCode } from '../../../src/protocol/generated/errors.js';
-import { iterateBatches } from '../../../src/protocol/record-batch.js';
+import { controlTypeOf } from '../../../src/protocol/control-records.js';
+import { iterateBatches, type RecordBatchView } from '../../../src/protocol/record-batch.js';
+import { openProducers } from './transactions.js';
 
 export interface StoredBatch {
   readonly baseOffset: number;
@@ -20,6 +22,26 @@ export interface StoredBatch {
   readonly bytes: Buffer;
   /** 'source': appended by the mirror; 'local': a client's write or a coordinator marker. */
   readonly origin: 'source' | 'local';
+  readonly producerId: number;
+  readonly producerEpoch: number;
+  readonly transactional: boolean;
+  /** The control record type of a control batch, null for a data batch. */
+  readonly controlType: number | null;
+}
+
+function stored(v: RecordBatchView, bytes: Buffer, epoch: number, origin: 'source' | 'local'): StoredBatch {
+  return {
+    baseOffset: v.baseOffset,
+    lastOffset: v.lastOffset,
+    epoch,
+    control: v.isControl,
+    bytes,
+    origin,
+    producerId: v.producerId,
+    producerEpoch: v.producerEpoch,
+    transactional: v.isTransactional,
+    controlType: controlTypeOf(v),
+  };
 }
 
 /** Sets baseOffset and partitionLeaderEpoch in place (both outside the CRC). */
@@ -65,7 +87,7 @@ export class SimLog implements MirrorLog {
     let last = -1;
     for (const v of iterateBatches(records)) {
       if (v.baseOffset !== this.logEndOffset) return { errorCode: 1, baseOffset: -1, lastOffset: -1, errorMessage: `batch at ${v.baseOffset}, log end ${this.logEndOffset}` };
-      this.push({ baseOffset: v.baseOffset, lastOffset: v.lastOffset, epoch: v.partitionLeaderEpoch, control: v.isControl, bytes: Buffer.from(v.bytes), origin: 'source' });
+      this.push(stored(v, Buffer.from(v.bytes), v.partitionLeaderEpoch, 'source'));
       if (first < 0) first = v.baseOffset;
       last = v.lastOffset;
     }
@@ -79,8 +101,13 @@ export class SimLog implements MirrorLog {
     let v;
     for (const x of iterateBatches(bytes)) v = x;
     if (v === undefined) return { errorCode: 2, baseOffset: -1, lastOffset: -1 };
-    this.push({ baseOffset: base, lastOffset: v.lastOffset, epoch, control: v.isControl, bytes, origin: 'local' });
+    this.push(stored(v, bytes, epoch, 'local'));
     return { errorCode: 0, baseOffset: base, lastOffset: v.lastOffset };
+  }
+
+  /** The transactions open at the log end (a coordinator marker or a MIRROR_PID_RESET closes them). */
+  openTransactions(): { producerId: number; producerEpoch: number; coordinatorEpoch: number }[] {
+    return [...openProducers(this.batches)].map(([producerId, producerEpoch]) => ({ producerId, producerEpoch, coordinatorEpoch: 0 }));
   }
 
   /** A leader-epoch bump of a partition no longer mirrored starts the epoch at the log end. */

@@ -10,6 +10,9 @@
  * - quiet, every partition is in its desired state (FAILED only when the source topic is gone,
  *   and then a stop gets it out: the final stop checks that);
  * - quiet and stopped, the persisted last mirrored epoch is the epoch of the last batch mirrored;
+ * - quiet and stopped, a source transaction the mirror copied reads as committed or aborted as it
+ *   does on the source when its marker was mirrored, and as aborted when it was open at the stop
+ *   (./transactions.ts);
  * - what the mirror appended is the source's batches, byte for byte, at the source's offsets; a
  *   partition quiet in MIRRORING holds exactly the source's log;
  * - quiet, a command that changes nothing through one node answers the same through every other
@@ -18,6 +21,7 @@
 import { ErrorCode } from '../../../src/protocol/generated/errors.js';
 import { MirrorPartitionState as S, mirrorStateName } from '../../../src/mirror/mirror-partition-state.js';
 import { buildRecordBatch } from '../../../src/protocol/records.js';
+import { checkStoppedTransactions } from './transactions.js';
 import { TOPIC, checkAgreement, issue, type Command } from './command-agreement.js';
 import { Scheduler, Tape, settle } from './scheduler.js';
 import { MIRROR, SimNode, World, realValidator, type OpsValidator } from './world.js';
@@ -54,6 +58,12 @@ export async function runSimulation(tapeValues: readonly number[], opts: SimOpti
   world.sourceTopic(TOPIC);
   for (let i = 0; i < 3; i++) world.produceToSource(TOPIC, 0);
   world.produceToSource(TOPIC, 1);
+  // A committed transaction and an open one on each partition.
+  for (let p = 0; p < 2; p++) {
+    world.produceToSource(TOPIC, p, 'txn', 0);
+    world.produceToSource(TOPIC, p, 'commit', 0);
+    world.produceToSource(TOPIC, p, 'txn', 0);
+  }
   await settle();
 
   const commands: Promise<void>[] = [];
@@ -117,8 +127,9 @@ export async function runSimulation(tapeValues: readonly number[], opts: SimOpti
         world.sourceReachable = !world.sourceReachable;
         step(`source: ${world.sourceReachable ? 'reachable again' : 'unreachable'}`);
       } else {
-        step(`source: produce to ${TOPIC}-${p}`);
-        world.produceToSource(TOPIC, p);
+        const what = (['plain', 'txn', 'txn', 'commit', 'abort'] as const)[tape.choose(5)]!;
+        const said = world.produceToSource(TOPIC, p, what, tape.choose(3));
+        if (said !== null) step(`source: ${said} to ${TOPIC}-${p}`);
       }
     } else if (kind === 18) {
       const down = [...world.nodes.values()].filter((n) => !n.up);
@@ -264,6 +275,10 @@ function checkQuiet(world: World, stopped: boolean): void {
       if (desired === S.MIRRORING && persisted.state === S.MIRRORING && (firstLocal >= 0 || log.logEndOffset !== sourceLog.length)) {
         world.violations.push(`quiet: ${where} MIRRORING holds ${log.logEndOffset} offsets (${firstLocal >= 0 ? 'with local writes' : 'none local'}), the source ${sourceLog.length}`);
       }
+    }
+    if (persisted.state === S.STOPPED && machine === S.STOPPED) {
+      const mirroredEnd = firstLocal < 0 ? log.logEndOffset : log.batches[firstLocal]!.baseOffset;
+      for (const v of checkStoppedTransactions(log.batches, world.sourceById.get(t.id)?.partitions[p]?.views ?? null, mirroredEnd)) world.violations.push(`quiet: ${where}: ${v}`);
     }
     if (stopped && persisted.state === S.STOPPED) {
       const lastMirrored = [...log.batches].reverse().find((x) => x.origin === 'source');

@@ -11,7 +11,8 @@
  *
  * Simplifications, stated: a partition's replicas are one log (leader changes never lose or
  * diverge data), the mirror fetcher is a small stand-in that copies one source batch per fetch
- * (the real one has its own tests), and there are no transactions. A node decides from its own
+ * (the real one has its own tests), and only source producers use transactions (a client's
+ * writes to a stopped topic are plain batches). A node decides from its own
  * image of partition leaders and epochs, which lags the controller's until a metadata delivery
  * to it lands; a node that stops hearing from the controller (a fault) keeps its image through
  * any number of changes until it hears again, and leads no log meanwhile if it missed a change.
@@ -40,7 +41,10 @@ import type { WriteMirrorStatesRequest } from '../../../src/protocol/generated/m
 import { ErrorCode } from '../../../src/protocol/generated/errors.js';
 import { KafkaError } from '../../../src/protocol/kafka-error.js';
 import { buildRecordBatch } from '../../../src/protocol/records.js';
+import { controlTypeOf } from '../../../src/protocol/control-records.js';
+import { iterateBatches } from '../../../src/protocol/record-batch.js';
 import type { Scheduler } from './scheduler.js';
+import { txnBatch, txnMarker, type TxnView } from './transactions.js';
 import { SimInternalLog, SimLog } from './sim-log.js';
 
 export const MIRROR = 'm1';
@@ -87,6 +91,18 @@ interface LeaderImage {
 export interface SourcePartition {
   batches: Buffer[];
   epoch: number;
+  /** Each batch as a transaction reader sees it (./transactions.ts). */
+  views: TxnView[];
+  /** Producers with a transaction open here. */
+  open: number[];
+  nextProducerId: number;
+}
+
+/** What a producer does to a source partition: a plain batch, a transactional one, or ends a transaction. */
+export type SourceWrite = 'plain' | 'txn' | 'commit' | 'abort';
+
+function newSourcePartition(): SourcePartition {
+  return { batches: [], epoch: 0, views: [], open: [], nextProducerId: 1000 };
 }
 
 export interface SourceTopic {
@@ -109,6 +125,8 @@ export class World {
   stateEpochs: number[] = [];
   offset = 0;
   readonly source = new Map<string, SourceTopic>();
+  /** Every source topic there has been, by topic id (a deleted one keeps what it held). */
+  readonly sourceById = new Map<string, SourceTopic>();
   sourceReachable = true;
   private uuidSeq = 0;
   readonly lines: string[] = [];
@@ -276,17 +294,44 @@ export class World {
   sourceTopic(name: string): SourceTopic {
     let t = this.source.get(name);
     if (t === undefined) {
-      t = { name, id: this.uuid(), partitions: [{ batches: [], epoch: 0 }, { batches: [], epoch: 0 }], deleted: false };
+      t = { name, id: this.uuid(), partitions: [newSourcePartition(), newSourcePartition()], deleted: false };
       this.source.set(name, t);
+      this.sourceById.set(t.id, t);
     }
     return t;
   }
 
-  produceToSource(name: string, p: number): void {
+  /**
+   * A write to a source partition. A transactional one joins the open transaction `pick` chooses
+   * (or opens a new one); a commit or an abort ends the open one `pick` chooses (none: nothing).
+   */
+  produceToSource(name: string, p: number, what: SourceWrite = 'plain', pick = 0): string | null {
     const t = this.source.get(name);
     const sp = t?.partitions[p];
-    if (t === undefined || t.deleted || sp === undefined) return;
-    sp.batches.push(buildRecordBatch({ baseOffset: sp.batches.length, partitionLeaderEpoch: sp.epoch, now: 1000, records: [{ value: Buffer.from(`${name}-${p}-${sp.batches.length}`) }] }));
+    if (t === undefined || t.deleted || sp === undefined) return null;
+    const offset = sp.batches.length;
+    let batch: Buffer;
+    let said: string;
+    if (what === 'plain') {
+      batch = buildRecordBatch({ baseOffset: offset, partitionLeaderEpoch: sp.epoch, now: 1000, records: [{ value: Buffer.from(`${name}-${p}-${offset}`) }] });
+      said = 'a batch';
+    } else if (what === 'txn') {
+      const joins = pick % (sp.open.length + 1);
+      const pid = joins < sp.open.length ? sp.open[joins]! : sp.nextProducerId++;
+      if (joins >= sp.open.length) sp.open.push(pid);
+      batch = txnBatch(offset, sp.epoch, pid, `${name}-${p}-${offset}`);
+      said = `a batch of producer ${pid}'s transaction`;
+    } else {
+      if (sp.open.length === 0) return null;
+      const [pid] = sp.open.splice(pick % sp.open.length, 1);
+      batch = txnMarker(offset, sp.epoch, pid!, what === 'commit');
+      said = `producer ${pid}'s ${what.toUpperCase()}`;
+    }
+    sp.batches.push(batch);
+    for (const v of iterateBatches(batch)) {
+      sp.views.push({ baseOffset: v.baseOffset, producerId: v.producerId, transactional: v.isTransactional, controlType: controlTypeOf(v) });
+    }
+    return said;
   }
 
   /** The source topic is deleted, and maybe created again under the same name (a new topic id). */
@@ -294,7 +339,11 @@ export class World {
     const t = this.source.get(name);
     if (t === undefined) return;
     t.deleted = true;
-    if (recreate) this.source.set(name, { name, id: this.uuid(), partitions: [{ batches: [], epoch: 0 }, { batches: [], epoch: 0 }], deleted: false });
+    if (recreate) {
+      const again = { name, id: this.uuid(), partitions: [newSourcePartition(), newSourcePartition()], deleted: false };
+      this.source.set(name, again);
+      this.sourceById.set(again.id, again);
+    }
   }
 }
 
@@ -668,8 +717,9 @@ export class SimNode implements MirrorHost {
   partitionLog(topic: string, p: number): MirrorLog | undefined {
     return this.leadsNow(topic, p) ? this.world.log(topic, p) : undefined;
   }
-  openTransactions(): readonly OpenTransaction[] {
-    return [];
+  /** What the partition's producer state holds open, read from its log (a leader's, as partitionLog). */
+  openTransactions(topic: string, p: number): readonly OpenTransaction[] {
+    return this.leadsNow(topic, p) ? this.world.log(topic, p).openTransactions() : [];
   }
   appendCoordinatorBatch(topic: string, p: number, batch: Buffer): Promise<MirrorAppendResult> {
     return this.world.sched.op(`marker ${topic}-${p} on ${this.id}`, this.id, () => {
@@ -686,7 +736,15 @@ export class SimNode implements MirrorHost {
   mirrorConfigs(): ReadonlyMap<string, ReadonlyMap<string, string>> {
     return this.world.mirrors;
   }
+  /**
+   * As MirrorHost asks: the answer comes once this node's image has the write (the image is
+   * brought up to the controller's; the listeners hear of it with the delivery that follows).
+   */
   controllerWrite(ops: readonly MirrorControllerOp[]): Promise<MirrorControllerResult> {
-    return this.world.sched.op(`controller write from ${this.id}`, this.id, () => this.world.apply(ops));
+    return this.world.sched.op(`controller write from ${this.id}`, this.id, () => {
+      const r = this.world.apply(ops);
+      this.image = this.world.leaderImage();
+      return r;
+    });
   }
 }
