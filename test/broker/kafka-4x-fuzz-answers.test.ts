@@ -119,3 +119,24 @@ it("the broker's DescribeConfigs reports broker.id as the node id, and keys the 
   );
   expect(alter.responses[0]!.errorCode).toBe(ErrorCode.INVALID_CONFIG);
 });
+
+it("CreateTopics checks a topic's configs first, then the replication factor, then the partition count, as Kafka's controller does", async () => {
+  const create = async (numPartitions: number, replicationFactor: number, configs: { name: string; value: string | null }[]): Promise<number> =>
+    decodeCreateTopicsResponse(
+      await c.call(19, 7, (w) => encodeCreateTopicsRequest(w, { topics: [{ name: 'check-order', numPartitions, replicationFactor, configs }], timeoutMs: 10_000, validateOnly: true }, 7)),
+      7,
+    ).topics[0]!.errorCode;
+  const badConfig = [{ name: 'segment.bytes', value: '200' }];
+  expect(await create(0, 1, badConfig)).toBe(ErrorCode.INVALID_CONFIG);
+  expect(await create(1, 2, badConfig)).toBe(ErrorCode.INVALID_CONFIG);
+  expect(await create(0, 0, [])).toBe(ErrorCode.INVALID_REPLICATION_FACTOR);
+  expect(await create(0, 1, [])).toBe(ErrorCode.INVALID_PARTITIONS);
+  // An assignment beside a partition count is refused only once the configs pass.
+  const withAssignment = decodeCreateTopicsResponse(
+    await c.call(19, 7, (w) =>
+      encodeCreateTopicsRequest(w, { topics: [{ name: 'check-order', numPartitions: 0, replicationFactor: 0, assignments: [{ partitionIndex: 0, brokerIds: [] }], configs: [{ name: 'no.such.key', value: null }] }], timeoutMs: 10_000, validateOnly: true }, 7),
+    ),
+    7,
+  ).topics[0]!.errorCode;
+  expect(withAssignment).toBe(ErrorCode.INVALID_CONFIG);
+});

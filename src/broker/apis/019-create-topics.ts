@@ -9,6 +9,8 @@
  *   for partitions 0..n-1 (INVALID_REPLICA_ASSIGNMENT), and then fix the partition count.
  * - Configs are validated by key and value (INVALID_CONFIG); a topic named twice in one request
  *   fails with INVALID_REQUEST for each occurrence (Kafka's ControllerApis).
+ * - Checks run in the order of Kafka's ReplicationControlManager: the name, existence, the configs,
+ *   then the assignments, the replication factor, the partition count, the placement.
  * - ValidateOnly runs every check and writes nothing.
  * - v8 MirrorInfo (KIP-1279): the topic is created with the given topic id; the zero id →
  *   INVALID_REQUEST, an id another topic has → TOPIC_ALREADY_EXISTS, for that topic only.
@@ -84,6 +86,18 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
           results.push(fail(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${t.name}' collides with existing topic: ${collision}`));
           continue;
         }
+        // Kafka's controller checks every topic's configs before it looks at partitions and replicas.
+        const configs = new Map<string, string>();
+        let configErr: string | null = null;
+        for (const c of t.configs) {
+          configErr = checkTopicConfig(c.name, c.value);
+          if (configErr) break;
+          if (c.value !== null) configs.set(c.name, c.value);
+        }
+        if (configErr) {
+          results.push(fail(ErrorCode.INVALID_CONFIG, configErr));
+          continue;
+        }
         let numPartitions = t.numPartitions;
         let rf = t.replicationFactor;
         if (t.assignments.length > 0) {
@@ -101,12 +115,12 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
         }
         if (numPartitions === -1) numPartitions = Number(ctx.configs.brokerValue('num.partitions'));
         if (rf === -1) rf = Number(ctx.configs.brokerValue('default.replication.factor'));
-        if (numPartitions <= 0) {
-          results.push(fail(ErrorCode.INVALID_PARTITIONS, 'Number of partitions was set to an invalid non-positive value.'));
-          continue;
-        }
         if (rf <= 0) {
           results.push(fail(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0, or -1 to use the default value.'));
+          continue;
+        }
+        if (numPartitions <= 0) {
+          results.push(fail(ErrorCode.INVALID_PARTITIONS, 'Number of partitions was set to an invalid non-positive value.'));
           continue;
         }
         const spec =
@@ -116,17 +130,6 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
         const placed = ctx.controller.placement(t.name, 0, numPartitions, spec);
         if (!Array.isArray(placed)) {
           results.push(fail(placed.errorCode, placed.errorMessage ?? ''));
-          continue;
-        }
-        const configs = new Map<string, string>();
-        let configErr: string | null = null;
-        for (const c of t.configs) {
-          configErr = checkTopicConfig(c.name, c.value);
-          if (configErr) break;
-          if (c.value !== null) configs.set(c.name, c.value);
-        }
-        if (configErr) {
-          results.push(fail(ErrorCode.INVALID_CONFIG, configErr));
           continue;
         }
         const mirrorTopicId = v >= 8 && t.mirrorInfo ? t.mirrorInfo.topicId : undefined;
