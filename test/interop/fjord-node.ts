@@ -33,6 +33,11 @@ const DEFAULT_OVERRIDES: Readonly<Record<string, string>> = {
   'offsets.topic.replication.factor': '1',
   'transaction.state.log.replication.factor': '1',
   'transaction.state.log.min.isr': '1',
+  'share.coordinator.state.topic.replication.factor': '1',
+  'share.coordinator.state.topic.min.isr': '1',
+  'delete.topic.enable': 'true',
+  'num.network.threads': '2',
+  'num.io.threads': '4',
   'group.initial.rebalance.delay.ms': '0',
   // As on the Kafka side: an authorizer, so the ACL APIs store ACLs (librdkafka's 0081 creates,
   // describes and deletes them; without one they answer SECURITY_DISABLED), and the anonymous
