@@ -12,9 +12,9 @@
  * Addresses exist only inside these namespaces; the root namespace gets none and reaches no
  * member over the network (the test reads the nodes' data directories and logs from disk).
  * Faults: a blackhole route in a member namespace (`cut`, one way or both), the member's link
- * down (`linkDown`), SIGSTOP (`pause`). `destroy` kills every process and deletes every
- * namespace (their links and routes go with them); `cleanLeftovers` does the same for a run
- * that crashed before it could.
+ * down (`linkDown`), its TCP connections aborted (`resetConnections`), SIGSTOP (`pause`).
+ * `destroy` kills every process and deletes every namespace (their links and routes go with
+ * them); `cleanLeftovers` does the same for a run that crashed before it could.
  *
  * Needs root, iproute2 and /usr/bin/etcd.
  */
@@ -100,6 +100,11 @@ export interface NetnsCluster {
   cut(a: Member, b: Member): void;
   /** Removes every cut made so far. */
   healCuts(): void;
+  /**
+   * Aborts every TCP connection between `a` and `b`, on both ends (`ss -K`), as a stateful
+   * firewall or NAT that lost its state does: streams on them fail at once instead of hanging.
+   */
+  resetConnections(a: Member, b: Member): void;
   linkDown(m: Member): void;
   linkUp(m: Member): void;
   /** Runs a command inside the client namespace (the workloads). */
@@ -314,6 +319,9 @@ export async function startNetnsCluster(opts: NetnsClusterOptions): Promise<Netn
       },
       healCuts() {
         for (const r of routes.splice(0)) tryIp('-n', r.ns, 'route', 'del', 'blackhole', `${r.addr}/32`);
+      },
+      resetConnections(a, b) {
+        for (const [from, to] of [[a, b], [b, a]] as const) execFileSync('ip', ['netns', 'exec', from.ns, 'ss', '-K', 'dst', to.addr], { stdio: 'ignore' });
       },
       linkDown(m) {
         ip('-n', m.ns, 'link', 'set', 'eth0', 'down');

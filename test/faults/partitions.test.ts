@@ -21,7 +21,21 @@ import { startNetnsCluster, type NetnsCluster } from './netns-cluster.js';
 
 const TOPIC = 'faults';
 const PARTITIONS = 3;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** The split case: more partitions, so that the controller leads several. */
+const SPLIT_PARTITIONS = 6;
+/** How long the split lasts at least: the etcd client's watch backoff grows all that time. */
+const SPLIT_MS = 20_000;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+/** A log line's time: every process runs on this machine's clock, so log times order events across nodes. */
+const at = (l: Record<string, unknown>): number => Date.parse(String(l.ts));
+/**
+ * When a node's etcd client let a call through to a cut etcd (it failed on the network, not on
+ * the open circuit breaker): the breaker lets the next through 5 s later.
+ */
+const breakerTrials = (logs: string): number[] =>
+  logLines(logs, 'lease renewal failed')
+    .filter((l) => !String(l.err).includes('circuit breaker'))
+    .map(at);
 
 describe.skipIf(process.getuid?.() !== 0)('network partitions', () => {
   let dir: string;
@@ -54,8 +68,6 @@ describe.skipIf(process.getuid?.() !== 0)('network partitions', () => {
       await w.until('node 1 registered again', () => logLines(n1.logs(), 'broker registered').length > registeredBefore, 60_000);
       // The window a returning node would lead on its stale image.
       await sleep(6000);
-      // Every process runs on this machine's clock, so log times order events across nodes.
-      const at = (l: Record<string, unknown>): number => Date.parse(String(l.ts));
       const fencedAt = Math.min(...logLines(n1.logs(), 'broker fenced').map(at).filter((t) => t >= cutAt));
       const tookOver = [2, 3].flatMap((id) => logLines(c.node(id).logs(), 'became leader').map(at)).filter((t) => t >= cutAt);
       const caught = logLines(n1.logs(), 'broker metadata caught up').at(-1);
@@ -68,6 +80,49 @@ describe.skipIf(process.getuid?.() !== 0)('network partitions', () => {
       expect(tookOver.length).toBeGreaterThan(0);
       expect(fencedAt).toBeLessThan(Math.min(...tookOver));
       expect(summary.ackedAll).toBeGreaterThan(60);
+      expect(summary.violations.map((v) => `${v.kind}: ${v.detail}`)).toEqual([]);
+    } finally {
+      await cluster?.destroy();
+    }
+  }, 300_000);
+
+  it('the active controller split off alone, its etcd streams reset, comes back fenced until caught up while its watch is still reconnecting, and takes no write on its old image', async () => {
+    let cluster: NetnsCluster | null = null;
+    try {
+      cluster = await startNetnsCluster({ tag: 48, nodes: 3 });
+      const c = cluster;
+      const n1 = c.node(1);
+      const w = startWorkload(c, dir, { topic: TOPIC, partitions: SPLIT_PARTITIONS, acksOneTo: 1 });
+      // Node 1 founded the cluster, so it is the active controller; it must also lead partitions.
+      await w.until('acks=all writes and node 1 leading', (ops) => ackedAll(ops) >= 60 && ledBy(ops, 1).length > 0);
+      expect(logLines(n1.logs(), 'active controller').at(-1)?.controllerId).toBe(1);
+      const led = ledBy(w.ops(), 1);
+      // The minority (node 1) against the majority (nodes 2 and 3 with etcd); clients reach all.
+      // Its connections to etcd are reset too: left alone, a stream on a blackholed connection
+      // hangs and resumes with the first call after the cut; reset, the watch fails at once and
+      // the etcd client reconnects it on its own backoff, failing and backing off all cut long.
+      const cutAt = Date.now();
+      for (const other of [c.etcd, c.node(2), c.node(3)]) c.cut(n1, other);
+      c.resetConnections(n1, c.etcd);
+      await w.until('new leaders of node 1 partitions', (ops) => led.every((p) => !ledBy(ops, 1).includes(p)), 60_000);
+      await sleep(cutAt + SPLIT_MS - Date.now());
+      // Let back just before the etcd client's circuit breaker lets a call through again (5 s
+      // after a call it let through failed): node 1 registers at once, its watch reconnects only
+      // when its backoff says (1 s at most with the fix, up to 30 s without).
+      const tried = await w.until('a call through the circuit breaker', () => breakerTrials(n1.logs()).some((t) => t > cutAt + SPLIT_MS), 30_000).then(() => Math.max(...breakerTrials(n1.logs())));
+      await sleep(tried + 4700 - Date.now());
+      const registeredBefore = logLines(n1.logs(), 'broker registered').length;
+      const healedAt = Date.now();
+      c.healCuts();
+      await w.until('node 1 registered again', () => logLines(n1.logs(), 'broker registered').length > registeredBefore, 60_000);
+      const registeredAt = at(logLines(n1.logs(), 'broker registered').at(-1)!);
+      // The window in which a node registered on a stale image would lead at old epochs.
+      await sleep(5000);
+      const back = logLines(n1.logs(), 'broker metadata caught up').at(-1);
+      console.log(`fault figures: node 1 split off for ${healedAt - cutAt} ms, registered ${registeredAt - healedAt} ms after, stayed fenced ${String(back?.fencedForMs)} ms`);
+      const summary = await finish(c, w, TOPIC, SPLIT_PARTITIONS);
+      console.log(`fault figures: ${JSON.stringify({ ...summary, violations: summary.violations.length })}`);
+      expect(summary.ackedOne).toBeGreaterThan(0);
       expect(summary.violations.map((v) => `${v.kind}: ${v.detail}`)).toEqual([]);
     } finally {
       await cluster?.destroy();
