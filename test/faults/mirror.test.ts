@@ -2,8 +2,10 @@
  * A cluster mirror under a fault: a source Fjord node (a cluster of its own, in its own network
  * namespace) takes writes to a topic that the three-node cluster mirrors (KIP-1279), while the
  * workload runs on the cluster's own topic. A `fjord cluster-mirrors --stop` (failover) is given,
- * and the destination node leading the most mirrored partitions is cut from etcd, its peers and
- * the source as soon as it has begun stopping them (persisted STOPPING). Afterwards:
+ * and the destination node leading the most mirrored partitions is cut: from etcd, its peers and
+ * the source as soon as it has begun stopping them (persisted STOPPING); or from etcd alone as
+ * the stop is given, so that it never hears of the stop but still reaches its peers and the
+ * source, and clients still reach it, until it fences itself. Afterwards:
  *
  * - every mirrored partition is STOPPED and takes acks=all writes;
  * - every replica holds, before the stop's MIRROR_PID_RESET batch, a byte prefix of the source's
@@ -37,11 +39,16 @@ describe.skipIf(process.getuid?.() !== 0)('a cluster mirror under faults', () =>
     if (process.env.FJORD_FAULTS_KEEP !== '1') rmSync(dir, { recursive: true, force: true });
   });
 
-  it('a stop whose destination leader is cut off midway ends with every partition STOPPED, writable, and a byte prefix of the source', async () => {
+  /**
+   * A stop given through another node while the destination node leading the most mirrored
+   * partitions is cut, from etcd and the others (`everything`) or from etcd alone, once it has
+   * persisted STOPPING for one of them.
+   */
+  async function stopWithLeaderCut(tag: number, cutFrom: 'everything' | 'etcd'): Promise<void> {
     let cluster: NetnsCluster | null = null;
     try {
       cluster = await startNetnsCluster({
-        tag: 47,
+        tag,
         nodes: 3,
         sources: 1,
         overrides: { 'default.replication.factor': 3, 'mirror.metadata.refresh.interval.ms': 1000, 'mirror.failed.retry.initial.backoff.ms': 200, 'mirror.failed.retry.max.backoff.ms': 1000 },
@@ -60,19 +67,24 @@ describe.skipIf(process.getuid?.() !== 0)('a cluster mirror under faults', () =>
       const cutNode = c.nodes[counts.indexOf(Math.max(...counts))]!;
       const led = [...leaders].filter(([, l]) => l === cutNode.nodeId).map(([p]) => p);
       const other = c.nodes.find((n) => n !== cutNode)!;
+      // Cut from etcd alone, it is cut as the stop is given: it never hears of the stop from the
+      // metadata log and mirrors on, reached by its peers and the source, until it fences itself;
+      // the new leaders run the whole stop sequence. Cut from everything, it is cut as soon as it
+      // has persisted STOPPING for one of its partitions: the rest of its stop sequence (last
+      // mirrored epoch, epoch bump, MIRROR_PID_RESET, STOPPED) is left to whoever leads next.
+      if (cutFrom === 'etcd') c.cut(cutNode, c.etcd);
       const stop = m.cli(other.bootstrap, ['--stop', '--mirror', MIRROR, '--topics', MIRRORED, '--timeout', '120']);
-      // Cut as soon as the leader has persisted STOPPING for one of its partitions: the rest of
-      // its stop sequence (last mirrored epoch, epoch bump, MIRROR_PID_RESET, STOPPED) is left to
-      // whoever leads the partitions next.
-      let stopExited = false;
-      void stop.done.then(() => (stopExited = true));
-      const stopping = (): boolean => led.some((p) => cutNode.logs().includes(`"msg":"mirror ${MIRROR} ${MIRRORED}-${p}: MIRRORING -> STOPPING"`));
-      await until('the stop under way on the leader', () => stopExited || stopping(), 120_000, 5);
-      for (const o of [c.etcd, m.source, ...c.nodes.filter((n) => n !== cutNode)]) c.cut(cutNode, o);
+      if (cutFrom === 'everything') {
+        let stopExited = false;
+        void stop.done.then(() => (stopExited = true));
+        const stopping = (): boolean => led.some((p) => cutNode.logs().includes(`"msg":"mirror ${MIRROR} ${MIRRORED}-${p}: MIRRORING -> STOPPING"`));
+        await until('the stop under way on the leader', () => stopExited || stopping(), 120_000, 5);
+        for (const o of [c.etcd, m.source, ...c.nodes.filter((n) => n !== cutNode)]) c.cut(cutNode, o);
+      }
       const resetOnCutNode = (): number => led.filter((p) => pidResetAt(partitionBytes(cutNode.dataDir, MIRRORED, p)) >= 0).length;
       const stoppedAtCut = resetOnCutNode();
       const stopped = await stop.done;
-      console.log(`fault figures (mirror stop): node ${cutNode.nodeId} cut with the MIRROR_PID_RESET of ${stoppedAtCut} of its ${led.length} partitions on its disk; --stop exited ${stopped.code}: ${stopped.out.trim()}`);
+      console.log(`fault figures (mirror stop): node ${cutNode.nodeId} cut from ${cutFrom} with the MIRROR_PID_RESET of ${stoppedAtCut} of its ${led.length} partitions on its disk; --stop exited ${stopped.code}: ${stopped.out.trim()}`);
       await until('new leaders of the cut node partitions', async () => [...(await m.leaders(cutNode)).values()].every((l) => l !== cutNode.nodeId && l >= 0), 60_000);
       await sleep(3000);
       c.healCuts();
@@ -98,5 +110,9 @@ describe.skipIf(process.getuid?.() !== 0)('a cluster mirror under faults', () =>
     } finally {
       await cluster?.destroy();
     }
-  }, 300_000);
+  }
+
+  it('a stop whose destination leader is cut off midway ends with every partition STOPPED, writable, and a byte prefix of the source', () => stopWithLeaderCut(47, 'everything'), 300_000);
+
+  it('a stop whose destination leader is cut from etcd alone as it is given (peers, source and clients still reach it) ends the same', () => stopWithLeaderCut(49, 'etcd'), 300_000);
 });
