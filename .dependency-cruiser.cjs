@@ -69,6 +69,20 @@ module.exports = {
       to: { path: room(['broker']), reachable: true },
     },
     {
+      name: 'client-imports-no-server',
+      comment: "a client (the mirror's source client, the inter-broker clients, the CLI's) reads listener and keystore settings from config, never the server's room",
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: { path: '^src/server/' },
+    },
+    {
+      name: 'auth-imports-no-controller',
+      comment: 'the ACL vocabulary and the authorizer know no metadata records; the controller stores what auth defines',
+      severity: 'error',
+      from: { path: '^src/auth/' },
+      to: { path: '^src/controller/' },
+    },
+    {
       name: 'broker-log-code-imports-no-mirror',
       comment: "the replica side maps the image to logs; the mirrored partitions' epoch policy is passed in",
       severity: 'error',

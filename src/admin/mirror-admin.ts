@@ -17,9 +17,8 @@ import { encodeDescribeLogDirsRequest, type DescribeLogDirsRequestInput } from '
 import { decodeDescribeLogDirsResponse, type DescribeLogDirsResponse } from '../protocol/generated/messages/describe-log-dirs-response.js';
 import { encodeDescribeProducersRequest, type DescribeProducersRequestInput } from '../protocol/generated/messages/describe-producers-request.js';
 import { decodeDescribeProducersResponse, type DescribeProducersResponse } from '../protocol/generated/messages/describe-producers-response.js';
+import { ConfigResourceType } from '../protocol/config-resource-type.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-
-export const CLUSTER_MIRROR_RESOURCE_TYPE = 64;
 
 /** DescribeProducers v0 (KIP-664), for the transactions a stop would abort. */
 const DESCRIBE_PRODUCERS: ApiSpec<DescribeProducersRequestInput, DescribeProducersResponse> = {
@@ -264,7 +263,7 @@ export class MirrorAdmin {
 
   /** DescribeConfigs on the CLUSTER_MIRROR resource. */
   async describeMirrorConfig(name: string): Promise<MirrorConfigValue[]> {
-    const res = await this.rpc(Apis.DescribeConfigs, { resources: [{ resourceType: CLUSTER_MIRROR_RESOURCE_TYPE, resourceName: name, configurationKeys: null }], includeSynonyms: false, includeDocumentation: false });
+    const res = await this.rpc(Apis.DescribeConfigs, { resources: [{ resourceType: ConfigResourceType.CLUSTER_MIRROR, resourceName: name, configurationKeys: null }], includeSynonyms: false, includeDocumentation: false });
     const r = res.results[0];
     if (r === undefined) throw new MirrorAdminError(ErrorCode.UNKNOWN_SERVER_ERROR, 'empty DescribeConfigs response');
     if (r.errorCode !== ErrorCode.NONE) throw new MirrorAdminError(r.errorCode, r.errorMessage);
@@ -274,7 +273,7 @@ export class MirrorAdmin {
 
   /** IncrementalAlterConfigs on the CLUSTER_MIRROR resource. */
   async alterMirrorConfig(name: string, ops: readonly { name: string; op: number; value: string | null }[], validateOnly = false): Promise<void> {
-    const res = await this.rpc(Apis.IncrementalAlterConfigs, { resources: [{ resourceType: CLUSTER_MIRROR_RESOURCE_TYPE, resourceName: name, configs: ops.map((o) => ({ name: o.name, configOperation: o.op, value: o.value })) }], validateOnly });
+    const res = await this.rpc(Apis.IncrementalAlterConfigs, { resources: [{ resourceType: ConfigResourceType.CLUSTER_MIRROR, resourceName: name, configs: ops.map((o) => ({ name: o.name, configOperation: o.op, value: o.value })) }], validateOnly });
     const r = res.responses[0];
     if (r === undefined) throw new MirrorAdminError(ErrorCode.UNKNOWN_SERVER_ERROR, 'empty IncrementalAlterConfigs response');
     if (r.errorCode !== ErrorCode.NONE) throw new MirrorAdminError(r.errorCode, r.errorMessage);

@@ -4,12 +4,22 @@
  * org.apache.kafka.common.acl.AclOperation / AclPermissionType. CLUSTER_MIRROR (8) is KIP-1279's
  * resource type for cluster mirrors.
  */
-import type { AclEntry } from '../controller/metadata-records.js';
-
 export const ResourceType = { UNKNOWN: 0, ANY: 1, TOPIC: 2, GROUP: 3, CLUSTER: 4, TRANSACTIONAL_ID: 5, DELEGATION_TOKEN: 6, USER: 7, CLUSTER_MIRROR: 8 } as const;
 export const PatternType = { UNKNOWN: 0, ANY: 1, MATCH: 2, LITERAL: 3, PREFIXED: 4 } as const;
 export const AclOperation = { UNKNOWN: 0, ANY: 1, ALL: 2, READ: 3, WRITE: 4, CREATE: 5, DELETE: 6, ALTER: 7, DESCRIBE: 8, CLUSTER_ACTION: 9, DESCRIBE_CONFIGS: 10, ALTER_CONFIGS: 11, IDEMPOTENT_WRITE: 12, CREATE_TOKENS: 13, DESCRIBE_TOKENS: 14 } as const;
 export const AclPermission = { UNKNOWN: 0, ANY: 1, DENY: 2, ALLOW: 3 } as const;
+
+/** One ACL binding (Kafka's AccessControlEntryRecord fields). */
+export interface AclEntry {
+  readonly id: string;
+  readonly resourceType: number;
+  readonly resourceName: string;
+  readonly patternType: number;
+  readonly principal: string;
+  readonly host: string;
+  readonly operation: number;
+  readonly permissionType: number;
+}
 
 /** The literal resource name (and principal name, and host) that matches every name. */
 export const WILDCARD = '*';

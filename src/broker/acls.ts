@@ -5,7 +5,7 @@
  * switches the authorizer on (src/auth/authorizer.ts, src/broker/authz/).
  */
 import { AclOperation, AclPermission, PatternType, ResourceType, WILDCARD } from '../auth/acl-model.js';
-import type { AclEntry } from '../controller/metadata-records.js';
+import type { AclEntry } from '../auth/acl-model.js';
 
 export { AclOperation, AclPermission, PatternType, ResourceType, WILDCARD } from '../auth/acl-model.js';
 

@@ -5,7 +5,7 @@
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { BrokerContext } from './broker-context.js';
 import { brokerConfigDef, checkTopicConfig, checkValue } from './config.js';
-import { ConfigResourceType } from '../controller/metadata-image.js';
+import { ConfigResourceType } from '../protocol/config-resource-type.js';
 import { checkGroupConfig } from './group-configs.js';
 import { mirrorConfigValue, splitList } from '../mirror/mirror-config.js';
 import { MirrorPartitionState } from '../mirror/mirror-partition-state.js';

@@ -17,7 +17,7 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import type { BrokerContext } from './broker-context.js';
 import { TxnMarkerChannel } from './txn-marker-channel.js';
-import { ConfigResourceType } from '../controller/metadata-image.js';
+import { ConfigResourceType } from '../protocol/config-resource-type.js';
 import { groupConfigDefault } from './group-configs.js';
 import { MirrorPartitionState } from '../mirror/mirror-partition-state.js';
 

@@ -13,7 +13,8 @@ import { checkTopicConfig } from './config.js';
 import { appendLeader, commitTimeoutMs } from './coordinator-host-impl.js';
 import { isReplicated } from '../replication/replication-manager.js';
 import { topicNameError, type Controller, type ControllerResult } from '../controller/controller.js';
-import { ConfigResourceType, type MetadataImage, type TopicImage } from '../controller/metadata-image.js';
+import { ConfigResourceType } from '../protocol/config-resource-type.js';
+import { type MetadataImage, type TopicImage } from '../controller/metadata-image.js';
 import { validateMirrorOps, type MirrorImageView } from '../mirror/desired-state-rules.js';
 import type { MetadataRecord } from '../controller/metadata-records.js';
 

@@ -8,7 +8,7 @@
  */
 import type { BrokerConfig } from './config.js';
 import type { Logger } from '../common/logger.js';
-import type { ListenerPlan } from '../server/listeners.js';
+import type { ListenerPlan } from '../config/listeners.js';
 import { newClusterId, type Controller, type MetadataLogStore } from '../controller/controller.js';
 import { LocalClusterView, type ClusterView } from '../controller/cluster-view.js';
 import { EtcdMetadataLog, type ReplicatedMetadataLogStore } from '../controller/etcd/etcd-metadata-log.js';

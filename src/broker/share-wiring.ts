@@ -3,7 +3,7 @@
  * and the share-partition manager (share sessions and delivery state of the partitions led
  * here), over the node's metadata image, logs and group configs.
  */
-import { ConfigResourceType } from '../controller/metadata-image.js';
+import { ConfigResourceType } from '../protocol/config-resource-type.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { ShareGroupCoordinator, type ShareStateInitializer } from '../share/share-group-coordinator.js';
 import { SharePartitionManager, type ShareLogs } from '../share/share-partition-manager.js';

@@ -7,7 +7,7 @@
 import type tls from 'node:tls';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import { loadKeyStore, loadTrustStore } from '../server/keystores.js';
+import { loadKeyStore, loadTrustStore } from '../config/keystores.js';
 import type { KafkaConnection } from './kafka-connection.js';
 import { saslAuthenticator } from './sasl-authenticate.js';
 import { saslLoginFromConfig } from './sasl-login.js';

@@ -19,7 +19,7 @@
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import { SecurityProtocol, listenerValue, type ConfigLookup, type ListenerPlan } from '../server/listeners.js';
+import { SecurityProtocol, listenerValue, type ConfigLookup, type ListenerPlan } from '../config/listeners.js';
 import type { KafkaClientOptions } from './client-options.js';
 import { tlsOptionsFromConfig } from './client-options.js';
 import { saslAuthenticator } from './sasl-authenticate.js';

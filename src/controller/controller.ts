@@ -16,7 +16,8 @@
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { Logger } from '../common/logger.js';
-import { ConfigResourceType, MetadataImage, quotaEntityKey, type TopicImage } from './metadata-image.js';
+import { ConfigResourceType } from '../protocol/config-resource-type.js';
+import { MetadataImage, quotaEntityKey, type TopicImage } from './metadata-image.js';
 import { decodeMetadataRecord, encodeMetadataRecord, type MetadataRecord } from './metadata-records.js';
 import { LocalClusterView, type ClusterView } from './cluster-view.js';
 import type { ReloadedLog, ReplicatedMetadataLogStore, StoredSnapshot } from './etcd/etcd-metadata-log.js';

@@ -4,10 +4,9 @@
  * (on the event loop), read by every handler.
  */
 
-import type { AclEntry, ScramCredential } from './metadata-records.js';
-
-/** ConfigRecord resource types (Kafka's ConfigResource.Type). */
-export const ConfigResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, GROUP: 32, CLUSTER_MIRROR: 64 } as const;
+import type { AclEntry } from '../auth/acl-model.js';
+import { ConfigResourceType } from '../protocol/config-resource-type.js';
+import type { ScramCredential } from './metadata-records.js';
 
 export interface PartitionImage {
   readonly partition: number;

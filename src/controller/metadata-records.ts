@@ -18,6 +18,7 @@ import { decodeClientQuotaRecord, encodeClientQuotaRecord, ClientQuotaRecordType
 import { decodeRemoveAccessControlEntryRecord, encodeRemoveAccessControlEntryRecord, RemoveAccessControlEntryRecordTypeId } from '../protocol/generated/messages/remove-access-control-entry-record.js';
 import { decodeMirrorTopicStateChangeRecord, encodeMirrorTopicStateChangeRecord, MirrorTopicStateChangeRecordTypeId } from '../protocol/generated/messages/mirror-topic-state-change-record.js';
 import { DecodeError } from '../protocol/decode-error.js';
+import type { AclEntry } from '../auth/acl-model.js';
 
 /** Record type ids, from the schemas (the generated `*TypeId` constants). */
 export const MetadataRecordType = {
@@ -34,18 +35,6 @@ export const MetadataRecordType = {
   REMOVE_ACCESS_CONTROL_ENTRY: RemoveAccessControlEntryRecordTypeId,
   MIRROR_TOPIC_STATE_CHANGE: MirrorTopicStateChangeRecordTypeId,
 } as const;
-
-/** One ACL binding (Kafka's AccessControlEntryRecord fields). */
-export interface AclEntry {
-  readonly id: string;
-  readonly resourceType: number;
-  readonly resourceName: string;
-  readonly patternType: number;
-  readonly principal: string;
-  readonly host: string;
-  readonly operation: number;
-  readonly permissionType: number;
-}
 
 /** A SCRAM credential as Kafka stores it (UserScramCredentialRecord): never the password. */
 export interface ScramCredential {

@@ -8,7 +8,8 @@
  * MirrorTopicStateChangeRecord of a topic, which keeps the offset of the change it stands for
  * (the mirror control plane validates against it).
  */
-import { ConfigResourceType, type MetadataImage, type TopicImage } from './metadata-image.js';
+import { ConfigResourceType } from '../protocol/config-resource-type.js';
+import { type MetadataImage, type TopicImage } from './metadata-image.js';
 import { decodeMetadataRecord, type MetadataRecord } from './metadata-records.js';
 
 export interface SnapshotEntry {

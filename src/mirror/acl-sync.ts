@@ -27,43 +27,21 @@ import { KafkaError } from '../protocol/kafka-error.js';
 import type { KafkaClient } from '../client/kafka-client.js';
 import { mirrorConfigValue, splitList } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
-import type { AclEntry } from '../controller/metadata-records.js';
+import { AclOperation, AclPermission, ResourceType, type AclEntry } from '../auth/acl-model.js';
 
 /** One ACL binding as the Acl RPCs carry it (an AccessControlEntryRecord without its id). */
 export type MirrorAclBinding = Omit<AclEntry, 'id'>;
 
-/** ACL resource type CLUSTER_MIRROR (spec §11). */
-export const CLUSTER_MIRROR_ACL_RESOURCE = 8;
-const ANY = 1;
+const ANY = ResourceType.ANY;
 
-const RESOURCE_TYPES: ReadonlyMap<string, number> = new Map([
-  ['TOPIC', 2],
-  ['GROUP', 3],
-  ['CLUSTER', 4],
-  ['TRANSACTIONAL_ID', 5],
-  ['DELEGATION_TOKEN', 6],
-  ['USER', 7],
-  ['CLUSTER_MIRROR', CLUSTER_MIRROR_ACL_RESOURCE],
-]);
-const OPERATIONS: ReadonlyMap<string, number> = new Map([
-  ['ALL', 2],
-  ['READ', 3],
-  ['WRITE', 4],
-  ['CREATE', 5],
-  ['DELETE', 6],
-  ['ALTER', 7],
-  ['DESCRIBE', 8],
-  ['CLUSTER_ACTION', 9],
-  ['DESCRIBE_CONFIGS', 10],
-  ['ALTER_CONFIGS', 11],
-  ['IDEMPOTENT_WRITE', 12],
-  ['CREATE_TOKENS', 13],
-  ['DESCRIBE_TOKENS', 14],
-]);
-const PERMISSIONS: ReadonlyMap<string, number> = new Map([
-  ['DENY', 2],
-  ['ALLOW', 3],
-]);
+/** The names a filter may give (every code but UNKNOWN and ANY), upper case. */
+function namesOf(codes: Readonly<Record<string, number>>): ReadonlyMap<string, number> {
+  return new Map(Object.entries(codes).filter(([name]) => name !== 'UNKNOWN' && name !== 'ANY'));
+}
+
+const RESOURCE_TYPES = namesOf(ResourceType);
+const OPERATIONS = namesOf(AclOperation);
+const PERMISSIONS = namesOf(AclPermission);
 
 export type AclRule = (b: MirrorAclBinding) => boolean;
 
@@ -157,10 +135,10 @@ export async function syncAcls(mirrorName: string, host: Pick<MirrorHost, 'mirro
   const local = await describeAllAcls(self);
   if (local === null) return skip(AclSyncSkip.DESTINATION_SECURITY_DISABLED);
   const wanted = new Map<string, MirrorAclBinding>();
-  for (const b of src) if (b.resourceType !== CLUSTER_MIRROR_ACL_RESOURCE && rules.some((r) => r(b))) wanted.set(key(b), b);
+  for (const b of src) if (b.resourceType !== ResourceType.CLUSTER_MIRROR && rules.some((r) => r(b))) wanted.set(key(b), b);
   const have = new Map(local.map((b) => [key(b), b]));
   const toCreate = [...wanted.entries()].filter(([k]) => !have.has(k)).map(([, b]) => b);
-  const toDelete = [...have.entries()].filter(([k, b]) => !wanted.has(k) && b.resourceType !== CLUSTER_MIRROR_ACL_RESOURCE).map(([, b]) => b);
+  const toDelete = [...have.entries()].filter(([k, b]) => !wanted.has(k) && b.resourceType !== ResourceType.CLUSTER_MIRROR).map(([, b]) => b);
   let created = 0;
   let deleted = 0;
   if (toCreate.length > 0) {

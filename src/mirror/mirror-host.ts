@@ -17,9 +17,6 @@ import type { InterBrokerSecurity } from '../client/inter-broker-security.js';
 import type { MirrorPartitionStateValue } from './mirror-partition-state.js';
 import type { DesiredStateGuard } from './desired-state-rules.js';
 
-/** ConfigResource type id of a cluster mirror (KIP-1279 §3.1). */
-export const CLUSTER_MIRROR_RESOURCE_TYPE = 64;
-
 /** A producer whose transaction is open in a partition (STOPPING aborts it, spec §8.5 d). */
 export interface OpenTransaction {
   readonly producerId: number;

@@ -1,6 +1,6 @@
 import type { Reader } from '../protocol/reader.js';
 import type { Writer } from '../protocol/writer.js';
-import type { ListenerEndpoint } from './listeners.js';
+import type { ListenerEndpoint } from '../config/listeners.js';
 
 /** What a handler knows about the request it serves. */
 export interface RequestContext {

@@ -27,7 +27,7 @@ import { Writer } from '../protocol/writer.js';
 import type { ApiHandler, RequestContext } from './api-handler.js';
 import type { Logger } from '../common/logger.js';
 import { FrameDecoder } from '../protocol/frame-decoder.js';
-import type { ListenerEndpoint } from './listeners.js';
+import type { ListenerEndpoint } from '../config/listeners.js';
 import { saslHandlersFor } from './sasl-apis.js';
 import type { SaslAuthenticator } from './sasl-authenticator.js';
 

@@ -13,7 +13,7 @@ import { OAuthBearerMechanism } from '../auth/oauthbearer-server.js';
 import { PlainMechanism } from '../auth/plain-server.js';
 import type { SaslMechanism } from '../auth/sasl-mechanism.js';
 import { ScramMechanism, type ScramCredentialLookup } from '../auth/scram-server.js';
-import { SecurityProtocol, listenerValue, type ConfigLookup, type ListenerSpec } from './listeners.js';
+import { SecurityProtocol, listenerValue, type ConfigLookup, type ListenerSpec } from '../config/listeners.js';
 import { TlsServerContext } from './tls-context.js';
 
 /** What the node supplies to listeners: the SCRAM credentials of its metadata image. */

@@ -10,7 +10,7 @@ import type { SaslMechanism } from '../auth/sasl-mechanism.js';
 import { ConnectionLimits, type ConfigGetter } from './connection-limits.js';
 import type { ConnectionOptions } from './connection.js';
 import { listenerSecurity, type ListenerSecurity, type SecurityDeps } from './listener-security.js';
-import { listenerValue, type ConfigLookup, type ListenerEndpoint, type ListenerPlan, type ListenerSpec } from './listeners.js';
+import { listenerValue, type ConfigLookup, type ListenerEndpoint, type ListenerPlan, type ListenerSpec } from '../config/listeners.js';
 import { BrokerServer } from './server.js';
 
 export interface ListenerSetOptions {

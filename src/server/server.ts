@@ -15,7 +15,7 @@ import { Connection, type ConnectionOptions, type HeaderVersions } from './conne
 import type { Logger } from '../common/logger.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import type { ListenerSecurity } from './listener-security.js';
-import type { ListenerEndpoint } from './listeners.js';
+import type { ListenerEndpoint } from '../config/listeners.js';
 import { FailedLoginLog, SaslAuthenticator } from './sasl-authenticator.js';
 
 export interface ServerOptions {

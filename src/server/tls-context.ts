@@ -14,7 +14,7 @@ import type { Logger } from '../common/logger.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { SslPrincipalMapper, rfc2253 } from '../auth/ssl-principal-mapper.js';
-import { loadKeyStore, loadTrustStore, storeFiles, type StoreLookup } from './keystores.js';
+import { loadKeyStore, loadTrustStore, storeFiles, type StoreLookup } from '../config/keystores.js';
 
 export const SslClientAuth = { REQUIRED: 'required', REQUESTED: 'requested', NONE: 'none' } as const;
 export type SslClientAuth = (typeof SslClientAuth)[keyof typeof SslClientAuth];

@@ -257,7 +257,7 @@ describe('describe: time lag and link health', () => {
     expect(caught).toMatchObject({ state: 'MIRRORING', lag: 0, timeLagMs: 0, mirroredMaxTimestamp: stamp + 2000, sourceMaxTimestamp: stamp + 2000, linkError: null });
     expect(caught?.lastFetchAgeMs).toBeGreaterThanOrEqual(0);
     expect(caught?.lastFetchAgeMs).toBeLessThan(10_000);
-    expect(onB('--describe', '--mirror', 'from-a').out).toMatch(new RegExp(`from-a\\s+${topic}\\s+0\\s+3\\s+3\\s+0\\s+MIRRORING\\s+0ms\\s+\\d+\\.\\ds ago\\s+ok`));
+    expect(onB('--describe', '--mirror', 'from-a').out).toMatch(new RegExp(`from-a\\s+${topic}\\s+0\\s+3\\s+3\\s+0\\s+MIRRORING\\s+MIRRORING\\s+0ms\\s+\\d+\\.\\ds ago\\s+ok`));
 
     await a.destroy();
     const until = Date.now() + 30_000;
@@ -269,6 +269,6 @@ describe('describe: time lag and link health', () => {
     }
     expect(seen?.state).toBe('MIRRORING');
     expect(seen?.linkError).toBeTruthy();
-    expect(onB('--describe', '--mirror', 'from-a').out).toMatch(new RegExp(`${topic}\\s+0\\s+3\\s+3\\s+0\\s+MIRRORING\\s+0ms\\s+\\d+\\.\\ds ago\\s+error: `));
+    expect(onB('--describe', '--mirror', 'from-a').out).toMatch(new RegExp(`${topic}\\s+0\\s+3\\s+3\\s+0\\s+MIRRORING\\s+MIRRORING\\s+0ms\\s+\\d+\\.\\ds ago\\s+error: `));
   });
 });

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { interBrokerSecurity } from '../../src/client/inter-broker-security.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
-import { planListeners, type ConfigLookup } from '../../src/server/listeners.js';
+import { planListeners, type ConfigLookup } from '../../src/config/listeners.js';
 import { ROOT, ensureBuilt, freePort } from '../helpers/node.js';
 import { STORE_PASSWORD, makeTestPki, type TestPki } from '../server/tls-fixtures.js';
 

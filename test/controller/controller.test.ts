@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Controller } from '../../src/controller/controller.js';
 import { createLogger } from '../../src/common/logger.js';
-import { ConfigResourceType } from '../../src/controller/metadata-image.js';
+import { ConfigResourceType } from '../../src/protocol/config-resource-type.js';
 import { decodeMetadataRecord } from '../../src/controller/metadata-records.js';
 import { FileMetadataLog, METADATA_TOPIC_DIR } from '../../src/controller/metadata-log.js';
 import { iterateBatches } from '../../src/protocol/record-batch.js';

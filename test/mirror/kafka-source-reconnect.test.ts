@@ -18,7 +18,7 @@ import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaConnection } from '../../src/client/kafka-connection.js';
 import { clusterMirrors, type CliRun } from '../helpers/mirror-cli.js';
-import { CLUSTER_MIRROR_RESOURCE_TYPE } from '../../src/mirror/mirror-host.js';
+import { ConfigResourceType } from '../../src/protocol/config-resource-type.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { encodeIncrementalAlterConfigsRequest } from '../../src/protocol/generated/messages/incremental-alter-configs-request.js';
 import { decodeIncrementalAlterConfigsResponse } from '../../src/protocol/generated/messages/incremental-alter-configs-response.js';
@@ -98,7 +98,7 @@ async function alterMirror(name: string, value: string): Promise<{ errorCode: nu
     const res = await c.request(
       44,
       1,
-      (w) => encodeIncrementalAlterConfigsRequest(w, { resources: [{ resourceType: CLUSTER_MIRROR_RESOURCE_TYPE, resourceName: MIRROR, configs: [{ name, configOperation: 0, value }] }], validateOnly: false }, 1),
+      (w) => encodeIncrementalAlterConfigsRequest(w, { resources: [{ resourceType: ConfigResourceType.CLUSTER_MIRROR, resourceName: MIRROR, configs: [{ name, configOperation: 0, value }] }], validateOnly: false }, 1),
       (r) => decodeIncrementalAlterConfigsResponse(r, 1),
     );
     const r = res.responses[0];

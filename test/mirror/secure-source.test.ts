@@ -25,7 +25,7 @@ import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, Kafka, Resourc
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaConnection } from '../../src/client/kafka-connection.js';
 import { clusterMirrors, type CliRun } from '../helpers/mirror-cli.js';
-import { CLUSTER_MIRROR_RESOURCE_TYPE } from '../../src/mirror/mirror-host.js';
+import { ConfigResourceType } from '../../src/protocol/config-resource-type.js';
 import { ApiKey } from '../../src/protocol/generated/api-table.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { encodeAlterUserScramCredentialsRequest } from '../../src/protocol/generated/messages/alter-user-scram-credentials-request.js';
@@ -207,7 +207,7 @@ async function describeMirrorConfig(mirror: string): Promise<Map<string, { value
     const res = await c.request(
       ApiKey.DescribeConfigs,
       4,
-      (w) => encodeDescribeConfigsRequest(w, { resources: [{ resourceType: CLUSTER_MIRROR_RESOURCE_TYPE, resourceName: mirror, configurationKeys: null }], includeSynonyms: false, includeDocumentation: false }, 4),
+      (w) => encodeDescribeConfigsRequest(w, { resources: [{ resourceType: ConfigResourceType.CLUSTER_MIRROR, resourceName: mirror, configurationKeys: null }], includeSynonyms: false, includeDocumentation: false }, 4),
       (r) => decodeDescribeConfigsResponse(r, 4),
     );
     return new Map((res.results[0]?.configs ?? []).map((e) => [e.name, { value: e.value, isSensitive: e.isSensitive }]));
@@ -281,17 +281,17 @@ describe('a SASL_SSL + SCRAM-SHA-512 Apache Kafka source with ACLs', () => {
   it('shows a wrong password as SASL_AUTHENTICATION_FAILED; fixing it reconnects and resumes with no gap', async () => {
     const topic = 'sec-orders';
     expect(await mirroredExactly(topic)).toBe(true);
-    expect(await alterConfig(CLUSTER_MIRROR_RESOURCE_TYPE, MIRROR, 'sasl.jaas.config', SCRAM_JAAS('wrong-password'))).toEqual({ errorCode: 0, errorMessage: null });
+    expect(await alterConfig(ConfigResourceType.CLUSTER_MIRROR, MIRROR, 'sasl.jaas.config', SCRAM_JAAS('wrong-password'))).toEqual({ errorCode: 0, errorMessage: null });
     await waitFor('failed with the authentication error', async () => {
       const r = await row(topic);
       return r?.state === 'FAILED' && /SASL_AUTHENTICATION_FAILED/.test(r.errorMessage ?? '');
     });
     await produce(kafka.bootstrap, topic, 65, 10);
     // Settings the mirror could not connect with at all are refused, and change nothing.
-    const noLogin = await alterConfig(CLUSTER_MIRROR_RESOURCE_TYPE, MIRROR, 'sasl.jaas.config', null);
+    const noLogin = await alterConfig(ConfigResourceType.CLUSTER_MIRROR, MIRROR, 'sasl.jaas.config', null);
     expect(noLogin.errorCode).toBe(ErrorCode.INVALID_CONFIG);
     expect(noLogin.errorMessage).toMatch(/sasl.jaas.config is required/);
-    expect(await alterConfig(CLUSTER_MIRROR_RESOURCE_TYPE, MIRROR, 'sasl.jaas.config', SCRAM_JAAS(PASSWORD))).toEqual({ errorCode: 0, errorMessage: null });
+    expect(await alterConfig(ConfigResourceType.CLUSTER_MIRROR, MIRROR, 'sasl.jaas.config', SCRAM_JAAS(PASSWORD))).toEqual({ errorCode: 0, errorMessage: null });
     await waitFor('resumed with the right password', () => mirroredExactly(topic));
   });
 
@@ -332,7 +332,7 @@ describe('a SASL_SSL + SCRAM-SHA-512 Apache Kafka source with ACLs', () => {
     await produce(kafka.bootstrap, topic, 0, 3000, 1000);
     const total = segmentBytes(kafkaDir(topic));
     expect(await alterConfig(BROKER_RESOURCE, '', 'mirror.replication.throttled.rate', String(rate))).toEqual({ errorCode: 0, errorMessage: null });
-    expect(await alterConfig(CLUSTER_MIRROR_RESOURCE_TYPE, MIRROR, 'mirror.fetch.max.bytes', String(128 * 1024))).toEqual({ errorCode: 0, errorMessage: null });
+    expect(await alterConfig(ConfigResourceType.CLUSTER_MIRROR, MIRROR, 'mirror.fetch.max.bytes', String(128 * 1024))).toEqual({ errorCode: 0, errorMessage: null });
     expect((await cli('--start', '--mirror', MIRROR, '--topics', topic)).code).toBe(0);
     // Rate between the first bytes and the end of catch-up (the first response is never held back).
     let first: { t: number; bytes: number } | null = null;

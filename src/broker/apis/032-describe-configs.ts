@@ -22,7 +22,7 @@ import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import { ConfigSource, typeId, type ResolvedConfig } from '../config-resolver.js';
 import { findConfigDef } from '../../config/registry.js';
-import { ConfigResourceType } from '../../controller/metadata-image.js';
+import { ConfigResourceType } from '../../protocol/config-resource-type.js';
 import { GROUP_CONFIG_DEFS, groupConfigDefault } from '../group-configs.js';
 
 type Result = NonNullable<DescribeConfigsResponseInput['results']>[number];

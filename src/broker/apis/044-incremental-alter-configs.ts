@@ -13,7 +13,7 @@ import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import { findConfigDef } from '../../config/registry.js';
 import { applyChanges, checkResource, currentEntries } from '../config-alter.js';
-import { ConfigResourceType } from '../../controller/metadata-image.js';
+import { ConfigResourceType } from '../../protocol/config-resource-type.js';
 
 export interface MirrorConfigAlterer {
   alterMirrorConfig(

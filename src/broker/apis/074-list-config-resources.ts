@@ -11,7 +11,7 @@ import { decodeListConfigResourcesRequest, type ListConfigResourcesRequest } fro
 import { encodeListConfigResourcesResponse, type ListConfigResourcesResponseInput } from '../../protocol/generated/messages/list-config-resources-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
-import { ConfigResourceType } from '../../controller/metadata-image.js';
+import { ConfigResourceType } from '../../protocol/config-resource-type.js';
 
 const KNOWN = new Set([2, 4, 8, 16, 32, 64]);
 

@@ -6,7 +6,7 @@
  * ALTER_CONFIGS on the cluster), log dirs, reassignments, elections and the quorum.
  */
 import { AclOperation, ResourceType } from '../../auth/acl-model.js';
-import { ConfigResourceType } from '../../controller/metadata-image.js';
+import { ConfigResourceType } from '../../protocol/config-resource-type.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import type { AlterConfigsRequest } from '../../protocol/generated/messages/alter-configs-request.js';
 import type { AlterConfigsResponseInput } from '../../protocol/generated/messages/alter-configs-response.js';
