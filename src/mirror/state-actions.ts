@@ -16,7 +16,7 @@
  * never beside each other. Fetcher changes check `run.isCurrent()` right before they are made and
  * take no lock, so a fetcher removal waiting on the network never holds up a later state.
  */
-import { buildEndTxnMarkerBatch, buildMirrorPidResetBatch } from '../protocol/control-records.js';
+import { ControlRecordType, buildEndTxnMarkerBatch, buildMirrorPidResetBatch, controlTypeOf } from '../protocol/control-records.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError, errorCodeOf } from '../protocol/kafka-error.js';
 import { iterateBatches } from '../protocol/record-batch.js';
@@ -265,7 +265,11 @@ export class MirrorStateActions {
     if (log.logEndOffset <= log.logStartOffset) return -1;
     const r = await log.readToBuffer({ fetchOffset: log.logEndOffset - 1, maxOffset: log.logEndOffset, maxBytes: 1 << 20, minOneMessage: true });
     let epoch = -1;
-    for (const b of iterateBatches(r.records)) epoch = b.partitionLeaderEpoch;
+    for (const b of iterateBatches(r.records)) {
+      // The log ends with an earlier STOPPING's barrier, written at a destination epoch: that
+      // STOPPING found nothing mirrored (else it had recorded the epoch above), so nothing is.
+      epoch = b.isControl && controlTypeOf(b) === ControlRecordType.MIRROR_PID_RESET ? -1 : b.partitionLeaderEpoch;
+    }
     return epoch;
   }
 
