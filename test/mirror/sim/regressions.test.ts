@@ -8,12 +8,16 @@
  * - 8000233: a start and then a pause reached a topic whose partition was finishing a stop; it
  *   ended STOPPED with the topic's desired state PAUSED, and stop, resume and pause were all
  *   refused with INVALID_CLUSTER_MIRROR_STATES ("a partition of t is STOPPED"): stuck for good.
+ * - 16: a stop after a start that failed before mirroring anything; the first leader wrote
+ *   STOPPING's markers at destination epoch 1 and was deposed, its successor took the epoch of
+ *   the MIRROR_PID_RESET as the last mirrored one, and a failback kept a source batch of epoch 0
+ *   that the stopped topic does not have at that offset.
  */
 import { describe, expect, it } from 'vitest';
 import { describeFailure, explore } from './explore.js';
 
 describe('the mirror control plane on seeds that once found a violation', () => {
-  for (const seed of [20499, 7000026, 8000233]) {
+  for (const seed of [20499, 7000026, 8000233, 16]) {
     it(`holds its invariants on seed ${seed}`, async () => {
       const r = await explore(seed, 25);
       expect(r.failure === null ? null : describeFailure(r.failure)).toBeNull();

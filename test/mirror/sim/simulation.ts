@@ -13,6 +13,9 @@
  * - quiet and stopped, a source transaction the mirror copied reads as committed or aborted as it
  *   does on the source when its marker was mirrored, and as aborted when it was open at the stop
  *   (./transactions.ts);
+ * - after the final stop, the old source failing back (the real LOG_TRUNCATION, then the
+ *   fetcher's epoch rule) keeps only a byte prefix of the stopped topic's log, then converges
+ *   with it (./failback.ts);
  * - what the mirror appended is the source's batches, byte for byte, at the source's offsets; a
  *   partition quiet in MIRRORING holds exactly the source's log;
  * - quiet, a command that changes nothing through one node answers the same through every other
@@ -22,6 +25,7 @@ import { ErrorCode } from '../../../src/protocol/generated/errors.js';
 import { MirrorPartitionState as S, mirrorStateName } from '../../../src/mirror/mirror-partition-state.js';
 import { buildRecordBatch } from '../../../src/protocol/records.js';
 import { checkStoppedTransactions } from './transactions.js';
+import { failBack } from './failback.js';
 import { TOPIC, checkAgreement, issue, type Command } from './command-agreement.js';
 import { Scheduler, Tape, settle } from './scheduler.js';
 import { MIRROR, SimNode, World, realValidator, type OpsValidator } from './world.js';
@@ -194,6 +198,15 @@ export async function runSimulation(tapeValues: readonly number[], opts: SimOpti
     stepCount += await quiesce(world);
     checkQuiet(world, true);
     for (let p = 0; p < 2; p++) produce(p);
+    // The old source fails back onto the stopped topic and converges with it.
+    const t = world.topics.get(TOPIC);
+    const src = t === undefined ? undefined : world.sourceById.get(t.id);
+    for (let p = 0; t !== undefined && src !== undefined && world.violations.length === 0 && p < t.leaders.length; p++) {
+      const persisted = world.persistedOf(t.id, p);
+      if (persisted.state !== S.STOPPED) continue;
+      steps.push(`[${sched.now}] the old source of ${TOPIC}-${p} fails back (last mirrored epoch ${persisted.lme})`);
+      world.violations.push(...(await failBack(`${TOPIC}-${p}`, t.id, p, src.partitions[p]!.batches, world.log(TOPIC, p), persisted.lme)));
+    }
     // Stopped: a stop again, a pause and a resume are refused or already true through every
     // node; the delete is the last change.
     if (world.violations.length === 0) stepCount += await checkAgreement(world, ['stop', 'pause', 'resume', 'delete'], hooks(true));
