@@ -56,12 +56,9 @@ export class ConfigResolver {
     const dflt = this.image.brokerConfigs.get('')?.get(key);
     if (dflt !== undefined) out.push({ name: key, value: dflt, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG });
     if (this.config.isExplicit(key)) out.push({ name: key, value: this.config.get(key) ?? null, source: ConfigSource.STATIC_BROKER_CONFIG });
-    else if (key === 'broker.id') {
-      // Kafka's KafkaConfig sets broker.id to node.id when only node.id is given (KRaft): the
-      // node's id, as set (a static value), never the -1 default.
-      out.push({ name: key, value: String(this.config.nodeId), source: this.config.isExplicit('node.id') ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG });
-      return out;
-    }
+    // Kafka's KafkaConfig sets broker.id to node.id when only node.id is given (KRaft): the node's
+    // id is broker.id's static value, above its -1 default.
+    else if (key === 'broker.id') out.push({ name: key, value: String(this.config.nodeId), source: ConfigSource.STATIC_BROKER_CONFIG });
     const def = BROKER_DEFS.get(key);
     if (def && def.defaultValue !== null) out.push({ name: key, value: def.defaultValue, source: ConfigSource.DEFAULT_CONFIG });
     return out;

@@ -113,6 +113,21 @@ it("the broker's DescribeConfigs reports broker.id as the node id, and keys the 
   for (const key of ['num.partitions', 'auto.create.topics.enable', 'group.consumer.session.timeout.ms', 'log.retention.ms']) {
     expect([key, configs.get(key)?.readOnly]).toEqual([key, false]);
   }
+  // With synonyms, broker.id's levels are the node id (static) over the -1 default.
+  const withSynonyms = decodeDescribeConfigsResponse(
+    await c.call(32, 4, (w) => encodeDescribeConfigsRequest(w, { resources: [{ resourceType: 4, resourceName: '1', configurationKeys: ['broker.id'] }], includeSynonyms: true, includeDocumentation: false }, 4)),
+    4,
+  );
+  expect(withSynonyms.results[0]!.configs[0]!.synonyms.map((l) => [l.value, l.source])).toEqual([
+    ['1', 4],
+    ['-1', 5],
+  ]);
+  // The cluster-wide defaults are typed as their keys are (min.insync.replicas is written there at bootstrap).
+  const defaults = decodeDescribeConfigsResponse(
+    await c.call(32, 4, (w) => encodeDescribeConfigsRequest(w, { resources: [{ resourceType: 4, resourceName: '', configurationKeys: null }], includeSynonyms: false, includeDocumentation: false }, 4)),
+    4,
+  );
+  expect(defaults.results[0]!.configs.find((e) => e.name === 'min.insync.replicas')).toMatchObject({ value: '1', configSource: 3, configType: 3 });
   const alter = decodeIncrementalAlterConfigsResponse(
     await c.call(44, 1, (w) => encodeIncrementalAlterConfigsRequest(w, { resources: [{ resourceType: 4, resourceName: '', configs: [{ name: 'group.initial.rebalance.delay.ms', configOperation: 0, value: '10' }] }], validateOnly: false }, 1)),
     1,

@@ -53,15 +53,19 @@ export function describeConfigsHandler(ctx: BrokerContext, mirror: () => MirrorC
           configs = ctx.configs.describeTopic(res.resourceName);
         } else if (res.resourceType === ConfigResourceType.BROKER) {
           if (res.resourceName === '') {
-            configs = [...(ctx.image.brokerConfigs.get('') ?? new Map<string, string>())].map(([name, value]) => ({
-              name,
-              value,
-              source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
-              readOnly: false,
-              isSensitive: findConfigDef('BROKER', name)?.sensitive === true,
-              type: 0,
-              synonyms: [{ name, value, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG }],
-            }));
+            // A key's type is its definition's, as Kafka reports it; UNKNOWN only for a key not defined here.
+            configs = [...(ctx.image.brokerConfigs.get('') ?? new Map<string, string>())].map(([name, value]) => {
+              const def = findConfigDef('BROKER', name);
+              return {
+                name,
+                value,
+                source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+                readOnly: false,
+                isSensitive: def?.sensitive === true,
+                type: def ? typeId(def.type) : 0,
+                synonyms: [{ name, value, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG }],
+              };
+            });
           } else if (res.resourceName === String(ctx.nodeId)) {
             configs = ctx.configs.describeBroker();
           } else {
