@@ -82,6 +82,7 @@ function brokerConfigEntries(): Record<string, string> {
   for (const k of BROKER_KEYS_DYNAMIC_IN_FJORD) out[`${at(k.endsWith('**') ? k : `${k}.readOnly`)}=true|false`] = 'by design: Fjord applies this broker key when it is used, so it may be changed at runtime; Kafka 4.1.2 reads it once (read-only)';
   for (const k of BROKER_KEYS_STATIC_IN_FJORD) out[`${at(k.endsWith('**') ? k : `${k}.readOnly`)}=false|true`] = "by design: Kafka reconfigures listeners and their security per broker at runtime; Fjord only a listener's SSL stores (listener.name.*.ssl.*)";
   for (const k of BROKER_KEYS_OF_DEPLOYMENT) out[`${at(k)}.**`] = "by design: each broker's own deployment sets it (addresses, ports, directories, roles; Kafka's KRaft controller listener)";
+  out[`${at('node.id')}.synonyms.**`] = 'by design: node.id has a default in Fjord (1: a node alone starts without settings), none in Kafka, so Fjord lists the default below the value set';
   out[`${at('super.users')}.**`] = 'by design: Kafka 4.1.2 defines super.users outside its broker config, so it reports it as an unknown key (sensitive, no value); Fjord defines it and shows it';
   return out;
 }
