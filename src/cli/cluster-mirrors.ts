@@ -1,6 +1,6 @@
 /**
  * `fjord cluster-mirrors`: the flags of Kafka's kafka-cluster-mirrors.sh (KIP-1279 spec §12),
- * parsed with Node's util.parseArgs, plus the operator commands of docs/mirroring.md: a live
+ * read as every `fjord` command reads its arguments (./cli-common.ts), plus the operator commands of docs/mirroring.md: a live
  * `--describe --watch`, `--start --wait` and a graceful `--promote` with catch-up progress
  * (./mirror-progress.ts, ./mirror-promote.ts).
  *
@@ -13,14 +13,13 @@
  * Exit codes: 0 done, 1 a Kafka error, a failed partition, a timeout or a --verify difference,
  * 2 bad usage.
  */
-import { readFileSync } from 'node:fs';
-import { parseArgs as parseNodeArgs } from 'node:util';
 import { MirrorAdmin, MirrorAdminError, type PartitionMirrorDescription } from '../admin/mirror-admin.js';
 import { clientOptionsFromConfig, type KafkaClientOptions } from '../client/client-options.js';
 import { KafkaClient } from '../client/kafka-client.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import { Exit } from './cli-common.js';
+import { Exit, UsageError, parseCommand, usageLine, type CommandSpec, type OptionSpecs, type Values } from './cli-common.js';
+import { readPropertiesFile } from './config-sources.js';
 import { confirmAfterTimeout } from './mirror-confirm.js';
 import { startDryRun, stopDryRun } from './mirror-dry-run.js';
 import { promote, waitUntilMirrored, watch } from './mirror-promote.js';
@@ -28,6 +27,90 @@ import { describeTable, table, type CliIo, type MirrorRow } from './mirror-progr
 import { verifyMirror } from './mirror-verify.js';
 
 export type { CliIo };
+
+const SPEC = {
+  command: 'cluster-mirrors',
+  synopsis: `usage: fjord cluster-mirrors --bootstrap-server HOST:PORT [--command-config FILE] ACTION [OPTIONS]
+
+actions (one at a time):
+  --create  --mirror NAME --mirror-config FILE   create a mirror of the cluster named in FILE
+  --start   --mirror NAME --topics LIST [--exclude LIST] [--wait [--timeout S] | --dry-run]
+                                                 start mirroring topics (names or regexes,
+                                                 resolved on the source); --wait shows catch-up
+                                                 progress until every partition has lag 0;
+                                                 --dry-run prints what the start would truncate
+                                                 per partition (failback) and changes nothing
+  --stop    --mirror NAME --topics LIST [--dry-run]
+                                                 stop mirroring (failover): topics become writable;
+                                                 --dry-run prints what the stop would do per
+                                                 partition (transactions aborted) and changes nothing
+  --pause   --mirror NAME --topics LIST          pause fetching; topics stay read-only
+  --resume  --mirror NAME --topics LIST          resume paused topics
+  --promote --mirror NAME --topics LIST [--timeout S]
+                                                 graceful failover: wait for lag 0, then stop
+                                                 (the stop syncs group offsets a last time)
+  --verify  --mirror NAME [--topics LIST]        compare the destination with the source batch by
+                                                 batch (xxhash64 of each batch's bytes) over the
+                                                 range both hold; prints the first differing
+                                                 offset per partition
+  --list                                         list mirrors
+  --describe [--mirror NAME] [--json] [--failed] [--watch [--interval S]]
+                                                 partition states, offsets and lag; --watch
+                                                 redraws a live view with catch-up progress
+  --delete  --mirror NAME                        delete a mirror whose topics are all stopped
+
+A failed partition, a wait that times out and a --verify difference also exit 1.`,
+  options: {
+    'bootstrap-server': { type: 'string' },
+    'command-config': { type: 'string' },
+    create: { type: 'boolean' },
+    start: { type: 'boolean' },
+    stop: { type: 'boolean' },
+    pause: { type: 'boolean' },
+    resume: { type: 'boolean' },
+    promote: { type: 'boolean' },
+    verify: { type: 'boolean' },
+    list: { type: 'boolean' },
+    describe: { type: 'boolean' },
+    delete: { type: 'boolean' },
+    mirror: { type: 'string' },
+    'mirror-config': { type: 'string' },
+    topics: { type: 'string' },
+    exclude: { type: 'string' },
+    json: { type: 'boolean' },
+    failed: { type: 'boolean' },
+    watch: { type: 'boolean' },
+    wait: { type: 'boolean' },
+    'dry-run': { type: 'boolean' },
+    timeout: { type: 'string' },
+    interval: { type: 'string' },
+  },
+  help: {
+    'bootstrap-server': ['HOST:PORT', 'the destination cluster (required)'],
+    'command-config': ['FILE', 'client properties (security.protocol, sasl.*, ssl.*)'],
+    create: 'create a mirror',
+    start: 'start mirroring topics',
+    stop: 'stop mirroring topics (failover)',
+    pause: 'pause fetching',
+    resume: 'resume paused topics',
+    promote: 'wait for lag 0, then stop',
+    verify: 'compare the destination with the source',
+    list: 'list mirrors',
+    describe: 'partition states, offsets and lag',
+    delete: 'delete a mirror whose topics are all stopped',
+    mirror: ['NAME', 'the mirror'],
+    'mirror-config': ['FILE', 'the mirror\'s source connection (properties), for --create'],
+    topics: ['LIST', 'comma-separated topic names or regular expressions'],
+    exclude: ['LIST', 'topics --start leaves out'],
+    json: '--describe as JSON',
+    failed: '--describe only FAILED partitions, with RETRY and ERROR',
+    watch: '--describe redrawn live with catch-up progress',
+    wait: '--start waits for lag 0 on every partition, showing progress',
+    'dry-run': '--start and --stop print what they would do and change nothing',
+    timeout: ['S', 'seconds --wait and --promote wait for lag 0, and --start, --stop, --pause and --resume wait for each topic to show the change when the node does not answer within request.timeout.ms (default 300)'],
+    interval: ['S', 'seconds between --watch redraws (default 1)'],
+  },
+} as const satisfies CommandSpec<OptionSpecs>;
 
 const ACTIONS = ['create', 'start', 'stop', 'pause', 'resume', 'list', 'describe', 'delete', 'promote', 'verify'] as const;
 type Action = (typeof ACTIONS)[number];
@@ -49,56 +132,12 @@ interface Args {
   intervalMs: number;
 }
 
-export const USAGE = `Usage: fjord cluster-mirrors --bootstrap-server HOST:PORT [--command-config FILE] ACTION [OPTIONS]
-
-Actions:
-  --create  --mirror NAME --mirror-config FILE   create a mirror of the cluster named in FILE
-  --start   --mirror NAME --topics LIST [--exclude LIST] [--wait [--timeout S] | --dry-run]
-                                                 start mirroring topics (names or regexes,
-                                                 resolved on the source); --wait shows catch-up
-                                                 progress until every partition has lag 0;
-                                                 --dry-run prints what the start would truncate
-                                                 per partition (failback) and changes nothing
-  --stop    --mirror NAME --topics LIST [--dry-run]
-                                                 stop mirroring (failover): topics become writable;
-                                                 --dry-run prints what the stop would do per
-                                                 partition (transactions aborted) and changes nothing
-  --pause   --mirror NAME --topics LIST          pause fetching; topics stay read-only
-  --resume  --mirror NAME --topics LIST          resume paused topics
-  --promote --mirror NAME --topics LIST [--timeout S]
-                                                 graceful failover: wait for lag 0, then stop
-                                                 (the stop syncs group offsets a last time)
-  --verify  --mirror NAME [--topics LIST]        compare the destination with the source batch by
-                                                 batch (xxhash64 of each batch's bytes) over the
-                                                 range both hold; prints the first differing
-                                                 offset per partition, exit 1 on a difference
-  --list                                         list mirrors
-  --describe [--mirror NAME] [--json] [--failed] [--watch [--interval S]]
-                                                 partition states, offsets and lag; --watch
-                                                 redraws a live view with catch-up progress
-  --delete  --mirror NAME                        delete a mirror whose topics are all stopped
-
-Options:
-  --bootstrap-server HOST:PORT   the destination cluster (required)
-  --command-config FILE          client properties (security.protocol, sasl.*, ssl.*)
-  --timeout S                    seconds --wait and --promote wait for lag 0, and --start,
-                                 --stop, --pause and --resume wait for each topic to show the
-                                 change when the node does not answer within
-                                 request.timeout.ms (default 300)
-  --interval S                   seconds between --watch redraws (default 1)
-  -h, --help                     this text
-
-Exit codes: 0 done, 1 a Kafka error, a failed partition, a timeout or a --verify difference,
-2 bad usage.`;
-
 const consoleIo: CliIo = {
   out: (l) => console.log(l),
   err: (l) => console.error(l),
   write: (t) => void process.stdout.write(t),
   isTTY: process.stdout.isTTY === true,
 };
-
-class UsageError extends Error {}
 
 function positiveSeconds(flag: string, v: string | undefined, dflt: number): number {
   if (v === undefined) return dflt;
@@ -107,40 +146,10 @@ function positiveSeconds(flag: string, v: string | undefined, dflt: number): num
   return n;
 }
 
-function parseArgs(argv: readonly string[]): Args | { help: true } {
-  let values;
-  try {
-    ({ values } = parseNodeArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        'bootstrap-server': { type: 'string' },
-        'command-config': { type: 'string' },
-        mirror: { type: 'string' },
-        'mirror-config': { type: 'string' },
-        topics: { type: 'string' },
-        exclude: { type: 'string' },
-        json: { type: 'boolean' },
-        failed: { type: 'boolean' },
-        watch: { type: 'boolean' },
-        wait: { type: 'boolean' },
-        'dry-run': { type: 'boolean' },
-        timeout: { type: 'string' },
-        interval: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        ...Object.fromEntries(ACTIONS.map((a) => [a, { type: 'boolean' as const }])),
-      },
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  const v = values as Record<string, string | boolean | undefined>;
-  if (v.help === true) return { help: true };
-  const str = (k: string): string | undefined => (typeof v[k] === 'string' ? (v[k] as string) : undefined);
-  const flag = (k: string): boolean => v[k] === true;
-  const chosen = ACTIONS.filter((a) => flag(a));
-  const bootstrap = str('bootstrap-server');
+/** What the options ask for, checked as a whole (one action, and only the options it takes). */
+function toArgs(v: Values<typeof SPEC.options>): Args {
+  const chosen = ACTIONS.filter((a) => v[a] === true);
+  const bootstrap = v['bootstrap-server'];
   if (bootstrap === undefined) throw new UsageError('--bootstrap-server is required');
   if (chosen.length === 0) throw new UsageError('an action is required');
   if (chosen.length > 1) throw new UsageError(`only one action at a time (${chosen.map((a) => `--${a}`).join(' and ')})`);
@@ -148,16 +157,16 @@ function parseArgs(argv: readonly string[]): Args | { help: true } {
   const a: Args = {
     bootstrap,
     action,
-    json: flag('json'),
-    failed: flag('failed'),
-    watch: flag('watch'),
-    wait: flag('wait'),
-    dryRun: flag('dry-run'),
-    timeoutS: positiveSeconds('--timeout', str('timeout'), 300),
-    intervalMs: positiveSeconds('--interval', str('interval'), 1) * 1000,
+    json: v.json === true,
+    failed: v.failed === true,
+    watch: v.watch === true,
+    wait: v.wait === true,
+    dryRun: v['dry-run'] === true,
+    timeoutS: positiveSeconds('--timeout', v.timeout, 300),
+    intervalMs: positiveSeconds('--interval', v.interval, 1) * 1000,
   };
   for (const [k, key] of [['command-config', 'commandConfig'], ['mirror', 'mirror'], ['mirror-config', 'mirrorConfig'], ['topics', 'topics'], ['exclude', 'exclude']] as const) {
-    const value = str(k);
+    const value = v[k];
     if (value !== undefined) a[key] = value;
   }
   const needsMirror = action !== 'list' && action !== 'describe';
@@ -170,22 +179,14 @@ function parseArgs(argv: readonly string[]): Args | { help: true } {
   if (a.wait && action !== 'start') throw new UsageError('--wait is only valid with --start');
   if (a.dryRun && action !== 'stop' && action !== 'start') throw new UsageError('--dry-run is only valid with --stop and --start');
   if (a.dryRun && a.wait) throw new UsageError('--dry-run changes nothing, so there is nothing to --wait for');
-  if (str('timeout') !== undefined && !['start', 'stop', 'pause', 'resume', 'promote'].includes(action)) throw new UsageError('--timeout is only valid with --start, --stop, --pause, --resume and --promote');
-  if (str('interval') !== undefined && !a.watch) throw new UsageError('--interval is only valid with --describe --watch');
+  if (v.timeout !== undefined && !['start', 'stop', 'pause', 'resume', 'promote'].includes(action)) throw new UsageError('--timeout is only valid with --start, --stop, --pause, --resume and --promote');
+  if (v.interval !== undefined && !a.watch) throw new UsageError('--interval is only valid with --describe --watch');
   return a;
 }
 
-/** Java-properties subset: key=value or key:value lines, # and ! comments. */
-export function readProperties(file: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const raw of readFileSync(file, 'utf8').split(/\r?\n/)) {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#') || line.startsWith('!')) continue;
-    const m = /^([^=:\s]+)\s*[=:]\s*(.*)$/.exec(line);
-    if (m === null) continue;
-    out.set(m[1] as string, (m[2] as string).trim());
-  }
-  return out;
+/** A properties file as a map (Java-properties syntax, as `fjord start` reads its config). */
+function readProperties(file: string): Map<string, string> {
+  return new Map(readPropertiesFile(file));
 }
 
 const list = (s: string | undefined): string[] => (s ?? '').split(',').map((x) => x.trim()).filter((x) => x !== '');
@@ -200,20 +201,16 @@ const matches = (name: string, patterns: readonly string[]): boolean =>
   });
 
 export async function runClusterMirrorsCli(argv: readonly string[], io: CliIo = consoleIo): Promise<number> {
-  let parsed: Args | { help: true };
+  const parsed = parseCommand(SPEC, argv, io);
+  if ('exit' in parsed) return parsed.exit;
+  let a: Args;
   try {
-    parsed = parseArgs(argv);
+    a = toArgs(parsed.values);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    io.err(`fjord cluster-mirrors: ${e.message}`);
-    io.err(USAGE);
+    io.err(usageLine(SPEC.command, e.message));
     return Exit.USAGE;
   }
-  if ('help' in parsed) {
-    io.out(USAGE);
-    return Exit.OK;
-  }
-  const a = parsed;
   const clientCfg = a.commandConfig !== undefined ? readProperties(a.commandConfig) : new Map<string, string>();
   clientCfg.set('bootstrap.servers', a.bootstrap as string);
   const admin = new MirrorAdmin(clientOptionsFromConfig(clientCfg, 'fjord-mirror-admin'));

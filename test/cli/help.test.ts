@@ -24,6 +24,7 @@ const OPTIONS: Record<string, string[]> = {
   topics: ['--bootstrap-server HOST:PORT', '--create', '--list', '--describe', '--delete', '--alter', '--topic T', '--partitions N', '--replication-factor N', '--config k=v', '--if-exists', '--if-not-exists', '--exclude-internal', '--topics-with-overrides', '--under-replicated-partitions', '--json'],
   configs: ['--bootstrap-server HOST:PORT', '--entity-type TYPE', '--entity-name N', '--entity-default', '--describe', '--alter', '--all', '--add-config k=v,k2=v2', '--delete-config k,k2', '--json'],
   groups: ['--bootstrap-server HOST:PORT', '--list', '--describe GROUP', '--state S', '--type T', '--json'],
+  'cluster-mirrors': ['--bootstrap-server HOST:PORT', '--command-config FILE', '--create', '--start', '--stop', '--pause', '--resume', '--promote', '--verify', '--list', '--describe', '--delete', '--mirror NAME', '--mirror-config FILE', '--topics LIST', '--exclude LIST', '--json', '--failed', '--watch', '--wait', '--dry-run', '--timeout S', '--interval S'],
 };
 
 beforeAll(() => ensureBuilt(), 300_000);
