@@ -155,3 +155,22 @@ it("CreateTopics checks a topic's configs first, then the replication factor, th
   ).topics[0]!.errorCode;
   expect(withAssignment).toBe(ErrorCode.INVALID_CONFIG);
 });
+
+it('CreateTopics asking for more than 10,000 partitions in all fails every topic with POLICY_VIOLATION, an existing one included', async () => {
+  expect((await createTopics(['batch-existing'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  const topics = [
+    { name: 'batch-existing', numPartitions: 6000, replicationFactor: 1, configs: [] },
+    { name: 'batch-new', numPartitions: 5000, replicationFactor: 0, configs: [] },
+  ];
+  const r = decodeCreateTopicsResponse(await c.call(19, 7, (w) => encodeCreateTopicsRequest(w, { topics, timeoutMs: 10_000, validateOnly: false }, 7)), 7);
+  expect(r.topics.map((t) => [t.name, t.errorCode])).toEqual([
+    ['batch-existing', ErrorCode.POLICY_VIOLATION],
+    ['batch-new', ErrorCode.POLICY_VIOLATION],
+  ]);
+  // At 10,000 in all, each topic is checked on its own.
+  const fits = decodeCreateTopicsResponse(await c.call(19, 7, (w) => encodeCreateTopicsRequest(w, { topics: [topics[0]!, { ...topics[1]!, numPartitions: 4000 }], timeoutMs: 10_000, validateOnly: true }, 7)), 7);
+  expect(fits.topics.map((t) => [t.name, t.errorCode])).toEqual([
+    ['batch-existing', ErrorCode.TOPIC_ALREADY_EXISTS],
+    ['batch-new', ErrorCode.INVALID_REPLICATION_FACTOR],
+  ]);
+});

@@ -9,8 +9,9 @@
  *   for partitions 0..n-1 (INVALID_REPLICA_ASSIGNMENT), and then fix the partition count.
  * - Configs are validated by key and value (INVALID_CONFIG); a topic named twice in one request
  *   fails with INVALID_REQUEST for each occurrence (Kafka's ControllerApis).
- * - Checks run in the order of Kafka's ReplicationControlManager: the name, existence, the configs,
- *   then the assignments, the replication factor, the partition count, the placement.
+ * - Checks run in the order of Kafka's ReplicationControlManager: more than 10,000 partitions asked
+ *   in all fails every topic (POLICY_VIOLATION); then per topic the name, existence, the configs,
+ *   the assignments, the replication factor, the partition count, the placement.
  * - ValidateOnly runs every check and writes nothing.
  * - v8 MirrorInfo (KIP-1279): the topic is created with the given topic id; the zero id →
  *   INVALID_REQUEST, an id another topic has → TOPIC_ALREADY_EXISTS, for that topic only.
@@ -35,6 +36,7 @@ import { EXCESSIVE_BATCH_MESSAGE, MAX_RECORDS_PER_USER_OP } from '../../controll
 import { THROTTLING_QUOTA_EXCEEDED_MESSAGE } from '../../quota/broker-quotas.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+const MAX_PARTITIONS_PER_BATCH = 10_000;
 type Result = NonNullable<CreateTopicsResponseInput['topics']>[number];
 
 export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopicsRequest, CreateTopicsResponseInput> {
@@ -51,6 +53,14 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
       if (req.timeoutMs <= 0 && [...counts.values()].some((n) => n === 1)) {
         const topics = req.topics.map((t) => ({ name: t.name, topicId: ZERO_UUID, errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: null, numPartitions: -1, replicationFactor: -1, configs: [] }));
         return { throttleTimeMs: 0, topics };
+      }
+      // Kafka's controller first adds up the partitions the request asks for, every topic counted
+      // (existing and repeated ones too, -1 as num.partitions), and refuses the whole request past
+      // 10,000 (ReplicationControlManager's MAX_PARTITIONS_PER_BATCH), before any other check.
+      let asked = 0;
+      for (const t of req.topics) asked += t.assignments.length > 0 ? t.assignments.length : t.numPartitions === -1 ? Number(ctx.configs.brokerValue('num.partitions')) : t.numPartitions;
+      if (asked > MAX_PARTITIONS_PER_BATCH) {
+        return { throttleTimeMs: 0, topics: req.topics.map((t) => ({ name: t.name, topicId: ZERO_UUID, errorCode: ErrorCode.POLICY_VIOLATION, errorMessage: EXCESSIVE_BATCH_MESSAGE })) };
       }
       const results: Result[] = [];
       // The records the request would write (a topic record, its partitions, its configs), counted
