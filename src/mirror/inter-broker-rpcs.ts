@@ -7,7 +7,7 @@
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { errorCodeOf } from '../protocol/kafka-error.js';
 import { bumpLeaderEpoch } from './leader-epoch-bump.js';
-import type { MirrorCoordinator } from './mirror-coordinator.js';
+import { NOTHING_MIRRORED, type MirrorCoordinator } from './mirror-coordinator.js';
 import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S, isMirrorPartitionState } from './mirror-partition-state.js';
 import type { WriteMirrorStatesRequestTopicMetadata } from '../protocol/generated/messages/write-mirror-states-request.js';
@@ -78,7 +78,8 @@ export class MirrorInterBrokerRpcs {
    * (MirrorCoordinator.writeFenced): LeaderEpoch older than this image's → FENCED_LEADER_EPOCH;
    * a shard not served here → NOT_COORDINATOR; State UNKNOWN (-1) writes only the last mirrored
    * epoch, since a leader never persists UNKNOWN (-1 there clears it: LOG_TRUNCATION forgets a
-   * stop's last mirrored epoch before mirroring again). Each partition is answered with its own code.
+   * stop's last mirrored epoch before mirroring again; NOTHING_MIRRORED records a stop that found
+   * nothing mirrored). Each partition is answered with its own code.
    */
   async writeMirrorStates(mirrorName: string, topics: readonly WriteMirrorStatesRequestTopicMetadata[]) {
     const out = [];
@@ -87,7 +88,7 @@ export class MirrorInterBrokerRpcs {
       const partitions = [];
       for (const p of t.partitions) {
         const lmeOnly = p.state === S.UNKNOWN;
-        if (topicId === undefined || !isMirrorPartitionState(p.state) || (lmeOnly && p.lastMirrorEpoch < -1)) {
+        if (topicId === undefined || !isMirrorPartitionState(p.state) || (lmeOnly && p.lastMirrorEpoch < NOTHING_MIRRORED)) {
           partitions.push({ partitionIndex: p.partitionIndex, errorCode: topicId === undefined ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.INVALID_REQUEST, errorMessage: null });
           continue;
         }

@@ -123,9 +123,17 @@ export class MirrorStateShard implements CoordinatorShard {
   }
 }
 
+/**
+ * The last mirrored epoch a STOPPING records when the partition had mirrored nothing. Stored as
+ * such (not as the -1 of "nothing recorded"): a later STOPPING then knows that the log's batches
+ * are all this cluster's own, and does not take a client write's epoch for a mirrored one. It
+ * never leaves the node: every answer to another cluster reads it as -1.
+ */
+export const NOTHING_MIRRORED = -2;
+
 export interface MirrorPartitionRecord {
   readonly state: PersistedPartitionState | null;
-  /** -1 when none was recorded. */
+  /** -1 when none was recorded, NOTHING_MIRRORED when a stop recorded that nothing was mirrored. */
   readonly lastMirrorEpoch: number;
 }
 

@@ -20,6 +20,7 @@ import { ControlRecordType, buildEndTxnMarkerBatch, buildMirrorPidResetBatch, co
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError, errorCodeOf } from '../protocol/kafka-error.js';
 import { iterateBatches } from '../protocol/record-batch.js';
+import { NOTHING_MIRRORED } from './mirror-coordinator.js';
 import type { MirrorStateClient } from './mirror-state-client.js';
 import type { MirrorLog } from '../fetcher/mirror-log.js';
 import type { MirrorHost } from './mirror-host.js';
@@ -196,7 +197,8 @@ export class MirrorStateActions {
     // superseded it does every step again, with what the log holds by then.
     if (!run.isCurrent()) throw new SupersededActionError('STOPPING was superseded');
     // Fenced with the epoch this node leads under: a deposed leader's late write is refused.
-    if (lme >= 0) await coordinator.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, lastMirrorEpoch: lme, leaderEpoch: ledUnder }]);
+    // "Nothing mirrored" is recorded too, so that a later STOPPING does not read the log again.
+    await coordinator.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, lastMirrorEpoch: lme >= 0 ? lme : NOTHING_MIRRORED, leaderEpoch: ledUnder }]);
     if (!run.isCurrent()) throw new SupersededActionError('STOPPING was superseded');
     // c. bump the leader epoch past it, and wait until the image shows it
     // The fetcher is out and its last append done: the first destination epoch may land now.
@@ -241,7 +243,7 @@ export class MirrorStateActions {
    */
   private async forgetLastMirroredEpoch(key: MirrorPartitionKey, ledUnder: number): Promise<void> {
     const { coordinator } = this.deps;
-    if ((await coordinator.read(key.mirrorName, key.topicId, key.partition)).lastMirrorEpoch < 0) return;
+    if ((await coordinator.read(key.mirrorName, key.topicId, key.partition)).lastMirrorEpoch === -1) return;
     await coordinator.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, lastMirrorEpoch: -1, leaderEpoch: ledUnder }]);
   }
 
@@ -262,6 +264,9 @@ export class MirrorStateActions {
   private async lastMirroredEpoch(key: MirrorPartitionKey, log: MirrorLog): Promise<number> {
     const stored = (await this.deps.coordinator.read(key.mirrorName, key.topicId, key.partition)).lastMirrorEpoch;
     if (stored >= 0) return stored;
+    // An earlier STOPPING found nothing mirrored, and nothing has been since: whatever the log
+    // ends with (markers, client writes) is this cluster's own.
+    if (stored === NOTHING_MIRRORED) return -1;
     if (log.logEndOffset <= log.logStartOffset) return -1;
     const r = await log.readToBuffer({ fetchOffset: log.logEndOffset - 1, maxOffset: log.logEndOffset, maxBytes: 1 << 20, minOneMessage: true });
     let epoch = -1;

@@ -12,12 +12,16 @@
  *   STOPPING's markers at destination epoch 1 and was deposed, its successor took the epoch of
  *   the MIRROR_PID_RESET as the last mirrored one, and a failback kept a source batch of epoch 0
  *   that the stopped topic does not have at that offset.
+ * - 656718586: a stop before anything was mirrored (nothing recorded), client writes, a start whose
+ *   LOG_TRUNCATION failed (the source unreachable), then a stop: the last mirrored epoch was read
+ *   from the log's last batch, a client write at a destination epoch, and a failback kept source
+ *   records the stopped topic does not have.
  */
 import { describe, expect, it } from 'vitest';
 import { describeFailure, explore } from './explore.js';
 
 describe('the mirror control plane on seeds that once found a violation', () => {
-  for (const seed of [20499, 7000026, 8000233, 16]) {
+  for (const seed of [20499, 7000026, 8000233, 16, 656718586]) {
     it(`holds its invariants on seed ${seed}`, async () => {
       const r = await explore(seed, 25);
       expect(r.failure === null ? null : describeFailure(r.failure)).toBeNull();

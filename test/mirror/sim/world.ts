@@ -172,12 +172,15 @@ export class World {
     return l;
   }
 
-  /** The persisted state and last mirrored epoch of a partition, from `__mirror_state` itself. */
+  /**
+   * The persisted state and last mirrored epoch of a partition, from `__mirror_state` itself; the
+   * epoch as another cluster's lookup reads it (a stop that found nothing mirrored is -1).
+   */
   persistedOf(topicId: string, p: number): { state: MirrorPartitionStateValue | null; retryAttempt: number; lme: number } {
     const shard = this.persisted[this.nodes.values().next().value!.coordinator.partitionFor(MIRROR, topicId, p)]!;
     const k = `${MIRROR}\u0000${topicId}\u0000${p}`;
     const v = shard.states.get(k)?.value;
-    return { state: v?.state ?? null, retryAttempt: v?.retryAttempt ?? 0, lme: shard.lastMirrorEpochs.get(k)?.epoch ?? -1 };
+    return { state: v?.state ?? null, retryAttempt: v?.retryAttempt ?? 0, lme: Math.max(-1, shard.lastMirrorEpochs.get(k)?.epoch ?? -1) };
   }
 
   // ------------------------------------------------------------------ metadata
