@@ -23,7 +23,9 @@ export async function leaderLog(ctx: BrokerContext, topic: TopicImage | undefine
   if (part && replication !== null && (part.leader !== ctx.nodeId || replication.fenced)) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
   const log = part ? (ctx.replicas.getLog(topicName, partition) ?? (await ctx.replicas.ensureLog(topicName, partition))) : undefined;
   if (!part || !log) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-  if (currentLeaderEpoch >= 0 && currentLeaderEpoch < part.leaderEpoch) return ErrorCode.FENCED_LEADER_EPOCH;
+  // Only -1 means "no epoch" (Kafka's Partition.checkCurrentLeaderEpoch): any other value below the
+  // partition's epoch, a negative one included, is fenced.
+  if (currentLeaderEpoch !== -1 && currentLeaderEpoch < part.leaderEpoch) return ErrorCode.FENCED_LEADER_EPOCH;
   if (currentLeaderEpoch > part.leaderEpoch) return ErrorCode.UNKNOWN_LEADER_EPOCH;
   return { part, log };
 }

@@ -18,6 +18,8 @@ import { encodeIncrementalAlterConfigsRequest } from '../../src/protocol/generat
 import { decodeIncrementalAlterConfigsResponse } from '../../src/protocol/generated/messages/incremental-alter-configs-response.js';
 import { encodeListOffsetsRequest } from '../../src/protocol/generated/messages/list-offsets-request.js';
 import { decodeListOffsetsResponse } from '../../src/protocol/generated/messages/list-offsets-response.js';
+import { encodeOffsetForLeaderEpochRequest } from '../../src/protocol/generated/messages/offset-for-leader-epoch-request.js';
+import { decodeOffsetForLeaderEpochResponse } from '../../src/protocol/generated/messages/offset-for-leader-epoch-response.js';
 import { encodeMetadataRequest } from '../../src/protocol/generated/messages/metadata-request.js';
 import { decodeMetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
@@ -173,4 +175,30 @@ it('CreateTopics asking for more than 10,000 partitions in all fails every topic
     ['batch-existing', ErrorCode.TOPIC_ALREADY_EXISTS],
     ['batch-new', ErrorCode.INVALID_REPLICATION_FACTOR],
   ]);
+});
+
+it('a negative current leader epoch other than -1 is fenced (ListOffsets, OffsetForLeaderEpoch); an empty DescribeConfigs key list asks for every key; repeated names do not count toward the partition bound', async () => {
+  expect((await createTopics(['epoch-minus-two'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  const lo = decodeListOffsetsResponse(
+    await c.call(2, 8, (w) => encodeListOffsetsRequest(w, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'epoch-minus-two', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -2, timestamp: -1n }] }] }, 8)),
+    8,
+  );
+  expect(lo.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.FENCED_LEADER_EPOCH);
+  const ofle = decodeOffsetForLeaderEpochResponse(
+    await c.call(23, 4, (w) => encodeOffsetForLeaderEpochRequest(w, { replicaId: -1, topics: [{ topic: 'epoch-minus-two', partitions: [{ partition: 0, currentLeaderEpoch: -2, leaderEpoch: 0 }] }] }, 4)),
+    4,
+  );
+  expect(ofle.topics[0]!.partitions[0]).toMatchObject({ errorCode: ErrorCode.FENCED_LEADER_EPOCH, leaderEpoch: -1, endOffset: -1n });
+  const all = decodeDescribeConfigsResponse(
+    await c.call(32, 2, (w) => encodeDescribeConfigsRequest(w, { resources: [{ resourceType: 4, resourceName: '', configurationKeys: [] }], includeSynonyms: false }, 2)),
+    2,
+  );
+  expect(all.results[0]!.configs.map((e) => e.name)).toContain('min.insync.replicas');
+  const twice = decodeCreateTopicsResponse(
+    await c.call(19, 7, (w) =>
+      encodeCreateTopicsRequest(w, { topics: [{ name: 'twice', numPartitions: 2_147_483_647, replicationFactor: 1, configs: [] }, { name: 'twice', numPartitions: 1, replicationFactor: 1, configs: [] }], timeoutMs: 10_000, validateOnly: true }, 7),
+    ),
+    7,
+  );
+  expect(twice.topics.map((t) => t.errorCode)).toEqual([ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST]);
 });

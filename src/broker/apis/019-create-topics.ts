@@ -55,10 +55,11 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
         return { throttleTimeMs: 0, topics };
       }
       // Kafka's controller first adds up the partitions the request asks for, every topic counted
-      // (existing and repeated ones too, -1 as num.partitions), and refuses the whole request past
-      // 10,000 (ReplicationControlManager's MAX_PARTITIONS_PER_BATCH), before any other check.
+      // (existing ones too, -1 as num.partitions; a name given twice never reaches the controller),
+      // and refuses the whole request past 10,000 (ReplicationControlManager's
+      // MAX_PARTITIONS_PER_BATCH), before any other check.
       let asked = 0;
-      for (const t of req.topics) asked += t.assignments.length > 0 ? t.assignments.length : t.numPartitions === -1 ? Number(ctx.configs.brokerValue('num.partitions')) : t.numPartitions;
+      for (const t of req.topics) if ((counts.get(t.name) ?? 0) === 1) asked += t.assignments.length > 0 ? t.assignments.length : t.numPartitions === -1 ? Number(ctx.configs.brokerValue('num.partitions')) : t.numPartitions;
       if (asked > MAX_PARTITIONS_PER_BATCH) {
         return { throttleTimeMs: 0, topics: req.topics.map((t) => ({ name: t.name, topicId: ZERO_UUID, errorCode: ErrorCode.POLICY_VIOLATION, errorMessage: EXCESSIVE_BATCH_MESSAGE })) };
       }

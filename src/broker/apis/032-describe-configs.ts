@@ -104,7 +104,8 @@ export function describeConfigsHandler(ctx: BrokerContext, mirror: () => MirrorC
           results.push(fail(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${res.resourceType}`));
           continue;
         }
-        const keys = res.configurationKeys === null ? null : new Set(res.configurationKeys);
+        // An empty key list asks for every key, as a null one does (Kafka's ConfigHelper).
+        const keys = res.configurationKeys === null || res.configurationKeys.length === 0 ? null : new Set(res.configurationKeys);
         results.push({
           ...base,
           errorCode: ErrorCode.NONE,
