@@ -201,6 +201,9 @@ export const FUZZ_KNOWN_DIFFERENCES: Readonly<Record<string, string>> = {
   "DescribeGroups:groups.*.groupState=\"Dead\"|\"Empty\"": "not a difference: a race in Kafka. A JoinGroup that asks for a member id creates the group (an empty GroupMetadata record) and Kafka answers it once written, but its DescribeGroups reads at the committed offset, which catches up a moment later: asked at once, Kafka says Dead, a few hundred milliseconds later Empty, as Fjord does at once",
   "ListOffsets:topics.*=\"present\"|\"absent\"": "follows Kafka's UNKNOWN_SERVER_ERROR answer to an IsolationLevel outside 0-1: its error answer echoes each topic entry as asked, one with no partitions included; Fjord answers such a request and leaves that entry out, as Kafka does in an answer without the error",
   "ListOffsets:topics.length": "follows Kafka's UNKNOWN_SERVER_ERROR answer to an IsolationLevel outside 0-1: its error answer echoes every topic entry as asked (a name given twice, twice; entries with no partitions too); Fjord answers such a request, and its answer, as Kafka's without the error, has one entry per topic name",
+  "ListOffsets:topics.*.partitions.*=\"absent\"|\"present\"": "follows Kafka's UNKNOWN_SERVER_ERROR answer to an IsolationLevel outside 0-1, which echoes each topic entry as asked (see ListOffsets:topics.length)",
+  "CreateTopics:topics.*.errorCode=7|*": "not a difference: a TimeoutMs of a few milliseconds may pass before Kafka's controller runs the request (REQUEST_TIMED_OUT) or not; Fjord checks at once. TimeoutMs <= 0 is REQUEST_TIMED_OUT on both",
+  "AlterClientQuotas:entries.*.entity.*.entityType": "open: seen in a 8-minute run (entity components with an empty entity type echoed in another order); not analysed yet",
   ...brokerConfigEntries(),
 };
 
