@@ -1,8 +1,8 @@
 import { crc32c } from '../protocol/crc32c.js';
-import { Reader } from '../protocol/reader.js';
 import { Writer } from '../protocol/writer.js';
 import { ATTR, BATCH, RecordBatchView } from '../protocol/record-batch.js';
 import { DecodeError } from '../protocol/decode-error.js';
+import { forEachRecord } from '../protocol/record-walk.js';
 
 /**
  * Coordinator records as key/value byte pairs, and the uncompressed magic-2 batches that carry
@@ -89,20 +89,14 @@ export function* readCoordinatorBatches(buf: Buffer): Generator<ReplayedBatch> {
     if (view.compression !== 0) throw new DecodeError('compressed coordinator batch', at);
     const baseOffset = view.baseOffset;
     const records: ReplayedRecord[] = [];
-    const r = new Reader(buf, at + BATCH.HEADER_SIZE, at + size);
-    const count = view.recordsCount;
-    for (let i = 0; i < count; i++) {
-      const len = r.varint();
-      const end = r.offset + len;
-      r.int8();
-      r.varlong();
-      const offsetDelta = r.varint();
-      const keyLen = r.varint();
-      const key = keyLen < 0 ? Buffer.alloc(0) : r.raw(keyLen);
-      const valueLen = r.varint();
-      const value = valueLen < 0 ? null : r.raw(valueLen);
-      r.offset = end;
-      records.push({ key, value, offset: baseOffset + offsetDelta });
+    try {
+      forEachRecord(view, (r) => {
+        if (r.valueAt + Math.max(r.valueLength, 0) > at + size) throw new RangeError('value overruns the batch');
+        const value = r.valueLength < 0 ? null : buf.subarray(r.valueAt, r.valueAt + r.valueLength);
+        records.push({ key: r.key ?? Buffer.alloc(0), value, offset: baseOffset + r.offsetDelta });
+      });
+    } catch (e) {
+      throw new DecodeError(`coordinator batch record: ${(e as Error).message}`, at);
     }
     yield {
       baseOffset,

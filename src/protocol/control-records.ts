@@ -1,7 +1,8 @@
 import { DecodeError } from './decode-error.js';
 import { Reader } from './reader.js';
-import { RecordBatchView } from './record-batch.js';
-import { buildRecordBatch, decodeRecords } from './records.js';
+import type { RecordBatchView } from './record-batch.js';
+import { buildRecordBatch } from './records.js';
+import { forEachRecord } from './record-walk.js';
 
 /**
  * Control records: the one record of a control batch, whose key names its type (Kafka's
@@ -138,13 +139,32 @@ export function buildMirrorPidResetBatch(input: MirrorPidResetBatchInput): Buffe
 }
 
 /**
- * The control type of a control batch (from its first record's key), or null for a data batch.
- * Decodes the one record, so it is for the paths that meet control batches rarely (producer
- * state rebuild, transaction index, tools), not a per-batch hot path.
+ * The control type of a control batch: its first record's key's type (a ControlRecordType, or a
+ * type this code does not know); -1 for a data batch, a compressed one or one that cannot be read.
+ * Reads the record in place, copying nothing: it runs on every control batch appended.
  */
-export function controlTypeOf(batch: RecordBatchView): number | null {
-  if (!batch.isControl) return null;
-  const first = decodeRecords(batch)[0];
-  if (first === undefined) throw new DecodeError('control batch without a record', batch.offset);
-  return parseControlRecordKey(first.key).type;
+export function controlTypeOf(batch: RecordBatchView): number {
+  if (!batch.isControl || batch.compression !== 0) return -1;
+  let type = -1;
+  try {
+    forEachRecord(batch, (r) => {
+      if (type === -1 && r.key !== null && r.key.length >= 4) type = r.key.readInt16BE(2);
+    });
+  } catch {
+    return -1;
+  }
+  return type;
+}
+
+/** The coordinator epoch of a COMMIT/ABORT marker batch (parseEndTxnMarker of its record's value); -1 when unreadable. */
+export function markerCoordinatorEpoch(batch: RecordBatchView): number {
+  let epoch = -1;
+  try {
+    forEachRecord(batch, (r) => {
+      if (epoch === -1 && r.valueLength >= 0) epoch = parseEndTxnMarker(batch.buf.subarray(r.valueAt, r.valueAt + r.valueLength)).coordinatorEpoch;
+    });
+  } catch {
+    return -1;
+  }
+  return epoch;
 }

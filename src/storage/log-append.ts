@@ -7,26 +7,24 @@
  * Concurrency contract: called only from inside the PartitionLog's per-partition queue, one at
  * a time; the fsync an append may need is awaited by the caller, outside the queue.
  */
-import { crc32c } from '../protocol/crc32c.js';
 import { DecodeError } from '../protocol/decode-error.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import {
-  ATTR,
   BATCH,
   RecordBatchView,
   checkBatchTimestamp,
   patchBaseOffset,
+  patchLogAppendTime,
   patchPartitionLeaderEpoch,
   validateAppendRecords,
-  writeOffset,
   type BatchOrigin,
 } from '../protocol/record-batch.js';
 import type { AppendedBatch } from './log-segment.js';
 import type { PartitionContext } from './partition-context.js';
 import type { AppendOptions, AppendResult, MirrorAppendOptions } from './partition-log-options.js';
 import type { AppendOrigin, CompletedTxn } from './producer-state.js';
-import { ControlType, controlTypeOf, markerCoordinatorEpoch } from './record-walk.js';
+import { ControlRecordType, controlTypeOf, markerCoordinatorEpoch } from '../protocol/control-records.js';
 
 export interface Written {
   readonly result: AppendResult;
@@ -65,13 +63,9 @@ export async function leaderAppend(log: PartitionContext, records: Buffer, leade
     }
     patchBaseOffset(records, at, next);
     patchPartitionLeaderEpoch(records, at, leaderEpoch);
-    if (logAppend) {
-      records.writeInt16BE(v.attributes | ATTR.TIMESTAMP_LOG_APPEND, at + BATCH.ATTRIBUTES);
-      writeOffset(records, at + BATCH.MAX_TIMESTAMP, now);
-      records.writeUInt32BE(crc32c(records.subarray(at + BATCH.ATTRIBUTES, at + v.sizeInBytes)), at + BATCH.CRC);
-    }
+    if (logAppend) patchLogAppendTime(records, at, now);
     const ctype = v.isControl ? controlTypeOf(v) : -1;
-    const coordEpoch = opts.coordinatorEpoch ?? (ctype === ControlType.ABORT || ctype === ControlType.COMMIT ? markerCoordinatorEpoch(v) : -1);
+    const coordEpoch = opts.coordinatorEpoch ?? (ctype === ControlRecordType.ABORT || ctype === ControlRecordType.COMMIT ? markerCoordinatorEpoch(v) : -1);
     staged.add(v, origin, ctype, coordEpoch);
     batches.push({ baseOffset: next, lastOffset: v.lastOffset, maxTimestamp: v.maxTimestamp, size: v.sizeInBytes });
     next = v.lastOffset + 1;

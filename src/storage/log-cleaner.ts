@@ -5,7 +5,7 @@ import { BATCH, RecordBatchView, writeOffset } from '../protocol/record-batch.js
 import { scanBatches } from './batch-scan.js';
 import { LogSegment, segmentFileName } from './log-segment.js';
 import type { PartitionLog } from './partition-log.js';
-import { forEachRecord, type RecordRef } from './record-walk.js';
+import { forEachRecord, type RecordRef } from '../protocol/record-walk.js';
 
 export interface CleanStats {
   segmentsCleaned: number;
@@ -179,7 +179,7 @@ function filterBatch(v: RecordBatchView, latest: Map<string, number>, tombstoneH
     const keep = recs.filter((r) => {
       if (r.key === null) return false;
       if (latest.get(r.key.toString('latin1')) !== v.baseOffset + r.offsetDelta) return false;
-      return !(r.valueIsNull && baseTs + r.timestampDelta < tombstoneHorizon);
+      return !(r.valueLength < 0 && baseTs + r.timestampDelta < tombstoneHorizon);
     });
     stats.recordsRemoved += recs.length - keep.length;
     if (keep.length === recs.length) {

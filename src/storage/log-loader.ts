@@ -19,7 +19,7 @@ import type { LocalLog } from './local-log.js';
 import type { LogSegment } from './log-segment.js';
 import type { PartitionLogOptions } from './partition-log-options.js';
 import type { ProducerStateManager } from './producer-state.js';
-import { controlTypeOf } from './record-walk.js';
+import { controlTypeOf } from '../protocol/control-records.js';
 import { deleteSnapshotsOutside, listSnapshotOffsets, snapshotPath } from './snapshot-files.js';
 
 const SNAPSHOTS_TO_KEEP = 3;

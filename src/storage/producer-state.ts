@@ -3,7 +3,7 @@ import type { BatchOrigin, RecordBatchView } from '../protocol/record-batch.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import type { AbortedTxn } from './indexes.js';
-import { ControlType } from './record-walk.js';
+import { ControlRecordType } from '../protocol/control-records.js';
 
 /** Kafka keeps the metadata of the last 5 batches per producer for duplicate detection. */
 export const NUM_BATCHES_TO_RETAIN = 5;
@@ -86,7 +86,7 @@ export class ProducerAppend {
    */
   add(view: RecordBatchView, origin: AppendOrigin, controlType: number, coordinatorEpoch: number): void {
     const pid = view.producerId;
-    if (view.isControl && controlType === ControlType.MIRROR_PID_RESET) {
+    if (view.isControl && controlType === ControlRecordType.MIRROR_PID_RESET) {
       this.resetAll = true;
       this.updates.clear();
       return;
@@ -100,7 +100,7 @@ export class ProducerAppend {
         : { producerId: pid, producerEpoch: -1, batches: [], coordinatorEpoch: -1, currentTxnFirstOffset: -1, lastTimestamp: -1 };
 
     if (view.isControl) {
-      if (controlType !== ControlType.ABORT && controlType !== ControlType.COMMIT) return;
+      if (controlType !== ControlRecordType.ABORT && controlType !== ControlRecordType.COMMIT) return;
       if (origin !== 'replication') {
         if (current !== undefined && epoch < current.producerEpoch) {
           throw new KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH, `marker epoch ${epoch} is older than ${current.producerEpoch}`);
@@ -112,7 +112,7 @@ export class ProducerAppend {
       if (epoch !== next.producerEpoch) next.batches = [];
       next.producerEpoch = epoch;
       const firstOffset = next.currentTxnFirstOffset >= 0 ? next.currentTxnFirstOffset : view.baseOffset;
-      this.completed.push({ producerId: pid, firstOffset, lastOffset: view.baseOffset, isAborted: controlType === ControlType.ABORT });
+      this.completed.push({ producerId: pid, firstOffset, lastOffset: view.baseOffset, isAborted: controlType === ControlRecordType.ABORT });
       next.currentTxnFirstOffset = -1;
       if (coordinatorEpoch >= 0) next.coordinatorEpoch = coordinatorEpoch;
       next.lastTimestamp = view.maxTimestamp;

@@ -4,7 +4,7 @@ import { forEachBatchIn, scanBatches } from './batch-scan.js';
 import { FileSlice } from './file-slice.js';
 import type { LogSegment } from './log-segment.js';
 import type { ReadBufferPool } from './read-buffer-pool.js';
-import { forEachRecord } from './record-walk.js';
+import { forEachRecord } from '../protocol/record-walk.js';
 
 export interface TimestampAndOffset {
   offset: number;

@@ -25,8 +25,8 @@ export interface StoredBatch {
   readonly producerId: number;
   readonly producerEpoch: number;
   readonly transactional: boolean;
-  /** The control record type of a control batch, null for a data batch. */
-  readonly controlType: number | null;
+  /** The control record type of a control batch, -1 for a data batch. */
+  readonly controlType: number;
 }
 
 function stored(v: RecordBatchView, bytes: Buffer, epoch: number, origin: 'source' | 'local'): StoredBatch {

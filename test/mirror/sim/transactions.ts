@@ -7,7 +7,7 @@
  */
 import { buildEndTxnMarkerBatch } from '../../../src/protocol/control-records.js';
 import { buildRecordBatch } from '../../../src/protocol/records.js';
-import { ControlType } from '../../../src/storage/record-walk.js';
+import { ControlRecordType } from '../../../src/protocol/control-records.js';
 
 export type TxnOutcome = 'committed' | 'aborted' | 'open';
 
@@ -16,8 +16,8 @@ export interface TxnView {
   readonly baseOffset: number;
   readonly producerId: number;
   readonly transactional: boolean;
-  /** null for a data batch. */
-  readonly controlType: number | null;
+  /** The control record type, -1 for a data batch. */
+  readonly controlType: number;
 }
 
 /** The outcome of the data batch at `index`, with where its marker is (-1 when open). */
@@ -25,9 +25,9 @@ export function outcomeAt(batches: readonly TxnView[], index: number): { outcome
   const pid = batches[index]!.producerId;
   for (let i = index + 1; i < batches.length; i++) {
     const b = batches[i]!;
-    if (b.controlType === ControlType.MIRROR_PID_RESET) return { outcome: 'committed', markerOffset: b.baseOffset };
-    if (b.controlType !== null && b.producerId === pid && (b.controlType === ControlType.COMMIT || b.controlType === ControlType.ABORT)) {
-      return { outcome: b.controlType === ControlType.COMMIT ? 'committed' : 'aborted', markerOffset: b.baseOffset };
+    if (b.controlType === ControlRecordType.MIRROR_PID_RESET) return { outcome: 'committed', markerOffset: b.baseOffset };
+    if (b.controlType >= 0 && b.producerId === pid && (b.controlType === ControlRecordType.COMMIT || b.controlType === ControlRecordType.ABORT)) {
+      return { outcome: b.controlType === ControlRecordType.COMMIT ? 'committed' : 'aborted', markerOffset: b.baseOffset };
     }
   }
   return { outcome: 'open', markerOffset: -1 };
@@ -37,8 +37,8 @@ export function outcomeAt(batches: readonly TxnView[], index: number): { outcome
 export function openProducers(batches: readonly (TxnView & { readonly producerEpoch: number })[]): Map<number, number> {
   const open = new Map<number, number>();
   for (const b of batches) {
-    if (b.controlType === ControlType.MIRROR_PID_RESET) open.clear();
-    else if (b.controlType !== null) open.delete(b.producerId);
+    if (b.controlType === ControlRecordType.MIRROR_PID_RESET) open.clear();
+    else if (b.controlType >= 0) open.delete(b.producerId);
     else if (b.transactional) open.set(b.producerId, b.producerEpoch);
   }
   return open;
@@ -64,7 +64,7 @@ export function checkStoppedTransactions(dest: readonly TxnView[], source: reado
   const out: string[] = [];
   for (let i = 0; i < dest.length; i++) {
     const b = dest[i]!;
-    if (!b.transactional || b.controlType !== null || b.baseOffset >= mirrored) continue;
+    if (!b.transactional || b.controlType >= 0 || b.baseOffset >= mirrored) continue;
     const here = outcomeAt(dest, i);
     const srcIndex = source === null ? -1 : source.findIndex((x) => x.baseOffset === b.baseOffset);
     const there = srcIndex < 0 ? null : outcomeAt(source!, srcIndex);

@@ -1,13 +1,13 @@
-import { BATCH, RecordBatchView } from '../protocol/record-batch.js';
+import { BATCH, type RecordBatchView } from './record-batch.js';
 
 /**
- * Just enough record decoding for what the log itself needs (control record types, the key of
- * each record for compaction, record timestamps for ListOffsets). Works on uncompressed batches
- * only; callers treat compressed batches whole.
+ * The one walk over the records of a batch that copies nothing: each record's fields are read in
+ * place and handed to the visitor, key and value as views of the batch. For what the broker needs
+ * of records without decoding them into objects: control types, markers' coordinator epochs, keys
+ * for compaction, timestamps for ListOffsets, coordinator replay. Uncompressed batches only;
+ * callers treat compressed batches whole. (`records.ts` decodes records into objects, for tools and
+ * tests.)
  */
-
-/** Control record types (the key's `type` field of a control batch's record). */
-export const ControlType = { ABORT: 0, COMMIT: 1, MIRROR_PID_RESET: 7 } as const;
 
 /** Reads a zigzag varint; returns [value, nextPosition]. Throws RangeError on overrun. */
 export function readVarint(buf: Buffer, at: number, end: number): [number, number] {
@@ -34,8 +34,9 @@ export interface RecordRef {
   readonly timestampDelta: number;
   /** Key bytes (a subarray) or null. */
   readonly key: Buffer | null;
-  /** True when the record's value is null (a tombstone). */
-  readonly valueIsNull: boolean;
+  /** Where the value starts in the buffer, and its length (-1: a null value, a tombstone). */
+  readonly valueAt: number;
+  readonly valueLength: number;
 }
 
 /** Walks the records of an uncompressed batch held whole in `view.buf`. */
@@ -60,42 +61,8 @@ export function forEachRecord(view: RecordBatchView, visit: (r: RecordRef) => vo
       key = buf.subarray(q, q + keyLen);
       q += keyLen;
     }
-    const [valueLen] = readVarint(buf, q, recEnd);
-    visit({ start, size: recEnd - start, offsetDelta: offDelta, timestampDelta: tsDelta, key, valueIsNull: valueLen < 0 });
+    const [valueLen, valueAt] = readVarint(buf, q, recEnd);
+    visit({ start, size: recEnd - start, offsetDelta: offDelta, timestampDelta: tsDelta, key, valueAt, valueLength: valueLen });
     p = recEnd;
   }
-}
-
-/** The control type of a control batch (from its first record's key), or -1 when unreadable. */
-export function controlTypeOf(view: RecordBatchView): number {
-  if (!view.isControl || view.compression !== 0) return -1;
-  let type = -1;
-  try {
-    forEachRecord(view, (r) => {
-      if (type === -1 && r.key !== null && r.key.length >= 4) type = r.key.readInt16BE(2);
-    });
-  } catch {
-    return -1;
-  }
-  return type;
-}
-
-/** The coordinator epoch carried by a COMMIT/ABORT marker's value (version int16, epoch int32). */
-export function markerCoordinatorEpoch(view: RecordBatchView): number {
-  const buf = view.buf;
-  const end = view.offset + view.sizeInBytes;
-  try {
-    let p = view.offset + BATCH.HEADER_SIZE;
-    const [, bodyAt] = readVarint(buf, p, end);
-    p = bodyAt + 1;
-    [, p] = readVarint(buf, p, end);
-    [, p] = readVarint(buf, p, end);
-    const [keyLen, k] = readVarint(buf, p, end);
-    p = k + Math.max(keyLen, 0);
-    const [valueLen, v] = readVarint(buf, p, end);
-    if (valueLen >= 6 && v + 6 <= end) return buf.readInt32BE(v + 2);
-  } catch {
-    return -1;
-  }
-  return -1;
 }
