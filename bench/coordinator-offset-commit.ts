@@ -5,6 +5,7 @@
 // capped at 1 byte per append, as before coalescing), once coalescing the writes queued behind an
 // append into one append; prints both rates and the ratio coalesced / per-write.
 // Run: node bench/run.mjs bench/coordinator-offset-commit.ts [--connections=32] [--commits=20]
+import { realTimers, systemClock } from '../src/common/time.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createLogger } from '../src/common/logger.js';
 import { createGroupApiHandlers } from '../src/coordinator/group-api-handlers.js';
-import { realTimers, systemClock, type CoordinatorHost, type CoordinatorLog } from '../src/coordinator/coordinator-host.js';
+import { type CoordinatorHost, type CoordinatorLog } from '../src/coordinator/coordinator-host.js';
 import { coordinatorLogOf } from '../src/coordinator/partition-log-adapter.js';
 import { encodeOffsetCommitRequest } from '../src/protocol/generated/messages/offset-commit-request.js';
 import { decodeOffsetCommitResponse } from '../src/protocol/generated/messages/offset-commit-response.js';

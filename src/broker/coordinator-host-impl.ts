@@ -3,13 +3,8 @@
  * clock and timers, topic lookups, and internal-topic partitions (`__consumer_offsets`, ...)
  * created on first use with cleanup.policy=compact and served as CoordinatorLogs.
  */
-import {
-  realTimers,
-  systemClock,
-  type CoordinatorHost,
-  type CoordinatorLeadership,
-  type CoordinatorLog,
-} from '../coordinator/coordinator-host.js';
+import { realTimers, systemClock } from '../common/time.js';
+import { type CoordinatorHost, type CoordinatorLeadership, type CoordinatorLog } from '../coordinator/coordinator-host.js';
 import { isReplicated } from '../replication/replication-manager.js';
 import type { PartitionLeader } from '../replication/partition-leader.js';
 import { buildEndTxnMarkerBatch } from '../protocol/control-records.js';

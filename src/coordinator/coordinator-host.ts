@@ -3,24 +3,8 @@
  * it to `createGroupApiHandlers` (and later the transaction and mirror coordinators). Kept narrow
  * on purpose: a coordinator never sees sockets, the controller or other partitions' logs.
  */
+import type { Clock, Timers } from '../common/time.js';
 
-/** Milliseconds since the epoch; injected so tests drive time by hand. */
-export interface CoordinatorClock {
-  now(): number;
-}
-
-/** Cancels a scheduled callback; calling it after the callback ran is harmless. */
-export type CancelTimer = () => void;
-
-/** Schedules callbacks on the injected clock (setTimeout in production, a manual queue in tests). */
-export interface CoordinatorTimers {
-  schedule(delayMs: number, fn: () => void): CancelTimer;
-  /**
-   * Now, in ms, on the timeline `schedule` counts on (monotonic, unlike the clock). Without it
-   * the host's clock is taken, as a manual test clock drives both.
-   */
-  monotonicNow?(): number;
-}
 
 export interface CoordinatorAppendResult {
   /** 0 when the batch is durable per the log's flush policy; a Kafka error code otherwise. */
@@ -87,8 +71,8 @@ export interface CoordinatorHost {
   /** Advertised address answered by FindCoordinator. */
   readonly host: string;
   readonly port: number;
-  readonly clock: CoordinatorClock;
-  readonly timers: CoordinatorTimers;
+  readonly clock: Clock;
+  readonly timers: Timers;
   /**
    * Broker config by Kafka key (offsets.topic.num.partitions, group.initial.rebalance.delay.ms,
    * group.min.session.timeout.ms, group.max.session.timeout.ms, offsets.retention.minutes,
@@ -142,14 +126,3 @@ export interface CoordinatorHost {
   onMetadataChange(cb: () => void): () => void;
 }
 
-/** Production timers over the real event loop. */
-export const realTimers: CoordinatorTimers = {
-  schedule(delayMs, fn) {
-    const t = setTimeout(fn, Math.max(0, delayMs));
-    t.unref();
-    return () => clearTimeout(t);
-  },
-  monotonicNow: () => performance.now(),
-};
-
-export const systemClock: CoordinatorClock = { now: () => Date.now() };

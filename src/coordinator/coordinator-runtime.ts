@@ -1,4 +1,4 @@
-import type { CancelTimer } from './coordinator-host.js';
+import type { CancelTimer } from '../common/time.js';
 import { buildCoordinatorBatch, readCoordinatorBatches } from './coordinator-batch.js';
 import type { CoordinatorRecord, ReplayedBatch } from './coordinator-batch.js';
 import type { CoordinatorShard, RuntimeOptions, ShardContext, WriteOp, WriteResult } from './coordinator-shard.js';

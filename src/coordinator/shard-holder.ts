@@ -2,7 +2,8 @@
  * One shard of a CoordinatorRuntime as the runtime holds it: the shard, its log, whether it is
  * loaded or unloaded, the writes waiting for their batch, reads waiting on a batch, and timers.
  */
-import type { CancelTimer, CoordinatorLog } from './coordinator-host.js';
+import type { CancelTimer } from '../common/time.js';
+import type { CoordinatorLog } from './coordinator-host.js';
 import type { CoordinatorShard, WriteOp, WriteResult } from './coordinator-shard.js';
 
 /** A shard timer: the write op it runs, when it is due (on the timers' timeline) and its cancel. */

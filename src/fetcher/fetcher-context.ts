@@ -6,9 +6,8 @@
  * Concurrency contract: single event loop. A `PartitionState` taken before an await may have
  * been removed meanwhile; `isCurrent` says whether it still is the partition's state.
  */
-import type { Clock } from '../storage/clock.js';
+import type { Clock, Timers } from '../common/time.js';
 import type { MirrorFetcherCallbacks, MirrorFetcherConfig, MirrorFetcherStats } from './fetcher-config.js';
-import type { FetcherTimers } from './fetcher-timers.js';
 import type { PartitionState } from './partition-state.js';
 import type { SourceEndpoint } from './source-endpoint.js';
 
@@ -17,7 +16,7 @@ export interface FetcherContext {
   readonly cb: MirrorFetcherCallbacks;
   readonly endpoint: SourceEndpoint;
   readonly clock: Clock;
-  readonly timers: FetcherTimers;
+  readonly timers: Timers;
   readonly stats: MirrorFetcherStats;
   readonly closed: boolean;
   /** Every partition in the fetcher now. */

@@ -22,13 +22,12 @@
  * starts, only after the append being written for it finished, so the state machine may
  * truncate, bump the epoch or write markers right after and never races a late append.
  */
+import { realTimers, systemClock, type Clock, type Timers } from '../common/time.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import { systemClock, type Clock } from '../storage/clock.js';
 import { DEFAULT_FETCHER_CONFIG, type MirrorFetcherCallbacks, type MirrorFetcherConfig, type MirrorFetcherStats } from './fetcher-config.js';
 import type { FetcherContext } from './fetcher-context.js';
 import { isAuthFailure } from './partition-errors.js';
-import { realTimers, type FetcherTimers } from './fetcher-timers.js';
 import { newPartitionState, tpKey, type MirrorTopicPartition, type PartitionFetchStatus, type PartitionState } from './partition-state.js';
 import { SourceBrokerLoop } from './source-broker-loop.js';
 import type { SourceEndpoint } from './source-endpoint.js';
@@ -51,7 +50,7 @@ export class MirrorFetcher implements FetcherContext {
     readonly cb: MirrorFetcherCallbacks,
     config: Partial<MirrorFetcherConfig> = {},
     readonly clock: Clock = systemClock,
-    readonly timers: FetcherTimers = realTimers,
+    readonly timers: Timers = realTimers,
   ) {
     this.config = { ...DEFAULT_FETCHER_CONFIG, ...config };
   }

@@ -14,7 +14,7 @@
  *
  * Concurrency contract: single event loop; no state besides the bucket.
  */
-import type { Clock } from '../storage/clock.js';
+import type { Clock } from '../common/time.js';
 
 export interface FetchQuota {
   /** How long to wait before the next Fetch; 0 sends it now. */

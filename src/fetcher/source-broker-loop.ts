@@ -29,13 +29,13 @@
  * the partition (`ps.busy`); a partition whose response needs more than an append is left out of
  * fetches until that work is done.
  */
+import type { CancelTimer } from '../common/time.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { truncatePartitions } from './epoch-truncation.js';
 import { PIPELINE_AUTO_MAX_BYTES, PIPELINE_AUTO_MIN_RTT_MS } from './fetcher-config.js';
 import { FetchSessionHandler } from './fetch-session-handler.js';
 import type { FetcherContext } from './fetcher-context.js';
-import type { CancelTimer } from './fetcher-timers.js';
 import { applyPartitionResponse } from './append-pipeline.js';
 import { processPartitionResponse } from './partition-data.js';
 import { RoundTripEstimate } from './round-trip.js';

@@ -12,10 +12,10 @@
  *
  * Concurrency contract: one refresh at a time; callers during a refresh share it.
  */
+import type { CancelTimer } from '../common/time.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import type { FetcherContext } from './fetcher-context.js';
-import type { CancelTimer } from './fetcher-timers.js';
 import { isAuthFailure, sourceError } from './partition-errors.js';
 import { resumeFetching } from './partition-state.js';
 

@@ -9,7 +9,7 @@
  * Actions that finish late check `expectedFrom` so a stale action (the partition moved on while it
  * ran, e.g. a stop arrived during truncation) cannot drive the partition backwards.
  */
-import type { CancelTimer, CoordinatorClock, CoordinatorTimers } from '../coordinator/coordinator-host.js';
+import type { CancelTimer, Clock, Timers } from '../common/time.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
 import {
@@ -128,8 +128,8 @@ interface Entry {
 export interface MirrorStateMachineOptions {
   readonly store: MirrorStateStore;
   readonly actions: Partial<Record<State, StateAction>>;
-  readonly clock: CoordinatorClock;
-  readonly timers: CoordinatorTimers;
+  readonly clock: Clock;
+  readonly timers: Timers;
   readonly retry?: RetryPolicy;
   /** Backoff of failed state writes (default STATE_WRITE_RETRY_POLICY). */
   readonly writeRetry?: RetryPolicy;

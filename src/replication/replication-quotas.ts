@@ -18,8 +18,8 @@
  *
  * Concurrency contract: event loop only; the parsed lists are cached by their text.
  */
+import { systemClock, type Clock } from '../common/time.js';
 import { ReplicationThrottle } from '../fetcher/replication-quota.js';
-import { systemClock, type Clock } from '../storage/clock.js';
 
 export const LEADER_THROTTLED_REPLICAS = 'leader.replication.throttled.replicas';
 export const FOLLOWER_THROTTLED_REPLICAS = 'follower.replication.throttled.replicas';

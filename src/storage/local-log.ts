@@ -10,10 +10,10 @@
  * works on a copy of the segment list and sees only batches whose write completed, and a
  * deleted segment's files stay open for file.delete.delay.ms so reads already holding it finish.
  */
+import type { Clock } from '../common/time.js';
 import { join } from 'node:path';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import type { Clock } from './clock.js';
 import type { FileSystem } from './file-system.js';
 import type { LogConfig } from './log-config.js';
 import { deletePartitionDir } from './log-dir-deletion.js';

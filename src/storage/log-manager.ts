@@ -19,11 +19,11 @@
  * files. Periodic work runs on one tick that never overlaps the previous one. Appends and reads
  * go straight to the PartitionLog, which serialises its own mutations.
  */
+import { systemClock, type Clock } from '../common/time.js';
 import { join } from 'node:path';
 import type { Logger } from '../common/logger.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import { systemClock, type Clock } from './clock.js';
 import { realFileSystem, type FileSystem } from './file-system.js';
 import { sharedGroupCommit, type GroupCommit } from './group-commit.js';
 import { DEFAULT_LOG_CONFIG, type LogConfig } from './log-config.js';

@@ -1,5 +1,5 @@
+import type { Clock } from '../common/time.js';
 import type { AbortedTxns } from './aborted-txns.js';
-import type { Clock } from './clock.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { LocalLog } from './local-log.js';
 import type { LogConfig } from './log-config.js';

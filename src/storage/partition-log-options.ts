@@ -2,7 +2,7 @@
  * The options and results of the PartitionLog API (appends, reads, opening), apart from the
  * class so the layers below it (LocalLog, the loader) can name them without importing it.
  */
-import type { Clock } from './clock.js';
+import type { Clock } from '../common/time.js';
 import type { FileSlice } from './file-slice.js';
 import type { FileSystem } from './file-system.js';
 import type { GroupCommit } from './group-commit.js';

@@ -1,7 +1,7 @@
+import { systemClock, type Clock } from '../common/time.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { AbortedTxns } from './aborted-txns.js';
-import { systemClock, type Clock } from './clock.js';
 import { realFileSystem, type FileSystem } from './file-system.js';
 import { sharedGroupCommit, type GroupCommit, type Syncable } from './group-commit.js';
 import type { AbortedTxn } from './indexes.js';

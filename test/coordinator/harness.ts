@@ -1,8 +1,9 @@
-import type { CancelTimer, CoordinatorHost, CoordinatorLog, CoordinatorTimers } from '../../src/coordinator/coordinator-host.js';
+import type { CancelTimer, Timers } from '../../src/common/time.js';
+import type { CoordinatorHost, CoordinatorLog } from '../../src/coordinator/coordinator-host.js';
 import type { ConsumerHeartbeatRequest } from '../../src/coordinator/consumer-ops.js';
 
 /** Timers on a hand-driven clock: `advance` fires what falls due, in deadline order. */
-export class ManualTimers implements CoordinatorTimers {
+export class ManualTimers implements Timers {
   now = 1_700_000_000_000;
   private seq = 0;
   private readonly queue = new Map<number, { at: number; fn: () => void }>();

@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/storage/clock.js';
+import type { Clock } from '../../src/common/time.js';
 
 /** A clock tests move by hand. */
 export class ManualClock implements Clock {

@@ -6,8 +6,8 @@
  * mirrored epoch's place and could open a transaction that STOPPING's markers then aborted.
  * The real guard over the real state machine; the store and the binding are the surroundings.
  */
+import { realTimers, systemClock } from '../../src/common/time.js';
 import { describe, expect, it } from 'vitest';
-import { realTimers, systemClock } from '../../src/coordinator/coordinator-host.js';
 import type { MirrorHost, MirrorTopicBinding } from '../../src/mirror/mirror-host.js';
 import { MirrorPartitionState as S } from '../../src/mirror/mirror-partition-state.js';
 import { MirrorProduceGuard } from '../../src/mirror/produce-guard.js';

@@ -11,11 +11,11 @@
  * - A state write carries the epoch the partition is led under, so a deposed leader is fenced.
  * - The mirror-level refresh runs on the mirror's owner only.
  */
+import type { Timers } from '../../src/common/time.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CoordinatorTimers } from '../../src/coordinator/coordinator-host.js';
 import type { MirrorCoordinator, MirrorStateEntry } from '../../src/mirror/mirror-coordinator.js';
 import type { ReplicaProgress } from '../../src/mirror/mirror-host.js';
 import { MirrorPartitionState as S } from '../../src/mirror/mirror-partition-state.js';
@@ -29,7 +29,7 @@ import { buildRecordBatch } from '../../src/protocol/records.js';
 import { MirrorTestHost } from './helpers/mirror-test-host.js';
 
 /** Timers driven by the test; `now` is their clock. */
-class StepTimers implements CoordinatorTimers {
+class StepTimers implements Timers {
   now = 1_000_000;
   private queue: { at: number; fn: () => void; id: number }[] = [];
   private seq = 0;

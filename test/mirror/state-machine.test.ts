@@ -1,5 +1,5 @@
+import type { Timers } from '../../src/common/time.js';
 import { describe, expect, it } from 'vitest';
-import type { CoordinatorTimers } from '../../src/coordinator/coordinator-host.js';
 import { MirrorPartitionState as S } from '../../src/mirror/mirror-partition-state.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import {
@@ -15,7 +15,7 @@ import {
 } from '../../src/mirror/state-machine.js';
 
 /** Timers driven by hand: `advance(ms)` fires what is due, in order. */
-class ManualTimers implements CoordinatorTimers {
+class ManualTimers implements Timers {
   now = 0;
   private queue: { at: number; fn: () => void; id: number }[] = [];
   private seq = 0;

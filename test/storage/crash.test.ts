@@ -22,7 +22,7 @@ async function compileSources(out: string): Promise<void> {
     }
     return out;
   };
-  const files = [...(await walk(join(ROOT, 'src', 'storage'))), ...(await walk(join(ROOT, 'src', 'config'))), ...(await walk(join(ROOT, 'src', 'protocol')))];
+  const files = [...(await walk(join(ROOT, 'src', 'storage'))), ...(await walk(join(ROOT, 'src', 'config'))), ...(await walk(join(ROOT, 'src', 'protocol'))), ...(await walk(join(ROOT, 'src', 'common')))];
   for (const f of files) {
     const js = ts.transpileModule(await readFile(f, 'utf8'), {
       fileName: f,

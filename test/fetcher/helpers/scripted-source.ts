@@ -5,11 +5,11 @@
  * the injected timers), and a harness around a real `MirrorFetcher` appending into real partition
  * logs on disk, on a manual clock.
  */
+import type { Timers } from '../../../src/common/time.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MirrorFetcherConfig } from '../../../src/fetcher/fetcher-config.js';
-import type { FetcherTimers } from '../../../src/fetcher/fetcher-timers.js';
 import { MirrorFetcher } from '../../../src/fetcher/mirror-fetcher.js';
 import type { MirrorTopicPartition } from '../../../src/fetcher/partition-state.js';
 import type {
@@ -38,7 +38,7 @@ export const SESSION_ID = 7;
 export const BACKOFF_MS = 100;
 
 /** Timers on the manual clock: `runNext` moves the clock to the next one and runs it. */
-export class ManualTimers implements FetcherTimers {
+export class ManualTimers implements Timers {
   private queue: { at: number; fn: () => void }[] = [];
   constructor(private readonly clock: ManualClock) {}
   schedule(delayMs: number, fn: () => void): () => void {
@@ -107,7 +107,7 @@ export class ScriptedSource implements SourceEndpoint {
   }
 
   constructor(
-    private readonly timers: FetcherTimers,
+    private readonly timers: Timers,
     private readonly clock: ManualClock,
   ) {}
 

@@ -4,12 +4,12 @@
  * real partition logs on disk for mirror topics and `__mirror_state`. The real node implements the
  * same MirrorHost; this one lets the control plane be tested before and beside it.
  */
+import { realTimers, systemClock } from '../../../src/common/time.js';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { PLAINTEXT_INTER_BROKER } from '../../../src/client/inter-broker-security.js';
 import { coordinatorLogOf } from '../../../src/coordinator/partition-log-adapter.js';
 import type { CoordinatorLog } from '../../../src/coordinator/coordinator-host.js';
-import { realTimers, systemClock } from '../../../src/coordinator/coordinator-host.js';
 import type { MirrorAppendResult, MirrorLog } from '../../../src/fetcher/mirror-log.js';
 import type { MirrorControllerOp, MirrorControllerResult, MirrorHost, MirrorTopicBinding, OpenTransaction } from '../../../src/mirror/mirror-host.js';
 import { validateMirrorOps, type MirrorImageView } from '../../../src/mirror/desired-state-rules.js';

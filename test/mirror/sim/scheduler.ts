@@ -8,7 +8,7 @@
  * Between two steps the real code runs as far as it can on its own (promise continuations), which
  * `settle` lets happen: nothing in the simulated world completes by itself.
  */
-import type { CancelTimer, CoordinatorTimers } from '../../../src/coordinator/coordinator-host.js';
+import type { CancelTimer, Timers } from '../../../src/common/time.js';
 
 /** Decisions from a tape; past its end every decision is 0 (the first choice). */
 export class Tape {
@@ -72,7 +72,7 @@ export class Scheduler {
     this.pending.push({ id: ++this.seq, label, node, run: fn });
   }
 
-  timersFor(node: number): CoordinatorTimers {
+  timersFor(node: number): Timers {
     return {
       schedule: (delayMs, fn) => this.schedule(delayMs, node, fn),
       monotonicNow: () => this.now,

@@ -661,11 +661,14 @@ export class SimNode implements MirrorHost {
   }
   /**
    * The shard's log as this node's replica of it: an append lands only while this node leads it
-   * (a deposed coordinator's late append is refused, as its replica is a follower by then).
+   * at the leader epoch it was asked at (a deposed coordinator's late append is refused, as its
+   * replica is a follower by then; one asked before the node lost the shard and took it back is
+   * refused too, as the real log's acks=all wait ends NOT_LEADER_OR_FOLLOWER when its leader of
+   * that epoch resigns, rather than landing after the new leader's load has read the log).
    */
   async openInternalPartition(_topic: string, p: number): Promise<CoordinatorLog> {
     const log = this.world.stateLogs[p]!;
-    const leads = (): boolean => this.up && this.world.stateLeaders[p] === this.id;
+    const leadsAt = (epoch: number): boolean => this.up && this.world.stateLeaders[p] === this.id && this.world.stateEpochs[p] === epoch;
     return {
       get logStartOffset() {
         return log.logStartOffset;
@@ -674,7 +677,10 @@ export class SimNode implements MirrorHost {
         return log.logEndOffset;
       },
       readFrom: (offset) => log.readFrom(offset),
-      append: (batch) => log.append(batch, leads),
+      append: (batch) => {
+        const epoch = this.world.stateEpochs[p]!;
+        return log.append(batch, () => leadsAt(epoch));
+      },
     };
   }
   topicIdByName(name: string): string | undefined {
