@@ -6,7 +6,7 @@
  */
 import { BROKER_CONFIG_DEFS, BROKER_DEFS, brokerDefOf } from '../config/broker-config-defs.js';
 import type { ConfigType } from '../config/config-def.js';
-import { TOPIC_CONFIG_DEFS } from '../config/topic-config-defs.js';
+import { TOPIC_CONFIG_DEFS, TOPIC_DEFS } from '../config/topic-config-defs.js';
 import type { BrokerConfig } from './config.js';
 import type { MetadataImage } from '../controller/metadata-image.js';
 
@@ -130,6 +130,23 @@ export class ConfigResolver {
       });
     }
     return out;
+  }
+
+  /**
+   * One topic key's effective value for a topic: its override, else its broker key's value, else
+   * the key's default. Cheap enough for the produce path (describeTopic resolves every key).
+   */
+  topicValue(topic: string, key: string): string | undefined {
+    const own = this.image.topic(topic)?.configs.get(key);
+    if (own !== undefined) return own;
+    const def = TOPIC_DEFS.get(key);
+    if (def === undefined) return undefined;
+    return (def.brokerKey !== undefined ? this.brokerValue(def.brokerKey) : undefined) ?? def.defaultValue ?? undefined;
+  }
+
+  /** The topic's min.insync.replicas. */
+  minInsyncReplicas(topic: string): number {
+    return Number(this.topicValue(topic, 'min.insync.replicas') ?? '1');
   }
 
   /** Effective topic properties (Kafka topic keys → values) for building the log's LogConfig. */

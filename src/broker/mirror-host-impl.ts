@@ -137,7 +137,7 @@ export function createMirrorHost(ctx: BrokerContext, coordinatorHost: Coordinato
       return {
         replicas: part.replicas,
         isr: part.isr,
-        minInsyncReplicas: Number(t.configs.get('min.insync.replicas') ?? ctx.configs.brokerValue('min.insync.replicas') ?? '1'),
+        minInsyncReplicas: ctx.configs.minInsyncReplicas(topic),
         followerLogEnds,
         supportUncleanLeaderElection: (t.configs.get('mirror.support.unclean.leader.election') ?? 'false') === 'true',
       };

@@ -63,7 +63,7 @@ export class ReplicaManager {
   enableReplication(view: ClusterView, opts: Omit<ConstructorParameters<typeof ReplicationManager>[2], 'minInsyncReplicas' | 'quotaSource' | 'log'>): ReplicationManager {
     this.replication = new ReplicationManager(view, this, {
       ...opts,
-      minInsyncReplicas: (topic) => Number(this.image.topic(topic)?.configs.get('min.insync.replicas') ?? this.configs.brokerValue('min.insync.replicas') ?? '1'),
+      minInsyncReplicas: (topic) => this.configs.minInsyncReplicas(topic),
       quotaSource: { topicConfig: (topic, key) => this.image.topic(topic)?.configs.get(key), brokerValue: (key) => this.configs.brokerValue(key) },
       log: this.log.child({ component: 'replication' }),
     });

@@ -211,7 +211,7 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
               continue;
             }
             if (acks === -1) {
-              const minIsr = Number(topic.configs.get('min.insync.replicas') ?? ctx.configs.brokerValue('min.insync.replicas') ?? '1');
+              const minIsr = ctx.configs.minInsyncReplicas(topic.name);
               if (part.isr.length < minIsr) {
                 const msg = `The size of the current ISR [${part.isr.join(', ')}] is insufficient to satisfy the min.isr requirement of ${minIsr} for partition ${topic.name}-${pd.index}`;
                 parts.push(out(ErrorCode.NOT_ENOUGH_REPLICAS, msg));
@@ -242,7 +242,7 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
             }
             // Exactly the validated batch: trailing bytes that form no whole batch are dropped, as Kafka does.
             let records = check.batch!.bytes;
-            const codec = targetCodec(topic.configs.get('compression.type') ?? ctx.configs.brokerValue('compression.type'));
+            const codec = targetCodec(ctx.configs.topicValue(topic.name, 'compression.type'));
             if (codec !== null) {
               try {
                 records = recompressBatch(check.batch!, codec) ?? records;
