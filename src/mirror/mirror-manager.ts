@@ -361,6 +361,7 @@ export class MirrorManager {
             this.machine.state(key) === S.MIRRORING &&
             this.bumps.settledAt(b.topicId, p, this.host.leaderEpoch(b.topicName, p) ?? -1);
           if (!ownBump) steps.push(this.machine.setDesired(key, b.desiredState));
+          if (previous !== undefined && previous.slice(previous.indexOf(':') + 1) !== String(epoch)) steps.push(this.recheckPersisted(key, ks, applied, b.desiredState, epoch));
         }
       }
     }
@@ -394,6 +395,30 @@ export class MirrorManager {
     if (this.closed) return;
     this.tracked.set(ks, key);
     this.applied.set(ks, applied);
+    await this.machine.resume(key, stored.state, desired, leaderEpoch);
+  }
+
+  /**
+   * A new leader term of a partition this node went on leading as far as its image showed: while
+   * its image lagged (cut off from the controller) another node may have led the partition under
+   * an epoch in between and persisted a state over this node's, which the coordinator rightly
+   * took (a newer epoch). The partition is taken on again from what is persisted, as a new leader
+   * does, when that differs from what the machine holds and no state write of it is out.
+   */
+  private async recheckPersisted(key: MirrorPartitionKey, ks: string, applied: string, desired: State, leaderEpoch: number): Promise<void> {
+    const held = this.machine.snapshot(key);
+    if (this.machine.isSettling(key)) return;
+    let stored;
+    try {
+      stored = await this.coordinator.read(key.mirrorName, key.topicId, key.partition, 0);
+    } catch {
+      return;
+    }
+    if (this.closed || this.tracked.get(ks) !== key || this.applied.get(ks) !== applied) return;
+    if (this.machine.snapshot(key) !== held || this.machine.isSettling(key)) return;
+    if ((stored.state?.state ?? S.UNKNOWN) === (held?.state ?? S.UNKNOWN)) return;
+    this.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: persisted ${mirrorStateName(stored.state?.state ?? S.UNKNOWN)} while this node held ${mirrorStateName(held?.state ?? S.UNKNOWN)}; taking it on from what is persisted`);
+    this.machine.forget(key);
     await this.machine.resume(key, stored.state, desired, leaderEpoch);
   }
 
