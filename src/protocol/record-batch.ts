@@ -402,11 +402,11 @@ export function patchBaseOffset(buf: Buffer, batchStart: number, baseOffset: num
  * message.timestamp.type=LogAppendTime: sets the attribute bit and maxTimestamp, which lie under
  * the CRC, so the CRC is recomputed (Kafka's DefaultRecordBatch.setMaxTimestamp).
  */
-export function patchLogAppendTime(buf: Buffer, batchStart: number, timestamp: number): void {
-  const attrs = buf.readInt16BE(batchStart + BATCH.ATTRIBUTES);
-  buf.writeInt16BE(attrs | ATTR.TIMESTAMP_LOG_APPEND, batchStart + BATCH.ATTRIBUTES);
-  writeOffset(buf, batchStart + BATCH.MAX_TIMESTAMP, timestamp);
-  new RecordBatchView(buf, batchStart).updateCrc();
+export function patchLogAppendTime(batch: RecordBatchView, timestamp: number): void {
+  const { buf, offset } = batch;
+  buf.writeInt16BE(batch.attributes | ATTR.TIMESTAMP_LOG_APPEND, offset + BATCH.ATTRIBUTES);
+  writeOffset(buf, offset + BATCH.MAX_TIMESTAMP, timestamp);
+  batch.updateCrc();
 }
 
 /** Sets partitionLeaderEpoch in place (outside the CRC). */

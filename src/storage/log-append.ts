@@ -63,7 +63,7 @@ export async function leaderAppend(log: PartitionContext, records: Buffer, leade
     }
     patchBaseOffset(records, at, next);
     patchPartitionLeaderEpoch(records, at, leaderEpoch);
-    if (logAppend) patchLogAppendTime(records, at, now);
+    if (logAppend) patchLogAppendTime(v, now);
     const ctype = v.isControl ? controlTypeOf(v) : -1;
     const coordEpoch = opts.coordinatorEpoch ?? (ctype === ControlRecordType.ABORT || ctype === ControlRecordType.COMMIT ? markerCoordinatorEpoch(v) : -1);
     staged.add(v, origin, ctype, coordEpoch);

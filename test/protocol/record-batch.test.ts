@@ -119,8 +119,8 @@ describe('buildRecordBatch / decodeRecords', () => {
 
   it('stamps LogAppendTime in place with a recomputed CRC', () => {
     const padded = Buffer.concat([Buffer.alloc(9), buildRecordBatch({ records: sampleRecords(4), compression: Codec.GZIP, now: T0 })]);
-    patchLogAppendTime(padded, 9, T0 + 5000);
     const v = new RecordBatchView(padded, 9);
+    patchLogAppendTime(v, T0 + 5000);
     expect(v.isValid()).toBe(true);
     expect(v.timestampType).toBe('log-append');
     expect(v.compression).toBe(Codec.GZIP);
