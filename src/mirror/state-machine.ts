@@ -104,6 +104,11 @@ export interface TransitionOptions {
    * STOPPED must end in STOPPED whatever the source does.
    */
   readonly external?: boolean;
+  /**
+   * Rewrite the persisted state unchanged, at this node's leader epoch, and run no action: a new
+   * leader's claim on a partition it has nothing to do for (see `resume`).
+   */
+  readonly claim?: boolean;
 }
 
 interface Entry {
@@ -199,11 +204,16 @@ export class MirrorStateMachine {
     e.leaderEpoch = leaderEpoch;
     // A desired STOPPED is applied at once, from FAILED too (retryable or not, retries used up or
     // not): a stop that landed while another node led the partition must not wait on a retry.
-    if (persisted?.state === S.FAILED && desired !== S.STOPPED) {
-      this.scheduleRetry(e);
-      return;
+    if (persisted?.state === S.FAILED && desired !== S.STOPPED) this.scheduleRetry(e);
+    else await this.reconcile(key);
+    // Nothing written: the partition rests (PAUSED, STOPPED, FAILED). The coordinator fences a
+    // write of an older leader epoch only once a write at a newer one has landed, so the
+    // partition's previous leader, if it has not heard it was replaced, could still land a write
+    // of its own after the read this node resumed from, and this node would go on holding a
+    // state that is no longer the persisted one. The claim closes that window.
+    if (persisted !== null && leaderEpoch >= 0 && e.generation === 0 && e.pendingWrite === null && e.writing === 0) {
+      await this.transition(key, persisted.state, { expectedFrom: persisted.state, claim: true });
     }
-    await this.reconcile(key);
   }
 
   /** The topic's desired state changed (MirrorTopicStateChangeRecord); applies §7.3. */
@@ -326,7 +336,8 @@ export class MirrorStateMachine {
     if (!isValidTransition(cur === S.UNKNOWN ? null : cur, to)) return false;
     if (options.external === true && (cur === S.STOPPING || cur === S.STOPPED)) return false;
 
-    const next = this.nextPersisted(e.persisted, to, options);
+    const next = options.claim === true ? e.persisted : this.nextPersisted(e.persisted, to, options);
+    if (next === null) return false;
     e.writing++;
     try {
       await this.opts.store.writeState(e.key, next, e.leaderEpoch < 0 ? undefined : e.leaderEpoch);
@@ -338,6 +349,11 @@ export class MirrorStateMachine {
       e.writing--;
     }
     if (this.closed || this.entries.get(partitionKeyString(e.key)) !== e) return false;
+    if (options.claim === true) {
+      // Unchanged and no action: a pending retry of a FAILED partition stays as it was.
+      if (e.pendingWrite?.to === to) this.clearPendingWrite(e);
+      return true;
+    }
     e.retryTimer?.();
     e.retryTimer = null;
     // Whatever was pending is either this transition or overtaken by it (a retry of it would no

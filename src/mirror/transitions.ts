@@ -53,7 +53,8 @@ export function isValidTransition(from: State | null, to: State): boolean {
  *     fails over away from a broken source (decision D12 in docs/mirroring.md);
  *  2. FAILED stays FAILED otherwise: the retry logic decides, not the desired state;
  *  3. desired PAUSED → PAUSING (or stay PAUSED); from a state that cannot pause directly
- *     (truncating, fencing) the partition first finishes into MIRRORING, so stay;
+ *     (truncating, fencing) the partition first finishes into MIRRORING, so stay; from UNKNOWN or
+ *     STOPPED (a start, then a pause, before the leader acted) it starts with LOG_TRUNCATION;
  *  4. PAUSED with desired MIRRORING → MIRRORING (resume: no truncation); PAUSING finishes first;
  *  5. UNKNOWN or STOPPED → LOG_TRUNCATION (fresh start, or restart after failover);
  *  6. otherwise re-enter the current state: a new leader redoes the half-done step.
@@ -62,9 +63,10 @@ export function chooseNextState(current: State, desired: State): State {
   if (desired === S.STOPPED) return current === S.STOPPED ? S.STOPPED : S.STOPPING;
   if (current === S.FAILED) return S.FAILED;
   if (desired === S.PAUSED) {
-    if (current === S.PAUSED || current === S.PAUSING) return current;
     if (current === S.MIRRORING) return S.PAUSING;
-    if (current === S.UNKNOWN || current === S.STOPPED) return current;
+    // A start then a pause before the leader acted on the start: the partition starts (a log
+    // that was writable is truncated to the source first), then pauses once MIRRORING.
+    if (current === S.UNKNOWN || current === S.STOPPED) return S.LOG_TRUNCATION;
     return current;
   }
   // A resume during PAUSING lets the pause land first (PAUSING → MIRRORING is not a legal

@@ -112,6 +112,9 @@ describe('next-state choice (spec §7.3)', () => {
     expect(chooseNextState(S.STOPPED, S.MIRRORING)).toBe(S.LOG_TRUNCATION);
     expect(chooseNextState(S.EPOCH_FENCING, S.MIRRORING)).toBe(S.EPOCH_FENCING);
     expect(chooseNextState(S.STOPPING, S.MIRRORING)).toBe(S.STOPPING);
+    // A start then a pause before the leader acted: the partition starts, then pauses.
+    expect(chooseNextState(S.UNKNOWN, S.PAUSED)).toBe(S.LOG_TRUNCATION);
+    expect(chooseNextState(S.STOPPED, S.PAUSED)).toBe(S.LOG_TRUNCATION);
   });
 
   it('never chooses a transition the table forbids', () => {
@@ -467,5 +470,46 @@ describe('state-write fencing', () => {
     machine.noteLeaderEpoch(key, 7);
     await machine.setDesired(key, S.PAUSED);
     expect(writeEpochs.at(-1)).toBe(7);
+  });
+});
+
+describe('a new leader with nothing to do claims the partition at its epoch', () => {
+  const at = (state: State, previousState: State, retryAttempt = 0): PersistedPartitionState => ({ state, previousState, retryAttempt, errorMessage: null });
+
+  it('rewrites a resting state unchanged at its leader epoch, so an older leader\'s late write is fenced', async () => {
+    for (const [persisted, desired] of [
+      [at(S.PAUSED, S.PAUSING), S.PAUSED],
+      [at(S.STOPPED, S.STOPPING), S.STOPPED],
+      [at(S.FAILED, S.LOG_TRUNCATION, -1), S.PAUSED],
+    ] as const) {
+      const { machine, writes, writeEpochs } = setup();
+      await machine.resume(key, persisted, desired, 9);
+      await flush();
+      expect(writes, `${persisted.state} with desired ${desired}`).toEqual([persisted]);
+      expect(writeEpochs).toEqual([9]);
+      expect(machine.snapshot(key)).toEqual(persisted);
+    }
+  });
+
+  it('tries the claim again when the coordinator is not available', async () => {
+    let failing = true;
+    const { machine, writes, writeEpochs, timers } = setup({ failWrites: () => failing });
+    await machine.resume(key, at(S.PAUSED, S.PAUSING), S.PAUSED, 4);
+    await flush();
+    expect(writes).toEqual([]);
+    failing = false;
+    await timers.advance(60_000);
+    expect(writes).toEqual([at(S.PAUSED, S.PAUSING)]);
+    expect(writeEpochs).toEqual([4]);
+  });
+
+  it('a partition that failed retryably keeps its retry after the claim', async () => {
+    const failed = at(S.FAILED, S.MIRRORING, 1);
+    const { machine, writes, timers } = setup();
+    await machine.resume(key, failed, S.MIRRORING, 3);
+    await flush();
+    expect(writes).toEqual([failed]);
+    await timers.advance(2_000);
+    expect(writes.at(-1)?.state).toBe(S.MIRRORING);
   });
 });

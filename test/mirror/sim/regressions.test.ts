@@ -24,12 +24,16 @@
  *   STOPPED; the partition's leader of the epoch it missed had sent a STOPPING that landed after
  *   (a newer epoch); given the partition again, the first kept its STOPPED and never looked at
  *   what was persisted, so the partition stayed STOPPING.
+ * - 80000162: a start, then a pause before the partition's leader acted on it; the leader was cut
+ *   off from the controller, and its LOG_TRUNCATION write landed after its successor had read
+ *   "nothing persisted" and, with desired PAUSED, done nothing: the successor held UNKNOWN for
+ *   good while the partition was persisted LOG_TRUNCATION.
  */
 import { describe, expect, it } from 'vitest';
 import { describeFailure, explore } from './explore.js';
 
 describe('the mirror control plane on seeds that once found a violation', () => {
-  for (const seed of [20499, 7000026, 8000233, 16, 656718586, 20261257, 30000000]) {
+  for (const seed of [20499, 7000026, 8000233, 16, 656718586, 20261257, 30000000, 80000162]) {
     it(`holds its invariants on seed ${seed}`, async () => {
       const r = await explore(seed, 25);
       expect(r.failure === null ? null : describeFailure(r.failure)).toBeNull();
