@@ -157,8 +157,7 @@ export class BrokerNode {
     }
     const replicas = new ReplicaManager(logs, controller.image, configs, log.child({ component: 'replicas' }), holdsSourceEpochs);
     controller.onChange((records, removed) => replicas.onMetadata(records, removed));
-    let listenersForView: BrokerListeners | null = null;
-    replicas.enableReplication(replicationView(controller, { host: advertised.advertisedHost, port: () => listenersForView?.interBroker.port ?? advertised.advertisedPort }), {
+    replicas.enableReplication(replicationView(controller), {
       lagTimeMaxMs: config.int('replica.lag.time.max.ms'),
       fetchMaxBytes: config.int('replica.fetch.max.bytes'),
       fetchResponseMaxBytes: config.int('replica.fetch.response.max.bytes'),
@@ -292,7 +291,6 @@ export class BrokerNode {
       unsupportedApiVersionsBody: () => registry.unsupportedApiVersionsBody(),
     });
     listeners = server;
-    listenersForView = server;
     const etcd = quorum.etcd;
     const beforeClose = etcd && config.bool('controlled.shutdown.enable') ? () => controlledShutdown(controller, etcd, config.int('broker.session.timeout.ms'), log) : null;
     const node = new BrokerNode(ctx, server, closers, etcd, beforeClose);

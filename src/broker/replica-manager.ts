@@ -21,7 +21,7 @@ import type { MetadataRecord } from '../controller/metadata-records.js';
 import { logConfigFromProps, type LogConfig } from '../storage/log-config.js';
 import type { LogManager } from '../storage/log-manager.js';
 import type { PartitionLog } from '../storage/partition-log.js';
-import type { ClusterView } from '../replication/cluster-view.js';
+import type { ReplicationSeam } from '../replication/replication-seam.js';
 import { isReplicated, ReplicationManager } from '../replication/replication-manager.js';
 import type { ConfigResolver } from './config-resolver.js';
 
@@ -60,7 +60,7 @@ export class ReplicaManager {
    * Hosts only the partitions whose replicas include this node, and hands those with several
    * replicas (or led elsewhere) to replication. Called before `start`.
    */
-  enableReplication(view: ClusterView, opts: Omit<ConstructorParameters<typeof ReplicationManager>[2], 'minInsyncReplicas' | 'quotaSource' | 'log'>): ReplicationManager {
+  enableReplication(view: ReplicationSeam, opts: Omit<ConstructorParameters<typeof ReplicationManager>[2], 'minInsyncReplicas' | 'quotaSource' | 'log'>): ReplicationManager {
     this.replication = new ReplicationManager(view, this, {
       ...opts,
       minInsyncReplicas: (topic) => this.configs.minInsyncReplicas(topic),

@@ -22,7 +22,7 @@
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { PartitionImage } from '../controller/metadata-image.js';
 import type { PartitionLog } from '../storage/partition-log.js';
-import type { ClusterView } from './cluster-view.js';
+import type { ReplicationSeam } from './replication-seam.js';
 import { DelayedProduces, type ProduceProgress } from './delayed-produce.js';
 
 export interface FollowerState {
@@ -57,7 +57,7 @@ export class PartitionLeader {
     readonly topicId: string,
     public part: PartitionImage,
     readonly log: PartitionLog,
-    private readonly view: ClusterView,
+    private readonly view: ReplicationSeam,
     private readonly opts: LeaderOptions,
   ) {
     this.leaderEpoch = part.leaderEpoch;
@@ -141,7 +141,7 @@ export class PartitionLeader {
     this.proposedAt = p.partitionEpoch;
     const atEpoch = p.partitionEpoch;
     this.view
-      .alterPartition({ topicId: this.topicId, partition: p.partition, leaderEpoch: this.leaderEpoch, partitionEpoch: atEpoch, isr })
+      .alterPartition({ topicId: this.topicId, partition: p.partition, leaderId: this.view.nodeId, leaderEpoch: this.leaderEpoch, partitionEpoch: atEpoch, newIsr: isr })
       .then(
         (r) => {
           if (r.errorCode === ErrorCode.NONE || r.errorCode === ErrorCode.INVALID_UPDATE_VERSION || r.errorCode === ErrorCode.FENCED_LEADER_EPOCH) {

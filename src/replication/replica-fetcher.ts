@@ -52,7 +52,7 @@ import { KafkaClient } from '../client/kafka-client.js';
 import type { Logger } from '../common/logger.js';
 import { walkFetchedBatches } from '../fetcher/batch-walk.js';
 import type { PartitionLog } from '../storage/partition-log.js';
-import type { ReplicaEndpoint } from './cluster-view.js';
+import type { ReplicaEndpoint } from './replication-seam.js';
 import type { ReplicationQuota } from './replication-quotas.js';
 
 /** Fetch v13-19 in the follower form: replica id in the header field (v13-14) or ReplicaState (v15+, KIP-903). */

@@ -20,7 +20,7 @@ import type { Logger } from '../common/logger.js';
 import type { MetadataRecord } from '../controller/metadata-records.js';
 import type { PartitionImage, TopicImage } from '../controller/metadata-image.js';
 import type { PartitionLog } from '../storage/partition-log.js';
-import type { ClusterView } from './cluster-view.js';
+import { onFencingChange, replicaEndpoint, type ReplicationSeam } from './replication-seam.js';
 import { PartitionLeader } from './partition-leader.js';
 import { ReplicaFetcher } from './replica-fetcher.js';
 import { replicationQuotas, type ReplicationQuotaSource, type ReplicationQuotas } from './replication-quotas.js';
@@ -87,7 +87,7 @@ export class ReplicationManager {
   readonly quotas: ReplicationQuotas;
 
   constructor(
-    private readonly view: ClusterView,
+    private readonly view: ReplicationSeam,
     private readonly logs: ReplicaLogs,
     private readonly opts: ReplicationOptions,
   ) {
@@ -109,7 +109,7 @@ export class ReplicationManager {
   async start(): Promise<void> {
     this.offs.push(
       this.view.onChange((records, removed) => this.onMetadata(records, removed)),
-      this.view.onFencedChange(() => this.reconcileAll()),
+      onFencingChange(this.view.cluster, () => void this.reconcileAll()),
     );
     this.shrinkTimer = setInterval(() => {
       for (const l of this.leaders.values()) l.maybeShrinkIsr();
@@ -130,7 +130,7 @@ export class ReplicationManager {
   }
 
   get fenced(): boolean {
-    return this.view.isFenced();
+    return this.view.cluster.fenced;
   }
 
   /** Metadata records name partitions: each one named is decided again from the image. */
@@ -192,7 +192,7 @@ export class ReplicationManager {
       return;
     }
     log.setReplicated(true);
-    if (p.leader === nodeId && !this.view.isFenced()) {
+    if (p.leader === nodeId && !this.view.cluster.fenced) {
       this.unfollow(k);
       const cur = this.leaders.get(k);
       if (cur !== undefined && cur.leaderEpoch === p.leaderEpoch && cur.log === log) {
@@ -225,7 +225,7 @@ export class ReplicationManager {
       this.unfollow(k);
       return;
     }
-    const endpoint = this.view.endpointOf(p.leader);
+    const endpoint = replicaEndpoint(this.view.cluster, p.leader);
     const fk = `${p.leader}:${fetcherId(t.name, partition, this.opts.numFetchers)}`;
     const existing = this.fetchers.get(this.followed.get(k) ?? '')?.has(topicId, partition);
     if (existing !== undefined && this.followed.get(k) === fk && existing.leaderEpoch === p.leaderEpoch && existing.log === log) return;
@@ -246,7 +246,7 @@ export class ReplicationManager {
     if (f === undefined) {
       f = new ReplicaFetcher(p.leader, endpoint, {
         nodeId,
-        brokerEpoch: () => this.view.brokerEpoch(),
+        brokerEpoch: () => this.view.cluster.brokerEpoch(),
         maxBytes: this.opts.fetchMaxBytes,
         responseMaxBytes: this.opts.fetchResponseMaxBytes,
         maxWaitMs: this.opts.fetchWaitMaxMs,
