@@ -31,6 +31,20 @@ const kafka = (): Kafka =>
   });
 
 /** The partition as a live node's Metadata reports it. */
+/** The partition as one node's Metadata answer has it (undefined when it does not answer). */
+async function partitionAt(bootstrap: string, topic: string): Promise<{ leader: number } | undefined> {
+  const c = new KafkaClient({ bootstrapServers: [bootstrap], clientId: 'replication-test-md', requestTimeoutMs: 3000 });
+  try {
+    const md = await c.send(Apis.Metadata, { topics: [{ name: topic, topicId: '00000000-0000-0000-0000-000000000000' }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+    const p = md.topics[0]?.partitions[0];
+    return p === undefined ? undefined : { leader: p.leaderId };
+  } catch {
+    return undefined;
+  } finally {
+    c.close();
+  }
+}
+
 async function partitionOf(topic: string): Promise<{ leader: number; leaderEpoch: number; isr: number[] }> {
   for (const n of cluster.nodes) {
     if (n.running === null) continue;
@@ -202,6 +216,9 @@ describe('replication with RF 3 and min.insync.replicas=2', () => {
     const followers = cluster.nodes.filter((n) => n.nodeId !== before.leader);
     const direct = new Kafka({ clientId: 'diverge', brokers: [leader.bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 0 } }).producer();
     await direct.connect();
+    // The topic's initial ISR is every replica, so a full ISR does not say that the leader has
+    // taken the role yet; a write it answers NOT_LEADER_OR_FOLLOWER is not retried here.
+    await eventually('the leader to lead at its own word', async () => (await partitionAt(leader.bootstrap, 'diverge'))?.leader === before.leader);
     await direct.send({ topic: 'diverge', acks: -1, messages: [{ value: 'committed' }] });
     // The followers stop; the leader alone takes two acks=1 writes nobody else gets, then dies.
     for (const f of followers) f.pause();
