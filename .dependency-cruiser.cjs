@@ -90,6 +90,13 @@ module.exports = {
       to: { path: '^src/mirror/' },
     },
     {
+      name: 'replication-imports-no-mirror-fetcher',
+      comment: "the follower and the mirror share what they both use below both (the fetched-batch walk in protocol, the throttle in quota), not the mirror fetcher's room",
+      severity: 'error',
+      from: { path: '^src/replication/' },
+      to: { path: '^src/fetcher/' },
+    },
+    {
       name: 'no-cycle-between-rooms',
       comment: 'a cycle of imports that leaves a room ties two rooms into one',
       severity: 'error',

@@ -1,5 +1,5 @@
 /**
- * The cost of the mirror path's per-batch CRC-32C check (src/fetcher/batch-walk.ts), with and
+ * The cost of the mirror path's per-batch CRC-32C check (src/protocol/fetched-batch-walk.ts), with and
  * without it in the same run: fetch responses of 1 MiB (magic-2 batches of 32 × 512 B records,
  * built once) go through the batch walk alone, then through the walk and `appendAsMirror` into a
  * fresh Fjord partition log, which is what the fetcher does with each fetched partition (the
@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { walkFetchedBatches } from '../src/fetcher/batch-walk.js';
+import { walkFetchedBatches } from '../src/protocol/fetched-batch-walk.js';
 import { buildRecordBatch } from '../src/protocol/records.js';
 import { logConfig } from '../src/storage/log-config.js';
 import { PartitionLog } from '../src/storage/partition-log.js';

@@ -26,7 +26,7 @@
 import { channel } from 'node:diagnostics_channel';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import { walkFetchedBatches } from './batch-walk.js';
+import { walkFetchedBatches } from '../protocol/fetched-batch-walk.js';
 import type { FetcherContext } from './fetcher-context.js';
 import { followLogStart, maybeBumpProactively, processPartitionResponse } from './partition-data.js';
 import { RecordBatchView } from '../protocol/record-batch.js';

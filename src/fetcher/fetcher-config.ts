@@ -4,7 +4,7 @@
  */
 import type { MirrorLog } from './mirror-log.js';
 import type { MirrorTopicPartition } from './partition-state.js';
-import type { FetchQuota } from './replication-quota.js';
+import type { FetchQuota } from '../quota/replication-throttle.js';
 
 /** Proactive bump when a source epoch comes within this distance of the destination epoch (KIP-1279 §9.4). */
 export const LEADER_EPOCH_BUMP_THRESHOLD = 3;
@@ -42,7 +42,7 @@ export interface MirrorFetcherConfig {
   readonly backoffMs: number;
   /** A partition that cannot reach its source leader for this long goes FAILED (retried later). */
   readonly unreachableFailMs: number;
-  /** mirror.replication.throttled.rate: consulted before every Fetch (./replication-quota.ts). */
+  /** mirror.replication.throttled.rate: consulted before every Fetch (src/quota/replication-throttle.ts). */
   readonly quota?: FetchQuota;
   /** mirror.num.replica.fetchers: loops (each with its own Fetch in flight and session) per source broker. */
   readonly numFetchers: number;

@@ -6,7 +6,7 @@
  * (`mirror.num.replica.fetchers` of them), each with one request in flight while the appends of
  * the previous answer are written (./source-broker-loop.ts, ./append-pipeline.ts) and its fetch session
  * (./fetch-session-handler.ts), per-partition processing (./partition-data.ts, walking batch
- * headers in ./batch-walk.ts) with an exhaustive error table (./partition-errors.ts) so one
+ * headers in src/protocol/fetched-batch-walk.ts) with an exhaustive error table (./partition-errors.ts) so one
  * partition's failure never stops the others, epoch truncation (./epoch-truncation.ts), and the
  * source leaders (./source-leaders.ts). This class holds the partitions and the loops.
  *

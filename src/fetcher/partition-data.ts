@@ -1,6 +1,6 @@
 /**
  * One fetched partition without an error, Kafka's `processPartitionData`: the batches the walk
- * keeps (./batch-walk.ts) go to `appendAsMirror` as one slice of the response frame, so offsets,
+ * keeps (src/protocol/fetched-batch-walk.ts) go to `appendAsMirror` as one slice of the response frame, so offsets,
  * epochs and bytes stay the source's (KIP-1279 §8.3). Then the walk's stop reason is acted on:
  * stale source metadata is refreshed (§9.5), an epoch above the destination leader epoch fences
  * the partition (§9.4), and a source epoch close to the destination's asks for a proactive bump.
@@ -15,7 +15,7 @@ import { channel } from 'node:diagnostics_channel';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { RecordBatchView } from '../protocol/record-batch.js';
-import { type CorruptBatch, walkFetchedBatches } from './batch-walk.js';
+import { type CorruptBatch, walkFetchedBatches } from '../protocol/fetched-batch-walk.js';
 import { LEADER_EPOCH_BUMP_INCREMENT, LEADER_EPOCH_BUMP_THRESHOLD } from './fetcher-config.js';
 import type { FetcherContext } from './fetcher-context.js';
 import { truncateOnDivergingEpoch } from './epoch-truncation.js';

@@ -10,7 +10,7 @@ import { DEFAULT_FETCHER_CONFIG } from '../fetcher/fetcher-config.js';
 import { clientOptionsFromConfig } from '../client/client-options.js';
 import { KafkaClient } from '../client/kafka-client.js';
 import { KafkaSourceEndpoint } from '../fetcher/kafka-source-endpoint.js';
-import { ReplicationThrottle } from '../fetcher/replication-quota.js';
+import { ReplicationThrottle } from '../quota/replication-throttle.js';
 import { mirrorConfigValue, type MirrorBrokerConfig } from './mirror-config.js';
 import type { MirrorHost } from './mirror-host.js';
 import { kafkaSourceLookups, type SourceLookups } from './source-lookups.js';

@@ -4,7 +4,7 @@
  * shape with a source endpoint). It sends the follower Fetch (replica id = this node, v15+ in
  * ReplicaState with the broker epoch as replica epoch; LastFetchedEpoch = the log's latest
  * epoch), appends the run of whole batches exactly as the leader sent them at the leader's
- * offsets and epochs (`appendAsMirror`, batch headers walked by batch-walk.ts, never a record),
+ * offsets and epochs (`appendAsMirror`, batch headers walked by protocol/fetched-batch-walk.ts, never a record),
  * and sets the follower high watermark to min(leader high watermark, own log end).
  *
  * Per-partition errors, as Kafka's fetcher handles them:
@@ -50,7 +50,7 @@ import type { ApiSpec } from '../client/apis.js';
 import type { InterBrokerSecurity } from '../client/inter-broker-security.js';
 import { KafkaClient } from '../client/kafka-client.js';
 import type { Logger } from '../common/logger.js';
-import { walkFetchedBatches } from '../fetcher/batch-walk.js';
+import { walkFetchedBatches } from '../protocol/fetched-batch-walk.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import type { ReplicaEndpoint } from './replication-seam.js';
 import type { ReplicationQuota } from './replication-quotas.js';

@@ -19,7 +19,7 @@
  * Concurrency contract: event loop only; the parsed lists are cached by their text.
  */
 import { systemClock, type Clock } from '../common/time.js';
-import { ReplicationThrottle } from '../fetcher/replication-quota.js';
+import { ReplicationThrottle } from '../quota/replication-throttle.js';
 
 export const LEADER_THROTTLED_REPLICAS = 'leader.replication.throttled.replicas';
 export const FOLLOWER_THROTTLED_REPLICAS = 'follower.replication.throttled.replicas';

@@ -4,7 +4,7 @@
  * next check, and no wait longer than a second.
  */
 import { describe, expect, it } from 'vitest';
-import { ReplicationThrottle } from '../../src/fetcher/replication-quota.js';
+import { ReplicationThrottle } from '../../src/quota/replication-throttle.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 describe('ReplicationThrottle', () => {

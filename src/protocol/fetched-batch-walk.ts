@@ -15,10 +15,10 @@
  * The run is returned as byte bounds into `records`, so the caller appends one subarray of the
  * response frame: no copy, no per-record work.
  */
-import { ErrorCode } from '../protocol/generated/errors.js';
-import { KafkaError } from '../protocol/kafka-error.js';
-import { crc32c } from '../protocol/crc32c.js';
-import { BATCH, RecordBatchView } from '../protocol/record-batch.js';
+import { ErrorCode } from './generated/errors.js';
+import { KafkaError } from './kafka-error.js';
+import { crc32c } from './crc32c.js';
+import { BATCH, RecordBatchView } from './record-batch.js';
 
 /** A batch that failed its CRC-32C check: where it starts, and both checksums for the reason. */
 export interface CorruptBatch {
