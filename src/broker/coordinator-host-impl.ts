@@ -4,12 +4,12 @@
  * created on first use with cleanup.policy=compact and served as CoordinatorLogs.
  */
 import { realTimers, systemClock } from '../common/time.js';
-import { type CoordinatorHost, type CoordinatorLeadership, type CoordinatorLog } from '../coordinator/coordinator-host.js';
+import { type CoordinatorHost, type CoordinatorLeadership } from '../coordinator/coordinator-host.js';
+import { coordinatorLogOf } from '../coordinator/partition-log-adapter.js';
 import { isReplicated } from '../replication/replication-manager.js';
 import type { PartitionLeader } from '../replication/partition-leader.js';
 import { buildEndTxnMarkerBatch } from '../protocol/control-records.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
-import type { PartitionLog } from '../storage/partition-log.js';
 import type { BrokerContext } from './broker-context.js';
 import { TxnMarkerChannel } from './txn-marker-channel.js';
 import { ConfigResourceType } from '../protocol/config-resource-type.js';
@@ -38,12 +38,6 @@ export function commitTimeoutMs(ctx: BrokerContext): number {
 }
 
 /**
- * A PartitionLog seen as a coordinator log: appends as leader at the partition's epoch with
- * acks=all semantics, so on a replicated partition a write is acknowledged only once the ISR
- * holds it (the high watermark passed it), within offsets.commit.timeout.ms, as Kafka's
- * coordinators append through ReplicaManager with acks=-1.
- */
-/**
  * A mirror topic takes no client writes until it is stopped (KIP-1279 read-only guard): false
  * while the topic is bound to a mirror and its desired state is not STOPPED. This is what a
  * node that does not lead the partition can know (a transaction or group coordinator adding it
@@ -67,30 +61,6 @@ export function clientWriteError(ctx: BrokerContext, topic: string, partition: n
   const guard = ctx.produceGuard;
   if (guard === null) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
   return guard.produceError?.(topic, partition) ?? (guard.isProduceAllowed(topic, partition) ? ErrorCode.NONE : ErrorCode.READ_ONLY_TOPIC);
-}
-
-export function coordinatorLogOf(ctx: BrokerContext, topic: string, partition: number, log: PartitionLog): CoordinatorLog {
-  return {
-    get logStartOffset() {
-      return log.logStartOffset;
-    },
-    get logEndOffset() {
-      return log.logEndOffset;
-    },
-    async append(batch) {
-      const leader = appendLeader(ctx, topic, partition);
-      if (leader === 'not-leader') return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, lastOffset: -1 };
-      const epoch = leader?.leaderEpoch ?? ctx.image.topic(topic)?.partitions[partition]?.leaderEpoch ?? 0;
-      const r = await log.appendAsLeader(batch, epoch, { requiredAcks: -1, origin: 'coordinator' });
-      if (r.errorCode !== 0 || leader === null) return { errorCode: r.errorCode, baseOffset: r.baseOffset, lastOffset: r.lastOffset };
-      const code = await leader.awaitReplication(r.lastOffset + 1, commitTimeoutMs(ctx));
-      return { errorCode: code, baseOffset: r.baseOffset, lastOffset: r.lastOffset };
-    },
-    async readFrom(fetchOffset, maxBytes) {
-      const r = await log.readToBuffer({ fetchOffset, maxOffset: log.logEndOffset, maxBytes, minOneMessage: true });
-      return r.records;
-    },
-  };
 }
 
 export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost & { close(): void } {
@@ -127,7 +97,11 @@ export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost & { c
       await ensureInternalTopic(topic, partitions);
       const log = await ctx.replicas.ensureLog(topic, partition);
       if (!log) throw new Error(`internal partition ${topic}-${partition} is not available`);
-      return coordinatorLogOf(ctx, topic, partition, log);
+      return coordinatorLogOf(log, {
+        leader: () => appendLeader(ctx, topic, partition),
+        epoch: () => ctx.image.topic(topic)?.partitions[partition]?.leaderEpoch ?? 0,
+        commitTimeoutMs: () => commitTimeoutMs(ctx),
+      });
     },
     groupConfig: (groupId, key) => ctx.image.otherConfigs.get(ConfigResourceType.GROUP)?.get(groupId)?.get(key) ?? groupConfigDefault(ctx.configs, key) ?? undefined,
     async createStreamsTopic(name, partitions, replicationFactor, configs) {

@@ -16,7 +16,7 @@ export interface CoordinatorAppendResult {
 /**
  * The slice of a partition log a coordinator uses: append one batch as leader, read batches back
  * for replay. `PartitionLog` (src/storage/partition-log.ts) provides this through
- * `coordinatorLogOf(log)` in `./partition-log-adapter.ts`; the broker returns that.
+ * `coordinatorLogOf(log, opts)` in `./partition-log-adapter.ts`, for the node (with its replication) and for tests.
  */
 export interface CoordinatorLog {
   readonly logStartOffset: number;
