@@ -13,12 +13,11 @@
  * bytes may be pending, and a failed SASL step closes the connection once its answer is written.
  * Every request carries the connection's principal and listener in its RequestContext.
  *
- * Request timing: while something subscribes to `fjord:request-times` (the metrics room does),
+ * Request timing (./request-timing.ts): while something subscribes to `fjord:request-times`,
  * each request carries the timestamps of Kafka's RequestChannel.Request (received, handler
- * started, local work done, response ready, response dequeued, response sent) and they are
- * published once the response has been handed to the socket; with no subscriber nothing is kept.
+ * started, local work done, response ready, response dequeued, response sent). KIP-219 muting
+ * of a throttled client is ./channel-mute.ts.
  */
-import { channel } from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { DecodeError } from '../protocol/decode-error.js';
@@ -30,6 +29,8 @@ import { FrameDecoder } from '../protocol/frame-decoder.js';
 import type { ListenerEndpoint } from '../config/listeners.js';
 import { saslHandlersFor } from './sasl-apis.js';
 import type { SaslAuthenticator } from './sasl-authenticator.js';
+import { ChannelMute } from './channel-mute.js';
+import { publishTiming, startTiming, timingNow, type RequestTimes } from './request-timing.js';
 
 export interface HeaderVersions {
   /** Request header version for (apiKey, version): 1 or 2. */
@@ -66,29 +67,6 @@ export interface ConnectionOptions {
   onClose(conn: Connection): void;
 }
 
-/** The message shape is documented in src/metrics/channels.ts (RequestTimesMessage). */
-const requestTimes = channel('fjord:request-times');
-
-/**
- * Kafka's RequestChannel.Request timestamps, in performance.now() milliseconds: startTimeNanos
- * (the frame is complete), requestDequeueTimeNanos (the handler starts), apiLocalCompleteTimeNanos
- * (the handler says it waits remotely; -1 when it never does), responseCompleteTimeNanos (the
- * response is encoded), responseDequeueTimeNanos (its turn to be written: responses leave in
- * request order) and the end (the socket took the last byte).
- */
-interface RequestTimes {
-  readonly apiKey: number;
-  readonly apiVersion: number;
-  /** The decoded request, so a Fetch can also be counted as FetchConsumer or FetchFollower. */
-  readonly request: unknown;
-  readonly receivedAt: number;
-  handlerStartAt: number;
-  remoteAt: number;
-  completeAt: number;
-  dequeuedAt: number;
-  sentAt: number;
-}
-
 interface Slot {
   readonly correlationId: number;
   readonly responseHeaderVersion: number;
@@ -119,16 +97,18 @@ export class Connection {
   private readonly clientAddress: string;
   private readonly saslHandlers: ReadonlyMap<number, ApiHandler> | null;
   private authTimer: NodeJS.Timeout | undefined;
-  /** KIP-219 muting: no frame is read before this time; frames already cut wait in `held`. */
-  private mutedUntil = 0;
-  private muteTimer: NodeJS.Timeout | undefined;
-  private held: Buffer[] = [];
+  /** KIP-219 muting: no frame is read while muted; frames already cut wait in it. */
+  private readonly mute: ChannelMute;
 
   constructor(
     private readonly socket: Socket,
     private readonly opts: ConnectionOptions,
   ) {
     this.frames = new FrameDecoder(opts.maxFrameBytes);
+    this.mute = new ChannelMute(
+      () => socket.pause(),
+      () => this.unmute(),
+    );
     this.requestSignal = AbortSignal.any([this.abort.signal, opts.shutdown]);
     this.clientAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
     socket.setNoDelay(true);
@@ -168,8 +148,7 @@ export class Connection {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.authTimer);
-    clearTimeout(this.muteTimer);
-    this.held = [];
+    this.mute.close();
     this.abort.abort();
     this.opts.log.debug('connection closed', { conn: this.opts.id, reason });
     this.socket.destroy();
@@ -186,7 +165,7 @@ export class Connection {
       this.close('bad frame');
       return;
     }
-    const receivedAt = requestTimes.hasSubscribers && frames.length > 0 ? performance.now() : -1;
+    const receivedAt = frames.length > 0 ? timingNow() : -1;
     const sasl = this.opts.sasl;
     if (sasl && !sasl.authenticated && this.frames.bufferedBytes > sasl.maxReceiveSize) {
       // Kafka's sasl.server.max.receive.size: an unauthenticated client cannot make us buffer more.
@@ -196,9 +175,9 @@ export class Connection {
     }
     for (const [i, frame] of frames.entries()) {
       if (this.closed) return;
-      if (this.muted) {
+      if (this.mute.muted) {
         // Pipelined requests behind a throttled one wait with it (Kafka reads none while muted).
-        this.held.push(...frames.slice(i));
+        this.mute.hold(frames.slice(i));
         break;
       }
       this.onFrame(frame, receivedAt);
@@ -209,37 +188,23 @@ export class Connection {
     }
   }
 
-  private get muted(): boolean {
-    return this.mutedUntil > Date.now();
-  }
-
   /** Mutes the channel for `ms` (the longest throttle asked for wins), as Kafka's ThrottledChannel does. */
   private throttle(ms: number): void {
-    if (this.closed || !(ms > 0)) return;
-    const until = Date.now() + ms;
-    if (until <= this.mutedUntil) return;
-    this.mutedUntil = until;
-    this.socket.pause();
-    clearTimeout(this.muteTimer);
-    this.muteTimer = setTimeout(() => this.unmute(), ms);
+    if (!this.closed) this.mute.throttle(ms);
   }
 
+  /** The mute ended: the held frames are read, until one mutes the channel again. */
   private unmute(): void {
     if (this.closed) return;
-    if (this.muted) {
-      this.muteTimer = setTimeout(() => this.unmute(), Math.max(1, this.mutedUntil - Date.now()));
-      return;
-    }
-    const held = this.held;
-    this.held = [];
+    const held = this.mute.takeHeld();
     for (const [i, frame] of held.entries()) {
       if (this.closed) return;
-      if (this.muted) {
-        this.held = held.slice(i);
+      if (this.mute.muted) {
+        this.mute.hold(held.slice(i));
         return;
       }
       // A held request's queue time starts when the channel is read again, as Kafka's does.
-      this.onFrame(frame, requestTimes.hasSubscribers ? performance.now() : -1);
+      this.onFrame(frame, timingNow());
     }
     if (this.queue.length >= this.opts.maxInFlight) this.paused = true;
     if (!this.paused) this.socket.resume();
@@ -310,8 +275,7 @@ export class Connection {
     }
     const slot: Slot = { correlationId, responseHeaderVersion: this.opts.headers.response(apiKey, apiVersion), done: false, chunks: null };
     this.queue.push(slot);
-    const times: RequestTimes | undefined =
-      receivedAt < 0 ? undefined : { apiKey, apiVersion, request: req, receivedAt, handlerStartAt: 0, remoteAt: -1, completeAt: 0, dequeuedAt: 0, sentAt: 0 };
+    const times = startTiming(apiKey, apiVersion, req, receivedAt);
     if (times !== undefined) slot.times = times;
     const principal = sasl?.principal ?? this.opts.transportPrincipal;
     const ctx: RequestContext = {
@@ -414,10 +378,7 @@ export class Connection {
       if (times !== undefined) times.dequeuedAt = performance.now();
       if (slot.chunks === null) {
         // acks=0: nothing to send, the request ends here (Kafka's NoOpResponse).
-        if (times !== undefined) {
-          times.sentAt = times.dequeuedAt;
-          requestTimes.publish(times);
-        }
+        if (times !== undefined) publishTiming(times, times.dequeuedAt);
         continue;
       }
       let bodyLength = 0;
@@ -437,9 +398,7 @@ export class Connection {
           : (err?: Error | null): void => {
               if (err) return;
               release?.();
-              if (times === undefined) return;
-              times.sentAt = performance.now();
-              requestTimes.publish(times);
+              if (times !== undefined) publishTiming(times);
             };
       const last = slot.chunks.length - 1;
       this.socket.write(head, last < 0 ? sent : undefined);
@@ -469,7 +428,7 @@ export class Connection {
     if (!this.paused || this.closed) return;
     if (this.queue.length < this.opts.maxInFlight && !this.socket.writableNeedDrain) {
       this.paused = false;
-      if (!this.muted) this.socket.resume();
+      if (!this.mute.muted) this.socket.resume();
     }
   }
 }
