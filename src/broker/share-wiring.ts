@@ -5,7 +5,8 @@
  */
 import { ConfigResourceType } from '../protocol/config-resource-type.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
-import { ShareGroupCoordinator, type ShareStateInitializer } from '../share/share-group-coordinator.js';
+import { ShareGroupCoordinator } from '../share/share-group-coordinator.js';
+import type { ShareStateInitializer } from '../share/share-group-model.js';
 import { SharePartitionManager, type ShareLogs } from '../share/share-partition-manager.js';
 import { ShareCoordinator } from '../share/share-coordinator.js';
 import { ShareStateClient } from '../share/share-state-client.js';

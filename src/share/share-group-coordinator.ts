@@ -38,80 +38,10 @@
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { errorCodeOf } from '../protocol/kafka-error.js';
 import type { CoordinatorRecord } from '../coordinator/coordinator-batch.js';
-import { shareGroupRecord, shareMemberRecords, shareStatePartitionRecord, shareTargetEpochRecord, type PersistedShareGroup, type PersistedShareMember } from '../coordinator/share-group-records.js';
-
-export interface ShareTopics {
-  topicId(name: string): string | undefined;
-  topicName(id: string): string | undefined;
-  partitionCount(name: string): number | undefined;
-}
-
-export interface ShareCoordinatorConfig {
-  sessionTimeoutMs(groupId: string): number;
-  heartbeatIntervalMs(groupId: string): number;
-  /** group.share.max.size */
-  readonly maxSize: number;
-}
-
-/** InitializeShareGroupState at the share coordinator (Kafka's Persister.initializeState). */
-export interface ShareStateInitializer {
-  /** Initializes the share-partitions at `stateEpoch`; resolves with those now initialized (never rejects). */
-  initialize(groupId: string, stateEpoch: number, partitions: readonly { topicId: string; partition: number }[]): Promise<{ topicId: string; partition: number }[]>;
-}
-
-/** Where share groups are kept durably: the group coordinator's shard of the group id. */
-export interface ShareGroupStore {
-  /** The group as its records hold it; undefined when it has none. Rejects with NOT_COORDINATOR etc. */
-  load(groupId: string): Promise<PersistedShareGroup | undefined>;
-  /** Appends the records; resolves once they are committed. */
-  write(groupId: string, records: CoordinatorRecord[]): Promise<void>;
-  /** The leader epoch of the group's __consumer_offsets partition: a new one means the group may have changed elsewhere. */
-  epoch(groupId: string): number;
-}
-
-export interface ShareMember {
-  readonly memberId: string;
-  memberEpoch: number;
-  previousMemberEpoch: number;
-  rackId: string | null;
-  clientId: string;
-  clientHost: string;
-  subscribedTopicNames: string[];
-  /** topic id → partitions */
-  assignment: Map<string, number[]>;
-  sentAssignment: string | null;
-  timer: ReturnType<typeof setTimeout> | null;
-}
-
-export interface ShareGroup {
-  readonly groupId: string;
-  groupEpoch: number;
-  assignmentEpoch: number;
-  readonly members: Map<string, ShareMember>;
-  /** The subscribed topics' partition counts (and initialized partitions) the assignment was computed for. */
-  metadataKey: string;
-  /** topic id → the partitions whose share-partition state is initialized. */
-  readonly initialized: Map<string, Set<number>>;
-}
-
-export interface ShareHeartbeatRequest {
-  readonly groupId: string;
-  readonly memberId: string;
-  readonly memberEpoch: number;
-  readonly rackId: string | null;
-  readonly subscribedTopicNames: readonly string[] | null;
-  readonly clientId: string;
-  readonly clientHost: string;
-}
-
-export interface ShareHeartbeatResult {
-  errorCode: number;
-  errorMessage: string | null;
-  memberId: string | null;
-  memberEpoch: number;
-  heartbeatIntervalMs: number;
-  assignment: { topicId: string; partitions: number[] }[] | null;
-}
+import { shareGroupRecord, shareMemberRecords, shareStatePartitionRecord, shareTargetEpochRecord } from '../coordinator/share-group-records.js';
+import type { ShareTopics, ShareCoordinatorConfig, ShareStateInitializer, ShareGroupStore, ShareMember, ShareGroup, ShareHeartbeatRequest, ShareHeartbeatResult } from './share-group-model.js';
+import { assignmentKey, assignShareGroup, shareMetadataKey } from './share-assignor.js';
+import { initializedLists, persistedMember, shareGroupFingerprint, type ShareGroupFingerprint } from './share-group-fingerprint.js';
 
 export const SHARE_ASSIGNOR = 'simple';
 
@@ -120,7 +50,7 @@ export class ShareGroupCoordinator {
   /** Groups being rebuilt from their records: concurrent requests share one load. */
   private readonly loading = new Map<string, Promise<void>>();
   /** Per group, what was last written: the group's and each member's record contents. */
-  private readonly written = new Map<string, { group: string; initialized: string; members: Map<string, string> }>();
+  private readonly written = new Map<string, ShareGroupFingerprint>();
   /** Per group, the coordinator epoch (ShareGroupStore.epoch) its in-memory state belongs to. */
   private readonly epochs = new Map<string, number>();
   /** Per group, the last write queued (writes of one group commit in order). */
@@ -179,9 +109,9 @@ export class ShareGroupCoordinator {
           group.members.set(memberId, member);
         }
         // The metadata the assignment was computed for is taken as today's: a change since shows at the next one.
-        group.metadataKey = this.metadataKeyOf(group);
+        group.metadataKey = shareMetadataKey(group, this.topics, this.initializer !== null);
         this.groups.set(groupId, group);
-        this.written.set(groupId, this.fingerprint(group));
+        this.written.set(groupId, shareGroupFingerprint(group));
         for (const m of group.members.values()) this.touch(group, m);
       })().finally(() => this.loading.delete(groupId));
       this.loading.set(groupId, p);
@@ -305,10 +235,10 @@ export class ShareGroupCoordinator {
         bump = true;
       }
     }
-    const metadataKey = this.metadataKeyOf(group);
+    const metadataKey = shareMetadataKey(group, this.topics, this.initializer !== null);
     if (bump || metadataKey !== group.metadataKey) {
       group.groupEpoch++;
-      this.assign(group, metadataKey);
+      assignShareGroup(group, metadataKey, this.topics, this.initializer !== null);
     }
     // The member learns the new epoch in this response; until then its previous one stays valid.
     if (member.memberEpoch !== group.assignmentEpoch) {
@@ -401,7 +331,7 @@ export class ShareGroupCoordinator {
    */
   private async persist(groupId: string): Promise<void> {
     if (this.store === null) return;
-    const before = this.written.get(groupId) ?? { group: '', initialized: '', members: new Map<string, string>() };
+    const before: ShareGroupFingerprint = this.written.get(groupId) ?? { group: '', initialized: '', members: new Map<string, string>() };
     const g = this.groups.get(groupId);
     const records: CoordinatorRecord[] = [];
     if (g === undefined) {
@@ -412,9 +342,9 @@ export class ShareGroupCoordinator {
       records.push(shareGroupRecord(groupId, null));
       this.written.delete(groupId);
     } else {
-      const now = this.fingerprint(g);
+      const now = shareGroupFingerprint(g);
       if (now.group !== before.group) records.push(shareGroupRecord(groupId, g.groupEpoch));
-      for (const [memberId, fp] of now.members) if (before.members.get(memberId) !== fp) records.push(...shareMemberRecords(groupId, memberId, persisted(g.members.get(memberId)!)));
+      for (const [memberId, fp] of now.members) if (before.members.get(memberId) !== fp) records.push(...shareMemberRecords(groupId, memberId, persistedMember(g.members.get(memberId)!)));
       for (const memberId of before.members.keys()) if (!now.members.has(memberId)) records.push(...shareMemberRecords(groupId, memberId, null));
       if (now.group !== before.group) records.push(shareTargetEpochRecord(groupId, g.assignmentEpoch, Date.now()));
       if (now.initialized !== before.initialized) records.push(shareStatePartitionRecord(groupId, initializedLists(g), this.topicNameOf));
@@ -435,11 +365,6 @@ export class ShareGroupCoordinator {
   }
 
   private readonly topicNameOf = (topicId: string): string => this.topics.topicName(topicId) ?? '';
-
-  private fingerprint(g: ShareGroup): { group: string; initialized: string; members: Map<string, string> } {
-    const initialized = g.initialized.size === 0 ? '' : JSON.stringify([...initializedLists(g)].sort());
-    return { group: `${g.groupEpoch}:${g.assignmentEpoch}`, initialized, members: new Map([...g.members].map(([id, m]) => [id, JSON.stringify(persisted(m), (_, v: unknown) => (v instanceof Map ? [...v].sort() : v))])) };
-  }
 
   /** Drops the group from memory (not from its records). */
   private forget(groupId: string): void {
@@ -466,58 +391,11 @@ export class ShareGroupCoordinator {
     if (m.timer) clearTimeout(m.timer);
     group.members.delete(m.memberId);
     group.groupEpoch++;
-    this.assign(group, this.metadataKeyOf(group));
+    const key = shareMetadataKey(group, this.topics, this.initializer !== null);
+    assignShareGroup(group, key, this.topics, this.initializer !== null);
     this.onMemberRemoved(group.groupId, m.memberId);
     // A session timeout has no one to answer: its write is best effort (a leave awaits it in heartbeat).
     this.persist(group.groupId).catch(() => undefined);
   }
-
-  private metadataKeyOf(group: ShareGroup): string {
-    const names = new Set<string>();
-    for (const m of group.members.values()) for (const n of m.subscribedTopicNames) names.add(n);
-    return [...names]
-      .sort()
-      .map((n) => {
-        const id = this.topics.topicId(n) ?? '';
-        return `${n}:${id}:${this.topics.partitionCount(n) ?? 0}:${this.initializer === null ? '' : [...(group.initialized.get(id) ?? [])].sort((a, b) => a - b).join('.')}`;
-      })
-      .join(',');
-  }
-
-  /** Kafka's SimpleAssignor (homogeneous case), topic by topic over the members subscribed to it. */
-  private assign(group: ShareGroup, metadataKey: string): void {
-    group.metadataKey = metadataKey;
-    group.assignmentEpoch = group.groupEpoch;
-    const members = [...group.members.values()].sort((a, b) => (a.memberId < b.memberId ? -1 : a.memberId > b.memberId ? 1 : 0));
-    for (const m of members) m.assignment = new Map();
-    const topicNames = new Set<string>();
-    for (const m of members) for (const n of m.subscribedTopicNames) topicNames.add(n);
-    for (const name of [...topicNames].sort()) {
-      const id = this.topics.topicId(name);
-      const count = this.topics.partitionCount(name) ?? 0;
-      if (id === undefined || count === 0) continue;
-      // Only initialized share-partitions are assignable (every one without an initializer).
-      const all = Array.from({ length: count }, (_, p) => p);
-      const parts = this.initializer === null ? all : all.filter((p) => group.initialized.get(id)?.has(p) === true);
-      if (parts.length === 0) continue;
-      const subs = members.filter((m) => m.subscribedTopicNames.includes(name));
-      const give = (m: ShareMember, p: number): void => {
-        const list = m.assignment.get(id) ?? [];
-        list.push(p);
-        m.assignment.set(id, list);
-      };
-      if (subs.length <= parts.length) parts.forEach((p, i) => give(subs[i % subs.length]!, p));
-      else subs.forEach((m, i) => give(m, parts[i % parts.length]!));
-    }
-  }
 }
 
-function initializedLists(g: ShareGroup): Map<string, number[]> {
-  return new Map([...g.initialized].filter(([, ps]) => ps.size > 0).map(([topicId, ps]) => [topicId, [...ps].sort((a, b) => a - b)]));
-}
-
-const assignmentKey = (m: ShareMember): string => JSON.stringify([...m.assignment].sort());
-
-function persisted(m: ShareMember): PersistedShareMember {
-  return { rackId: m.rackId, clientId: m.clientId, clientHost: m.clientHost, subscribedTopicNames: m.subscribedTopicNames, memberEpoch: m.memberEpoch, previousMemberEpoch: m.previousMemberEpoch, assignment: m.assignment };
-}
