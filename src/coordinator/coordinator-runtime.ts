@@ -1,11 +1,10 @@
 import type { CancelTimer } from '../common/time.js';
-import { buildCoordinatorBatch, readCoordinatorBatches } from './coordinator-batch.js';
-import type { CoordinatorRecord, ReplayedBatch } from './coordinator-batch.js';
-import type { CoordinatorShard, RuntimeOptions, ShardContext, WriteOp, WriteResult } from './coordinator-shard.js';
-import { ShardHolder, type AppliedWrite, type ShardTimer } from './shard-holder.js';
+import { readCoordinatorBatches } from './coordinator-batch.js';
+import type { CoordinatorShard, RuntimeOptions, ShardContext, WriteOp } from './coordinator-shard.js';
+import { ShardHolder, type ShardTimer } from './shard-holder.js';
+import { DEFAULT_MAX_BATCH_BYTES, runShardBatch } from './shard-batch.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import { buildEndTxnMarkerBatch, controlRecordKey, ControlRecordType, endTxnMarkerValue } from '../protocol/control-records.js';
 
 /** How long a request waits for its shard's replay before COORDINATOR_LOAD_IN_PROGRESS. */
 const LOAD_WAIT_MS = 2000;
@@ -31,33 +30,12 @@ const LOAD_WAIT_MS = 2000;
 
 export type { CoordinatorShard, RuntimeOptions, ShardContext, WriteOp, WriteResult } from './coordinator-shard.js';
 
-/** Kafka's default max.message.bytes (1 MiB + 12): a coordinator batch stays within it. */
-const DEFAULT_MAX_BATCH_BYTES = 1048588 - 4096;
-/** A record's framing within its batch, at most (length, attributes, deltas, lengths, headers). */
-const RECORD_OVERHEAD = 24;
-
 /** Kafka's `Utils.abs(key.hashCode()) % partitions`, with Java's String.hashCode over UTF-16 units. */
 export function partitionForKey(key: string, partitions: number): number {
   let h = 0;
   for (let i = 0; i < key.length; i++) h = (Math.imul(h, 31) + key.charCodeAt(i)) | 0;
   const abs = h === -2147483648 ? 0 : Math.abs(h);
   return abs % partitions;
-}
-
-/** Maps a log append error to what a coordinator client understands (Kafka's CoordinatorRuntime mapping). */
-function mapAppendError(code: number): number {
-  switch (code) {
-    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-    case ErrorCode.NOT_ENOUGH_REPLICAS:
-    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-    case ErrorCode.REQUEST_TIMED_OUT:
-      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
-    case ErrorCode.KAFKA_STORAGE_ERROR:
-      return ErrorCode.NOT_COORDINATOR;
-    default:
-      return ErrorCode.UNKNOWN_SERVER_ERROR;
-  }
 }
 
 export class CoordinatorRuntime<S extends CoordinatorShard> {
@@ -345,126 +323,12 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
           for (const w of holder.queue.splice(0)) w.fail(new KafkaError(ErrorCode.NOT_COORDINATOR, 'coordinator shard closed'));
           break;
         }
-        await this.runBatch(holder);
+        await runShardBatch(holder, { now: this.opts.host.clock.now(), maxBytes: this.opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES, topic: this.opts.topic });
         for (const r of holder.reads.splice(0)) r();
       }
     } finally {
       holder.busy = false;
       for (const r of holder.reads.splice(0)) r();
-    }
-  }
-
-  /**
-   * One batch: apply every write queued while the previous batch was out (replaying each one's
-   * records into the shard under a snapshot), append all their records at once (one log append,
-   * one fsync), then release the responses in order (committed) or revert the shard to the
-   * snapshot and answer each write with its failure (failed), as Kafka's CoordinatorRuntime
-   * does with its current batch. Plain records of consecutive writes share one record batch; a
-   * transactional write or an end-transaction marker is a record batch of its own within the
-   * same append. A write that emits nothing and saw only committed state is answered at once.
-   */
-  private async runBatch(holder: ShardHolder<S>): Promise<void> {
-    const shard = holder.shard;
-    const snapshots = shard.snapshots;
-    const now = this.opts.host.clock.now();
-    const nextOffset = holder.log.logEndOffset;
-    const maxBytes = this.opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
-    const applied: AppliedWrite<S>[] = [];
-    const batches: Buffer[] = [];
-    let plain: CoordinatorRecord[] = [];
-    const flushPlain = (): void => {
-      if (plain.length > 0) batches.push(buildCoordinatorBatch(plain, now));
-      plain = [];
-    };
-    let count = 0;
-    let bytes = 0;
-    while (holder.queue.length > 0 && (count === 0 || bytes < maxBytes)) {
-      const write = holder.queue.shift()!;
-      snapshots.snapshot();
-      let out: WriteResult<unknown>;
-      let n: number;
-      try {
-        out = write.op(shard);
-        n = this.apply(shard, out, nextOffset + count);
-      } catch (e) {
-        snapshots.revert();
-        write.fail(e);
-        continue;
-      }
-      if (count === 0 && n === 0) {
-        // Nothing to append and nothing uncommitted seen: answered now, never reverted.
-        snapshots.release();
-        this.commit({ write, out });
-        continue;
-      }
-      // The first write with records keeps its snapshot open: it is the batch's, to revert to.
-      if (count > 0) snapshots.release();
-      applied.push({ write, out });
-      count += n;
-      if (out.marker) {
-        flushPlain();
-        batches.push(buildEndTxnMarkerBatch({ ...out.marker, timestamp: now }));
-      } else if (out.transactional) {
-        flushPlain();
-        if (out.records.length > 0) batches.push(buildCoordinatorBatch(out.records, now, out.transactional));
-      } else plain.push(...out.records);
-      for (const r of out.records) bytes += r.key.length + (r.value?.length ?? 0) + RECORD_OVERHEAD;
-    }
-    flushPlain();
-    if (count === 0) return;
-    let errorCode: number;
-    try {
-      const appended = await holder.log.append(batches.length === 1 ? batches[0]! : Buffer.concat(batches));
-      errorCode = appended.errorCode;
-    } catch {
-      errorCode = ErrorCode.UNKNOWN_SERVER_ERROR;
-    }
-    if (errorCode === 0) {
-      snapshots.release();
-      for (const a of applied) this.commit(a);
-      return;
-    }
-    snapshots.revert();
-    const mapped = errorCode === ErrorCode.UNKNOWN_SERVER_ERROR ? errorCode : mapAppendError(errorCode);
-    for (const { write, out } of applied) {
-      if (!out.onAppendFailed) {
-        write.fail(new KafkaError(mapped, `append to ${this.opts.topic}-${holder.partition} failed with ${errorCode}`));
-        continue;
-      }
-      try {
-        write.deliver(out.onAppendFailed(mapped));
-      } catch (e) {
-        write.fail(e);
-      }
-    }
-  }
-
-  /** Replays a write's records (or its marker) into the shard at the offsets they will take; returns their count. */
-  private apply(shard: S, out: WriteResult<unknown>, baseOffset: number): number {
-    const written = out.marker
-      ? [{ key: controlRecordKey(out.marker.commit ? ControlRecordType.COMMIT : ControlRecordType.ABORT), value: endTxnMarkerValue(out.marker.coordinatorEpoch) }]
-      : out.records;
-    if (written.length === 0) return 0;
-    const records = written.map((r, i) => ({ key: r.key, value: r.value, offset: baseOffset + i }));
-    const producer = out.marker ?? out.transactional;
-    const batch: ReplayedBatch = {
-      baseOffset,
-      lastOffset: baseOffset + records.length - 1,
-      isControl: out.marker !== undefined,
-      isTransactional: producer !== undefined,
-      producerId: producer?.producerId ?? -1,
-      records,
-    };
-    for (const r of records) shard.replay(r, batch);
-    return records.length;
-  }
-
-  private commit({ write, out }: AppliedWrite<S>): void {
-    try {
-      out.onCommitted?.();
-      write.deliver(out.response);
-    } catch (e) {
-      write.fail(e);
     }
   }
 
