@@ -8,7 +8,8 @@
  *   sent it; so the node fences itself a safety margin before `sent + TTL` of its last successful
  *   renewal, on the monotonic clock, by a timer of its own and by every read of `fenced`. Neither
  *   the heartbeat period, nor a renewal that hangs, nor a wall-clock jump can delay it: the node
- *   stops acting as leader strictly before etcd can expire its lease and let another be elected.
+ *   stops acting as leader strictly before etcd can expire its lease and let another be elected
+ *   (the timing: ./lease-clock.ts).
  *   A fenced node registers again with a new lease (a new broker epoch), as a Kafka broker
  *   re-registers after its session expired.
  * - Catching up (KRaft keeps a registering broker fenced until its metadata reached the log end
@@ -35,24 +36,9 @@ import type { Logger } from '../../common/logger.js';
 import { ConfigError } from '../../config/config-error.js';
 import type { BrokerRegistration, ClusterEvent, ClusterView } from '../cluster-view.js';
 import type { ControllerFence } from './etcd-metadata-log.js';
+import { cappedBackoff } from './watch-backoff.js';
+import { LeaseClock, monoNow } from './lease-clock.js';
 
-/** Leases and timeouts are measured on the monotonic clock: a wall-clock jump moves neither. */
-const monoNow = (): number => performance.now();
-
-/** How long the etcd client waits before it reconnects its watch stream (etcd3's IBackoff shape). */
-interface WatchBackoff {
-  readonly duration: number;
-  next(context: unknown): WatchBackoff;
-}
-
-/**
- * Reconnects of the watch stream back off from 100 ms doubling to at most 1 s (etcd3's default
- * goes up to 30 s): a node that was cut off sees the metadata log again soon after etcd is back,
- * and stays fenced no longer than that.
- */
-function cappedBackoff(duration = 100): WatchBackoff {
-  return { duration, next: () => cappedBackoff(Math.min(1000, duration * 2)) };
-}
 
 export interface EtcdQuorumOptions {
   readonly endpoints: readonly string[];
@@ -73,8 +59,7 @@ export class EtcdQuorum implements ClusterView {
   private readonly shuttingDown = new Set<number>();
   private lease: Lease | null = null;
   private leaseId = '';
-  /** Monotonic time the last successful grant or renewal was sent at. */
-  private renewedAt = 0;
+  private readonly leaseClock: LeaseClock;
   private fenceTimer: NodeJS.Timeout | null = null;
   private graceTimer: NodeJS.Timeout | null = null;
   /** Monotonic time of this node's last registration (the start grace counts from it). */
@@ -93,6 +78,7 @@ export class EtcdQuorum implements ClusterView {
   private closed = false;
 
   private constructor(private readonly opts: EtcdQuorumOptions) {
+    this.leaseClock = new LeaseClock(opts.sessionTimeoutMs);
     this.client = new Etcd3({ hosts: [...opts.endpoints], dialTimeout: 5000, faultHandling: { watchBackoff: cappedBackoff() } });
   }
 
@@ -113,32 +99,23 @@ export class EtcdQuorum implements ClusterView {
   }
 
   private get ttlSeconds(): number {
-    return Math.max(2, Math.ceil(this.opts.sessionTimeoutMs / 1000));
-  }
-
-  /**
-   * How long after sending a renewal the node still counts on its lease: the TTL less a margin
-   * for the timer firing late and for the two clocks' rates.
-   */
-  private get safeLeaseMs(): number {
-    const ttlMs = this.ttlSeconds * 1000;
-    return ttlMs - Math.max(200, Math.floor(ttlMs / 10));
+    return this.leaseClock.ttlSeconds;
   }
 
   private leaseLapsed(): boolean {
-    return monoNow() - this.renewedAt >= this.safeLeaseMs;
+    return this.leaseClock.lapsed();
   }
 
   /** A successful grant or renewal sent at `sentAt`: the self-fence moves to `sentAt + safeLeaseMs`. */
   private renewed(sentAt: number): void {
-    this.renewedAt = Math.max(this.renewedAt, sentAt);
+    this.leaseClock.renewed(sentAt);
     this.armFenceTimer();
   }
 
   private armFenceTimer(): void {
     if (this.fenceTimer) clearTimeout(this.fenceTimer);
     // +1: a timer may fire up to a millisecond early; it then arms itself again for the rest.
-    const wait = Math.max(0, this.renewedAt + this.safeLeaseMs - monoNow()) + 1;
+    const wait = this.leaseClock.msLeft() + 1;
     this.fenceTimer = setTimeout(() => {
       this.fenceTimer = null;
       if (this.isFenced) return;
@@ -240,7 +217,7 @@ export class EtcdQuorum implements ClusterView {
     const head = res.responses[1]?.response_range?.kvs[0]?.value.toString();
     this.lease = lease;
     this.leaseId = leaseId;
-    this.renewedAt = 0;
+    this.leaseClock.reset();
     this.renewed(sentAt);
     this.myBrokerEpoch = Number(res.header.revision);
     this.isFenced = false;
@@ -323,39 +300,42 @@ export class EtcdQuorum implements ClusterView {
     });
   }
 
-  private async followBrokers(): Promise<void> {
-    const dir = `${this.opts.prefix}/brokers/`;
-    const res = await this.client.getAll().prefix(dir).exec();
-    this.brokers.clear();
-    for (const kv of res.kvs) this.putBroker(kv);
-    const w = await this.client.watch().prefix(dir).startRevision(String(BigInt(res.header.revision) + 1n)).create();
-    w.on('put', (kv) => {
-      this.putBroker(kv);
-      this.emit('brokers');
+  private followBrokers(): Promise<void> {
+    return this.followDirectory('brokers', () => this.followBrokers(), {
+      reset: () => this.brokers.clear(),
+      put: (_id, kv) => this.putBroker(kv),
+      delete: (id) => this.brokers.delete(id),
     });
-    w.on('delete', (kv) => {
-      this.brokers.delete(Number(kv.key.toString().slice(dir.length)));
-      this.emit('brokers');
-    });
-    this.keep(w, () => this.followBrokers());
-    this.emit('brokers');
   }
 
-  private async followShutdowns(): Promise<void> {
-    const dir = `${this.opts.prefix}/shutdown/`;
-    const res = await this.client.getAll().prefix(dir).exec();
-    this.shuttingDown.clear();
-    for (const kv of res.kvs) this.shuttingDown.add(Number(kv.key.toString().slice(dir.length)));
-    const w = await this.client.watch().prefix(dir).startRevision(String(BigInt(res.header.revision) + 1n)).create();
+  private followShutdowns(): Promise<void> {
+    return this.followDirectory('shutdown', () => this.followShutdowns(), {
+      reset: () => this.shuttingDown.clear(),
+      put: (id) => this.shuttingDown.add(id),
+      delete: (id) => this.shuttingDown.delete(id),
+    });
+  }
+
+  /**
+   * Reads every key of `<prefix>/<dir>/<node id>`, then watches the directory from the next
+   * revision; each change is told as a change of the brokers.
+   */
+  private async followDirectory(dir: string, again: () => Promise<void>, on: { reset(): void; put(nodeId: number, kv: IKeyValue): void; delete(nodeId: number): void }): Promise<void> {
+    const path = `${this.opts.prefix}/${dir}/`;
+    const nodeIdOf = (kv: IKeyValue): number => Number(kv.key.toString().slice(path.length));
+    const res = await this.client.getAll().prefix(path).exec();
+    on.reset();
+    for (const kv of res.kvs) on.put(nodeIdOf(kv), kv);
+    const w = await this.client.watch().prefix(path).startRevision(String(BigInt(res.header.revision) + 1n)).create();
     w.on('put', (kv) => {
-      this.shuttingDown.add(Number(kv.key.toString().slice(dir.length)));
+      on.put(nodeIdOf(kv), kv);
       this.emit('brokers');
     });
     w.on('delete', (kv) => {
-      this.shuttingDown.delete(Number(kv.key.toString().slice(dir.length)));
+      on.delete(nodeIdOf(kv));
       this.emit('brokers');
     });
-    this.keep(w, () => this.followShutdowns());
+    this.keep(w, again);
     this.emit('brokers');
   }
 
