@@ -59,13 +59,13 @@ export class MirrorAdminError extends KafkaError {
   }
 }
 
-export interface TopicOutcome {
+interface TopicOutcome {
   readonly name: string;
   readonly errorCode: number;
   readonly errorMessage: string | null;
 }
 
-export interface ClusterMirrorListing {
+interface ClusterMirrorListing {
   readonly mirrorName: string;
   readonly sourceBootstrap: string;
   readonly sourceClusterId: string;
@@ -80,7 +80,7 @@ export interface ClusterMirrorListing {
 }
 
 /** Optimistic locking of Start/Stop/Pause/Resume/Delete (KIP-1279 §4.2); -1 skips the check. */
-export interface StateValidation {
+interface StateValidation {
   readonly stateValidationOffset?: number;
 }
 
@@ -117,7 +117,7 @@ function timeLagOf(lag: number, source: number, mirrored: number): number {
   return Math.max(0, source - mirrored);
 }
 
-export interface ClusterMirrorDescription {
+interface ClusterMirrorDescription {
   readonly mirrorName: string;
   readonly errorCode: number;
   readonly partitions: readonly PartitionMirrorDescription[];
@@ -125,7 +125,7 @@ export interface ClusterMirrorDescription {
   readonly desiredStates: ReadonlyMap<string, string | null>;
 }
 
-export interface MirrorConfigValue {
+interface MirrorConfigValue {
   readonly name: string;
   readonly value: string | null;
   readonly isDefault: boolean;

@@ -23,12 +23,12 @@ import { AclOperation, AclPermission, PatternType, SUPPORTED_OPERATIONS, WILDCAR
 export const STANDARD_AUTHORIZER_CLASS = 'org.apache.kafka.metadata.authorizer.StandardAuthorizer';
 
 /** Who asks: the session principal (`User:alice`) and the client's `host:port`. */
-export interface AuthorizableRequest {
+interface AuthorizableRequest {
   readonly principal: string;
   readonly clientAddress: string;
 }
 
-export interface AuthorizerOptions {
+interface AuthorizerOptions {
   /** `super.users`: principals separated by semicolons. */
   readonly superUsers: string | null;
   /** `allow.everyone.if.no.acl.found`. */

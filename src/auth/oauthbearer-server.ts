@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { authenticationFailed, type SaslMechanism, type SaslServer } from './sasl-mechanism.js';
 
-export interface OAuthBearerSettings {
+interface OAuthBearerSettings {
   readonly jwksUrl: string;
   readonly expectedAudience: readonly string[];
   readonly expectedIssuer: string | null;

@@ -14,7 +14,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { authenticationFailed, type SaslMechanism, type SaslServer } from './sasl-mechanism.js';
 import { scramAttributes, xor } from './scram-wire.js';
 
-export interface ScramCredentialData {
+interface ScramCredentialData {
   readonly salt: Buffer;
   readonly storedKey: Buffer;
   readonly serverKey: Buffer;
@@ -22,8 +22,8 @@ export interface ScramCredentialData {
 }
 
 /** The mechanism numbers of UserScramCredentialRecord (Kafka's ScramMechanism). */
-export const ScramMechanismType = { 'SCRAM-SHA-256': 1, 'SCRAM-SHA-512': 2 } as const;
-export type ScramMechanismName = keyof typeof ScramMechanismType;
+const ScramMechanismType = { 'SCRAM-SHA-256': 1, 'SCRAM-SHA-512': 2 } as const;
+type ScramMechanismName = keyof typeof ScramMechanismType;
 
 export type ScramCredentialLookup = (user: string, mechanism: number) => ScramCredentialData | undefined;
 

@@ -29,7 +29,7 @@ export interface ProduceGuard {
  * appended (src/broker/add-partitions-to-txn-manager.ts). Resolves to the partition's error code
  * and message for the produce answer, 0 when the batch may be appended.
  */
-export interface TxnPartitionAdder {
+interface TxnPartitionAdder {
   forProduce(check: TxnPartitionCheck): Promise<{ errorCode: number; errorMessage: string | null }>;
 }
 

@@ -10,7 +10,7 @@ import { checkGroupConfig } from './group-configs.js';
 import { mirrorConfigValue, splitList } from '../mirror/mirror-config.js';
 import { MirrorPartitionState } from '../mirror/mirror-partition-state.js';
 
-export interface AlterOutcome {
+interface AlterOutcome {
   readonly errorCode: number;
   readonly errorMessage: string | null;
 }
@@ -38,7 +38,7 @@ export function checkResource(ctx: BrokerContext, resourceType: number, resource
   return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported resource type ${resourceType}` };
 }
 
-export function checkChange(ctx: BrokerContext, resourceType: number, name: string, value: string | null): AlterOutcome {
+function checkChange(ctx: BrokerContext, resourceType: number, name: string, value: string | null): AlterOutcome {
   if (resourceType === ConfigResourceType.GROUP) {
     const err = checkGroupConfig(ctx.configs, name, value);
     return err ? { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: err } : OK;

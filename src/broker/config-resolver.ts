@@ -20,7 +20,7 @@ export const ConfigSource = {
 } as const;
 
 /** ConfigType in DescribeConfigs v3+ (Kafka's ConfigDef.Type ids). */
-export const ConfigTypeId = { UNKNOWN: 0, BOOLEAN: 1, STRING: 2, INT: 3, SHORT: 4, LONG: 5, DOUBLE: 6, LIST: 7, CLASS: 8, PASSWORD: 9 } as const;
+const ConfigTypeId = { UNKNOWN: 0, BOOLEAN: 1, STRING: 2, INT: 3, SHORT: 4, LONG: 5, DOUBLE: 6, LIST: 7, CLASS: 8, PASSWORD: 9 } as const;
 
 export interface ResolvedConfig {
   readonly name: string;

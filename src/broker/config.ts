@@ -33,7 +33,7 @@ function parseListeners(value: string, key: string): Listener[] {
   return out;
 }
 
-export interface ConfigWarning {
+interface ConfigWarning {
   readonly key: string;
   readonly message: string;
 }

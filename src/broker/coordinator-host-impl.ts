@@ -44,7 +44,7 @@ export function commitTimeoutMs(ctx: BrokerContext): number {
  * to a transaction); the leader's own guard (`clientWriteError`) also waits for the persisted
  * STOPPED before it takes data or markers.
  */
-export function mirrorTopicWritable(ctx: BrokerContext, topic: string): boolean {
+function mirrorTopicWritable(ctx: BrokerContext, topic: string): boolean {
   const t = ctx.image.topic(topic);
   return t === undefined || t.mirror === null || t.mirror.desiredState === MirrorPartitionState.STOPPED;
 }

@@ -54,7 +54,7 @@ export interface PartitionResult {
   readonly mirrorEpoch: number;
 }
 
-export interface FetchManagerOptions {
+interface FetchManagerOptions {
   /** max.incremental.fetch.session.cache.slots */
   readonly maxSlots: number;
   /** min.incremental.fetch.session.eviction.ms (a constant, 120000, in Kafka). */

@@ -8,7 +8,7 @@
 import type { Logger } from '../common/logger.js';
 import { ERRORS } from '../protocol/generated/errors.js';
 
-export interface SessionErrorDetails {
+interface SessionErrorDetails {
   readonly sessionId: number;
   readonly epoch: number;
   /** The epoch the session expected, when it exists. */

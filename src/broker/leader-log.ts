@@ -11,7 +11,7 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import type { BrokerContext } from './broker-context.js';
 
-export interface LeaderLog {
+interface LeaderLog {
   readonly part: PartitionImage;
   readonly log: PartitionLog;
 }

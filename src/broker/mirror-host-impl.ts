@@ -32,7 +32,7 @@ function bindingOf(t: TopicImage): MirrorTopicBinding | undefined {
 }
 
 /** The metadata image as the desired-state rules read it. */
-export function mirrorImageView(img: MetadataImage): MirrorImageView {
+function mirrorImageView(img: MetadataImage): MirrorImageView {
   return {
     topicById(topicId) {
       const t = img.topicsById.get(topicId);

@@ -16,7 +16,7 @@ import { EtcdQuorum } from '../controller/etcd/etcd-quorum.js';
 import { FileMetadataLog } from '../controller/metadata-log.js';
 import { loadOrCreateMetaProperties, storedClusterId, type MetaProperties } from './meta-properties.js';
 
-export interface OpenedQuorum {
+interface OpenedQuorum {
   readonly meta: MetaProperties;
   readonly cluster: ClusterView;
   readonly store: MetadataLogStore | ReplicatedMetadataLogStore;

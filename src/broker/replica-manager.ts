@@ -36,7 +36,7 @@ export interface Partition {
  * topic still mirroring): destination epoch bumps then only guard writes and never start an
  * epoch in the log.
  */
-export type SourceEpochPolicy = (topic: TopicImage) => boolean;
+type SourceEpochPolicy = (topic: TopicImage) => boolean;
 
 const key = (topic: string, partition: number): string => `${topic}-${partition}`;
 /** How long a removed replica's log waits for replication to stop using it before it is deleted. */

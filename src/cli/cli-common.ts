@@ -36,7 +36,7 @@ export type OptionSpecs = Readonly<Record<string, OptionSpec>>;
 type ParseArgsOptions = NonNullable<NonNullable<Parameters<typeof parseArgs>[0]>['options']>;
 
 /** A string option's help names its value: `['HOST:PORT', 'the node to ask']`; a flag's is its text. */
-export type OptionHelp<T extends OptionSpecs> = { readonly [K in keyof T]: HelpFor<T[K]> };
+type OptionHelp<T extends OptionSpecs> = { readonly [K in keyof T]: HelpFor<T[K]> };
 type HelpFor<S> = S extends { type: 'string' } ? readonly [value: string, text: string] : string;
 
 export interface CommandSpec<T extends OptionSpecs> {
@@ -54,7 +54,7 @@ type Value<S> = S extends { type: 'boolean' } ? boolean : S extends { multiple: 
 /** Parsed values: options with a default are always present. */
 export type Values<T extends OptionSpecs> = { -readonly [K in keyof T]: T[K] extends { default: unknown } ? Value<T[K]> : Value<T[K]> | undefined };
 
-export type Parsed<T extends OptionSpecs> = { readonly values: Values<T>; readonly positionals: string[] } | { readonly exit: number };
+type Parsed<T extends OptionSpecs> = { readonly values: Values<T>; readonly positionals: string[] } | { readonly exit: number };
 
 /** The --help text: synopsis, then one line per option, then the exit codes. */
 export function helpText<T extends OptionSpecs>(spec: CommandSpec<T>): string {

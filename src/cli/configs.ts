@@ -62,7 +62,7 @@ const SOURCE_NAMES: ReadonlyMap<number, string> = new Map([
 /** IncrementalAlterConfigs operations (AlterConfigOp.OpType). */
 const OpType = { SET: 0, DELETE: 1 } as const;
 
-export interface ConfigLine {
+interface ConfigLine {
   name: string;
   value: string | null;
   sensitive: boolean;
@@ -78,7 +78,7 @@ function dynamicSource(type: EntityType, name: string): number {
   return name === '' ? 3 : 2;
 }
 
-export async function describeEntityConfigs(client: KafkaClient, type: EntityType, name: string, all: boolean): Promise<ConfigLine[]> {
+async function describeEntityConfigs(client: KafkaClient, type: EntityType, name: string, all: boolean): Promise<ConfigLine[]> {
   const res = await client.send(Apis.DescribeConfigs, {
     resources: [{ resourceType: ResourceType[type], resourceName: name, configurationKeys: null }],
     includeSynonyms: true,
@@ -100,7 +100,7 @@ export async function describeEntityConfigs(client: KafkaClient, type: EntityTyp
     }));
 }
 
-export async function alterEntityConfigs(client: KafkaClient, type: EntityType, name: string, set: readonly [string, string][], del: readonly string[]): Promise<void> {
+async function alterEntityConfigs(client: KafkaClient, type: EntityType, name: string, set: readonly [string, string][], del: readonly string[]): Promise<void> {
   const res = await client.send(Apis.IncrementalAlterConfigs, {
     resources: [{
       resourceType: ResourceType[type],
@@ -120,7 +120,7 @@ function entityLabel(type: EntityType, name: string): string {
   return `${type === 'topics' ? 'topic' : 'group'} ${name}`;
 }
 
-export function formatConfigs(type: EntityType, name: string, all: boolean, lines: readonly ConfigLine[]): string[] {
+function formatConfigs(type: EntityType, name: string, all: boolean, lines: readonly ConfigLine[]): string[] {
   const head = name === '' ? `${all ? 'All' : 'Default'} configs for ${entityLabel(type, name)} are:` : `${all ? 'All' : 'Dynamic'} configs for ${entityLabel(type, name)} are:`;
   return [
     head,

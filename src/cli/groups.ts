@@ -27,7 +27,7 @@ const GROUPS = {
   },
 } as const satisfies CommandSpec<OptionSpecs>;
 
-export interface PartitionRow {
+interface PartitionRow {
   topic: string;
   partition: number;
   currentOffset: number | null;
@@ -38,7 +38,7 @@ export interface PartitionRow {
   clientId: string | null;
 }
 
-export interface GroupDescription {
+interface GroupDescription {
   group: string;
   type: 'classic' | 'consumer';
   state: string;

@@ -11,7 +11,7 @@ import type { MirrorAdmin } from '../admin/mirror-admin.js';
 import { Exit } from './cli-common.js';
 import type { CliIo } from './mirror-progress.js';
 
-export type ControlAction = 'start' | 'stop' | 'pause' | 'resume';
+type ControlAction = 'start' | 'stop' | 'pause' | 'resume';
 
 const POLL_MS = 1000;
 const VERB: Readonly<Record<ControlAction, string>> = { start: 'Started', stop: 'Stopped', pause: 'Paused', resume: 'Resumed' };

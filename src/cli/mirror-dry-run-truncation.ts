@@ -23,12 +23,12 @@ import { errorName } from './cli-common.js';
 import { isFailure, readBatches, type PartitionLocation } from './mirror-verify-reader.js';
 
 /** One partition on one cluster. */
-export interface LogSide {
+interface LogSide {
   readonly client: KafkaClient;
   readonly at: PartitionLocation;
 }
 
-export interface TruncationPlan {
+interface TruncationPlan {
   /** The offset the LOG_TRUNCATION step cuts to (the log end when it cuts nothing). */
   readonly afterLastMirrorEpoch: number;
   /** The offset the log is left at once the fetcher has compared epochs with the source. */

@@ -39,7 +39,7 @@ export async function stopDryRun(admin: MirrorAdmin, mirror: string, topics: rea
 }
 
 /** The clusters a start dry run reads: this one (`destination`) and the mirror's source. */
-export interface StartDryRunClients {
+interface StartDryRunClients {
   readonly admin: MirrorAdmin;
   readonly destination: KafkaClient;
   readonly source: KafkaClient;

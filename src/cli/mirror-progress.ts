@@ -27,7 +27,7 @@ export interface MirrorRow extends PartitionMirrorDescription {
   readonly mirror: string;
 }
 
-export interface MirrorProgress {
+interface MirrorProgress {
   readonly mirror: string;
   readonly partitions: number;
   readonly states: ReadonlyMap<string, number>;
@@ -160,7 +160,7 @@ export function describeTable(rows: readonly MirrorRow[], failed: boolean, now =
   return table([header, ...body]);
 }
 
-export function formatBytes(n: number): string {
+function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   const units = ['KiB', 'MiB', 'GiB', 'TiB'];
   let v = n / 1024;
@@ -172,7 +172,7 @@ export function formatBytes(n: number): string {
   return `${v.toFixed(1)} ${units[i] ?? 'TiB'}`;
 }
 
-export function formatDuration(seconds: number): string {
+function formatDuration(seconds: number): string {
   const s = Math.round(seconds);
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;

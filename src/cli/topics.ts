@@ -83,7 +83,7 @@ export interface TopicDescription {
 
 
 /** A topic id as Kafka prints it (`Uuid.toString`): the 16 bytes in URL-safe base64, unpadded. */
-export function kafkaUuidString(uuid: string): string {
+function kafkaUuidString(uuid: string): string {
   return Buffer.from(uuid.replace(/-/g, ''), 'hex').toString('base64url');
 }
 
@@ -132,7 +132,7 @@ export async function describeTopics(client: KafkaClient, names: readonly string
 }
 
 /** TopicCommand's describe lines: the topic line, then one tab-led line per partition. */
-export function formatTopic(d: TopicDescription, withPartitions: boolean): string[] {
+function formatTopic(d: TopicDescription, withPartitions: boolean): string[] {
   const configs = Object.entries(d.configs).map(([k, v]) => `${k}=${v ?? 'null'}`).join(',');
   const head = `Topic: ${d.topic}${d.topicId !== ZERO_UUID ? `\tTopicId: ${d.topicId}` : ''}\tPartitionCount: ${d.partitionCount}\tReplicationFactor: ${d.replicationFactor}\tConfigs: ${configs}`;
   if (!withPartitions) return [head];

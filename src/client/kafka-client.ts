@@ -18,14 +18,14 @@ import { KafkaConnection, type HeldResponse, type KafkaConnectionOptions } from 
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 
-export interface KnownBroker {
+interface KnownBroker {
   readonly nodeId: number;
   readonly host: string;
   readonly port: number;
 }
 
 /** DescribeCluster's answer, or the same facts from Metadata for brokers without DescribeCluster. */
-export interface ClusterDescription {
+interface ClusterDescription {
   readonly errorCode: number;
   readonly errorMessage: string | null;
   readonly clusterId: string;

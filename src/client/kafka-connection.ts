@@ -53,7 +53,7 @@ export interface KafkaConnectionOptions {
   readonly authenticate?: (conn: KafkaConnection) => Promise<void>;
 }
 
-export interface ApiVersionRange {
+interface ApiVersionRange {
   readonly minVersion: number;
   readonly maxVersion: number;
 }

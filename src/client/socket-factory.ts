@@ -22,7 +22,7 @@ export interface BrokerAddress {
  * Reads the caller wants written straight into its own buffers (`net.Socket`'s `onread`): the
  * kernel writes into `buffer()`, then `received(n)` is called. A socket given one emits no 'data'.
  */
-export interface DirectReads {
+interface DirectReads {
   buffer(): Uint8Array;
   received(bytes: number): void;
 }

@@ -10,8 +10,8 @@
  * decides, so every logger already handed out follows the configured format.
  */
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-export type LogFormat = 'json' | 'text';
+type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+type LogFormat = 'json' | 'text';
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export interface Logger {

@@ -17,7 +17,7 @@ const D = (name: string, type: ConfigType, defaultValue: string | null, options:
   configDef('BROKER', name, type, defaultValue, options);
 
 /** Compression codecs a producer or topic may name (Kafka's `BrokerCompressionType`). */
-export const COMPRESSION_TYPES: readonly string[] = ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'];
+const COMPRESSION_TYPES: readonly string[] = ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'];
 
 export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('node.id', 'int', '1', { min: 0, readOnly: true }),

@@ -19,7 +19,7 @@ export const ConfigScope = {
 export type ConfigScope = (typeof ConfigScope)[keyof typeof ConfigScope];
 
 /** Returns why a value is refused (a whole message), or null when it is accepted. */
-export type ConfigValidator = (value: string) => string | null;
+type ConfigValidator = (value: string) => string | null;
 
 export interface ConfigDef {
   readonly name: string;

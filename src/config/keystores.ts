@@ -13,7 +13,7 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 
 /** What a store contributes to `tls.createSecureContext` options. */
-export interface KeyMaterial {
+interface KeyMaterial {
   readonly pfx?: Buffer;
   readonly passphrase?: string;
   readonly key?: string;

@@ -75,7 +75,7 @@ function parseHostPorts(value: string, key: string): HostPort[] {
 }
 
 /** `listener.security.protocol.map` as listener name → security protocol. */
-export function parseProtocolMap(cfg: ConfigLookup): Map<string, SecurityProtocol> {
+function parseProtocolMap(cfg: ConfigLookup): Map<string, SecurityProtocol> {
   const raw = cfg.get('listener.security.protocol.map') ?? '';
   // Unset, the map is Kafka's default; the node's own default adds CONTROLLER on top of it.
   const text = cfg.isExplicit('listener.security.protocol.map') ? raw : `${DEFAULT_PROTOCOL_MAP},${raw}`;

@@ -15,7 +15,7 @@ import type { Controller } from './controller.js';
 import type { TopicImage } from './metadata-image.js';
 import { electLeaders, reconcileLeadership } from './partition-ops.js';
 
-export interface ActiveControllerOptions {
+interface ActiveControllerOptions {
   readonly uncleanAllowed: (topic: TopicImage) => boolean;
   readonly autoLeaderRebalance: boolean;
   readonly imbalanceCheckIntervalMs: number;

@@ -55,7 +55,7 @@ const CATCH_UP_TIMEOUT_MS = 30_000;
 /** CAS conflicts tolerated before a write gives up (each one means another node wrote first). */
 const MAX_WRITE_ATTEMPTS = 50;
 
-export interface ControllerOptions {
+interface ControllerOptions {
   readonly nodeId: number;
   readonly clusterId: string;
   readonly store: MetadataLogStore | ReplicatedMetadataLogStore;
@@ -66,13 +66,13 @@ export interface ControllerOptions {
   readonly defaultReplicationFactor?: (topic: string) => number;
 }
 
-export interface WriteOptions {
+interface WriteOptions {
   /** Only the active controller may make this write (leader and ISR changes it decides). */
   readonly asController?: boolean;
 }
 
 /** Replicas of new partitions: a replication factor, or an explicit assignment (one list per partition). */
-export interface ReplicaSpec {
+interface ReplicaSpec {
   readonly replicationFactor?: number;
   readonly assignment?: readonly (readonly number[])[];
 }

@@ -16,7 +16,7 @@ export const METADATA_TOPIC_DIR = '__cluster_metadata-0';
 /** Kafka's fixed id of the metadata topic (Uuid.METADATA_TOPIC_ID, "AAAAAAAAAAAAAAAAAAAAAQ"). */
 export const METADATA_TOPIC_ID = '00000000-0000-0000-0000-000000000001';
 /** The single-voter quorum's epoch, stamped on every metadata batch. */
-export const METADATA_LEADER_EPOCH = 1;
+const METADATA_LEADER_EPOCH = 1;
 
 const REPLAY_CHUNK = 1 << 20;
 

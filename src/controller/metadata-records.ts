@@ -21,7 +21,7 @@ import { DecodeError } from '../protocol/decode-error.js';
 import type { AclEntry } from '../auth/acl-model.js';
 
 /** Record type ids, from the schemas (the generated `*TypeId` constants). */
-export const MetadataRecordType = {
+const MetadataRecordType = {
   TOPIC: TopicRecordTypeId,
   PARTITION: PartitionRecordTypeId,
   CONFIG: ConfigRecordTypeId,

@@ -12,7 +12,7 @@ import { ConfigResourceType } from '../protocol/config-resource-type.js';
 import { type MetadataImage, type TopicImage } from './metadata-image.js';
 import { decodeMetadataRecord, type MetadataRecord } from './metadata-records.js';
 
-export interface SnapshotEntry {
+interface SnapshotEntry {
   readonly offset: number;
   readonly record: MetadataRecord;
 }
@@ -58,7 +58,7 @@ export function imageRecords(img: MetadataImage): SnapshotEntry[] {
 }
 
 /** What a stored log holds after a compaction: the snapshot (if any) and the records after it. */
-export interface SnapshotAndTail {
+interface SnapshotAndTail {
   readonly snapshot: { readonly offset: number; readonly entries: readonly { readonly offset: number; readonly value: Buffer }[] } | null;
   readonly records: readonly { readonly offset: number; readonly value: Buffer }[];
 }

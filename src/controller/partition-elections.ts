@@ -15,7 +15,7 @@ export interface PartitionChange {
   readonly isr?: readonly number[];
 }
 
-export interface ElectionFailure {
+interface ElectionFailure {
   readonly errorCode: number;
   readonly errorMessage: string;
 }

@@ -33,7 +33,7 @@ export function changeRecord(topicId: string, p: PartitionImage, change: Partiti
  * `--max-txn-ops`): a node leading a few hundred partitions that was lost, or a rebalance of as
  * many, must be written as several batches, or none of its partitions gets a new leader.
  */
-export const PARTITION_CHANGES_PER_WRITE = 100;
+const PARTITION_CHANGES_PER_WRITE = 100;
 
 /**
  * The active controller's pass over every partition after brokers came or went: fence the gone
@@ -71,7 +71,7 @@ export async function reconcileLeadership(controller: Controller, uncleanAllowed
   }
 }
 
-export interface ElectionResult {
+interface ElectionResult {
   readonly topic: string;
   readonly partition: number;
   readonly errorCode: number;

@@ -12,7 +12,7 @@ import type { MetadataRecord } from './metadata-records.js';
 import { changeRecord } from './partition-ops.js';
 import { checkAssignment } from './replica-placement.js';
 
-export interface ReassignmentResult {
+interface ReassignmentResult {
   readonly topic: string;
   readonly partition: number;
   readonly errorCode: number;

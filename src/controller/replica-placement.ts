@@ -7,7 +7,7 @@
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { BrokerRegistration } from './cluster-view.js';
 
-export interface PlacementError {
+interface PlacementError {
   readonly errorCode: number;
   readonly errorMessage: string;
 }
@@ -28,7 +28,7 @@ function rackAlternating(brokers: readonly BrokerRegistration[]): number[] {
 }
 
 /** Kafka's message when too few brokers are registered (StripedReplicaPlacer / ClusterDescriber). */
-export function notEnoughBrokers(rf: number, live: number): PlacementError {
+function notEnoughBrokers(rf: number, live: number): PlacementError {
   return {
     errorCode: ErrorCode.INVALID_REPLICATION_FACTOR,
     errorMessage: `Unable to replicate the partition ${rf} time(s): The target replication factor of ${rf} cannot be reached because only ${live} broker(s) are registered.`,

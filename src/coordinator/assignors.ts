@@ -14,9 +14,9 @@ export interface AssignorMember {
 }
 
 /** topic id → partition count. */
-export type TopicPartitionCounts = ReadonlyMap<string, number>;
+type TopicPartitionCounts = ReadonlyMap<string, number>;
 
-export type AssignorFn = (members: readonly AssignorMember[], topics: TopicPartitionCounts) => Map<string, Assignment>;
+type AssignorFn = (members: readonly AssignorMember[], topics: TopicPartitionCounts) => Map<string, Assignment>;
 
 function addPartition(a: Assignment, topicId: string, p: number): void {
   const list = a.get(topicId);

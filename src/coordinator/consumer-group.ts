@@ -4,14 +4,14 @@
  * assignor at that epoch, and per member the epoch it has reconciled to, the partitions it owns
  * and the ones it must still wait for (revoked by others first).
  */
-export const ConsumerState = {
+const ConsumerState = {
   EMPTY: 'Empty',
   ASSIGNING: 'Assigning',
   RECONCILING: 'Reconciling',
   STABLE: 'Stable',
   DEAD: 'Dead',
 } as const;
-export type ConsumerState = (typeof ConsumerState)[keyof typeof ConsumerState];
+type ConsumerState = (typeof ConsumerState)[keyof typeof ConsumerState];
 
 /** topic id → partitions. */
 export type Assignment = Map<string, number[]>;
@@ -76,7 +76,7 @@ export class ConsumerGroup {
   }
 }
 
-export interface NamedTopicPartitions {
+interface NamedTopicPartitions {
   readonly topicId: string;
   readonly topicName: string;
   readonly partitions: number[];

@@ -18,7 +18,7 @@ import type { Assignment, ConsumerMember } from './consumer-group.js';
  * member's subscription, the target assignment (its epoch and each member's share) and each
  * member's current assignment. Replaying them rebuilds the group.
  */
-export const ConsumerRecordType = { GROUP: 3, MEMBER: 5, TARGET_METADATA: 6, TARGET_MEMBER: 7, CURRENT: 8 } as const;
+const ConsumerRecordType = { GROUP: 3, MEMBER: 5, TARGET_METADATA: 6, TARGET_MEMBER: 7, CURRENT: 8 } as const;
 
 /** The group epoch and the hash of the topic metadata the target was computed from. */
 export function groupEpochRecord(groupId: string, epoch: number | null, metadataHash = 0n): CoordinatorRecord {

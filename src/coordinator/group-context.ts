@@ -16,12 +16,12 @@ import type { OffsetCommitValue } from './group-records.js';
  */
 
 /** group → topic → partition → committed offset: changed only by replaying offset records. */
-export type CommittedOffsets = ReadonlyMap<string, ReadonlyMap<string, ReadonlyMap<number, OffsetCommitValue>>>;
+type CommittedOffsets = ReadonlyMap<string, ReadonlyMap<string, ReadonlyMap<number, OffsetCommitValue>>>;
 
 /** TxnOffsetCommit offsets not yet followed by their transaction's marker: producer id → group → "topic\0partition". */
-export type PendingTxnOffsets = ReadonlyMap<number, ReadonlyMap<string, ReadonlyMap<string, OffsetCommitValue>>>;
+type PendingTxnOffsets = ReadonlyMap<number, ReadonlyMap<string, ReadonlyMap<string, OffsetCommitValue>>>;
 
-export interface GroupTimers {
+interface GroupTimers {
   now(): number;
   /** (Re)schedules the timer `key`; when it fires, `op` runs as a write operation of the shard. */
   schedule(key: string, delayMs: number, op: () => WriteResult<unknown>): void;

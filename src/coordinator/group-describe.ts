@@ -10,7 +10,7 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import { errorCodeOf } from '../protocol/kafka-error.js';
 import { GROUP_OPERATIONS } from './group-operations.js';
 
-export interface DescribedGroupError {
+interface DescribedGroupError {
   readonly errorCode: number;
   readonly errorMessage: string | null;
   readonly groupId: string;

@@ -13,7 +13,7 @@ import { encodeGroupMetadataValue, decodeGroupMetadataValue as decodeGroupMetada
  * coordinator record schemas. Classic records are written in the versions Kafka 3.x+ writes
  * (OffsetCommitValue v3, GroupMetadataValue v3) and read in every version.
  */
-export const RecordType = {
+const RecordType = {
   OFFSET_COMMIT_LEGACY: 0,
   OFFSET_COMMIT: 1,
   GROUP_METADATA: 2,
@@ -56,7 +56,7 @@ export interface GroupMetadataValue {
   readonly members: readonly GroupMemberMetadata[];
 }
 
-export type GroupRecordKey =
+type GroupRecordKey =
   | { readonly type: 'offset'; readonly key: OffsetCommitKey }
   | { readonly type: 'group'; readonly group: string }
   | { readonly type: 'other'; readonly recordType: number };
@@ -86,7 +86,7 @@ export function groupRecord(type: number, key: (w: Writer) => void, value: ((w: 
 }
 
 /** What replaying one record reads: its key struct (past the record type), its value struct (null: tombstone) and the value's version. */
-export interface OpenedRecord {
+interface OpenedRecord {
   readonly key: Reader;
   readonly value: Reader | null;
   readonly version: number;

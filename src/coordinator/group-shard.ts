@@ -31,7 +31,7 @@ import type { OffsetCommitValue } from './group-records.js';
  * that snapshot sets what the record holds (see ClassicGroup.applyRecord).
  */
 
-export interface CommitPartition {
+interface CommitPartition {
   readonly partitionIndex: number;
   readonly committedOffset: number;
   readonly committedLeaderEpoch: number;
@@ -72,7 +72,7 @@ export interface ListedGroup {
   readonly groupType: 'classic' | 'consumer' | 'streams' | 'share';
 }
 
-export interface DescribedMember {
+interface DescribedMember {
   readonly memberId: string;
   readonly groupInstanceId: string | null;
   readonly clientId: string;

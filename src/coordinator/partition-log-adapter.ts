@@ -3,13 +3,13 @@ import type { PartitionLog } from '../storage/partition-log.js';
 import type { CoordinatorLog } from './coordinator-host.js';
 
 /** The leader of a replicated coordinator partition: its epoch, and the wait until the ISR holds an append. */
-export interface CoordinatorReplicaLeader {
+interface CoordinatorReplicaLeader {
   readonly leaderEpoch: number;
   /** 0 once the high watermark reached `endOffset`; a Kafka error code when it did not in time. */
   awaitReplication(endOffset: number, timeoutMs: number): Promise<number>;
 }
 
-export interface CoordinatorLogOptions {
+interface CoordinatorLogOptions {
   /**
    * Who takes the append: 'not-leader' refuses it (NOT_LEADER_OR_FOLLOWER), null appends to a log
    * with no other replica, a leader appends at its epoch and then waits for its ISR. Absent: the

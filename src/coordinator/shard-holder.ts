@@ -14,7 +14,7 @@ export interface ShardTimer<S> {
 }
 
 /** A write waiting for its turn, and how to answer it. */
-export interface QueuedWrite<S> {
+interface QueuedWrite<S> {
   readonly op: WriteOp<S, unknown>;
   readonly deliver: (v: unknown) => void;
   readonly fail: (e: unknown) => void;

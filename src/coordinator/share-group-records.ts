@@ -24,10 +24,10 @@ import { encodeShareGroupStatePartitionMetadataValue, decodeShareGroupStateParti
 import type { CoordinatorRecord } from './coordinator-batch.js';
 import { entryOf, groupRecord, openRecord, topicAssignmentFromWire as fromWire, topicAssignmentToWire as toWire, type TopicAssignment } from './group-records.js';
 
-export const ShareRecordType = { MEMBER: 10, GROUP: 11, TARGET_METADATA: 12, TARGET_MEMBER: 13, CURRENT: 14, STATE_PARTITION_METADATA: 15 } as const;
+const ShareRecordType = { MEMBER: 10, GROUP: 11, TARGET_METADATA: 12, TARGET_MEMBER: 13, CURRENT: 14, STATE_PARTITION_METADATA: 15 } as const;
 
 /** topic id → partitions */
-export type ShareAssignment = TopicAssignment;
+type ShareAssignment = TopicAssignment;
 
 export interface PersistedShareMember {
   rackId: string | null;

@@ -11,7 +11,7 @@ import { emptyTasks } from './streams-group.js';
  * Warm-up tasks are not assigned by this assignor (Kafka's StickyTaskAssignor assigns none).
  */
 
-export interface AssignorInput {
+interface AssignorInput {
   readonly memberId: string;
   readonly processId: string;
   readonly previous: StreamsTasks;

@@ -22,7 +22,7 @@ import type { StreamsMember, StreamsTasks, StreamsTopology, TaskMap } from './st
  * current assignment. Replaying them rebuilds the group, as Kafka's GroupMetadataManager
  * replays StreamsGroup* records.
  */
-export const StreamsRecordType = { GROUP: 17, MEMBER: 19, TARGET_METADATA: 20, TARGET_MEMBER: 21, CURRENT: 22, TOPOLOGY: 23 } as const;
+const StreamsRecordType = { GROUP: 17, MEMBER: 19, TARGET_METADATA: 20, TARGET_MEMBER: 21, CURRENT: 22, TOPOLOGY: 23 } as const;
 
 export function isStreamsRecordType(type: number): boolean {
   return type === 17 || (type >= 19 && type <= 23);

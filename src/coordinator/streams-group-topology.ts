@@ -34,7 +34,7 @@ export interface InternalTopicToCreate {
   readonly configs: ReadonlyMap<string, string>;
 }
 
-export interface ConfiguredTopology {
+interface ConfiguredTopology {
   /** Every topic exists with the right partition count: tasks can be assigned. */
   readonly ready: boolean;
   /** subtopology id → number of tasks (only when ready). */

@@ -7,7 +7,7 @@ import type { StreamsGroupTopologyValueSubtopology } from '../protocol/generated
  * assignment computed at that epoch, and per member the epoch it reconciled to, the tasks it
  * owns and the ones it must still give up.
  */
-export const StreamsState = {
+const StreamsState = {
   EMPTY: 'Empty',
   NOT_READY: 'NotReady',
   ASSIGNING: 'Assigning',
@@ -15,7 +15,7 @@ export const StreamsState = {
   STABLE: 'Stable',
   DEAD: 'Dead',
 } as const;
-export type StreamsState = (typeof StreamsState)[keyof typeof StreamsState];
+type StreamsState = (typeof StreamsState)[keyof typeof StreamsState];
 
 /** subtopology id → partitions (task ids are (subtopology, partition)). */
 export type TaskMap = Map<string, number[]>;
@@ -41,7 +41,7 @@ export interface StreamsTopology {
   readonly subtopologies: readonly StreamsGroupTopologyValueSubtopology[];
 }
 
-export interface StreamsEndpoint {
+interface StreamsEndpoint {
   readonly host: string;
   readonly port: number;
 }

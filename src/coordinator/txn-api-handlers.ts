@@ -46,7 +46,7 @@ import { ErrorCode } from '../protocol/generated/errors.js';
  * TRANSACTION_ABORTABLE). Resolves to the partition's error code, mapped as Kafka's partition
  * leader maps it (PRODUCER_FENCED → INVALID_PRODUCER_EPOCH, ...).
  */
-export interface TxnPartitionChannel {
+interface TxnPartitionChannel {
   addOrVerify(check: { transactionalId: string; producerId: number; producerEpoch: number; topic: string; partition: number; operation: 0 | 1 | 2 }): Promise<number>;
 }
 

@@ -12,7 +12,7 @@ export const TRANSACTION_STATE = '__transaction_state';
 const MAX_EPOCH = 32766;
 const tpKey = (topic: string, partition: number): string => `${topic}\0${partition}`;
 
-export interface ProducerIdAndEpoch {
+interface ProducerIdAndEpoch {
   readonly errorCode: number;
   readonly producerId: number;
   readonly producerEpoch: number;

@@ -68,7 +68,7 @@ export interface MirrorFetchMessage {
 
 /** The sync steps of spec §10 whose failures are counted, one label value each. */
 export const MIRROR_SYNC_KINDS = ['topic_configs', 'group_offsets', 'acls', 'metadata_refresh'] as const;
-export type MirrorSyncKind = (typeof MIRROR_SYNC_KINDS)[number];
+type MirrorSyncKind = (typeof MIRROR_SYNC_KINDS)[number];
 
 /** `fjord:mirror-sync-error`. */
 export interface MirrorSyncErrorMessage {

@@ -69,7 +69,7 @@ export async function readMirrors(view: NodeView): Promise<MirrorStatus[]> {
   });
 }
 
-export interface GroupPartitionLag {
+interface GroupPartitionLag {
   readonly topic: string;
   readonly partition: number;
   readonly committedOffset: number;
@@ -113,14 +113,14 @@ export async function readGroups(view: NodeView): Promise<GroupStatus[]> {
   });
 }
 
-export interface BrokerStatus {
+interface BrokerStatus {
   readonly nodeId: number;
   readonly host: string;
   readonly port: number;
   readonly rack: string | null;
 }
 
-export interface TopicStatus {
+interface TopicStatus {
   readonly name: string;
   readonly topicId: string;
   readonly internal: boolean;

@@ -23,7 +23,7 @@ import type { NodeView } from './node-view.js';
 import { RequestMetrics } from './request-metrics.js';
 import { renderStatusBody, renderStatusPage, type StatusSnapshot } from './status-page.js';
 
-export interface ObservabilityOptions {
+interface ObservabilityOptions {
   /** `metrics.listener`, e.g. `http://127.0.0.1:9404`; null or empty: no listener. */
   readonly listener: string | null;
   /** `fjord.slow.request.ms`; negative: off. */

@@ -17,7 +17,7 @@ import { Counter, type Registry } from 'prom-client';
 import type { MetadataListener } from '../controller/controller.js';
 import type { MetadataImage } from '../controller/metadata-image.js';
 
-export interface PartitionHealth {
+interface PartitionHealth {
   /** Partitions with a replica on this node. */
   readonly hosted: number;
   readonly leaders: number;
@@ -58,7 +58,7 @@ export function partitionHealth(image: MetadataImage, nodeId: number): Partition
 }
 
 /** Subscribes to metadata changes (the controller's onChange); returns the unsubscribe. */
-export type MetadataSubscription = (listener: MetadataListener) => () => void;
+type MetadataSubscription = (listener: MetadataListener) => () => void;
 
 export class IsrChangeCounter {
   /** ISR size per partition led here, as last seen: `topicId:partition` → size. */

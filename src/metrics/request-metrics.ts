@@ -41,7 +41,7 @@ function topicCounter(register: Registry, name: string, help: string): TopicCoun
   return new Counter({ name: `kafka_server_brokertopicmetrics_${name}_total`, help, labelNames: ['topic'], registers: [register] });
 }
 
-export interface RequestMetricsOptions {
+interface RequestMetricsOptions {
   readonly register: Registry;
   readonly image: MetadataImage;
   readonly log: Logger;

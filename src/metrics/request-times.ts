@@ -25,7 +25,7 @@ import type { FetchRequest } from '../protocol/generated/messages/fetch-request.
 import { CHANNEL, subscribe, type RequestTimesMessage } from './channels.js';
 
 /** Milliseconds; spans a cached read to a long poll. */
-export const TIME_BUCKETS_MS = [0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
+const TIME_BUCKETS_MS = [0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
 
 /** The series of one API, so the per-request path does no label hashing. */
 interface ApiChildren {

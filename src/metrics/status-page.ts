@@ -16,7 +16,7 @@ export interface StatusSnapshot {
   readonly mirrors: readonly (MirrorStatus & { readonly lagSeconds: ReadonlyMap<string, number | null> })[];
 }
 
-export const REFRESH_MS = 3000;
+const REFRESH_MS = 3000;
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 function esc(v: string | number | null): string {

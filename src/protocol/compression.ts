@@ -26,11 +26,10 @@ import { DecodeError } from './decode-error.js';
  * hostile batch cannot make the process allocate gigabytes. Every codec failure is a DecodeError.
  */
 export const Codec = { NONE: 0, GZIP: 1, SNAPPY: 2, LZ4: 3, ZSTD: 4 } as const;
-export type CodecId = (typeof Codec)[keyof typeof Codec];
 
 export const CODEC_NAMES: readonly string[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
 
-export const DEFAULT_MAX_DECOMPRESSED_SIZE = 256 * 1024 * 1024;
+const DEFAULT_MAX_DECOMPRESSED_SIZE = 256 * 1024 * 1024;
 
 export interface CompressOptions {
   /** snappy only: 'xerial' (default, as the Java client writes) or 'raw' (as librdkafka writes). */
@@ -39,7 +38,7 @@ export interface CompressOptions {
   readonly level?: number;
 }
 
-export interface DecompressOptions {
+interface DecompressOptions {
   readonly maxSize?: number;
   /** lz4 only: also accept the pre-0.10 Kafka frame header checksum (magic 0 message sets). */
   readonly legacyKafkaLz4?: boolean;

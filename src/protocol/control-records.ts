@@ -23,7 +23,6 @@ export const ControlRecordType = {
   MIRROR_PID_RESET: 7,
   UNKNOWN: -1,
 } as const;
-export type ControlRecordTypeId = (typeof ControlRecordType)[keyof typeof ControlRecordType];
 
 export function controlRecordKey(type: number): Buffer {
   const b = Buffer.allocUnsafe(4);
@@ -60,12 +59,12 @@ export function parseEndTxnMarker(value: Buffer | null): EndTxnMarker {
   return { version, coordinatorEpoch: value.readInt32BE(2) };
 }
 
-export interface MirrorPidReset {
+interface MirrorPidReset {
   readonly version: number;
   readonly sourceClusterId: string;
 }
 
-export function mirrorPidResetValue(sourceClusterId: string): Buffer {
+function mirrorPidResetValue(sourceClusterId: string): Buffer {
   const id = Buffer.from(sourceClusterId, 'utf8');
   const lenBytes: number[] = [];
   let n = id.length + 1;
@@ -93,7 +92,7 @@ interface MarkerBatchBase {
   readonly timestamp?: number;
 }
 
-export interface EndTxnMarkerBatchInput extends MarkerBatchBase {
+interface EndTxnMarkerBatchInput extends MarkerBatchBase {
   readonly commit: boolean;
   readonly producerId: number;
   readonly producerEpoch: number;
@@ -120,7 +119,7 @@ export function buildEndTxnMarkerBatch(input: EndTxnMarkerBatchInput): Buffer {
   });
 }
 
-export interface MirrorPidResetBatchInput extends MarkerBatchBase {
+interface MirrorPidResetBatchInput extends MarkerBatchBase {
   readonly sourceClusterId: string;
 }
 

@@ -27,7 +27,7 @@ export interface CorruptBatch {
   readonly computedCrc: number;
 }
 
-export interface BatchRun {
+interface BatchRun {
   /** Byte bounds of the whole batches to append, `[start, end)`; start is -1 when there are none. */
   readonly start: number;
   readonly end: number;

@@ -131,7 +131,7 @@ export class RecordBatchView {
  * The smallest size a log entry may claim (Kafka's LegacyRecord.RECORD_OVERHEAD_V0): below it
  * the entry is corrupt, whatever its magic. A magic-2 batch needs BATCH.HEADER_SIZE.
  */
-export const MIN_ENTRY_SIZE = 14;
+const MIN_ENTRY_SIZE = 14;
 
 /**
  * Walks the batches of a `records` blob (a log segment slice, a Fetch partition's records, a
@@ -143,7 +143,7 @@ export const MIN_ENTRY_SIZE = 14;
  * Views of any magic are yielded (magic 0/1 legacy message sets share the 12-byte offset+size
  * prefix; callers refuse them). Matches Kafka's ByteBufferLogInputStream.
  */
-export class BatchIterator implements IterableIterator<RecordBatchView> {
+class BatchIterator implements IterableIterator<RecordBatchView> {
   private pos: number;
   /** True once iteration stopped at an incomplete trailing batch. */
   partialTail = false;
@@ -203,7 +203,7 @@ export const BatchErrorCode = {
   INVALID_TIMESTAMP: ErrorCode.INVALID_TIMESTAMP,
 } as const;
 
-export interface BatchCheck {
+interface BatchCheck {
   /** 0 when the records may be appended, otherwise a Kafka error code for the partition. */
   readonly errorCode: number;
   /** Why, for the response's errorMessage (Produce v8+). */
@@ -212,7 +212,7 @@ export interface BatchCheck {
   readonly batch: RecordBatchView | null;
 }
 
-export interface ProduceCheckOptions {
+interface ProduceCheckOptions {
   /** Produce request version (zstd needs ≥ 7). */
   readonly apiVersion: number;
   /** The topic's max.message.bytes; a larger batch is MESSAGE_TOO_LARGE. */
@@ -298,7 +298,7 @@ export function validateProduceRecords(records: Buffer | null, options: ProduceC
 /** Where an append's batches come from (Kafka's AppendOrigin): the checks differ by origin. */
 export type BatchOrigin = 'client' | 'coordinator' | 'replication';
 
-export interface AppendCheck {
+interface AppendCheck {
   readonly errorCode: number;
   readonly message: string | null;
   /** Where each batch starts in the records, when errorCode is 0. */

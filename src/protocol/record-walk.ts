@@ -10,7 +10,7 @@ import { BATCH, type RecordBatchView } from './record-batch.js';
  */
 
 /** Reads a zigzag varint; returns [value, nextPosition]. Throws RangeError on overrun. */
-export function readVarint(buf: Buffer, at: number, end: number): [number, number] {
+function readVarint(buf: Buffer, at: number, end: number): [number, number] {
   let raw = 0;
   let shift = 0;
   let p = at;

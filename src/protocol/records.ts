@@ -10,7 +10,7 @@ import { ATTR, BATCH, RecordBatchView, writeOffset } from './record-batch.js';
  * mirror paths never decode records and keep batches as Buffer slices.
  */
 
-export interface RecordHeader {
+interface RecordHeader {
   readonly key: string;
   readonly value: Buffer | null;
 }
@@ -173,7 +173,7 @@ function writeBytes(buf: Buffer, at: number, b: Buffer | null): number {
   return at + b.length;
 }
 
-export interface DecodeRecordsOptions {
+interface DecodeRecordsOptions {
   /** Bound on the decompressed size (see compression.ts). */
   readonly maxDecompressedSize?: number;
 }

@@ -12,7 +12,7 @@ const ZERO_COPY_MIN = 512;
 const UUID_RE = /^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/;
 
 /** A position reserved in a Writer, patched once its value is known (sizes, counts, CRCs). */
-export interface Reservation {
+interface Reservation {
   readonly buf: Buffer;
   readonly offset: number;
 }

@@ -36,7 +36,7 @@ export interface QuotaClient {
 }
 
 /** The quota that applies to a client: its bound, and the key of the rate it shares. */
-export interface ResolvedQuota {
+interface ResolvedQuota {
   readonly bound: number;
   readonly sensorKey: string;
 }
@@ -50,7 +50,7 @@ function entityKey(user: string | undefined, clientId: string | undefined): stri
   return `${user === undefined ? '' : `u=${user}`}|${clientId === undefined ? '' : `c=${clientId}`}`;
 }
 
-export function userOf(principal: string): string {
+function userOf(principal: string): string {
   const i = principal.indexOf(':');
   return i < 0 ? principal : principal.slice(i + 1);
 }

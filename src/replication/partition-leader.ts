@@ -25,14 +25,14 @@ import type { PartitionLog } from '../storage/partition-log.js';
 import type { ReplicationSeam } from './replication-seam.js';
 import { DelayedProduces, type ProduceProgress } from './delayed-produce.js';
 
-export interface FollowerState {
+interface FollowerState {
   logEndOffset: number;
   lastCaughtUpTimeMs: number;
   lastFetchLeaderLogEndOffset: number;
   lastFetchTimeMs: number;
 }
 
-export interface LeaderOptions {
+interface LeaderOptions {
   readonly lagTimeMaxMs: number;
   readonly retryBackoffMs: number;
   readonly minInsyncReplicas: () => number;

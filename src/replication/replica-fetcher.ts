@@ -69,7 +69,7 @@ function followerFetchSpec(replicaId: number, brokerEpoch: () => number): ApiSpe
 
 /** Back-offs are timed on the monotonic clock, so a wall-clock jump neither holds nor releases them early. */
 const monoNow = (): number => performance.timeOrigin + performance.now();
-export interface FollowedPartition {
+interface FollowedPartition {
   readonly topic: string;
   readonly topicId: string;
   readonly partition: number;
@@ -89,7 +89,7 @@ export interface FollowedPartition {
   sentMirrorLeaderEpoch?: number;
 }
 
-export interface ReplicaFetcherOptions {
+interface ReplicaFetcherOptions {
   readonly nodeId: number;
   readonly brokerEpoch: () => number;
   /** replica.fetch.max.bytes */

@@ -25,7 +25,7 @@ import { PartitionLeader } from './partition-leader.js';
 import { ReplicaFetcher } from './replica-fetcher.js';
 import { replicationQuotas, type ReplicationQuotaSource, type ReplicationQuotas } from './replication-quotas.js';
 
-export interface ReplicationOptions {
+interface ReplicationOptions {
   readonly lagTimeMaxMs: number;
   readonly fetchMaxBytes: number;
   readonly fetchResponseMaxBytes: number;
@@ -47,14 +47,14 @@ export interface ReplicationOptions {
  * throttled partition), `counted` (throttled: its bytes count against the quota), `held` (a
  * throttled replica outside the ISR while the quota is exceeded: no records this time).
  */
-export type LeaderThrottle = 'free' | 'counted' | 'held';
+type LeaderThrottle = 'free' | 'counted' | 'held';
 
 /** Where the manager gets logs: the ReplicaManager's open/create. */
-export interface ReplicaLogs {
+interface ReplicaLogs {
   ensureLog(topic: string, partition: number): Promise<PartitionLog | undefined>;
 }
 
-export type ReplicaRole = 'leader' | 'follower' | 'none';
+type ReplicaRole = 'leader' | 'follower' | 'none';
 
 const key = (topicId: string, partition: number): string => `${topicId}:${partition}`;
 

@@ -21,13 +21,13 @@
 import { systemClock, type Clock } from '../common/time.js';
 import { ReplicationThrottle } from '../quota/replication-throttle.js';
 
-export const LEADER_THROTTLED_REPLICAS = 'leader.replication.throttled.replicas';
-export const FOLLOWER_THROTTLED_REPLICAS = 'follower.replication.throttled.replicas';
-export const LEADER_THROTTLED_RATE = 'leader.replication.throttled.rate';
-export const FOLLOWER_THROTTLED_RATE = 'follower.replication.throttled.rate';
+const LEADER_THROTTLED_REPLICAS = 'leader.replication.throttled.replicas';
+const FOLLOWER_THROTTLED_REPLICAS = 'follower.replication.throttled.replicas';
+const LEADER_THROTTLED_RATE = 'leader.replication.throttled.rate';
+const FOLLOWER_THROTTLED_RATE = 'follower.replication.throttled.rate';
 
 /** The partitions of a throttled-replicas list that are throttled on `brokerId`: all, or a set. */
-export function throttledPartitions(value: string, brokerId: number): 'all' | ReadonlySet<number> {
+function throttledPartitions(value: string, brokerId: number): 'all' | ReadonlySet<number> {
   const v = value.trim();
   if (v === '*') return 'all';
   const out = new Set<number>();

@@ -11,7 +11,7 @@ import { Writer } from '../protocol/writer.js';
 import type { ApiHandler } from './api-handler.js';
 import type { HeaderVersions } from './connection.js';
 
-export interface AdvertisedApi {
+interface AdvertisedApi {
   readonly apiKey: number;
   readonly minVersion: number;
   readonly maxVersion: number;

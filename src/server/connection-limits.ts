@@ -27,7 +27,7 @@ function limitOf(v: string | undefined): number {
 }
 
 /** `max.connections.per.ip.overrides` as address → limit; malformed entries are skipped with a warning. */
-export function parsePerIpOverrides(value: string | undefined, log?: Logger): Map<string, number> {
+function parsePerIpOverrides(value: string | undefined, log?: Logger): Map<string, number> {
   const out = new Map<string, number>();
   for (const part of (value ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
     const i = part.lastIndexOf(':');

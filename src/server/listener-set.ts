@@ -13,7 +13,7 @@ import { listenerSecurity, type ListenerSecurity, type SecurityDeps } from './li
 import { listenerValue, type ConfigLookup, type ListenerEndpoint, type ListenerPlan, type ListenerSpec } from '../config/listeners.js';
 import { BrokerServer } from './server.js';
 
-export interface ListenerSetOptions {
+interface ListenerSetOptions {
   readonly config: ConfigLookup;
   readonly handlers: ReadonlyMap<number, ApiHandler>;
   readonly headers: HeaderVersions;

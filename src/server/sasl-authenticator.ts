@@ -24,18 +24,18 @@ export const SASL_HANDSHAKE = 17;
 export const SASL_AUTHENTICATE = 36;
 const API_VERSIONS = 18;
 
-export interface SaslStepResult<T> {
+interface SaslStepResult<T> {
   readonly response: T;
   /** Close the connection once this response is written. */
   readonly close: boolean;
 }
 
-export interface HandshakeAnswer {
+interface HandshakeAnswer {
   readonly errorCode: number;
   readonly mechanisms: string[];
 }
 
-export interface AuthenticateAnswer {
+interface AuthenticateAnswer {
   readonly errorCode: number;
   readonly errorMessage: string | null;
   readonly authBytes: Buffer;

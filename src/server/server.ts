@@ -18,7 +18,7 @@ import type { ListenerSecurity } from './listener-security.js';
 import type { ListenerEndpoint } from '../config/listeners.js';
 import { FailedLoginLog, SaslAuthenticator } from './sasl-authenticator.js';
 
-export interface ServerOptions {
+interface ServerOptions {
   readonly host: string;
   readonly port: number;
   readonly handlers: ReadonlyMap<number, ApiHandler>;

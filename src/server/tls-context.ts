@@ -16,8 +16,8 @@ import { KafkaError } from '../protocol/kafka-error.js';
 import { SslPrincipalMapper, rfc2253 } from '../auth/ssl-principal-mapper.js';
 import { loadKeyStore, loadTrustStore, storeFiles, type StoreLookup } from '../config/keystores.js';
 
-export const SslClientAuth = { REQUIRED: 'required', REQUESTED: 'requested', NONE: 'none' } as const;
-export type SslClientAuth = (typeof SslClientAuth)[keyof typeof SslClientAuth];
+/** ssl.client.auth */
+type SslClientAuth = 'required' | 'requested' | 'none';
 
 const TLS_VERSIONS = ['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'] as const;
 type TlsVersion = (typeof TLS_VERSIONS)[number];

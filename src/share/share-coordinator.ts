@@ -33,7 +33,7 @@ export interface StateBatch {
   readonly deliveryCount: number;
 }
 
-export interface ShareState {
+interface ShareState {
   readonly stateEpoch: number;
   readonly snapshotEpoch: number;
   readonly leaderEpoch: number;
@@ -49,7 +49,7 @@ function keyBytes(groupId: string, topicId: string, partition: number): Buffer {
   return w.toBuffer();
 }
 
-export function shareSnapshotRecord(groupId: string, topicId: string, partition: number, s: ShareState | null, now: number): CoordinatorRecord {
+function shareSnapshotRecord(groupId: string, topicId: string, partition: number, s: ShareState | null, now: number): CoordinatorRecord {
   if (s === null) return { key: keyBytes(groupId, topicId, partition), value: null };
   const v = new Writer(128).int16(0);
   encodeShareSnapshotValue(

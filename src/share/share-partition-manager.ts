@@ -31,7 +31,7 @@ export interface ShareFetchPartition extends SessionPartition {
   readonly acks: readonly AckBatch[];
 }
 
-export interface ShareFetchInput {
+interface ShareFetchInput {
   readonly groupId: string;
   readonly memberId: string;
   readonly epoch: number;
@@ -58,7 +58,7 @@ export interface SharePartitionResult {
   leaderEpoch: number;
 }
 
-export interface ShareFetchResult {
+interface ShareFetchResult {
   readonly errorCode: number;
   readonly errorMessage: string | null;
   readonly lockDurationMs: number;

@@ -20,7 +20,7 @@ import { ATTR, BATCH } from '../protocol/record-batch.js';
 export const RecordState = { AVAILABLE: 0, ACQUIRED: 1, ACKNOWLEDGED: 2, ARCHIVED: 4 } as const;
 
 /** ShareFetch/ShareAcknowledge AcknowledgeTypes (Kafka's AcknowledgeType; RENEW is KIP-1222, v2). */
-export const AcknowledgeType = { GAP: 0, ACCEPT: 1, RELEASE: 2, REJECT: 3, RENEW: 4 } as const;
+const AcknowledgeType = { GAP: 0, ACCEPT: 1, RELEASE: 2, REJECT: 3, RENEW: 4 } as const;
 
 export interface AcquiredRange {
   firstOffset: bigint;
@@ -28,7 +28,7 @@ export interface AcquiredRange {
   deliveryCount: number;
 }
 
-export interface SharePartitionLimits {
+interface SharePartitionLimits {
   /** group.share.record.lock.duration.ms (or the group's share.record.lock.duration.ms). */
   lockDurationMs(): number;
   /** group.share.delivery.count.limit (or the group's share.delivery.count.limit). */
@@ -45,7 +45,7 @@ export interface PersistedBatch {
   readonly deliveryCount: number;
 }
 
-export interface AcquireResult {
+interface AcquireResult {
   readonly ranges: AcquiredRange[];
   /** The byte range of `records` holding every batch with an acquired record. */
   readonly records: Buffer;
@@ -53,7 +53,7 @@ export interface AcquireResult {
 }
 
 /** An aborted transaction overlapping a read (the log's aborted-transaction index): its producer and first offset. */
-export interface AbortedTxnRef {
+interface AbortedTxnRef {
   readonly producerId: number;
   readonly firstOffset: number;
 }

@@ -22,7 +22,7 @@ export interface ShareSession {
   lastUsedMs: number;
 }
 
-export type SessionOutcome =
+type SessionOutcome =
   | { readonly kind: 'ok'; readonly session: ShareSession; readonly opened: boolean }
   | { readonly kind: 'final'; readonly session: ShareSession | null }
   | { readonly kind: 'error'; readonly errorCode: number; readonly message: string };

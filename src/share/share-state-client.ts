@@ -35,7 +35,7 @@ const RETRY_FOR_MS = 15_000;
 /** The coordinator's acks=all append waits up to offsets.commit.timeout.ms (5 s); leave room for it. */
 const REQUEST_TIMEOUT_MS = 15_000;
 
-export interface ShareStateSummary {
+interface ShareStateSummary {
   readonly stateEpoch: number;
   readonly leaderEpoch: number;
   /** -1: the share-partition has no state. */
@@ -43,7 +43,7 @@ export interface ShareStateSummary {
   readonly deliveryCompleteCount: number;
 }
 
-export interface ShareStateClientOptions {
+interface ShareStateClientOptions {
   readonly nodeId: number;
   /** Set on a cluster; absent on a node alone, which serves every shard. */
   readonly leadership: CoordinatorLeadership | undefined;

@@ -44,7 +44,7 @@ async function perPartition<P extends { partition: number }>(topics: readonly { 
 }
 
 /** Whether the metadata image holds a topic id's partition. */
-export type PartitionExists = (topicId: string, partition: number) => boolean;
+type PartitionExists = (topicId: string, partition: number) => boolean;
 
 export function shareStateHandlers(state: ShareCoordinator, exists: PartitionExists): ApiHandler[] {
   const initialize: ApiHandler<InitializeShareGroupStateRequest, InitializeShareGroupStateResponseInput> = {

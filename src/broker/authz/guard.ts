@@ -10,7 +10,7 @@ import type { StandardAuthorizer } from '../../auth/authorizer.js';
 import type { MetadataImage } from '../../controller/metadata-image.js';
 import type { RequestContext } from '../../server/api-handler.js';
 
-export type Handle<Req, Res> = (ctx: RequestContext, req: Req) => Promise<Res | null> | Res | null;
+type Handle<Req, Res> = (ctx: RequestContext, req: Req) => Promise<Res | null> | Res | null;
 
 /** What guards ask: the authorizer, and the image to resolve topic ids to names. */
 export class Authz {

@@ -21,7 +21,7 @@ import { SHARE_GUARDS } from './share-guards.js';
 /** ApiVersions and the SASL exchange come before any principal exists: Kafka never authorizes them. */
 const UNAUTHORIZED_APIS: ReadonlySet<number> = new Set([17, 18, 36]);
 
-export const API_GUARDS: ReadonlyMap<number, Guard<unknown, unknown>> = new Map(
+const API_GUARDS: ReadonlyMap<number, Guard<unknown, unknown>> = new Map(
   [...DATA_GUARDS, ...TOPIC_GUARDS, ...GROUP_GUARDS, ...CLUSTER_GUARDS, ...TXN_MIRROR_GUARDS, ...SHARE_GUARDS].map((g) => [g.apiKey, g]),
 );
 

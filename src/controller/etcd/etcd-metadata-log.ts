@@ -30,7 +30,7 @@ export interface ControllerFence {
   readonly createRevision: string;
 }
 
-export type AppendOutcome =
+type AppendOutcome =
   | { readonly kind: 'ok'; readonly lastOffset: number }
   | { readonly kind: 'stale'; readonly headOffset: number }
   | { readonly kind: 'notController' };

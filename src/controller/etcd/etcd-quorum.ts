@@ -40,7 +40,7 @@ import { cappedBackoff } from './watch-backoff.js';
 import { LeaseClock, monoNow } from './lease-clock.js';
 
 
-export interface EtcdQuorumOptions {
+interface EtcdQuorumOptions {
   readonly endpoints: readonly string[];
   readonly prefix: string;
   readonly self: Omit<BrokerRegistration, 'brokerEpoch' | 'incarnationId'>;
