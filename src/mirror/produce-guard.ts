@@ -48,7 +48,13 @@ export class MirrorProduceGuard {
     if (b.desiredState !== S.STOPPED) return ErrorCode.READ_ONLY_TOPIC;
     const key = this.deps.keyFor(b.mirrorName, b.topicId, topic, partition);
     // Not while a transition out of STOPPED is being written: it may be persisted before this
-    // leader hears so, and LOG_TRUNCATION would then cut the batch taken meanwhile.
-    return this.deps.isTracked(key) && machine.state(key) === S.STOPPED && !machine.isSettling(key) ? ErrorCode.NONE : ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    // leader hears so, and LOG_TRUNCATION would then cut the batch taken meanwhile. Nor while the
+    // image names a leader epoch this node's machine has not taken the partition up at (it led
+    // the partition before, lost it and got it back before the manager caught up): the STOPPED
+    // it holds is from that earlier term, and another leader may have persisted more since.
+    if (!this.deps.isTracked(key) || machine.state(key) !== S.STOPPED || machine.isSettling(key)) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    const epoch = host.leaderEpoch(topic, partition);
+    const held = machine.leaderEpochOf(key);
+    return epoch === undefined || held < 0 || held === epoch ? ErrorCode.NONE : ErrorCode.NOT_LEADER_OR_FOLLOWER;
   }
 }

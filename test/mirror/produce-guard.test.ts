@@ -17,7 +17,7 @@ import { MirrorStateMachine, partitionKeyString, type MirrorPartitionKey, type P
 const KEY: MirrorPartitionKey = { mirrorName: 'm', topicId: 'id-t', topicName: 't', partition: 0 };
 const STOPPED_BINDING: MirrorTopicBinding = { topicName: 't', topicId: 'id-t', mirrorName: 'm', desiredState: S.STOPPED, lastStateChangeOffset: 7 };
 
-function setup(writeState: () => Promise<void> = () => Promise.resolve()) {
+function setup(writeState: () => Promise<void> = () => Promise.resolve(), imageEpoch: () => number | undefined = () => undefined) {
   const tracked = new Set<string>();
   const machine = new MirrorStateMachine({
     store: { writeState },
@@ -32,7 +32,7 @@ function setup(writeState: () => Promise<void> = () => Promise.resolve()) {
     ['t', STOPPED_BINDING],
     ['mirrored', { ...STOPPED_BINDING, topicName: 'mirrored', topicId: 'id-m', desiredState: S.MIRRORING }],
   ]);
-  const host = { mirrorTopicBinding: (topic: string) => bindings.get(topic) } as unknown as MirrorHost;
+  const host = { mirrorTopicBinding: (topic: string) => bindings.get(topic), leaderEpoch: () => imageEpoch() } as unknown as MirrorHost;
   const guard = new MirrorProduceGuard({ host, machine, keyFor: () => KEY, isTracked: (k) => tracked.has(partitionKeyString(k)) });
   return { machine, guard, tracked };
 }
@@ -80,5 +80,21 @@ describe('the read-only guard of a mirror partition', () => {
     land!();
     expect(await leaving).toBe(true);
     expect(guard.isProduceAllowed('t', 0)).toBe(false);
+  });
+
+  it('refuses writes while the image names a leader epoch the machine has not taken the partition up at', async () => {
+    // This node led the partition at epoch 3 and left it STOPPED; it lost the partition and got
+    // it back at epoch 5 before its manager caught up. Another leader may have persisted a start
+    // meanwhile, so the STOPPED it holds says nothing of epoch 5.
+    let image = 3;
+    const { machine, guard, tracked } = setup(undefined, () => image);
+    tracked.add(partitionKeyString(KEY));
+    await machine.resume(KEY, persisted(S.STOPPED), S.STOPPED, 3);
+    expect(guard.writeError('t', 0)).toBe(ErrorCode.NONE);
+    image = 5;
+    expect(guard.writeError('t', 0)).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    // The manager takes the partition up at 5 from what is persisted: writable again.
+    await machine.resume(KEY, persisted(S.STOPPED), S.STOPPED, 5);
+    expect(guard.writeError('t', 0)).toBe(ErrorCode.NONE);
   });
 });

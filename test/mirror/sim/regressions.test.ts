@@ -28,12 +28,18 @@
  *   off from the controller, and its LOG_TRUNCATION write landed after its successor had read
  *   "nothing persisted" and, with desired PAUSED, done nothing: the successor held UNKNOWN for
  *   good while the partition was persisted LOG_TRUNCATION.
+ * - 81000945: a node whose metadata deliveries had stalled made a controller write of its own;
+ *   its image then named it a partition's leader at a new epoch, while its manager, told nothing
+ *   (the simulation brought the image up without running its listeners, which a node's applied
+ *   records always run), still held the STOPPED of its earlier term, and the produce guard took a
+ *   client write while the partition was persisted LOG_TRUNCATION. The guard now also refuses
+ *   while the machine holds the partition at an older epoch than the image.
  */
 import { describe, expect, it } from 'vitest';
 import { describeFailure, explore } from './explore.js';
 
 describe('the mirror control plane on seeds that once found a violation', () => {
-  for (const seed of [20499, 7000026, 8000233, 16, 656718586, 20261257, 30000000, 80000162]) {
+  for (const seed of [20499, 7000026, 8000233, 16, 656718586, 20261257, 30000000, 80000162, 81000945]) {
     it(`holds its invariants on seed ${seed}`, async () => {
       const r = await explore(seed, 25);
       expect(r.failure === null ? null : describeFailure(r.failure)).toBeNull();

@@ -746,13 +746,16 @@ export class SimNode implements MirrorHost {
     return this.world.mirrors;
   }
   /**
-   * As MirrorHost asks: the answer comes once this node's image has the write (the image is
-   * brought up to the controller's; the listeners hear of it with the delivery that follows).
+   * As MirrorHost asks: the answer comes once this node's image has the write. The image is
+   * brought up to the controller's, and what listens to it hears of it then, as a node's
+   * listeners hear of each record it applies (also while its metadata deliveries are stalled: the
+   * node's image moved, so its manager sees leaderships its produce guard can see).
    */
   controllerWrite(ops: readonly MirrorControllerOp[]): Promise<MirrorControllerResult> {
     return this.world.sched.op(`controller write from ${this.id}`, this.id, () => {
       const r = this.world.apply(ops);
       this.image = this.world.leaderImage();
+      if (this.up) for (const cb of [...this.listeners]) cb();
       return r;
     });
   }
