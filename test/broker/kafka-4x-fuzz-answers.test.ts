@@ -1,8 +1,10 @@
 /**
  * Answers the interop differential fuzzer found Fjord giving differently from Apache Kafka 4.1.2,
- * over raw frames to a real node: CreateTopics with a passed deadline, ListOffsets and
- * ElectLeaders with a topic named in two entries, DescribeTopicPartitions with a cursor outside
- * the request, and the broker's DescribeConfigs (broker.id, the keys read only at start).
+ * over raw frames to a real node: CreateTopics with a passed deadline or a partition sum past
+ * 2^31 - 1, ListOffsets and ElectLeaders with a topic named in two entries, DescribeTopicPartitions
+ * with a cursor outside the request, the broker's DescribeConfigs (broker.id, the keys read only at
+ * start), OffsetCommit with a negative generation, a follower fetch from a broker that is not a
+ * replica, and a Metadata request naming a topic with neither name nor id.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
@@ -201,4 +203,69 @@ it('a negative current leader epoch other than -1 is fenced (ListOffsets, Offset
     7,
   );
   expect(twice.topics.map((t) => t.errorCode)).toEqual([ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST]);
+});
+
+it('CreateTopics adds the partitions asked as a Java int: a sum past 2^31 - 1 wraps and each topic is checked on its own; only topics that pass count toward the record bound', async () => {
+  expect((await createTopics(['wrap-existing'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  const call = async (topics: { name: string; numPartitions: number; replicationFactor: number; assignments?: { partitionIndex: number; brokerIds: number[] }[]; configs?: { name: string; value: string | null }[] }[], validateOnly: boolean) =>
+    decodeCreateTopicsResponse(
+      await c.call(19, 7, (w) => encodeCreateTopicsRequest(w, { topics: topics.map((t) => ({ configs: [], ...t })), timeoutMs: 10_000, validateOnly }, 7)),
+      7,
+    ).topics.map((t) => [t.name, t.errorCode]);
+  const MAX_INT = 2_147_483_647;
+  expect(
+    await call(
+      [
+        { name: 'wrap-new', numPartitions: MAX_INT, replicationFactor: 0 },
+        { name: 'wrap-existing', numPartitions: 1, replicationFactor: 0 },
+        { name: 'bad name!', numPartitions: -1, replicationFactor: -1, assignments: [{ partitionIndex: 0, brokerIds: [] }] },
+      ],
+      false,
+    ),
+  ).toEqual([
+    ['wrap-new', ErrorCode.INVALID_REPLICATION_FACTOR],
+    ['wrap-existing', ErrorCode.TOPIC_ALREADY_EXISTS],
+    ['bad name!', ErrorCode.INVALID_TOPIC_EXCEPTION],
+  ]);
+  // -1 counts as num.partitions: 2^31 - 1 beside it wraps as well.
+  expect(
+    await call(
+      [
+        { name: 'wrap-new', numPartitions: MAX_INT, replicationFactor: 0 },
+        { name: 'wrap-config', numPartitions: -1, replicationFactor: 0, configs: [{ name: 'wrap-new', value: null }] },
+      ],
+      false,
+    ),
+  ).toEqual([
+    ['wrap-new', ErrorCode.INVALID_REPLICATION_FACTOR],
+    ['wrap-config', ErrorCode.INVALID_CONFIG],
+  ]);
+  // The topic that fails its own check writes no records, so the one beside it is created.
+  expect(
+    await call(
+      [
+        { name: 'wrap-refused', numPartitions: MAX_INT, replicationFactor: 0 },
+        { name: 'wrap-created', numPartitions: 1, replicationFactor: 1 },
+      ],
+      false,
+    ),
+  ).toEqual([
+    ['wrap-refused', ErrorCode.INVALID_REPLICATION_FACTOR],
+    ['wrap-created', ErrorCode.NONE],
+  ]);
+  expect(await topicExists('wrap-created')).toBe(true);
+  // A topic that passes its checks with 2^31 - 1 partitions is past the record bound: the whole
+  // request is refused (at once: the partitions are never laid out).
+  expect(
+    await call(
+      [
+        { name: 'wrap-huge', numPartitions: MAX_INT, replicationFactor: 1 },
+        { name: 'wrap-small', numPartitions: 1, replicationFactor: 1 },
+      ],
+      true,
+    ),
+  ).toEqual([
+    ['wrap-huge', ErrorCode.POLICY_VIOLATION],
+    ['wrap-small', ErrorCode.POLICY_VIOLATION],
+  ]);
 });

@@ -10,8 +10,11 @@
  * - Configs are validated by key and value (INVALID_CONFIG); a topic named twice in one request
  *   fails with INVALID_REQUEST for each occurrence (Kafka's ControllerApis).
  * - Checks run in the order of Kafka's ReplicationControlManager: more than 10,000 partitions asked
- *   in all fails every topic (POLICY_VIOLATION); then per topic the name, existence, the configs,
- *   the assignments, the replication factor, the partition count, the placement.
+ *   in all (summed as a Java int: a sum past 2^31 - 1 wraps negative and passes) fails every topic
+ *   (POLICY_VIOLATION); then per topic the name, existence, the configs, the assignments, the
+ *   replication factor, the partition count, the placement. The topics that pass may write at most
+ *   10,000 metadata records in all, or every topic fails with POLICY_VIOLATION; a topic that fails
+ *   its own checks does not count.
  * - ValidateOnly runs every check and writes nothing.
  * - v8 MirrorInfo (KIP-1279): the topic is created with the given topic id; the zero id →
  *   INVALID_REQUEST, an id another topic has → TOPIC_ALREADY_EXISTS, for that topic only.
@@ -38,6 +41,16 @@ import { THROTTLING_QUOTA_EXCEEDED_MESSAGE } from '../../quota/broker-quotas.js'
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 const MAX_PARTITIONS_PER_BATCH = 10_000;
 type Result = NonNullable<CreateTopicsResponseInput['topics']>[number];
+/** A topic that passed every check, to be created once the whole request has been checked. */
+interface Planned {
+  readonly planned: true;
+  readonly name: string;
+  readonly numPartitions: number;
+  readonly rf: number;
+  readonly configs: ReadonlyMap<string, string>;
+  readonly spec: { assignment: number[][] } | { replicationFactor: number };
+  readonly mirrorTopicId: string | undefined;
+}
 
 export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopicsRequest, CreateTopicsResponseInput> {
   return {
@@ -55,28 +68,31 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
         return { throttleTimeMs: 0, topics };
       }
       // Kafka's controller first adds up the partitions the request asks for, every topic counted
-      // (existing ones too, -1 as num.partitions; a name given twice never reaches the controller),
-      // and refuses the whole request past 10,000 (ReplicationControlManager's
-      // MAX_PARTITIONS_PER_BATCH), before any other check.
+      // (existing ones too, -1 as num.partitions, nothing for a count below -1 or 0; a name given
+      // twice never reaches the controller), in a Java int that wraps past 2^31 - 1, and refuses
+      // the whole request past 10,000 (ReplicationControlManager.validateTotalNumberOfPartitions),
+      // before any other check. A sum that wraps negative passes, and each topic is then checked
+      // on its own.
       let asked = 0;
-      for (const t of req.topics) if ((counts.get(t.name) ?? 0) === 1) asked += t.assignments.length > 0 ? t.assignments.length : t.numPartitions === -1 ? Number(ctx.configs.brokerValue('num.partitions')) : t.numPartitions;
-      if (asked > MAX_PARTITIONS_PER_BATCH) {
-        return { throttleTimeMs: 0, topics: req.topics.map((t) => ({ name: t.name, topicId: ZERO_UUID, errorCode: ErrorCode.POLICY_VIOLATION, errorMessage: EXCESSIVE_BATCH_MESSAGE })) };
-      }
-      const results: Result[] = [];
-      // The records the request would write (a topic record, its partitions, its configs), counted
-      // before anything is placed: past Kafka's bound the whole request is refused.
-      let records = 0;
       for (const t of req.topics) {
-        if ((counts.get(t.name) ?? 0) > 1 || ctx.image.topic(t.name)) continue;
-        const partitions = t.assignments.length > 0 ? t.assignments.length : t.numPartitions === -1 ? Number(ctx.configs.brokerValue('num.partitions')) : t.numPartitions;
-        if (partitions > 0) records += 1 + partitions + t.configs.filter((c) => c.value !== null).length;
+        if ((counts.get(t.name) ?? 0) !== 1) continue;
+        const n = t.assignments.length > 0 ? t.assignments.length : t.numPartitions === -1 ? Number(ctx.configs.brokerValue('num.partitions')) : Math.max(0, t.numPartitions);
+        asked = (asked + n) | 0;
       }
-      if (records > MAX_RECORDS_PER_USER_OP) {
-        return { throttleTimeMs: 0, topics: req.topics.map((t) => ({ name: t.name, topicId: ZERO_UUID, errorCode: ErrorCode.POLICY_VIOLATION, errorMessage: EXCESSIVE_BATCH_MESSAGE })) };
-      }
+      const refuseAll = (): CreateTopicsResponseInput => ({
+        throttleTimeMs: 0,
+        topics: req.topics.map((t) => ({ name: t.name, topicId: ZERO_UUID, errorCode: ErrorCode.POLICY_VIOLATION, errorMessage: EXCESSIVE_BATCH_MESSAGE })),
+      });
+      if (asked > MAX_PARTITIONS_PER_BATCH) return refuseAll();
       // KIP-599: v6+ refuse a topic over controller_mutation_rate, older versions are only throttled.
       const quota = ctx.quotas.mutationQuota(rc, v >= 6);
+      // First every topic is checked; then the ones that passed are created, in request order.
+      const results: (Result | Planned)[] = [];
+      // The records the topics that pass their checks would write (a topic record, its partitions,
+      // its configs): Kafka appends them to a list bounded at MAX_RECORDS_PER_USER_OP as each topic
+      // passes, and past the bound the whole request fails (QuorumController's
+      // BoundedListTooLongException → POLICY_VIOLATION). A topic that fails its own checks adds none.
+      let records = 0;
       for (const t of req.topics) {
         const fail = (errorCode: number, errorMessage: string): Result => ({ name: t.name, topicId: ZERO_UUID, errorCode, errorMessage });
         if ((counts.get(t.name) ?? 0) > 1) {
@@ -138,7 +154,10 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
           t.assignments.length > 0
             ? { assignment: [...t.assignments].sort((a, b) => a.partitionIndex - b.partitionIndex).map((a) => a.brokerIds) }
             : { replicationFactor: rf };
-        const placed = ctx.controller.placement(t.name, 0, numPartitions, spec);
+        const topicRecords = 1 + numPartitions + configs.size;
+        // A topic that would pass the bound is placed for one partition only: whether its replicas
+        // can be placed does not depend on the count, and a count such as 2^31 - 1 is never laid out.
+        const placed = ctx.controller.placement(t.name, 0, records + topicRecords > MAX_RECORDS_PER_USER_OP ? 1 : numPartitions, spec);
         if (!Array.isArray(placed)) {
           results.push(fail(placed.errorCode, placed.errorMessage ?? ''));
           continue;
@@ -155,33 +174,43 @@ export function createTopicsHandler(ctx: BrokerContext): ApiHandler<CreateTopics
           results.push(fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic id ${mirrorTopicId} is already used by topic '${holder.name}'.`));
           continue;
         }
+        if (!req.validateOnly && !quota.tryRecord(numPartitions)) {
+          results.push(fail(ErrorCode.THROTTLING_QUOTA_EXCEEDED, THROTTLING_QUOTA_EXCEEDED_MESSAGE));
+          continue;
+        }
+        records += topicRecords;
+        if (records > MAX_RECORDS_PER_USER_OP) return refuseAll();
+        results.push({ planned: true, name: t.name, numPartitions, rf, configs, spec, mirrorTopicId });
+      }
+      const topics: Result[] = [];
+      for (const r of results) {
+        if (!('planned' in r)) {
+          topics.push(r);
+          continue;
+        }
         let topicId = ZERO_UUID;
         if (!req.validateOnly) {
-          if (!quota.tryRecord(numPartitions)) {
-            results.push(fail(ErrorCode.THROTTLING_QUOTA_EXCEEDED, THROTTLING_QUOTA_EXCEEDED_MESSAGE));
-            continue;
-          }
-          const res = await ctx.controller.createTopic(t.name, numPartitions, configs, mirrorTopicId, spec);
+          const res = await ctx.controller.createTopic(r.name, r.numPartitions, r.configs, r.mirrorTopicId, r.spec);
           if (res.errorCode !== 0) {
-            results.push(fail(res.errorCode, res.errorMessage ?? ''));
+            topics.push({ name: r.name, topicId: ZERO_UUID, errorCode: res.errorCode, errorMessage: res.errorMessage ?? '' });
             continue;
           }
-          topicId = ctx.image.topic(t.name)?.topicId ?? ZERO_UUID;
+          topicId = ctx.image.topic(r.name)?.topicId ?? ZERO_UUID;
         }
         const described = req.validateOnly
-          ? ctx.configs.describeTopic(t.name).map((c) => (configs.has(c.name) ? { ...c, value: configs.get(c.name)!, source: 1 } : c))
-          : ctx.configs.describeTopic(t.name);
-        results.push({
-          name: t.name,
+          ? ctx.configs.describeTopic(r.name).map((c) => (r.configs.has(c.name) ? { ...c, value: r.configs.get(c.name)!, source: 1 } : c))
+          : ctx.configs.describeTopic(r.name);
+        topics.push({
+          name: r.name,
           topicId,
           errorCode: ErrorCode.NONE,
           errorMessage: null,
-          numPartitions,
-          replicationFactor: rf,
+          numPartitions: r.numPartitions,
+          replicationFactor: r.rf,
           configs: described.map((c) => ({ name: c.name, value: c.value, readOnly: c.readOnly, configSource: c.source, isSensitive: c.isSensitive })),
         });
       }
-      return { throttleTimeMs: ctx.quotas.throttleMutations(rc, quota), topics: results };
+      return { throttleTimeMs: ctx.quotas.throttleMutations(rc, quota), topics };
     },
   };
 }
