@@ -24,16 +24,21 @@ export class OffsetOps {
     // A streams group validates as a consumer group does (Kafka's StreamsGroup.validateOffsetCommit).
     const cg = this.s.consumer.get(req.groupId) ?? this.s.streams.get(req.groupId);
     if (cg) {
-      if (req.generationIdOrMemberEpoch < 0 && req.memberId === '') return cg.members.size === 0 ? ErrorCode.NONE : ErrorCode.UNKNOWN_MEMBER_ID;
+      // A negative epoch commits to an empty group whatever member id it names (Kafka's
+      // ConsumerGroup.validateOffsetCommit); otherwise the member must be the group's.
+      if (req.generationIdOrMemberEpoch < 0 && cg.members.size === 0) return ErrorCode.NONE;
       const m = cg.members.get(req.memberId);
       if (!m) return ErrorCode.UNKNOWN_MEMBER_ID;
       return req.generationIdOrMemberEpoch === m.memberEpoch ? ErrorCode.NONE : ErrorCode.STALE_MEMBER_EPOCH;
     }
     const g = this.s.classic.get(req.groupId);
-    // A commit to a group that does not exist yet is an admin or simple-consumer commit; the
+    // A commit with a negative generation to a group that does not exist yet is an admin or
+    // simple-consumer commit, whatever member id it names (Kafka creates the group, empty, and
+    // ClassicGroup.validateOffsetCommit accepts a negative generation on an empty group); the
     // replay of its first offset record creates the empty group (GroupShard.applyOffset).
-    if (!g) return req.generationIdOrMemberEpoch >= 0 || req.memberId !== '' ? ErrorCode.ILLEGAL_GENERATION : ErrorCode.NONE;
+    if (!g) return req.generationIdOrMemberEpoch >= 0 ? ErrorCode.ILLEGAL_GENERATION : ErrorCode.NONE;
     if (g.state === ClassicState.DEAD) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    if (req.generationIdOrMemberEpoch < 0 && g.state === ClassicState.EMPTY) return ErrorCode.NONE;
     if (req.generationIdOrMemberEpoch >= 0 || req.memberId !== '' || req.groupInstanceId !== null) {
       const v = this.classicOps.validateMember(g, req.memberId, req.groupInstanceId);
       if (v !== ErrorCode.NONE) return v;

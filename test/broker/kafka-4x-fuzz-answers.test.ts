@@ -24,6 +24,12 @@ import { encodeOffsetForLeaderEpochRequest } from '../../src/protocol/generated/
 import { decodeOffsetForLeaderEpochResponse } from '../../src/protocol/generated/messages/offset-for-leader-epoch-response.js';
 import { encodeMetadataRequest } from '../../src/protocol/generated/messages/metadata-request.js';
 import { decodeMetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
+import { encodeOffsetCommitRequest } from '../../src/protocol/generated/messages/offset-commit-request.js';
+import { decodeOffsetCommitResponse } from '../../src/protocol/generated/messages/offset-commit-response.js';
+import { encodeDescribeGroupsRequest } from '../../src/protocol/generated/messages/describe-groups-request.js';
+import { decodeDescribeGroupsResponse } from '../../src/protocol/generated/messages/describe-groups-response.js';
+import { encodeDeleteGroupsRequest } from '../../src/protocol/generated/messages/delete-groups-request.js';
+import { decodeDeleteGroupsResponse } from '../../src/protocol/generated/messages/delete-groups-response.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { WireClient } from './wire.js';
 
@@ -268,4 +274,36 @@ it('CreateTopics adds the partitions asked as a Java int: a sum past 2^31 - 1 wr
     ['wrap-huge', ErrorCode.POLICY_VIOLATION],
     ['wrap-small', ErrorCode.POLICY_VIOLATION],
   ]);
+});
+
+it('OffsetCommit with a negative generation is accepted for an absent or empty group whatever member id it names, and the group it creates is Empty until deleted, the empty group id included', async () => {
+  expect((await createTopics(['oc-negative'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  const commit = async (groupId: string, generationIdOrMemberEpoch: number, memberId: string, groupInstanceId: string | null): Promise<number> =>
+    decodeOffsetCommitResponse(
+      await c.call(8, 8, (w) =>
+        encodeOffsetCommitRequest(w, { groupId, generationIdOrMemberEpoch, memberId, groupInstanceId, topics: [{ name: 'oc-negative', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }] }, 8),
+      ),
+      8,
+    ).topics[0]!.partitions[0]!.errorCode;
+  const state = async (groupId: string, v: number): Promise<[number, string]> => {
+    const g = decodeDescribeGroupsResponse(await c.call(15, v, (w) => encodeDescribeGroupsRequest(w, { groups: [groupId], includeAuthorizedOperations: false }, v)), v).groups[0]!;
+    return [g.errorCode, g.groupState];
+  };
+  expect(await commit('', -1, 'unknown-member', null)).toBe(ErrorCode.NONE);
+  for (const v of [0, 1, 2, 3, 4, 5]) expect(await state('', v)).toEqual([ErrorCode.NONE, 'Empty']);
+  // The group is empty: another negative generation with any member or instance id commits too.
+  expect(await commit('', -2_147_483_648, 'someone', 'instance-1')).toBe(ErrorCode.NONE);
+  expect(await commit('oc-negative-group', -1, 'unknown-member', 'instance-2')).toBe(ErrorCode.NONE);
+  expect(await state('oc-negative-group', 5)).toEqual([ErrorCode.NONE, 'Empty']);
+  // A generation of 0 or more still needs the group's member.
+  expect(await commit('oc-negative-absent', 3, '', null)).toBe(ErrorCode.ILLEGAL_GENERATION);
+  expect(await commit('oc-negative-group', 3, '', null)).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+  const deleted = decodeDeleteGroupsResponse(await c.call(42, 1, (w) => encodeDeleteGroupsRequest(w, { groupsNames: ['oc-negative-absent', ''] }, 1)), 1);
+  expect(new Map(deleted.results.map((r) => [r.groupId, r.errorCode]))).toEqual(
+    new Map([
+      ['oc-negative-absent', ErrorCode.GROUP_ID_NOT_FOUND],
+      ['', ErrorCode.NONE],
+    ]),
+  );
+  expect(await state('', 5)).toEqual([ErrorCode.NONE, 'Dead']);
 });
