@@ -30,6 +30,8 @@ import { encodeDescribeGroupsRequest } from '../../src/protocol/generated/messag
 import { decodeDescribeGroupsResponse } from '../../src/protocol/generated/messages/describe-groups-response.js';
 import { encodeDeleteGroupsRequest } from '../../src/protocol/generated/messages/delete-groups-request.js';
 import { decodeDeleteGroupsResponse } from '../../src/protocol/generated/messages/delete-groups-response.js';
+import { encodeFetchRequest } from '../../src/protocol/generated/messages/fetch-request.js';
+import { decodeFetchResponse } from '../../src/protocol/generated/messages/fetch-response.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { WireClient } from './wire.js';
 
@@ -306,4 +308,27 @@ it('OffsetCommit with a negative generation is accepted for an absent or empty g
     ]),
   );
   expect(await state('', 5)).toEqual([ErrorCode.NONE, 'Dead']);
+});
+
+it('a follower fetch from a broker that is not a replica of the partition (or from the leader itself) is UNKNOWN_LEADER_EPOCH with a current leader epoch, NOT_LEADER_OR_FOLLOWER without, and carries no offsets', async () => {
+  expect((await createTopics(['follower-stranger'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  const fetch = async (replicaId: number, currentLeaderEpoch: number) => {
+    const r = decodeFetchResponse(
+      await c.call(1, 11, (w) =>
+        encodeFetchRequest(
+          w,
+          { replicaId, maxWaitMs: 0, minBytes: 0, maxBytes: 1024, isolationLevel: 0, sessionId: 0, sessionEpoch: -1, topics: [{ topic: 'follower-stranger', partitions: [{ partition: 0, currentLeaderEpoch, fetchOffset: 0n, logStartOffset: -1n, partitionMaxBytes: 1024 }] }], forgottenTopicsData: [], rackId: '' },
+          11,
+        ),
+      ),
+      11,
+    );
+    const p = r.responses[0]!.partitions[0]!;
+    return [p.errorCode, p.highWatermark, p.lastStableOffset, p.logStartOffset];
+  };
+  expect(await fetch(1000, 0)).toEqual([ErrorCode.UNKNOWN_LEADER_EPOCH, -1n, -1n, -1n]);
+  expect(await fetch(1000, -1)).toEqual([ErrorCode.NOT_LEADER_OR_FOLLOWER, -1n, -1n, -1n]);
+  expect(await fetch(1, 0)).toEqual([ErrorCode.UNKNOWN_LEADER_EPOCH, -1n, -1n, -1n]);
+  // A negative epoch is no epoch in a fetch.
+  expect(await fetch(1000, -2)).toEqual([ErrorCode.NOT_LEADER_OR_FOLLOWER, -1n, -1n, -1n]);
 });

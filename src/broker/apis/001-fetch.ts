@@ -3,13 +3,15 @@
  *
  * Behavior:
  * - Per partition: unknown topic/partition → UNKNOWN_TOPIC_OR_PARTITION (v13+ by id:
- *   UNKNOWN_TOPIC_ID); CurrentLeaderEpoch older/newer than the partition's → FENCED_LEADER_EPOCH
- *   / UNKNOWN_LEADER_EPOCH; LastFetchedEpoch (v12+) that diverges from the log → DivergingEpoch
+ *   UNKNOWN_TOPIC_ID); CurrentLeaderEpoch (a negative one is none) older/newer than the
+ *   partition's → FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH; LastFetchedEpoch (v12+) that diverges from the log → DivergingEpoch
  *   (epoch, end offset) and no records; fetch offset outside [log start, log end] →
  *   OFFSET_OUT_OF_RANGE.
  * - Replicated partitions: only the unfenced leader answers (else NOT_LEADER_OR_FOLLOWER). A
  *   follower fetch (replica id >= 0; v15+ in ReplicaState) records the follower's log end for the
- *   ISR and the high watermark (src/replication) and reads up to the log end.
+ *   ISR and the high watermark (src/replication) and reads up to the log end. A replica id that is
+ *   not a follower of the partition (the leader's own included) → UNKNOWN_LEADER_EPOCH when the
+ *   request names a current leader epoch, else NOT_LEADER_OR_FOLLOWER, with no offsets.
  * - Reads up to the high watermark (read_uncommitted) or the last stable offset with the aborted
  *   transactions in range (read_committed). Response MaxBytes and PartitionMaxBytes are honoured,
  *   but the first batch of the response is returned whole even above them (KIP-74).
@@ -127,8 +129,17 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
     if (replication !== null && (p.leader !== ctx.nodeId || replication.fenced)) return fail(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     const log = ctx.replicas.getLog(t.name, w.p.partition) ?? (await ctx.replicas.ensureLog(t.name, w.p.partition));
     if (!log) return fail(replication !== null ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    if (w.p.currentLeaderEpoch >= 0 && w.p.currentLeaderEpoch < p.leaderEpoch) return fail(ErrorCode.FENCED_LEADER_EPOCH, log);
+    // A negative current leader epoch is no epoch at all in a fetch (Kafka 4.1.2 answers -2 as -1).
+    const epochGiven = w.p.currentLeaderEpoch >= 0;
+    if (epochGiven && w.p.currentLeaderEpoch < p.leaderEpoch) return fail(ErrorCode.FENCED_LEADER_EPOCH, log);
     if (w.p.currentLeaderEpoch > p.leaderEpoch) return fail(ErrorCode.UNKNOWN_LEADER_EPOCH, log);
+    if (replicaId >= 0 && (replicaId === ctx.nodeId || !p.replicas.includes(replicaId))) {
+      // Kafka's Partition.followerReplicaOrThrow: a replica id the partition does not have as a
+      // follower (the leader's own included) may be a replica this leader does not know of yet, so
+      // it is UNKNOWN_LEADER_EPOCH when the request names an epoch (the follower retries), else
+      // NOT_LEADER_OR_FOLLOWER; as every read error in ReplicaManager, with no offsets.
+      return fail(epochGiven ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    }
     if (replicaId >= 0) {
       // A follower's fetch offset is its log end (Kafka's Partition.updateFollowerFetchState).
       const leader = replication?.leaderOf(t.topicId, w.p.partition);
