@@ -332,3 +332,18 @@ it('a follower fetch from a broker that is not a replica of the partition (or fr
   // A negative epoch is no epoch in a fetch.
   expect(await fetch(1000, -2)).toEqual([ErrorCode.NOT_LEADER_OR_FOLLOWER, -1n, -1n, -1n]);
 });
+
+it('a Metadata request naming a topic with neither name nor id auto-creates none of the names beside it (Kafka fails the whole request)', async () => {
+  for (const v of [12, 13]) {
+    const name = `md-null-beside-${v}`;
+    const r = decodeMetadataResponse(
+      await c.call(3, v, (w) => encodeMetadataRequest(w, { topics: [{ topicId: ZERO, name: null }, { topicId: ZERO, name }], allowAutoTopicCreation: true, includeTopicAuthorizedOperations: false }, v)),
+      v,
+    );
+    expect(r.topics.find((t) => t.name === name)?.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  }
+  // Auto-creation does not hold the answer back: give it time to have happened.
+  await new Promise((r) => setTimeout(r, 1500));
+  expect(await topicExists('md-null-beside-12')).toBe(false);
+  expect(await topicExists('md-null-beside-13')).toBe(false);
+});

@@ -11,7 +11,8 @@
  *   allow it. As Kafka's AutoTopicCreationManager does, the creation runs in the background and
  *   this answer says UNKNOWN_TOPIC_OR_PARTITION with no partitions; clients retry on that code
  *   and see the topic on a later request (so reading a just-deleted topic's partitions does not
- *   hand back a re-created topic in the same answer).
+ *   hand back a re-created topic in the same answer). A request with an entry that has neither
+ *   name nor id auto-creates nothing (Kafka fails it as a whole).
  * - Lookup by topic id (v12+, Kafka's rules): when any requested topic has a non-zero id, the
  *   answer covers exactly the distinct requested ids (names ignored, no auto-creation); a known id
  *   answers with its name, an unknown one UNKNOWN_TOPIC_ID with a null name. v10-11 carry the
@@ -104,7 +105,11 @@ export function metadataHandler(ctx: BrokerContext): ApiHandler<MetadataRequest,
           topics.push(t ? topicMetadata(ctx, t, v, includeOps) : { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topicId: id, partitions: [] });
         }
       } else {
-        const allowAuto = v < 4 || req.allowAutoTopicCreation;
+        // An entry with neither name nor id makes Kafka 4.1.2 fail the whole request
+        // (UNKNOWN_SERVER_ERROR), so it creates none of the names beside it; Fjord answers each
+        // entry but creates nothing either, so a client (or a broker compared with Kafka) sees
+        // the same topics afterwards.
+        const allowAuto = (v < 4 || req.allowAutoTopicCreation) && !(req.topics ?? []).some((rt) => rt.name === null);
         for (const rt of req.topics ?? []) {
           const name = rt.name;
           if (name === null || name === undefined) {
