@@ -347,3 +347,29 @@ it('a Metadata request naming a topic with neither name nor id auto-creates none
   expect(await topicExists('md-null-beside-12')).toBe(false);
   expect(await topicExists('md-null-beside-13')).toBe(false);
 });
+
+it('DescribeTopicPartitions pages as Kafka: an unknown topic past the limit becomes the cursor, and a cursor near 2^31 - 1 wraps the cursor it answers', async () => {
+  for (const name of ['dtp-page-a', 'dtp-page-c']) expect((await createTopics([name], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  const describe = async (topics: string[], responsePartitionLimit: number, cursor: { topicName: string; partitionIndex: number } | null) => {
+    const r = decodeDescribeTopicPartitionsResponse(await c.call(75, 0, (w) => encodeDescribeTopicPartitionsRequest(w, { topics: topics.map((name) => ({ name })), responsePartitionLimit, cursor }, 0)), 0);
+    return { topics: r.topics.map((t) => [t.name, t.errorCode, t.partitions.map((p) => p.partitionIndex)]), next: r.nextCursor === null ? null : [r.nextCursor.topicName, r.nextCursor.partitionIndex] };
+  };
+  expect(await describe(['dtp-page-a', 'dtp-page-b', 'dtp-page-c'], 1, null)).toEqual({ topics: [['dtp-page-a', ErrorCode.NONE, [0]]], next: ['dtp-page-b', 0] });
+  expect(await describe(['dtp-page-a', 'dtp-page-b', 'dtp-page-c'], 2, null)).toEqual({
+    topics: [
+      ['dtp-page-a', ErrorCode.NONE, [0]],
+      ['dtp-page-b', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []],
+      ['dtp-page-c', ErrorCode.NONE, [0]],
+    ],
+    next: null,
+  });
+  expect(await describe(['dtp-page-a', 'dtp-page-c'], 2, { topicName: 'dtp-page-a', partitionIndex: 2_147_483_647 })).toEqual({ topics: [['dtp-page-a', ErrorCode.NONE, []]], next: ['dtp-page-a', -2_147_483_647] });
+  // Past the partition count without wrapping, the next topic follows.
+  expect(await describe(['dtp-page-a', 'dtp-page-c'], 2, { topicName: 'dtp-page-a', partitionIndex: 5 })).toEqual({
+    topics: [
+      ['dtp-page-a', ErrorCode.NONE, []],
+      ['dtp-page-c', ErrorCode.NONE, [0]],
+    ],
+    next: null,
+  });
+});
