@@ -100,6 +100,7 @@ export const FUZZ_KNOWN_DIFFERENCES: Readonly<Record<string, string>> = {
   "DescribeQuorum:**": "by design: Fjord's metadata quorum is its embedded controller or etcd, not KRaft; there are no voters or raft offsets to describe",
   "DescribeLogDirs:results.*.logDir": "by design: each broker names its own data directory",
   "CreateTopics:topics.*.configs.**": "by design: Fjord has no tiered storage (remote.*, local.retention.*) and no per-codec compression levels, and has mirror.support.unclean.leader.election (KIP-1279)",
+  "DescribeConfigs:results.*.configs.local.retention.**=\"present\"|\"absent\"": "by design: Fjord has no tiered storage, so a topic has no local.retention.* keys (remote.* is listed with the broker keys above)",
   "ShareGroupHeartbeat:**": "by design: share groups are off in Apache Kafka 4.1.2 (UNSUPPORTED_VERSION); Fjord serves them (KIP-932, as Kafka 4.2+)",
   "ShareGroupDescribe:**": "by design: share groups are off in Apache Kafka 4.1.2; Fjord serves them",
   "ShareFetch:**": "by design: share groups are off in Apache Kafka 4.1.2; Fjord serves them",
