@@ -85,6 +85,20 @@ function syncedKeyRefusal(ctx: BrokerContext, topic: string, changes: ReadonlyAr
   };
 }
 
+/**
+ * min.insync.replicas with eligible leader replicas on, as a Kafka 4.x cluster starts (KIP-966;
+ * ConfigurationControlManager.validateAlterConfig): the cluster-wide value written at bootstrap
+ * may be set but never removed, and a node's own value may be neither set nor removed, so every
+ * broker reads the one cluster-wide value. Validate-only requests are refused alike.
+ */
+function minIsrRefusal(resourceName: string, changes: ReadonlyArray<readonly [string, string | null]>): AlterOutcome | null {
+  const change = changes.find(([k]) => k === 'min.insync.replicas');
+  if (change === undefined) return null;
+  if (resourceName !== '') return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'Broker-level min.insync.replicas cannot be altered while ELR is enabled.' };
+  if (change[1] === null) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'Cluster-level min.insync.replicas cannot be removed while ELR is enabled.' };
+  return null;
+}
+
 export async function applyChanges(
   ctx: BrokerContext,
   resourceType: number,
@@ -99,6 +113,10 @@ export async function applyChanges(
   for (const [name, value] of changes) {
     const r = checkChange(ctx, resourceType, name, value);
     if (r.errorCode !== 0) return r;
+  }
+  if (resourceType === ConfigResourceType.BROKER) {
+    const refused = minIsrRefusal(resourceName, changes);
+    if (refused !== null) return refused;
   }
   const sslKeys = resourceType === ConfigResourceType.BROKER ? changes.map(([k]) => k).filter((k) => LISTENER_SSL_KEY.test(k)) : [];
   if (sslKeys.length > 0 && ctx.listenerTls) {

@@ -4,7 +4,8 @@
  * 2^31 - 1, ListOffsets and ElectLeaders with a topic named in two entries, DescribeTopicPartitions
  * with a cursor outside the request, the broker's DescribeConfigs (broker.id, the keys read only at
  * start), OffsetCommit with a negative generation, a follower fetch from a broker that is not a
- * replica, and a Metadata request naming a topic with neither name nor id.
+ * replica, a Metadata request naming a topic with neither name nor id, and min.insync.replicas
+ * changes Kafka refuses while eligible leader replicas are on.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
@@ -16,6 +17,8 @@ import { encodeDescribeTopicPartitionsRequest } from '../../src/protocol/generat
 import { decodeDescribeTopicPartitionsResponse } from '../../src/protocol/generated/messages/describe-topic-partitions-response.js';
 import { encodeElectLeadersRequest } from '../../src/protocol/generated/messages/elect-leaders-request.js';
 import { decodeElectLeadersResponse } from '../../src/protocol/generated/messages/elect-leaders-response.js';
+import { encodeAlterConfigsRequest } from '../../src/protocol/generated/messages/alter-configs-request.js';
+import { decodeAlterConfigsResponse } from '../../src/protocol/generated/messages/alter-configs-response.js';
 import { encodeIncrementalAlterConfigsRequest } from '../../src/protocol/generated/messages/incremental-alter-configs-request.js';
 import { decodeIncrementalAlterConfigsResponse } from '../../src/protocol/generated/messages/incremental-alter-configs-response.js';
 import { encodeListOffsetsRequest } from '../../src/protocol/generated/messages/list-offsets-request.js';
@@ -372,4 +375,35 @@ it('DescribeTopicPartitions pages as Kafka: an unknown topic past the limit beco
     ],
     next: null,
   });
+});
+
+it("min.insync.replicas stays as Kafka keeps it while eligible leader replicas are on: a node's own value cannot be set or removed, the cluster-wide one cannot be removed", async () => {
+  const incremental = async (resourceName: string, configOperation: number, value: string | null, validateOnly: boolean): Promise<number> =>
+    decodeIncrementalAlterConfigsResponse(
+      await c.call(44, 1, (w) => encodeIncrementalAlterConfigsRequest(w, { resources: [{ resourceType: 4, resourceName, configs: [{ name: 'min.insync.replicas', configOperation, value }] }], validateOnly }, 1)),
+      1,
+    ).responses[0]!.errorCode;
+  const legacy = async (resourceName: string, configs: { name: string; value: string }[], validateOnly: boolean): Promise<number> =>
+    decodeAlterConfigsResponse(await c.call(33, 1, (w) => encodeAlterConfigsRequest(w, { resources: [{ resourceType: 4, resourceName, configs }], validateOnly }, 1)), 1).responses[0]!.errorCode;
+  const clusterValue = async () => {
+    const r = decodeDescribeConfigsResponse(
+      await c.call(32, 4, (w) => encodeDescribeConfigsRequest(w, { resources: [{ resourceType: 4, resourceName: '', configurationKeys: ['min.insync.replicas'] }], includeSynonyms: false, includeDocumentation: false }, 4)),
+      4,
+    );
+    return r.results[0]!.configs.map((e) => [e.value, e.configSource]);
+  };
+  for (const validateOnly of [true, false]) {
+    expect(await incremental('1', 0, '1', validateOnly)).toBe(ErrorCode.INVALID_CONFIG);
+    expect(await incremental('1', 1, null, validateOnly)).toBe(ErrorCode.INVALID_CONFIG);
+    expect(await legacy('1', [{ name: 'min.insync.replicas', value: '1' }], validateOnly)).toBe(ErrorCode.INVALID_CONFIG);
+    expect(await incremental('', 1, null, validateOnly)).toBe(ErrorCode.INVALID_CONFIG);
+    // AlterConfigs replaces the whole set: leaving the key out removes it.
+    expect(await legacy('', [{ name: 'log.retention.ms', value: '604800000' }], validateOnly)).toBe(ErrorCode.INVALID_CONFIG);
+  }
+  expect(await clusterValue()).toEqual([['1', 3]]);
+  // Setting the cluster-wide value, or restating it, is allowed; so is a node set without it.
+  expect(await incremental('', 0, '1', false)).toBe(ErrorCode.NONE);
+  expect(await legacy('', [{ name: 'min.insync.replicas', value: '1' }], false)).toBe(ErrorCode.NONE);
+  expect(await legacy('1', [], true)).toBe(ErrorCode.NONE);
+  expect(await clusterValue()).toEqual([['1', 3]]);
 });
