@@ -29,7 +29,8 @@ export interface OffsetCommitKey {
 }
 
 export interface OffsetCommitValue {
-  readonly offset: number;
+  /** A bigint: a committed offset is any int64 (Long.MAX_VALUE included), past what a number holds exactly. */
+  readonly offset: bigint;
   readonly leaderEpoch: number;
   readonly metadata: string;
   readonly commitTimestamp: number;
@@ -114,7 +115,7 @@ export function offsetCommitRecord(key: OffsetCommitKey, value: OffsetCommitValu
   const k = keyOf(RecordType.OFFSET_COMMIT, (w) => encodeOffsetCommitKey(w, key, 0));
   if (value === null) return { key: k, value: null };
   const v = valueOf(3, (w) =>
-    encodeOffsetCommitValue(w, { offset: BigInt(value.offset), leaderEpoch: value.leaderEpoch, metadata: value.metadata, commitTimestamp: BigInt(value.commitTimestamp) }, 3),
+    encodeOffsetCommitValue(w, { offset: value.offset, leaderEpoch: value.leaderEpoch, metadata: value.metadata, commitTimestamp: BigInt(value.commitTimestamp) }, 3),
   );
   return { key: k, value: v };
 }
@@ -136,7 +137,7 @@ export function decodeGroupRecordKey(buf: Buffer): GroupRecordKey {
 export function decodeOffsetCommitValue(buf: Buffer): OffsetCommitValue {
   const r = new Reader(buf);
   const v = decodeOffsetCommitValueRecord(r, r.int16());
-  return { offset: Number(v.offset), leaderEpoch: v.leaderEpoch, metadata: v.metadata, commitTimestamp: Number(v.commitTimestamp), expireTimestamp: Number(v.expireTimestamp) };
+  return { offset: v.offset, leaderEpoch: v.leaderEpoch, metadata: v.metadata, commitTimestamp: Number(v.commitTimestamp), expireTimestamp: Number(v.expireTimestamp) };
 }
 
 export function decodeGroupMetadataValue(buf: Buffer): GroupMetadataValue {

@@ -33,7 +33,7 @@ import type { OffsetCommitValue } from './group-records.js';
 
 interface CommitPartition {
   readonly partitionIndex: number;
-  readonly committedOffset: number;
+  readonly committedOffset: bigint;
   readonly committedLeaderEpoch: number;
   readonly committedMetadata: string | null;
 }
@@ -54,7 +54,7 @@ export interface TopicPartitionErrors {
 
 export interface FetchedOffset {
   readonly partitionIndex: number;
-  readonly committedOffset: number;
+  readonly committedOffset: bigint;
   readonly committedLeaderEpoch: number;
   readonly metadata: string | null;
   readonly errorCode: number;

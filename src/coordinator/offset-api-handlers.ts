@@ -46,14 +46,14 @@ export function offsetApiHandlers(host: CoordinatorHost, gc: GroupCoordinator): 
         const n = host.partitionCount(topic);
         return n !== undefined && partition >= 0 && partition < n;
       };
-      const known = new Map<string, { partitionIndex: number; committedOffset: number; committedLeaderEpoch: number; committedMetadata: string | null }[]>();
+      const known = new Map<string, { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; committedMetadata: string | null }[]>();
       req.topics.forEach((t, i) => {
         const name = names[i];
         if (name === null || name === undefined) return;
         const parts = known.get(name) ?? [];
         for (const p of t.partitions) {
           if (!exists(name, p.partitionIndex)) continue;
-          parts.push({ partitionIndex: p.partitionIndex, committedOffset: Number(p.committedOffset), committedLeaderEpoch: v >= 6 ? p.committedLeaderEpoch : -1, committedMetadata: p.committedMetadata });
+          parts.push({ partitionIndex: p.partitionIndex, committedOffset: p.committedOffset, committedLeaderEpoch: v >= 6 ? p.committedLeaderEpoch : -1, committedMetadata: p.committedMetadata });
         }
         if (parts.length > 0) known.set(name, parts);
       });
@@ -113,7 +113,7 @@ export function offsetApiHandlers(host: CoordinatorHost, gc: GroupCoordinator): 
             const r = await fetchOne(g.groupId, resolved, v >= 9 ? g.memberId : null, v >= 9 ? g.memberEpoch : -1);
             const found = new Map(r.topics.map((t) => [t.name, t]));
             const partitions = (t: FetchGroupResult['topics'][number]) =>
-              t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, committedOffset: BigInt(p.committedOffset), committedLeaderEpoch: p.committedLeaderEpoch, metadata: p.metadata, errorCode: p.errorCode }));
+              t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, committedOffset: p.committedOffset, committedLeaderEpoch: p.committedLeaderEpoch, metadata: p.metadata, errorCode: p.errorCode }));
             let topics: OffsetFetchTopicOut[];
             if (!byId) topics = r.topics.map((t) => ({ name: t.name, partitions: partitions(t) }));
             else if (asked === null) {
@@ -142,7 +142,7 @@ export function offsetApiHandlers(host: CoordinatorHost, gc: GroupCoordinator): 
           name: t.name,
           partitions: t.partitions.map((p) => ({
             partitionIndex: p.partitionIndex,
-            committedOffset: BigInt(p.committedOffset),
+            committedOffset: p.committedOffset,
             ...(v >= 5 ? { committedLeaderEpoch: p.committedLeaderEpoch } : {}),
             metadata: p.metadata,
             errorCode: v < 2 && r.errorCode !== ErrorCode.NONE ? r.errorCode : p.errorCode,

@@ -130,12 +130,12 @@ export class OffsetOps {
     const byGroup = this.s.offsets.get(groupId);
     const entry = (topic: string, partition: number): FetchedOffset => {
       if (requireStable && this.hasPendingTxnOffset(groupId, topic, partition)) {
-        return { partitionIndex: partition, committedOffset: -1, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT };
+        return { partitionIndex: partition, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT };
       }
       const v = byGroup?.get(topic)?.get(partition);
       return v
         ? { partitionIndex: partition, committedOffset: v.offset, committedLeaderEpoch: v.leaderEpoch, metadata: v.metadata, errorCode: ErrorCode.NONE }
-        : { partitionIndex: partition, committedOffset: -1, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.NONE };
+        : { partitionIndex: partition, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.NONE };
     };
     if (topics === null) {
       const out: FetchGroupResult['topics'] = [];

@@ -230,7 +230,7 @@ export async function createTxnApiHandlers(host: CoordinatorHost, groups: GroupC
           if (parts.length === 0) return [];
           return [{
             name,
-            partitions: parts.map((p) => ({ partitionIndex: p.partitionIndex, committedOffset: Number(p.committedOffset), committedLeaderEpoch: v >= 2 ? p.committedLeaderEpoch : -1, committedMetadata: p.committedMetadata })),
+            partitions: parts.map((p) => ({ partitionIndex: p.partitionIndex, committedOffset: p.committedOffset, committedLeaderEpoch: v >= 2 ? p.committedLeaderEpoch : -1, committedMetadata: p.committedMetadata })),
           }];
         });
         const topics = known.length === 0 ? [] : await groups.txnCommitOffsets({

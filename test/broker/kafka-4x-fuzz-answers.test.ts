@@ -4,8 +4,8 @@
  * 2^31 - 1, ListOffsets and ElectLeaders with a topic named in two entries, DescribeTopicPartitions
  * with a cursor outside the request, the broker's DescribeConfigs (broker.id, the keys read only at
  * start), OffsetCommit with a negative generation, a follower fetch from a broker that is not a
- * replica, a Metadata request naming a topic with neither name nor id, and min.insync.replicas
- * changes Kafka refuses while eligible leader replicas are on.
+ * replica, a Metadata request naming a topic with neither name nor id, min.insync.replicas
+ * changes Kafka refuses while eligible leader replicas are on, and a committed offset of Long.MAX_VALUE.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
@@ -31,6 +31,8 @@ import { encodeOffsetCommitRequest } from '../../src/protocol/generated/messages
 import { decodeOffsetCommitResponse } from '../../src/protocol/generated/messages/offset-commit-response.js';
 import { encodeDescribeGroupsRequest } from '../../src/protocol/generated/messages/describe-groups-request.js';
 import { decodeDescribeGroupsResponse } from '../../src/protocol/generated/messages/describe-groups-response.js';
+import { encodeOffsetFetchRequest } from '../../src/protocol/generated/messages/offset-fetch-request.js';
+import { decodeOffsetFetchResponse } from '../../src/protocol/generated/messages/offset-fetch-response.js';
 import { encodeDeleteGroupsRequest } from '../../src/protocol/generated/messages/delete-groups-request.js';
 import { decodeDeleteGroupsResponse } from '../../src/protocol/generated/messages/delete-groups-response.js';
 import { encodeFetchRequest } from '../../src/protocol/generated/messages/fetch-request.js';
@@ -406,4 +408,22 @@ it("min.insync.replicas stays as Kafka keeps it while eligible leader replicas a
   expect(await legacy('', [{ name: 'min.insync.replicas', value: '1' }], false)).toBe(ErrorCode.NONE);
   expect(await legacy('1', [], true)).toBe(ErrorCode.NONE);
   expect(await clusterValue()).toEqual([['1', 3]]);
+});
+
+it('a committed offset may be any int64: Long.MAX_VALUE is stored and fetched back exactly, and its commit creates the group', async () => {
+  expect((await createTopics(['oc-long-max'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  const MAX = 9_223_372_036_854_775_807n;
+  for (const [groupId, committedOffset] of [['oc-long-max-group', MAX], ['oc-long-max-group', MAX - 1n], ['oc-long-min-group', -9_223_372_036_854_775_808n]] as const) {
+    const r = decodeOffsetCommitResponse(
+      await c.call(8, 8, (w) =>
+        encodeOffsetCommitRequest(w, { groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'oc-long-max', partitions: [{ partitionIndex: 0, committedOffset, committedLeaderEpoch: -1, committedMetadata: null }] }] }, 8),
+      ),
+      8,
+    );
+    expect(r.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
+    const f = decodeOffsetFetchResponse(await c.call(9, 8, (w) => encodeOffsetFetchRequest(w, { groups: [{ groupId, topics: [{ name: 'oc-long-max', partitionIndexes: [0] }] }], requireStable: false }, 8)), 8);
+    expect(f.groups[0]!.topics[0]!.partitions[0]!.committedOffset).toBe(committedOffset);
+  }
+  const d = decodeDescribeGroupsResponse(await c.call(15, 5, (w) => encodeDescribeGroupsRequest(w, { groups: ['oc-long-max-group'], includeAuthorizedOperations: false }, 5)), 5);
+  expect(d.groups[0]!.groupState).toBe('Empty');
 });

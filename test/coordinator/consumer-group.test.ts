@@ -88,7 +88,7 @@ describe('KIP-848 consumer group', () => {
     await gc.consumerHeartbeat(hb('A', 0));
     const b = await gc.consumerHeartbeat(hb('B', 0));
     const commit = (memberId: string, epoch: number) =>
-      gc.commitOffsets({ groupId: 'cg', generationIdOrMemberEpoch: epoch, memberId, groupInstanceId: null, topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: 5, committedLeaderEpoch: -1, committedMetadata: null }] }] });
+      gc.commitOffsets({ groupId: 'cg', generationIdOrMemberEpoch: epoch, memberId, groupInstanceId: null, topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, committedMetadata: null }] }] });
     expect((await commit('B', b.memberEpoch))[0]!.partitions[0]!.errorCode).toBe(0);
     expect((await commit('B', 99))[0]!.partitions[0]!.errorCode).toBe(ErrorCode.STALE_MEMBER_EPOCH);
     expect((await commit('Z', 1))[0]!.partitions[0]!.errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);

@@ -25,10 +25,10 @@ const CFG = {
 };
 
 function commit(groupId: string, offsets: Record<string, number>, over: Partial<CommitRequest> = {}): CommitRequest {
-  const topics = new Map<string, { partitionIndex: number; committedOffset: number; committedLeaderEpoch: number; committedMetadata: string | null }[]>();
+  const topics = new Map<string, { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; committedMetadata: string | null }[]>();
   for (const [tp, offset] of Object.entries(offsets)) {
     const [topic, p] = tp.split(':') as [string, string];
-    topics.set(topic, [...(topics.get(topic) ?? []), { partitionIndex: Number(p), committedOffset: offset, committedLeaderEpoch: 3, committedMetadata: 'm' }]);
+    topics.set(topic, [...(topics.get(topic) ?? []), { partitionIndex: Number(p), committedOffset: BigInt(offset), committedLeaderEpoch: 3, committedMetadata: 'm' }]);
   }
   return { groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [...topics].map(([name, partitions]) => ({ name, partitions })), ...over };
 }
@@ -47,13 +47,13 @@ describe('offsets on the coordinator runtime', () => {
     const res = await gc.commitOffsets(commit('ga', { 't:0': 10, 't:1': 20, 'u:0': 5 }));
     expect(res.flatMap((t) => t.partitions.map((p) => p.errorCode))).toEqual([0, 0, 0]);
     const f = await gc.fetchOffsets('ga', [{ name: 't', partitionIndexes: [0, 1, 2] }]);
-    expect(f.topics[0]!.partitions.map((p) => [p.committedOffset, p.committedLeaderEpoch, p.metadata])).toEqual([
+    expect(f.topics[0]!.partitions.map((p) => [Number(p.committedOffset), p.committedLeaderEpoch, p.metadata])).toEqual([
       [10, 3, 'm'],
       [20, 3, 'm'],
       [-1, -1, ''],
     ]);
     expect((await gc.fetchOffsets('nobody', null)).topics).toEqual([]);
-    const big = await gc.commitOffsets({ ...commit('ga', { 't:0': 11 }), topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 11, committedLeaderEpoch: -1, committedMetadata: 'x'.repeat(5000) }] }] });
+    const big = await gc.commitOffsets({ ...commit('ga', { 't:0': 11 }), topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 11n, committedLeaderEpoch: -1, committedMetadata: 'x'.repeat(5000) }] }] });
     expect(big[0]!.partitions[0]!.errorCode).toBe(ErrorCode.OFFSET_METADATA_TOO_LARGE);
     expect((await gc.listGroups()).map((g) => [g.groupId, g.groupState])).toEqual([['ga', 'Empty']]);
     await gc.close();
@@ -74,7 +74,7 @@ describe('offsets on the coordinator runtime', () => {
     expect(await snapshot(gc, ['gb'])).toEqual(before);
     // The next write goes through and is applied.
     await gc.commitOffsets(commit('gb', { 't:0': 100 }));
-    expect((await gc.fetchOffsets('gb', null)).topics[0]!.partitions[0]!.committedOffset).toBe(100);
+    expect((await gc.fetchOffsets('gb', null)).topics[0]!.partitions[0]!.committedOffset).toBe(100n);
     await gc.close();
   });
 
@@ -120,7 +120,7 @@ describe('offsets on the coordinator runtime', () => {
     for (const r of results.filter((_, i) => i !== 13) as { partitions: { errorCode: number }[] }[][]) expect(r.flatMap((x) => x.partitions.map((p) => p.errorCode))).toEqual([ErrorCode.NONE]);
     const g1 = await gc1.fetchOffsets(groups[1]!, null);
     // g1 committed t:1=1, t:2=5, t:0=9, t:1=13 and, in the committed transaction, u:0=77.
-    expect(g1.topics.map((x) => [x.name, x.partitions.map((p) => [p.partitionIndex, p.committedOffset])])).toEqual([
+    expect(g1.topics.map((x) => [x.name, x.partitions.map((p) => [p.partitionIndex, Number(p.committedOffset)])])).toEqual([
       ['t', [[0, 9], [1, 13], [2, 5]]],
       ['u', [[0, 77]]],
     ]);
@@ -147,7 +147,7 @@ describe('offsets on the coordinator runtime', () => {
     await host.manual.advance(31 * 60000); // the periodic check runs every minute
     await gc.runtime.idle();
     expect((await gc.fetchOffsets('old', null)).topics).toEqual([]);
-    expect((await gc.fetchOffsets('new', null)).topics[0]!.partitions[0]!.committedOffset).toBe(2);
+    expect((await gc.fetchOffsets('new', null)).topics[0]!.partitions[0]!.committedOffset).toBe(2n);
     expect((await gc.listGroups()).map((g) => g.groupId)).toEqual(['new']);
     await host.manual.advance(30 * 60000);
     await gc.runtime.idle();

@@ -75,7 +75,7 @@ function dumpAll(gc: GroupCoordinator) {
 }
 
 function commit(groupId: string, topic: string, partition: number, offset: number, over: Partial<CommitRequest> = {}): CommitRequest {
-  return { groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: topic, partitions: [{ partitionIndex: partition, committedOffset: offset, committedLeaderEpoch: 2, committedMetadata: 'm' }] }], ...over };
+  return { groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: topic, partitions: [{ partitionIndex: partition, committedOffset: BigInt(offset), committedLeaderEpoch: 2, committedMetadata: 'm' }] }], ...over };
 }
 
 const hb = consumerHeartbeat;
@@ -155,7 +155,7 @@ describe('group shard state is the replay of its records', () => {
     expect(dumpAll(fresh)).toEqual(live);
     // The groups are there with what the operations wrote.
     expect(live.length).toBeGreaterThan(0);
-    expect((await fresh.fetchOffsets('txn', null)).topics).toEqual([{ name: 'orders', partitions: [{ partitionIndex: 3, committedOffset: 30, committedLeaderEpoch: 2, metadata: 'm', errorCode: ErrorCode.NONE }] }]);
+    expect((await fresh.fetchOffsets('txn', null)).topics).toEqual([{ name: 'orders', partitions: [{ partitionIndex: 3, committedOffset: 30n, committedLeaderEpoch: 2, metadata: 'm', errorCode: ErrorCode.NONE }] }]);
     expect((await fresh.listGroups()).map((g) => g.groupId).sort()).toEqual(['classic', 'kip848', 'open-txn', 'simple', 'static848', 'txn']);
     // The classic group comes back with both members of its last snapshot, not its first.
     const classic = await fresh.describeGroup('classic');
@@ -242,7 +242,7 @@ describe('group shard state is the replay of its records', () => {
     // Refused commits (to a group that does not exist and to one that does), an unknown member's
     // heartbeat, deleting an unknown group and offsets nobody committed.
     const big = commit('nobody', 'orders', 0, 1, {});
-    const tooLarge = { ...big, topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: 1, committedLeaderEpoch: -1, committedMetadata: 'x'.repeat(5000) }] }] };
+    const tooLarge = { ...big, topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: 'x'.repeat(5000) }] }] };
     expect((await gc.commitOffsets(tooLarge))[0]!.partitions[0]!.errorCode).toBe(ErrorCode.OFFSET_METADATA_TOO_LARGE);
     expect((await gc.txnCommitOffsets({ ...tooLarge, producerId: 5, producerEpoch: 0 }))[0]!.partitions[0]!.errorCode).toBe(ErrorCode.OFFSET_METADATA_TOO_LARGE);
     expect((await gc.commitOffsets(commit('g', 'orders', 0, 2, { generationIdOrMemberEpoch: 4, memberId: 'm' })))[0]!.partitions[0]!.errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);

@@ -60,14 +60,14 @@ describe('transaction coordinator', () => {
     await produce(t, 1, pid, epoch, 0, 'b');
     expect((await t.raw('orders', 0)).lastStableOffset).toBe(0); // the open transaction holds the LSO
     expect(await tc.addOffsets('tx-1', pid, epoch, 'g', 3)).toBe(0);
-    const committed = await gc.txnCommitOffsets({ groupId: 'g', producerId: pid, producerEpoch: epoch, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'src', partitions: [{ partitionIndex: 0, committedOffset: 7, committedLeaderEpoch: -1, committedMetadata: null }] }] });
+    const committed = await gc.txnCommitOffsets({ groupId: 'g', producerId: pid, producerEpoch: epoch, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'src', partitions: [{ partitionIndex: 0, committedOffset: 7n, committedLeaderEpoch: -1, committedMetadata: null }] }] });
     expect(committed[0]!.partitions[0]!.errorCode).toBe(0);
     expect((await gc.fetchOffsets('g', null)).topics).toEqual([]);
     expect((await gc.fetchOffsets('g', [{ name: 'src', partitionIndexes: [0] }], null, -1, true)).topics[0]!.partitions[0]!.errorCode).toBe(88);
 
     expect((await tc.endTxn('tx-1', pid, epoch, true, 3)).errorCode).toBe(0);
     expect(markers.map((m) => [m.topic, m.partition, m.commit])).toEqual(expect.arrayContaining([['orders', 0, true], ['orders', 1, true]]));
-    expect((await gc.fetchOffsets('g', null)).topics[0]!.partitions[0]!.committedOffset).toBe(7);
+    expect((await gc.fetchOffsets('g', null)).topics[0]!.partitions[0]!.committedOffset).toBe(7n);
     const log0 = await t.raw('orders', 0);
     expect(log0.lastStableOffset).toBe(2);
     const tail = await log0.readToBuffer({ fetchOffset: 1, maxOffset: 2, maxBytes: 1 << 16, minOneMessage: true });
@@ -86,7 +86,7 @@ describe('transaction coordinator', () => {
     await tc.addPartitions('tx-2', pid, epoch, [{ topic: 'orders', partition: 0 }], 3);
     await produce(t, 0, pid, epoch, 0, 'x');
     await tc.addOffsets('tx-2', pid, epoch, 'g2', 3);
-    await gc.txnCommitOffsets({ groupId: 'g2', producerId: pid, producerEpoch: epoch, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'src', partitions: [{ partitionIndex: 0, committedOffset: 9, committedLeaderEpoch: -1, committedMetadata: null }] }] });
+    await gc.txnCommitOffsets({ groupId: 'g2', producerId: pid, producerEpoch: epoch, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'src', partitions: [{ partitionIndex: 0, committedOffset: 9n, committedLeaderEpoch: -1, committedMetadata: null }] }] });
     expect((await tc.endTxn('tx-2', pid, epoch, false, 3)).errorCode).toBe(0);
     expect(markers).toEqual([{ topic: 'orders', partition: 0, commit: false, epoch }]);
     expect((await gc.fetchOffsets('g2', null)).topics).toEqual([]);
@@ -143,7 +143,7 @@ describe('transaction coordinator', () => {
     await first.tc.addPartitions('tx-d', pid, epoch, [{ topic: 'orders', partition: 0 }], 3);
     await produce(first.t, 0, pid, epoch, 0, 'd');
     await first.tc.addOffsets('tx-d', pid, epoch, 'gd', 3);
-    await first.gc.txnCommitOffsets({ groupId: 'gd', producerId: pid, producerEpoch: epoch, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'src', partitions: [{ partitionIndex: 3, committedOffset: 11, committedLeaderEpoch: -1, committedMetadata: 'x' }] }] });
+    await first.gc.txnCommitOffsets({ groupId: 'gd', producerId: pid, producerEpoch: epoch, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: 'src', partitions: [{ partitionIndex: 3, committedOffset: 11n, committedLeaderEpoch: -1, committedMetadata: 'x' }] }] });
     await first.tc.close();
     await first.gc.close();
     await first.t.closeAll();
@@ -154,14 +154,14 @@ describe('transaction coordinator', () => {
     expect((await second.tc.describe('tx-d'))!.state).toBe(1); // still Ongoing
     expect((await second.tc.endTxn('tx-d', pid, epoch, true, 3)).errorCode).toBe(0);
     const after = await second.gc.fetchOffsets('gd', null, null, -1, true);
-    expect(after.topics[0]!.partitions[0]).toMatchObject({ partitionIndex: 3, committedOffset: 11, metadata: 'x', errorCode: 0 });
+    expect(after.topics[0]!.partitions[0]).toMatchObject({ partitionIndex: 3, committedOffset: 11n, metadata: 'x', errorCode: 0 });
     await second.tc.close();
     await second.gc.close();
     await first.t.closeAll();
 
     // And once more from the log alone: the committed offset replays as committed.
     const third = await setup(first.t);
-    expect((await third.gc.fetchOffsets('gd', null)).topics[0]!.partitions[0]!.committedOffset).toBe(11);
+    expect((await third.gc.fetchOffsets('gd', null)).topics[0]!.partitions[0]!.committedOffset).toBe(11n);
     await third.tc.close();
     await third.gc.close();
   });
