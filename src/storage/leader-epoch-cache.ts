@@ -13,14 +13,19 @@ export const UNDEFINED_EPOCH_OFFSET = -1;
  * `leader-epoch-checkpoint` ("0\n<count>\n<epoch> <offset>\n..."). Matches Kafka's
  * LeaderEpochFileCache: assign removes conflicting entries, truncation from either end.
  *
- * When the file is written: an append that starts an epoch only changes the cache in memory
- * (`isDirty`), and the log's next fsync writes the file before it moves the recovery point
- * (PartitionLog.syncNow), as does a clean close. A crash in between loses nothing: recovery
- * re-reads every segment from the one holding the recovery point and assigns the epochs their
- * batches carry, so the file need only hold the epochs that start in older segments, and it does
- * from the fsync that let the recovery point pass them. Truncations and a new leader's epoch
- * write it at once. An append thus pays no file replacement (two fsyncs) per new epoch, which
- * a mirror starting hundreds of partitions, each of whose first append starts an epoch, would.
+ * When the file is written: an append that starts an epoch, and a new leader's epoch, only change
+ * the cache in memory, and the log's next fsync writes the file before it moves the recovery
+ * point (PartitionLog.syncNow) when recovery could not rebuild the change, as does a clean close.
+ * Recovery re-reads every segment from the one holding the recovery point and assigns the epochs
+ * their batches carry, so the file need only hold the epochs that start in older segments: an
+ * fsync whose new recovery point lies in the segment where every unwritten entry starts leaves
+ * the file as it is (`mustWriteBefore`). What a crash can lose is a new leader's epoch with no
+ * batch in it yet, which the leader assigns again when it takes the partition on after the
+ * restart, and which changes the OffsetsForLeaderEpoch answer of no epoch a batch carries (the
+ * epoch before it ends at the log end either way). Truncations, which recovery cannot redo, write the file at once.
+ * An append or a leader change thus pays no file replacement (two fsyncs and a rename): a mirror
+ * starting thousands of partitions, each of whose first append starts an epoch, or stopping
+ * them, each with a new leader epoch and one barrier batch in it, would pay thousands.
  *
  * Concurrency: mutated only inside the owning PartitionLog's serial queue; `flush` may also be
  * called from the log's fsync outside it, so flushes run one after another, each writing the
@@ -29,6 +34,10 @@ export const UNDEFINED_EPOCH_OFFSET = -1;
 export class LeaderEpochCache {
   private entries: EpochEntry[] = [];
   private dirty = false;
+  /** The lowest start offset of an entry added or removed by `assign` since the file was written. */
+  private unwrittenFrom = Number.POSITIVE_INFINITY;
+  /** A change since the file was written that recovery does not redo (a truncation, a clear). */
+  private rewrite = false;
   /** The flush running now (resolved when none): the next one starts after it. */
   private flushing: Promise<void> = Promise.resolve();
 
@@ -59,6 +68,15 @@ export class LeaderEpochCache {
     return this.dirty;
   }
 
+  /**
+   * Whether the file must be written before the recovery point moves into the segment starting at
+   * `recoveryFrom`: a recovery from there would not rebuild every change made since it was last
+   * written (an entry of an older segment, or a truncation).
+   */
+  mustWriteBefore(recoveryFrom: number): boolean {
+    return this.dirty && (this.rewrite || this.unwrittenFrom < recoveryFrom);
+  }
+
   get all(): readonly EpochEntry[] {
     return this.entries;
   }
@@ -76,12 +94,16 @@ export class LeaderEpochCache {
     if (epoch < 0) return false;
     const last = this.entries.at(-1);
     if (last !== undefined && !(epoch !== last.epoch || startOffset < last.startOffset)) return false;
+    let from = startOffset;
     while (this.entries.length > 0) {
       const e = this.entries.at(-1) as EpochEntry;
-      if (e.epoch >= epoch || e.startOffset >= startOffset) this.entries.pop();
-      else break;
+      if (e.epoch >= epoch || e.startOffset >= startOffset) {
+        this.entries.pop();
+        from = Math.min(from, e.startOffset);
+      } else break;
     }
     this.entries.push({ epoch, startOffset });
+    this.unwrittenFrom = Math.min(this.unwrittenFrom, from);
     this.dirty = true;
     return true;
   }
@@ -119,7 +141,7 @@ export class LeaderEpochCache {
   truncateFromEnd(endOffset: number): void {
     const before = this.entries.length;
     this.entries = this.entries.filter((e) => e.startOffset < endOffset);
-    if (this.entries.length !== before) this.dirty = true;
+    if (this.entries.length !== before) this.markRewrite();
   }
 
   /** Drops entries below the new log start; the one covering it moves up to start there. */
@@ -131,12 +153,17 @@ export class LeaderEpochCache {
     const first = this.entries[keepFrom];
     if (first === undefined || first.startOffset >= startOffset) return;
     this.entries = [{ epoch: first.epoch, startOffset }, ...this.entries.slice(keepFrom + 1)];
-    this.dirty = true;
+    this.markRewrite();
   }
 
   clear(): void {
-    if (this.entries.length > 0) this.dirty = true;
+    if (this.entries.length > 0) this.markRewrite();
     this.entries = [];
+  }
+
+  private markRewrite(): void {
+    this.dirty = true;
+    this.rewrite = true;
   }
 
   /** Replaces the file, durably, with the entries as they are when the write begins (if changed, or `force`). */
@@ -149,12 +176,17 @@ export class LeaderEpochCache {
 
   private async write(force: boolean): Promise<void> {
     if (!this.dirty && !force) return;
+    const { unwrittenFrom, rewrite } = this;
     this.dirty = false;
+    this.rewrite = false;
+    this.unwrittenFrom = Number.POSITIVE_INFINITY;
     const body = `0\n${this.entries.length}\n${this.entries.map((e) => `${e.epoch} ${e.startOffset}\n`).join('')}`;
     try {
       await this.fs.writeFileAtomic(this.path, body);
     } catch (e) {
       this.dirty = true;
+      this.rewrite ||= rewrite;
+      this.unwrittenFrom = Math.min(this.unwrittenFrom, unwrittenFrom);
       throw e;
     }
   }

@@ -350,7 +350,8 @@ export class PartitionLog implements Syncable {
     const bytes = this.local.bytesAppended;
     const end = this.local.logEndOffset;
     const truncations = this.local.truncations;
-    if (this.epochs.isDirty) await this.epochs.flush();
+    // The recovery point moves into the segment holding `end`; a recovery starts from there.
+    if (this.epochs.mustWriteBefore(this.local.segments[this.local.segmentIndexFor(end)]?.baseOffset ?? 0)) await this.epochs.flush();
     await this.local.sync(end, truncations);
     // What was written while the fsync ran stays counted as unflushed.
     this.messagesSynced = Math.max(this.messagesSynced, messages);
@@ -401,11 +402,13 @@ export class PartitionLog implements Syncable {
     return { epoch: r.epoch, endOffset: r.endOffset };
   }
 
-  /** Records that `epoch` starts at `offset` (a new leader epoch starts at the log end). */
+  /**
+   * Records that `epoch` starts at `offset` (a new leader epoch starts at the log end). In memory:
+   * the file follows with the log's fsyncs (see LeaderEpochCache).
+   */
   async assignEpochStartOffset(epoch: number, offset: number): Promise<void> {
     await this.serial(async () => {
       this.epochs.assign(epoch, offset);
-      await this.epochs.flush();
     });
   }
 

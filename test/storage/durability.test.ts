@@ -196,14 +196,17 @@ describe('write and fsync failures', () => {
 describe('the leader-epoch checkpoint', () => {
   const CHECKPOINT = 'leader-epoch-checkpoint';
 
-  it('is not replaced by an append that starts an epoch, only by the next fsync, before the recovery point passes it', async () => {
+  it('is not replaced by an append or a new leader epoch, nor by an fsync within the segment they start in; by the fsync whose recovery point passes them', async () => {
     const fs = new FaultyFileSystem();
-    const { log } = await openLog(dir, {}, { fs });
+    const { log } = await openLog(dir, { segmentBytes: 200 }, { fs });
     const before = fs.atomicWrites.get(CHECKPOINT) ?? 0;
-    // A mirror's first append of a partition, then the source's next epoch; and a leader append.
+    // A mirror's first append of a partition, then the source's next epoch; a new leader's epoch
+    // at the log end and a leader append in it.
     expect((await log.appendAsMirror(batch(3, { baseOffset: 0, partitionLeaderEpoch: 4 }))).errorCode).toBe(0);
     expect((await log.appendAsMirror(batch(2, { baseOffset: 3, partitionLeaderEpoch: 6 }))).errorCode).toBe(0);
+    await log.assignEpochStartOffset(9, 5);
     expect((await log.appendAsLeader(batch(1), 9, { requiredAcks: 1 })).errorCode).toBe(0);
+    expect((await readdir(dir)).filter((f) => f.endsWith('.log')).length).toBe(2);
     expect(fs.atomicWrites.get(CHECKPOINT) ?? 0).toBe(before);
     expect(log.epochEntries).toEqual([
       { epoch: 4, startOffset: 0 },
@@ -212,6 +215,7 @@ describe('the leader-epoch checkpoint', () => {
     ]);
     expect(log.endOffsetForEpoch(6)).toEqual({ epoch: 6, endOffset: 5 });
     expect(log.recoveryPoint).toBe(0);
+    // The recovery point moves into the second segment: the first segment's epoch must be in the file.
     await log.flush();
     expect(fs.atomicWrites.get(CHECKPOINT)).toBe(before + 1);
     expect(await readFile(join(dir, CHECKPOINT), 'utf8')).toBe('0\n3\n4 0\n6 3\n9 5\n');
@@ -219,20 +223,28 @@ describe('the leader-epoch checkpoint', () => {
     // Nothing new: the next fsync leaves the file alone.
     expect((await log.appendAsLeader(batch(1), 9, { requiredAcks: -1 })).errorCode).toBe(0);
     expect(fs.atomicWrites.get(CHECKPOINT)).toBe(before + 1);
+    // A new leader epoch and its first batch in the segment of the recovery point: recovery would
+    // rebuild it, so its fsync leaves the file alone too.
+    await log.assignEpochStartOffset(11, 7);
+    expect((await log.appendAsLeader(batch(1), 11, { requiredAcks: -1 })).errorCode).toBe(0);
+    expect(fs.atomicWrites.get(CHECKPOINT)).toBe(before + 1);
+    expect(log.recoveryPoint).toBe(8);
     await log.close();
+    expect(await readFile(join(dir, CHECKPOINT), 'utf8')).toBe('0\n4\n4 0\n6 3\n9 5\n11 7\n');
   });
 
   it('loses no epoch in a crash before that fsync, nor in one after it', async () => {
     const { log } = await openLog(dir, { segmentBytes: 200 });
     expect((await log.appendAsMirror(batch(3, { baseOffset: 0, partitionLeaderEpoch: 4 }))).errorCode).toBe(0);
     await log.flush();
+    // In the segment of the recovery point: not written, a recovery from there finds it.
+    expect(await readFile(join(dir, CHECKPOINT), 'utf8')).toBe('0\n0\n');
     // Past the recovery point, in later segments, and never in the file: a crash now.
     expect((await log.appendAsMirror(batch(2, { baseOffset: 3, partitionLeaderEpoch: 6 }))).errorCode).toBe(0);
     expect((await log.appendAsMirror(batch(2, { baseOffset: 5, partitionLeaderEpoch: 8 }))).errorCode).toBe(0);
     expect((await readdir(dir)).filter((f) => f.endsWith('.log')).length).toBeGreaterThan(1);
-    expect(await readFile(join(dir, CHECKPOINT), 'utf8')).toBe('0\n1\n4 0\n');
     await log.closeHandlers();
-    const { log: again } = await openLog(dir, { segmentBytes: 200 });
+    const { log: again } = await openLog(dir, { segmentBytes: 200 }, { recoveryPoint: 3 });
     expect(again.logEndOffset).toBe(7);
     expect(again.epochEntries).toEqual([
       { epoch: 4, startOffset: 0 },
@@ -240,6 +252,20 @@ describe('the leader-epoch checkpoint', () => {
       { epoch: 8, startOffset: 5 },
     ]);
     expect(again.endOffsetForEpoch(6)).toEqual({ epoch: 6, endOffset: 5 });
-    await again.close();
+    // A fsync whose recovery point lies past the first segment writes the file; a crash after
+    // it recovers from the later segment and keeps the epochs of the first from the file.
+    expect((await again.appendAsMirror(batch(2, { baseOffset: 7, partitionLeaderEpoch: 9 }))).errorCode).toBe(0);
+    await again.flush();
+    const point = again.recoveryPoint;
+    expect(point).toBe(9);
+    await again.closeHandlers();
+    const { log: third } = await openLog(dir, { segmentBytes: 200 }, { recoveryPoint: point });
+    expect(third.epochEntries).toEqual([
+      { epoch: 4, startOffset: 0 },
+      { epoch: 6, startOffset: 3 },
+      { epoch: 8, startOffset: 5 },
+      { epoch: 9, startOffset: 7 },
+    ]);
+    await third.close();
   });
 });

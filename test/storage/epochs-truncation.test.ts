@@ -36,8 +36,8 @@ describe('leader epochs', () => {
     expect(log.latestEpoch).toBe(6);
     expect(log.endOffsetForEpoch(5)).toEqual({ epoch: 5, endOffset: 8 });
     expect((await log.appendAsLeader(batch(1), 5)).errorCode).not.toBe(0);
-    expect(await readFile(join(dir, 'leader-epoch-checkpoint'), 'utf8')).toBe('0\n4\n1 0\n3 4\n5 7\n6 8\n');
     await log.close();
+    expect(await readFile(join(dir, 'leader-epoch-checkpoint'), 'utf8')).toBe('0\n4\n1 0\n3 4\n5 7\n6 8\n');
   });
 });
 
