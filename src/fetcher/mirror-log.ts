@@ -35,9 +35,15 @@ export interface MirrorLog {
    */
   endOffsetForEpoch(epoch: number): { epoch: number; endOffset: number };
   /**
+   * The partition leader epoch and control type (-1 for data) of the last batch, as the append
+   * that wrote it saw them; undefined when no append since the log opened (or was last truncated)
+   * wrote the batch the log ends with. STOPPING learns the last mirrored epoch from it: the epoch
+   * cache's latest entry may be a destination leader-epoch marker rather than a batch's epoch.
+   */
+  readonly lastBatch: { readonly partitionLeaderEpoch: number; readonly controlType: number } | undefined;
+  /**
    * Whole batches from the one containing `fetchOffset` (at least one when `minOneMessage`).
-   * STOPPING reads the last batch to learn the last mirrored epoch: the epoch cache's latest
-   * entry may be a destination leader-epoch marker rather than a mirrored batch's epoch.
+   * STOPPING reads the last batch when `lastBatch` does not know it.
    */
   readToBuffer(opts: { fetchOffset: number; maxOffset: number; maxBytes: number; minOneMessage: boolean }): Promise<{ errorCode: number; records: Buffer }>;
 }

@@ -39,6 +39,15 @@ import {
   type StateAction,
 } from './state-machine.js';
 
+/**
+ * The last mirrored epoch a log's last batch gives. A log ending with an earlier STOPPING's
+ * barrier, written at a destination epoch: that STOPPING found nothing mirrored (else it had
+ * recorded the epoch), so nothing is.
+ */
+function epochOfLastBatch(partitionLeaderEpoch: number, controlType: number): number {
+  return controlType === ControlRecordType.MIRROR_PID_RESET ? -1 : partitionLeaderEpoch;
+}
+
 /** What the actions need from the manager around them. */
 export interface StateActionDeps {
   readonly host: MirrorHost;
@@ -259,7 +268,8 @@ export class MirrorStateActions {
    * the first one's markers, or a stop after a start that failed before mirroring and client
    * writes since, would otherwise take a destination epoch. Else the partition leader epoch of
    * the log's last batch (the epoch cache's latest entry can be a destination leader-epoch marker
-   * written at a bump).
+   * written at a bump): as the append that wrote it saw it, read from the log only when the log
+   * does not know it (a log opened since, or truncated).
    */
   private async lastMirroredEpoch(key: MirrorPartitionKey, log: MirrorLog): Promise<number> {
     const stored = (await this.deps.coordinator.read(key.mirrorName, key.topicId, key.partition)).lastMirrorEpoch;
@@ -268,13 +278,11 @@ export class MirrorStateActions {
     // ends with (markers, client writes) is this cluster's own.
     if (stored === NOTHING_MIRRORED) return -1;
     if (log.logEndOffset <= log.logStartOffset) return -1;
+    const known = log.lastBatch;
+    if (known !== undefined) return epochOfLastBatch(known.partitionLeaderEpoch, known.controlType);
     const r = await log.readToBuffer({ fetchOffset: log.logEndOffset - 1, maxOffset: log.logEndOffset, maxBytes: 1 << 20, minOneMessage: true });
     let epoch = -1;
-    for (const b of iterateBatches(r.records)) {
-      // The log ends with an earlier STOPPING's barrier, written at a destination epoch: that
-      // STOPPING found nothing mirrored (else it had recorded the epoch above), so nothing is.
-      epoch = b.isControl && controlTypeOf(b) === ControlRecordType.MIRROR_PID_RESET ? -1 : b.partitionLeaderEpoch;
-    }
+    for (const b of iterateBatches(r.records)) epoch = epochOfLastBatch(b.partitionLeaderEpoch, b.isControl ? controlTypeOf(b) : -1);
     return epoch;
   }
 

@@ -54,6 +54,7 @@ export async function leaderAppend(log: PartitionContext, records: Buffer, leade
   const staged = log.producers.begin();
   const firstOffset = log.local.logEndOffset;
   let next = firstOffset;
+  let lastControlType = -1;
   const batches: AppendedBatch[] = [];
   for (const at of starts) {
     const v = new RecordBatchView(records, at);
@@ -69,8 +70,10 @@ export async function leaderAppend(log: PartitionContext, records: Buffer, leade
     staged.add(v, origin, ctype, coordEpoch);
     batches.push({ baseOffset: next, lastOffset: v.lastOffset, maxTimestamp: v.maxTimestamp, size: v.sizeInBytes });
     next = v.lastOffset + 1;
+    lastControlType = ctype;
   }
   await writeBatches(log, [records], batches);
+  log.lastBatch = { partitionLeaderEpoch: leaderEpoch, controlType: lastControlType, nextOffset: next };
   // A new epoch reaches the checkpoint file at the log's next fsync (./leader-epoch-cache.ts).
   log.epochs.assign(leaderEpoch, firstOffset);
   const completed = staged.commit();
@@ -89,6 +92,8 @@ export async function mirrorAppend(log: PartitionContext, records: Buffer, opts:
   const epochChanges: [number, number][] = [];
   let latest = log.epochs.latestEpoch;
   let messages = 0;
+  let lastEpoch = -1;
+  let lastControlType = -1;
   for (const at of starts) {
     const v = new RecordBatchView(records, at);
     if (v.baseOffset < expected || (opts.requireContiguous === true && at === 0 && v.baseOffset !== expected)) {
@@ -104,6 +109,8 @@ export async function mirrorAppend(log: PartitionContext, records: Buffer, opts:
     batches.push({ baseOffset: v.baseOffset, lastOffset: v.lastOffset, maxTimestamp: v.maxTimestamp, size: v.sizeInBytes });
     messages += v.lastOffsetDelta + 1;
     expected = v.lastOffset + 1;
+    lastEpoch = v.partitionLeaderEpoch;
+    lastControlType = ctype;
   }
   const first = batches[0] as AppendedBatch;
   const active = log.local.active;
@@ -113,6 +120,7 @@ export async function mirrorAppend(log: PartitionContext, records: Buffer, opts:
     log.logStartOffset = first.baseOffset;
   }
   await writeBatches(log, [records], batches);
+  log.lastBatch = { partitionLeaderEpoch: lastEpoch, controlType: lastControlType, nextOffset: expected };
   for (const [epoch, offset] of epochChanges) log.epochs.assign(epoch, offset);
   const completed = staged.commit();
   if (completed.length > 0) await commitProducerState(log, completed);

@@ -20,6 +20,7 @@ export async function truncateLocked(log: PartitionContext, offset: number): Pro
   if (offset >= log.local.logEndOffset) return;
   if (offset < log.logStartOffset) return truncateFullyLocked(log, offset);
   const seg = await log.local.truncateTo(offset);
+  log.lastBatch = null;
   const end = log.local.logEndOffset;
   log.epochs.truncateFromEnd(end);
   await log.epochs.flush();
@@ -34,6 +35,7 @@ export async function truncateLocked(log: PartitionContext, offset: number): Pro
 /** Empties the log and restarts it at `offset`. */
 export async function truncateFullyLocked(log: PartitionContext, offset: number): Promise<void> {
   await log.local.truncateFully(offset);
+  log.lastBatch = null;
   log.logStartOffset = offset;
   log.highWatermark = offset;
   log.epochs.clear();

@@ -5,6 +5,15 @@ import type { LocalLog } from './local-log.js';
 import type { LogConfig } from './log-config.js';
 import type { ProducerStateManager } from './producer-state.js';
 
+/** The newest batch of a log, as its append saw it. */
+export interface LastBatch {
+  readonly partitionLeaderEpoch: number;
+  /** The control record type of a control batch, -1 for a data batch. */
+  readonly controlType: number;
+  /** The log end offset right after it: the entry holds only while the log still ends there. */
+  readonly nextOffset: number;
+}
+
 /**
  * What the append paths (log-append.ts) and the truncation paths (log-truncation.ts) see of
  * their PartitionLog: its segments, epoch cache, producer state, aborted transactions and the
@@ -21,6 +30,8 @@ export interface PartitionContext {
   readonly clock: Clock;
   logStartOffset: number;
   highWatermark: number;
+  /** What the append paths last wrote at the log end; null when unknown (opened, truncated, compacted). */
+  lastBatch: LastBatch | null;
   /** Throws KAFKA_STORAGE_ERROR when the log went offline. */
   checkOnline(): void;
   /** Kafka's UnifiedLog.roll: a new active segment and a producer-state snapshot at its base. */

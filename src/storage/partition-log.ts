@@ -102,6 +102,7 @@ export class PartitionLog implements Syncable {
       clock: this.clock,
       logStartOffset: 0,
       highWatermark: 0,
+      lastBatch: null,
       checkOnline: () => this.checkOnline(),
       roll: (baseOffset) => this.roll(baseOffset),
       afterWrite: (messages, acksAll) => this.afterWrite(messages, acksAll),
@@ -503,7 +504,19 @@ export class PartitionLog implements Syncable {
 
   /** Compacts the log (cleanup.policy=compact); see log-cleaner.ts. */
   compact(): Promise<CleanStats> {
-    return compactLog(this);
+    return compactLog(this).finally(() => {
+      this.context.lastBatch = null;
+    });
+  }
+
+  /**
+   * The partition leader epoch and control type (-1 for data) of the log's last batch, as the
+   * append that wrote it saw them, without reading the log; undefined when no append since the
+   * log opened (or was last truncated or compacted) wrote the batch it ends with.
+   */
+  get lastBatch(): { readonly partitionLeaderEpoch: number; readonly controlType: number } | undefined {
+    const b = this.context.lastBatch;
+    return b !== null && b.nextOffset === this.local.logEndOffset ? b : undefined;
   }
 
   /** Flushes, snapshots producer state at the log end, and closes every file. */

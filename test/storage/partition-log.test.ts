@@ -1,6 +1,7 @@
 import { readdir, readFile, stat, truncate, unlink, writeFile, open as fsOpen } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ControlRecordType, buildMirrorPidResetBatch } from '../../src/protocol/control-records.js';
 import { RecordBatchView } from '../../src/protocol/record-batch.js';
 import { decodeRecords } from '../../src/protocol/records.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
@@ -192,6 +193,25 @@ describe('PartitionLog append as leader and read', () => {
     await log.close();
     expect((await log.appendAsLeader(batch(1), 0)).errorCode).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     expect((await log.appendAsMirror(batch(1))).errorCode).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+  });
+
+  it('knows the epoch and control type of its last batch from the append that wrote it, until it is truncated or reopened', async () => {
+    const { log } = await openLog(dir);
+    expect(log.lastBatch).toBeUndefined();
+    expect((await log.appendAsMirror(batch(3, { baseOffset: 0, partitionLeaderEpoch: 4 }))).errorCode).toBe(0);
+    expect((await log.appendAsMirror(Buffer.concat([batch(1, { baseOffset: 3, partitionLeaderEpoch: 4 }), batch(2, { baseOffset: 4, partitionLeaderEpoch: 6 })]))).errorCode).toBe(0);
+    expect(log.lastBatch).toMatchObject({ partitionLeaderEpoch: 6, controlType: -1 });
+    expect((await log.appendAsLeader(buildMirrorPidResetBatch({ sourceClusterId: 'src', partitionLeaderEpoch: 9 }), 9, { origin: 'coordinator' })).errorCode).toBe(0);
+    expect(log.lastBatch).toMatchObject({ partitionLeaderEpoch: 9, controlType: ControlRecordType.MIRROR_PID_RESET });
+    await log.truncateTo(4);
+    expect(log.lastBatch).toBeUndefined();
+    expect((await log.appendAsLeader(batch(1), 10)).errorCode).toBe(0);
+    expect(log.lastBatch).toMatchObject({ partitionLeaderEpoch: 10, controlType: -1 });
+    await log.close();
+    const { log: again } = await openLog(dir, {}, { cleanShutdown: true });
+    expect(again.logEndOffset).toBe(5);
+    expect(again.lastBatch).toBeUndefined();
+    await again.close();
   });
 
   it('wakes onAppend listeners', async () => {

@@ -57,6 +57,8 @@ export class SimLog implements MirrorLog {
   epochs: { epoch: number; startOffset: number }[] = [];
   /** Every append, in order, for the invariants (never truncated). */
   readonly appended: StoredBatch[] = [];
+  /** Whether an append wrote the last batch since the last truncation (a real log forgets it then). */
+  private lastBatchKnown = false;
 
   get logStartOffset(): number {
     return 0;
@@ -75,7 +77,13 @@ export class SimLog implements MirrorLog {
     return this.epochs;
   }
 
+  get lastBatch(): { partitionLeaderEpoch: number; controlType: number } | undefined {
+    const last = this.batches.at(-1);
+    return last === undefined || !this.lastBatchKnown ? undefined : { partitionLeaderEpoch: last.epoch, controlType: last.controlType };
+  }
+
   private push(b: StoredBatch): void {
+    this.lastBatchKnown = true;
     this.batches.push(b);
     this.appended.push(b);
     if (b.epoch > this.latestEpoch) this.epochs.push({ epoch: b.epoch, startOffset: b.baseOffset });
@@ -116,12 +124,14 @@ export class SimLog implements MirrorLog {
   }
 
   async truncateTo(offset: number): Promise<void> {
+    if (offset < this.logEndOffset) this.lastBatchKnown = false;
     this.batches = this.batches.filter((b) => b.baseOffset < offset);
     const end = this.logEndOffset;
     this.epochs = this.epochs.filter((e) => e.startOffset < end);
   }
 
   async truncateFullyAndStartAt(): Promise<void> {
+    this.lastBatchKnown = false;
     this.batches = [];
     this.epochs = [];
   }
