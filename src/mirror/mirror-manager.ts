@@ -204,7 +204,8 @@ export class MirrorManager {
       const snap = this.machine.snapshot(key);
       const state = snap?.state ?? S.UNKNOWN;
       const status = state === S.MIRRORING ? rt?.fetcher.status(topicPartitionOf(key)) : undefined;
-      const log = this.host.partitionLog(key.topicName, key.partition);
+      // Only a fetching partition shows a destination offset: the others need no log lookup.
+      const log = status !== undefined ? this.host.partitionLog(key.topicName, key.partition) : undefined;
       const stuck = this.machine.stuck(key);
       const stuckFor = stuck === null ? '' : `the transition to ${mirrorStateName(stuck.to)} has not been persisted for ${Math.round((this.host.clock.now() - stuck.sinceMs) / 1000)} s (${stuck.attempts} attempts, retrying): ${stuck.lastError}`;
       out.push({
