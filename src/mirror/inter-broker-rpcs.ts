@@ -3,6 +3,11 @@
  * spec §4.3): ReadMirrorStates / WriteMirrorStates (a mirror partition's leader to the
  * `__mirror_state` coordinator), BumpLeaderEpochs (a partition leader to the controller), and the
  * last-mirrored-epoch lookups that a failing-back cluster asks us in DescribeClusterMirrors.
+ *
+ * A ReadMirrorStates or WriteMirrorStates carries the calls of many partitions (their leaders
+ * gather them, ./gathered-state-requests.ts): its partitions are read and written side by side,
+ * so the coordinator runtime appends the writes queued on one shard as one batch, and a call of a
+ * partition that the request carries twice runs after the one before it.
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { errorCodeOf } from '../protocol/kafka-error.js';
@@ -11,6 +16,27 @@ import { NOTHING_MIRRORED, type MirrorCoordinator } from './mirror-coordinator.j
 import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S, isMirrorPartitionState } from './mirror-partition-state.js';
 import type { WriteMirrorStatesRequestTopicMetadata } from '../protocol/generated/messages/write-mirror-states-request.js';
+
+/**
+ * `fn` over every partition of every topic at once, a partition's calls one after another;
+ * answers in request order.
+ */
+async function perPartition<T extends { readonly name: string }, P, R>(topics: readonly T[], partitionsOf: (t: T) => readonly P[], indexOf: (p: P) => number, fn: (t: T, p: P) => Promise<R>): Promise<{ name: string; partitions: R[] }[]> {
+  const tails = new Map<string, Promise<unknown>>();
+  return Promise.all(
+    topics.map(async (t) => ({
+      name: t.name,
+      partitions: await Promise.all(
+        partitionsOf(t).map((p) => {
+          const k = `${t.name}\u0000${indexOf(p)}`;
+          const run = (tails.get(k) ?? Promise.resolve()).then(() => fn(t, p));
+          tails.set(k, run.catch(() => undefined));
+          return run;
+        }),
+      ),
+    })),
+  );
+}
 
 export class MirrorInterBrokerRpcs {
   constructor(
@@ -43,19 +69,17 @@ export class MirrorInterBrokerRpcs {
    * serve its `__mirror_state` shard (the asking leader looks the coordinator up again).
    */
   async readMirrorStates(mirrorName: string, topics: readonly { name: string; partitions: readonly number[] }[]) {
-    const out = [];
-    for (const t of topics) {
-      const topicId = this.host.topicIdByName(t.name);
-      const partitions = [];
-      for (const p of t.partitions) {
+    return perPartition(
+      topics,
+      (t) => t.partitions,
+      (p) => p,
+      async (t, p) => {
         const failed = (errorCode: number, errorMessage: string | null) => ({ partitionIndex: p, lastMirrorEpoch: -1, state: S.UNKNOWN, errorCode, previousState: S.UNKNOWN, retryAttempt: 0, errorMessage });
-        if (topicId === undefined) {
-          partitions.push(failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, null));
-          continue;
-        }
+        const topicId = this.host.topicIdByName(t.name);
+        if (topicId === undefined) return failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, null);
         try {
           const r = await this.coordinator.read(mirrorName, topicId, p);
-          partitions.push({
+          return {
             partitionIndex: p,
             lastMirrorEpoch: r.lastMirrorEpoch,
             state: r.state?.state ?? S.UNKNOWN,
@@ -63,14 +87,12 @@ export class MirrorInterBrokerRpcs {
             previousState: r.state?.previousState ?? S.UNKNOWN,
             retryAttempt: r.state?.retryAttempt ?? 0,
             errorMessage: r.state?.errorMessage ?? null,
-          });
+          };
         } catch (e) {
-          partitions.push(failed(errorCodeOf(e), (e as Error).message));
+          return failed(errorCodeOf(e), (e as Error).message);
         }
-      }
-      out.push({ name: t.name, partitions });
-    }
-    return out;
+      },
+    );
   }
 
   /**
@@ -82,15 +104,15 @@ export class MirrorInterBrokerRpcs {
    * nothing mirrored). Each partition is answered with its own code.
    */
   async writeMirrorStates(mirrorName: string, topics: readonly WriteMirrorStatesRequestTopicMetadata[]) {
-    const out = [];
-    for (const t of topics) {
-      const topicId = this.host.topicIdByName(t.name);
-      const partitions = [];
-      for (const p of t.partitions) {
+    return perPartition(
+      topics,
+      (t) => t.partitions,
+      (p) => p.partitionIndex,
+      async (t, p) => {
+        const topicId = this.host.topicIdByName(t.name);
         const lmeOnly = p.state === S.UNKNOWN;
         if (topicId === undefined || !isMirrorPartitionState(p.state) || (lmeOnly && p.lastMirrorEpoch < NOTHING_MIRRORED)) {
-          partitions.push({ partitionIndex: p.partitionIndex, errorCode: topicId === undefined ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.INVALID_REQUEST, errorMessage: null });
-          continue;
+          return { partitionIndex: p.partitionIndex, errorCode: topicId === undefined ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.INVALID_REQUEST, errorMessage: null };
         }
         const previousState = isMirrorPartitionState(p.previousState) ? p.previousState : S.UNKNOWN;
         try {
@@ -103,14 +125,12 @@ export class MirrorInterBrokerRpcs {
               ...(p.lastMirrorEpoch >= 0 || lmeOnly ? { lastMirrorEpoch: p.lastMirrorEpoch } : {}),
             },
           ]);
-          partitions.push({ partitionIndex: p.partitionIndex, errorCode: 0, errorMessage: null });
+          return { partitionIndex: p.partitionIndex, errorCode: 0, errorMessage: null };
         } catch (e) {
-          partitions.push({ partitionIndex: p.partitionIndex, errorCode: errorCodeOf(e), errorMessage: (e as Error).message });
+          return { partitionIndex: p.partitionIndex, errorCode: errorCodeOf(e), errorMessage: (e as Error).message };
         }
-      }
-      out.push({ name: t.name, partitions });
-    }
-    return out;
+      },
+    );
   }
 
   async bumpLeaderEpochs(topics: readonly { topicId: string; partitions: readonly { partitionIndex: number; minLeaderEpoch: number }[] }[]) {

@@ -8,6 +8,11 @@
  * partition and a coordinator whose image knows a newer one refuses it with FENCED_LEADER_EPOCH,
  * so a deposed leader cannot overwrite what its successor persisted.
  *
+ * Calls to another node's coordinator are gathered (./gathered-state-requests.ts): the reads and
+ * the writes of every partition that asks within one turn, or while the previous request to that
+ * node is out, go as one ReadMirrorStates or WriteMirrorStates, each partition answered with its
+ * own code.
+ *
  * NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS and lost connections
  * mean the shard moved or is loading: the leader is looked up again in the metadata image and the
  * call retried (100 ms doubling to 1 s, for up to `mirror.state.request.timeout.ms`-like 10 s);
@@ -28,6 +33,7 @@ import { KafkaError } from '../protocol/kafka-error.js';
 import { MIRROR_STATE_TOPIC, type MirrorCoordinator, type MirrorPartitionRecord, type MirrorStateEntry } from './mirror-coordinator.js';
 import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S, isMirrorPartitionState } from './mirror-partition-state.js';
+import { StateRequestGatherer, type GatheredOutcome } from './gathered-state-requests.js';
 import type { MirrorPartitionKey, MirrorStateStore, PersistedPartitionState } from './state-machine.js';
 
 const READ_MIRROR_STATES: ApiSpec<ReadMirrorStatesRequestInput, ReadMirrorStatesResponse> = {
@@ -59,16 +65,28 @@ export interface MirrorStateTransport {
   send<Req, Res>(ep: CoordinatorEndpoint, api: ApiSpec<Req, Res>, req: Req): Promise<Res>;
 }
 
+/** One partition's read at another node's coordinator. */
+interface RemoteRead {
+  readonly topicId: string;
+  readonly partition: number;
+}
+
 export class MirrorStateClient implements MirrorStateStore {
   private readonly clients: BrokerClients;
   private readonly transport: MirrorStateTransport | undefined;
+  private readonly reads: StateRequestGatherer<RemoteRead, MirrorPartitionRecord>;
+  private readonly writes: StateRequestGatherer<MirrorStateEntry, void>;
   private closed = false;
 
+  /** `defer` runs the turn that gathers calls to another node (setImmediate, or a simulated scheduler's step). */
   constructor(
     private readonly host: MirrorHost,
     readonly coordinator: MirrorCoordinator,
     transport?: MirrorStateTransport,
+    defer: (fn: () => void) => void = (fn) => void setImmediate(fn),
   ) {
+    this.reads = new StateRequestGatherer(defer);
+    this.writes = new StateRequestGatherer(defer);
     this.transport = transport;
     this.clients = new BrokerClients(`fjord-mirror-state-${host.nodeId}`, host.interBrokerSecurity, REQUEST_TIMEOUT_MS);
   }
@@ -161,50 +179,88 @@ export class MirrorStateClient implements MirrorStateStore {
     }
   }
 
-  private async remoteRead(ep: CoordinatorEndpoint, mirrorName: string, topicId: string, partition: number): Promise<MirrorPartitionRecord> {
-    const name = this.host.topicNameById(topicId);
-    if (name === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, `unknown topic id ${topicId}`);
-    const res = await this.send(ep, READ_MIRROR_STATES, { mirrorName, topics: [{ name, partitions: [{ partitionIndex: partition }] }] });
-    if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, res.errorMessage ?? undefined);
-    const r = res.topics.find((t) => t.name === name)?.partitions.find((x) => x.partitionIndex === partition);
-    if (r === undefined) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `ReadMirrorStates answered without ${name}-${partition}`);
-    if (r.errorCode !== ErrorCode.NONE) throw new KafkaError(r.errorCode, r.errorMessage ?? undefined);
-    const stored = r.state !== S.UNKNOWN && isMirrorPartitionState(r.state);
-    return {
-      state: stored ? { state: r.state as PersistedPartitionState['state'], previousState: isMirrorPartitionState(r.previousState) ? r.previousState : S.UNKNOWN, retryAttempt: r.retryAttempt, errorMessage: r.errorMessage } : null,
-      lastMirrorEpoch: r.lastMirrorEpoch,
-    };
+  private remoteRead(ep: CoordinatorEndpoint, mirrorName: string, topicId: string, partition: number): Promise<MirrorPartitionRecord> {
+    return this.reads.submit(`${ep.nodeId}\u0000${mirrorName}`, `${topicId}:${partition}`, { topicId, partition }, (calls) => this.sendReads(ep, mirrorName, calls));
   }
 
   private async remoteWrite(ep: CoordinatorEndpoint, mirrorName: string, entries: readonly MirrorStateEntry[]): Promise<void> {
-    const byTopic = new Map<string, MirrorStateEntry[]>();
-    for (const e of entries) {
-      const name = this.host.topicNameById(e.topicId);
-      if (name === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, `unknown topic id ${e.topicId}`);
-      let list = byTopic.get(name);
-      if (list === undefined) byTopic.set(name, (list = []));
-      list.push(e);
-    }
-    const res = await this.send(ep, WRITE_MIRROR_STATES, {
-      mirrorName,
-      stoppedTopics: [],
-      topics: [...byTopic].map(([name, list]) => ({
-        name,
-        partitions: list.map((e) => ({
-          partitionIndex: e.partition,
-          lastMirrorEpoch: e.lastMirrorEpoch ?? -1,
-          // UNKNOWN: only the last mirrored epoch is written (a leader never persists UNKNOWN).
-          state: e.state?.state ?? S.UNKNOWN,
-          leaderEpoch: e.leaderEpoch,
-          previousState: e.state?.previousState ?? S.UNKNOWN,
-          retryAttempt: e.state?.retryAttempt ?? 0,
-          errorMessage: e.state?.errorMessage ?? null,
-        })),
-      })),
-    });
-    if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, res.errorMessage ?? undefined);
-    for (const t of res.topics) {
-      for (const p of t.partitions) if (p.errorCode !== ErrorCode.NONE) throw new KafkaError(p.errorCode, p.errorMessage ?? `WriteMirrorStates failed for ${t.name}-${p.partitionIndex}`);
-    }
+    await Promise.all(entries.map((e) => this.writes.submit(`${ep.nodeId}\u0000${mirrorName}`, `${e.topicId}:${e.partition}`, e, (calls) => this.sendWrites(ep, mirrorName, calls))));
   }
+
+  /** One ReadMirrorStates for gathered reads; each answered with its partition's outcome. */
+  private async sendReads(ep: CoordinatorEndpoint, mirrorName: string, calls: readonly RemoteRead[]): Promise<GatheredOutcome<MirrorPartitionRecord>[]> {
+    const names = calls.map((c) => this.host.topicNameById(c.topicId));
+    const byTopic = new Map<string, number[]>();
+    calls.forEach((c, i) => {
+      const name = names[i];
+      if (name !== undefined) pushTo(byTopic, name, c.partition);
+    });
+    const answers = new Map<string, ReadMirrorStatesResponse['topics'][number]['partitions'][number]>();
+    if (byTopic.size > 0) {
+      const res = await this.send(ep, READ_MIRROR_STATES, { mirrorName, topics: [...byTopic].map(([name, ps]) => ({ name, partitions: ps.map((partitionIndex) => ({ partitionIndex })) })) });
+      if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, res.errorMessage ?? undefined);
+      for (const t of res.topics) for (const r of t.partitions) answers.set(`${t.name}\u0000${r.partitionIndex}`, r);
+    }
+    return calls.map((c, i): GatheredOutcome<MirrorPartitionRecord> => {
+      const name = names[i];
+      if (name === undefined) return { ok: false, error: new KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, `unknown topic id ${c.topicId}`) };
+      const r = answers.get(`${name}\u0000${c.partition}`);
+      if (r === undefined) return { ok: false, error: new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `ReadMirrorStates answered without ${name}-${c.partition}`) };
+      if (r.errorCode !== ErrorCode.NONE) return { ok: false, error: new KafkaError(r.errorCode, r.errorMessage ?? undefined) };
+      const stored = r.state !== S.UNKNOWN && isMirrorPartitionState(r.state);
+      return {
+        ok: true,
+        value: {
+          state: stored ? { state: r.state as PersistedPartitionState['state'], previousState: isMirrorPartitionState(r.previousState) ? r.previousState : S.UNKNOWN, retryAttempt: r.retryAttempt, errorMessage: r.errorMessage } : null,
+          lastMirrorEpoch: r.lastMirrorEpoch,
+        },
+      };
+    });
+  }
+
+  /** One WriteMirrorStates for gathered writes; each answered with its partition's outcome. */
+  private async sendWrites(ep: CoordinatorEndpoint, mirrorName: string, entries: readonly MirrorStateEntry[]): Promise<GatheredOutcome<void>[]> {
+    const names = entries.map((e) => this.host.topicNameById(e.topicId));
+    const byTopic = new Map<string, MirrorStateEntry[]>();
+    entries.forEach((e, i) => {
+      const name = names[i];
+      if (name !== undefined) pushTo(byTopic, name, e);
+    });
+    const answers = new Map<string, { errorCode: number; errorMessage: string | null }>();
+    if (byTopic.size > 0) {
+      const res = await this.send(ep, WRITE_MIRROR_STATES, {
+        mirrorName,
+        stoppedTopics: [],
+        topics: [...byTopic].map(([name, list]) => ({
+          name,
+          partitions: list.map((e) => ({
+            partitionIndex: e.partition,
+            lastMirrorEpoch: e.lastMirrorEpoch ?? -1,
+            // UNKNOWN: only the last mirrored epoch is written (a leader never persists UNKNOWN).
+            state: e.state?.state ?? S.UNKNOWN,
+            leaderEpoch: e.leaderEpoch,
+            previousState: e.state?.previousState ?? S.UNKNOWN,
+            retryAttempt: e.state?.retryAttempt ?? 0,
+            errorMessage: e.state?.errorMessage ?? null,
+          })),
+        })),
+      });
+      if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, res.errorMessage ?? undefined);
+      for (const t of res.topics) for (const p of t.partitions) answers.set(`${t.name}\u0000${p.partitionIndex}`, p);
+    }
+    return entries.map((e, i): GatheredOutcome<void> => {
+      const name = names[i];
+      if (name === undefined) return { ok: false, error: new KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, `unknown topic id ${e.topicId}`) };
+      const p = answers.get(`${name}\u0000${e.partition}`);
+      if (p === undefined) return { ok: false, error: new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `WriteMirrorStates answered without ${name}-${e.partition}`) };
+      if (p.errorCode !== ErrorCode.NONE) return { ok: false, error: new KafkaError(p.errorCode, p.errorMessage ?? `WriteMirrorStates failed for ${name}-${e.partition}`) };
+      return { ok: true, value: undefined };
+    });
+  }
+}
+
+function pushTo<K, V>(m: Map<K, V[]>, k: K, v: V): void {
+  let list = m.get(k);
+  if (list === undefined) m.set(k, (list = []));
+  list.push(v);
 }

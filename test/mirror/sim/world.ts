@@ -519,7 +519,7 @@ export class SimNode implements MirrorHost {
     this.image = world.leaderImage();
     this.coordinator = new MirrorCoordinator(this, STATE_PARTITIONS, (topicId, p) => this.image.get(topicId)?.epochs[p]);
     this.interBroker = new MirrorInterBrokerRpcs(this, this.coordinator);
-    this.stateClient = new MirrorStateClient(this, this.coordinator, this.transport());
+    this.stateClient = new MirrorStateClient(this, this.coordinator, this.transport(), (fn) => sched.defer(`state request turn on ${id}`, id, fn));
     const say = (l: string): void => world.say(`node ${id}: ${l}`);
     this.manager = new MirrorManager(this, this.stateClient, config, say, say, {
       createRuntime: (_h, _c, name, _cfg, fingerprint, events) => this.runtime(name, fingerprint, events),
