@@ -32,7 +32,7 @@ interface Target<E, R> {
 }
 
 /** Calls per request at most: a request stays far below a frame's size limit. */
-export const CALLS_PER_REQUEST = 1000;
+const CALLS_PER_REQUEST = 1000;
 
 export class StateRequestGatherer<E, R> {
   private readonly targets = new Map<string, Target<E, R>>();
