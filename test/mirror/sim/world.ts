@@ -726,9 +726,13 @@ export class SimNode implements MirrorHost {
   partitionLog(topic: string, p: number): MirrorLog | undefined {
     return this.leadsNow(topic, p) ? this.world.log(topic, p) : undefined;
   }
-  /** What the partition's producer state holds open, read from its log (a leader's, as partitionLog). */
+  /**
+   * What the partition's producer state holds open, read from this node's replica of its log,
+   * whether or not it leads it at this instant (a real node reads its local log's producer state;
+   * only an append needs the leadership, see appendCoordinatorBatch).
+   */
   openTransactions(topic: string, p: number): readonly OpenTransaction[] {
-    return this.leadsNow(topic, p) ? this.world.log(topic, p).openTransactions() : [];
+    return this.up ? this.world.log(topic, p).openTransactions() : [];
   }
   appendCoordinatorBatch(topic: string, p: number, batch: Buffer): Promise<MirrorAppendResult> {
     return this.world.sched.op(`marker ${topic}-${p} on ${this.id}`, this.id, () => {
