@@ -189,24 +189,16 @@ export class MirrorStateClient implements MirrorStateStore {
 
   /** One ReadMirrorStates for gathered reads; each answered with its partition's outcome. */
   private async sendReads(ep: CoordinatorEndpoint, mirrorName: string, calls: readonly RemoteRead[]): Promise<GatheredOutcome<MirrorPartitionRecord>[]> {
-    const names = calls.map((c) => this.host.topicNameById(c.topicId));
-    const byTopic = new Map<string, number[]>();
-    calls.forEach((c, i) => {
-      const name = names[i];
-      if (name !== undefined) pushTo(byTopic, name, c.partition);
-    });
+    const { names, byTopic } = this.byTopicName(calls);
     const answers = new Map<string, ReadMirrorStatesResponse['topics'][number]['partitions'][number]>();
     if (byTopic.size > 0) {
-      const res = await this.send(ep, READ_MIRROR_STATES, { mirrorName, topics: [...byTopic].map(([name, ps]) => ({ name, partitions: ps.map((partitionIndex) => ({ partitionIndex })) })) });
+      const res = await this.send(ep, READ_MIRROR_STATES, { mirrorName, topics: [...byTopic].map(([name, ps]) => ({ name, partitions: ps.map((c) => ({ partitionIndex: c.partition })) })) });
       if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, res.errorMessage ?? undefined);
       for (const t of res.topics) for (const r of t.partitions) answers.set(`${t.name}\u0000${r.partitionIndex}`, r);
     }
     return calls.map((c, i): GatheredOutcome<MirrorPartitionRecord> => {
-      const name = names[i];
-      if (name === undefined) return { ok: false, error: new KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, `unknown topic id ${c.topicId}`) };
-      const r = answers.get(`${name}\u0000${c.partition}`);
-      if (r === undefined) return { ok: false, error: new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `ReadMirrorStates answered without ${name}-${c.partition}`) };
-      if (r.errorCode !== ErrorCode.NONE) return { ok: false, error: new KafkaError(r.errorCode, r.errorMessage ?? undefined) };
+      const r = answerFor(answers, names[i], c, 'ReadMirrorStates');
+      if (r instanceof KafkaError) return { ok: false, error: r };
       const stored = r.state !== S.UNKNOWN && isMirrorPartitionState(r.state);
       return {
         ok: true,
@@ -220,12 +212,7 @@ export class MirrorStateClient implements MirrorStateStore {
 
   /** One WriteMirrorStates for gathered writes; each answered with its partition's outcome. */
   private async sendWrites(ep: CoordinatorEndpoint, mirrorName: string, entries: readonly MirrorStateEntry[]): Promise<GatheredOutcome<void>[]> {
-    const names = entries.map((e) => this.host.topicNameById(e.topicId));
-    const byTopic = new Map<string, MirrorStateEntry[]>();
-    entries.forEach((e, i) => {
-      const name = names[i];
-      if (name !== undefined) pushTo(byTopic, name, e);
-    });
+    const { names, byTopic } = this.byTopicName(entries);
     const answers = new Map<string, { errorCode: number; errorMessage: string | null }>();
     if (byTopic.size > 0) {
       const res = await this.send(ep, WRITE_MIRROR_STATES, {
@@ -249,14 +236,35 @@ export class MirrorStateClient implements MirrorStateStore {
       for (const t of res.topics) for (const p of t.partitions) answers.set(`${t.name}\u0000${p.partitionIndex}`, p);
     }
     return entries.map((e, i): GatheredOutcome<void> => {
-      const name = names[i];
-      if (name === undefined) return { ok: false, error: new KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, `unknown topic id ${e.topicId}`) };
-      const p = answers.get(`${name}\u0000${e.partition}`);
-      if (p === undefined) return { ok: false, error: new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `WriteMirrorStates answered without ${name}-${e.partition}`) };
-      if (p.errorCode !== ErrorCode.NONE) return { ok: false, error: new KafkaError(p.errorCode, p.errorMessage ?? `WriteMirrorStates failed for ${name}-${e.partition}`) };
-      return { ok: true, value: undefined };
+      const p = answerFor(answers, names[i], e, 'WriteMirrorStates');
+      return p instanceof KafkaError ? { ok: false, error: p } : { ok: true, value: undefined };
     });
   }
+
+  /** Each call's topic name (undefined: the id is unknown here), and the calls by topic name in order. */
+  private byTopicName<T extends { readonly topicId: string }>(calls: readonly T[]): { names: (string | undefined)[]; byTopic: Map<string, T[]> } {
+    const names = calls.map((c) => this.host.topicNameById(c.topicId));
+    const byTopic = new Map<string, T[]>();
+    calls.forEach((c, i) => {
+      const name = names[i];
+      if (name !== undefined) pushTo(byTopic, name, c);
+    });
+    return { names, byTopic };
+  }
+}
+
+/** A gathered call's own answer, or the error it gets: an unknown topic id, a missing answer, or the partition's error code. */
+function answerFor<A extends { readonly errorCode: number; readonly errorMessage: string | null }>(
+  answers: ReadonlyMap<string, A>,
+  name: string | undefined,
+  call: { readonly topicId: string; readonly partition: number },
+  api: string,
+): A | KafkaError {
+  if (name === undefined) return new KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, `unknown topic id ${call.topicId}`);
+  const a = answers.get(`${name}\u0000${call.partition}`);
+  if (a === undefined) return new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `${api} answered without ${name}-${call.partition}`);
+  if (a.errorCode !== ErrorCode.NONE) return new KafkaError(a.errorCode, a.errorMessage ?? `${api} failed for ${name}-${call.partition}`);
+  return a;
 }
 
 function pushTo<K, V>(m: Map<K, V[]>, k: K, v: V): void {
