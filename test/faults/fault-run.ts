@@ -69,6 +69,39 @@ export async function converged(cluster: NetnsCluster, topic: string, partitions
   }
 }
 
+/**
+ * How the replicas of a topic's partitions differ, one line per partition that differs (empty
+ * when every replica is byte-identical): each node's batches from the first one that is not the
+ * same on every node, as `base..last@epoch`, so a failure says which node went where.
+ */
+export function replicaDifferences(cluster: NetnsCluster, topic: string, partitions: number): string[] {
+  const out: string[] = [];
+  for (let p = 0; p < partitions; p++) {
+    const logs = cluster.nodes.map((n) => batchesOf(partitionBytes(n.dataDir, topic, p)));
+    if (logs.every((l) => l.bytes.equals(logs[0]!.bytes))) continue;
+    let first = 0;
+    while (logs.every((l) => first < l.batches.length && l.batches[first]!.key === logs[0]!.batches[first]!.key)) first++;
+    const tails = cluster.nodes.map((n, i) => `node ${n.nodeId}: ${logs[i]!.bytes.length} bytes, from batch ${first}: ${logs[i]!.batches.slice(first, first + 6).map((b) => b.label).join(' ') || '(none)'}`);
+    out.push(`${topic}-${p}: ${tails.join('; ')}`);
+  }
+  return out;
+}
+
+/** The batches of a log's bytes: offsets, partition leader epoch, and a key that compares them whole. */
+function batchesOf(bytes: Buffer): { bytes: Buffer; batches: { key: string; label: string }[] } {
+  const batches: { key: string; label: string }[] = [];
+  for (let at = 0; at + 61 <= bytes.length; ) {
+    const size = 12 + bytes.readInt32BE(at + 8);
+    if (size < 61 || at + size > bytes.length) break;
+    const base = bytes.readBigInt64BE(at);
+    const last = base + BigInt(bytes.readInt32BE(at + 23));
+    const label = `${base}..${last}@${bytes.readInt32BE(at + 12)}${(bytes.readInt16BE(at + 21) & 0x20) !== 0 ? 'c' : ''}`;
+    batches.push({ key: bytes.subarray(at, at + size).toString('base64'), label });
+    at += size;
+  }
+  return { bytes, batches };
+}
+
 export async function finish(cluster: NetnsCluster, w: RunningWorkload, topic: string, partitions: number): Promise<CheckSummary> {
   await w.stop();
   await converged(cluster, topic, partitions);
