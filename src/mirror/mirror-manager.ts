@@ -80,6 +80,13 @@ export class MirrorManager {
    * config altered) is not applied again: re-entering MIRRORING persists it to `__mirror_state`.
    */
   private readonly applied = new Map<string, string>();
+  /**
+   * Tracked partitions whose held state is to be compared with the persisted one (`recheck`): a
+   * new leader term seen (`fencedAt` -1), or a state write fenced at `fencedAt` (compared once the
+   * image names a newer epoch). One comparison runs per partition at a time; `again` asks it for
+   * another pass.
+   */
+  private readonly rechecks = new Map<string, { fencedAt: number; running: boolean; again: boolean }>();
   /** The fetchers' proactive bumps, gathered into few controller writes. */
   private readonly bumps: EpochBumpBatcher;
   /** STOPPING's own bumps, gathered the same way. */
@@ -131,6 +138,7 @@ export class MirrorManager {
       onError: (key, err) => this.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: ${(err as Error).message}`),
       onSuperseded: (key, ran, now) =>
         this.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: the ${mirrorStateName(ran)} action was superseded (now ${mirrorStateName(now)}) and left the log alone`),
+      onFenced: (key, epoch) => this.requestRecheck(partitionKeyString(key), epoch),
     });
     this.sourceSync = new MirrorSourceSync({
       host,
@@ -362,18 +370,22 @@ export class MirrorManager {
             this.machine.state(key) === S.MIRRORING &&
             this.bumps.settledAt(b.topicId, p, this.host.leaderEpoch(b.topicName, p) ?? -1);
           if (!ownBump) steps.push(this.machine.setDesired(key, b.desiredState));
-          if (previous !== undefined && previous.slice(previous.indexOf(':') + 1) !== String(epoch)) steps.push(this.recheckPersisted(key, ks, applied, b.desiredState, epoch));
+          if (previous !== undefined && previous.slice(previous.indexOf(':') + 1) !== String(epoch)) this.requestRecheck(ks, -1);
         }
       }
     }
     const failed = (await Promise.allSettled(steps)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
     for (const ks of [...this.unreadable.keys()]) if (!seen.has(ks)) this.unreadable.delete(ks);
+    // A comparison that could not finish (a failed read, a claim that did not land) or that waits
+    // for the image to name a newer epoch is taken up again.
+    for (const ks of this.rechecks.keys()) if (seen.has(ks)) void this.recheck(ks);
     for (const [ks, key] of [...this.tracked]) {
       if (seen.has(ks)) continue;
       this.machine.forget(key);
       this.tracked.delete(ks);
       this.applied.delete(ks);
+      this.rechecks.delete(ks);
       await this.runtimes.get(key.mirrorName)?.fetcher.removePartitions([topicPartitionOf(key)]);
     }
   }
@@ -400,27 +412,81 @@ export class MirrorManager {
   }
 
   /**
-   * A new leader term of a partition this node went on leading as far as its image showed: while
-   * its image lagged (cut off from the controller) another node may have led the partition under
-   * an epoch in between and persisted a state over this node's, which the coordinator rightly
-   * took (a newer epoch). The partition is taken on again from what is persisted, as a new leader
-   * does, when that differs from what the machine holds and no state write of it is out.
+   * Asks for the partition's held state to be compared with the persisted one: a new leader term
+   * of a partition this node went on leading as far as its image showed (`fencedAt` -1), or a
+   * state write of it fenced at `fencedAt`. While its image lagged (cut off from the controller)
+   * another node may have led the partition under an epoch in between and persisted a state over
+   * this node's, which the coordinator rightly took.
    */
-  private async recheckPersisted(key: MirrorPartitionKey, ks: string, applied: string, desired: State, leaderEpoch: number): Promise<void> {
-    const held = this.machine.snapshot(key);
-    if (this.machine.isSettling(key)) return;
-    let stored;
-    try {
-      stored = await this.coordinator.read(key.mirrorName, key.topicId, key.partition, 0);
-    } catch {
-      return;
+  private requestRecheck(ks: string, fencedAt: number): void {
+    if (!this.tracked.has(ks)) return;
+    const r = this.rechecks.get(ks);
+    if (r === undefined) this.rechecks.set(ks, { fencedAt, running: false, again: false });
+    else {
+      r.fencedAt = Math.max(r.fencedAt, fencedAt);
+      r.again = true;
     }
-    if (this.closed || this.tracked.get(ks) !== key || this.applied.get(ks) !== applied) return;
-    if (this.machine.snapshot(key) !== held || this.machine.isSettling(key)) return;
-    if ((stored.state?.state ?? S.UNKNOWN) === (held?.state ?? S.UNKNOWN)) return;
-    this.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: persisted ${mirrorStateName(stored.state?.state ?? S.UNKNOWN)} while this node held ${mirrorStateName(held?.state ?? S.UNKNOWN)}; taking it on from what is persisted`);
-    this.machine.forget(key);
-    await this.machine.resume(key, stored.state, desired, leaderEpoch);
+    void this.recheck(ks);
+  }
+
+  /**
+   * The comparison `requestRecheck` asked for. Once no state write of the partition is out and
+   * the image names an epoch above the fenced one: nothing to do when this node's own write at
+   * that epoch has landed (it is the persisted state); else the persisted state is read, and one
+   * that differs from the held one is taken on as a new leader does, while an equal resting one is
+   * claimed at the epoch (`MirrorStateMachine.claim`). Until then the read-only guard keeps a
+   * STOPPED partition refused: its held state is not known to be the persisted one at this epoch.
+   * A failed read or claim is tried again at the next sync.
+   */
+  private async recheck(ks: string): Promise<void> {
+    const r = this.rechecks.get(ks);
+    if (r === undefined || r.running) return;
+    r.running = true;
+    try {
+      for (;;) {
+        r.again = false;
+        const key = this.tracked.get(ks);
+        if (this.closed || key === undefined || this.rechecks.get(ks) !== r) return;
+        // Led elsewhere now: the sync that hears so forgets the partition.
+        if (!this.host.isLocalLeader(key.topicName, key.partition)) return;
+        const epoch = this.host.leaderEpoch(key.topicName, key.partition) ?? -1;
+        // The image has not caught up with the epoch that fenced the write: its change syncs again.
+        if (epoch <= r.fencedAt) return;
+        await this.machine.settled(key);
+        if (r.again) continue;
+        if (this.tracked.get(ks) !== key) return;
+        if (epoch >= 0 && this.machine.confirmedEpochOf(key) === epoch) {
+          this.rechecks.delete(ks);
+          return;
+        }
+        const held = this.machine.snapshot(key);
+        let stored;
+        try {
+          stored = await this.coordinator.read(key.mirrorName, key.topicId, key.partition, 0);
+        } catch {
+          this.resyncSoon();
+          return;
+        }
+        if (this.closed || this.tracked.get(ks) !== key || !this.host.isLocalLeader(key.topicName, key.partition)) return;
+        if (r.again || this.machine.snapshot(key) !== held || this.machine.isSettling(key) || (this.host.leaderEpoch(key.topicName, key.partition) ?? -1) !== epoch) continue;
+        const differs = (stored.state?.state ?? S.UNKNOWN) !== (held?.state ?? S.UNKNOWN);
+        // A fenced write is lost (an action's next state, a claim): the partition is taken on
+        // again as a new leader does, which redoes what the held state's action had left to do.
+        if (differs || r.fencedAt >= 0) {
+          if (differs) this.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: persisted ${mirrorStateName(stored.state?.state ?? S.UNKNOWN)} while this node held ${mirrorStateName(held?.state ?? S.UNKNOWN)}; taking it on from what is persisted`);
+          await this.machine.retake(key, stored.state, this.machine.desired(key), epoch);
+        } else if (!(await this.machine.claim(key))) {
+          if (!r.again) this.resyncSoon();
+          if (r.again) continue;
+          return;
+        }
+        if (r.again) continue;
+        if (this.rechecks.get(ks) === r) this.rechecks.delete(ks);
+        return;
+      }
+    } finally {
+      r.running = false;
+    }
   }
 
   private resyncSoon(): void {

@@ -48,13 +48,14 @@ export class MirrorProduceGuard {
     if (b.desiredState !== S.STOPPED) return ErrorCode.READ_ONLY_TOPIC;
     const key = this.deps.keyFor(b.mirrorName, b.topicId, topic, partition);
     // Not while a transition out of STOPPED is being written: it may be persisted before this
-    // leader hears so, and LOG_TRUNCATION would then cut the batch taken meanwhile. Nor while the
-    // image names a leader epoch this node's machine has not taken the partition up at (it led
-    // the partition before, lost it and got it back before the manager caught up): the STOPPED
-    // it holds is from that earlier term, and another leader may have persisted more since.
+    // leader hears so, and LOG_TRUNCATION would then cut the batch taken meanwhile. Nor until this
+    // node's own state write at the leader epoch the image names has landed (its STOPPED, or its
+    // claim of one it read): a STOPPED held from an earlier term, or read before another leader
+    // of an epoch in between wrote, may no longer be the persisted state, and only a write at the
+    // newest epoch fences every older leader's.
     if (!this.deps.isTracked(key) || machine.state(key) !== S.STOPPED || machine.isSettling(key)) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
     const epoch = host.leaderEpoch(topic, partition);
-    const held = machine.leaderEpochOf(key);
-    return epoch === undefined || held < 0 || held === epoch ? ErrorCode.NONE : ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    if (epoch === undefined || machine.leaderEpochOf(key) < 0) return ErrorCode.NONE;
+    return machine.confirmedEpochOf(key) === epoch ? ErrorCode.NONE : ErrorCode.NOT_LEADER_OR_FOLLOWER;
   }
 }

@@ -10,6 +10,7 @@
  * ran, e.g. a stop arrived during truncation) cannot drive the partition backwards.
  */
 import type { CancelTimer, Clock, Timers } from '../common/time.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
 import {
@@ -128,6 +129,14 @@ interface Entry {
   leaderEpoch: number;
   /** State writes of this partition not answered yet (each may have landed already). */
   writing: number;
+  /**
+   * The leader epoch of this node's last state write of the partition that landed (-1 none): the
+   * state it holds is the persisted one as of that epoch. Writes of an older epoch are fenced once
+   * it landed, so at the epoch the image names it is the persisted state.
+   */
+  confirmedEpoch: number;
+  /** Waiting for `writing` to reach 0. */
+  settleWaiters: (() => void)[];
 }
 
 export interface MirrorStateMachineOptions {
@@ -147,6 +156,13 @@ export interface MirrorStateMachineOptions {
   readonly onError?: (key: MirrorPartitionKey, err: unknown) => void;
   /** Called when an action ended after its partition had moved on (`ran` is the action's state). */
   readonly onSuperseded?: (key: MirrorPartitionKey, ran: State, now: State) => void;
+  /**
+   * A state write carrying leader epoch `epoch` was fenced: a newer leader of the partition has
+   * written since, so what this node holds may not be the persisted state any more. The write is
+   * not retried (it was computed from that state); the owner re-reads the partition once its
+   * image names an epoch above `epoch`.
+   */
+  readonly onFenced?: (key: MirrorPartitionKey, epoch: number) => void;
 }
 
 export class MirrorStateMachine {
@@ -172,6 +188,31 @@ export class MirrorStateMachine {
    */
   isSettling(key: MirrorPartitionKey): boolean {
     return (this.entries.get(partitionKeyString(key))?.writing ?? 0) > 0;
+  }
+
+  /** Resolves once no state write of the partition is unanswered (at once when none is). */
+  settled(key: MirrorPartitionKey): Promise<void> {
+    const e = this.entries.get(partitionKeyString(key));
+    if (e === undefined || e.writing === 0) return Promise.resolve();
+    return new Promise((resolve) => e.settleWaiters.push(resolve));
+  }
+
+  /** See Entry.confirmedEpoch: -1 when this node has not written the partition's state. */
+  confirmedEpochOf(key: MirrorPartitionKey): number {
+    return this.entries.get(partitionKeyString(key))?.confirmedEpoch ?? -1;
+  }
+
+  /**
+   * Writes the resting state (PAUSED, STOPPED, FAILED) the partition holds back unchanged at this
+   * node's leader epoch, as a new leader does (see `resume`). True when it landed or there was
+   * nothing to claim (an active state's own writes carry the epoch).
+   */
+  async claim(key: MirrorPartitionKey): Promise<boolean> {
+    const e = this.entries.get(partitionKeyString(key));
+    if (e === undefined || e.persisted === null || e.leaderEpoch < 0) return true;
+    const held = e.persisted.state;
+    if (held !== S.PAUSED && held !== S.STOPPED && held !== S.FAILED) return true;
+    return this.transition(key, held, { expectedFrom: held, claim: true });
   }
 
   snapshot(key: MirrorPartitionKey): PersistedPartitionState | null {
@@ -265,6 +306,19 @@ export class MirrorStateMachine {
     this.clearPendingWrite(e);
     e.generation++;
     this.entries.delete(k);
+    for (const w of e.settleWaiters.splice(0)) w();
+  }
+
+  /**
+   * Takes the partition on again from what is persisted, as a new leader does (`resume`), after
+   * this node found it held an outdated state. An action of the old state still running is
+   * superseded, and the new state's action waits for its exclusive step to end.
+   */
+  async retake(key: MirrorPartitionKey, persisted: PersistedPartitionState | null, desired: State, leaderEpoch: number): Promise<void> {
+    const lock = this.entries.get(partitionKeyString(key))?.actionLock;
+    this.forget(key);
+    if (lock !== undefined) this.entry(key).actionLock = lock;
+    await this.resume(key, persisted, desired, leaderEpoch);
   }
 
   /** The partition made progress (data appended / caught up): retry counting starts over. */
@@ -303,6 +357,7 @@ export class MirrorStateMachine {
       e.retryTimer = null;
       this.clearPendingWrite(e);
       e.generation++;
+      for (const w of e.settleWaiters.splice(0)) w();
     }
   }
 
@@ -322,6 +377,8 @@ export class MirrorStateMachine {
         writeRetryTimer: null,
         leaderEpoch: -1,
         writing: 0,
+        confirmedEpoch: -1,
+        settleWaiters: [],
       };
       this.entries.set(k, e);
     }
@@ -339,15 +396,25 @@ export class MirrorStateMachine {
     const next = options.claim === true ? e.persisted : this.nextPersisted(e.persisted, to, options);
     if (next === null) return false;
     e.writing++;
+    const epoch = e.leaderEpoch;
     try {
-      await this.opts.store.writeState(e.key, next, e.leaderEpoch < 0 ? undefined : e.leaderEpoch);
+      await this.opts.store.writeState(e.key, next, epoch < 0 ? undefined : epoch);
     } catch (err) {
       this.opts.onError?.(e.key, err);
-      this.scheduleWriteRetry(e, curOrUnknown, to, options, err);
+      if (err instanceof KafkaError && err.code === ErrorCode.FENCED_LEADER_EPOCH && epoch >= 0) {
+        // A newer leader wrote: this transition started from a state that may be outdated, and a
+        // retry at a newer epoch would land it over the newer leader's. Nothing pending survives.
+        this.clearPendingWrite(e);
+        this.opts.onFenced?.(e.key, epoch);
+      } else {
+        this.scheduleWriteRetry(e, curOrUnknown, to, options, err);
+      }
       return false;
     } finally {
       e.writing--;
+      if (e.writing === 0) for (const w of e.settleWaiters.splice(0)) w();
     }
+    if (epoch > e.confirmedEpoch) e.confirmedEpoch = epoch;
     if (this.closed || this.entries.get(partitionKeyString(e.key)) !== e) return false;
     if (options.claim === true) {
       // Unchanged and no action: a pending retry of a FAILED partition stays as it was.

@@ -97,4 +97,26 @@ describe('the read-only guard of a mirror partition', () => {
     await machine.resume(KEY, persisted(S.STOPPED), S.STOPPED, 5);
     expect(guard.writeError('t', 0)).toBe(ErrorCode.NONE);
   });
+
+  it('refuses writes at a new epoch the manager has noted until its own state write at that epoch has landed', async () => {
+    // The manager hears the new term (epoch 5) and notes it at once, then reads the persisted
+    // state; meanwhile the machine holds the STOPPED of epoch 3 at epoch 5. Another leader, of
+    // epoch 4, may have persisted a start in between: the STOPPED is known again only once this
+    // node's claim at 5 lands (the simulation's seed 84001450 took two client batches there).
+    let image = 3;
+    const epochs: (number | undefined)[] = [];
+    const { machine, guard, tracked } = setup(undefined, () => image);
+    const writes = machine as unknown as { opts: { store: { writeState: (k: unknown, v: unknown, e?: number) => Promise<void> } } };
+    writes.opts.store.writeState = (_k, _v, e) => (epochs.push(e), Promise.resolve());
+    tracked.add(partitionKeyString(KEY));
+    await machine.resume(KEY, persisted(S.STOPPED), S.STOPPED, 3);
+    expect(epochs).toEqual([3]);
+    expect(guard.writeError('t', 0)).toBe(ErrorCode.NONE);
+    image = 5;
+    machine.noteLeaderEpoch(KEY, 5);
+    expect(guard.writeError('t', 0)).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    expect(await machine.claim(KEY)).toBe(true);
+    expect(epochs).toEqual([3, 5]);
+    expect(guard.writeError('t', 0)).toBe(ErrorCode.NONE);
+  });
 });

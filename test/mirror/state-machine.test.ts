@@ -1,4 +1,5 @@
 import type { Timers } from '../../src/common/time.js';
+import { KafkaError } from '../../src/protocol/kafka-error.js';
 import { describe, expect, it } from 'vitest';
 import { MirrorPartitionState as S } from '../../src/mirror/mirror-partition-state.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
@@ -52,8 +53,9 @@ const ALL: State[] = [S.UNKNOWN, S.LOG_TRUNCATION, S.EPOCH_FENCING, S.MIRRORING,
 
 const key: MirrorPartitionKey = { mirrorName: 'm1', topicId: 'AAAAAAAAAAAAAAAAAAAAAA', topicName: 'orders', partition: 0 };
 
-function setup(opts: { failWrites?: () => boolean; actions?: Partial<Record<State, StateAction>>; maxAttempts?: number } = {}) {
+function setup(opts: { failWrites?: () => boolean; actions?: Partial<Record<State, StateAction>>; maxAttempts?: number; fencedBelow?: () => number } = {}) {
   const timers = new ManualTimers();
+  const fenced: number[] = [];
   const writes: PersistedPartitionState[] = [];
   const writeEpochs: (number | undefined)[] = [];
   const order: string[] = [];
@@ -62,6 +64,8 @@ function setup(opts: { failWrites?: () => boolean; actions?: Partial<Record<Stat
       async writeState(_k, v, leaderEpoch) {
         await Promise.resolve();
         if (opts.failWrites?.() === true) throw new Error('coordinator not available');
+        const current = opts.fencedBelow?.() ?? -1;
+        if (leaderEpoch !== undefined && leaderEpoch < current) throw new KafkaError(ErrorCode.FENCED_LEADER_EPOCH, `leader epoch ${leaderEpoch}, older than the current ${current}`);
         order.push(`persist:${v.state}`);
         writes.push(v);
         writeEpochs.push(leaderEpoch);
@@ -72,8 +76,9 @@ function setup(opts: { failWrites?: () => boolean; actions?: Partial<Record<Stat
     timers,
     retry: { initialBackoffMs: 1000, maxBackoffMs: 8000, maxAttempts: opts.maxAttempts ?? 100, jitter: 0.2 },
     random: () => 0.5,
+    onFenced: (_k, epoch) => fenced.push(epoch),
   });
-  return { timers, writes, writeEpochs, machine, order };
+  return { timers, writes, writeEpochs, machine, order, fenced };
 }
 
 describe('legal transitions (spec §7.2)', () => {
@@ -470,6 +475,24 @@ describe('state-write fencing', () => {
     machine.noteLeaderEpoch(key, 7);
     await machine.setDesired(key, S.PAUSED);
     expect(writeEpochs.at(-1)).toBe(7);
+  });
+
+  it('a fenced write is not tried again at a newer epoch: the owner is told, and re-reads', async () => {
+    // This node claimed a STOPPED it read at epoch 3 while another leader, at epoch 4, had just
+    // persisted a start over it. Retried once the node noted its own new term (5), the claim
+    // would have written the old STOPPED over the start (the simulation's seed 84001450).
+    let current = 4;
+    const { machine, writes, fenced, timers } = setup({ fencedBelow: () => current });
+    const stopped: PersistedPartitionState = { state: S.STOPPED, previousState: S.STOPPING, retryAttempt: 0, errorMessage: null };
+    await machine.resume(key, stopped, S.STOPPED, 3);
+    await flush();
+    expect(writes).toEqual([]);
+    expect(fenced).toEqual([3]);
+    current = 5;
+    machine.noteLeaderEpoch(key, 5);
+    await timers.advance(60_000);
+    expect(writes).toEqual([]);
+    expect(machine.stuck(key)).toBeNull();
   });
 });
 

@@ -38,12 +38,18 @@
  *   named it leader; the simulation answered "none" to a node not leading at that instant (a real
  *   node reads its local replica's producer state), so the stop wrote MIRROR_PID_RESET with no
  *   ABORT before it and a transaction open at the stop read as committed.
+ * - 84001450: a node cut off from the controller led a partition again at a new epoch; its
+ *   manager noted the epoch at once and only then read the persisted state, so for that read the
+ *   guard saw a STOPPED at the image's epoch and took two client writes while another leader, of
+ *   an epoch in between, had persisted LOG_TRUNCATION. Its claim of the old STOPPED, fenced, was
+ *   then retried at the new epoch and landed over the start. The guard now waits for the node's
+ *   own write at the image's epoch, and a fenced write is re-read instead of retried (D31).
  */
 import { describe, expect, it } from 'vitest';
 import { describeFailure, explore } from './explore.js';
 
 describe('the mirror control plane on seeds that once found a violation', () => {
-  for (const seed of [20499, 7000026, 8000233, 16, 656718586, 20261257, 30000000, 80000162, 81000945, 83000089]) {
+  for (const seed of [20499, 7000026, 8000233, 16, 656718586, 20261257, 30000000, 80000162, 81000945, 83000089, 84001450]) {
     it(`holds its invariants on seed ${seed}`, async () => {
       const r = await explore(seed, 25);
       expect(r.failure === null ? null : describeFailure(r.failure)).toBeNull();
