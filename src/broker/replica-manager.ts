@@ -11,24 +11,58 @@
  * Mirrored partitions keep the source's leader epochs: whether a topic does is the
  * `holdsSourceEpochs` policy given by the node, so this file needs nothing of mirroring.
  *
+ * Handlers reach a partition's log through the one leader check here (`leaderLog`): this node
+ * must be the unfenced leader, at the epoch the request names, before it answers for the log.
+ *
  * Concurrency contract: opens of one partition are shared (one PartitionLog per partition);
  * the LogManager runs the lifecycle operations of one partition one after another. Appends and
  * reads go straight to the PartitionLog, which serialises its own mutations.
  */
 import type { Logger } from '../common/logger.js';
-import type { MetadataImage, TopicImage } from '../controller/metadata-image.js';
+import type { MetadataImage, PartitionImage, TopicImage } from '../controller/metadata-image.js';
 import type { MetadataRecord } from '../controller/metadata-records.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { logConfigFromProps, type LogConfig } from '../storage/log-config.js';
 import type { LogManager } from '../storage/log-manager.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import type { ReplicationSeam } from '../replication/replication-seam.js';
 import { isReplicated, ReplicationManager } from '../replication/replication-manager.js';
+import type { PartitionLeader } from '../replication/partition-leader.js';
 import type { ConfigResolver } from './config-resolver.js';
 
 export interface Partition {
   readonly topic: TopicImage;
   readonly partition: number;
   readonly log: PartitionLog;
+}
+
+/** A partition this node leads unfenced. */
+export interface Leadership {
+  readonly part: PartitionImage;
+  /** The leader role of a replicated partition, taken at the image's epoch; undefined when the partition is led here alone. */
+  readonly leader: PartitionLeader | undefined;
+}
+
+/** A partition this node leads unfenced, its log, and the leader epoch it leads at. */
+export interface LeaderLog extends Leadership {
+  readonly log: PartitionLog;
+  readonly leaderEpoch: number;
+}
+
+/** What a leader check refuses with: a Kafka error code, and the log when it was found (Fetch answers its offsets). */
+export interface LeaderRefusal {
+  readonly errorCode: number;
+  readonly log?: PartitionLog;
+}
+
+export interface LeaderCheck {
+  /** The current leader epoch the request names (KIP-320), null when it names none. */
+  readonly currentLeaderEpoch?: number | null;
+  /**
+   * An append: a replicated partition is written only once this node has taken the leader role
+   * at the image's epoch (Kafka's Partition.appendRecordsToLeader), and its writes wait on that role.
+   */
+  readonly forAppend?: boolean;
 }
 
 /**
@@ -207,6 +241,49 @@ export class ReplicaManager {
       }
       this.logManager.updateConfig(t.name, cfg);
     }
+  }
+
+  /**
+   * Whether this node may act as the partition's leader now, checked as Kafka's
+   * ReplicaManager.getPartitionOrError and Partition.appendRecordsToLeader do: a partition the
+   * image does not have is UNKNOWN_TOPIC_OR_PARTITION; on a cluster one this node does not lead,
+   * or leads while fenced (no live registration), NOT_LEADER_OR_FOLLOWER, and for an append so is
+   * a replicated one whose leader role has not yet been taken at the image's epoch. A node alone
+   * leads every partition.
+   */
+  leadership(topic: TopicImage | undefined, partition: number, forAppend = false): Leadership | number {
+    const part = topic?.partitions[partition];
+    if (part === undefined) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    const replication = this.replication;
+    if (replication === null) return { part, leader: undefined };
+    if (part.leader !== replication.nodeId || replication.fenced) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    if (!forAppend || !isReplicated(part, replication.nodeId)) return { part, leader: undefined };
+    const leader = replication.leaderOf(topic!.topicId, partition);
+    return leader !== undefined && leader.leaderEpoch === part.leaderEpoch ? { part, leader } : ErrorCode.NOT_LEADER_OR_FOLLOWER;
+  }
+
+  /**
+   * The log of a partition for a request only its leader answers: `leadership`, then the log
+   * (opened when it is not yet), then the current leader epoch the request names (Kafka's
+   * Partition.checkCurrentLeaderEpoch): older than the partition's is FENCED_LEADER_EPOCH, newer
+   * UNKNOWN_LEADER_EPOCH, both with the log. A partition with no log here is, as in
+   * getPartitionOrError, NOT_LEADER_OR_FOLLOWER while the image still has it (the log is being
+   * closed) and UNKNOWN_TOPIC_OR_PARTITION once it does not (the topic was deleted meanwhile).
+   */
+  async leaderLog(topic: TopicImage | undefined, partition: number, check: LeaderCheck = {}): Promise<LeaderLog | LeaderRefusal> {
+    const led = this.leadership(topic, partition, check.forAppend);
+    if (typeof led === 'number') return { errorCode: led };
+    const name = topic!.name;
+    const log = this.getLog(name, partition) ?? (await this.ensureLog(name, partition));
+    if (log === undefined) {
+      const now = this.image.topic(name);
+      return { errorCode: now?.topicId === topic!.topicId && now.partitions[partition] !== undefined ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+    }
+    const epoch = led.part.leaderEpoch;
+    const asked = check.currentLeaderEpoch ?? null;
+    if (asked !== null && asked < epoch) return { errorCode: ErrorCode.FENCED_LEADER_EPOCH, log };
+    if (asked !== null && asked > epoch) return { errorCode: ErrorCode.UNKNOWN_LEADER_EPOCH, log };
+    return { ...led, log, leaderEpoch: led.leader?.leaderEpoch ?? epoch };
   }
 
   /** Every open log with its topic and partition. */

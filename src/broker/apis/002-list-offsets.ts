@@ -27,7 +27,6 @@ import { decodeRecords } from '../../protocol/records.js';
 import type { PartitionLog } from '../../storage/partition-log.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
-import { leaderLog } from '../leader-log.js';
 
 type TopicOut = NonNullable<ListOffsetsResponseInput['topics']>[number];
 
@@ -91,9 +90,10 @@ export function listOffsetsHandler(ctx: BrokerContext): ApiHandler<ListOffsetsRe
             answer(out(ErrorCode.UNSUPPORTED_VERSION));
             continue;
           }
-          const found = await leaderLog(ctx, topic, t.name, p.partitionIndex, p.currentLeaderEpoch);
-          if (typeof found === 'number') {
-            answer(out(found));
+          // Only -1 names no epoch in ListOffsets, as in Kafka: any other value below the partition's, a negative one included, is fenced.
+          const found = await ctx.replicas.leaderLog(topic, p.partitionIndex, { currentLeaderEpoch: p.currentLeaderEpoch === -1 ? null : p.currentLeaderEpoch });
+          if ('errorCode' in found) {
+            answer(out(found.errorCode));
             continue;
           }
           const { part, log } = found;

@@ -13,7 +13,6 @@ import { decodeOffsetForLeaderEpochRequest, type OffsetForLeaderEpochRequest } f
 import { encodeOffsetForLeaderEpochResponse, type OffsetForLeaderEpochResponseInput } from '../../protocol/generated/messages/offset-for-leader-epoch-response.js';
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
-import { leaderLog } from '../leader-log.js';
 
 type TopicOut = NonNullable<OffsetForLeaderEpochResponseInput['topics']>[number];
 type PartOut = NonNullable<TopicOut['partitions']>[number];
@@ -33,9 +32,10 @@ export function offsetForLeaderEpochHandler(ctx: BrokerContext): ApiHandler<Offs
         const topic = ctx.image.topic(t.topic);
         for (const p of t.partitions) {
           const out = (errorCode: number, leaderEpoch = -1, endOffset = -1): PartOut => ({ errorCode, partition: p.partition, leaderEpoch, endOffset: BigInt(endOffset) });
-          const found = await leaderLog(ctx, topic, t.topic, p.partition, p.currentLeaderEpoch);
-          if (typeof found === 'number') {
-            parts.push(out(found));
+          // Only -1 names no epoch in OffsetForLeaderEpoch, as in Kafka: any other value below the partition's is fenced.
+          const found = await ctx.replicas.leaderLog(topic, p.partition, { currentLeaderEpoch: p.currentLeaderEpoch === -1 ? null : p.currentLeaderEpoch });
+          if ('errorCode' in found) {
+            parts.push(out(found.errorCode));
             continue;
           }
           const { log } = found;
