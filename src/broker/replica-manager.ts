@@ -72,6 +72,15 @@ export interface LeaderCheck {
  */
 type SourceEpochPolicy = (topic: TopicImage) => boolean;
 
+/** The leader check's last step, the epoch the request names against the partition's (Kafka's Partition.checkCurrentLeaderEpoch). */
+function checkCurrentLeaderEpoch(led: Leadership, log: PartitionLog, check: LeaderCheck): LeaderLog | LeaderRefusal {
+  const epoch = led.part.leaderEpoch;
+  const asked = check.currentLeaderEpoch ?? null;
+  if (asked !== null && asked < epoch) return { errorCode: ErrorCode.FENCED_LEADER_EPOCH, log };
+  if (asked !== null && asked > epoch) return { errorCode: ErrorCode.UNKNOWN_LEADER_EPOCH, log };
+  return { ...led, log, leaderEpoch: led.leader?.leaderEpoch ?? epoch };
+}
+
 const key = (topic: string, partition: number): string => `${topic}-${partition}`;
 /** How long a removed replica's log waits for replication to stop using it before it is deleted. */
 const REPLICA_RELEASE_TIMEOUT_MS = 10_000;
@@ -279,11 +288,19 @@ export class ReplicaManager {
       const now = this.image.topic(name);
       return { errorCode: now?.topicId === topic!.topicId && now.partitions[partition] !== undefined ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
     }
-    const epoch = led.part.leaderEpoch;
-    const asked = check.currentLeaderEpoch ?? null;
-    if (asked !== null && asked < epoch) return { errorCode: ErrorCode.FENCED_LEADER_EPOCH, log };
-    if (asked !== null && asked > epoch) return { errorCode: ErrorCode.UNKNOWN_LEADER_EPOCH, log };
-    return { ...led, log, leaderEpoch: led.leader?.leaderEpoch ?? epoch };
+    return checkCurrentLeaderEpoch(led, log, check);
+  }
+
+  /**
+   * `leaderLog` with no wait, for the produce path, which appends a request's batches in the
+   * order sent only while it does not yield: undefined when the log is not open yet (then
+   * `leaderLog` opens it).
+   */
+  openLeaderLog(topic: TopicImage | undefined, partition: number, check: LeaderCheck = {}): LeaderLog | LeaderRefusal | undefined {
+    const led = this.leadership(topic, partition, check.forAppend);
+    if (typeof led === 'number') return { errorCode: led };
+    const log = this.getLog(topic!.name, partition);
+    return log === undefined ? undefined : checkCurrentLeaderEpoch(led, log, check);
   }
 
   /** Every open log with its topic and partition. */

@@ -44,8 +44,6 @@ import type { ApiHandler } from '../../server/api-handler.js';
 import type { AppendResult } from '../../storage/partition-log-options.js';
 import { INTERNAL_TOPICS, type BrokerContext } from '../broker-context.js';
 import { recompressBatch, targetCodec } from '../recompress.js';
-import { isReplicated } from '../../replication/replication-manager.js';
-import type { PartitionLeader } from '../../replication/partition-leader.js';
 import { TxnOperation } from '../add-partitions-to-txn-manager.js';
 
 type TopicOut = NonNullable<ProduceResponseInput['responses']>[number];
@@ -187,29 +185,14 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
               );
               continue;
             }
-            const part = topic.partitions[pd.index]!;
-            const replication = ctx.replicas.replication;
             // Kafka's Partition.appendRecordsToLeader: only the unfenced leader takes writes; a
             // replicated partition only once this node has become its leader at the image's epoch.
-            let leader: PartitionLeader | undefined;
-            if (replication !== null) {
-              if (part.leader !== ctx.nodeId || replication.fenced) {
-                parts.push(out(ErrorCode.NOT_LEADER_OR_FOLLOWER, null));
-                continue;
-              }
-              if (isReplicated(part, ctx.nodeId)) {
-                leader = replication.leaderOf(topic.topicId, pd.index);
-                if (leader === undefined || leader.leaderEpoch !== part.leaderEpoch) {
-                  parts.push(out(ErrorCode.NOT_LEADER_OR_FOLLOWER, null));
-                  continue;
-                }
-              }
-            }
-            const log = ctx.replicas.getLog(topic.name, pd.index) ?? (await ctx.replicas.ensureLog(topic.name, pd.index));
-            if (!log) {
-              parts.push(out(ErrorCode.NOT_LEADER_OR_FOLLOWER, null));
+            const found = ctx.replicas.openLeaderLog(topic, pd.index, { forAppend: true }) ?? (await ctx.replicas.leaderLog(topic, pd.index, { forAppend: true }));
+            if ('errorCode' in found) {
+              parts.push(out(found.errorCode, null));
               continue;
             }
+            const { part, log, leader, leaderEpoch } = found;
             if (acks === -1) {
               const minIsr = ctx.configs.minInsyncReplicas(topic.name);
               if (part.isr.length < minIsr) {
@@ -254,7 +237,6 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
             }
             const slot = out(0, null);
             parts.push(slot);
-            const epoch = leader?.leaderEpoch ?? part.leaderEpoch;
             // KIP-890 (Kafka's ReplicaManager through AddPartitionsToTxnManager): the first
             // transactional batch of a transaction on this partition is verified to be in the
             // transaction (v11 and older, part 1) or adds the partition to it (v12+, transactions V2,
@@ -267,7 +249,7 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
               const c = needsCheck()
                 ? await adder!.forProduce({ transactionalId: transactionalId!, producerId: batch.producerId, producerEpoch: batch.producerEpoch, topic: topic.name, partition: pd.index, operation: produceOperation(v) })
                 : { errorCode: 0, errorMessage: null };
-              if (c.errorCode === 0) return log.appendAsLeader(records, epoch, { requiredAcks: acks, prevalidated: true });
+              if (c.errorCode === 0) return log.appendAsLeader(records, leaderEpoch, { requiredAcks: acks, prevalidated: true });
               return { errorCode: c.errorCode, ...(c.errorMessage !== null ? { errorMessage: c.errorMessage } : {}), baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: -1 };
             };
             pending.push(

@@ -124,15 +124,13 @@ export function fetchHandler(ctx: BrokerContext, sessions: FetchManager): ApiHan
     // An id that never named a topic here is UNKNOWN_TOPIC_ID; a session partition whose topic has
     // gone since keeps its name, and Kafka's lookup by that name answers UNKNOWN_TOPIC_OR_PARTITION.
     if (!t || !p) return fail(v >= 13 && !t && w.p.topicName === '' ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    const replication = ctx.replicas.replication;
-    // Only the leader serves fetches, consumers' and followers' alike (no KIP-392 follower reads).
-    if (replication !== null && (p.leader !== ctx.nodeId || replication.fenced)) return fail(ErrorCode.NOT_LEADER_OR_FOLLOWER);
-    const log = ctx.replicas.getLog(t.name, w.p.partition) ?? (await ctx.replicas.ensureLog(t.name, w.p.partition));
-    if (!log) return fail(replication !== null ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    // A negative current leader epoch is no epoch at all in a fetch (Kafka 4.1.2 answers -2 as -1).
+    // Only the unfenced leader serves fetches, consumers' and followers' alike (no KIP-392 follower
+    // reads). A negative current leader epoch is no epoch at all in a fetch (Kafka 4.1.2 answers -2 as -1).
     const epochGiven = w.p.currentLeaderEpoch >= 0;
-    if (epochGiven && w.p.currentLeaderEpoch < p.leaderEpoch) return fail(ErrorCode.FENCED_LEADER_EPOCH, log);
-    if (w.p.currentLeaderEpoch > p.leaderEpoch) return fail(ErrorCode.UNKNOWN_LEADER_EPOCH, log);
+    const found = await ctx.replicas.leaderLog(t, w.p.partition, { currentLeaderEpoch: epochGiven ? w.p.currentLeaderEpoch : null });
+    if ('errorCode' in found) return fail(found.errorCode, found.log);
+    const log = found.log;
+    const replication = ctx.replicas.replication;
     if (replicaId >= 0 && (replicaId === ctx.nodeId || !p.replicas.includes(replicaId))) {
       // Kafka's Partition.followerReplicaOrThrow: a replica id the partition does not have as a
       // follower (the leader's own included) may be a replica this leader does not know of yet, so
