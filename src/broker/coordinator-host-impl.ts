@@ -6,7 +6,6 @@
 import { realTimers, systemClock } from '../common/time.js';
 import { type CoordinatorHost, type CoordinatorLeadership } from '../coordinator/coordinator-host.js';
 import { coordinatorLogOf } from '../coordinator/partition-log-adapter.js';
-import { isReplicated } from '../replication/replication-manager.js';
 import type { PartitionLeader } from '../replication/partition-leader.js';
 import { buildEndTxnMarkerBatch } from '../protocol/control-records.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
@@ -22,14 +21,8 @@ import { MirrorPartitionState } from '../mirror/mirror-partition-state.js';
  * Partition.appendRecordsToLeader check).
  */
 export function appendLeader(ctx: BrokerContext, topic: string, partition: number): PartitionLeader | null | 'not-leader' {
-  const replication = ctx.replicas.replication;
-  if (replication === null) return null;
-  const t = ctx.image.topic(topic);
-  const part = t?.partitions[partition];
-  if (t === undefined || part === undefined || part.leader !== ctx.nodeId || replication.fenced) return 'not-leader';
-  if (!isReplicated(part, ctx.nodeId)) return null;
-  const leader = replication.leaderOf(t.topicId, partition);
-  return leader !== undefined && leader.leaderEpoch === part.leaderEpoch ? leader : 'not-leader';
+  const led = ctx.replicas.leadership(ctx.image.topic(topic), partition, true);
+  return typeof led === 'number' ? 'not-leader' : (led.leader ?? null);
 }
 
 /** How long a coordinator write waits for the ISR (offsets.commit.timeout.ms, Kafka's default 5 s). */
@@ -134,21 +127,20 @@ export function createCoordinatorHost(ctx: BrokerContext): CoordinatorHost & { c
       // own ABORT markers through the mirror coordinator, not here.
       const refused = clientWriteError(ctx, topic, partition);
       if (refused !== ErrorCode.NONE) return refused;
-      const log = await ctx.replicas.ensureLog(topic, partition);
-      if (!log) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
       // A replicated partition takes a marker only on its leader: written into a follower's copy
       // it would fork that copy from the leader's log.
-      const leader = appendLeader(ctx, topic, partition);
-      if (leader === 'not-leader') return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+      const found = await ctx.replicas.leaderLog(ctx.image.topic(topic), partition, { forAppend: true });
+      if ('errorCode' in found) return found.errorCode;
+      const { log, leader, leaderEpoch } = found;
       const batch = buildEndTxnMarkerBatch({
         producerId: marker.producerId,
         producerEpoch: marker.producerEpoch,
         coordinatorEpoch: marker.coordinatorEpoch,
         commit: marker.commit,
       });
-      const r = await log.appendAsLeader(batch, leader?.leaderEpoch ?? part.leaderEpoch, { requiredAcks: -1, origin: 'coordinator', coordinatorEpoch: marker.coordinatorEpoch });
+      const r = await log.appendAsLeader(batch, leaderEpoch, { requiredAcks: -1, origin: 'coordinator', coordinatorEpoch: marker.coordinatorEpoch });
       // The transaction completes only once its markers are on the ISR (Kafka appends them with acks=-1).
-      if (r.errorCode !== 0 || leader === null) return r.errorCode;
+      if (r.errorCode !== 0 || leader === undefined) return r.errorCode;
       return leader.awaitReplication(r.lastOffset + 1, commitTimeoutMs(ctx));
     },
     close: () => markers.close(),

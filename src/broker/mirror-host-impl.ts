@@ -10,7 +10,7 @@ import { MirrorPartitionState, type MirrorPartitionStateValue } from '../mirror/
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { BrokerContext } from './broker-context.js';
 import { checkTopicConfig } from './config.js';
-import { appendLeader, commitTimeoutMs } from './coordinator-host-impl.js';
+import { commitTimeoutMs } from './coordinator-host-impl.js';
 import { isReplicated } from '../replication/replication-manager.js';
 import { topicNameError, type Controller, type ControllerResult } from '../controller/controller.js';
 import { ConfigResourceType } from '../protocol/config-resource-type.js';
@@ -151,13 +151,11 @@ export function createMirrorHost(ctx: BrokerContext, coordinatorHost: Coordinato
         .map((s) => ({ producerId: s.producerId, producerEpoch: s.producerEpoch, coordinatorEpoch: Math.max(0, s.coordinatorEpoch) }));
     },
     async appendCoordinatorBatch(topic, partition, batch) {
-      const part = ctx.image.topic(topic)?.partitions[partition];
-      const l = part ? await ctx.replicas.ensureLog(topic, partition) : undefined;
-      if (!part || !l) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, baseOffset: -1, lastOffset: -1 };
-      const leader = appendLeader(ctx, topic, partition);
-      if (leader === 'not-leader') return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, lastOffset: -1 };
-      const r = await l.appendAsLeader(batch, part.leaderEpoch, { requiredAcks: -1, origin: 'coordinator' });
-      if (r.errorCode !== 0 || leader === null) return { errorCode: r.errorCode, baseOffset: r.baseOffset, lastOffset: r.lastOffset, ...(r.errorMessage !== undefined ? { errorMessage: r.errorMessage } : {}) };
+      const found = await ctx.replicas.leaderLog(ctx.image.topic(topic), partition, { forAppend: true });
+      if ('errorCode' in found) return { errorCode: found.errorCode, baseOffset: -1, lastOffset: -1 };
+      const { log: l, leader, leaderEpoch } = found;
+      const r = await l.appendAsLeader(batch, leaderEpoch, { requiredAcks: -1, origin: 'coordinator' });
+      if (r.errorCode !== 0 || leader === undefined) return { errorCode: r.errorCode, baseOffset: r.baseOffset, lastOffset: r.lastOffset, ...(r.errorMessage !== undefined ? { errorMessage: r.errorMessage } : {}) };
       // acks=all, as a coordinator's append: the marker is committed (the ISR holds it) before
       // STOPPING goes on, so a leader elected after STOPPED is persisted holds it too.
       const code = await leader.awaitReplication(r.lastOffset + 1, commitTimeoutMs(ctx));

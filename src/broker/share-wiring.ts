@@ -34,24 +34,22 @@ export function createShareGroups(ctx: BrokerContext, host: CoordinatorHost, gro
   const logs: ShareLogs = {
     async resolve(topicId, partition) {
       const t = ctx.image.topicsById.get(topicId);
-      const p = t?.partitions[partition];
       if (t === undefined) return { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, log: null, leaderId: -1, leaderEpoch: -1 };
-      if (p === undefined) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, log: null, leaderId: -1, leaderEpoch: -1 };
-      const replication = ctx.replicas.replication;
       // Share-partitions live on the partition leader, as fetches are served there.
-      if (replication !== null && (p.leader !== ctx.nodeId || replication.fenced)) {
-        return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, log: null, leaderId: p.leader, leaderEpoch: p.leaderEpoch };
+      const found = await ctx.replicas.leaderLog(t, partition);
+      if ('errorCode' in found) {
+        const p = t.partitions[partition];
+        return { errorCode: found.errorCode, log: null, leaderId: p?.leader ?? -1, leaderEpoch: p?.leaderEpoch ?? -1 };
       }
-      const log = ctx.replicas.getLog(t.name, partition) ?? (await ctx.replicas.ensureLog(t.name, partition));
-      if (!log) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, log: null, leaderId: p.leader, leaderEpoch: p.leaderEpoch };
+      const { log, part: p, leaderEpoch } = found;
       // Led here at a new epoch: what this node held from an earlier leadership is stale (other
       // leaders may have acknowledged since), so it is loaded again from the share coordinator.
       const served = servedEpochs.get(`${topicId}:${partition}`);
-      if (served !== p.leaderEpoch) {
+      if (served !== leaderEpoch) {
         if (served !== undefined) partitions.dropPartition(topicId, partition);
-        servedEpochs.set(`${topicId}:${partition}`, p.leaderEpoch);
+        servedEpochs.set(`${topicId}:${partition}`, leaderEpoch);
       }
-      return { errorCode: ErrorCode.NONE, log, leaderId: p.leader, leaderEpoch: p.leaderEpoch };
+      return { errorCode: ErrorCode.NONE, log, leaderId: p.leader, leaderEpoch };
     },
     groupConfig,
   };
