@@ -38,6 +38,7 @@ export interface Partition {
 
 /** A partition this node leads unfenced. */
 export interface Leadership {
+  readonly topic: TopicImage;
   readonly part: PartitionImage;
   /** The leader role of a replicated partition, taken at the image's epoch; undefined when the partition is led here alone. */
   readonly leader: PartitionLeader | undefined;
@@ -262,13 +263,13 @@ export class ReplicaManager {
    */
   leadership(topic: TopicImage | undefined, partition: number, forAppend = false): Leadership | number {
     const part = topic?.partitions[partition];
-    if (part === undefined) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    if (topic === undefined || part === undefined) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
     const replication = this.replication;
-    if (replication === null) return { part, leader: undefined };
+    if (replication === null) return { topic, part, leader: undefined };
     if (part.leader !== replication.nodeId || replication.fenced) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
-    if (!forAppend || !isReplicated(part, replication.nodeId)) return { part, leader: undefined };
-    const leader = replication.leaderOf(topic!.topicId, partition);
-    return leader !== undefined && leader.leaderEpoch === part.leaderEpoch ? { part, leader } : ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    if (!forAppend || !isReplicated(part, replication.nodeId)) return { topic, part, leader: undefined };
+    const leader = replication.leaderOf(topic.topicId, partition);
+    return leader !== undefined && leader.leaderEpoch === part.leaderEpoch ? { topic, part, leader } : ErrorCode.NOT_LEADER_OR_FOLLOWER;
   }
 
   /**
@@ -282,11 +283,11 @@ export class ReplicaManager {
   async leaderLog(topic: TopicImage | undefined, partition: number, check: LeaderCheck = {}): Promise<LeaderLog | LeaderRefusal> {
     const led = this.leadership(topic, partition, check.forAppend);
     if (typeof led === 'number') return { errorCode: led };
-    const name = topic!.name;
+    const { name, topicId } = led.topic;
     const log = this.getLog(name, partition) ?? (await this.ensureLog(name, partition));
     if (log === undefined) {
       const now = this.image.topic(name);
-      return { errorCode: now?.topicId === topic!.topicId && now.partitions[partition] !== undefined ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+      return { errorCode: now?.topicId === topicId && now.partitions[partition] !== undefined ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
     }
     return checkCurrentLeaderEpoch(led, log, check);
   }
@@ -299,7 +300,7 @@ export class ReplicaManager {
   openLeaderLog(topic: TopicImage | undefined, partition: number, check: LeaderCheck = {}): LeaderLog | LeaderRefusal | undefined {
     const led = this.leadership(topic, partition, check.forAppend);
     if (typeof led === 'number') return { errorCode: led };
-    const log = this.getLog(topic!.name, partition);
+    const log = this.getLog(led.topic.name, partition);
     return log === undefined ? undefined : checkCurrentLeaderEpoch(led, log, check);
   }
 
