@@ -14,6 +14,10 @@ export interface RunningEtcd {
   readonly dataDir: string;
   /** SIGKILL, then start again on the same ports and data directory. */
   restart(): Promise<void>;
+  /** SIGSTOP: etcd keeps its sockets but answers nothing, so no lease is renewed. */
+  pause(): void;
+  /** SIGCONT after `pause`. */
+  resume(): void;
   /** Stops etcd and removes its data directory. */
   destroy(): Promise<void>;
 }
@@ -86,7 +90,14 @@ export async function startEtcd(opts: EtcdOptions = {}): Promise<RunningEtcd> {
       await stop();
       await launch();
     },
+    pause() {
+      proc?.kill('SIGSTOP');
+    },
+    resume() {
+      proc?.kill('SIGCONT');
+    },
     async destroy() {
+      // A stopped process takes SIGKILL all the same.
       await stop();
       rmSync(dataDir, { recursive: true, force: true });
     },

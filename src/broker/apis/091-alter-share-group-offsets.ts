@@ -2,8 +2,9 @@
  * AlterShareGroupOffsets (key 91), v0 (KIP-932): sets the share-partition start offset of
  * partitions of an empty share group (one with members is NON_EMPTY_GROUP; an unknown group is
  * created empty, as Kafka does), dropping their delivery state: the next fetch delivers from the
- * new offset. A partition that does not exist is UNKNOWN_TOPIC_OR_PARTITION, and one not led here
- * NOT_LEADER_OR_FOLLOWER (share-partition state lives on the partition leader). The altered
+ * new offset. A partition that does not exist is UNKNOWN_TOPIC_OR_PARTITION, and one this node
+ * does not lead, or leads while fenced, NOT_LEADER_OR_FOLLOWER (share-partition state lives on
+ * the unfenced partition leader, as share fetches are served there). The altered
  * partitions count as initialized for the group (ShareGroupStatePartitionMetadata).
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
@@ -33,7 +34,6 @@ export function alterShareGroupOffsetsHandler(ctx: BrokerContext, share: ShareGr
       } catch (e) {
         return { errorCode: errorCodeOf(e), errorMessage: null, responses: [] };
       }
-      const replication = ctx.replicas.replication;
       const writes: Promise<void>[] = [];
       const altered = new Map<string, number[]>();
       const response = {
@@ -44,12 +44,12 @@ export function alterShareGroupOffsetsHandler(ctx: BrokerContext, share: ShareGr
             topicName: t.topicName,
             topicId: image?.topicId ?? ZERO_UUID,
             partitions: t.partitions.map((p) => {
-              const part = image?.partitions[p.partitionIndex];
-              if (image === undefined || part === undefined) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
-              if (replication !== null && part.leader !== ctx.nodeId) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
-              share.partitions.initSharePartition(req.groupId, image.topicId, p.partitionIndex, Number(p.startOffset), part.leaderEpoch);
-              writes.push(share.partitions.persist(req.groupId, image.topicId, p.partitionIndex, part.leaderEpoch));
-              altered.set(image.topicId, [...(altered.get(image.topicId) ?? []), p.partitionIndex]);
+              const led = ctx.replicas.leadership(image, p.partitionIndex);
+              if (typeof led === 'number') return { partitionIndex: p.partitionIndex, errorCode: led };
+              const { topicId } = led.topic;
+              share.partitions.initSharePartition(req.groupId, topicId, p.partitionIndex, Number(p.startOffset), led.part.leaderEpoch);
+              writes.push(share.partitions.persist(req.groupId, topicId, p.partitionIndex, led.part.leaderEpoch));
+              altered.set(topicId, [...(altered.get(topicId) ?? []), p.partitionIndex]);
               return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE };
             }),
           };
