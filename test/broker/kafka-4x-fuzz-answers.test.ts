@@ -427,3 +427,24 @@ it('a committed offset may be any int64: Long.MAX_VALUE is stored and fetched ba
   const d = decodeDescribeGroupsResponse(await c.call(15, 5, (w) => encodeDescribeGroupsRequest(w, { groups: ['oc-long-max-group'], includeAuthorizedOperations: false }, 5)), 5);
   expect(d.groups[0]!.groupState).toBe('Empty');
 });
+
+it('DescribeConfigs with IncludeDocumentation gives each key a sentence of documentation, and null without it', async () => {
+  expect((await createTopics(['dc-docs'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  const resources = [
+    { resourceType: 2, resourceName: 'dc-docs', configurationKeys: null },
+    { resourceType: 4, resourceName: '1', configurationKeys: null },
+    { resourceType: 4, resourceName: '', configurationKeys: null },
+    { resourceType: 32, resourceName: 'dc-docs-group', configurationKeys: null },
+  ];
+  for (const v of [3, 4]) {
+    for (const includeDocumentation of [true, false]) {
+      const r = decodeDescribeConfigsResponse(await c.call(32, v, (w) => encodeDescribeConfigsRequest(w, { resources, includeSynonyms: false, includeDocumentation }, v)), v);
+      for (const res of r.results) {
+        expect(res.errorCode).toBe(ErrorCode.NONE);
+        expect(res.configs.length).toBeGreaterThan(0);
+        const undocumented = res.configs.filter((e) => (includeDocumentation ? !(typeof e.documentation === 'string' && /^[A-Z].*\.$/.test(e.documentation)) : e.documentation !== null)).map((e) => e.name);
+        expect([v, res.resourceType, res.resourceName, undocumented]).toEqual([v, res.resourceType, res.resourceName, []]);
+      }
+    }
+  }
+});

@@ -13,7 +13,8 @@
  * - A sensitive (PASSWORD) key is reported with a null value, in its synonyms too, as Kafka's
  *   ConfigHelper hides them.
  *
- * Version notes: v3+ ConfigType; documentation is not kept (null).
+ * Version notes: v3+ ConfigType and, with IncludeDocumentation, each key's documentation (one
+ * sentence of Fjord's own, src/config/*-config-docs.ts; null for a key Fjord does not define).
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDescribeConfigsRequest, type DescribeConfigsRequest } from '../../protocol/generated/messages/describe-configs-request.js';
@@ -21,7 +22,8 @@ import { encodeDescribeConfigsResponse, type DescribeConfigsResponseInput } from
 import type { ApiHandler } from '../../server/api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import { ConfigSource, typeId, type ResolvedConfig } from '../config-resolver.js';
-import { findConfigDef } from '../../config/registry.js';
+import { configDoc, findConfigDef } from '../../config/registry.js';
+import type { ConfigScope } from '../../config/config-def.js';
 import { ConfigResourceType } from '../../protocol/config-resource-type.js';
 import { GROUP_CONFIG_DEFS, groupConfigDefault } from '../group-configs.js';
 
@@ -45,13 +47,16 @@ export function describeConfigsHandler(ctx: BrokerContext, mirror: () => MirrorC
         const base = { resourceType: res.resourceType, resourceName: res.resourceName };
         const fail = (errorCode: number, errorMessage: string): Result => ({ ...base, errorCode, errorMessage, configs: [] });
         let configs: ResolvedConfig[];
+        let scope: ConfigScope;
         if (res.resourceType === ConfigResourceType.TOPIC) {
           if (!ctx.image.topic(res.resourceName)) {
             results.push(fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${res.resourceName} does not exist.`));
             continue;
           }
           configs = ctx.configs.describeTopic(res.resourceName);
+          scope = 'TOPIC';
         } else if (res.resourceType === ConfigResourceType.BROKER) {
+          scope = 'BROKER';
           if (res.resourceName === '') {
             // A key's type is its definition's, as Kafka reports it; UNKNOWN only for a key not defined here.
             configs = [...(ctx.image.brokerConfigs.get('') ?? new Map<string, string>())].map(([name, value]) => {
@@ -75,6 +80,7 @@ export function describeConfigsHandler(ctx: BrokerContext, mirror: () => MirrorC
         } else if (res.resourceType === ConfigResourceType.GROUP) {
           // Group configs exist for any group name (Kafka does not require the group to exist).
           const own = ctx.image.otherConfigs.get(ConfigResourceType.GROUP)?.get(res.resourceName);
+          scope = 'GROUP';
           configs = GROUP_CONFIG_DEFS.map((def) => {
             const name = def.name;
             const set = own?.get(name);
@@ -91,6 +97,7 @@ export function describeConfigsHandler(ctx: BrokerContext, mirror: () => MirrorC
             results.push(fail(ErrorCode.UNKNOWN_CLUSTER_MIRROR, `Cluster mirror ${res.resourceName} does not exist.`));
             continue;
           }
+          scope = 'CLUSTER_MIRROR';
           configs = entries.map((e) => ({
             name: e.name,
             value: e.value,
@@ -119,7 +126,7 @@ export function describeConfigsHandler(ctx: BrokerContext, mirror: () => MirrorC
               configSource: c.source,
               isSensitive: c.isSensitive,
               synonyms: req.includeSynonyms ? c.synonyms.map((s) => ({ name: s.name, value: c.isSensitive ? null : s.value, source: s.source })) : [],
-              ...(v >= 3 ? { configType: c.type, documentation: null } : {}),
+              ...(v >= 3 ? { configType: c.type, documentation: req.includeDocumentation ? configDoc(scope, c.name) : null } : {}),
             })),
         });
       }

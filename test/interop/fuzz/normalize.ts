@@ -2,7 +2,8 @@
  * What must differ between two correct brokers is taken out of a decoded answer before the two are
  * compared: cluster and node addresses, topic ids, member and producer ids, session ids, wall-clock
  * timestamps, throttle times, on-disk sizes (DescribeLogDirs), and error message wording (error
- * codes are compared; Kafka's exact sentences are not a contract). Arrays of named things are sorted, since Kafka's hash-ordered
+ * codes are compared; Kafka's exact sentences are not a contract). A config key's documentation
+ * is each broker's own prose: only whether there is some is compared. Arrays of named things are sorted, since Kafka's hash-ordered
  * maps and Fjord's insertion order both answer correctly.
  */
 
@@ -43,6 +44,7 @@ export function normalize(value: unknown, key = ''): Json {
     return value;
   }
   if (typeof value === 'string') {
+    if (key === 'documentation') return '<documentation>';
     if (/TopicId$/i.test(key) || key === 'topicId') return value === '00000000-0000-0000-0000-000000000000' ? value : '<topic-id>';
     if (OPAQUE_STRINGS.test(key) && value !== '') return '<opaque>';
     return value;
