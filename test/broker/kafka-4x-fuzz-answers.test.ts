@@ -448,3 +448,19 @@ it('DescribeConfigs with IncludeDocumentation gives each key a sentence of docum
     }
   }
 });
+
+it('DescribeConfigs with a resource type Kafka does not know fails every resource of the request with INVALID_REQUEST and no configs', async () => {
+  expect((await createTopics(['dc-bad-type'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  const resources = [
+    { resourceType: 4, resourceName: '', configurationKeys: null },
+    { resourceType: 2, resourceName: 'dc-bad-type', configurationKeys: null },
+    { resourceType: 0, resourceName: 'dc-bad-type', configurationKeys: null },
+  ];
+  for (const v of [1, 4]) {
+    const r = decodeDescribeConfigsResponse(await c.call(32, v, (w) => encodeDescribeConfigsRequest(w, { resources, includeSynonyms: false, includeDocumentation: false }, v)), v);
+    expect(r.results.map((x) => [x.resourceType, x.resourceName, x.errorCode, x.configs])).toEqual(resources.map((x) => [x.resourceType, x.resourceName, ErrorCode.INVALID_REQUEST, []]));
+  }
+  // Without it, each resource is answered on its own.
+  const ok = decodeDescribeConfigsResponse(await c.call(32, 4, (w) => encodeDescribeConfigsRequest(w, { resources: resources.slice(0, 2), includeSynonyms: false, includeDocumentation: false }, 4)), 4);
+  expect(ok.results.map((x) => x.errorCode)).toEqual([ErrorCode.NONE, ErrorCode.NONE]);
+});

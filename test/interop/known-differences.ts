@@ -183,7 +183,6 @@ export const FUZZ_KNOWN_DIFFERENCES: Readonly<Record<string, string>> = {
   "CreateTopics:topics.*.topicId": "another room (CreateTopics): Kafka answers a validateOnly create with a topic id",
   "CreateTopics:topics.length": "another room (CreateTopics): Kafka answers a name given twice once",
   "ListGroups:**": "open: found by the fuzzer in a handler of this suite's room, not fixed yet: Fjord lists share groups to a ListGroups without a type filter; Kafka 4.1.2 has none",
-  "DescribeConfigs:results.*.errorCode": "open: found by the fuzzer in a handler of this suite's room, not fixed yet: a request with an invalid resource type fails every resource in Kafka (INVALID_REQUEST)",
   "DescribeProducers:topics.*.partitions.*.errorCode": "open: found by the fuzzer in a handler of this suite's room, not fixed yet: an invalid topic name is INVALID_TOPIC_EXCEPTION in Kafka",
   "ListOffsets:topics.*.partitions.*.errorCode=-1|35": "Kafka 4.1.2 answers UNKNOWN_SERVER_ERROR to an IsolationLevel outside 0-1",
   "BrokerConfig:**=\"42\"|\"0\"": "open: Fjord applies these broker keys at runtime (num.partitions, log.retention.*, group.*, ...); Kafka 4.1.2 answers INVALID_REQUEST (cannot be updated dynamically). Making them read-only would take the runtime change away from Fjord's own operators and tests",

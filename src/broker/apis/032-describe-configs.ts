@@ -9,6 +9,9 @@
  *   cluster-wide defaults, as Kafka); another id → INVALID_REQUEST.
  * - GROUP (32, KIP-848): the group config keys, explicit ones with source DYNAMIC_GROUP_CONFIG (8).
  * - CLUSTER_MIRROR (64, KIP-1279): answered by the mirror module when it is wired.
+ * - A resource type Kafka's ConfigHelper does not know (anything but TOPIC, BROKER,
+ *   BROKER_LOGGER, CLIENT_METRICS, GROUP, and CLUSTER_MIRROR where the mirror is wired) fails the
+ *   whole request: every resource INVALID_REQUEST with no configs, as Kafka's error answer.
  * - ConfigurationKeys filters (null = all); synonyms only when IncludeSynonyms.
  * - A sensitive (PASSWORD) key is reported with a null value, in its synonyms too, as Kafka's
  *   ConfigHelper hides them.
@@ -29,6 +32,9 @@ import { GROUP_CONFIG_DEFS, groupConfigDefault } from '../group-configs.js';
 
 type Result = NonNullable<DescribeConfigsResponseInput['results']>[number];
 
+/** The types Kafka's ConfigHelper authorizes before describing (CLIENT_METRICS, 16, has no constant here). */
+const KAFKA_DESCRIBABLE_TYPES: ReadonlySet<number> = new Set([ConfigResourceType.TOPIC, ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER, 16, ConfigResourceType.GROUP]);
+
 export interface MirrorConfigDescriber {
   describeMirrorConfig(mirrorName: string): readonly { name: string; value: string | null; isDefault: boolean; isSensitive: boolean }[] | null;
 }
@@ -42,6 +48,14 @@ export function describeConfigsHandler(ctx: BrokerContext, mirror: () => MirrorC
     encode: encodeDescribeConfigsResponse,
     handle(rc, req) {
       const v = rc.apiVersion;
+      const known = (type: number): boolean => KAFKA_DESCRIBABLE_TYPES.has(type) || (type === ConfigResourceType.CLUSTER_MIRROR && mirror() !== null);
+      if (!req.resources.every((res) => known(res.resourceType))) {
+        // Kafka's ConfigHelper throws on such a type while sorting the resources by authorization,
+        // and the request's error answer fails every resource.
+        const bad = req.resources.find((res) => !known(res.resourceType))!;
+        const errorMessage = `Unexpected resource type ${bad.resourceType} for resource ${bad.resourceName}`;
+        return { throttleTimeMs: 0, results: req.resources.map((res) => ({ resourceType: res.resourceType, resourceName: res.resourceName, errorCode: ErrorCode.INVALID_REQUEST, errorMessage, configs: [] })) };
+      }
       const results: Result[] = [];
       for (const res of req.resources) {
         const base = { resourceType: res.resourceType, resourceName: res.resourceName };
