@@ -338,19 +338,27 @@ it('a follower fetch from a broker that is not a replica of the partition (or fr
   expect(await fetch(1000, -2)).toEqual([ErrorCode.NOT_LEADER_OR_FOLLOWER, -1n, -1n, -1n]);
 });
 
-it('a Metadata request naming a topic with neither name nor id auto-creates none of the names beside it (Kafka fails the whole request)', async () => {
-  for (const v of [12, 13]) {
+it('a Metadata request naming a topic with neither name nor id fails as a whole, as Kafka answers it: UNKNOWN_SERVER_ERROR (v12+) or INVALID_REQUEST (a null name before v12), every entry echoed with no partitions, no brokers, and nothing auto-created', async () => {
+  expect((await createTopics(['md-null-known'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  for (const v of [10, 11, 12, 13]) {
     const name = `md-null-beside-${v}`;
     const r = decodeMetadataResponse(
-      await c.call(3, v, (w) => encodeMetadataRequest(w, { topics: [{ topicId: ZERO, name: null }, { topicId: ZERO, name }], allowAutoTopicCreation: true, includeTopicAuthorizedOperations: false }, v)),
+      await c.call(3, v, (w) => encodeMetadataRequest(w, { topics: [{ topicId: ZERO, name: 'md-null-known' }, { topicId: ZERO, name: null }, { topicId: ZERO, name }], allowAutoTopicCreation: true, includeTopicAuthorizedOperations: true }, v)),
       v,
     );
-    expect(r.topics.find((t) => t.name === name)?.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    const code = v >= 12 ? ErrorCode.UNKNOWN_SERVER_ERROR : ErrorCode.INVALID_REQUEST;
+    expect(r.topics.map((t) => [t.errorCode, t.name, t.topicId, t.isInternal, t.partitions, t.topicAuthorizedOperations])).toEqual(
+      ['md-null-known', '', name].map((n) => [code, n, ZERO, false, [], -2147483648]),
+    );
+    expect([r.brokers, r.controllerId, r.clusterId, r.errorCode]).toEqual([[], -1, null, v >= 13 ? code : 0]);
   }
   // Auto-creation does not hold the answer back: give it time to have happened.
   await new Promise((r) => setTimeout(r, 1500));
-  expect(await topicExists('md-null-beside-12')).toBe(false);
-  expect(await topicExists('md-null-beside-13')).toBe(false);
+  for (const v of [10, 11, 12, 13]) expect(await topicExists(`md-null-beside-${v}`)).toBe(false);
+  // A null name beside a non-zero id is a lookup by id: the null entry is ignored, as in Kafka.
+  const known = decodeMetadataResponse(await c.call(3, 12, (w) => encodeMetadataRequest(w, { topics: [{ name: 'md-null-known' }], allowAutoTopicCreation: false }, 12)), 12).topics[0]!;
+  const byId = decodeMetadataResponse(await c.call(3, 12, (w) => encodeMetadataRequest(w, { topics: [{ topicId: known.topicId, name: null }, { topicId: ZERO, name: null }], allowAutoTopicCreation: false }, 12)), 12);
+  expect(byId.topics.map((t) => [t.errorCode, t.name])).toEqual([[ErrorCode.NONE, 'md-null-known']]);
 });
 
 it('DescribeTopicPartitions pages as Kafka: an unknown topic past the limit becomes the cursor, and a cursor near 2^31 - 1 wraps the cursor it answers', async () => {

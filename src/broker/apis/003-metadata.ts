@@ -11,12 +11,16 @@
  *   allow it. As Kafka's AutoTopicCreationManager does, the creation runs in the background and
  *   this answer says UNKNOWN_TOPIC_OR_PARTITION with no partitions; clients retry on that code
  *   and see the topic on a later request (so reading a just-deleted topic's partitions does not
- *   hand back a re-created topic in the same answer). A request with an entry that has neither
- *   name nor id auto-creates nothing (Kafka fails it as a whole).
+ *   hand back a re-created topic in the same answer).
  * - Lookup by topic id (v12+, Kafka's rules): when any requested topic has a non-zero id, the
  *   answer covers exactly the distinct requested ids (names ignored, no auto-creation); a known id
- *   answers with its name, an unknown one UNKNOWN_TOPIC_ID with a null name. v10-11 carry the
- *   fields but a null name or a non-zero id there is INVALID_REQUEST (Kafka never served it).
+ *   answers with its name, an unknown one UNKNOWN_TOPIC_ID with a null name.
+ * - Requests Kafka fails as a whole get Kafka's error answer (MetadataRequest.getErrorResponse):
+ *   no brokers, controller -1, every requested entry echoed with the error, its name ("" for
+ *   null) and id, no partitions; nothing is auto-created. That is INVALID_REQUEST for a null name
+ *   or a non-zero id at v10-11 (the fields exist, the lookup by id does not), and
+ *   UNKNOWN_SERVER_ERROR at v12+ for an entry with neither name nor id when no id is given
+ *   (Kafka's KafkaApis looks the null name up and fails).
  * - Partitions: leader, leader epoch, replicas and ISR from the metadata image; replicas whose
  *   broker is not live are OfflineReplicas, and a partition without a leader (-1) answers
  *   LEADER_NOT_AVAILABLE (Kafka's MetadataCache).
@@ -40,6 +44,26 @@ export const TOPIC_OPERATIONS = [3, 4, 5, 6, 7, 8, 10, 11].reduce((m, op) => m |
 export const CLUSTER_OPERATIONS = [5, 7, 8, 9, 10, 11, 12, 13, 14].reduce((m, op) => m | (1 << op), 0);
 
 type TopicOut = NonNullable<MetadataResponseInput['topics']>[number];
+
+/** Kafka's answer to a Metadata request it fails as a whole (MetadataRequest.getErrorResponse). */
+function failedRequest(req: MetadataRequest, version: number, errorCode: number): MetadataResponseInput {
+  return {
+    throttleTimeMs: 0,
+    brokers: [],
+    ...(version >= 2 ? { clusterId: null } : {}),
+    ...(version >= 1 ? { controllerId: -1 } : {}),
+    topics: (req.topics ?? []).map((rt) => ({
+      errorCode,
+      name: rt.name ?? '',
+      topicId: rt.topicId ?? ZERO_UUID,
+      ...(version >= 1 ? { isInternal: false } : {}),
+      partitions: [],
+      ...(version >= 8 ? { topicAuthorizedOperations: NOT_REQUESTED } : {}),
+    })),
+    ...(version >= 8 && version <= 10 ? { clusterAuthorizedOperations: NOT_REQUESTED } : {}),
+    errorCode,
+  };
+}
 
 export function topicMetadata(ctx: BrokerContext, t: TopicImage, version: number, includeOps: boolean): TopicOut {
   return {
@@ -87,13 +111,15 @@ export function metadataHandler(ctx: BrokerContext): ApiHandler<MetadataRequest,
       const v = rc.apiVersion;
       const includeOps = v >= 8 && req.includeTopicAuthorizedOperations;
       const all = req.topics === null || (v === 0 && req.topics.length === 0);
+      const byId = (req.topics ?? []).some((rt) => rt.topicId !== undefined && rt.topicId !== ZERO_UUID);
+      const nullName = (req.topics ?? []).some((rt) => rt.name === null);
+      // v10-11 carry the fields but the lookup by id exists only from v12 (Kafka refuses it).
+      if (!all && v < 12 && (nullName || byId)) return failedRequest(req, v, ErrorCode.INVALID_REQUEST);
+      if (!all && !byId && nullName) return failedRequest(req, v, ErrorCode.UNKNOWN_SERVER_ERROR);
       const topics: TopicOut[] = [];
       if (all) {
         for (const t of ctx.image.topicsByName.values()) topics.push(topicMetadata(ctx, t, v, includeOps));
-      } else if (v < 12 && (req.topics ?? []).some((rt) => rt.name === null || (rt.topicId !== undefined && rt.topicId !== ZERO_UUID))) {
-        // v10-11 carry the fields but the lookup by id exists only from v12 (Kafka refuses it).
-        for (const rt of req.topics ?? []) topics.push({ errorCode: ErrorCode.INVALID_REQUEST, name: rt.name ?? '', topicId: rt.topicId ?? ZERO_UUID, partitions: [] });
-      } else if ((req.topics ?? []).some((rt) => rt.topicId !== undefined && rt.topicId !== ZERO_UUID)) {
+      } else if (byId) {
         // Lookup by id: any non-zero id makes the ids the whole question (names are ignored, as
         // in Kafka); an unknown id answers UNKNOWN_TOPIC_ID with a null name; never auto-creates.
         const seen = new Set<string>();
@@ -105,18 +131,10 @@ export function metadataHandler(ctx: BrokerContext): ApiHandler<MetadataRequest,
           topics.push(t ? topicMetadata(ctx, t, v, includeOps) : { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topicId: id, partitions: [] });
         }
       } else {
-        // An entry with neither name nor id makes Kafka 4.1.2 fail the whole request
-        // (UNKNOWN_SERVER_ERROR), so it creates none of the names beside it; Fjord answers each
-        // entry but creates nothing either, so a client (or a broker compared with Kafka) sees
-        // the same topics afterwards.
-        const allowAuto = (v < 4 || req.allowAutoTopicCreation) && !(req.topics ?? []).some((rt) => rt.name === null);
+        const allowAuto = v < 4 || req.allowAutoTopicCreation;
         for (const rt of req.topics ?? []) {
           const name = rt.name;
-          if (name === null || name === undefined) {
-            // v12+: neither a name nor an id.
-            topics.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topicId: ZERO_UUID, partitions: [] });
-            continue;
-          }
+          if (name === null || name === undefined) continue;
           const t = ctx.image.topic(name);
           if (!t && allowAuto && ctx.configs.brokerValue('auto.create.topics.enable') === 'true' && !INTERNAL_TOPICS.has(name)) {
             if (topicNameError(name) !== null) {
