@@ -23,6 +23,30 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 
 type OffsetFetchTopicOut = NonNullable<NonNullable<OffsetFetchResponseInput['groups']>[number]['topics']>[number];
+interface OffsetCommitTopicOut {
+  readonly topicId?: string;
+  readonly name: string;
+  readonly partitions: { partitionIndex: number; errorCode: number }[];
+}
+
+/** An OffsetCommit answer with one entry per topic (per topic id at v10), in the order topics are first added. */
+class CommitAnswer {
+  readonly topics: OffsetCommitTopicOut[] = [];
+  private readonly byKey = new Map<string, OffsetCommitTopicOut>();
+
+  constructor(private readonly byId: boolean) {}
+
+  add(topicId: string, name: string, partitionIndex: number, errorCode: number): void {
+    const key = this.byId ? topicId : name;
+    let t = this.byKey.get(key);
+    if (t === undefined) {
+      t = { ...(this.byId ? { topicId } : {}), name, partitions: [] };
+      this.byKey.set(key, t);
+      this.topics.push(t);
+    }
+    t.partitions.push({ partitionIndex, errorCode });
+  }
+}
 
 export function offsetApiHandlers(host: CoordinatorHost, gc: GroupCoordinator): ApiHandler[] {
   /*
@@ -32,56 +56,52 @@ export function offsetApiHandlers(host: CoordinatorHost, gc: GroupCoordinator): 
    * UNKNOWN_TOPIC_ID for its partitions (Kafka's KafkaApis.handleOffsetCommitRequest resolves
    * ids through the metadata cache first).
    * A partition of a topic that does not exist (or an index past its partition count) answers
-   * UNKNOWN_TOPIC_OR_PARTITION and is not stored, as Kafka checks before its group coordinator;
-   * the rest is committed and the answer keeps the request's order.
+   * UNKNOWN_TOPIC_OR_PARTITION and is not stored, as Kafka checks before its group coordinator.
+   * The answer is built as Kafka's OffsetCommitResponse.Builder builds it: the partitions refused
+   * before the coordinator go under one entry per topic (a topic named twice is answered once),
+   * in the order they were met; the coordinator answers each request entry it was given, and its
+   * answer is kept as it is when nothing was refused, or else joined to those entries by topic.
    */
   const offsetCommit: ApiHandler<OffsetCommitRequest, OffsetCommitResponseInput> = {
     apiKey: 8, minVersion: 2, maxVersion: 10, decode: decodeOffsetCommitRequest, encode: encodeOffsetCommitResponse,
     async handle(ctx, req) {
       const v = ctx.apiVersion;
       const byId = v >= 10;
-      // The name each request topic is stored under; null for an id this node does not know.
-      const names = req.topics.map((t) => (byId ? (t.topicId === ZERO_UUID ? null : (host.topicNameById(t.topicId) ?? null)) : t.name));
-      const exists = (topic: string, partition: number): boolean => {
-        const n = host.partitionCount(topic);
-        return n !== undefined && partition >= 0 && partition < n;
-      };
-      const known = new Map<string, { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; committedMetadata: string | null }[]>();
-      req.topics.forEach((t, i) => {
-        const name = names[i];
-        if (name === null || name === undefined) return;
-        const parts = known.get(name) ?? [];
-        for (const p of t.partitions) {
-          if (!exists(name, p.partitionIndex)) continue;
-          parts.push({ partitionIndex: p.partitionIndex, committedOffset: p.committedOffset, committedLeaderEpoch: v >= 6 ? p.committedLeaderEpoch : -1, committedMetadata: p.committedMetadata });
+      const refused = new CommitAnswer(byId);
+      // The entries the coordinator is asked to commit, one per request entry with a partition that exists.
+      const toCommit: { topicId: string; name: string; partitions: { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; committedMetadata: string | null }[] }[] = [];
+      for (const t of req.topics) {
+        // The name a topic is stored under; null for an id this node does not know.
+        const name = byId ? (t.topicId === ZERO_UUID ? null : (host.topicNameById(t.topicId) ?? null)) : t.name;
+        const topicId = byId ? t.topicId : ZERO_UUID;
+        if (name === null) {
+          for (const p of t.partitions) refused.add(topicId, '', p.partitionIndex, ErrorCode.UNKNOWN_TOPIC_ID);
+          continue;
         }
-        if (parts.length > 0) known.set(name, parts);
-      });
-      const topics = [...known].map(([name, partitions]) => ({ name, partitions }));
+        const count = host.partitionCount(name);
+        const valid = [];
+        for (const p of t.partitions) {
+          if (count !== undefined && p.partitionIndex >= 0 && p.partitionIndex < count) {
+            valid.push({ partitionIndex: p.partitionIndex, committedOffset: p.committedOffset, committedLeaderEpoch: v >= 6 ? p.committedLeaderEpoch : -1, committedMetadata: p.committedMetadata });
+          } else {
+            refused.add(topicId, name, p.partitionIndex, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+          }
+        }
+        if (valid.length > 0) toCommit.push({ topicId, name, partitions: valid });
+      }
+      if (toCommit.length === 0) return { topics: refused.topics };
       let answered: { name: string; partitions: { partitionIndex: number; errorCode: number }[] }[];
       try {
-        answered = topics.length > 0
-          ? await gc.commitOffsets({ groupId: req.groupId, generationIdOrMemberEpoch: req.generationIdOrMemberEpoch, memberId: req.memberId, groupInstanceId: v >= 7 ? req.groupInstanceId : null, topics })
-          : [];
+        answered = await gc.commitOffsets({ groupId: req.groupId, generationIdOrMemberEpoch: req.generationIdOrMemberEpoch, memberId: req.memberId, groupInstanceId: v >= 7 ? req.groupInstanceId : null, topics: toCommit });
       } catch (e) {
         const code = errorCodeOf(e);
-        answered = topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) }));
+        answered = toCommit.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) }));
       }
-      const codes = new Map<string, number>();
-      for (const t of topics) for (const p of t.partitions) codes.set(`${p.partitionIndex}:${t.name}`, ErrorCode.UNKNOWN_SERVER_ERROR);
-      for (const t of answered) for (const p of t.partitions) codes.set(`${p.partitionIndex}:${t.name}`, p.errorCode);
-      return {
-        topics: req.topics.map((t, i) => {
-          const name = names[i] ?? null;
-          return {
-            ...(byId ? { topicId: t.topicId, name: name ?? '' } : { name: t.name }),
-            partitions: t.partitions.map((p) => ({
-              partitionIndex: p.partitionIndex,
-              errorCode: name === null ? ErrorCode.UNKNOWN_TOPIC_ID : (codes.get(`${p.partitionIndex}:${name}`) ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
-            })),
-          };
-        }),
-      };
+      // The coordinator answers its entries in the order it was given them.
+      const committed = toCommit.map((t, i) => ({ ...(byId ? { topicId: t.topicId } : {}), name: t.name, partitions: answered[i]?.partitions ?? t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR })) }));
+      if (refused.topics.length === 0) return { topics: committed };
+      for (const t of committed) for (const p of t.partitions) refused.add(t.topicId ?? ZERO_UUID, t.name, p.partitionIndex, p.errorCode);
+      return { topics: refused.topics };
     },
   };
 

@@ -472,3 +472,34 @@ it('DescribeConfigs with a resource type Kafka does not know fails every resourc
   const ok = decodeDescribeConfigsResponse(await c.call(32, 4, (w) => encodeDescribeConfigsRequest(w, { resources: resources.slice(0, 2), includeSynonyms: false, includeDocumentation: false }, 4)), 4);
   expect(ok.results.map((x) => x.errorCode)).toEqual([ErrorCode.NONE, ErrorCode.NONE]);
 });
+
+it("OffsetCommit answers as Kafka's response builder: the partitions refused before the coordinator are merged by topic name, the coordinator's answer joins them by name, and is kept as it is when nothing was refused", async () => {
+  expect((await createTopics(['oc-merge'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  const commit = async (v: number, topics: [string, number[]][]) =>
+    decodeOffsetCommitResponse(
+      await c.call(8, v, (w) =>
+        encodeOffsetCommitRequest(
+          w,
+          { groupId: `oc-merge-g${v}`, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: topics.map(([name, ps]) => ({ name, partitions: ps.map((partitionIndex) => ({ partitionIndex, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null })) })) },
+          v,
+        ),
+      ),
+      v,
+    ).topics.map((t) => [t.name, t.partitions.map((p) => [p.partitionIndex, p.errorCode])]);
+  const U = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+  for (const v of [2, 7, 8, 9]) {
+    // Only refused partitions: one topic.
+    expect(await commit(v, [['oc-merge', [5]], ['oc-merge', [6]]])).toEqual([['oc-merge', [[5, U], [6, U]]]]);
+    // Nothing refused: the coordinator's answer, one entry per request entry.
+    expect(await commit(v, [['oc-merge', [0]], ['oc-merge', [0]]])).toEqual([['oc-merge', [[0, 0]]], ['oc-merge', [[0, 0]]]]);
+    // Both: the refused ones in the order they were met, the committed ones joined to them by name.
+    expect(await commit(v, [['oc-merge', [0]], ['oc-merge-missing', [0]], ['oc-merge', [7, 0]]])).toEqual([
+      ['oc-merge-missing', [[0, U]]],
+      ['oc-merge', [[7, U], [0, 0], [0, 0]]],
+    ]);
+    expect(await commit(v, [['oc-merge-missing', [1]], ['oc-merge', [0]], ['oc-merge', [0]]])).toEqual([
+      ['oc-merge-missing', [[1, U]]],
+      ['oc-merge', [[0, 0], [0, 0]]],
+    ]);
+  }
+});

@@ -167,7 +167,7 @@ describe('group API handlers at every version', () => {
     expect(await keys('classic')).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 42, 47]);
     expect(await keys('classic,consumer')).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 42, 47, 68, 69]);
   });
-  it('OffsetCommit answers UNKNOWN_TOPIC_OR_PARTITION for missing topics and partitions, stores only the rest, in request order', async () => {
+  it("OffsetCommit answers UNKNOWN_TOPIC_OR_PARTITION for missing topics and partitions and stores only the rest; as Kafka's response builder, a topic's refused partitions come before its committed ones", async () => {
     const { call, close } = await setup();
     const part = (partitionIndex: number, committedOffset: bigint) => ({ partitionIndex, committedOffset, committedLeaderEpoch: -1, committedMetadata: '' });
     for (const v of range(2, 9)) {
@@ -184,7 +184,7 @@ describe('group API handlers at every version', () => {
       }, decodeOffsetCommitResponse);
       expect(c.topics.map((t) => [t.name, t.partitions.map((p) => [p.partitionIndex, p.errorCode])])).toEqual([
         ['missing', [[0, 3]]],
-        ['orders', [[1, 0], [3, 3], [0, 0]]],
+        ['orders', [[3, 3], [1, 0], [0, 0]]],
       ]);
       const f = await call(9, 7, encodeOffsetFetchRequest, { groupId: group, topics: null, requireStable: false }, decodeOffsetFetchResponse);
       expect(f.topics.map((t) => [t.name, t.partitions.map((p) => [p.partitionIndex, Number(p.committedOffset)]).sort()])).toEqual([['orders', [[0, 10], [1, 11]]]]);
