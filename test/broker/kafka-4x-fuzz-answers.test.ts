@@ -35,6 +35,8 @@ import { encodeOffsetFetchRequest } from '../../src/protocol/generated/messages/
 import { decodeOffsetFetchResponse } from '../../src/protocol/generated/messages/offset-fetch-response.js';
 import { encodeDeleteGroupsRequest } from '../../src/protocol/generated/messages/delete-groups-request.js';
 import { decodeDeleteGroupsResponse } from '../../src/protocol/generated/messages/delete-groups-response.js';
+import { encodeCreatePartitionsRequest } from '../../src/protocol/generated/messages/create-partitions-request.js';
+import { decodeCreatePartitionsResponse } from '../../src/protocol/generated/messages/create-partitions-response.js';
 import { encodeFetchRequest } from '../../src/protocol/generated/messages/fetch-request.js';
 import { decodeFetchResponse } from '../../src/protocol/generated/messages/fetch-response.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
@@ -502,4 +504,29 @@ it("OffsetCommit answers as Kafka's response builder: the partitions refused bef
       ['oc-merge', [[0, 0], [0, 0]]],
     ]);
   }
+});
+
+it('CreatePartitions checks every topic on its own and counts toward the 10,000-record bound only the topics that pass; the topic that would cross it fails with UNKNOWN_SERVER_ERROR, the others are answered as usual', async () => {
+  for (const name of ['cp-bound-a', 'cp-bound-b']) expect((await createTopics([name], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  const grow = async (topics: [string, number][]) =>
+    decodeCreatePartitionsResponse(await c.call(37, 3, (w) => encodeCreatePartitionsRequest(w, { topics: topics.map(([name, count]) => ({ name, count, assignments: null })), timeoutMs: 30_000, validateOnly: true }, 3)), 3).results.map((r) => [
+      r.name,
+      r.errorCode,
+    ]);
+  // Exactly 10,000 new partitions fit; one more does not.
+  expect(await grow([['cp-bound-a', 10_001]])).toEqual([['cp-bound-a', ErrorCode.NONE]]);
+  expect(await grow([['cp-bound-a', 10_002]])).toEqual([['cp-bound-a', ErrorCode.UNKNOWN_SERVER_ERROR]]);
+  expect(await grow([['cp-bound-a', 2_147_483_647]])).toEqual([['cp-bound-a', ErrorCode.UNKNOWN_SERVER_ERROR]]);
+  // A topic that fails its own checks adds nothing.
+  expect(await grow([['cp-bound-missing', 20_000], ['cp-bound-a', 6_001]])).toEqual([['cp-bound-missing', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION], ['cp-bound-a', ErrorCode.NONE]]);
+  expect(await grow([['cp-bound-a', 0], ['cp-bound-b', 10_001]])).toEqual([['cp-bound-a', ErrorCode.INVALID_PARTITIONS], ['cp-bound-b', ErrorCode.NONE]]);
+  // Two topics that pass alone but not together: the one checked second crosses the bound.
+  expect(await grow([['cp-bound-a', 6_001], ['cp-bound-b', 6_001], ['cp-bound-missing', 2]])).toEqual([
+    ['cp-bound-a', ErrorCode.NONE],
+    ['cp-bound-b', ErrorCode.UNKNOWN_SERVER_ERROR],
+    ['cp-bound-missing', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
+  ]);
+  // Nothing was written by the validate-only requests.
+  const md = decodeMetadataResponse(await c.call(3, 12, (w) => encodeMetadataRequest(w, { topics: [{ name: 'cp-bound-a' }], allowAutoTopicCreation: false }, 12)), 12);
+  expect(md.topics[0]!.partitions.length).toBe(1);
 });

@@ -8,6 +8,13 @@
  * new partitions start at leader epoch 0 and their logs are opened on first use. A topic named
  * twice fails with INVALID_REQUEST. A mirror topic that is not stopped is refused with
  * READ_ONLY_TOPIC: its partitions follow the source's, added by the mirror (KIP-1279).
+ *
+ * As Kafka's ReplicationControlManager.createPartitions, every topic is checked on its own first,
+ * and only then are the ones that passed created. A topic that passes adds one metadata record
+ * per new partition to a list bounded at 10,000 (MAX_RECORDS_PER_USER_OP); the topic that would
+ * take it past the bound fails alone, with UNKNOWN_SERVER_ERROR (Kafka catches the bounded list's
+ * exception per topic), and a topic that fails its own checks adds nothing. Kafka checks the
+ * topics in the order of a hash set of their names; Fjord in request order.
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeCreatePartitionsRequest, type CreatePartitionsRequest } from '../../protocol/generated/messages/create-partitions-request.js';
@@ -19,6 +26,13 @@ import { MirrorPartitionState } from '../../mirror/mirror-partition-state.js';
 import { EXCESSIVE_BATCH_MESSAGE, MAX_RECORDS_PER_USER_OP } from '../../controller/user-operation-limit.js';
 
 type Result = NonNullable<CreatePartitionsResponseInput['results']>[number];
+/** A topic that passed every check, to be given its partitions once the whole request has been checked. */
+interface Planned {
+  readonly planned: true;
+  readonly name: string;
+  readonly count: number;
+  readonly assignment: number[][] | undefined;
+}
 
 export function createPartitionsHandler(ctx: BrokerContext): ApiHandler<CreatePartitionsRequest, CreatePartitionsResponseInput> {
   return {
@@ -30,38 +44,30 @@ export function createPartitionsHandler(ctx: BrokerContext): ApiHandler<CreatePa
     async handle(rc, req) {
       const counts = new Map<string, number>();
       for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
-      const results: Result[] = [];
-      // One partition record per new partition, counted before anything is placed: past Kafka's
-      // bound the whole request is refused.
-      let records = 0;
-      for (const t of req.topics) {
-        const current = (counts.get(t.name) ?? 0) > 1 ? undefined : ctx.image.topic(t.name)?.partitions.length;
-        if (current !== undefined && t.count > current) records += t.count - current;
-      }
-      if (records > MAX_RECORDS_PER_USER_OP) {
-        return { throttleTimeMs: 0, results: req.topics.map((t) => ({ name: t.name, errorCode: ErrorCode.POLICY_VIOLATION, errorMessage: EXCESSIVE_BATCH_MESSAGE })) };
-      }
       // KIP-599: v3+ refuse new partitions over controller_mutation_rate, older versions are only throttled.
       const quota = ctx.quotas.mutationQuota(rc, rc.apiVersion >= 3);
+      // First every topic is checked; then the ones that passed are created, in request order.
+      const checked: (Result | Planned)[] = [];
+      let records = 0;
       for (const t of req.topics) {
         const out = (errorCode: number, errorMessage: string | null): Result => ({ name: t.name, errorCode, errorMessage });
         if ((counts.get(t.name) ?? 0) > 1) {
-          results.push(out(ErrorCode.INVALID_REQUEST, 'Duplicate topic name.'));
+          checked.push(out(ErrorCode.INVALID_REQUEST, 'Duplicate topic name.'));
           continue;
         }
         const topic = ctx.image.topic(t.name);
         if (!topic) {
-          results.push(out(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${t.name}' does not exist.`));
+          checked.push(out(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${t.name}' does not exist.`));
           continue;
         }
         // A mirrored topic's partitions follow the source's (the mirror adds them itself).
         if (topic.mirror !== null && topic.mirror.desiredState !== MirrorPartitionState.STOPPED) {
-          results.push(out(ErrorCode.READ_ONLY_TOPIC, `Topic ${t.name} is mirrored by ${topic.mirror.mirrorName}; its partitions follow the source topic's.`));
+          checked.push(out(ErrorCode.READ_ONLY_TOPIC, `Topic ${t.name} is mirrored by ${topic.mirror.mirrorName}; its partitions follow the source topic's.`));
           continue;
         }
         const current = topic.partitions.length;
         if (t.count <= current) {
-          results.push(
+          checked.push(
             out(
               ErrorCode.INVALID_PARTITIONS,
               t.count === current ? `Topic already has ${current} partitions.` : `The topic ${t.name} currently has ${current} partition(s); ${t.count} would not be an increase.`,
@@ -69,26 +75,39 @@ export function createPartitionsHandler(ctx: BrokerContext): ApiHandler<CreatePa
           );
           continue;
         }
+        const added = t.count - current;
         const assignment = t.assignments?.map((a) => a.brokerIds);
-        if (assignment && assignment.length !== t.count - current) {
-          results.push(out(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Attempted to add ${t.count - current} additional partition(s), but only ${assignment.length} assignment(s) were specified.`));
+        if (assignment && assignment.length !== added) {
+          checked.push(out(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Attempted to add ${added} additional partition(s), but only ${assignment.length} assignment(s) were specified.`));
           continue;
         }
-        const placed = ctx.controller.placement(t.name, current, t.count - current, assignment ? { assignment } : { replicationFactor: topic.partitions[0]?.replicas.length ?? 1 });
+        // A topic that would pass the bound is placed for one partition only: whether its replicas
+        // can be placed does not depend on the count, and a count such as 2^31 - 1 is never laid out.
+        const crosses = records + added > MAX_RECORDS_PER_USER_OP;
+        const placed = ctx.controller.placement(t.name, current, crosses && !assignment ? 1 : added, assignment ? { assignment } : { replicationFactor: topic.partitions[0]?.replicas.length ?? 1 });
         if (!Array.isArray(placed)) {
-          results.push(out(placed.errorCode, placed.errorMessage));
+          checked.push(out(placed.errorCode, placed.errorMessage));
           continue;
         }
-        if (req.validateOnly) {
-          results.push(out(ErrorCode.NONE, null));
+        if (!req.validateOnly && !quota.tryRecord(added)) {
+          checked.push(out(ErrorCode.THROTTLING_QUOTA_EXCEEDED, THROTTLING_QUOTA_EXCEEDED_MESSAGE));
           continue;
         }
-        if (!quota.tryRecord(t.count - current)) {
-          results.push(out(ErrorCode.THROTTLING_QUOTA_EXCEEDED, THROTTLING_QUOTA_EXCEEDED_MESSAGE));
+        if (crosses) {
+          checked.push(out(ErrorCode.UNKNOWN_SERVER_ERROR, EXCESSIVE_BATCH_MESSAGE));
           continue;
         }
-        const res = await ctx.controller.createPartitions(t.name, t.count, assignment);
-        results.push(out(res.errorCode, res.errorMessage));
+        records += added;
+        checked.push({ planned: true, name: t.name, count: t.count, assignment });
+      }
+      const results: Result[] = [];
+      for (const r of checked) {
+        if (!('planned' in r)) results.push(r);
+        else if (req.validateOnly) results.push({ name: r.name, errorCode: ErrorCode.NONE, errorMessage: null });
+        else {
+          const res = await ctx.controller.createPartitions(r.name, r.count, r.assignment);
+          results.push({ name: r.name, errorCode: res.errorCode, errorMessage: res.errorMessage });
+        }
       }
       return { throttleTimeMs: ctx.quotas.throttleMutations(rc, quota), results };
     },
