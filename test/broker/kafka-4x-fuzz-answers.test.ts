@@ -5,7 +5,9 @@
  * with a cursor outside the request, the broker's DescribeConfigs (broker.id, the keys read only at
  * start), OffsetCommit with a negative generation, a follower fetch from a broker that is not a
  * replica, a Metadata request naming a topic with neither name nor id, min.insync.replicas
- * changes Kafka refuses while eligible leader replicas are on, and a committed offset of Long.MAX_VALUE.
+ * changes Kafka refuses while eligible leader replicas are on, a committed offset of Long.MAX_VALUE,
+ * DescribeConfigs' documentation and its answer to a resource type Kafka does not know, OffsetCommit
+ * with a topic named twice, and CreatePartitions past the metadata record bound.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
