@@ -344,17 +344,32 @@ it('a follower fetch from a broker that is not a replica of the partition (or fr
 
 it('a Metadata request naming a topic with neither name nor id fails as a whole, as Kafka answers it: UNKNOWN_SERVER_ERROR (v12+) or INVALID_REQUEST (a null name before v12), every entry echoed with no partitions, no brokers, and nothing auto-created', async () => {
   expect((await createTopics(['md-null-known'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  // The same with an authorizer, whose Metadata guard must not add operations to such an answer.
+  const secured = await startNode({ overrides: { 'node.id': 1, 'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer', 'super.users': 'User:ANONYMOUS' } });
+  const sc = await WireClient.connect(secured.port);
+  try {
+    for (const v of [10, 11, 12, 13]) {
+      const r = decodeMetadataResponse(
+        await sc.call(3, v, (w) => encodeMetadataRequest(w, { topics: [{ topicId: ZERO, name: null }], allowAutoTopicCreation: false, ...(v <= 10 ? { includeClusterAuthorizedOperations: true } : {}), includeTopicAuthorizedOperations: true }, v)),
+        v,
+      );
+      expect([v, r.topics.map((t) => [t.errorCode, t.topicAuthorizedOperations]), r.clusterAuthorizedOperations]).toEqual([v, [[v >= 12 ? ErrorCode.UNKNOWN_SERVER_ERROR : ErrorCode.INVALID_REQUEST, -2147483648]], -2147483648]);
+    }
+  } finally {
+    sc.close();
+    await secured.destroy();
+  }
   for (const v of [10, 11, 12, 13]) {
     const name = `md-null-beside-${v}`;
     const r = decodeMetadataResponse(
-      await c.call(3, v, (w) => encodeMetadataRequest(w, { topics: [{ topicId: ZERO, name: 'md-null-known' }, { topicId: ZERO, name: null }, { topicId: ZERO, name }], allowAutoTopicCreation: true, includeTopicAuthorizedOperations: true }, v)),
+      await c.call(3, v, (w) => encodeMetadataRequest(w, { topics: [{ topicId: ZERO, name: 'md-null-known' }, { topicId: ZERO, name: null }, { topicId: ZERO, name }], allowAutoTopicCreation: true, ...(v <= 10 ? { includeClusterAuthorizedOperations: true } : {}), includeTopicAuthorizedOperations: true }, v)),
       v,
     );
     const code = v >= 12 ? ErrorCode.UNKNOWN_SERVER_ERROR : ErrorCode.INVALID_REQUEST;
     expect(r.topics.map((t) => [t.errorCode, t.name, t.topicId, t.isInternal, t.partitions, t.topicAuthorizedOperations])).toEqual(
       ['md-null-known', '', name].map((n) => [code, n, ZERO, false, [], -2147483648]),
     );
-    expect([r.brokers, r.controllerId, r.clusterId, r.errorCode]).toEqual([[], -1, null, v >= 13 ? code : 0]);
+    expect([r.brokers, r.controllerId, r.clusterId, r.errorCode, r.clusterAuthorizedOperations]).toEqual([[], -1, null, v >= 13 ? code : 0, -2147483648]);
   }
   // Auto-creation does not hold the answer back: give it time to have happened.
   await new Promise((r) => setTimeout(r, 1500));

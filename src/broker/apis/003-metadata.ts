@@ -45,6 +45,18 @@ export const CLUSTER_OPERATIONS = [5, 7, 8, 9, 10, 11, 12, 13, 14].reduce((m, op
 
 type TopicOut = NonNullable<MetadataResponseInput['topics']>[number];
 
+/**
+ * The error Kafka fails a whole Metadata request with, or null: INVALID_REQUEST for a null name
+ * or a non-zero id at v10-11, UNKNOWN_SERVER_ERROR at v12+ for a null name when no id is given.
+ */
+export function metadataRequestError(req: MetadataRequest, version: number): number | null {
+  if (req.topics === null || (version === 0 && req.topics.length === 0)) return null;
+  const byId = req.topics.some((rt) => rt.topicId !== undefined && rt.topicId !== ZERO_UUID);
+  const nullName = req.topics.some((rt) => rt.name === null);
+  if (version < 12 && (nullName || byId)) return ErrorCode.INVALID_REQUEST;
+  return !byId && nullName ? ErrorCode.UNKNOWN_SERVER_ERROR : null;
+}
+
 /** Kafka's answer to a Metadata request it fails as a whole (MetadataRequest.getErrorResponse). */
 function failedRequest(req: MetadataRequest, version: number, errorCode: number): MetadataResponseInput {
   return {
@@ -111,11 +123,10 @@ export function metadataHandler(ctx: BrokerContext): ApiHandler<MetadataRequest,
       const v = rc.apiVersion;
       const includeOps = v >= 8 && req.includeTopicAuthorizedOperations;
       const all = req.topics === null || (v === 0 && req.topics.length === 0);
-      const byId = (req.topics ?? []).some((rt) => rt.topicId !== undefined && rt.topicId !== ZERO_UUID);
-      const nullName = (req.topics ?? []).some((rt) => rt.name === null);
       // v10-11 carry the fields but the lookup by id exists only from v12 (Kafka refuses it).
-      if (!all && v < 12 && (nullName || byId)) return failedRequest(req, v, ErrorCode.INVALID_REQUEST);
-      if (!all && !byId && nullName) return failedRequest(req, v, ErrorCode.UNKNOWN_SERVER_ERROR);
+      const failed = metadataRequestError(req, v);
+      if (failed !== null) return failedRequest(req, v, failed);
+      const byId = (req.topics ?? []).some((rt) => rt.topicId !== undefined && rt.topicId !== ZERO_UUID);
       const topics: TopicOut[] = [];
       if (all) {
         for (const t of ctx.image.topicsByName.values()) topics.push(topicMetadata(ctx, t, v, includeOps));

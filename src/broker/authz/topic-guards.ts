@@ -23,6 +23,7 @@ import type { DescribeTopicPartitionsResponseInput } from '../../protocol/genera
 import type { MetadataRequest } from '../../protocol/generated/messages/metadata-request.js';
 import type { MetadataResponseInput, MetadataResponseMetadataResponseTopicInput } from '../../protocol/generated/messages/metadata-response.js';
 import type { RequestContext } from '../../server/api-handler.js';
+import { metadataRequestError } from '../apis/003-metadata.js';
 import { INTERNAL_TOPICS } from '../broker-context.js';
 import { guard, serveRest, type Authz, type Guard } from './guard.js';
 
@@ -42,6 +43,9 @@ function clusterOps(az: Authz, ctx: RequestContext): number {
 const metadata = guard<MetadataRequest, MetadataResponseInput>(3, async (az, ctx, req, next) => {
   // v0 spells "every topic" as an empty list, later versions as null.
   const allTopics = req.topics === null || (ctx.apiVersion === 0 && req.topics.length === 0);
+  // A request Kafka fails as a whole is answered before any authorization: every entry echoed
+  // with the error, no operations.
+  if (metadataRequestError(req, ctx.apiVersion) !== null) return next(ctx, req);
   const denied: MetadataResponseMetadataResponseTopicInput[] = [];
   let rest = req;
   if (!allTopics && req.topics !== null) {
