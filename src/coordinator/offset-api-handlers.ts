@@ -36,7 +36,8 @@ class CommitAnswer {
 
   constructor(private readonly byId: boolean) {}
 
-  add(topicId: string, name: string, partitionIndex: number, errorCode: number): void {
+  /** The topic's entry, added (with no partitions yet) if it has none. */
+  topic(topicId: string, name: string): OffsetCommitTopicOut {
     const key = this.byId ? topicId : name;
     let t = this.byKey.get(key);
     if (t === undefined) {
@@ -44,7 +45,11 @@ class CommitAnswer {
       this.byKey.set(key, t);
       this.topics.push(t);
     }
-    t.partitions.push({ partitionIndex, errorCode });
+    return t;
+  }
+
+  add(topicId: string, name: string, partitionIndex: number, errorCode: number): void {
+    this.topic(topicId, name).partitions.push({ partitionIndex, errorCode });
   }
 }
 
@@ -74,11 +79,15 @@ export function offsetApiHandlers(host: CoordinatorHost, gc: GroupCoordinator): 
         // The name a topic is stored under; null for an id this node does not know.
         const name = byId ? (t.topicId === ZERO_UUID ? null : (host.topicNameById(t.topicId) ?? null)) : t.name;
         const topicId = byId ? t.topicId : ZERO_UUID;
+        // A topic that does not exist is answered even when it names no partition, as Kafka's
+        // builder adds its entry before its partitions; one that exists only with its partitions.
         if (name === null) {
+          refused.topic(topicId, '');
           for (const p of t.partitions) refused.add(topicId, '', p.partitionIndex, ErrorCode.UNKNOWN_TOPIC_ID);
           continue;
         }
         const count = host.partitionCount(name);
+        if (count === undefined) refused.topic(topicId, name);
         const valid = [];
         for (const p of t.partitions) {
           if (count !== undefined && p.partitionIndex >= 0 && p.partitionIndex < count) {

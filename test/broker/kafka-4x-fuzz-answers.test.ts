@@ -509,6 +509,8 @@ it("OffsetCommit answers as Kafka's response builder: the partitions refused bef
   for (const v of [2, 7, 8, 9]) {
     // Only refused partitions: one topic.
     expect(await commit(v, [['oc-merge', [5]], ['oc-merge', [6]]])).toEqual([['oc-merge', [[5, U], [6, U]]]]);
+    // A topic that does not exist is answered even with no partitions; one that exists is not.
+    expect(await commit(v, [['', []], ['oc-merge', []], ['oc-merge-missing', []]])).toEqual([['', []], ['oc-merge-missing', []]]);
     // Nothing refused: the coordinator's answer, one entry per request entry.
     expect(await commit(v, [['oc-merge', [0]], ['oc-merge', [0]]])).toEqual([['oc-merge', [[0, 0]]], ['oc-merge', [[0, 0]]]]);
     // Both: the refused ones in the order they were met, the committed ones joined to them by name.
