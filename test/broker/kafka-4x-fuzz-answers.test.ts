@@ -492,6 +492,18 @@ it('DescribeConfigs with a resource type Kafka does not know fails every resourc
   expect(ok.results.map((x) => x.errorCode)).toEqual([ErrorCode.NONE, ErrorCode.NONE]);
 });
 
+it('DescribeConfigs checks a topic name before looking the topic up: an invalid name is INVALID_TOPIC_EXCEPTION, a valid unknown one UNKNOWN_TOPIC_OR_PARTITION', async () => {
+  const names = ['', '..', 'bad name!', 'x'.repeat(250), 'dc-valid-unknown'];
+  const r = decodeDescribeConfigsResponse(
+    await c.call(32, 4, (w) => encodeDescribeConfigsRequest(w, { resources: names.map((resourceName) => ({ resourceType: 2, resourceName, configurationKeys: null })), includeSynonyms: false, includeDocumentation: false }, 4)),
+    4,
+  );
+  expect(r.results.map((x) => [x.resourceName, x.errorCode, x.configs])).toEqual([
+    ...names.slice(0, 4).map((n) => [n, ErrorCode.INVALID_TOPIC_EXCEPTION, []]),
+    ['dc-valid-unknown', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []],
+  ]);
+});
+
 it("OffsetCommit answers as Kafka's response builder: the partitions refused before the coordinator are merged by topic name, the coordinator's answer joins them by name, and is kept as it is when nothing was refused", async () => {
   expect((await createTopics(['oc-merge'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
   const commit = async (v: number, topics: [string, number[]][]) =>

@@ -3,8 +3,8 @@
  *
  * Behavior:
  * - TOPIC (2): every topic config Kafka knows, with its effective value and source (topic
- *   override → dynamic broker → dynamic default → static → default); unknown topic →
- *   UNKNOWN_TOPIC_OR_PARTITION.
+ *   override → dynamic broker → dynamic default → static → default); an invalid name →
+ *   INVALID_TOPIC_EXCEPTION, then an unknown topic → UNKNOWN_TOPIC_OR_PARTITION.
  * - BROKER (4): resource name = this node id (all broker keys) or "" (only the dynamic
  *   cluster-wide defaults, as Kafka); another id → INVALID_REQUEST.
  * - GROUP (32, KIP-848): the group config keys, explicit ones with source DYNAMIC_GROUP_CONFIG (8).
@@ -29,6 +29,7 @@ import { configDoc, findConfigDef } from '../../config/registry.js';
 import type { ConfigScope } from '../../config/config-def.js';
 import { ConfigResourceType } from '../../protocol/config-resource-type.js';
 import { GROUP_CONFIG_DEFS, groupConfigDefault } from '../group-configs.js';
+import { topicNameError } from '../../controller/topic-names.js';
 
 type Result = NonNullable<DescribeConfigsResponseInput['results']>[number];
 
@@ -63,6 +64,12 @@ export function describeConfigsHandler(ctx: BrokerContext, mirror: () => MirrorC
         let configs: ResolvedConfig[];
         let scope: ConfigScope;
         if (res.resourceType === ConfigResourceType.TOPIC) {
+          // Kafka's ConfigHelper validates the name (Topic.validate) before looking the topic up.
+          const invalid = topicNameError(res.resourceName);
+          if (invalid !== null) {
+            results.push(fail(ErrorCode.INVALID_TOPIC_EXCEPTION, invalid));
+            continue;
+          }
           if (!ctx.image.topic(res.resourceName)) {
             results.push(fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${res.resourceName} does not exist.`));
             continue;
