@@ -45,6 +45,11 @@ export interface CommitRequest {
   readonly memberId: string;
   readonly groupInstanceId: string | null;
   readonly topics: readonly { name: string; partitions: readonly CommitPartition[] }[];
+  /**
+   * The OffsetCommit version: from v9 a commit with a generation of 0 or more to a group that does
+   * not exist is GROUP_ID_NOT_FOUND, before it ILLEGAL_GENERATION (Kafka's OffsetMetadataManager).
+   */
+  readonly apiVersion?: number;
 }
 
 export interface TopicPartitionErrors {

@@ -101,7 +101,7 @@ export function offsetApiHandlers(host: CoordinatorHost, gc: GroupCoordinator): 
       if (toCommit.length === 0) return { topics: refused.topics };
       let answered: { name: string; partitions: { partitionIndex: number; errorCode: number }[] }[];
       try {
-        answered = await gc.commitOffsets({ groupId: req.groupId, generationIdOrMemberEpoch: req.generationIdOrMemberEpoch, memberId: req.memberId, groupInstanceId: v >= 7 ? req.groupInstanceId : null, topics: toCommit });
+        answered = await gc.commitOffsets({ groupId: req.groupId, generationIdOrMemberEpoch: req.generationIdOrMemberEpoch, memberId: req.memberId, groupInstanceId: v >= 7 ? req.groupInstanceId : null, topics: toCommit, apiVersion: v });
       } catch (e) {
         const code = errorCodeOf(e);
         answered = toCommit.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) }));

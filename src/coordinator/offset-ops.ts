@@ -36,7 +36,10 @@ export class OffsetOps {
     // simple-consumer commit, whatever member id it names (Kafka creates the group, empty, and
     // ClassicGroup.validateOffsetCommit accepts a negative generation on an empty group); the
     // replay of its first offset record creates the empty group (GroupShard.applyOffset).
-    if (!g) return req.generationIdOrMemberEpoch >= 0 ? ErrorCode.ILLEGAL_GENERATION : ErrorCode.NONE;
+    if (!g) {
+      if (req.generationIdOrMemberEpoch < 0) return ErrorCode.NONE;
+      return (req.apiVersion ?? 0) >= 9 ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION;
+    }
     if (g.state === ClassicState.DEAD) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
     if (req.generationIdOrMemberEpoch < 0 && g.state === ClassicState.EMPTY) return ErrorCode.NONE;
     if (req.generationIdOrMemberEpoch >= 0 || req.memberId !== '' || req.groupInstanceId !== null) {

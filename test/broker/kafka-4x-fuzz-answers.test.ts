@@ -561,3 +561,20 @@ it('CreatePartitions checks every topic on its own and counts toward the 10,000-
   const md = decodeMetadataResponse(await c.call(3, 12, (w) => encodeMetadataRequest(w, { topics: [{ name: 'cp-bound-a' }], allowAutoTopicCreation: false }, 12)), 12);
   expect(md.topics[0]!.partitions.length).toBe(1);
 });
+
+it('OffsetCommit with a generation of 0 or more to a group that does not exist is GROUP_ID_NOT_FOUND from v9, ILLEGAL_GENERATION before', async () => {
+  expect((await createTopics(['oc-no-group'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  for (const v of [2, 7, 8, 9]) {
+    const r = decodeOffsetCommitResponse(
+      await c.call(8, v, (w) =>
+        encodeOffsetCommitRequest(
+          w,
+          { groupId: `oc-no-group-${v}`, generationIdOrMemberEpoch: 2_147_483_647, memberId: '', groupInstanceId: null, topics: [{ name: 'oc-no-group', partitions: [{ partitionIndex: 0, committedOffset: 2n, committedLeaderEpoch: -1, committedMetadata: null }] }] },
+          v,
+        ),
+      ),
+      v,
+    );
+    expect([v, r.topics[0]!.partitions[0]!.errorCode]).toEqual([v, v >= 9 ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION]);
+  }
+});
