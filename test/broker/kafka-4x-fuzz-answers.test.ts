@@ -578,3 +578,25 @@ it('OffsetCommit with a generation of 0 or more to a group that does not exist i
     expect([v, r.topics[0]!.partitions[0]!.errorCode]).toEqual([v, v >= 9 ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION]);
   }
 });
+
+it('Metadata with IncludeTopicAuthorizedOperations gives the operations of every named topic in the answer, an invalid or unknown one too, with or without an authorizer', async () => {
+  const secured = await startNode({ overrides: { 'node.id': 1, 'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer', 'super.users': 'User:ANONYMOUS' } });
+  const sc = await WireClient.connect(secured.port);
+  try {
+    for (const client of [c, sc]) {
+      for (const v of [8, 9, 12]) {
+        const r = decodeMetadataResponse(await client.call(3, v, (w) => encodeMetadataRequest(w, { topics: [{ name: '' }, { name: 'md-ops-unknown' }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: true }, v)), v);
+        expect([v, r.topics.map((t) => [t.name, t.errorCode, t.topicAuthorizedOperations])]).toEqual([
+          v,
+          [
+            ['', ErrorCode.INVALID_TOPIC_EXCEPTION, 3576],
+            ['md-ops-unknown', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 3576],
+          ],
+        ]);
+      }
+    }
+  } finally {
+    sc.close();
+    await secured.destroy();
+  }
+});

@@ -26,7 +26,8 @@
  *   LEADER_NOT_AVAILABLE (Kafka's MetadataCache).
  *
  * Version notes: TopicAuthorizedOperations (v8+) = every topic operation when asked (no
- * authorizer), ClusterAuthorizedOperations (v8-10) likewise; top-level ErrorCode v13+.
+ * authorizer), to every named topic of the answer, one answered with an error too, as Kafka;
+ * ClusterAuthorizedOperations (v8-10) likewise; top-level ErrorCode v13+.
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeMetadataRequest, type MetadataRequest } from '../../protocol/generated/messages/metadata-request.js';
@@ -143,13 +144,15 @@ export function metadataHandler(ctx: BrokerContext): ApiHandler<MetadataRequest,
         }
       } else {
         const allowAuto = v < 4 || req.allowAutoTopicCreation;
+        // Kafka gives every named topic of its answer its operations, one it answers with an error too.
+        const ops = v >= 8 ? { topicAuthorizedOperations: includeOps ? TOPIC_OPERATIONS : NOT_REQUESTED } : {};
         for (const rt of req.topics ?? []) {
           const name = rt.name;
           if (name === null || name === undefined) continue;
           const t = ctx.image.topic(name);
           if (!t && allowAuto && ctx.configs.brokerValue('auto.create.topics.enable') === 'true' && !INTERNAL_TOPICS.has(name)) {
             if (topicNameError(name) !== null) {
-              topics.push({ errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, name, topicId: ZERO_UUID, partitions: [] });
+              topics.push({ errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, name, topicId: ZERO_UUID, partitions: [], ...ops });
               continue;
             }
             // Not awaited: the answer never waits for the creation (Kafka's order); a failure
@@ -159,7 +162,7 @@ export function metadataHandler(ctx: BrokerContext): ApiHandler<MetadataRequest,
           if (!t) {
             // Kafka names an invalid name as such whether or not it would have created the topic.
             const code = topicNameError(name) !== null ? ErrorCode.INVALID_TOPIC_EXCEPTION : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-            topics.push({ errorCode: code, name, topicId: ZERO_UUID, partitions: [] });
+            topics.push({ errorCode: code, name, topicId: ZERO_UUID, partitions: [], ...ops });
             continue;
           }
           topics.push(topicMetadata(ctx, t, v, includeOps));

@@ -70,7 +70,8 @@ const metadata = guard<MetadataRequest, MetadataResponseInput>(3, async (az, ctx
   const res = await next(ctx, rest);
   if (res === null) return null;
   const served = (res.topics ?? []).filter((t) => !allTopics || az.topic(ctx, AclOperation.DESCRIBE, t.name ?? ''));
-  const topics = req.includeTopicAuthorizedOperations ? served.map((t) => (t.name ? { ...t, topicAuthorizedOperations: topicOps(az, ctx, t.name) } : t)) : served;
+  // Every named topic of the answer, one answered with an error (an invalid or empty name) too, as Kafka.
+  const topics = req.includeTopicAuthorizedOperations ? served.map((t) => (typeof t.name === 'string' ? { ...t, topicAuthorizedOperations: topicOps(az, ctx, t.name) } : t)) : served;
   return {
     ...res,
     topics: [...topics, ...denied],
