@@ -14,7 +14,7 @@
  *   --sections cluster (not in the default list): RF 3 on three Fjord nodes vs three Kafka nodes,
  *          and failover time (cluster.ts); --cluster-mb N per produce row (default 50)
  *   --sections scale (not in the default list): a mirror's --start and --stop times at many small
- *          partitions on one node and on three (scale.ts), beside the goals of issue 30 as the peer
+ *          partitions on one node and on three (scale.ts), beside Fjord's failover goals as the peer
  *          column; --scale-partitions 1000,10000 (default 1000), 20 partitions per topic
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
