@@ -5,7 +5,10 @@
  * so the node's start-up and shutdown do not crowd the list. Idle time is left out; percentages
  * are of the busy samples in the window.
  *
- *   node bench/run.mjs bench/compare/profile-top.ts <file.cpuprofile> [top 30]
+ *   node bench/run.mjs bench/compare/profile-top.ts <file.cpuprofile> [top 30] [fromUs toUs]
+ *
+ * Given a window in µs of the monotonic clock (./scale.ts prints its stop's as stopWindowUs), the
+ * samples in that window are read instead.
  */
 import { readFileSync } from 'node:fs';
 
@@ -24,7 +27,7 @@ interface Profile {
 /** Functions whose presence on the stack marks a sample as the mirror's work. */
 const MIRROR_WORK = new Set(['walkFetchedBatches', 'mirrorAppend', 'onRead', 'onData']);
 
-const [file, topArg] = process.argv.slice(2);
+const [file, topArg, fromArg, toArg] = process.argv.slice(2);
 if (file === undefined) throw new Error('usage: profile-top.ts <file.cpuprofile> [top]');
 const top = Number(topArg ?? 30);
 const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
@@ -52,6 +55,11 @@ p.samples.forEach((id, i) => {
   if (lo < 0) lo = i;
   hi = i;
 });
+if (fromArg !== undefined && toArg !== undefined) {
+  lo = at.findIndex((us) => us >= Number(fromArg));
+  hi = at.length - 1;
+  while (hi >= 0 && (at[hi] ?? 0) > Number(toArg)) hi--;
+}
 if (lo < 0) throw new Error(`${file}: no sample of the mirror's work`);
 
 const self = new Map<string, number>();

@@ -47,6 +47,11 @@ export interface ScaleTimes {
   readonly stopAnswerMs: number;
   /** Each destination node's CPU-seconds (user + system, from /proc) from the stop request to every partition STOPPED. */
   readonly stopCpuS: readonly number[];
+  /**
+   * The stop's window on the machine's monotonic clock, in µs (the clock of a `.cpuprofile`'s
+   * timestamps), so ./profile-top.ts can read a destination's profile over the stop alone.
+   */
+  readonly stopWindowUs: readonly [number, number];
   /** Each destination node's log (its stderr), for timing analysis. */
   readonly logs: readonly string[];
 }
@@ -103,13 +108,15 @@ export async function measureScale(c: ScaleCase, overrides: Record<string, strin
     const pids = one !== null ? [one.process.pid ?? 0] : three!.nodes.map((n) => n.running?.process.pid ?? 0);
     const cpu0 = pids.map(cpuSeconds);
     const t1 = performance.now();
+    const w0 = Number(process.hrtime.bigint() / 1000n);
     await admin.stopMirrorTopics(MIRROR, topics);
     const stopAnswerMs = performance.now() - t1;
     await until('every partition STOPPED', 600_000, async () => (await countIn(admin, 'STOPPED', false)) === total);
     const stopMs = performance.now() - t1;
+    const stopWindowUs = [w0, Number(process.hrtime.bigint() / 1000n)] as const;
     const stopCpuS = pids.map((pid, i) => cpuSeconds(pid) - (cpu0[i] ?? 0));
     const logs = one !== null ? [one.logs()] : three!.nodes.map((n) => n.logs());
-    return { startMs, stopMs, stopAnswerMs, stopCpuS, logs };
+    return { startMs, stopMs, stopAnswerMs, stopCpuS, stopWindowUs, logs };
   } finally {
     for (const a of admins) a.close();
     await source?.destroy();
@@ -121,7 +128,7 @@ export async function measureScale(c: ScaleCase, overrides: Record<string, strin
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({ options: { nodes: { type: 'string', default: '3' }, topics: { type: 'string', default: '50' }, partitions: { type: 'string', default: '20' }, logs: { type: 'string' } } });
   const r = await measureScale({ nodes: Number(values.nodes) === 1 ? 1 : 3, topics: Number(values.topics), partitionsPerTopic: Number(values.partitions) });
-  console.log(JSON.stringify({ startMs: Math.round(r.startMs), stopMs: Math.round(r.stopMs), stopAnswerMs: Math.round(r.stopAnswerMs), stopCpuS: r.stopCpuS.map((s) => Number(s.toFixed(2))) }));
+  console.log(JSON.stringify({ startMs: Math.round(r.startMs), stopMs: Math.round(r.stopMs), stopAnswerMs: Math.round(r.stopAnswerMs), stopCpuS: r.stopCpuS.map((s) => Number(s.toFixed(2))), stopWindowUs: r.stopWindowUs }));
   if (values.logs !== undefined) {
     const { writeFileSync } = await import('node:fs');
     r.logs.forEach((l, i) => writeFileSync(`${values.logs}.node${i + 1}.log`, l));
