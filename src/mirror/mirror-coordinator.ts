@@ -33,9 +33,19 @@ export const DEFAULT_MIRROR_STATE_PARTITIONS = 50;
 const RECORD_LAST_MIRROR_EPOCHS = 1;
 const RECORD_MIRROR_PARTITION_STATE = 2;
 
+/** Topic ids in Kafka's form, by the id as Fjord writes it; cleared whole when it grows past the bound. */
+const kafkaTopicIds = new Map<string, string>();
+const KAFKA_TOPIC_IDS_BOUND = 100_000;
+
 /** Kafka's Uuid.toString(): base64url without padding. */
 export function uuidToKafkaString(uuid: string): string {
-  return Buffer.from(uuid.replace(/-/g, ''), 'hex').toString('base64url');
+  let s = kafkaTopicIds.get(uuid);
+  if (s === undefined) {
+    s = Buffer.from(uuid.replace(/-/g, ''), 'hex').toString('base64url');
+    if (kafkaTopicIds.size >= KAFKA_TOPIC_IDS_BOUND) kafkaTopicIds.clear();
+    kafkaTopicIds.set(uuid, s);
+  }
+  return s;
 }
 
 export function mirrorStateKeyString(mirrorName: string, topicId: string, partition: number): string {

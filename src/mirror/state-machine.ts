@@ -36,8 +36,20 @@ export interface MirrorPartitionKey {
   readonly partition: number;
 }
 
+/**
+ * Each key object's string, made once: the machine looks a partition up several times per
+ * transition, and a freshly concatenated string is hashed anew at every lookup. Keys are
+ * immutable, so the string made for an object stays right for it.
+ */
+const keyStrings = new WeakMap<MirrorPartitionKey, string>();
+
 export function partitionKeyString(k: MirrorPartitionKey): string {
-  return `${k.mirrorName}:${k.topicId}:${k.partition}`;
+  let s = keyStrings.get(k);
+  if (s === undefined) {
+    s = `${k.mirrorName}:${k.topicId}:${k.partition}`;
+    keyStrings.set(k, s);
+  }
+  return s;
 }
 
 /** What `__mirror_state` holds per partition (MirrorPartitionStateValue). */
