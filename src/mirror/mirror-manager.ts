@@ -72,6 +72,12 @@ export class MirrorManager {
   private readonly runtimes = new Map<string, MirrorRuntime>();
   /** Partitions the machine tracks, by key string. */
   private readonly tracked = new Map<string, MirrorPartitionKey>();
+  /**
+   * The tracked partitions in describe's order (topic, then partition), kept until `tracked`
+   * changes: describe is polled (every 250 ms by a watching operator) and sorting every
+   * partition led here at each poll cost more than the rest of the answer.
+   */
+  private trackedInOrder: MirrorPartitionKey[] | null = null;
   /** Partitions led here whose persisted state could not be read yet, with why: describe shows them. */
   private readonly unreadable = new Map<string, { key: MirrorPartitionKey; reason: string }>();
   /**
@@ -207,7 +213,8 @@ export class MirrorManager {
         sourceLeaderId: -1,
       });
     }
-    for (const key of this.tracked.values()) {
+    const unordered = out.length > 0;
+    for (const key of this.inDescribeOrder()) {
       if (key.mirrorName !== mirrorName) continue;
       const snap = this.machine.snapshot(key);
       const state = snap?.state ?? S.UNKNOWN;
@@ -236,7 +243,12 @@ export class MirrorManager {
         sourceLeaderId: status?.sourceLeaderId ?? -1,
       });
     }
-    return out.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
+    return unordered ? out.sort((a, b) => compareTopicPartition(a.topic, a.partition, b.topic, b.partition)) : out;
+  }
+
+  private inDescribeOrder(): MirrorPartitionKey[] {
+    this.trackedInOrder ??= [...this.tracked.values()].sort((a, b) => compareTopicPartition(a.topicName, a.partition, b.topicName, b.partition));
+    return this.trackedInOrder;
   }
 
   /**
@@ -298,6 +310,7 @@ export class MirrorManager {
       if (key.mirrorName !== mirrorName) continue;
       this.machine.forget(key);
       this.tracked.delete(k);
+      this.trackedInOrder = null;
       this.applied.delete(k);
     }
     await this.closeRuntime(mirrorName);
@@ -384,6 +397,7 @@ export class MirrorManager {
       if (seen.has(ks)) continue;
       this.machine.forget(key);
       this.tracked.delete(ks);
+      this.trackedInOrder = null;
       this.applied.delete(ks);
       this.rechecks.delete(ks);
       await this.runtimes.get(key.mirrorName)?.fetcher.removePartitions([topicPartitionOf(key)]);
@@ -406,6 +420,7 @@ export class MirrorManager {
     }
     this.unreadable.delete(ks);
     if (this.closed) return;
+    if (this.tracked.get(ks) !== key) this.trackedInOrder = null;
     this.tracked.set(ks, key);
     this.applied.set(ks, applied);
     await this.machine.resume(key, stored.state, desired, leaderEpoch);
@@ -555,3 +570,7 @@ export class MirrorManager {
 }
 
 export type { MirrorPartitionStateValue };
+
+function compareTopicPartition(aTopic: string, aPartition: number, bTopic: string, bPartition: number): number {
+  return aTopic < bTopic ? -1 : aTopic > bTopic ? 1 : aPartition - bPartition;
+}
