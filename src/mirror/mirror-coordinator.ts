@@ -222,6 +222,7 @@ export class MirrorCoordinator implements MirrorStateStore {
     entries: readonly { topicId: string; partition: number; state?: PersistedPartitionState; lastMirrorEpoch?: number; leaderEpoch?: number }[],
     fencedWrite = false,
   ): Promise<void> {
+    if (entries.length === 1) return this.writeOne(mirrorName, entries[0]!, fencedWrite);
     const byShard = new Map<number, CoordinatorRecord[]>();
     const lmes = new Map<number, CoordinatorRecord[]>();
     const checks = new Map<number, { key: string; entry: MirrorStateEntry }[]>();
@@ -247,6 +248,32 @@ export class MirrorCoordinator implements MirrorStateStore {
         }),
       ),
     );
+  }
+
+  /**
+   * `write` of one partition's entry (each state transition, each last mirrored epoch), without
+   * the grouping by shard: the same records in the same order, the same check where writes are
+   * ordered.
+   */
+  private async writeOne(
+    mirrorName: string,
+    e: { topicId: string; partition: number; state?: PersistedPartitionState; lastMirrorEpoch?: number; leaderEpoch?: number },
+    fencedWrite: boolean,
+  ): Promise<void> {
+    const k = { mirrorName, topicId: e.topicId, partition: e.partition };
+    const epoch = fencedWrite ? (e.leaderEpoch ?? -1) : -1;
+    const records: CoordinatorRecord[] = [];
+    if (e.state !== undefined) records.push(stateRecord(k, e.state, epoch));
+    if (e.lastMirrorEpoch !== undefined) records.push(lastMirrorEpochRecord(k, e.lastMirrorEpoch));
+    if (records.length === 0) return;
+    const key = epoch >= 0 ? mapKey(k) : null;
+    await this.runtime.writeTo(this.partitionFor(mirrorName, e.topicId, e.partition), (shard) => {
+      if (key !== null) {
+        const newest = shard.writerEpochs.get(key);
+        if (newest !== undefined && epoch < newest) throw fenced({ topicId: e.topicId, partition: e.partition, leaderEpoch: epoch }, newest);
+      }
+      return { records, response: undefined };
+    });
   }
 
   async read(mirrorName: string, topicId: string, partition: number): Promise<MirrorPartitionRecord> {

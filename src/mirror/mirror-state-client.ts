@@ -96,7 +96,8 @@ export class MirrorStateClient implements MirrorStateStore {
    * writer leads the partition under (a deposed leader's late write carries its old one).
    */
   async writeState(key: MirrorPartitionKey, value: PersistedPartitionState, leaderEpoch?: number): Promise<void> {
-    await this.write(key.mirrorName, [{ topicId: key.topicId, partition: key.partition, state: value, ...(leaderEpoch === undefined ? {} : { leaderEpoch }) }]);
+    const { topicId, partition } = key;
+    await this.write(key.mirrorName, [leaderEpoch === undefined ? { topicId, partition, state: value } : { topicId, partition, state: value, leaderEpoch }]);
   }
 
   /**
@@ -104,16 +105,33 @@ export class MirrorStateClient implements MirrorStateStore {
    * committed. An entry without `leaderEpoch` is fenced with the node's image.
    */
   async write(mirrorName: string, entries: readonly (Omit<MirrorStateEntry, 'leaderEpoch'> & { readonly leaderEpoch?: number })[]): Promise<void> {
+    // One partition's write (each state transition, each last mirrored epoch) is the common
+    // case: it goes straight to its coordinator, without the grouping below.
+    if (entries.length === 1) {
+      const e = this.fenced(entries[0]!);
+      await this.writeAt(this.coordinator.partitionFor(mirrorName, e.topicId, e.partition), mirrorName, [e]);
+      return;
+    }
     const byShard = new Map<number, MirrorStateEntry[]>();
-    for (const e of entries) {
-      const topic = this.host.topicNameById(e.topicId);
-      const leaderEpoch = e.leaderEpoch ?? (topic === undefined ? -1 : (this.host.leaderEpoch(topic, e.partition) ?? -1));
+    for (const entry of entries) {
+      const e = this.fenced(entry);
       const p = this.coordinator.partitionFor(mirrorName, e.topicId, e.partition);
       let list = byShard.get(p);
       if (list === undefined) byShard.set(p, (list = []));
-      list.push({ ...e, leaderEpoch });
+      list.push(e);
     }
-    await Promise.all([...byShard].map(([p, list]) => this.withCoordinator(p, RETRY_FOR_MS, (ep) => (ep === null ? this.coordinator.writeFenced(mirrorName, list) : this.remoteWrite(ep, mirrorName, list)))));
+    await Promise.all([...byShard].map(([p, list]) => this.writeAt(p, mirrorName, list)));
+  }
+
+  /** The entry with the leader epoch it is fenced with: its own, else the node's image's. */
+  private fenced(e: Omit<MirrorStateEntry, 'leaderEpoch'> & { readonly leaderEpoch?: number }): MirrorStateEntry {
+    if (e.leaderEpoch !== undefined) return e as MirrorStateEntry;
+    const topic = this.host.topicNameById(e.topicId);
+    return { ...e, leaderEpoch: topic === undefined ? -1 : (this.host.leaderEpoch(topic, e.partition) ?? -1) };
+  }
+
+  private writeAt(p: number, mirrorName: string, list: readonly MirrorStateEntry[]): Promise<void> {
+    return this.withCoordinator(p, RETRY_FOR_MS, (ep) => (ep === null ? this.coordinator.writeFenced(mirrorName, list) : this.remoteWrite(ep, mirrorName, list)));
   }
 
   /** `retryForMs`: how long to keep retrying a moving coordinator (0: one attempt, the caller retries). */
