@@ -173,15 +173,15 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
             desiredState: t.desiredState,
             partitions: t.partitions.map((p) => ({
               partitionIndex: p.partition,
-              sourceOffset: BigInt(p.sourceOffset),
-              destinationOffset: BigInt(p.destinationOffset),
-              lag: BigInt(p.lag),
+              sourceOffset: int64(p.sourceOffset),
+              destinationOffset: int64(p.destinationOffset),
+              lag: int64(p.lag),
               stateValue: p.stateName,
               retryAttempt: p.retryAttempt,
               errorMessage: p.errorMessage,
-              mirroredMaxTimestamp: BigInt(p.mirroredMaxTimestamp),
-              sourceMaxTimestamp: BigInt(p.sourceMaxTimestamp),
-              lastFetchTimestamp: BigInt(p.lastFetchTimestamp),
+              mirroredMaxTimestamp: int64(p.mirroredMaxTimestamp),
+              sourceMaxTimestamp: int64(p.sourceMaxTimestamp),
+              lastFetchTimestamp: int64(p.lastFetchTimestamp),
               linkError: p.linkError,
             })),
           })),
@@ -236,3 +236,11 @@ export async function createMirrorApiHandlers(host: MirrorHost, opts: MirrorApiO
 }
 
 export type { MirrorApiHandlers, MirrorHost };
+
+/**
+ * An int64 field of a describe answer. Most are -1 (a partition not fetching) or 0 (lag of one
+ * caught up), and a describe of every partition is polled: those two need no new BigInt each.
+ */
+function int64(n: number): bigint {
+  return n === -1 ? -1n : n === 0 ? 0n : BigInt(n);
+}
