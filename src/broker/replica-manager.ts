@@ -13,6 +13,7 @@
  *
  * Handlers reach a partition's log through the one leader check here (`leaderLog`): this node
  * must be the unfenced leader, at the epoch the request names, before it answers for the log.
+ * The few requests any replica answers (DescribeProducers) go through `replicaLog`, its last step.
  *
  * Concurrency contract: opens of one partition are shared (one PartitionLog per partition);
  * the LogManager runs the lifecycle operations of one partition one after another. Appends and
@@ -276,20 +277,30 @@ export class ReplicaManager {
    * The log of a partition for a request only its leader answers: `leadership`, then the log
    * (opened when it is not yet), then the current leader epoch the request names (Kafka's
    * Partition.checkCurrentLeaderEpoch): older than the partition's is FENCED_LEADER_EPOCH, newer
-   * UNKNOWN_LEADER_EPOCH, both with the log. A partition with no log here is, as in
-   * getPartitionOrError, NOT_LEADER_OR_FOLLOWER while the image still has it (the log is being
-   * closed) and UNKNOWN_TOPIC_OR_PARTITION once it does not (the topic was deleted meanwhile).
+   * UNKNOWN_LEADER_EPOCH, both with the log. A partition with no log here is answered as
+   * `replicaLog` answers it.
    */
   async leaderLog(topic: TopicImage | undefined, partition: number, check: LeaderCheck = {}): Promise<LeaderLog | LeaderRefusal> {
     const led = this.leadership(topic, partition, check.forAppend);
     if (typeof led === 'number') return { errorCode: led };
-    const { name, topicId } = led.topic;
+    const log = await this.replicaLog(led.topic, partition);
+    return typeof log === 'number' ? { errorCode: log } : checkCurrentLeaderEpoch(led, log, check);
+  }
+
+  /**
+   * The log of a partition this node holds a replica of, leader or follower, for a request any
+   * replica answers (Kafka's ReplicaManager.getPartitionOrError): a partition the image does not
+   * have is UNKNOWN_TOPIC_OR_PARTITION; one the image has but with no log here (this node is not
+   * among its replicas, or the log is being closed) NOT_LEADER_OR_FOLLOWER, which sends clients
+   * to fresh metadata; UNKNOWN_TOPIC_OR_PARTITION again once the topic was deleted meanwhile.
+   */
+  async replicaLog(topic: TopicImage | undefined, partition: number): Promise<PartitionLog | number> {
+    if (topic === undefined || topic.partitions[partition] === undefined) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    const { name, topicId } = topic;
     const log = this.getLog(name, partition) ?? (await this.ensureLog(name, partition));
-    if (log === undefined) {
-      const now = this.image.topic(name);
-      return { errorCode: now?.topicId === topicId && now.partitions[partition] !== undefined ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
-    }
-    return checkCurrentLeaderEpoch(led, log, check);
+    if (log !== undefined) return log;
+    const now = this.image.topic(name);
+    return now?.topicId === topicId && now.partitions[partition] !== undefined ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
   }
 
   /**
