@@ -5,6 +5,9 @@
  * watermark) and deletes the segments wholly below it; an offset above the high watermark →
  * OFFSET_OUT_OF_RANGE; below the current log start it is a no-op. Answers the new low watermark.
  * Internal topics are refused (INVALID_TOPIC_EXCEPTION): their coordinators own their history.
+ * Only the unfenced leader moves the log start (Kafka's Partition.deleteRecordsOnLeader), through
+ * ReplicaManager's leader check: a follower, a node with no replica, or a fenced leader answers
+ * NOT_LEADER_OR_FOLLOWER; followers follow the leader's log start when they fetch.
  * A mirror topic's partition that is not STOPPED is refused with READ_ONLY_TOPIC (KIP-1279).
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
@@ -33,9 +36,8 @@ export function deleteRecordsHandler(ctx: BrokerContext): ApiHandler<DeleteRecor
         const topic = ctx.image.topic(t.name);
         for (const p of t.partitions) {
           const out = (errorCode: number, low = -1): PartOut => ({ partitionIndex: p.partitionIndex, lowWatermark: BigInt(low), errorCode });
-          const part = topic?.partitions[p.partitionIndex];
-          const log = part ? (ctx.replicas.getLog(t.name, p.partitionIndex) ?? (await ctx.replicas.ensureLog(t.name, p.partitionIndex))) : undefined;
-          if (!part || !log) {
+          // Kafka answers an unknown partition before refusing an internal topic.
+          if (topic?.partitions[p.partitionIndex] === undefined) {
             parts.push(out(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
             continue;
           }
@@ -43,6 +45,12 @@ export function deleteRecordsHandler(ctx: BrokerContext): ApiHandler<DeleteRecor
             parts.push(out(ErrorCode.INVALID_TOPIC_EXCEPTION));
             continue;
           }
+          const found = await ctx.replicas.leaderLog(topic, p.partitionIndex);
+          if ('errorCode' in found) {
+            parts.push(out(found.errorCode));
+            continue;
+          }
+          const { log } = found;
           // Where a mirrored log starts follows the source; the read-only guard covers this too.
           const refused = clientWriteError(ctx, t.name, p.partitionIndex);
           if (refused !== ErrorCode.NONE) {

@@ -3,7 +3,10 @@
  *
  * Behavior: the active producers of each requested partition from the log's producer state
  * (id, epoch, last sequence, last timestamp, coordinator epoch, open transaction start offset).
- * Unknown topic or partition → UNKNOWN_TOPIC_OR_PARTITION.
+ * Any replica answers from its own log, leader or follower, fenced or not (Kafka's
+ * Partition.activeProducerState reads the local log; KIP-664 lets admins ask a chosen broker), so
+ * this goes through ReplicaManager.replicaLog, not the leader check: a partition the metadata has
+ * but this node holds no replica of → NOT_LEADER_OR_FOLLOWER; unknown → UNKNOWN_TOPIC_OR_PARTITION.
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { decodeDescribeProducersRequest, type DescribeProducersRequest } from '../../protocol/generated/messages/describe-producers-request.js';
@@ -27,10 +30,9 @@ export function describeProducersHandler(ctx: BrokerContext): ApiHandler<Describ
         const parts: PartOut[] = [];
         topics.push({ name: t.name, partitions: parts });
         for (const p of t.partitionIndexes) {
-          const exists = ctx.image.topic(t.name)?.partitions[p] !== undefined;
-          const log = exists ? (ctx.replicas.getLog(t.name, p) ?? (await ctx.replicas.ensureLog(t.name, p))) : undefined;
-          if (!log) {
-            parts.push({ partitionIndex: p, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, activeProducers: [] });
+          const log = await ctx.replicas.replicaLog(ctx.image.topic(t.name), p);
+          if (typeof log === 'number') {
+            parts.push({ partitionIndex: p, errorCode: log, errorMessage: null, activeProducers: [] });
             continue;
           }
           parts.push({
