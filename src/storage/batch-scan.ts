@@ -1,13 +1,13 @@
-import { BATCH, RecordBatchView, readOffset } from '../protocol/record-batch.js';
+import { BATCH, RecordBatchView } from '../protocol/record-batch.js';
 import type { LogFile } from './file-system.js';
 
 /** Smallest legal batchLength: a v2 header with no records. */
-export const MIN_BATCH_LENGTH = BATCH.HEADER_SIZE - BATCH.LOG_OVERHEAD;
+const MIN_BATCH_LENGTH = BATCH.HEADER_SIZE - BATCH.LOG_OVERHEAD;
 
 /** Upper bound on one batch when none is given: far above any max.message.bytes in use. */
-export const DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024;
+const DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024;
 
-export type ScanStop = 'end' | 'torn' | 'corrupt' | 'stopped';
+type ScanStop = 'end' | 'torn' | 'corrupt' | 'stopped';
 
 export interface ScanResult {
   /** Position just after the last batch visited (where a torn or corrupt tail begins). */
@@ -18,7 +18,7 @@ export interface ScanResult {
 /**
  * Is the header at `at` structurally a v2 batch? (length sane, magic 2). The CRC is not checked.
  */
-export function headerLooksValid(buf: Buffer, at: number): boolean {
+function headerLooksValid(buf: Buffer, at: number): boolean {
   const len = buf.readInt32BE(at + BATCH.BATCH_LENGTH);
   return len >= MIN_BATCH_LENGTH && buf.readInt8(at + BATCH.MAGIC) === 2;
 }
@@ -103,5 +103,3 @@ export function forEachBatchIn(buf: Buffer, visit: (at: number, size: number) =>
   }
   return at;
 }
-
-export { readOffset };

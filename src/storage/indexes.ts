@@ -260,7 +260,7 @@ export interface AbortedTxn {
   readonly lastStableOffset: number;
 }
 
-export const TXN_ENTRY_SIZE = 34;
+const TXN_ENTRY_SIZE = 34;
 
 export function encodeAbortedTxn(t: AbortedTxn): Buffer {
   const b = Buffer.alloc(TXN_ENTRY_SIZE);

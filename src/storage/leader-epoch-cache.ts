@@ -5,8 +5,8 @@ export interface EpochEntry {
   readonly startOffset: number;
 }
 
-export const UNDEFINED_EPOCH = -1;
-export const UNDEFINED_EPOCH_OFFSET = -1;
+const UNDEFINED_EPOCH = -1;
+const UNDEFINED_EPOCH_OFFSET = -1;
 
 /**
  * The leader epoch → start offset cache behind OffsetsForLeaderEpoch, persisted as Kafka's

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import type { FileSystem } from './file-system.js';
 
-export const DELETE_DIR_SUFFIX = '-delete';
+const DELETE_DIR_SUFFIX = '-delete';
 const DELETE_DIR = /^.+-\d+\.[0-9a-f]{32}-delete$/;
 
 /** True for a directory name made by `deletePartitionDir` (left behind by a crash). */

@@ -24,7 +24,7 @@ import { deleteSnapshotsOutside, listSnapshotOffsets, snapshotPath } from './sna
 
 const SNAPSHOTS_TO_KEEP = 3;
 
-export interface LoadedLog {
+interface LoadedLog {
   readonly epochs: LeaderEpochCache;
   readonly logStartOffset: number;
   /** Aborted transactions of the whole log, in marker order. */

@@ -31,7 +31,7 @@ import { deletePartitionDir, isDeleteDir } from './log-dir-deletion.js';
 import { formatOffsetCheckpoint, parseOffsetCheckpoint, parsePartitionDir, type PartitionKey } from './offset-checkpoint.js';
 import { PartitionLog } from './partition-log.js';
 
-export { parseOffsetCheckpoint, parsePartitionDir, type PartitionKey } from './offset-checkpoint.js';
+export { parseOffsetCheckpoint } from './offset-checkpoint.js';
 
 /** Kafka's clean-shutdown marker file in each log dir. */
 export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
@@ -40,7 +40,7 @@ export const LOG_START_OFFSET_FILE = 'log-start-offset-checkpoint';
 /** The controller's metadata log lives beside the partitions but is not one of them. */
 const METADATA_DIR_PREFIX = '__cluster_metadata';
 
-export interface LogManagerOptions {
+interface LogManagerOptions {
   /** The directories of `log.dirs`, in order; the first also holds the metadata log. */
   logDirs: readonly string[];
   /** Config of a topic's logs when getOrCreate is given none; DEFAULT_LOG_CONFIG when absent. */

@@ -6,7 +6,7 @@ import type { LogConfig } from './log-config.js';
 import type { ProducerStateManager } from './producer-state.js';
 
 /** The newest batch of a log, as its append saw it. */
-export interface LastBatch {
+interface LastBatch {
   readonly partitionLeaderEpoch: number;
   /** The control record type of a control batch, -1 for a data batch. */
   readonly controlType: number;

@@ -6,10 +6,10 @@ import type { AbortedTxn } from './indexes.js';
 import { ControlRecordType } from '../protocol/control-records.js';
 
 /** Kafka keeps the metadata of the last 5 batches per producer for duplicate detection. */
-export const NUM_BATCHES_TO_RETAIN = 5;
+const NUM_BATCHES_TO_RETAIN = 5;
 const INT32_MAX = 0x7fffffff;
 
-export interface BatchMetadata {
+interface BatchMetadata {
   readonly firstSeq: number;
   readonly lastSeq: number;
   readonly firstOffset: number;
@@ -17,7 +17,7 @@ export interface BatchMetadata {
   readonly timestamp: number;
 }
 
-export interface ProducerEntry {
+interface ProducerEntry {
   producerId: number;
   producerEpoch: number;
   batches: BatchMetadata[];
@@ -66,7 +66,7 @@ function lastSeqOf(view: RecordBatchView): number {
  * state plus the earlier batches of the same append, applied by `commit` only after the bytes
  * are written (Kafka's ProducerAppendInfo).
  */
-export class ProducerAppend {
+class ProducerAppend {
   readonly updates = new Map<number, ProducerEntry>();
   readonly completed: CompletedTxn[] = [];
   resetAll = false;

@@ -89,7 +89,7 @@ export async function findOffsetForTimestamp(segments: readonly LogSegment[], ts
  * The offset of the record holding the batch's max timestamp (Kafka's offsetOfMaxTimestamp):
  * the base offset for LogAppendTime batches, else the first record carrying that timestamp.
  */
-export function offsetOfMaxTimestamp(v: RecordBatchView): number {
+function offsetOfMaxTimestamp(v: RecordBatchView): number {
   if ((v.attributes & ATTR.TIMESTAMP_LOG_APPEND) !== 0) return v.baseOffset;
   const max = v.maxTimestamp;
   if (v.compression !== 0) {

@@ -3,7 +3,7 @@ import type { FileSystem } from './file-system.js';
 import { segmentFileName } from './log-segment.js';
 
 /** Producer-state snapshots are `<20-digit offset>.snapshot`, Kafka's naming. */
-export const SNAPSHOT_SUFFIX = '.snapshot';
+const SNAPSHOT_SUFFIX = '.snapshot';
 
 export async function listSnapshotOffsets(fs: FileSystem, dir: string): Promise<number[]> {
   const names = await fs.readdir(dir);
