@@ -36,7 +36,7 @@ import type { FetchPartitionResponse } from './source-endpoint.js';
 /** The channel partition-data.ts publishes on (src/metrics/channels.ts names it); channels are global by name. */
 const mirrorFetchChannel = channel('fjord:mirror-fetch');
 
-export interface AppliedResponse {
+interface AppliedResponse {
   /** Settles when this response's append (or slow-path handling) finished; never rejects. */
   readonly done: Promise<void>;
   /** Bytes of the response frame this partition keeps alive until `done`. */

@@ -26,7 +26,7 @@ export interface SessionPartition {
   readonly sourceHighWatermark?: number;
 }
 
-export interface SessionLimits {
+interface SessionLimits {
   readonly maxWaitMs: number;
   readonly minBytes: number;
   readonly maxBytes: number;

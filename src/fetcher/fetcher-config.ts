@@ -58,7 +58,7 @@ export interface MirrorFetcherConfig {
 }
 
 /** `pipelineMaxBytes` that lets each loop decide from its measured round trip. */
-export const PIPELINE_AUTO = -1;
+const PIPELINE_AUTO = -1;
 /** The budget of a loop that turned the overlap on by itself. */
 export const PIPELINE_AUTO_MAX_BYTES = 10 * 1024 * 1024;
 /**

@@ -25,7 +25,7 @@ export function tpKey(tp: { readonly topicId: string; readonly partition: number
   return `${tp.topicId}:${tp.partition}`;
 }
 
-export type FetchState = 'truncating' | 'fetching' | 'delayed';
+type FetchState = 'truncating' | 'fetching' | 'delayed';
 
 export interface PartitionState {
   readonly tp: MirrorTopicPartition;

@@ -9,14 +9,14 @@
  * frame.
  */
 
-export interface SourcePartitionLeader {
+interface SourcePartitionLeader {
   readonly errorCode: number;
   readonly partition: number;
   readonly leaderId: number;
   readonly leaderEpoch: number;
 }
 
-export interface SourceTopicMetadata {
+interface SourceTopicMetadata {
   readonly errorCode: number;
   readonly name: string | null;
   readonly topicId: string;
@@ -40,7 +40,7 @@ export interface FetchPartitionRequest {
   readonly partitionMaxBytes: number;
 }
 
-export interface FetchTopicRequest {
+interface FetchTopicRequest {
   readonly topicId: string;
   readonly partitions: readonly FetchPartitionRequest[];
 }
@@ -73,7 +73,7 @@ export interface FetchPartitionResponse {
   readonly records: Buffer | null;
 }
 
-export interface FetchTopicResponse {
+interface FetchTopicResponse {
   readonly topicId: string;
   readonly partitions: readonly FetchPartitionResponse[];
 }
