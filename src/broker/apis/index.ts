@@ -51,7 +51,7 @@ import type { GroupCoordinator } from '../../coordinator/group-coordinator.js';
 import { streamsGroupHeartbeatHandler } from './088-streams-group-heartbeat.js';
 import { streamsGroupDescribeHandler } from './089-streams-group-describe.js';
 
-export interface MirrorConfigHooks extends MirrorConfigDescriber, MirrorConfigAlterer {}
+interface MirrorConfigHooks extends MirrorConfigDescriber, MirrorConfigAlterer {}
 
 export function brokerHandlers(ctx: BrokerContext, mirror: () => MirrorConfigHooks | null = () => null): ApiHandler[] {
   const sessions = new FetchManager({
