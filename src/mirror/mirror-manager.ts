@@ -491,8 +491,8 @@ export class MirrorManager {
           if (differs) this.log(`mirror ${key.mirrorName} ${key.topicName}-${key.partition}: persisted ${mirrorStateName(stored.state?.state ?? S.UNKNOWN)} while this node held ${mirrorStateName(held?.state ?? S.UNKNOWN)}; taking it on from what is persisted`);
           await this.machine.retake(key, stored.state, this.machine.desired(key), epoch);
         } else if (!(await this.machine.claim(key))) {
-          if (!r.again) this.resyncSoon();
           if (r.again) continue;
+          this.resyncSoon();
           return;
         }
         if (r.again) continue;
