@@ -43,30 +43,77 @@ const TYPE_IDS: Readonly<Record<ConfigType, number>> = {
 };
 export const typeId = (t: ConfigType): number => TYPE_IDS[t];
 
+type Level = { name: string; value: string | null; source: number };
+
+/**
+ * Broker keys whose value falls back to other keys when unset, most specific first (Kafka's
+ * DynamicBrokerConfig.brokerConfigSynonyms): log.retention.ms to minutes to hours, and so on.
+ */
+const BROKER_SYNONYMS: Readonly<Record<string, readonly string[]>> = {
+  'log.roll.ms': ['log.roll.ms', 'log.roll.hours'],
+  'log.retention.ms': ['log.retention.ms', 'log.retention.minutes', 'log.retention.hours'],
+  'log.flush.interval.ms': ['log.flush.interval.ms', 'log.flush.scheduler.interval.ms'],
+};
+
 export class ConfigResolver {
   constructor(
     private readonly config: BrokerConfig,
     private readonly image: MetadataImage,
   ) {}
 
-  private brokerLevels(key: string): { name: string; value: string | null; source: number }[] {
-    const out: { name: string; value: string | null; source: number }[] = [];
-    const node = this.image.brokerConfigs.get(String(this.config.nodeId))?.get(key);
-    if (node !== undefined) out.push({ name: key, value: node, source: ConfigSource.DYNAMIC_BROKER_CONFIG });
-    const dflt = this.image.brokerConfigs.get('')?.get(key);
-    if (dflt !== undefined) out.push({ name: key, value: dflt, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG });
-    if (this.config.isExplicit(key)) out.push({ name: key, value: this.config.get(key) ?? null, source: ConfigSource.STATIC_BROKER_CONFIG });
-    // Kafka's KafkaConfig sets broker.id to node.id when only node.id is given (KRaft): the node's
-    // id is broker.id's static value, above its -1 default.
-    else if (key === 'broker.id') out.push({ name: key, value: String(this.config.nodeId), source: ConfigSource.STATIC_BROKER_CONFIG });
-    const def = BROKER_DEFS.get(key);
-    if (def && def.defaultValue !== null) out.push({ name: key, value: def.defaultValue, source: ConfigSource.DEFAULT_CONFIG });
+  /**
+   * Every level at which a broker key or one of its synonyms is set, by source first and by
+   * synonym within a source (Kafka's ConfigHelper.configSynonyms). A key with no synonyms lists only
+   * its own levels.
+   */
+  private synonymLevels(key: string): Level[] {
+    const names = BROKER_SYNONYMS[key] ?? [key];
+    const out: Level[] = [];
+    const node = this.image.brokerConfigs.get(String(this.config.nodeId));
+    const cluster = this.image.brokerConfigs.get('');
+    for (const n of names) {
+      const v = node?.get(n);
+      if (v !== undefined) out.push({ name: n, value: v, source: ConfigSource.DYNAMIC_BROKER_CONFIG });
+    }
+    for (const n of names) {
+      const v = cluster?.get(n);
+      if (v !== undefined) out.push({ name: n, value: v, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG });
+    }
+    for (const n of names) {
+      if (this.config.isExplicit(n)) out.push({ name: n, value: this.config.get(n) ?? null, source: ConfigSource.STATIC_BROKER_CONFIG });
+      // Kafka's KafkaConfig sets broker.id to node.id when only node.id is given (KRaft): the node's
+      // id is broker.id's static value, above its -1 default.
+      else if (n === 'broker.id') out.push({ name: n, value: String(this.config.nodeId), source: ConfigSource.STATIC_BROKER_CONFIG });
+    }
+    for (const n of names) {
+      const def = BROKER_DEFS.get(n);
+      if (def && def.defaultValue !== null) out.push({ name: n, value: def.defaultValue, source: ConfigSource.DEFAULT_CONFIG });
+    }
     return out;
+  }
+
+  /**
+   * The levels DescribeConfigs lists for a broker key: those of its synonyms, from the first
+   * level of the key itself on. As in Kafka, a key left unset everywhere lists none, even where a
+   * fallback (log.retention.hours under log.retention.ms) supplies its value.
+   */
+  private brokerLevels(key: string): Level[] {
+    const all = this.synonymLevels(key);
+    const first = all.findIndex((l) => l.name === key);
+    return first < 0 ? [] : all.slice(first);
+  }
+
+  /** A broker key's value in effect, falling back along its synonyms, in the key's own unit. */
+  private brokerEffective(key: string): string | undefined {
+    const top = this.synonymLevels(key)[0];
+    if (top === undefined || top.value === null) return undefined;
+    const scale = top.name === key ? 1 : top.name.endsWith('.hours') ? 3_600_000 : top.name.endsWith('.minutes') ? 60_000 : 1;
+    return scale === 1 ? top.value : String(Number(top.value) * scale);
   }
 
   /** The broker's effective value of a key (dynamic overrides included). */
   brokerValue(key: string): string | undefined {
-    return this.brokerLevels(key)[0]?.value ?? undefined;
+    return this.brokerEffective(key);
   }
 
   describeBroker(): ResolvedConfig[] {
@@ -102,27 +149,15 @@ export class ConfigResolver {
     const t = this.image.topic(topic);
     const out: ResolvedConfig[] = [];
     for (const def of TOPIC_CONFIG_DEFS) {
-      const levels: { name: string; value: string | null; source: number }[] = [];
+      const levels: Level[] = [];
       const own = t?.configs.get(def.name);
       if (own !== undefined) levels.push({ name: def.name, value: own, source: ConfigSource.DYNAMIC_TOPIC_CONFIG });
-      if (def.brokerKey !== undefined) {
-        let brokerLevels = this.brokerLevels(def.brokerKey);
-        if (def.name === 'retention.ms' && brokerLevels.every((l) => l.source === ConfigSource.DEFAULT_CONFIG)) {
-          brokerLevels = [{ name: 'log.retention.ms', value: String(this.config.retentionMs), source: this.config.isExplicit('log.retention.hours') || this.config.isExplicit('log.retention.minutes') ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG }];
-        } else if (def.name === 'segment.ms' && brokerLevels.length === 0) {
-          brokerLevels = [{ name: 'log.roll.ms', value: String(this.config.segmentMs), source: this.config.isExplicit('log.roll.hours') ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG }];
-        } else if (def.name === 'flush.ms' && brokerLevels.length === 0) {
-          brokerLevels = [{ name: 'log.flush.interval.ms', value: def.defaultValue, source: ConfigSource.DEFAULT_CONFIG }];
-        }
-        levels.push(...brokerLevels);
-      } else {
-        levels.push({ name: def.name, value: def.defaultValue, source: ConfigSource.DEFAULT_CONFIG });
-      }
-      const top = levels[0];
+      // A key with a broker synonym lists that key's levels; a key without one lists only its override.
+      if (def.brokerKey !== undefined) levels.push(...this.brokerLevels(def.brokerKey));
       out.push({
         name: def.name,
-        value: top?.value ?? def.defaultValue,
-        source: top?.source ?? ConfigSource.DEFAULT_CONFIG,
+        value: own ?? this.topicDefault(def.brokerKey, def.defaultValue) ?? null,
+        source: levels[0]?.source ?? ConfigSource.DEFAULT_CONFIG,
         readOnly: false,
         isSensitive: def.sensitive,
         type: typeId(def.type),
@@ -130,6 +165,11 @@ export class ConfigResolver {
       });
     }
     return out;
+  }
+
+  /** A topic key's value where the topic does not set it: its broker key's, else its own default. */
+  private topicDefault(brokerKey: string | undefined, defaultValue: string | null): string | undefined {
+    return (brokerKey !== undefined ? this.brokerEffective(brokerKey) : undefined) ?? defaultValue ?? undefined;
   }
 
   /**
@@ -141,7 +181,7 @@ export class ConfigResolver {
     if (own !== undefined) return own;
     const def = TOPIC_DEFS.get(key);
     if (def === undefined) return undefined;
-    return (def.brokerKey !== undefined ? this.brokerValue(def.brokerKey) : undefined) ?? def.defaultValue ?? undefined;
+    return this.topicDefault(def.brokerKey, def.defaultValue);
   }
 
   /** The topic's min.insync.replicas. */

@@ -77,6 +77,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('log.cleaner.backoff.ms', 'long', '15000', { min: 0 }),
   D('log.cleaner.delete.retention.ms', 'long', '86400000'),
   D('log.cleaner.min.compaction.lag.ms', 'long', '0'),
+  D('log.cleaner.max.compaction.lag.ms', 'long', LONG_MAX, { min: 1 }),
   D('log.cleaner.min.cleanable.ratio', 'double', '0.5'),
   D('log.index.interval.bytes', 'int', '4096', { min: 0 }),
   D('log.index.size.max.bytes', 'int', '10485760', { min: 4 }),

@@ -58,6 +58,7 @@ export const BROKER_CONFIG_DOCS: Readonly<Record<string, string>> = {
   'log.cleaner.backoff.ms': 'How long the log cleaner waits when it finds no log to compact.',
   'log.cleaner.delete.retention.ms': 'How long tombstones stay readable in compacted topics that do not set delete.retention.ms.',
   'log.cleaner.min.compaction.lag.ms': 'The shortest time a record stays uncompacted, for topics that do not set min.compaction.lag.ms.',
+  'log.cleaner.max.compaction.lag.ms': 'The longest time a record may stay uncompacted, for topics that do not set max.compaction.lag.ms.',
   'log.cleaner.min.cleanable.ratio': 'The share of a log not yet compacted at which the cleaner picks it up, for topics that do not set min.cleanable.dirty.ratio.',
   'log.index.interval.bytes': 'How many bytes of records lie between two offset index entries, for topics that do not set index.interval.bytes.',
   'log.index.size.max.bytes': 'The largest size of a segment\'s indexes, for topics that do not set segment.index.bytes.',

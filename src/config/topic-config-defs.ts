@@ -60,7 +60,7 @@ export const TOPIC_CONFIG_DEFS: readonly ConfigDef[] = [
   synonym('flush.ms', 'log.flush.interval.ms', { defaultValue: brokerDef('log.flush.scheduler.interval.ms').defaultValue ?? LONG_MAX, min: 0 }),
   synonym('index.interval.bytes', 'log.index.interval.bytes'),
   configDef('TOPIC', 'leader.replication.throttled.replicas', 'list', '', { validate: throttledReplicas('leader.replication.throttled.replicas') }),
-  own('max.compaction.lag.ms', 'long', LONG_MAX, { min: 1 }),
+  synonym('max.compaction.lag.ms', 'log.cleaner.max.compaction.lag.ms'),
   synonym('max.message.bytes', 'message.max.bytes'),
   synonym('message.timestamp.after.max.ms', 'log.message.timestamp.after.max.ms'),
   synonym('message.timestamp.before.max.ms', 'log.message.timestamp.before.max.ms'),

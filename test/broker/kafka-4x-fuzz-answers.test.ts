@@ -7,7 +7,7 @@
  * replica, a Metadata request naming a topic with neither name nor id, min.insync.replicas
  * changes Kafka refuses while eligible leader replicas are on, a committed offset of Long.MAX_VALUE,
  * DescribeConfigs' documentation and its answer to a resource type Kafka does not know, OffsetCommit
- * with a topic named twice, and CreatePartitions past the metadata record bound.
+ * with a topic named twice, and CreatePartitions past the metadata record bound, and the synonyms of a topic key at its default.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
@@ -599,4 +599,28 @@ it('Metadata with IncludeTopicAuthorizedOperations gives the operations of every
     sc.close();
     await secured.destroy();
   }
+});
+
+it("a topic key at its default lists its broker key's levels from the key itself on: none where only a fallback (log.roll.hours) or nothing is set", async () => {
+  await createTopics(['syn-defaults'], 30_000);
+  const r = decodeDescribeConfigsResponse(
+    await c.call(32, 4, (w) =>
+      encodeDescribeConfigsRequest(
+        w,
+        { resources: [{ resourceType: 2, resourceName: 'syn-defaults', configurationKeys: ['segment.ms', 'retention.ms', 'flush.ms', 'max.compaction.lag.ms', 'segment.jitter.ms', 'leader.replication.throttled.replicas', 'cleanup.policy'] }], includeSynonyms: true, includeDocumentation: false },
+        4,
+      ),
+    ),
+    4,
+  );
+  const got = Object.fromEntries(r.results[0]!.configs.map((e) => [e.name, [e.value, e.configSource, e.synonyms.map((l) => `${l.name}=${l.value}@${l.source}`)]]));
+  expect(got).toEqual({
+    'segment.ms': ['604800000', 5, []],
+    'retention.ms': ['604800000', 5, []],
+    'flush.ms': ['9223372036854775807', 5, []],
+    'max.compaction.lag.ms': ['9223372036854775807', 5, ['log.cleaner.max.compaction.lag.ms=9223372036854775807@5']],
+    'segment.jitter.ms': ['0', 5, []],
+    'leader.replication.throttled.replicas': ['', 5, []],
+    'cleanup.policy': ['delete', 5, ['log.cleanup.policy=delete@5']],
+  });
 });

@@ -154,7 +154,7 @@ describe('fjord configs', () => {
     expect(r.code).toBe(0);
     const lines = r.out.trimEnd().split('\n');
     expect(lines[0]).toBe('All configs for topic audit are:');
-    expect(lines).toContain('  segment.ms=100000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:segment.ms=100000, DEFAULT_CONFIG:log.roll.ms=604800000}');
+    expect(lines).toContain('  segment.ms=100000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:segment.ms=100000}');
     expect(lines.some((l) => l.startsWith('  cleanup.policy=delete sensitive=false synonyms={DEFAULT_CONFIG:log.cleanup.policy=delete}'))).toBe(true);
   });
 
