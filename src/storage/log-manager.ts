@@ -100,6 +100,12 @@ export class LogManager {
   private readonly placing = new Map<string, LogDir>();
   private readonly lifecycle = new Map<string, Promise<unknown>>();
   private checkpointing: Promise<void> = Promise.resolve();
+  /**
+   * What each dir's checkpoint files last held: each open log's recovery point and log start, and
+   * how many unopened entries were carried over. A tick that finds all of it as written writes
+   * nothing (a node of thousands of idle partitions would rewrite and fsync both files each second).
+   */
+  private readonly checkpointed = new Map<LogDir, { readonly offsets: Map<Entry, readonly [number, number]>; readonly unopened: number }>();
   private timer: NodeJS.Timeout | null = null;
   private lastRetention: number;
   private lastClean = 0;
@@ -334,7 +340,7 @@ export class LogManager {
     for (const [name, e] of [...this.logs]) {
       if (this.closed) return;
       try {
-        await e.log.maybeFlushByTime();
+        if (e.log.flushDueBy(now)) await e.log.flush();
         if (retention) await this.retainOne(name, e.log);
         if (clean) await this.cleanOne(name, e.log);
       } catch (err) {
@@ -380,16 +386,31 @@ export class LogManager {
       for (const dir of this.dirs) {
         const mine = [...this.logs.values()].filter((e) => e.logDir === dir);
         const unopened = [...this.found.entries()].filter(([, f]) => f.logDir === dir);
-        const entries = (pick: (l: PartitionLog) => number, saved: Map<string, number>): [PartitionKey, number][] => [
-          ...mine.map((e): [PartitionKey, number] => [e.key, pick(e.log)]),
+        if (this.unchangedSinceCheckpoint(dir, mine, unopened.length)) continue;
+        const offsets = new Map<Entry, readonly [number, number]>(mine.map((e) => [e, [e.log.recoveryPoint, e.log.logStartOffset]]));
+        const entries = (at: 0 | 1, saved: Map<string, number>): [PartitionKey, number][] => [
+          ...mine.map((e): [PartitionKey, number] => [e.key, (offsets.get(e) as readonly [number, number])[at]]),
           ...unopened.flatMap(([name, f]): [PartitionKey, number][] => (saved.has(name) ? [[f.key, saved.get(name) as number]] : [])),
         ];
-        await this.fs.writeFileAtomic(join(dir.path, RECOVERY_POINT_FILE), formatOffsetCheckpoint(entries((l) => l.recoveryPoint, dir.recoveryPoints)));
-        await this.fs.writeFileAtomic(join(dir.path, LOG_START_OFFSET_FILE), formatOffsetCheckpoint(entries((l) => l.logStartOffset, dir.logStarts)));
+        // Forgotten first: a write that fails halfway is written again at the next tick.
+        this.checkpointed.delete(dir);
+        await this.fs.writeFileAtomic(join(dir.path, RECOVERY_POINT_FILE), formatOffsetCheckpoint(entries(0, dir.recoveryPoints)));
+        await this.fs.writeFileAtomic(join(dir.path, LOG_START_OFFSET_FILE), formatOffsetCheckpoint(entries(1, dir.logStarts)));
+        this.checkpointed.set(dir, { offsets, unopened: unopened.length });
       }
     });
     this.checkpointing = run.catch(() => undefined);
     return run;
+  }
+
+  private unchangedSinceCheckpoint(dir: LogDir, mine: readonly Entry[], unopened: number): boolean {
+    const last = this.checkpointed.get(dir);
+    if (last === undefined || last.unopened !== unopened || last.offsets.size !== mine.length) return false;
+    for (const e of mine) {
+      const o = last.offsets.get(e);
+      if (o === undefined || o[0] !== e.log.recoveryPoint || o[1] !== e.log.logStartOffset) return false;
+    }
+    return true;
   }
 
   /**

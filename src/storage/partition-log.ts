@@ -369,7 +369,12 @@ export class PartitionLog implements Syncable {
 
   /** flush.ms: flushes when the oldest unflushed data is older than flush.ms. */
   async maybeFlushByTime(): Promise<void> {
-    if (this.unflushedMessages > 0 && this.clock.now() - this.lastFlushTime >= this.config.flushMs) await this.flush();
+    if (this.flushDueBy(this.clock.now())) await this.flush();
+  }
+
+  /** Whether flush.ms has passed at `now` with records not yet flushed. */
+  flushDueBy(now: number): boolean {
+    return this.unflushedMessages > 0 && now - this.lastFlushTime >= this.config.flushMs;
   }
 
   /**

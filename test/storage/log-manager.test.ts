@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -166,6 +166,29 @@ describe('LogManager', () => {
   });
 });
 
+describe('LogManager checkpoints', () => {
+  it('a checkpoint that finds every offset as last written rewrites neither file; one that finds a change rewrites both', async () => {
+    const dirs = [join(root, 'a')];
+    const m = await LogManager.open({ logDirs: dirs });
+    const log = await m.getOrCreate('t', 0, TOPIC_ID);
+    const files = [RECOVERY_POINT_FILE, LOG_START_OFFSET_FILE].map((f) => join(dirs[0] as string, f));
+    // Each write is a new file renamed over the old one: a new inode.
+    const inodes = async (): Promise<number[]> => Promise.all(files.map(async (f) => (await stat(f)).ino));
+    await m.checkpoint();
+    const first = await inodes();
+    await m.checkpoint();
+    expect(await inodes()).toEqual(first);
+    expect((await log.appendAsLeader(batch(5), 0, { requiredAcks: -1 })).errorCode).toBe(0);
+    await log.deleteRecordsBefore(3);
+    await m.checkpoint();
+    const second = await inodes();
+    expect(second.every((ino, i) => ino !== first[i])).toBe(true);
+    expect(parseOffsetCheckpoint(await readFile(files[0] as string, 'utf8')).get('t-0')).toBe(5);
+    expect(parseOffsetCheckpoint(await readFile(files[1] as string, 'utf8')).get('t-0')).toBe(3);
+    await m.close();
+  });
+});
+
 describe('LogManager checkpoint faults', () => {
   it('a failed checkpoint write at shutdown leaves no clean-shutdown marker: the next start recovers and keeps every acknowledged record', async () => {
     const dirs = [join(root, 'a'), join(root, 'b')];
@@ -179,6 +202,8 @@ describe('LogManager checkpoint faults', () => {
     }
     await a.deleteRecordsBefore(4);
     await m.checkpoint();
+    // An acknowledged write since (its flush moves the recovery point), so that the shutdown's checkpoint writes.
+    expect((await b.appendAsLeader(batch(3), 0, { requiredAcks: -1 })).errorCode).toBe(0);
     fs.failNextAtomicWrite(RECOVERY_POINT_FILE);
     expect(await m.close()).toBe(false);
     await m.markCleanShutdown();
@@ -188,8 +213,8 @@ describe('LogManager checkpoint faults', () => {
     for (const d of dirs) expect(again.cleanShutdown(d)).toBe(false);
     const ra = await again.getOrCreate('t', 0, TOPIC_ID);
     const rb = await again.getOrCreate('t', 1, TOPIC_ID);
-    expect([ra.logStartOffset, ra.logEndOffset, rb.logEndOffset]).toEqual([4, 8, 12]);
-    expect(batchOffsets(await readAll(rb))).toEqual([0, 3, 6, 9]);
+    expect([ra.logStartOffset, ra.logEndOffset, rb.logEndOffset]).toEqual([4, 8, 15]);
+    expect(batchOffsets(await readAll(rb))).toEqual([0, 3, 6, 9, 12]);
     await again.close();
   });
 
@@ -199,9 +224,9 @@ describe('LogManager checkpoint faults', () => {
     const m = await LogManager.open({ logDirs: dirs, fs, flushCheckIntervalMs: 10 });
     const log = await m.getOrCreate('t', 0, TOPIC_ID);
     await m.checkpoint();
+    expect((await log.appendAsLeader(batch(5), 0, { requiredAcks: -1 })).errorCode).toBe(0);
     fs.failNextAtomicWrite(LOG_START_OFFSET_FILE, 3);
     await expect(m.checkpoint()).rejects.toThrow(/log-start-offset-checkpoint/);
-    expect((await log.appendAsLeader(batch(5), 0, { requiredAcks: -1 })).errorCode).toBe(0);
     await log.deleteRecordsBefore(2);
     m.startTasks();
     const path = join(dirs[0] as string, LOG_START_OFFSET_FILE);
