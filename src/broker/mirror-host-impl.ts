@@ -126,6 +126,7 @@ export function createMirrorHost(ctx: BrokerContext, coordinatorHost: Coordinato
     leaderEpoch: (topic, partition) => ctx.image.topic(topic)?.partitions[partition]?.leaderEpoch,
     isLocalLeader: (topic, partition) => ctx.image.topic(topic)?.partitions[partition]?.leader === ctx.nodeId,
     partitionLog: logOf,
+    openPartitionLog: (topic, partition) => ctx.replicas.ensureLog(topic, partition),
     replicaProgress(topic, partition) {
       const t = ctx.image.topic(topic);
       const part = t?.partitions[partition];

@@ -144,6 +144,12 @@ export interface MirrorHost extends CoordinatorHost {
   partitionLog(topic: string, partition: number): MirrorLog | undefined;
 
   /**
+   * The partition's log once it is open, opening it when the image places it here; undefined at
+   * once when the image does not. Without it, a log not yet open is polled for.
+   */
+  openPartitionLog?(topic: string, partition: number): Promise<MirrorLog | undefined>;
+
+  /**
    * The replicas of a partition led here, for LOG_TRUNCATION's wait on the ISR (spec §9.3);
    * undefined when the partition has one replica (or the node is alone): nothing to wait for.
    */

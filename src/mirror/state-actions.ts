@@ -127,14 +127,15 @@ export class MirrorStateActions {
   }
 
   /**
-   * The partition's log. A node may open logs lazily right after a topic is created, so give it
-   * a moment before calling it a failure.
+   * The partition's log. A node opens the logs of a topic just created one by one (thousands take
+   * seconds), so a log being opened is waited for as long as that takes; a partition the image
+   * does not place here yet is given a moment before it is called a failure.
    */
   private async awaitLog(key: MirrorPartitionKey, timeoutMs = 5000): Promise<MirrorLog> {
     const { host } = this.deps;
     const until = host.clock.now() + timeoutMs;
     for (;;) {
-      const log = host.partitionLog(key.topicName, key.partition);
+      const log = host.partitionLog(key.topicName, key.partition) ?? (await host.openPartitionLog?.(key.topicName, key.partition));
       if (log !== undefined) return log;
       if (this.deps.isClosed() || host.clock.now() >= until) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no local log for ${key.topicName}-${key.partition}`);
       await new Promise<void>((r) => host.timers.schedule(20, r));
