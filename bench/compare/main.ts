@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Broker, type BrokerKind, type Durability, startBroker } from './brokers.js';
 import { clusterRows, startFjordCluster, startKafkaCluster } from './cluster.js';
-import { measureScale, SCALE_GOALS_MS, SCALE_PARTITIONS_PER_TOPIC } from './scale.js';
+import { measureScale, SCALE_GOALS_MS, SCALE_IDLE_GOALS, SCALE_PARTITIONS_PER_TOPIC } from './scale.js';
 import { bytesOf, fjordCatchUp, MIRROR_PARTITIONS, mirrorMakerCatchUp, rawPipeCatchUp, segmentFiles, type CatchUp } from './mirror.js';
 import { LAG_PARTITIONS, LAG_RATE, LAG_RECORD_SIZE, mirrorLag, type LagMirror } from './mirror-lag.js';
 import { createTopic, endOffsets, producerPerformance } from './perf-tools.js';
@@ -276,6 +276,11 @@ async function scaleRound(): Promise<void> {
       results.add(spec('--stop to all STOPPED (writable)'), 'peer', goals.stop);
       results.add(spec('StopMirrorTopics answered'), 'fjord', r.stopAnswerMs);
       results.add(spec('StopMirrorTopics answered'), 'peer', NaN);
+      const idle = (what: string, unit: string): RowSpec => ({ ...spec(what), unit });
+      results.add(idle('idle mirror, busiest node CPU', '% core'), 'fjord', r.idleCpuPercent);
+      results.add(idle('idle mirror, busiest node CPU', '% core'), 'peer', SCALE_IDLE_GOALS.cpuPercent);
+      results.add(idle('idle mirror, largest node RSS', 'MiB'), 'fjord', r.idleRssMiB);
+      results.add(idle('idle mirror, largest node RSS', 'MiB'), 'peer', SCALE_IDLE_GOALS.rssMiB);
     }
   }
 }

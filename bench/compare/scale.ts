@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { MirrorAdmin } from '../../src/admin/mirror-admin.js';
-import { cpuSeconds } from './proc.js';
+import { cpuSeconds, rssMiB } from './proc.js';
 import { startCluster, type RunningCluster } from '../../test/helpers/cluster.js';
 import { startNode, type RunningNode } from '../../test/helpers/node.js';
 
@@ -29,6 +29,12 @@ export const SCALE_GOALS_MS: Readonly<Record<1 | 3, { readonly start: number; re
   3: { start: 20_000, stop: 5000 },
 };
 
+/** Fjord's idle goals for a mirror of 10,000 caught-up partitions, per node: 5 % of a core and 400 MiB. */
+export const SCALE_IDLE_GOALS = { cpuPercent: 5, rssMiB: 400 } as const;
+/** The idle window: a settle after the start, then the measured span. */
+const IDLE_SETTLE_MS = 5000;
+const IDLE_SPAN_MS = 10_000;
+
 /** Stock session timeouts, as the cluster rows use (the test helpers' 3 s would fence nodes of a loaded machine). */
 const SESSION = { 'broker.session.timeout.ms': 9000, 'broker.heartbeat.interval.ms': 2000 };
 const POLL_MS = 250;
@@ -43,6 +49,10 @@ export interface ScaleCase {
 export interface ScaleTimes {
   readonly startMs: number;
   readonly stopMs: number;
+  /** The busiest destination node's CPU over an idle span of the caught-up mirror, in % of one core. */
+  readonly idleCpuPercent: number;
+  /** The largest destination node's resident memory at the end of that span, in MiB. */
+  readonly idleRssMiB: number;
   /** How long the StopMirrorTopics request itself took to answer. */
   readonly stopAnswerMs: number;
   /** Each destination node's CPU-seconds (user + system, from /proc) from the stop request to every partition STOPPED. */
@@ -106,6 +116,13 @@ export async function measureScale(c: ScaleCase, overrides: Record<string, strin
     const startMs = performance.now() - t0;
 
     const pids = one !== null ? [one.process.pid ?? 0] : three!.nodes.map((n) => n.running?.process.pid ?? 0);
+    // Idle: every partition caught up, nothing produced; what the mirror costs to keep.
+    await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
+    const idle0 = pids.map(cpuSeconds);
+    await new Promise((r) => setTimeout(r, IDLE_SPAN_MS));
+    const idleCpuPercent = Math.max(...pids.map((pid, i) => ((cpuSeconds(pid) - (idle0[i] ?? 0)) * 100_000) / IDLE_SPAN_MS));
+    const idleRssMiB = Math.max(...pids.map(rssMiB));
+
     const cpu0 = pids.map(cpuSeconds);
     const t1 = performance.now();
     const w0 = Number(process.hrtime.bigint() / 1000n);
@@ -116,7 +133,7 @@ export async function measureScale(c: ScaleCase, overrides: Record<string, strin
     const stopWindowUs = [w0, Number(process.hrtime.bigint() / 1000n)] as const;
     const stopCpuS = pids.map((pid, i) => cpuSeconds(pid) - (cpu0[i] ?? 0));
     const logs = one !== null ? [one.logs()] : three!.nodes.map((n) => n.logs());
-    return { startMs, stopMs, stopAnswerMs, stopCpuS, stopWindowUs, logs };
+    return { startMs, idleCpuPercent, idleRssMiB, stopMs, stopAnswerMs, stopCpuS, stopWindowUs, logs };
   } finally {
     for (const a of admins) a.close();
     await source?.destroy();
@@ -128,7 +145,7 @@ export async function measureScale(c: ScaleCase, overrides: Record<string, strin
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({ options: { nodes: { type: 'string', default: '3' }, topics: { type: 'string', default: '50' }, partitions: { type: 'string', default: '20' }, logs: { type: 'string' } } });
   const r = await measureScale({ nodes: Number(values.nodes) === 1 ? 1 : 3, topics: Number(values.topics), partitionsPerTopic: Number(values.partitions) });
-  console.log(JSON.stringify({ startMs: Math.round(r.startMs), stopMs: Math.round(r.stopMs), stopAnswerMs: Math.round(r.stopAnswerMs), stopCpuS: r.stopCpuS.map((s) => Number(s.toFixed(2))), stopWindowUs: r.stopWindowUs }));
+  console.log(JSON.stringify({ startMs: Math.round(r.startMs), idleCpuPercent: Number(r.idleCpuPercent.toFixed(1)), idleRssMiB: Math.round(r.idleRssMiB), stopMs: Math.round(r.stopMs), stopAnswerMs: Math.round(r.stopAnswerMs), stopCpuS: r.stopCpuS.map((s) => Number(s.toFixed(2))), stopWindowUs: r.stopWindowUs }));
   if (values.logs !== undefined) {
     const { writeFileSync } = await import('node:fs');
     r.logs.forEach((l, i) => writeFileSync(`${values.logs}.node${i + 1}.log`, l));
