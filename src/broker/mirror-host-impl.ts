@@ -160,9 +160,10 @@ export function createMirrorHost(ctx: BrokerContext, coordinatorHost: Coordinato
       // acks=all, as a coordinator's append: the marker is committed (the ISR holds it) before
       // STOPPING goes on, so a leader elected after STOPPED is persisted holds it too. The wait
       // outlasts the time the leader takes to drop a replica that stopped fetching from the ISR
-      // (replica.lag.time.max.ms): giving up sooner fails the stop and appends the marker again
-      // on its retry, where waiting a little longer would have seen it committed.
-      const code = await leader.awaitReplication(r.lastOffset + 1, commitTimeoutMs(ctx) + ctx.config.int('replica.lag.time.max.ms'));
+      // (replica.lag.time.max.ms, looked at every half of it, so at most one and a half of it):
+      // giving up sooner fails the stop and appends the marker again on its retry, where waiting
+      // a little longer would have seen it committed.
+      const code = await leader.awaitReplication(r.lastOffset + 1, commitTimeoutMs(ctx) + Math.ceil(1.5 * ctx.config.int('replica.lag.time.max.ms')));
       return { errorCode: code, baseOffset: r.baseOffset, lastOffset: r.lastOffset };
     },
     mirrorTopicBindings(): readonly MirrorTopicBinding[] {
