@@ -7,6 +7,7 @@ import { RecordBatchView } from '../../src/protocol/record-batch.js';
 import { testHost } from './harness.js';
 import type { TestHost } from './harness.js';
 import { TempLogs } from './logs.js';
+import { waitFor } from '../helpers/wait.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 
 const temps: TempLogs[] = [];
@@ -110,7 +111,7 @@ describe('transaction coordinator', () => {
     await produce(t, 1, a.producerId, a.producerEpoch, 0, 's');
     await host.manual.advance(10001);
     await tc.runtime.idle();
-    for (let i = 0; i < 50 && (await tc.describe('slow'))!.state !== 5; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor('the timed-out transaction to reach CompleteAbort', async () => (await tc.describe('slow'))?.state === 5, 30_000, 20);
     const m = (await tc.describe('slow'))!;
     expect(m.state).toBe(5); // CompleteAbort
     expect(m.producerEpoch).toBe(a.producerEpoch + 1);
