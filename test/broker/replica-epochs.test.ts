@@ -13,6 +13,7 @@ import { holdsSourceEpochs } from '../../src/broker/mirror-epoch-policy.js';
 import { LogManager } from '../../src/storage/log-manager.js';
 import { MirrorPartitionState as S } from '../../src/mirror/mirror-partition-state.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
+import { waitFor } from '../helpers/wait.js';
 
 const dirs: string[] = [];
 const managers: ReplicaManager[] = [];
@@ -35,12 +36,11 @@ async function setup(mirrored: boolean) {
   image.applyPartition(TOPIC_ID, { partition: 0, leader: 1, leaderEpoch: 0, partitionEpoch: 0, replicas: [1], isr: [1] });
   if (mirrored) image.applyMirrorTopicState(TOPIC_ID, 'src', S.MIRRORING, 10);
   const log = (await rm.ensureLog('m', 0))!;
-  const bump = async (leaderEpoch: number): Promise<void> => {
+  // The epoch assignment a bump starts runs detached from onMetadata: callers wait for its effect.
+  const bump = (leaderEpoch: number): void => {
     image.applyPartitionChange(TOPIC_ID, 0, { leaderEpoch });
     const rec: MetadataRecord = { type: 'partitionChange', topicId: TOPIC_ID, partition: 0, leaderEpoch };
     rm.onMetadata([rec], new Map());
-    // The epoch assignment runs detached from onMetadata: let it finish.
-    await new Promise((r) => setTimeout(r, 50));
   };
   return { rm, image, log, bump };
 }
@@ -53,7 +53,10 @@ it('a mirroring partition keeps only source epochs through destination bumps; on
   expect(log.latestEpoch).toBe(-1);
   expect((await log.appendAsMirror(sourceBatch(0, 2, 3))).errorCode).toBe(0);
   expect(log.latestEpoch).toBe(2);
-  await bump(7);
+  bump(7);
+  // Nothing may happen here, so there is nothing to wait for: a fixed wait gives a wrongly started
+  // epoch the time to show.
+  await new Promise((r) => setTimeout(r, 50));
   expect(log.latestEpoch).toBe(2);
   expect(log.endOffsetForEpoch(2)).toEqual({ epoch: 2, endOffset: 3 });
   expect((await log.appendAsMirror(sourceBatch(3, 3, 2))).errorCode).toBe(0);
@@ -61,7 +64,8 @@ it('a mirroring partition keeps only source epochs through destination bumps; on
   expect(log.endOffsetForEpoch(2)).toEqual({ epoch: 2, endOffset: 3 });
 
   image.applyMirrorTopicState(TOPIC_ID, 'src', S.STOPPED, 20);
-  await bump(8);
+  bump(8);
+  await waitFor('epoch 8 to start', () => log.latestEpoch === 8, 10_000, 5);
   expect(log.latestEpoch).toBe(8);
   expect(log.endOffsetForEpoch(3)).toEqual({ epoch: 3, endOffset: 5 });
   expect(log.endOffsetForEpoch(8)).toEqual({ epoch: 8, endOffset: 5 });
@@ -70,6 +74,7 @@ it('a mirroring partition keeps only source epochs through destination bumps; on
 it('an ordinary partition starts every bumped epoch at the log end', async () => {
   const { log, bump } = await setup(false);
   expect(log.latestEpoch).toBe(0);
-  await bump(4);
+  bump(4);
+  await waitFor('epoch 4 to start', () => log.latestEpoch === 4, 10_000, 5);
   expect(log.latestEpoch).toBe(4);
 });
