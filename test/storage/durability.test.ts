@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { FaultyFileSystem } from '../helpers/faulty-file-system.js';
+import { waitFor } from '../helpers/wait.js';
 import { realFileSystem, type FileSystem, type LogFile } from '../../src/storage/file-system.js';
 import { GroupCommit } from '../../src/storage/group-commit.js';
 import { logConfig } from '../../src/storage/log-config.js';
@@ -21,11 +22,15 @@ afterEach(async () => {
 class GatedFileSystem extends FaultyFileSystem {
   private gate: Promise<void> = Promise.resolve();
   private release: () => void = () => undefined;
+  /** Fsyncs waiting at the gate now. */
+  held = 0;
   hold(): void {
     this.gate = new Promise((r) => (this.release = r));
   }
   override async sync(file: LogFile): Promise<void> {
+    this.held++;
     await this.gate;
+    this.held--;
     return super.sync(file);
   }
   releaseAll(): void {
@@ -43,7 +48,7 @@ describe('group commit and the high watermark', () => {
       done = true;
       return r;
     });
-    await new Promise((r) => setTimeout(r, 30));
+    await waitFor('the fsync of the append to reach the gate', () => fs.held > 0, 10_000, 5);
     expect(log.logEndOffset).toBe(2);
     expect(log.highWatermark).toBe(0);
     expect(done).toBe(false);
@@ -126,7 +131,7 @@ describe('group commit and the high watermark', () => {
     expect((await log.appendAsLeader(batch(3), 0, { requiredAcks: 1 })).errorCode).toBe(0);
     fs.hold();
     const flushing = log.flush();
-    await new Promise((r) => setTimeout(r, 20));
+    await waitFor('the fsync of the flush to reach the gate', () => fs.held > 0, 10_000, 5);
     await log.truncateTo(2);
     expect((await log.appendAsLeader(batch(3), 0, { requiredAcks: 1 })).errorCode).toBe(0);
     expect(log.logEndOffset).toBe(5);
