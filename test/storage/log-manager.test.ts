@@ -5,6 +5,7 @@ import { ManualClock } from '../helpers/manual-clock.js';
 import { logConfig, logConfigFromProps, DEFAULT_LOG_CONFIG } from '../../src/storage/log-config.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { FaultyFileSystem } from '../helpers/faulty-file-system.js';
+import { waitFor } from '../helpers/wait.js';
 import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_FILE, LogManager, RECOVERY_POINT_FILE, parseOffsetCheckpoint } from '../../src/storage/log-manager.js';
 import { TOPIC_ID, batch, batchOffsets, readAll, removeDir, tempDir } from './helpers.js';
 
@@ -141,10 +142,7 @@ describe('LogManager', () => {
     const kvSize = kv.size;
     clock.advance(5000);
     m.startTasks();
-    const until = async (cond: () => boolean): Promise<void> => {
-      for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
-    };
-    await until(() => old.logStartOffset === 20 && kv.size < kvSize && slow.recoveryPoint === 1);
+    await waitFor('retention, compaction and the time flush to run', () => old.logStartOffset === 20 && kv.size < kvSize && slow.recoveryPoint === 1, 30_000, 10);
     expect(old.logStartOffset).toBe(20);
     expect(kv.size).toBeLessThan(kvSize);
     expect(slow.recoveryPoint).toBe(1);
@@ -231,7 +229,7 @@ describe('LogManager checkpoint faults', () => {
     m.startTasks();
     const path = join(dirs[0] as string, LOG_START_OFFSET_FILE);
     const logStart = async (): Promise<number | undefined> => parseOffsetCheckpoint(await readFile(path, 'utf8')).get('t-0');
-    for (let i = 0; i < 300 && (await logStart()) !== 2; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the log start offset checkpoint to hold 2', async () => (await logStart()) === 2, 30_000, 10);
     expect(await logStart()).toBe(2);
     await m.close();
   });
