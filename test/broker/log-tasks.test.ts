@@ -13,6 +13,7 @@ import { decodeProduceResponse } from '../../src/protocol/generated/messages/pro
 import { iterateBatches } from '../../src/protocol/record-batch.js';
 import { buildRecordBatch, decodeRecords } from '../../src/protocol/records.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
+import { waitFor } from '../helpers/wait.js';
 import { WireClient } from './wire.js';
 
 const nodes: RunningNode[] = [];
@@ -72,11 +73,7 @@ it('compacts a cleanup.policy=compact topic in the background, keeping the lates
   const before = await readAll(c, 'compacted');
   expect(before).toHaveLength(30);
   let after = before;
-  const deadline = Date.now() + 15_000;
-  while (after.length === 30 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 300));
-    after = await readAll(c, 'compacted');
-  }
+  await waitFor('the cleaner to compact the log', async () => (after = await readAll(c, 'compacted')).length < 30, 30_000, 300);
   expect(after.length).toBeLessThan(30);
   // The latest value of each key survives at its original offset; offsets stay increasing.
   const latest = new Map<string, [number, string]>();
@@ -84,8 +81,7 @@ it('compacts a cleanup.policy=compact topic in the background, keeping the lates
   for (const [k, [o, v]] of latest) expect(after).toContainEqual([o, k, v]);
   expect(after.map((x) => x[0])).toEqual([...after.map((x) => x[0])].sort((a, b) => a - b));
   // The cleaner logs after it swaps the segments in, so the line can trail the compacted read.
-  const logDeadline = Date.now() + 10_000;
-  while (!node.logs().includes('compacted log') && Date.now() < logDeadline) await new Promise((r) => setTimeout(r, 50));
+  await waitFor("the cleaner's 'compacted log' line", () => node.logs().includes('compacted log'), 10_000, 50);
   expect(node.logs()).toContain('compacted log');
   c.close();
 }, 60_000);
