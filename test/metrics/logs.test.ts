@@ -11,6 +11,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { createLogger, formatText } from '../../src/common/logger.js';
 import { ensureBuilt, freePort, ROOT, startNode } from '../helpers/node.js';
+import { waitFor } from '../helpers/wait.js';
 
 describe('log.format=text', () => {
   it('prints readable lines from a real node, and slow requests with their API, client id and partitions', async () => {
@@ -34,8 +35,7 @@ describe('log.format=text', () => {
       await producer.connect();
       await producer.send({ topic: 'logs-probe', messages: [{ value: 'x' }] });
       await producer.disconnect();
-      const until = Date.now() + 20_000;
-      while (!/WARN {2}slow request component=metrics api=Produce /.test(stderr) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      await waitFor('the slow request line of the Produce', () => /WARN {2}slow request component=metrics api=Produce /.test(stderr), 20_000);
     } finally {
       child.kill('SIGTERM');
       await exited;

@@ -6,6 +6,7 @@
 import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, Kafka, logLevel, ResourcePatternTypes } from 'kafkajs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freePort, startNode, type RunningNode } from '../helpers/node.js';
+import { waitFor } from '../helpers/wait.js';
 
 const JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";';
 
@@ -64,12 +65,8 @@ it('asks a logged-in user for DESCRIBE on the cluster, then shows every topic', 
         },
       ],
     });
-    const deadline = Date.now() + 20_000;
     let res = await statusAs('alice', 'alice-secret');
-    while (res.status !== 200 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-      res = await statusAs('alice', 'alice-secret');
-    }
+    await waitFor("alice's DESCRIBE on the cluster to open the status page", async () => (res = await statusAs('alice', 'alice-secret')).status === 200, 20_000);
     expect(res.status).toBe(200);
     // alice has no ACL on the topic, yet the page lists it: the node reads itself.
     const body = (await res.json()) as { cluster: { topics: { name: string }[] } };
