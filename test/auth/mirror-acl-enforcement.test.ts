@@ -11,6 +11,7 @@ import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, Kafka, logLeve
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runClusterMirrorsCli } from '../../src/cli/cluster-mirrors.js';
 import { startSecureNode, type SecureNode } from '../server/secure-node.js';
+import { waitFor } from '../helpers/wait.js';
 
 const JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-pw" user_alice="alice-pw" user_bob="bob-pw";';
 const KAFKAJS_ERRORS = (createRequire(import.meta.url)('kafkajs/src/protocol/error.js') as { errorCodes: { type: string; message: string }[] }).errorCodes;
@@ -112,8 +113,7 @@ describe('ACLs synced from a mirror source', () => {
     expect(await run('--create', '--mirror', 'from-source', '--mirror-config', props), out.join('\n')).toBe(0);
     expect(await run('--start', '--mirror', 'from-source', '--topics', 'orders'), out.join('\n')).toBe(0);
 
-    const deadline = Date.now() + 30_000;
-    while ((await aclCount(dest)) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    await waitFor('the two mirrored ACLs on the destination', async () => (await aclCount(dest)) >= 2, 30_000, 200);
     expect(await aclCount(dest)).toBe(2);
 
     expect(await readOne('alice')).toBe('order-1');
