@@ -17,6 +17,7 @@ import { Reader } from '../../src/protocol/reader.js';
 import { decodeMetadataResponse } from '../../src/protocol/generated/messages/metadata-response.js';
 import { freePort } from '../helpers/node.js';
 import { roundTrip } from '../helpers/round-trip.js';
+import { waitFor } from '../helpers/wait.js';
 import { scrape, total } from '../metrics/scrape.js';
 
 /** An ApiVersions v0 request frame (correlation id 7, null client id). */
@@ -166,10 +167,7 @@ describe('SSL listeners', () => {
     const next = pki.issueServer('rotated', 'broker1-rotated');
     copyFileSync(next.p12, reloadingKeystore);
     let subject = before.subject;
-    while (!subject?.includes('CN=broker1-rotated')) {
-      await new Promise((r) => setTimeout(r, 200));
-      subject = (await handshake(port, tlsOptions())).subject;
-    }
+    await waitFor('a handshake with the rotated certificate', async () => (subject = (await handshake(port, tlsOptions())).subject)?.includes('CN=broker1-rotated') === true, 30_000, 200);
     expect(subject).toContain('CN=broker1-rotated');
     expect(node.logs().some((l) => l.includes('reloaded TLS key and trust stores'))).toBe(true);
   });
