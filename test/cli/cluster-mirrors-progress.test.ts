@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MirrorAdmin, MirrorAdminError } from '../../src/admin/mirror-admin.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { ROOT, startNode, type RunningNode } from '../helpers/node.js';
+import { waitFor } from '../helpers/wait.js';
 
 let a: RunningNode;
 let b: RunningNode;
@@ -105,15 +106,11 @@ describe('fjord cluster-mirrors progress and promote', () => {
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const until = Date.now() + 30_000;
     // Two frames at least: the second starts by moving the cursor up over the first.
-    while (!(REDRAW.test(out) && out.includes(topic))) {
-      if (Date.now() > until) {
-        child.kill('SIGKILL');
-        throw new Error(`no redraw seen; output so far: ${JSON.stringify(out)}`);
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitFor('a redraw showing the topic', () => REDRAW.test(out) && out.includes(topic), 30_000).catch((e: unknown) => {
+      child.kill('SIGKILL');
+      throw new Error(`${(e as Error).message}; output so far: ${JSON.stringify(out)}`);
+    });
     child.stdin.write('\x03');
     expect(await exited).toBe(0);
     const frames = out.split(REDRAW);
@@ -129,8 +126,7 @@ describe('fjord cluster-mirrors progress and promote', () => {
     await produce(a, topic, 10);
     expect(onB('--start', '--mirror', 'from-a', '--topics', topic, '--wait').code).toBe(0);
     expect(onB('--pause', '--mirror', 'from-a', '--topics', topic).code).toBe(0);
-    const until = Date.now() + 20_000;
-    while (!states(topic).every((s) => s === 'PAUSED') && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    await waitFor(`${topic} PAUSED`, () => states(topic).every((s) => s === 'PAUSED'), 20_000);
     const r = onB('--promote', '--mirror', 'from-a', '--topics', topic, '--timeout', '20');
     expect(r.code).toBe(1);
     expect(r.err).toContain(`${topic}-0 is PAUSED; lag cannot reach 0, nothing was stopped`);
@@ -187,8 +183,7 @@ describe('--stop --dry-run', () => {
     try {
       expect((await admin.openTransactions([topic])).get(`${topic}-0`)).toHaveLength(1);
       expect(onB('--stop', '--mirror', 'from-a', '--topics', topic).code).toBe(0);
-      const until = Date.now() + 20_000;
-      while (!states(topic).every((st) => st === 'STOPPED') && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      await waitFor(`${topic} STOPPED`, () => states(topic).every((st) => st === 'STOPPED'), 20_000);
       expect(states(topic)).toEqual(['STOPPED']);
       expect((await admin.openTransactions([topic])).get(`${topic}-0`)).toEqual([]);
     } finally {
@@ -217,8 +212,7 @@ describe('two operators at once (StateValidationOffset)', () => {
       expect(refused).toBeInstanceOf(MirrorAdminError);
       expect((refused as MirrorAdminError).code).toBe(ErrorCode.INVALID_CLUSTER_MIRROR_STATES);
       expect((refused as MirrorAdminError).topics).toEqual([expect.objectContaining({ name: topic, errorCode: ErrorCode.INVALID_CLUSTER_MIRROR_STATES })]);
-      const until = Date.now() + 20_000;
-      while (!states(topic).every((s) => s === 'PAUSED') && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      await waitFor(`${topic} PAUSED`, () => states(topic).every((s) => s === 'PAUSED'), 20_000);
       expect(states(topic)).toEqual(['PAUSED']);
       // Read again, and the same stop goes through.
       const fresh = (await first.listClusterMirrors(true)).find((m) => m.mirrorName === 'from-a');
@@ -260,13 +254,16 @@ describe('describe: time lag and link health', () => {
     expect(onB('--describe', '--mirror', 'from-a').out).toMatch(new RegExp(`from-a\\s+${topic}\\s+0\\s+3\\s+3\\s+0\\s+MIRRORING\\s+MIRRORING\\s+0ms\\s+\\d+\\.\\ds ago\\s+ok`));
 
     await a.destroy();
-    const until = Date.now() + 30_000;
     let seen: Health | undefined;
-    while (Date.now() < until) {
-      seen = health(topic);
-      if (seen?.linkError !== null && seen?.linkError !== undefined) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await waitFor(
+      'the link error of the stopped source',
+      () => {
+        seen = health(topic);
+        return seen?.linkError !== null && seen?.linkError !== undefined;
+      },
+      30_000,
+      200,
+    );
     expect(seen?.state).toBe('MIRRORING');
     expect(seen?.linkError).toBeTruthy();
     expect(onB('--describe', '--mirror', 'from-a').out).toMatch(new RegExp(`${topic}\\s+0\\s+3\\s+3\\s+0\\s+MIRRORING\\s+MIRRORING\\s+0ms\\s+\\d+\\.\\ds ago\\s+error: `));
