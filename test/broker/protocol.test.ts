@@ -225,6 +225,7 @@ describe('fetch', () => {
         ),
       ),
     );
+    // A fixed wait for the fetch to be parked: the broker tells of a parked fetch only by its answer.
     await new Promise((r) => setTimeout(r, 300));
     // Other work proceeds while the fetch waits.
     const md = decodeMetadataResponse(await admin.call(3, 1, (w) => encodeMetadataRequest(w, { topics: null }, 1)), 1);

@@ -37,6 +37,7 @@ it('answers a pending long poll on SIGTERM, exits 0, and restarts cleanly; after
   }
   // A long poll at the log end, then SIGTERM while it waits.
   c.write(c.frame(1, 11, (w) => encodeFetchRequest(w, { replicaId: -1, maxWaitMs: 30_000, minBytes: 1, maxBytes: 1 << 20, topics: [{ topic: 'sd', partitions: [{ partition: 0, fetchOffset: 3n, partitionMaxBytes: 1 << 20 }] }] }, 11)));
+  // A fixed wait for the fetch to be parked: the broker tells of a parked fetch only by its answer.
   await new Promise((r) => setTimeout(r, 200));
   const exit = node.stop();
   const raw = await c.next(10_000);
