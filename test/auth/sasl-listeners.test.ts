@@ -56,8 +56,12 @@ afterAll(async () => {
 
 const tls = (): ConnectionOptions => ({ ca: [pki.caPem], servername: 'localhost' });
 
+/**
+ * A real client with room to retry: its first produce auto-creates the topic, which a node answers
+ * UNKNOWN_TOPIC_OR_PARTITION for until the creation lands (as Kafka does), a while on a busy machine.
+ */
 function client(port: number, sasl: SASLOptions, ssl?: ConnectionOptions): Kafka {
-  return new Kafka({ clientId: 'sasl-test', brokers: [`127.0.0.1:${port}`], sasl, ...(ssl ? { ssl } : {}), logLevel: logLevel.NOTHING, retry: { retries: 1 } });
+  return new Kafka({ clientId: 'sasl-test', brokers: [`127.0.0.1:${port}`], sasl, ...(ssl ? { ssl } : {}), logLevel: logLevel.NOTHING, retry: { retries: 5 } });
 }
 
 /** Two records, `<topic>-1` and `<topic>-2`, written and read back. */
