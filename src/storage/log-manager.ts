@@ -87,6 +87,9 @@ interface Entry {
 }
 
 const none = (): undefined => undefined;
+
+/** Log opens at once (Kafka's log loading uses num.recovery.threads.per.data.dir threads, 2 by default; Node has 4 I/O threads). */
+const OPENS_AT_ONCE = 4;
 const quiet: Logger = { debug: none, info: none, warn: none, error: none, child: () => quiet };
 const nameOf = (topic: string, partition: number): string => `${topic}-${partition}`;
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -100,6 +103,9 @@ export class LogManager {
   private readonly placing = new Map<string, LogDir>();
   private readonly lifecycle = new Map<string, Promise<unknown>>();
   private checkpointing: Promise<void> = Promise.resolve();
+  /** Log opens running now, and those waiting their turn in the order they were asked for. */
+  private opening = 0;
+  private readonly openQueue: (() => void)[] = [];
   /**
    * What each dir's checkpoint files last held: each open log's recovery point and log start, and
    * how many unopened entries were carried over. A tick that finds all of it as written writes
@@ -217,8 +223,29 @@ export class LogManager {
     return run;
   }
 
+  /**
+   * Runs a log open when its turn comes: at most OPENS_AT_ONCE at a time, in the order asked. A
+   * node given thousands of partitions at once (a topic created, a start of the node) otherwise
+   * interleaves every open's file operations on the same few I/O threads, and all of them end
+   * together at the end; in turn, the first asked for (the internal topics the others wait on)
+   * are open early and the rest come one after another.
+   */
+  private async inTurn<T>(fn: () => Promise<T>): Promise<T> {
+    // A slot is handed from an open that ends straight to the next in line.
+    if (this.opening >= OPENS_AT_ONCE) await new Promise<void>((r) => this.openQueue.push(r));
+    else this.opening++;
+    try {
+      return await fn();
+    } finally {
+      const next = this.openQueue.shift();
+      if (next !== undefined) next();
+      else this.opening--;
+    }
+  }
+
   /** The dir for a new partition: the one holding the fewest partitions, the earliest on a tie. */
   private placeNew(): LogDir {
+    if (this.dirs.length === 1) return this.dirs[0] as LogDir;
     const counts = new Map<LogDir, number>(this.dirs.map((d) => [d, 0]));
     for (const e of this.logs.values()) counts.set(e.logDir, (counts.get(e.logDir) ?? 0) + 1);
     for (const f of this.found.values()) counts.set(f.logDir, (counts.get(f.logDir) ?? 0) + 1);
@@ -248,7 +275,7 @@ export class LogManager {
       const recoveryPoint = logDir.recoveryPoints.get(name);
       const logStartOffset = logDir.logStarts.get(name);
       if (found === undefined) this.placing.set(name, logDir);
-      const log = await PartitionLog.open({
+      const log = await this.inTurn(() => PartitionLog.open({
         dir: join(logDir.path, name),
         topicId,
         config: config ?? this.opts.configFor?.(topic) ?? DEFAULT_LOG_CONFIG,
@@ -261,7 +288,7 @@ export class LogManager {
         ...(recoveryPoint !== undefined ? { recoveryPoint } : {}),
         ...(logStartOffset !== undefined ? { logStartOffset } : {}),
         ...(this.opts.onLogDirFailure !== undefined ? { onOffline: (reason: string) => this.opts.onLogDirFailure?.(logDir.path, name, reason) } : {}),
-      }).finally(() => this.placing.delete(name));
+      })).finally(() => this.placing.delete(name));
       // A checkpoint entry belongs to the log that was there at open, never to a re-created one.
       this.found.delete(name);
       logDir.recoveryPoints.delete(name);
