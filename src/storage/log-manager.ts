@@ -88,8 +88,12 @@ interface Entry {
 
 const none = (): undefined => undefined;
 
-/** Log opens at once (Kafka's log loading uses num.recovery.threads.per.data.dir threads, 2 by default; Node has 4 I/O threads). */
-const OPENS_AT_ONCE = 4;
+/**
+ * Log opens at once. Creating 2,000 logs on a loaded 2-core machine: all at once, every one ended
+ * after 4.2 s; 16 at a time, the first after 0.07 s, the median after 2.4-4.3 s, the last after
+ * 4.2-7.6 s; 4 at a time took twice as long in all.
+ */
+const OPENS_AT_ONCE = 16;
 const quiet: Logger = { debug: none, info: none, warn: none, error: none, child: () => quiet };
 const nameOf = (topic: string, partition: number): string => `${topic}-${partition}`;
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -224,7 +228,7 @@ export class LogManager {
   }
 
   /**
-   * Runs a log open when its turn comes: at most OPENS_AT_ONCE at a time, in the order asked. A
+   * Runs a log open when its turn comes: OPENS_AT_ONCE at a time, in the order asked. A
    * node given thousands of partitions at once (a topic created, a start of the node) otherwise
    * interleaves every open's file operations on the same few I/O threads, and all of them end
    * together at the end; in turn, the first asked for (the internal topics the others wait on)
