@@ -1,70 +1,63 @@
 /**
- * acks=all produces of one partition led here, waiting for the high watermark to pass their last
- * offset (Kafka's DelayedProduce with Partition.checkEnoughReplicasReachOffset): complete with
- * NONE once it has and the ISR still holds min.insync.replicas, NOT_ENOUGH_REPLICAS_AFTER_APPEND
- * when the ISR shrank below it meanwhile, REQUEST_TIMED_OUT at the produce's timeout, and
- * NOT_LEADER_OR_FOLLOWER when this node stops leading the partition: an acks=all write is
- * acknowledged only once every ISR member has it, and never by a node that lost leadership.
+ * An acks=all write waiting for the high watermark to pass its last offset, in the produce
+ * purgatory (Kafka's DelayedProduce with Partition.checkEnoughReplicasReachOffset): each
+ * partition completes with NONE once the high watermark has passed its write and the ISR still
+ * holds min.insync.replicas, NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below it
+ * meanwhile, and the resignation's code (NOT_LEADER_OR_FOLLOWER) when this node stops leading it:
+ * an acks=all write is acknowledged only once every ISR member has it, and never by a node that
+ * lost leadership. A partition still waiting at the deadline keeps REQUEST_TIMED_OUT.
  *
- * Concurrency contract: event loop only; `check` runs on every high-watermark move and ISR
- * change, and each waiter completes exactly once.
+ * Concurrency contract: event loop only; the partitions' leaders check the purgatory under
+ * their key on every high-watermark move, ISR change and resignation.
  */
+import { DelayedOperation } from '../common/purgatory.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 
-interface Waiter {
+/** A partition led here, as a waiting write sees it. */
+export interface ReplicatedPartition {
+  /** The partition's error code for a write whose last offset + 1 is `requiredOffset`; null while it waits. */
+  replicationOutcome(requiredOffset: number): number | null;
+}
+
+export interface ReplicatedWrite {
+  readonly partition: ReplicatedPartition;
   readonly requiredOffset: number;
-  readonly resolve: (errorCode: number) => void;
-  readonly timer: NodeJS.Timeout;
 }
 
-export interface ProduceProgress {
-  readonly highWatermark: number;
-  readonly isrSize: number;
-  readonly minIsr: number;
-}
+export class DelayedProduce extends DelayedOperation {
+  private readonly codes: number[];
+  private readonly waiting: boolean[];
 
-export class DelayedProduces {
-  private readonly waiters = new Set<Waiter>();
+  constructor(
+    timeoutMs: number,
+    private readonly writes: readonly ReplicatedWrite[],
+    private readonly respond: (codes: readonly number[]) => void,
+  ) {
+    super(timeoutMs);
+    this.codes = writes.map(() => ErrorCode.REQUEST_TIMED_OUT);
+    this.waiting = writes.map(() => true);
+  }
 
-  /** Resolves with the partition's error code for a write whose last offset + 1 is `requiredOffset`. */
-  wait(requiredOffset: number, timeoutMs: number, now: ProduceProgress): Promise<number> {
-    const done = this.outcome(requiredOffset, now);
-    if (done !== null) return Promise.resolve(done);
-    return new Promise((resolve) => {
-      const w: Waiter = {
-        requiredOffset,
-        resolve,
-        timer: setTimeout(() => this.complete(w, ErrorCode.REQUEST_TIMED_OUT), Math.max(0, timeoutMs)),
-      };
-      this.waiters.add(w);
+  tryComplete(): boolean {
+    let left = 0;
+    this.writes.forEach((w, i) => {
+      if (!this.waiting[i]) return;
+      const code = w.partition.replicationOutcome(w.requiredOffset);
+      if (code === null) {
+        left++;
+        return;
+      }
+      this.codes[i] = code;
+      this.waiting[i] = false;
     });
+    return left === 0 && this.forceComplete();
   }
 
-  /** Completes every waiter whose offset the high watermark has passed. */
-  check(now: ProduceProgress): void {
-    for (const w of this.waiters) {
-      const code = this.outcome(w.requiredOffset, now);
-      if (code !== null) this.complete(w, code);
-    }
+  protected onComplete(): void {
+    this.respond(this.codes);
   }
 
-  /** Completes every waiter with `errorCode` (leadership lost, node fenced, log closed). */
-  failAll(errorCode: number): void {
-    for (const w of this.waiters) this.complete(w, errorCode);
-  }
-
-  get size(): number {
-    return this.waiters.size;
-  }
-
-  private outcome(requiredOffset: number, p: ProduceProgress): number | null {
-    if (p.highWatermark < requiredOffset) return null;
-    return p.isrSize >= p.minIsr ? ErrorCode.NONE : ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND;
-  }
-
-  private complete(w: Waiter, errorCode: number): void {
-    if (!this.waiters.delete(w)) return;
-    clearTimeout(w.timer);
-    w.resolve(errorCode);
+  protected onExpiration(): void {
+    // The partitions still waiting answer REQUEST_TIMED_OUT, set when the write started waiting.
   }
 }

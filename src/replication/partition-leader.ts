@@ -23,7 +23,8 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import type { PartitionImage } from '../controller/metadata-image.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import type { ReplicationSeam } from './replication-seam.js';
-import { DelayedProduces, type ProduceProgress } from './delayed-produce.js';
+import type { DelayedOperationPurgatory } from '../common/purgatory.js';
+import { DelayedProduce, type ReplicatedPartition } from './delayed-produce.js';
 
 interface FollowerState {
   logEndOffset: number;
@@ -38,19 +39,22 @@ interface LeaderOptions {
   readonly minInsyncReplicas: () => number;
   readonly now: () => number;
   readonly warn: (msg: string, fields: Record<string, unknown>) => void;
+  /** The node's acks=all writes waiting for the ISR, watched under `topicId:partition`. */
+  readonly produces: DelayedOperationPurgatory<string>;
 }
 
-export class PartitionLeader {
+export class PartitionLeader implements ReplicatedPartition {
   readonly followers = new Map<number, FollowerState>();
-  readonly produces = new DelayedProduces();
+  /** What the partition's waiting produces are watched under in the purgatory. */
+  private readonly key: string;
   /** The log end when this node became leader at `leaderEpoch`. */
   readonly leaderEpochStartOffset: number;
   readonly leaderEpoch: number;
   /** The partition epoch an ISR change was last proposed at; -1 when none is pending. */
   private proposedAt = -1;
   private readonly offAppend: () => void;
-  /** Set once this node stopped leading the partition at this epoch. */
-  resigned = false;
+  /** Set once this node stopped leading the partition at this epoch: the code its waiting writes get. */
+  private resignedWith: number | null = null;
 
   constructor(
     readonly topic: string,
@@ -60,6 +64,7 @@ export class PartitionLeader {
     private readonly view: ReplicationSeam,
     private readonly opts: LeaderOptions,
   ) {
+    this.key = `${topicId}:${part.partition}`;
     this.leaderEpoch = part.leaderEpoch;
     this.leaderEpochStartOffset = log.logEndOffset;
     const now = opts.now();
@@ -72,17 +77,22 @@ export class PartitionLeader {
     this.maybeIncrementHighWatermark();
   }
 
-  get progress(): ProduceProgress {
-    return { highWatermark: this.log.highWatermark, isrSize: this.part.isr.length, minIsr: this.opts.minInsyncReplicas() };
-  }
-
   /**
    * Waits for an appended write (last offset + 1 = `requiredOffset`) to reach the ISR; resolves
-   * with the partition's error code (see DelayedProduces).
+   * with the partition's error code (see DelayedProduce), REQUEST_TIMED_OUT after `timeoutMs`.
    */
   awaitReplication(requiredOffset: number, timeoutMs: number): Promise<number> {
-    if (this.resigned) return Promise.resolve(ErrorCode.NOT_LEADER_OR_FOLLOWER);
-    return this.produces.wait(requiredOffset, timeoutMs, this.progress);
+    return new Promise((resolve) => {
+      const op = new DelayedProduce(timeoutMs, [{ partition: this, requiredOffset }], (codes) => resolve(codes[0] ?? ErrorCode.REQUEST_TIMED_OUT));
+      this.opts.produces.tryCompleteElseWatch(op, [this.key]);
+    });
+  }
+
+  /** Kafka's Partition.checkEnoughReplicasReachOffset, and a resigned leader's code. */
+  replicationOutcome(requiredOffset: number): number | null {
+    if (this.resignedWith !== null) return this.resignedWith;
+    if (this.log.highWatermark < requiredOffset) return null;
+    return this.part.isr.length >= this.opts.minInsyncReplicas() ? ErrorCode.NONE : ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND;
   }
 
   /** A follower fetched at `fetchOffset`: its log end. Returns an error code for the fetch. */
@@ -111,7 +121,7 @@ export class PartitionLeader {
       if (id !== this.view.nodeId && !this.followers.has(id)) this.followers.set(id, { logEndOffset: -1, lastCaughtUpTimeMs: 0, lastFetchLeaderLogEndOffset: -1, lastFetchTimeMs: 0 });
     }
     this.maybeIncrementHighWatermark();
-    this.produces.check(this.progress);
+    this.opts.produces.checkAndComplete(this.key);
   }
 
   /** Removes from the ISR the followers that have not caught up within replica.lag.time.max.ms. */
@@ -164,7 +174,7 @@ export class PartitionLeader {
 
   private onLogChange(): void {
     this.maybeIncrementHighWatermark();
-    this.produces.check(this.progress);
+    this.opts.produces.checkAndComplete(this.key);
   }
 
   private maybeIncrementHighWatermark(): void {
@@ -179,8 +189,9 @@ export class PartitionLeader {
 
   /** This node no longer leads the partition: its waiting produces are never acknowledged. */
   resign(errorCode: number = ErrorCode.NOT_LEADER_OR_FOLLOWER): void {
-    this.resigned = true;
+    if (this.resignedWith !== null) return;
+    this.resignedWith = errorCode;
     this.offAppend();
-    this.produces.failAll(errorCode);
+    this.opts.produces.checkAndComplete(this.key);
   }
 }

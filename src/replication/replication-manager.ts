@@ -15,6 +15,7 @@
  * partition); reads of the role (`leaderOf`) see the last completed change.
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
+import { DelayedOperationPurgatory } from '../common/purgatory.js';
 import type { InterBrokerSecurity } from '../client/inter-broker-security.js';
 import type { Logger } from '../common/logger.js';
 import type { MetadataRecord } from '../controller/metadata-records.js';
@@ -85,6 +86,8 @@ export class ReplicationManager {
   private shrinkTimer: NodeJS.Timeout | null = null;
   private closed = false;
   readonly quotas: ReplicationQuotas;
+  /** acks=all writes to partitions led here, waiting for the ISR (Kafka's delayedProducePurgatory). */
+  readonly produces = new DelayedOperationPurgatory<string>();
 
   constructor(
     private readonly view: ReplicationSeam,
@@ -214,6 +217,7 @@ export class ReplicationManager {
           // must not make every follower look lagging, nor hide one that is.
           now: () => performance.timeOrigin + performance.now(),
           warn: (msg, fields) => this.opts.log.warn(msg, fields),
+          produces: this.produces,
         }),
       );
       this.opts.log.info('became leader', { partition: `${t.name}-${partition}`, leaderEpoch: p.leaderEpoch, logEndOffset: log.logEndOffset, isr: p.isr.join(',') });
