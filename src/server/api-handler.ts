@@ -32,7 +32,15 @@ export interface RequestContext {
    * in-process calls, which have no connection to mute.
    */
   throttle?(ms: number): void;
+  /**
+   * For an API the connection starts in order (./request-ordering.ts): lets the next request of
+   * the same API on this connection start (a Produce once every append of it is queued on its
+   * log). The connection admits the next by itself once this request is answered. Absent for
+   * other APIs and in-process calls.
+   */
+  readonly admitNext?: (() => void) | undefined;
 }
+
 
 /**
  * One API key served by the node. The connection decodes the body with `decode`, calls `handle`,

@@ -13,6 +13,9 @@
  * bytes may be pending, and a failed SASL step closes the connection once its answer is written.
  * Every request carries the connection's principal and listener in its RequestContext.
  *
+ * Produce requests start in order (./request-ordering.ts): each waits until the previous one on
+ * the connection admits it; every other API's requests start as they are read.
+ *
  * Request timing (./request-timing.ts): while something subscribes to `fjord:request-times`,
  * each request carries the timestamps of Kafka's RequestChannel.Request (received, handler
  * started, local work done, response ready, response dequeued, response sent). KIP-219 muting
@@ -30,6 +33,7 @@ import type { ListenerEndpoint } from '../config/listeners.js';
 import { saslHandlersFor } from './sasl-apis.js';
 import type { SaslAuthenticator } from './sasl-authenticator.js';
 import { ChannelMute } from './channel-mute.js';
+import { requestOrdering } from './request-ordering.js';
 import { publishTiming, startTiming, timingNow, type RequestTimes } from './request-timing.js';
 
 export interface HeaderVersions {
@@ -83,6 +87,12 @@ interface Slot {
   release?: () => void;
 }
 
+interface Admission {
+  admitted: boolean;
+  /** Resolves when the request admits the next of its API. */
+  readonly opened: Promise<void>;
+}
+
 const API_VERSIONS = 18;
 const SASL_HANDSHAKE = 17;
 const SASL_AUTHENTICATE = 36;
@@ -99,6 +109,8 @@ export class Connection {
   private authTimer: NodeJS.Timeout | undefined;
   /** KIP-219 muting: no frame is read while muted; frames already cut wait in it. */
   private readonly mute: ChannelMute;
+  /** Per API started in order (./request-ordering.ts): its last request, until it admits the next. */
+  private readonly admissions = new Map<number, Admission>();
 
   constructor(
     private readonly socket: Socket,
@@ -278,6 +290,7 @@ export class Connection {
     const times = startTiming(apiKey, apiVersion, req, receivedAt);
     if (times !== undefined) slot.times = times;
     const principal = sasl?.principal ?? this.opts.transportPrincipal;
+    const admission = requestOrdering(apiKey) === 'in-order-until-admitted' ? this.admit(apiKey) : null;
     const ctx: RequestContext = {
       apiKey,
       apiVersion,
@@ -296,23 +309,63 @@ export class Connection {
             },
       requestBytes: frame.length,
       throttle: (ms) => this.throttle(ms),
+      ...(admission !== null ? { admitNext: admission.admitNext } : {}),
     };
+    const run = (decodeNanos: number): void => this.run(slot, handler, ctx, req, decodeNanos, admission?.admitNext);
+    const decodeNanos = Number(process.hrtime.bigint() - started);
+    if (admission?.after === undefined) run(decodeNanos);
+    else void admission.after.then(() => run(decodeNanos));
+  }
+
+  /**
+   * The admission of a request of an API started in order: `after` (undefined when the
+   * previous request of the API has admitted this one already, the common case, which runs at
+   * once) and the `admitNext` that lets the following one run.
+   */
+  private admit(apiKey: number): { readonly after: Promise<void> | undefined; readonly admitNext: () => void } {
+    const previous = this.admissions.get(apiKey);
+    let open = (): void => undefined;
+    const mine: Admission = { admitted: false, opened: new Promise<void>((resolve) => (open = resolve)) };
+    this.admissions.set(apiKey, mine);
+    const admitNext = (): void => {
+      if (mine.admitted) return;
+      mine.admitted = true;
+      open();
+      if (this.admissions.get(apiKey) === mine) this.admissions.delete(apiKey);
+    };
+    return { after: previous === undefined || previous.admitted ? undefined : previous.opened, admitNext };
+  }
+
+  /** Runs the request's handler; `decodeNanos`: the loop time its frame took before it. */
+  private run(slot: Slot, handler: ApiHandler, ctx: RequestContext, req: unknown, decodeNanos: number, admitNext: (() => void) | undefined): void {
+    if (this.closed) return;
+    const { apiKey, apiVersion, principal, clientId } = ctx;
+    const started = process.hrtime.bigint();
+    const times = slot.times;
     let result: unknown;
     if (times !== undefined) times.handlerStartAt = performance.now();
     try {
       result = handler.handle(ctx, req);
     } catch (err) {
+      admitNext?.();
       this.fail(apiKey, err);
       return;
     }
-    const busyNanos = Number(process.hrtime.bigint() - started);
+    const busyNanos = decodeNanos + Number(process.hrtime.bigint() - started);
     const requestThrottle = (): number => this.opts.requestThrottleMs?.({ principal, clientId }, apiKey, busyNanos) ?? 0;
     if (result instanceof Promise) {
       result.then(
-        (res) => this.complete(slot, handler, res, apiVersion, apiKey, requestThrottle()),
-        (err) => this.fail(apiKey, err),
+        (res) => {
+          admitNext?.();
+          this.complete(slot, handler, res, apiVersion, apiKey, requestThrottle());
+        },
+        (err) => {
+          admitNext?.();
+          this.fail(apiKey, err);
+        },
       );
     } else {
+      admitNext?.();
       this.complete(slot, handler, result, apiVersion, apiKey, requestThrottle());
     }
   }

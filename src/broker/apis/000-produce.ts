@@ -26,8 +26,8 @@
  *   coordinator adds the partition itself. A stale epoch is INVALID_PRODUCER_EPOCH; a coordinator
  *   that is loading, moving or unreachable is NOT_ENOUGH_REPLICAS (which producers retry), as is
  *   CONCURRENT_TRANSACTIONS (a V2 add retries it for 100 ms first). Nothing is appended when the check fails.
- *   A producer's later batches to the partition wait behind a batch still being checked, so they
- *   reach the log in the order sent (`inProducerOrder`).
+ *   A producer's later batches wait behind a batch still being checked, so they reach the log in
+ *   the order sent: the connection starts the next Produce once this one's appends are queued.
  *
  * Version notes: LogAppendTimeMs v2+, LogStartOffset v5+, RecordErrors/ErrorMessage v8+; v13
  * addresses topics by id. A topic compression.type other than `producer` rebuilds batches of
@@ -65,75 +65,25 @@ function produceOperation(v: number): TxnOperation {
 }
 
 /**
- * Runs `run` (a transaction check, then the append) for one producer's batch to one partition
- * after that producer's earlier batches to it, while any of them is still being checked. Kafka
- * reads a connection's next request only once the previous one is answered, so a producer's
- * pipelined batches reach the log in the order sent. Here requests run side by side, and a batch
- * that needs no check (its transaction is ongoing) would otherwise overtake an earlier one still
- * waiting for its check: OUT_OF_ORDER_SEQUENCE_NUMBER, which a transactional producer treats as
- * fatal. A batch that needs no check, with no check of the same producer in flight before it,
- * is appended at once, as before.
+ * Waits for the logs of the request's partitions that are still opening (a topic created a moment
+ * before), so that its appends are queued in the order of its partitions and before the next
+ * request on the connection is admitted. A log that fails to open ends the wait too: the append
+ * path reports the failure.
  */
-function inProducerOrder(order: Map<string, Promise<void>>, keyOf: () => string, checks: boolean, run: () => Promise<AppendResult>): Promise<AppendResult> {
-  // The common case (no check anywhere in flight) builds no key and looks nothing up.
-  if (order.size === 0 && !checks) return run();
-  const key = keyOf();
-  const before = order.get(key);
-  if (before === undefined && !checks) return run();
-  const done = (before ?? Promise.resolve()).then(run);
-  const tail = done.then(
-    () => undefined,
-    () => undefined,
-  );
-  order.set(key, tail);
-  void tail.then(() => {
-    if (order.get(key) === tail) order.delete(key);
-  });
-  return done;
-}
-
-/**
- * Kafka reads a connection's next request only once the previous one is answered, so batches
- * reach each partition in the order their requests were sent. Here requests run side by side,
- * and the one wait before an append is for a log that is still opening (a topic created a moment
- * before): a request waiting there would let a later request to a partition already open append
- * first. So a request with a log to wait for, or naming a partition another such request holds,
- * first holds every partition it names (later requests naming any of them wait for it), waits for
- * the earlier holders and for its logs, and lets go once its appends are queued on their logs.
- * Resolves to the function that lets go; null when the request waits for nothing (the common
- * case, which costs a log lookup per partition and appends as before, with no await).
- */
-function holdPartitions(ctx: BrokerContext, held: Map<string, Promise<void>>, req: ProduceRequest, byId: boolean): Promise<() => void> | null {
-  const keys: string[] = [];
+function logsOpening(ctx: BrokerContext, req: ProduceRequest, byId: boolean): Promise<unknown> | null {
   const opens: Promise<unknown>[] = [];
   for (const td of req.topicData) {
     const topic = byId ? ctx.image.topicsById.get(td.topicId) : ctx.image.topic(td.name);
     if (topic === undefined) continue;
     for (const pd of td.partitionData) {
       if (topic.partitions[pd.index] === undefined) continue;
-      keys.push(`${topic.topicId}:${pd.index}`);
       if (ctx.replicas.getLog(topic.name, pd.index) === undefined) opens.push(ctx.replicas.ensureLog(topic.name, pd.index));
     }
   }
-  const before = held.size === 0 ? [] : keys.flatMap((k) => held.get(k) ?? []);
-  if (opens.length === 0 && before.length === 0) return null;
-  let letGo = (): void => undefined;
-  const mine = new Promise<void>((resolve) => (letGo = resolve));
-  for (const k of keys) held.set(k, mine);
-  const release = (): void => {
-    letGo();
-    for (const k of keys) if (held.get(k) === mine) held.delete(k);
-  };
-  // A log that failed to open still ends the wait (the append path reports the failure as
-  // before): a hold never let go would stop every later request to these partitions.
-  return Promise.allSettled([...before, ...opens]).then(() => release);
+  return opens.length === 0 ? null : Promise.allSettled(opens);
 }
 
 export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, ProduceResponseInput> {
-  /** Per partition and producer: the last of its batches still being checked or appended behind a check. */
-  const order = new Map<string, Promise<void>>();
-  /** Per partition (topic id and index): the request holding it while it waits for a log to open (holdPartitions). */
-  const held = new Map<string, Promise<void>>();
   return {
     apiKey: 0,
     minVersion: 3,
@@ -147,8 +97,10 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
       const pending: Promise<void>[] = [];
       const responses: TopicOut[] = [];
       let failedCode: number | null = null;
-      const hold = holdPartitions(ctx, held, req, byId);
-      const letGo = hold === null ? null : await hold;
+      const opening = logsOpening(ctx, req, byId);
+      if (opening !== null) await opening;
+      /** Resolve once the appends behind a transaction check are queued on their logs. */
+      const checking: Promise<void>[] = [];
       try {
         for (const td of req.topicData) {
           const topic = byId ? ctx.image.topicsById.get(td.topicId) : ctx.image.topic(td.name);
@@ -244,16 +196,25 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
             const batch = check.batch!;
             const adder = ctx.txnPartitions;
             const transactionalId = req.transactionalId;
-            const needsCheck = (): boolean => transactionalId !== null && batch.isTransactional && adder !== undefined && !log.hasOngoingTransaction(batch.producerId, batch.producerEpoch);
-            const checkThenAppend = async (): Promise<AppendResult> => {
-              const c = needsCheck()
-                ? await adder!.forProduce({ transactionalId: transactionalId!, producerId: batch.producerId, producerEpoch: batch.producerEpoch, topic: topic.name, partition: pd.index, operation: produceOperation(v) })
-                : { errorCode: 0, errorMessage: null };
-              if (c.errorCode === 0) return log.appendAsLeader(records, leaderEpoch, { requiredAcks: acks, prevalidated: true });
-              return { errorCode: c.errorCode, ...(c.errorMessage !== null ? { errorMessage: c.errorMessage } : {}), baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: -1 };
-            };
+            const append = (): Promise<AppendResult> => log.appendAsLeader(records, leaderEpoch, { requiredAcks: acks, prevalidated: true });
+            let appended: Promise<AppendResult>;
+            if (transactionalId !== null && batch.isTransactional && adder !== undefined && !log.hasOngoingTransaction(batch.producerId, batch.producerEpoch)) {
+              let queued = (): void => undefined;
+              checking.push(new Promise<void>((resolve) => (queued = resolve)));
+              appended = (async (): Promise<AppendResult> => {
+                try {
+                  const c = await adder.forProduce({ transactionalId, producerId: batch.producerId, producerEpoch: batch.producerEpoch, topic: topic.name, partition: pd.index, operation: produceOperation(v) });
+                  if (c.errorCode === 0) return append();
+                  return { errorCode: c.errorCode, ...(c.errorMessage !== null ? { errorMessage: c.errorMessage } : {}), baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: -1 };
+                } finally {
+                  queued();
+                }
+              })();
+            } else {
+              appended = append();
+            }
             pending.push(
-              inProducerOrder(order, () => `${topic.topicId}:${pd.index}:${batch.producerId}`, needsCheck(), checkThenAppend).then(async (r) => {
+              appended.then(async (r) => {
                 const i = parts.indexOf(slot);
                 if (r.errorCode !== 0) {
                   failedCode ??= r.errorCode;
@@ -282,8 +243,10 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
           }
         }
       } finally {
-        // Every append of this request is queued on its log (or refused): later requests may go on.
-        letGo?.();
+        // The connection starts the next Produce only once this one admits it (src/server/request-ordering.ts):
+        // every append of this request is queued on its log (or refused), so the next may start.
+        if (checking.length === 0) rc.admitNext?.();
+        else void Promise.all(checking).then(() => rc.admitNext?.());
       }
       // acks=all waits for durability, as Kafka's delayed produce waits for the ISR.
       if (acks === -1 && pending.length > 0) rc.waitingRemotely?.();
