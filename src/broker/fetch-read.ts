@@ -40,7 +40,7 @@ export interface FetchQuery {
 /** MirrorTopicStateChangeRecord.DesiredState for STOPPED (the MirrorPartitionState byte, D1). */
 const MIRROR_DESIRED_STOPPED = 6;
 
-export interface ReadOutcome {
+interface ReadOutcome {
   readonly out: PartOut;
   /** The file range to send (read into the response once the wait is over), or null. */
   readonly slice: FileSlice | null;

@@ -62,7 +62,7 @@ export abstract class DelayedOperation {
   }
 }
 
-export interface PurgatoryOptions<K> {
+interface PurgatoryOptions<K> {
   readonly timers?: Timers;
   /** A key gets its first watcher: its owner may start reporting changes (e.g. subscribe to a log). */
   readonly onWatched?: (key: K) => void;

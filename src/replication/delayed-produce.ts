@@ -19,7 +19,7 @@ export interface ReplicatedPartition {
   replicationOutcome(requiredOffset: number): number | null;
 }
 
-export interface ReplicatedWrite {
+interface ReplicatedWrite {
   readonly partition: ReplicatedPartition;
   readonly requiredOffset: number;
 }
