@@ -2,7 +2,8 @@
  * Replication on a real three-node cluster (one etcd, three `fjord start` processes): RF 3 with
  * min.insync.replicas=2. acks=all is acknowledged only once the ISR has the write and every
  * replica's segment file ends up byte-identical; a consumer never reads above the high
- * watermark; an idempotent acks=all producer keeps writing across a SIGKILL of the partition
+ * watermark, and acks=all waiting for a stopped follower ends REQUEST_TIMED_OUT at the request's
+ * timeout; an idempotent acks=all producer keeps writing across a SIGKILL of the partition
  * leader and every acknowledged record is there exactly once; the old leader restarted rejoins
  * as a follower and its log equals the leader's; with two of three nodes down acks=all is
  * refused with NOT_ENOUGH_REPLICAS.
@@ -13,10 +14,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompressionTypes, Kafka, logLevel, type Admin } from 'kafkajs';
 import { KafkaClient } from '../../src/client/kafka-client.js';
 import { Apis } from '../../src/client/apis.js';
+import type { ApiSpec } from '../../src/client/apis.js';
+import { ApiKey } from '../../src/protocol/generated/api-table.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
+import { encodeProduceRequest, type ProduceRequestInput } from '../../src/protocol/generated/messages/produce-request.js';
+import { decodeProduceResponse, type ProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
+import { buildRecordBatch } from '../../src/protocol/records.js';
 import { eventually, startCluster, type RunningCluster } from '../helpers/cluster.js';
 
 const REPLICA_FETCH_WAIT_MS = 200;
+const PRODUCE: ApiSpec<ProduceRequestInput, ProduceResponse> = { apiKey: ApiKey.Produce, versions: [9, 9], encode: encodeProduceRequest, decode: decodeProduceResponse };
 
 let cluster: RunningCluster;
 let admin: Admin;
@@ -166,12 +173,18 @@ describe('replication with RF 3 and min.insync.replicas=2', () => {
       expect(part.records?.length ?? 0).toBe(0);
       const latest = await c.send(Apis.ListOffsets, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'hw', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] });
       expect(latest.topics[0]!.partitions[0]!.offset).toBe(1n);
+      // acks=all waits for the stopped ISR follower until the request's timeout: REQUEST_TIMED_OUT
+      // (Kafka's DelayedProduce expiring). The leader keeps the write all the same.
+      const sentAt = Date.now();
+      const timedOut = await c.send(PRODUCE, { transactionalId: null, acks: -1, timeoutMs: 500, topicData: [{ name: 'hw', partitionData: [{ index: 0, records: buildRecordBatch({ records: [{ value: Buffer.from('timed out') }] }) }] }] });
+      expect(timedOut.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.REQUEST_TIMED_OUT);
+      expect(Date.now() - sentAt).toBeGreaterThanOrEqual(450);
     } finally {
       follower.resume();
     }
     await producer.disconnect();
-    // Back in step, the follower lets the high watermark pass the second record.
-    expect(await consumeAll('hw', 2)).toEqual(['committed', 'not yet committed']);
+    // Back in step, the follower lets the high watermark pass the later records.
+    expect(await consumeAll('hw', 3)).toEqual(['committed', 'not yet committed', 'timed out']);
   }, 120_000);
 
   it('keeps every acknowledged write exactly once across a SIGKILL of the leader; the old leader rejoins and converges', async () => {
