@@ -60,6 +60,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   D('socket.receive.buffer.bytes', 'int', '102400', { readOnly: true }),
   D('connections.max.idle.ms', 'long', '600000', { readOnly: true }),
   D('queued.max.requests', 'int', '500', { min: 1, readOnly: true }),
+  D('max.request.partition.size.limit', 'int', '2000', { min: 1, readOnly: true }),
   D('num.network.threads', 'int', '3', { min: 1 }),
   D('num.io.threads', 'int', '8', { min: 1 }),
   D('num.recovery.threads.per.data.dir', 'int', '2', { min: 1 }),

@@ -41,6 +41,7 @@ export const BROKER_CONFIG_DOCS: Readonly<Record<string, string>> = {
   'socket.send.buffer.bytes': 'The send buffer size of the node\'s sockets; -1 keeps the operating system\'s default.',
   'socket.receive.buffer.bytes': 'The receive buffer size of the node\'s sockets; -1 keeps the operating system\'s default.',
   'connections.max.idle.ms': 'How long a client connection may stay unused before the node closes it.',
+  'max.request.partition.size.limit': 'The most partitions one DescribeTopicPartitions answer holds, whatever limit the request asks for.',
   'queued.max.requests': 'How many requests one connection may have in progress before the node stops reading more from it.',
   'num.network.threads': UNUSED,
   'num.io.threads': UNUSED,

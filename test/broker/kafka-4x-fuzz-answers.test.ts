@@ -380,7 +380,7 @@ it('a Metadata request naming a topic with neither name nor id fails as a whole,
   expect(byId.topics.map((t) => [t.errorCode, t.name])).toEqual([[ErrorCode.NONE, 'md-null-known']]);
 });
 
-it('DescribeTopicPartitions pages as Kafka: an unknown topic past the limit becomes the cursor, and a cursor near 2^31 - 1 wraps the cursor it answers', async () => {
+it('DescribeTopicPartitions pages as Kafka: an unknown topic past the limit becomes the cursor, a cursor near 2^31 - 1 wraps the cursor it answers, and the limit is at most max.request.partition.size.limit', async () => {
   for (const name of ['dtp-page-a', 'dtp-page-c']) expect((await createTopics([name], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
   const describe = async (topics: string[], responsePartitionLimit: number, cursor: { topicName: string; partitionIndex: number } | null) => {
     const r = decodeDescribeTopicPartitionsResponse(await c.call(75, 0, (w) => encodeDescribeTopicPartitionsRequest(w, { topics: topics.map((name) => ({ name })), responsePartitionLimit, cursor }, 0)), 0);
@@ -396,6 +396,8 @@ it('DescribeTopicPartitions pages as Kafka: an unknown topic past the limit beco
     next: null,
   });
   expect(await describe(['dtp-page-a', 'dtp-page-c'], 2, { topicName: 'dtp-page-a', partitionIndex: 2_147_483_647 })).toEqual({ topics: [['dtp-page-a', ErrorCode.NONE, []]], next: ['dtp-page-a', -2_147_483_647] });
+  // A limit above max.request.partition.size.limit (2,000) counts as 2,000.
+  expect(await describe([], 60_000, { topicName: 'dtp-page-a', partitionIndex: 2_147_483_647 })).toEqual({ topics: [['dtp-page-a', ErrorCode.NONE, []]], next: ['dtp-page-a', -2_147_481_649] });
   // Past the partition count without wrapping, the next topic follows.
   expect(await describe(['dtp-page-a', 'dtp-page-c'], 2, { topicName: 'dtp-page-a', partitionIndex: 5 })).toEqual({
     topics: [

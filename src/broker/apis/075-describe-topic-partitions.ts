@@ -47,7 +47,8 @@ export function describeTopicPartitionsHandler(ctx: BrokerContext): ApiHandler<D
       // is spent, the cursor names the next topic (known or not) at partition 0. The last index is
       // first + budget in a Java int, so a cursor near 2^31 - 1 wraps it and points the cursor at
       // that negative index.
-      let budget = Math.max(1, req.responsePartitionLimit);
+      // The request's limit, at most the broker's max.request.partition.size.limit.
+      let budget = Math.max(1, Math.min(req.responsePartitionLimit, Number(ctx.configs.brokerValue('max.request.partition.size.limit') ?? 2000)));
       const topics: TopicOut[] = [];
       let nextCursor: { topicName: string; partitionIndex: number } | null = null;
       for (const name of names) {
