@@ -236,7 +236,7 @@ const fail = (errorCode: number, message: string): BatchCheck => ({ errorCode, m
  * Kafka's LogValidator.validateBatch for a batch a leader appends (from a client, or from the
  * broker itself when `fromClient` is false): size against max.message.bytes, the CRC-32C when
  * asked, lastOffsetDelta + 1 == recordsCount > 0, no control batch and a sequence with every
- * producer id from clients, a producer id on transactional batches. Null when it passes.
+ * producer id from clients. Null when it passes.
  */
 function checkLeaderBatch(batch: RecordBatchView, maxMessageSize: number | undefined, checkCrc: boolean, fromClient: boolean): Failure | null {
   if (maxMessageSize !== undefined && batch.sizeInBytes > maxMessageSize) {
@@ -251,7 +251,8 @@ function checkLeaderBatch(batch: RecordBatchView, maxMessageSize: number | undef
   }
   const producerId = batch.producerId;
   if (fromClient && producerId >= 0 && batch.baseSequence < 0) return { errorCode: ErrorCode.INVALID_RECORD, message: 'idempotent batch without a base sequence' };
-  if (batch.isTransactional && producerId < 0) return { errorCode: ErrorCode.INVALID_RECORD, message: 'transactional batch without a producer id' };
+  // A transactional flag without a producer id is taken as Kafka takes it: the batch belongs to no
+  // producer, so no producer state, transaction or verification applies to it.
   return null;
 }
 

@@ -7,7 +7,8 @@
  * replica, a Metadata request naming a topic with neither name nor id, min.insync.replicas
  * changes Kafka refuses while eligible leader replicas are on, a committed offset of Long.MAX_VALUE,
  * DescribeConfigs' documentation and its answer to a resource type Kafka does not know, OffsetCommit
- * with a topic named twice, and CreatePartitions past the metadata record bound, and the synonyms of a topic key at its default.
+ * with a topic named twice, and CreatePartitions past the metadata record bound, the synonyms of a topic key at its default, and a
+ * transactional batch with no producer id.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
@@ -41,6 +42,9 @@ import { encodeCreatePartitionsRequest } from '../../src/protocol/generated/mess
 import { decodeCreatePartitionsResponse } from '../../src/protocol/generated/messages/create-partitions-response.js';
 import { encodeFetchRequest } from '../../src/protocol/generated/messages/fetch-request.js';
 import { decodeFetchResponse } from '../../src/protocol/generated/messages/fetch-response.js';
+import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
+import { decodeProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
+import { buildRecordBatch } from '../../src/protocol/records.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { WireClient } from './wire.js';
 
@@ -625,4 +629,21 @@ it("a topic key at its default lists its broker key's levels from the key itself
     'leader.replication.throttled.replicas': ['', 5, []],
     'cleanup.policy': ['delete', 5, ['log.cleanup.policy=delete@5']],
   });
+});
+
+it('a transactional batch with no producer id is appended as Kafka appends it: it belongs to no producer, so no transaction check applies and the last stable offset is not held', async () => {
+  expect((await createTopics(['txn-no-pid'], 10_000)).topics[0]!.errorCode).toBe(ErrorCode.NONE);
+  const batch = buildRecordBatch({ records: [{ value: Buffer.from('t'), timestamp: Date.now() }], producerId: -1, producerEpoch: -1, baseSequence: 0, isTransactional: true });
+  const produced = decodeProduceResponse(
+    await c.call(0, 11, (w) => encodeProduceRequest(w, { transactionalId: 'txn-no-pid', acks: -1, timeoutMs: 10_000, topicData: [{ name: 'txn-no-pid', partitionData: [{ index: 0, records: batch }] }] }, 11)),
+    11,
+  );
+  expect(produced.responses[0]!.partitionResponses.map((p) => [p.errorCode, p.baseOffset])).toEqual([[ErrorCode.NONE, 0n]]);
+  for (const isolationLevel of [0, 1]) {
+    const r = decodeListOffsetsResponse(
+      await c.call(2, 8, (w) => encodeListOffsetsRequest(w, { replicaId: -1, isolationLevel, topics: [{ name: 'txn-no-pid', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] }, 8)),
+      8,
+    );
+    expect([isolationLevel, r.topics[0]!.partitions[0]!.offset]).toEqual([isolationLevel, 1n]);
+  }
 });

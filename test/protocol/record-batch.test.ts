@@ -220,7 +220,6 @@ describe('validateProduceRecords', () => {
     ['a zero record count', (b) => recrc(b, (x) => x.writeInt32BE(0, BATCH.RECORDS_COUNT)), BatchErrorCode.INVALID_RECORD],
     ['a control batch', (b) => recrc(b, (x) => x.writeInt16BE(x.readInt16BE(BATCH.ATTRIBUTES) | 0x20, BATCH.ATTRIBUTES)), BatchErrorCode.INVALID_RECORD],
     ['a producer id without sequence', (b) => recrc(b, (x) => x.writeInt32BE(-1, BATCH.BASE_SEQUENCE)), BatchErrorCode.INVALID_RECORD],
-    ['a transactional batch without producer id', (b) => rebuild(b, { isTransactional: true, producerId: -1, baseSequence: -1 }), BatchErrorCode.INVALID_RECORD],
     ['an unknown codec', (b) => recrc(b, (x) => x.writeInt16BE(6, BATCH.ATTRIBUTES)), BatchErrorCode.CORRUPT_MESSAGE],
   ];
   for (const [what, mutate, code, version] of cases) {
@@ -231,6 +230,12 @@ describe('validateProduceRecords', () => {
       expect(r.batch).toBeNull();
     });
   }
+
+  it('passes a transactional batch without a producer id, as Kafka does (it belongs to no producer)', () => {
+    const r = validateProduceRecords(rebuild(good(), { isTransactional: true, producerId: -1, baseSequence: -1 }), { apiVersion: 9 });
+    expect(r.errorCode).toBe(0);
+    expect(r.batch?.isTransactional).toBe(true);
+  });
 
   it('enforces max.message.bytes', () => {
     const buf = good();

@@ -198,7 +198,7 @@ export function produceHandler(ctx: BrokerContext): ApiHandler<ProduceRequest, P
             const transactionalId = req.transactionalId;
             const append = (): Promise<AppendResult> => log.appendAsLeader(records, leaderEpoch, { requiredAcks: acks, prevalidated: true });
             let appended: Promise<AppendResult>;
-            if (transactionalId !== null && batch.isTransactional && adder !== undefined && !log.hasOngoingTransaction(batch.producerId, batch.producerEpoch)) {
+            if (transactionalId !== null && batch.isTransactional && batch.producerId >= 0 && adder !== undefined && !log.hasOngoingTransaction(batch.producerId, batch.producerEpoch)) {
               let queued = (): void => undefined;
               checking.push(new Promise<void>((resolve) => (queued = resolve)));
               appended = (async (): Promise<AppendResult> => {
