@@ -91,7 +91,7 @@ module.exports = {
     },
     {
       name: 'replication-imports-no-mirror-fetcher',
-      comment: "the follower and the mirror share what they both use below both (the fetched-batch walk in protocol, the throttle in quota), not the mirror fetcher's room",
+      comment: "the follower and the mirror share what they both use below both (the fetched-batch walk in protocol, the truncation rules in storage, the throttle in quota), not the mirror fetcher's room",
       severity: 'error',
       from: { path: '^src/replication/' },
       to: { path: '^src/fetcher/' },

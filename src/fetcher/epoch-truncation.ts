@@ -11,11 +11,13 @@
  *   a DivergingEpoch instead of records. We truncate to it before anything more is appended, so
  *   a batch is never appended over history the source no longer has.
  *
- * Either way the partition then fetches from its new log end, with the epoch of its last batch
- * as the next LastFetchedEpoch.
+ * Either way the cut follows the rules the replica follower uses too
+ * (src/storage/truncation-point.ts), and the partition then fetches from its new log end, with
+ * the epoch of its last batch as the next LastFetchedEpoch.
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
+import { truncateToLeaderEpochEnd } from '../storage/truncation-point.js';
 import type { FetcherContext } from './fetcher-context.js';
 import { localLogGone } from './partition-data.js';
 import { handlePartitionError } from './partition-errors.js';
@@ -81,11 +83,11 @@ async function truncateTo(ctx: FetcherContext, ps: PartitionState, r: EpochEndOf
   const log = ctx.cb.log(ps.tp);
   if (log === undefined) throw localLogGone();
   const leo = log.logEndOffset;
-  let target = leo;
   if (r.endOffset < 0 && ps.sourceLeaderEpoch >= 0 && log.latestEpoch > ps.sourceLeaderEpoch) {
-    // UNDEFINED: the source knows no epoch at or above ours. Everything we hold at epochs above
-    // the source leader's epoch is history the source never had: drop it, then ask again with
-    // the epoch we are left with (the partition stays truncating).
+    // Mirror only (a follower's epochs never pass its leader's): the source knows no epoch at or
+    // below our latest, which is above every epoch it has (or it has none). Everything we hold at
+    // epochs above the source leader's epoch is history the source never had: drop it, then ask
+    // again with the epoch we are left with (the partition stays truncating).
     const local = log.endOffsetForEpoch(ps.sourceLeaderEpoch);
     const cut = local.endOffset >= 0 ? local.endOffset : log.logStartOffset;
     if (cut < leo) {
@@ -98,17 +100,7 @@ async function truncateTo(ctx: FetcherContext, ps: PartitionState, r: EpochEndOf
     // epochs: no data diverges, fetch from our end. The next mirrored batch replaces the marker
     // in the epoch cache.
   }
-  if (r.endOffset >= 0 && r.leaderEpoch >= 0) {
-    const requested = log.latestEpoch;
-    if (r.leaderEpoch < requested) {
-      // The source does not know our latest epoch: our end for the epoch it answered with.
-      const local = log.endOffsetForEpoch(r.leaderEpoch);
-      target = local.epoch === r.leaderEpoch ? Math.min(r.endOffset, local.endOffset) : local.endOffset;
-    } else {
-      target = Math.min(r.endOffset, leo);
-    }
-  }
-  if (target >= 0 && target < leo) await log.truncateTo(target);
+  await truncateToLeaderEpochEnd(log, { epoch: r.leaderEpoch, endOffset: r.endOffset });
   startFetchingAtLogEnd(ps, log);
 }
 
@@ -121,35 +113,22 @@ function startFetchingAtLogEnd(ps: PartitionState, log: MirrorLog): void {
 
 /**
  * A DivergingEpoch answer: the source's largest epoch at or below our LastFetchedEpoch, and where
- * it ends there. As Kafka's AbstractFetcherThread.getOffsetTruncationState: when we hold that
- * epoch too, truncate to the smaller of its end here and there; when we do not, truncate to the
- * end of our largest epoch below it and fetch again with that epoch (the source answers again if
- * we still diverge). Runs serialised after the partition's pending appends.
+ * it ends there; cut by the rules of src/storage/truncation-point.ts, shared with the replica
+ * follower. Runs serialised after the partition's pending appends.
  */
 export async function truncateOnDivergingEpoch(ctx: FetcherContext, ps: PartitionState, sourceEpoch: number, sourceEndOffset: number): Promise<void> {
   const log = ctx.cb.log(ps.tp);
   if (log === undefined) throw localLogGone();
   ctx.stats.divergingEpochTruncations++;
-  if (sourceEndOffset < 0) {
-    // The source knows no epoch at or below ours (Kafka's leader answers OFFSET_OUT_OF_RANGE
-    // instead): find the divergence point with OffsetsForLeaderEpoch, which handles that case.
-    ps.state = 'truncating';
-    return;
-  }
-  const leo = log.logEndOffset;
   const epochBefore = ps.lastFetchedEpoch;
-  let target = Math.min(sourceEndOffset, leo);
-  if (sourceEpoch >= 0) {
-    const local = log.endOffsetForEpoch(sourceEpoch);
-    if (local.endOffset >= 0) target = local.epoch === sourceEpoch ? Math.min(target, local.endOffset) : Math.min(local.endOffset, leo);
-  }
-  if (target < leo) await log.truncateTo(target);
+  const { from } = await truncateToLeaderEpochEnd(log, { epoch: sourceEpoch, endOffset: sourceEndOffset });
   if (!ctx.isCurrent(ps)) return;
   startFetchingAtLogEnd(ps, log);
-  if (ps.fetchOffset === leo && ps.lastFetchedEpoch === epochBefore) {
-    // Nothing to cut, so the same Fetch would get the same answer: back off, then look the
+  if (ps.fetchOffset === from && ps.lastFetchedEpoch === epochBefore) {
+    // Nothing to cut (or no end offset to cut at), so the same Fetch would get the same answer:
+    // back off, then, unlike the follower, which has only its Fetch to ask with, look the
     // divergence point up with OffsetsForLeaderEpoch.
     ps.lastFetchedEpoch = -1;
-    ctx.delay([ps], new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `source answered DivergingEpoch ${sourceEpoch}@${sourceEndOffset} with nothing to truncate at ${leo}`));
+    ctx.delay([ps], new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `source answered DivergingEpoch ${sourceEpoch}@${sourceEndOffset} with nothing to truncate at ${from}`));
   }
 }

@@ -18,7 +18,8 @@
  *
  * Truncation on DivergingEpoch (AbstractFetcherThread.getOffsetTruncationState): the leader
  * answers (epoch E, end offset O). When this log holds E, truncate to min(O, our end of E);
- * when it does not, to our end of the largest epoch below E, and the next fetch asks again.
+ * when it does not, to our end of the largest epoch below E, and the next fetch asks again. The
+ * rules are the mirror fetcher's too: src/storage/truncation-point.ts.
  *
  * Follower throttle (Kafka's ReplicaFetcherThread.shouldFollowerThrottle): a partition the
  * follower quota covers and that is not in the ISR is left out of the request while
@@ -52,6 +53,7 @@ import { KafkaClient } from '../client/kafka-client.js';
 import type { Logger } from '../common/logger.js';
 import { walkFetchedBatches } from '../protocol/fetched-batch-walk.js';
 import type { PartitionLog } from '../storage/partition-log.js';
+import { truncateToLeaderEpochEnd } from '../storage/truncation-point.js';
 import type { ReplicaEndpoint } from './replication-seam.js';
 import type { ReplicationQuota } from './replication-quotas.js';
 
@@ -289,7 +291,7 @@ export class ReplicaFetcher {
     if (byMirrorEpoch && pd.mirrorLeaderEpoch > (p.mirrorLeaderEpoch ?? 0)) p.mirrorLeaderEpoch = pd.mirrorLeaderEpoch;
     const d = pd.divergingEpoch;
     if (d.epoch >= 0 || d.endOffset >= 0n) {
-      await this.truncateOnDivergence(p, d.epoch, Number(d.endOffset), Number(pd.highWatermark));
+      await this.truncateOnDivergence(p, d.epoch, Number(d.endOffset));
       return;
     }
     const records = pd.records;
@@ -316,30 +318,22 @@ export class ReplicaFetcher {
     if (leaderHw >= 0) log.updateHighWatermark(Math.min(leaderHw, log.logEndOffset));
   }
 
-  private async truncateOnDivergence(p: FollowedPartition, leaderEpoch: number, leaderEnd: number, leaderHighWatermark: number): Promise<void> {
+  /**
+   * Cuts the log where the leader's DivergingEpoch says the two diverge, by the rules the mirror
+   * fetcher uses too (src/storage/truncation-point.ts); the next Fetch goes out from the new end.
+   */
+  private async truncateOnDivergence(p: FollowedPartition, leaderEpoch: number, leaderEnd: number): Promise<void> {
     const log = p.log;
-    const leo = log.logEndOffset;
-    let target: number;
-    if (leaderEnd < 0) {
-      // The leader knows no epoch at or below ours: keep only what was committed, and never more
-      // than the leader's high watermark: a mirror leader's LOG_TRUNCATION (KIP-1279 §9.3) may
-      // have cut its log below what this follower had as committed.
-      target = Math.min(log.highWatermark, leo, leaderHighWatermark >= 0 ? leaderHighWatermark : leo);
-    } else if (leaderEpoch < 0) {
-      target = Math.min(leaderEnd, leo);
-    } else {
-      const local = log.endOffsetForEpoch(leaderEpoch);
-      if (local.endOffset < 0) target = Math.min(leaderEnd, leo);
-      else if (local.epoch === leaderEpoch) target = Math.min(leaderEnd, local.endOffset);
-      else target = local.endOffset;
-    }
-    this.opts.log.info('follower truncating on diverging epoch', { partition: `${p.topic}-${p.partition}`, leaderEpoch, leaderEnd, from: leo, to: target });
     const epochBefore = log.latestEpoch;
-    if (target < leo) await log.truncateTo(target);
-    // An epoch that starts at the (new) log end holds no batch: dropped, so the next
-    // LastFetchedEpoch is the epoch of the last batch kept.
+    const { from, to } = await truncateToLeaderEpochEnd(log, { epoch: leaderEpoch, endOffset: leaderEnd });
+    this.opts.log.info('follower truncating on diverging epoch', { partition: `${p.topic}-${p.partition}`, leaderEpoch, leaderEnd, from, to });
+    // Follower only, as Kafka's UnifiedLog.truncateTo does even when it cuts no batch: an epoch
+    // that starts at the (new) log end holds no batch (this node's own, from when it led), so it
+    // is dropped and the next LastFetchedEpoch is the epoch of the last batch kept. The mirror
+    // fetcher's log is led by its own node, which keeps its epoch; it sends its last batch's epoch.
     await log.truncateEpochsFrom(log.logEndOffset);
-    // Nothing moved: asking again at once would get the same answer.
-    if (log.logEndOffset === leo && log.latestEpoch === epochBefore) this.delay(p, 'diverging epoch with nothing to truncate');
+    // Nothing moved: asking again at once would get the same answer. The follower has only its
+    // Fetch to ask with (the mirror falls back to OffsetsForLeaderEpoch here).
+    if (to === from && log.latestEpoch === epochBefore) this.delay(p, 'diverging epoch with nothing to truncate');
   }
 }

@@ -123,6 +123,23 @@ describe('MirrorFetcher loop against a scripted source', () => {
     expect(h.failed).toEqual([]);
   });
 
+  it('an OffsetsForLeaderEpoch answer with an end offset but no epoch (v0): truncates to that offset before the first Fetch', async () => {
+    const h = await harness({ 0: { batches: [batch(0, 0, 3)] } });
+    // Offsets 3..5 exist only here; the source answers as OffsetForLeaderEpoch v0 does, without an epoch.
+    await h.logs.get(0)!.appendAsMirror(Buffer.concat([batch(0, 0, 3), batch(3, 0, 3)]));
+    h.source.answerNextEpochs(0, { leaderEpoch: -1, endOffset: 3 });
+    h.fetcher.addPartitions([h.tp(0)]);
+    await h.until('fetching', () => h.source.fetches.length > 0);
+    // Kafka's AbstractFetcherThread.getOffsetTruncationState: min(the leader's end offset, our log end).
+    const first = h.source.fetches[0]!.req.topics.flatMap((t) => t.partitions)[0];
+    expect(first).toMatchObject({ fetchOffset: 3, lastFetchedEpoch: 0 });
+    h.source.parts.get(0)!.batches.push(batch(3, 0, 1));
+    await h.until('copied the source history', () => h.logs.get(0)!.logEndOffset === 4);
+    expect(h.source.calls.filter((c) => c.startsWith('diverging'))).toEqual([]);
+    expect((await h.bytes(0)).equals(Buffer.concat(h.source.parts.get(0)!.batches))).toBe(true);
+    expect(h.failed).toEqual([]);
+  });
+
   it('UNKNOWN_TOPIC_OR_PARTITION: a transient one is retried; a deleted source topic fails for good', async () => {
     const h = await harness({ 0: { batches: [batch(0, 0, 2)] } });
     h.source.failNext(0, { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });

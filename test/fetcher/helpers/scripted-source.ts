@@ -90,6 +90,7 @@ export class ScriptedSource implements SourceEndpoint {
   /** Virtual time of each call, per broker. */
   readonly callTimes: { brokerId: number; at: number }[] = [];
   private readonly partitionErrors = new Map<number, PartitionError[]>();
+  private readonly epochAnswers = new Map<number, { leaderEpoch: number; endOffset: number }[]>();
   private readonly topLevelErrors: number[] = [];
   /** Fetch sessions, one per broker and connection (fetch loop), as each loop has its own. */
   private readonly sessions = new Map<string, Map<number, { fetchOffset: number; epoch: number; lastFetchedEpoch: number; maxBytes: number }>>();
@@ -120,6 +121,13 @@ export class ScriptedSource implements SourceEndpoint {
     const list = this.partitionErrors.get(partition) ?? [];
     list.push(e);
     this.partitionErrors.set(partition, list);
+  }
+
+  /** The next OffsetsForLeaderEpoch answer for `partition`, as an older or another broker gives it. */
+  answerNextEpochs(partition: number, a: { leaderEpoch: number; endOffset: number }): void {
+    const list = this.epochAnswers.get(partition) ?? [];
+    list.push(a);
+    this.epochAnswers.set(partition, list);
   }
 
   failNextFetch(errorCode: number): void {
@@ -218,6 +226,8 @@ export class ScriptedSource implements SourceEndpoint {
     const answers = parts.map((r) => {
       const p = this.parts.get(r.partition)!;
       if (brokerId !== p.leaderId) return { topic: r.topic, partition: r.partition, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderEpoch: -1, endOffset: -1 };
+      const scripted = this.epochAnswers.get(r.partition)?.shift();
+      if (scripted !== undefined) return { topic: r.topic, partition: r.partition, errorCode: 0, ...scripted };
       return { topic: r.topic, partition: r.partition, errorCode: 0, ...this.endOffsetFor(p, r.leaderEpoch) };
     });
     return answers;
