@@ -1,54 +1,27 @@
 /**
- * The per-partition error table of the mirror fetcher, as AbstractFetcherThread's
- * `processFetchRequest` has one: a partition's error code in a Fetch or OffsetsForLeaderEpoch
- * answer decides what happens to that partition alone, never to the others in the response.
+ * The mirror fetcher's side of the per-partition error table (src/protocol/fetch-partition-errors.ts,
+ * shared with the replica follower, as AbstractFetcherThread's `processFetchRequest` has one for
+ * every fetcher): a partition's error code in a Fetch or OffsetsForLeaderEpoch answer decides
+ * what happens to that partition alone, never to the others in the response.
  *
- *   OFFSET_OUT_OF_RANGE            ListOffsets earliest and latest; restart at the source log
- *                                  start if we are below it, truncate to its end if above
- *   leader errors (see below)      the response names a newer leader: re-home and truncate
- *                                  against it; otherwise back off and refresh metadata
- *   UNKNOWN_TOPIC_OR_PARTITION,    back off and refresh metadata (the refresh tells a deleted
- *   UNKNOWN_TOPIC_ID,              or recreated topic apart, KIP-1279 §8.10)
- *   INCONSISTENT_TOPIC_ID
- *   anything else                  the partition fails (retried by the state machine)
- *
- * Authentication and authorization failures (a wrong source password, a missing ACL on the
- * source) fail the partition at once with the source's error code in the reason: waiting for
- * them to pass would only hide them, as Kafka's clients treat AuthenticationException and
- * AuthorizationException as fatal rather than retriable.
+ *   out-of-range   ListOffsets earliest and latest; restart at the source log start if we are
+ *                  below it, truncate to its end if above
+ *   leader         the response names a newer leader: re-home and truncate against it;
+ *                  otherwise back off and refresh metadata
+ *   topic          back off and refresh metadata (the refresh tells a deleted or recreated
+ *                  topic apart, KIP-1279 §8.10)
+ *   auth, other    the partition fails (retried by the state machine); an auth failure at once,
+ *                  with the source's error code in the reason
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
+import { fetchErrorKind } from '../protocol/fetch-partition-errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import type { FetcherContext } from './fetcher-context.js';
 import { lastBatchEpoch, resumeFetching, type PartitionState } from './partition-state.js';
 
-/** Errors that mean "not this leader, or not now": Kafka's fetcher retries them after a backoff. */
-const RETRIABLE_LEADER_ERRORS: ReadonlySet<number> = new Set([
-  ErrorCode.LEADER_NOT_AVAILABLE,
-  ErrorCode.NOT_LEADER_OR_FOLLOWER,
-  ErrorCode.REPLICA_NOT_AVAILABLE,
-  ErrorCode.KAFKA_STORAGE_ERROR,
-  ErrorCode.FENCED_LEADER_EPOCH,
-  ErrorCode.UNKNOWN_LEADER_EPOCH,
-  ErrorCode.OFFSET_NOT_AVAILABLE,
-  ErrorCode.NOT_ENOUGH_REPLICAS,
-]);
-
-const TOPIC_ERRORS: ReadonlySet<number> = new Set([ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.INCONSISTENT_TOPIC_ID]);
-
-/** Codes that say the source refused who we are or what we may do: fail now, show the reason. */
-const AUTH_ERRORS: ReadonlySet<number> = new Set([
-  ErrorCode.SASL_AUTHENTICATION_FAILED,
-  ErrorCode.UNSUPPORTED_SASL_MECHANISM,
-  ErrorCode.ILLEGAL_SASL_STATE,
-  ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-  ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
-  ErrorCode.GROUP_AUTHORIZATION_FAILED,
-  ErrorCode.CLUSTER_MIRROR_AUTHORIZATION_FAILED,
-]);
-
+/** The source refused who we are or what we may do: fail now, show the reason. */
 export function isAuthFailure(err: unknown): boolean {
-  return err instanceof KafkaError && AUTH_ERRORS.has(err.code);
+  return err instanceof KafkaError && fetchErrorKind(err.code) === 'auth';
 }
 
 /** The error a partition fails with for a source error code: Kafka's name for it leads the message. */
@@ -67,11 +40,12 @@ const LATEST = -1;
  * handle (the caller fails the partition).
  */
 export async function handlePartitionError(ctx: FetcherContext, ps: PartitionState, code: number, leaderId: number, leaderEpoch: number): Promise<void> {
-  if (code === ErrorCode.OFFSET_OUT_OF_RANGE) {
+  const kind = fetchErrorKind(code);
+  if (kind === 'out-of-range') {
     await handleOutOfRange(ctx, ps);
     return;
   }
-  if (RETRIABLE_LEADER_ERRORS.has(code)) {
+  if (kind === 'leader') {
     if (leaderId >= 0 && leaderEpoch > ps.sourceLeaderEpoch) {
       // The response names the new leader: re-home without waiting for metadata. A new source
       // epoch may mean an unclean election: the LastFetchedEpoch of the next Fetch lets the new
@@ -86,7 +60,7 @@ export async function handlePartitionError(ctx: FetcherContext, ps: PartitionSta
     ctx.delay([ps], new KafkaError(code, `source error ${code}`));
     return;
   }
-  if (TOPIC_ERRORS.has(code)) {
+  if (kind === 'topic') {
     ctx.delay([ps], new KafkaError(code, `source error ${code}`));
     return;
   }

@@ -7,14 +7,15 @@
  * offsets and epochs (`appendAsMirror`, batch headers walked by protocol/fetched-batch-walk.ts, never a record),
  * and sets the follower high watermark to min(leader high watermark, own log end).
  *
- * Per-partition errors, as Kafka's fetcher handles them:
+ * Per-partition errors, by the table the mirror fetcher shares (src/protocol/fetch-partition-errors.ts):
  * - DivergingEpoch → truncate to where both logs agree (below), then fetch from the new end.
  * - OFFSET_OUT_OF_RANGE → below the leader's log start: restart the log there; past its end:
  *   truncate to the leader's high watermark and fetch again.
- * - NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION,
- *   UNKNOWN_TOPIC_ID → the partition waits `replica.fetch.backoff.ms`; the next metadata image
- *   moves it to its new leader (or makes this node the leader).
- * - anything else (a corrupt batch, a storage error) → the same backoff, logged.
+ * - leader and topic errors (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_TOPIC_ID, ...)
+ *   → the partition waits `replica.fetch.backoff.ms`; the next metadata image moves it to its
+ *   new leader (or makes this node the leader).
+ * - anything else (an authorization failure, a corrupt batch, a storage error) → the same
+ *   backoff, logged as a warning.
  *
  * Truncation on DivergingEpoch (AbstractFetcherThread.getOffsetTruncationState): the leader
  * answers (epoch E, end offset O). When this log holds E, truncate to min(O, our end of E);
@@ -51,6 +52,7 @@ import type { ApiSpec } from '../client/apis.js';
 import type { InterBrokerSecurity } from '../client/inter-broker-security.js';
 import { KafkaClient } from '../client/kafka-client.js';
 import type { Logger } from '../common/logger.js';
+import { fetchErrorKind } from '../protocol/fetch-partition-errors.js';
 import { walkFetchedBatches } from '../protocol/fetched-batch-walk.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import { truncateToLeaderEpochEnd } from '../storage/truncation-point.js';
@@ -264,22 +266,28 @@ export class ReplicaFetcher {
     };
   }
 
-  private delay(p: FollowedPartition, why: string | number): void {
+  private delay(p: FollowedPartition, why: string | number, warn = false): void {
     p.delayedUntil = monoNow() + this.opts.backoffMs;
-    this.opts.log.info('follower partition backing off', { partition: `${p.topic}-${p.partition}`, leader: this.leaderId, why });
+    const fields = { partition: `${p.topic}-${p.partition}`, leader: this.leaderId, why };
+    if (warn) this.opts.log.warn('follower partition backing off', fields);
+    else this.opts.log.info('follower partition backing off', fields);
   }
 
   private async apply(p: FollowedPartition, pd: FetchResponsePartitionData): Promise<void> {
     const log = p.log;
-    if (pd.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) {
+    const errorKind = fetchErrorKind(pd.errorCode);
+    if (errorKind === 'out-of-range') {
       const leaderStart = Number(pd.logStartOffset);
       if (leaderStart >= 0 && log.logEndOffset < leaderStart) await log.truncateFullyAndStartAt(leaderStart);
       else if (Number(pd.highWatermark) >= 0 && Number(pd.highWatermark) < log.logEndOffset) await log.truncateTo(Number(pd.highWatermark));
       else this.delay(p, pd.errorCode);
       return;
     }
-    if (pd.errorCode !== ErrorCode.NONE) {
-      this.delay(p, pd.errorCode);
+    if (errorKind !== 'none') {
+      // Every other row of the table backs a follower off: a leader or topic error until the next
+      // metadata image moves the partition; the rest logged as a warning, since they do not pass
+      // by themselves (src/protocol/fetch-partition-errors.ts says why the mirror fails them).
+      this.delay(p, pd.errorCode, errorKind === 'auth' || errorKind === 'other');
       return;
     }
     // The epoch batches are checked against: the MirrorLeaderEpoch this request carried when the
