@@ -4,7 +4,7 @@
  * shape with a source endpoint). It sends the follower Fetch (replica id = this node, v15+ in
  * ReplicaState with the broker epoch as replica epoch; LastFetchedEpoch = the log's latest
  * epoch), appends the run of whole batches exactly as the leader sent them at the leader's
- * offsets and epochs (`appendAsMirror`, batch headers walked by protocol/fetched-batch-walk.ts, never a record),
+ * offsets and epochs (`appendAsFollower`, batch headers walked by protocol/fetched-batch-walk.ts, never a record),
  * and sets the follower high watermark to min(leader high watermark, own log end).
  *
  * Per-partition errors, by the table the mirror fetcher shares (src/protocol/fetch-partition-errors.ts):
@@ -308,7 +308,7 @@ export class ReplicaFetcher {
       const run = walkFetchedBatches(records, fetchOffset, -1, allowedEpoch, p.maxBytes);
       if (run.oversizedBatch > 0) p.maxBytes = Math.max(p.maxBytes, run.oversizedBatch);
       if (run.start >= 0) {
-        const r = await log.appendAsMirror(records.subarray(run.start, run.end), { requireContiguous: true });
+        const r = await log.appendAsFollower(records.subarray(run.start, run.end));
         if (r.errorCode !== ErrorCode.NONE) {
           this.delay(p, r.errorCode);
           return;

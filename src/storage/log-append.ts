@@ -82,7 +82,7 @@ export async function leaderAppend(log: PartitionContext, records: Buffer, leade
   return { result, sync: log.afterWrite(next - firstOffset, opts.requiredAcks === -1) };
 }
 
-/** The mirror append inside the partition's queue (PartitionLog.appendAsMirror): the source's offsets and epochs kept. */
+/** The mirror and follower append inside the partition's queue (PartitionLog.appendAsMirror, appendAsFollower): the source's or leader's offsets and epochs kept. */
 export async function mirrorAppend(log: PartitionContext, records: Buffer, opts: MirrorAppendOptions): Promise<Written> {
   log.checkOnline();
   const starts = batchStarts(records, 'replication', false, log.config.maxMessageBytes);

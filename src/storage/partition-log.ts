@@ -254,7 +254,7 @@ export class PartitionLog implements Syncable {
   }
 
   /**
-   * Appends batches at their source offsets (mirror, later followers): offsets and partition
+   * Appends batches at their source offsets (mirror): offsets and partition
    * leader epochs are kept byte for byte. The first batch must start at or after the log end
    * (gaps are legal: a compacted source has them) and batches must increase. The epoch cache is
    * built from the batches' epochs and producer state is replayed without sequence checks; a
@@ -271,6 +271,18 @@ export class PartitionLog implements Syncable {
       return appendFailure(e, this.context.logStartOffset);
     }
     return this.finishAppend(written);
+  }
+
+  /**
+   * Appends the leader's batches on a follower (Kafka's UnifiedLog.appendAsFollower): the same
+   * append as `appendAsMirror` (the leader's offsets and epochs kept byte for byte, the epoch cache
+   * built from the batches, producer state replayed, a MIRROR_PID_RESET of a mirror topic's log
+   * clearing it), except that the first batch must start exactly at the log end, where the
+   * follower fetched from. Kafka's follower also takes a first batch above its log end; a mirror
+   * does, since a compacted source has offset gaps.
+   */
+  appendAsFollower(records: Buffer, opts: Omit<MirrorAppendOptions, 'requireContiguous'> = {}): Promise<AppendResult> {
+    return this.appendAsMirror(records, { ...opts, requireContiguous: true });
   }
 
   private async finishAppend(written: Written): Promise<AppendResult> {
