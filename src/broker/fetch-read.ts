@@ -173,32 +173,22 @@ async function readPartition(ctx: BrokerContext, w: Wanted, q: FetchQuery, maxBy
     logStartOffset: BigInt(logStart),
     ...(mirrorEpoch >= 0 ? { mirrorLeaderEpoch: mirrorEpoch } : {}),
   };
+  // What every answer below carries of the log it read, for the next wake to compare.
+  const offsets = { log, hw, lso, logStart, logEnd, mirrorEpoch };
   if (v >= 12 && w.p.lastFetchedEpoch >= 0) {
     const eo = log.endOffsetForEpoch(w.p.lastFetchedEpoch);
     // (-1, -1), no epoch at or below the follower's, cannot be told from "no divergence" on the
     // wire: the read below answers it, OFFSET_OUT_OF_RANGE past a log cut below the follower's
     // end (a mirror's LOG_TRUNCATION, KIP-1279 §9.3), so the follower truncates to our high watermark.
     if (eo.endOffset >= 0 && (eo.epoch < w.p.lastFetchedEpoch || eo.endOffset < w.p.fetchOffset)) {
-      return {
-        out: { ...base, divergingEpoch: { epoch: eo.epoch, endOffset: BigInt(eo.endOffset) }, abortedTransactions: null, records: EMPTY },
-        slice: null,
-        bytes: 0,
-        error: false,
-        log,
-        hw,
-        lso,
-        logStart,
-        logEnd,
-        mirrorEpoch,
-        key: '',
-      };
+      return { out: { ...base, divergingEpoch: { epoch: eo.epoch, endOffset: BigInt(eo.endOffset) }, abortedTransactions: null, records: EMPTY }, slice: null, bytes: 0, error: false, ...offsets, key: '' };
     }
   }
   // Kafka's ReplicaManager.readFromLocalLog: a throttled follower outside the ISR gets no records
   // while leader.replication.throttled.rate is exceeded (src/replication/replication-quotas.ts).
   const throttle = replicaId >= 0 ? (replication?.leaderThrottle(t.name, p, replicaId) ?? 'free') : 'free';
   if (throttle === 'held') {
-    return { out: { ...base, abortedTransactions: null, records: EMPTY }, slice: null, bytes: 0, error: false, log, hw, lso, logStart, logEnd, mirrorEpoch, key: '', throttled: true };
+    return { out: { ...base, abortedTransactions: null, records: EMPTY }, slice: null, bytes: 0, error: false, ...offsets, key: '', throttled: true };
   }
   // A long poll woken by another partition's append does not read this one again when nothing
   // it reads from moved (Kafka's DelayedFetch.tryComplete compares offsets, it reads no data).
@@ -223,12 +213,7 @@ async function readPartition(ctx: BrokerContext, w: Wanted, q: FetchQuery, maxBy
     slice,
     bytes: slice?.length ?? 0,
     error: false,
-    log,
-    hw,
-    lso,
-    logStart,
-    logEnd,
-    mirrorEpoch,
+    ...offsets,
     key,
     throttled: throttle === 'counted',
   };
