@@ -33,6 +33,7 @@ export interface ResolvedConfig {
 }
 
 const TYPE_IDS: Readonly<Record<ConfigType, number>> = {
+  short: ConfigTypeId.SHORT,
   int: ConfigTypeId.INT,
   long: ConfigTypeId.LONG,
   boolean: ConfigTypeId.BOOLEAN,

@@ -7,7 +7,7 @@
  */
 
 /** Kafka's `ConfigDef.Type` names, in lower case. */
-export type ConfigType = 'int' | 'long' | 'boolean' | 'string' | 'list' | 'double' | 'password';
+export type ConfigType = 'short' | 'int' | 'long' | 'boolean' | 'string' | 'list' | 'double' | 'password';
 
 /** The config resource types a key applies to (Kafka's `ConfigResource.Type`). */
 export const ConfigScope = {
@@ -63,11 +63,13 @@ export const LONG_MAX = '9223372036854775807';
 /** Checks one value against its type, bound and choices; returns an error message or null. */
 export function checkValue(type: ConfigType, value: string, extra: { readonly min?: number; readonly max?: number; readonly oneOf?: readonly string[] } = {}): string | null {
   switch (type) {
+    case 'short':
     case 'int':
     case 'long': {
       if (!/^-?\d+$/.test(value.trim())) return `expected an integer, got '${value}'`;
       const n = BigInt(value.trim());
-      const [lo, hi] = type === 'int' ? [-(2n ** 31n), 2n ** 31n - 1n] : [-(2n ** 63n), 2n ** 63n - 1n];
+      const bits = type === 'short' ? 15n : type === 'int' ? 31n : 63n;
+      const [lo, hi] = [-(2n ** bits), 2n ** bits - 1n];
       if (n < lo || n > hi) return `${value} is out of range for ${type}`;
       if (extra.min !== undefined && n < BigInt(extra.min)) return `value must be at least ${extra.min}, got ${value}`;
       if (extra.max !== undefined && n > BigInt(extra.max)) return `value must be no more than ${extra.max}, got ${value}`;

@@ -131,6 +131,11 @@ it("the broker's DescribeConfigs reports broker.id as the node id, and keys the 
   );
   const configs = new Map(r.results[0]!.configs.map((e) => [e.name, e]));
   expect(configs.get('broker.id')).toMatchObject({ value: '1', configSource: 4, readOnly: true });
+  // The internal topics' replication factors are Java shorts in Kafka (config type SHORT, 4).
+  for (const key of ['offsets.topic.replication.factor', 'transaction.state.log.replication.factor', 'share.coordinator.state.topic.replication.factor']) {
+    expect([key, configs.get(key)?.configType]).toEqual([key, 4]);
+  }
+  expect(configs.get('default.replication.factor')?.configType).toBe(3);
   expect(configs.get('group.share.assignors')?.value).toBe('simple');
   for (const key of ['delete.topic.enable', 'group.initial.rebalance.delay.ms', 'offsets.retention.minutes', 'transaction.max.timeout.ms', 'replica.lag.time.max.ms', 'log.retention.hours', 'socket.send.buffer.bytes']) {
     expect([key, configs.get(key)?.readOnly]).toEqual([key, true]);
