@@ -82,10 +82,12 @@ describe('proactive leader-epoch bumps', () => {
     });
     await waitFor('every partition bumped', async () => (await destinationEpochs()).every((e) => e >= 11));
     expect(await destinationEpochs()).toEqual(Array.from({ length: PARTITIONS }, () => 11));
-    // The start's own writes (the topic, its mirror binding, its configs) and the gathered bumps.
+    // The start's own writes (the topic, its mirror binding, its configs) and the gathered bumps:
+    // far fewer than one per partition. The node opens the new logs sixteen at a time, so the
+    // partitions reach their first batch, and ask for their bump, in a few waves.
     const written = metadataBatches(b) - before;
     expect(written).toBeGreaterThan(0);
-    expect(written).toBeLessThan(PARTITIONS / 4);
+    expect(written).toBeLessThan(PARTITIONS / 2);
 
     const paused = await cli('--pause', '--mirror', 'from-a', '--topics', TOPIC);
     expect(paused.code, paused.err).toBe(0);
