@@ -43,7 +43,7 @@ const RESOURCE_TYPES = namesOf(ResourceType);
 const OPERATIONS = namesOf(AclOperation);
 const PERMISSIONS = namesOf(AclPermission);
 
-export type AclRule = (b: MirrorAclBinding) => boolean;
+type AclRule = (b: MirrorAclBinding) => boolean;
 
 const NEVER: AclRule = () => false;
 
@@ -115,7 +115,7 @@ export const AclSyncSkip = {
 } as const;
 export type AclSyncSkip = (typeof AclSyncSkip)[keyof typeof AclSyncSkip];
 
-export interface AclSyncResult {
+interface AclSyncResult {
   readonly created: number;
   readonly deleted: number;
   /** Why the round was skipped, null when it ran. */

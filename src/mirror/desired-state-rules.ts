@@ -13,7 +13,7 @@ import type { MirrorControllerOp, MirrorTopicBinding } from './mirror-host.js';
 import { MirrorPartitionState as S, mirrorStateName, type MirrorPartitionStateValue } from './mirror-partition-state.js';
 
 /** The operator request a desired-state change comes from. */
-export type DesiredChange = 'start' | 'stop' | 'pause' | 'resume' | 'unbind';
+type DesiredChange = 'start' | 'stop' | 'pause' | 'resume' | 'unbind';
 
 /** Carried by a `mirrorTopicState` op: what to check again inside the metadata write. */
 export interface DesiredStateGuard {
@@ -30,10 +30,10 @@ export interface Refusal {
 }
 
 /** The new desired state, 'noop' when it already holds, or why the change is refused. */
-export type Decision = MirrorPartitionStateValue | 'noop' | Refusal;
+type Decision = MirrorPartitionStateValue | 'noop' | Refusal;
 
 /** What the rules read of a binding. */
-export type BindingView = Pick<MirrorTopicBinding, 'topicName' | 'mirrorName' | 'desiredState' | 'lastStateChangeOffset'>;
+type BindingView = Pick<MirrorTopicBinding, 'topicName' | 'mirrorName' | 'desiredState' | 'lastStateChangeOffset'>;
 
 /** A topic changed after the offset the client read (spec §4.2 optimistic check). */
 export function staleAgainst(b: BindingView | undefined, stateValidationOffset: number): Refusal | null {
@@ -69,7 +69,7 @@ export function decideStart(mirrorName: string, b: BindingView | undefined): Dec
 }
 
 /** DeleteClusterMirror unbinds only topics whose desired state is STOPPED (spec §4.3). */
-export function decideUnbind(b: BindingView): Decision {
+function decideUnbind(b: BindingView): Decision {
   if (b.desiredState !== S.STOPPED) return { code: ErrorCode.CLUSTER_MIRROR_NOT_EMPTY, msg: `topic ${b.topicName} is ${mirrorStateName(b.desiredState)}; stop every topic first` };
   return S.UNKNOWN;
 }

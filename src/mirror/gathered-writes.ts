@@ -14,10 +14,10 @@
 import type { MirrorControllerOp } from './mirror-host.js';
 
 /** Records per metadata batch: below etcd's 128 operations per transaction (one put per record, plus the log head). */
-export const METADATA_RECORDS_PER_WRITE = 100;
+const METADATA_RECORDS_PER_WRITE = 100;
 
 /** How many metadata records an op writes at most. */
-export function recordsOf(op: MirrorControllerOp): number {
+function recordsOf(op: MirrorControllerOp): number {
   switch (op.type) {
     case 'createTopic':
       return 1 + op.numPartitions + op.configs.size;
@@ -30,7 +30,7 @@ export function recordsOf(op: MirrorControllerOp): number {
   }
 }
 
-export interface WriteOutcome {
+interface WriteOutcome {
   readonly errorCode: number;
   readonly errorMessage: string | null;
 }

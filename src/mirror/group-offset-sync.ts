@@ -20,7 +20,7 @@ import { throwIfRefusedHere } from './sync-refusal.js';
 const CONSUMER_PROTOCOL_TYPES: ReadonlySet<string> = new Set(['consumer', '']);
 const ACTIVE_GROUP_STATES: ReadonlySet<string> = new Set(['Stable', 'PreparingRebalance', 'CompletingRebalance', 'Assigning', 'Reconciling']);
 
-export interface GroupSyncResult {
+interface GroupSyncResult {
   readonly groups: number;
   readonly committed: number;
   readonly skippedActive: number;

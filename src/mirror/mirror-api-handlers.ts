@@ -74,7 +74,7 @@ function handler<Req, Res>(
   };
 }
 
-export interface MirrorApiOptions {
+interface MirrorApiOptions {
   /** Log sink for state transitions and failures (default: none). */
   readonly log?: (msg: string) => void;
   /** Log sink for what an operator should look at (default: the `log` sink). */

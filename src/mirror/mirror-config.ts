@@ -9,7 +9,7 @@ import { splitList } from '../config/config-def.js';
 import { MIRROR_CONFIG_DEFS, MIRROR_DEFS } from '../config/mirror-config-defs.js';
 
 /** Keys that only filter what is mirrored; changing them does not rebuild connections (§6.2). */
-export const FILTER_KEYS: ReadonlySet<string> = new Set([
+const FILTER_KEYS: ReadonlySet<string> = new Set([
   'mirror.topics.include',
   'mirror.topics.exclude',
   'mirror.groups.include',

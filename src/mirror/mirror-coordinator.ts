@@ -28,7 +28,7 @@ import { MirrorPartitionState, isMirrorPartitionState, type MirrorPartitionState
 import type { MirrorPartitionKey, MirrorStateStore, PersistedPartitionState } from './state-machine.js';
 
 export const MIRROR_STATE_TOPIC = '__mirror_state';
-export const DEFAULT_MIRROR_STATE_PARTITIONS = 50;
+const DEFAULT_MIRROR_STATE_PARTITIONS = 50;
 
 const RECORD_LAST_MIRROR_EPOCHS = 1;
 const RECORD_MIRROR_PARTITION_STATE = 2;
@@ -71,7 +71,7 @@ function encodeKey(type: number, k: StoredKey): Buffer {
 }
 
 /** `leaderEpoch`: the fenced writer's leader epoch of the partition, kept as a tagged field (-1: none). */
-export function stateRecord(k: StoredKey, v: PersistedPartitionState | null, leaderEpoch = -1): CoordinatorRecord {
+function stateRecord(k: StoredKey, v: PersistedPartitionState | null, leaderEpoch = -1): CoordinatorRecord {
   let value: Buffer | null = null;
   if (v !== null) {
     const w = new Writer(64);
@@ -82,7 +82,7 @@ export function stateRecord(k: StoredKey, v: PersistedPartitionState | null, lea
   return { key: encodeKey(RECORD_MIRROR_PARTITION_STATE, k), value };
 }
 
-export function lastMirrorEpochRecord(k: StoredKey, lastMirrorEpoch: number | null): CoordinatorRecord {
+function lastMirrorEpochRecord(k: StoredKey, lastMirrorEpoch: number | null): CoordinatorRecord {
   let value: Buffer | null = null;
   if (lastMirrorEpoch !== null) {
     const w = new Writer(16);

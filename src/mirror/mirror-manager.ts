@@ -51,7 +51,7 @@ export interface PartitionDescription {
 }
 
 /** Seams of the manager's surroundings (the defaults are the real ones). */
-export interface MirrorManagerSeams {
+interface MirrorManagerSeams {
   /** Builds a mirror's source client, lookups and fetcher. */
   readonly createRuntime?: MirrorRuntimeFactory;
   /** STOPPING's last group offset sync of one topic (default: the source sync's). */

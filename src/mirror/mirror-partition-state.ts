@@ -28,8 +28,3 @@ export function isMirrorPartitionState(v: number): v is MirrorPartitionStateValu
   return NAMES.has(v);
 }
 
-/** Parses a state name as shown by DescribeClusterMirrors' StateValue. */
-export function mirrorStateByName(name: string): MirrorPartitionStateValue | undefined {
-  const v = (MirrorPartitionState as Record<string, MirrorPartitionStateValue>)[name];
-  return v;
-}

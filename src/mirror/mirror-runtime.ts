@@ -17,7 +17,7 @@ import { kafkaSourceLookups, type SourceLookups } from './source-lookups.js';
 import type { MirrorPartitionKey } from './state-machine.js';
 
 /** What the state actions and the manager ask of a mirror's fetcher (MirrorFetcher is the one). */
-export interface MirrorPartitionFetcher {
+interface MirrorPartitionFetcher {
   has(tp: MirrorTopicPartition): boolean;
   addPartitions(tps: readonly MirrorTopicPartition[]): void;
   /** Resolves once no append of these partitions is in progress. */

@@ -12,7 +12,7 @@ import type { MirrorHost } from './mirror-host.js';
 import { stillBound } from './partition-growth.js';
 import { throwIfRefusedHere } from './sync-refusal.js';
 
-export interface OffsetSyncScope {
+interface OffsetSyncScope {
   /** The topics whose offsets this round syncs. */
   readonly active: ReadonlySet<string>;
   readonly include: readonly string[];

@@ -13,7 +13,7 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S } from './mirror-partition-state.js';
 
-export interface PartitionGrowth {
+interface PartitionGrowth {
   readonly topic: string;
   readonly from: number;
   readonly to: number;
@@ -21,7 +21,7 @@ export interface PartitionGrowth {
   readonly errorMessage: string | null;
 }
 
-export interface SourceTopicsRound {
+interface SourceTopicsRound {
   /**
    * The mirror's MIRRORING topics whose source topic still has the topic id bound here. Config
    * and group offset sync work by topic name, so they are limited to these: a deleted or

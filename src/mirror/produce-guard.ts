@@ -11,7 +11,7 @@ import type { MirrorHost } from './mirror-host.js';
 import { MirrorPartitionState as S } from './mirror-partition-state.js';
 import type { MirrorPartitionKey, MirrorStateMachine } from './state-machine.js';
 
-export interface ProduceGuardDeps {
+interface ProduceGuardDeps {
   readonly host: MirrorHost;
   readonly machine: MirrorStateMachine;
   keyFor(mirrorName: string, topicId: string, topicName: string, partition: number): MirrorPartitionKey;

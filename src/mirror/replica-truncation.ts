@@ -29,7 +29,7 @@ const WAIT_MS = 60_000;
 /** Say what it waits for every 5 s. */
 const LOG_EVERY_POLLS = 50;
 
-export interface ReplicaTruncationContext {
+interface ReplicaTruncationContext {
   readonly host: MirrorHost;
   readonly key: MirrorPartitionKey;
   readonly log: MirrorLog;
@@ -39,7 +39,7 @@ export interface ReplicaTruncationContext {
 }
 
 /** Why the guard or phase 1 does not hold yet, null when the leader may truncate. */
-export function notReadyToTruncate(p: ReplicaProgress, nodeId: number, leaderEnd: number): string | null {
+function notReadyToTruncate(p: ReplicaProgress, nodeId: number, leaderEnd: number): string | null {
   if (p.isr.length < p.minInsyncReplicas) return `the ISR (${p.isr.join(',')}) is below min.insync.replicas=${p.minInsyncReplicas}`;
   if (p.supportUncleanLeaderElection) {
     const out = p.replicas.filter((r) => !p.isr.includes(r));
@@ -50,7 +50,7 @@ export function notReadyToTruncate(p: ReplicaProgress, nodeId: number, leaderEnd
 }
 
 /** Why phase 2 does not hold yet, null when every relevant follower ends where the leader does. */
-export function notDoneTruncating(p: ReplicaProgress, nodeId: number, leaderEnd: number): string | null {
+function notDoneTruncating(p: ReplicaProgress, nodeId: number, leaderEnd: number): string | null {
   const relevant = (p.supportUncleanLeaderElection ? p.replicas : p.isr).filter((r) => r !== nodeId);
   const ahead = relevant.filter((r) => (p.followerLogEnds.get(r) ?? -1) !== leaderEnd);
   return ahead.length > 0 ? `followers ${ahead.join(',')} have not truncated to offset ${leaderEnd}` : null;

@@ -23,7 +23,7 @@ import type { MirrorHost } from './mirror-host.js';
 import { clampedOffset, coordinatorOf, offsetSyncScope, sourceGroups, stillOurs } from './offset-sync-steps.js';
 import { throwIfRefusedHere } from './sync-refusal.js';
 
-export interface ShareGroupSyncResult {
+interface ShareGroupSyncResult {
   readonly groups: number;
   readonly committed: number;
   /** Share groups with members here, left alone. */

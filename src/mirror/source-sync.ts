@@ -35,12 +35,12 @@ const ACL_SKIP_REASONS: Readonly<Partial<Record<AclSyncSkip, string>>> = {
 };
 
 /** Starts / stops topics on behalf of pattern discovery (the control plane's Start/Stop). */
-export interface TopicDiscovery {
+interface TopicDiscovery {
   start(mirror: string, topics: string[]): Promise<TopicsResult>;
   stop(mirror: string, topics: string[]): Promise<TopicsResult>;
 }
 
-export interface SourceSyncDeps {
+interface SourceSyncDeps {
   readonly host: MirrorHost;
   readonly machine: MirrorStateMachine;
   readonly log: (msg: string) => void;

@@ -49,7 +49,7 @@ function epochOfLastBatch(partitionLeaderEpoch: number, controlType: number): nu
 }
 
 /** What the actions need from the manager around them. */
-export interface StateActionDeps {
+interface StateActionDeps {
   readonly host: MirrorHost;
   readonly coordinator: MirrorStateClient;
   readonly log: (msg: string) => void;

@@ -104,7 +104,7 @@ export interface ActionRun {
  */
 export type StateAction = (key: MirrorPartitionKey, machine: MirrorStateMachine, run: ActionRun) => Promise<void> | void;
 
-export interface TransitionOptions {
+interface TransitionOptions {
   /** Apply only when the partition is still in this state (guards late actions). */
   readonly expectedFrom?: State;
   /** For FAILED: the reason shown by describe --failed. */
@@ -151,7 +151,7 @@ interface Entry {
   settleWaiters: (() => void)[];
 }
 
-export interface MirrorStateMachineOptions {
+interface MirrorStateMachineOptions {
   readonly store: MirrorStateStore;
   readonly actions: Partial<Record<State, StateAction>>;
   readonly clock: Clock;
