@@ -23,6 +23,7 @@ import { decodeOffsetCommitResponse } from '../../src/protocol/generated/message
 import { encodeProduceRequest } from '../../src/protocol/generated/messages/produce-request.js';
 import { decodeProduceResponse } from '../../src/protocol/generated/messages/produce-response.js';
 import { buildRecordBatch } from '../../src/protocol/records.js';
+import { waitFor } from '../helpers/wait.js';
 import { startNode, type RunningNode } from '../helpers/node.js';
 import { WireClient } from './wire.js';
 
@@ -115,8 +116,11 @@ describe('ListOffsets v11 (KIP-1023)', () => {
 
 describe('DescribeLogDirs v5', () => {
   it('reports the directory, its partitions and sizes, and that it is not cordoned', async () => {
-    const r = await c.call(35, 5, (w) => encodeDescribeLogDirsRequest(w, { topics: [{ topic: 'logdirs44', partitions: [0] }] }, 5));
-    const res = decodeDescribeLogDirsResponse(r, 5);
+    const describe = async (): Promise<ReturnType<typeof decodeDescribeLogDirsResponse>> =>
+      decodeDescribeLogDirsResponse(await c.call(35, 5, (w) => encodeDescribeLogDirsRequest(w, { topics: [{ topic: 'logdirs44', partitions: [0] }] }, 5)), 5);
+    // CreateTopics answers once the topic is in the metadata; the node opens its log right after.
+    await waitFor('the new partition in its log dir', async () => ((await describe()).results[0]?.topics.length ?? 0) > 0);
+    const res = await describe();
     expect(res.errorCode).toBe(0);
     expect(res.results).toHaveLength(1);
     const dir = res.results[0]!;
