@@ -16,6 +16,11 @@
  *   --sections scale (not in the default list): a mirror's --start and --stop times at many small
  *          partitions on one node and on three (scale.ts), beside Fjord's failover goals as the peer
  *          column; --scale-partitions 1000,10000 (default 1000), 20 partitions per topic
+ *   --sections scale-loss (not in the default list): node loss at scale (node-loss.ts): the same
+ *          partitions at RF 3 (min.insync.replicas 2) on three Fjord nodes and on three Kafka nodes;
+ *          SIGKILL of the non-controller node leading the most of them → every partition led by a
+ *          live node and acknowledging an acks=all write, Kafka as the peer, goal Fjord ÷ Kafka ≤ 1.0;
+ *          follows --scale-partitions
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -23,6 +28,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Broker, type BrokerKind, type Durability, startBroker } from './brokers.js';
 import { clusterRows, startFjordCluster, startKafkaCluster } from './cluster.js';
+import { measureNodeLoss } from './node-loss.js';
 import { measureScale, SCALE_GOALS_MS, SCALE_IDLE_GOALS, SCALE_PARTITIONS_PER_TOPIC } from './scale.js';
 import { bytesOf, fjordCatchUp, MIRROR_PARTITIONS, mirrorMakerCatchUp, rawPipeCatchUp, segmentFiles, type CatchUp } from './mirror.js';
 import { LAG_PARTITIONS, LAG_RATE, LAG_RECORD_SIZE, mirrorLag, type LagMirror } from './mirror-lag.js';
@@ -285,6 +291,30 @@ async function scaleRound(): Promise<void> {
   }
 }
 
+/**
+ * The node-loss rows: per partition count, each side's three nodes started fresh, Kafka first in
+ * odd rounds; a round's figures are recorded only when both sides measured, so rounds stay paired.
+ */
+async function scaleLossRound(round: number): Promise<void> {
+  for (const partitions of scalePartitions) {
+    const ms = new Map<BrokerKind, number>();
+    for (const kind of order(round)) {
+      log(`round ${round + 1}: ${kind} ×3: node loss at ${partitions} partitions`);
+      const c = await (kind === 'fjord' ? startFjordCluster('default') : startKafkaCluster('default'));
+      try {
+        const r = await measureNodeLoss(c, partitions, SCALE_PARTITIONS_PER_TOPIC);
+        log(`round ${round + 1}: ${kind} ×3: node ${r.killed} (leading ${r.led} of ${partitions}; controller ${r.controller}) killed; all led and writable after ${Math.round(r.ms)} ms, ${r.passes} passes`);
+        ms.set(kind, r.ms);
+      } finally {
+        await c.stop();
+      }
+    }
+    const spec: RowSpec = { name: `scale three nodes, ${partitions} partitions: node loss to every partition led and writable (goal Fjord ÷ Kafka ≤ 1.0)`, unit: 'ms', peer: 'kafka ×3', higherIsBetter: false, durability: 'default' };
+    results.add(spec, 'fjord', ms.get('fjord')!);
+    results.add(spec, 'peer', ms.get('kafka')!);
+  }
+}
+
 /** The cluster rows: each side's three nodes started fresh, Kafka first in odd rounds. */
 async function clusterRound(round: number): Promise<void> {
   for (const durability of durabilities) {
@@ -329,6 +359,7 @@ async function main(): Promise<void> {
       if (sections.has('mirror')) await mirrorRound(round);
       if (sections.has('cluster')) await attempt(`round ${round + 1} cluster`, () => clusterRound(round));
       if (sections.has('scale')) await attempt(`round ${round + 1} scale`, () => scaleRound());
+      if (sections.has('scale-loss')) await attempt(`round ${round + 1} scale-loss`, () => scaleLossRound(round));
       // Written after every round, so an interrupted run keeps what it measured.
       writeJson(started);
     }
