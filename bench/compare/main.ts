@@ -21,6 +21,10 @@
  *          SIGKILL of the non-controller node leading the most of them → every partition led by a
  *          live node and acknowledging an acks=all write, Kafka as the peer, goal Fjord ÷ Kafka ≤ 1.0;
  *          follows --scale-partitions
+ *   the mirror section's 8-partition Kafka source also gets a Kafka follower (follower.ts): a second
+ *          Kafka broker joins the source and a reassignment adds it as a replica of every partition;
+ *          its catch-up rate beside the Kafka → Fjord one of the same round and bytes, goal ≥ 1.0;
+ *          --mirror-peers raw,mm2,follower (the default) chooses the catch-up rows' peers
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -28,6 +32,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Broker, type BrokerKind, type Durability, startBroker } from './brokers.js';
 import { clusterRows, startFjordCluster, startKafkaCluster } from './cluster.js';
+import { kafkaFollowerCatchUp } from './follower.js';
 import { measureNodeLoss } from './node-loss.js';
 import { measureScale, SCALE_GOALS_MS, SCALE_IDLE_GOALS, SCALE_PARTITIONS_PER_TOPIC } from './scale.js';
 import { bytesOf, fjordCatchUp, MIRROR_PARTITIONS, mirrorMakerCatchUp, rawPipeCatchUp, segmentFiles, type CatchUp } from './mirror.js';
@@ -100,7 +105,7 @@ for (const kv of flags['mirror-config'] ?? []) {
   const i = kv.indexOf('=');
   mirrorConfig[kv.slice(0, i)] = kv.slice(i + 1);
 }
-const mirrorPeers = new Set((flags['mirror-peers'] ?? 'raw,mm2').split(','));
+const mirrorPeers = new Set((flags['mirror-peers'] ?? 'raw,mm2,follower').split(','));
 /** GiB of free memory touched before each mirror round (./warm-memory.ts); `auto` = all but a margin, 0 = off. */
 const warmMemoryFlag = flags['warm-memory-gib'] ?? 'auto';
 const warmUps: WarmUp[] = [];
@@ -215,6 +220,14 @@ async function kafkaSourceCatchUp(round: number, partitions: number, bytes: numb
     }
     addMirror(`mirror ${size} ${partitions}p Kafka → Fjord`, 'raw pipe', kf, raw);
     if (mm2 !== null) addMirror(`mirror ${size} ${partitions}p Kafka → Fjord vs MM2 Kafka → Kafka`, 'mm2', kf, mm2);
+    if (partitions === MIRROR_PARTITIONS && mirrorPeers.has('follower')) {
+      // Last, so that the source the mirrors read is a one-node cluster throughout.
+      log(`round ${round + 1}: mirror: a Kafka follower added by reassignment`);
+      const follower = await kafkaFollowerCatchUp(kafkaSrc, MIRROR_TOPIC, partitions, src.bytes, MIRROR_DEADLINE_MS);
+      const spec: RowSpec = { name: `mirror catch-up vs Kafka follower, ${partitions} partitions, ${size} (goal Fjord ÷ follower ≥ 1.0)`, unit: 'MB/s', peer: 'kafka follower', higherIsBetter: true, durability: 'default' };
+      results.add(spec, 'fjord', kf.mbPerSec, kf.cpuSecondsPerGb, 'CPU-s/GB');
+      results.add(spec, 'peer', follower.mbPerSec, follower.cpuSecondsPerGb, 'CPU-s/GB');
+    }
   });
 }
 
