@@ -50,6 +50,23 @@ export const KAFKA_JVM_PERFORMANCE_OPTS = [
   '-Djava.awt.headless=true',
 ];
 
+/**
+ * The server.properties every Kafka broker of the suite shares: PLAINTEXT clients, a CONTROLLER
+ * listener, logs and metadata under `dir`, internal topics on one replica.
+ */
+export function kafkaSingleNodeProps(dir: string): Record<string, string> {
+  return {
+    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    'controller.listener.names': 'CONTROLLER',
+    'inter.broker.listener.name': 'PLAINTEXT',
+    'log.dirs': join(dir, 'logs'),
+    'metadata.log.dir': join(dir, 'metadata'),
+    'offsets.topic.replication.factor': '1',
+    'transaction.state.log.replication.factor': '1',
+    'transaction.state.log.min.isr': '1',
+  };
+}
+
 export function durabilityProps(d: Durability): Record<string, string> {
   return d === 'matched' ? { 'log.flush.interval.messages': '1' } : {};
 }
@@ -74,14 +91,7 @@ export async function startKafka(opts: StartOptions): Promise<Broker> {
     'controller.quorum.voters': `1@127.0.0.1:${controllerPort}`,
     listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
     'advertised.listeners': `PLAINTEXT://127.0.0.1:${port}`,
-    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
-    'controller.listener.names': 'CONTROLLER',
-    'inter.broker.listener.name': 'PLAINTEXT',
-    'log.dirs': logDir,
-    'metadata.log.dir': join(dir, 'metadata'),
-    'offsets.topic.replication.factor': '1',
-    'transaction.state.log.replication.factor': '1',
-    'transaction.state.log.min.isr': '1',
+    ...kafkaSingleNodeProps(dir),
     'share.coordinator.state.topic.replication.factor': '1',
     'share.coordinator.state.topic.min.isr': '1',
     'group.initial.rebalance.delay.ms': '0',

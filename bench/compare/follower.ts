@@ -20,7 +20,7 @@ import { KAFKA_VERSION, LOG4J2_CONFIG, kafkaClasspath } from '../../test/interop
 import { ManagedProcess } from '../../test/interop/lib/process.js';
 import { freePort, waitServing } from '../../test/interop/lib/net.js';
 import { run, tail } from '../../test/interop/lib/run.js';
-import { type Broker, KAFKA_JVM_PERFORMANCE_OPTS } from './brokers.js';
+import { type Broker, KAFKA_JVM_PERFORMANCE_OPTS, kafkaSingleNodeProps } from './brokers.js';
 import { windowRate, type CatchUp } from './mirror.js';
 import { cpuSeconds, rssPeakSampler } from './proc.js';
 
@@ -75,14 +75,7 @@ async function startFollower(source: Broker, dir: string): Promise<{ proc: Manag
     'controller.quorum.voters': voters,
     listeners: `PLAINTEXT://127.0.0.1:${port}`,
     'advertised.listeners': `PLAINTEXT://127.0.0.1:${port}`,
-    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
-    'controller.listener.names': 'CONTROLLER',
-    'inter.broker.listener.name': 'PLAINTEXT',
-    'log.dirs': logDir,
-    'metadata.log.dir': join(dir, 'metadata'),
-    'offsets.topic.replication.factor': '1',
-    'transaction.state.log.replication.factor': '1',
-    'transaction.state.log.min.isr': '1',
+    ...kafkaSingleNodeProps(dir),
   };
   const propsFile = join(dir, 'server.properties');
   writeFileSync(propsFile, Object.entries(props).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
