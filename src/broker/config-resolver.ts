@@ -64,33 +64,31 @@ export class ConfigResolver {
 
   /**
    * Every level at which a broker key or one of its synonyms is set, by source first and by
-   * synonym within a source (Kafka's ConfigHelper.configSynonyms). A key with no synonyms lists only
-   * its own levels.
+   * synonym within a source (Kafka's ConfigHelper.configSynonyms), in the order they apply. A key
+   * with no synonyms yields only its own levels.
    */
-  private synonymLevels(key: string): Level[] {
+  private *synonymLevels(key: string): Generator<Level> {
     const names = BROKER_SYNONYMS[key] ?? [key];
-    const out: Level[] = [];
     const node = this.image.brokerConfigs.get(String(this.config.nodeId));
     const cluster = this.image.brokerConfigs.get('');
     for (const n of names) {
       const v = node?.get(n);
-      if (v !== undefined) out.push({ name: n, value: v, source: ConfigSource.DYNAMIC_BROKER_CONFIG });
+      if (v !== undefined) yield { name: n, value: v, source: ConfigSource.DYNAMIC_BROKER_CONFIG };
     }
     for (const n of names) {
       const v = cluster?.get(n);
-      if (v !== undefined) out.push({ name: n, value: v, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG });
+      if (v !== undefined) yield { name: n, value: v, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG };
     }
     for (const n of names) {
-      if (this.config.isExplicit(n)) out.push({ name: n, value: this.config.get(n) ?? null, source: ConfigSource.STATIC_BROKER_CONFIG });
+      if (this.config.isExplicit(n)) yield { name: n, value: this.config.get(n) ?? null, source: ConfigSource.STATIC_BROKER_CONFIG };
       // Kafka's KafkaConfig sets broker.id to node.id when only node.id is given (KRaft): the node's
       // id is broker.id's static value, above its -1 default.
-      else if (n === 'broker.id') out.push({ name: n, value: String(this.config.nodeId), source: ConfigSource.STATIC_BROKER_CONFIG });
+      else if (n === 'broker.id') yield { name: n, value: String(this.config.nodeId), source: ConfigSource.STATIC_BROKER_CONFIG };
     }
     for (const n of names) {
       const def = BROKER_DEFS.get(n);
-      if (def && def.defaultValue !== null) out.push({ name: n, value: def.defaultValue, source: ConfigSource.DEFAULT_CONFIG });
+      if (def && def.defaultValue !== null) yield { name: n, value: def.defaultValue, source: ConfigSource.DEFAULT_CONFIG };
     }
-    return out;
   }
 
   /**
@@ -99,22 +97,20 @@ export class ConfigResolver {
    * fallback (log.retention.hours under log.retention.ms) supplies its value.
    */
   private brokerLevels(key: string): Level[] {
-    const all = this.synonymLevels(key);
+    const all = [...this.synonymLevels(key)];
     const first = all.findIndex((l) => l.name === key);
     return first < 0 ? [] : all.slice(first);
   }
 
-  /** A broker key's value in effect, falling back along its synonyms, in the key's own unit. */
-  private brokerEffective(key: string): string | undefined {
-    const top = this.synonymLevels(key)[0];
+  /**
+   * The broker's value of a key in effect (dynamic overrides included), falling back along its
+   * synonyms, in the key's own unit. Only the first level is looked for: the produce path asks.
+   */
+  brokerValue(key: string): string | undefined {
+    const top = this.synonymLevels(key).next().value;
     if (top === undefined || top.value === null) return undefined;
     const scale = top.name === key ? 1 : top.name.endsWith('.hours') ? 3_600_000 : top.name.endsWith('.minutes') ? 60_000 : 1;
     return scale === 1 ? top.value : String(Number(top.value) * scale);
-  }
-
-  /** The broker's effective value of a key (dynamic overrides included). */
-  brokerValue(key: string): string | undefined {
-    return this.brokerEffective(key);
   }
 
   describeBroker(): ResolvedConfig[] {
@@ -170,7 +166,7 @@ export class ConfigResolver {
 
   /** A topic key's value where the topic does not set it: its broker key's, else its own default. */
   private topicDefault(brokerKey: string | undefined, defaultValue: string | null): string | undefined {
-    return (brokerKey !== undefined ? this.brokerEffective(brokerKey) : undefined) ?? defaultValue ?? undefined;
+    return (brokerKey !== undefined ? this.brokerValue(brokerKey) : undefined) ?? defaultValue ?? undefined;
   }
 
   /**

@@ -41,7 +41,6 @@ export interface RequestContext {
   readonly admitNext?: (() => void) | undefined;
 }
 
-
 /**
  * One API key served by the node. The connection decodes the body with `decode`, calls `handle`,
  * and encodes what it returns with `encode` in the request's version. `handle` returning null
